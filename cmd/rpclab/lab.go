@@ -1,0 +1,166 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/report"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
+)
+
+// runLab wires a sweep: output files, the child server when there is no
+// target, progress on stderr, then the table, CSV and verdict.
+func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) error {
+	ctx := cmd.Context()
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+
+	var jsonl *result.Writer
+	if sf.out != "" {
+		f, err := os.Create(sf.out)
+		if err != nil {
+			return usageError{fmt.Errorf("--out: %w", err)}
+		}
+		defer f.Close()
+		jsonl = result.NewWriter(f)
+	}
+	var csvFile *os.File
+	if sf.csv != "" {
+		f, err := os.Create(sf.csv)
+		if err != nil {
+			return usageError{fmt.Errorf("--csv: %w", err)}
+		}
+		defer f.Close()
+		csvFile = f
+	}
+
+	var o loadgen.Options
+	if spec.Target == "" {
+		p, clientCPUs, err := startChild(cmd, sf)
+		if err != nil {
+			return err
+		}
+		defer p.Stop()
+		spec.Target, spec.Server, o.ClientCPUs = p.Addr, "go", clientCPUs
+		fmt.Fprintf(stderr, "rpclab: started server %s (pid %d)%s\n", p.Addr, p.Pid, pinNote(clientCPUs))
+		go func() {
+			select {
+			case <-p.Done():
+				if ctx.Err() == nil {
+					fmt.Fprintf(stderr, "rpclab: the server exited during the run: %s\n", p.Stderr())
+				}
+			case <-ctx.Done():
+			}
+		}()
+	}
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "rpclab: %d steps against %s, about %v\n", len(spec.Steps()), spec.Target, spec.Duration().Round(time.Second))
+
+	var recs []result.Record
+	sink := func(r *result.Record) error {
+		recs = append(recs, *r)
+		if jsonl != nil {
+			return jsonl.Write(r)
+		}
+		return nil
+	}
+	err := loadgen.Sweep(ctx, spec, o, sink, progress(stderr))
+
+	if len(recs) > 0 {
+		fmt.Fprintln(stdout)
+		if terr := report.Table(stdout, recs); terr != nil {
+			return terr
+		}
+		if csvFile != nil {
+			if cerr := report.CSV(csvFile, recs); cerr != nil {
+				return fmt.Errorf("--csv: %w", cerr)
+			}
+		}
+		fmt.Fprintln(stdout)
+		fmt.Fprintln(stdout, report.VerdictText(report.Verdicts(recs)))
+		if sf.out != "" {
+			fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), sf.out)
+		}
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %d steps measured and kept: %w", len(recs), ctx.Err())
+	}
+	return err
+}
+
+// startChild starts "rpclab serve" as a separate process. With two or more
+// CPUs (and no --no-pin) the server gets the last CPU and this process the
+// others, so client and server never compete for a core.
+func startChild(cmd *cobra.Command, sf *sweepFlags) (*server.Process, []int, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("find own executable to start the server: %w", err)
+	}
+	argv := []string{exe, "serve", "--listen", "127.0.0.1:0"}
+	var clientCPUs []int
+	if cpus, err := procstat.AllowedCPUs(); err == nil && len(cpus) >= 2 && !sf.noPin {
+		last := cpus[len(cpus)-1]
+		clientCPUs = cpus[:len(cpus)-1]
+		argv = append(argv, "--cpus", strconv.Itoa(last))
+	}
+	argv = append(argv, sf.serverOptions...)
+	p, err := server.StartProcess(cmd.Context(), argv, nil, 10*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(clientCPUs) > 0 {
+		if err := procstat.Pin(0, clientCPUs); err != nil {
+			clientCPUs = nil
+		} else {
+			runtime.GOMAXPROCS(len(clientCPUs))
+		}
+	}
+	return p, clientCPUs, nil
+}
+
+func pinNote(cpus []int) string {
+	if len(cpus) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", client pinned to CPUs %v, server to the next", cpus)
+}
+
+// progress prints a line per step on stderr.
+func progress(w io.Writer) loadgen.Progress {
+	var started time.Time
+	return loadgen.Progress{
+		Start: func(i, n int, s loadgen.Step) {
+			started = time.Now()
+		},
+		End: func(i, n int, s loadgen.Step, r *result.Record) {
+			line := fmt.Sprintf("[%d/%d] %-10s %-9s inflight=%-4d", i+1, n, s.Conn, s.RPC, s.Inflight)
+			switch r.Status {
+			case result.StatusOK:
+				line += fmt.Sprintf(" %9.0f req/s  p99 %7.1f µs  conns %d", r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.ConnsObserved)
+				if len(r.Errors) > 0 {
+					var n int64
+					for _, c := range r.Errors {
+						n += c
+					}
+					line += fmt.Sprintf("  errors %d", n)
+				}
+			default:
+				line += " " + r.Status + ": " + r.Error
+			}
+			fmt.Fprintf(w, "%s  (%.1fs)\n", line, time.Since(started).Seconds())
+		},
+	}
+}
+

@@ -1,0 +1,89 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+// Command rpclab measures, explains and fixes the client-side connection
+// bottleneck of gRPC: a ping server, a closed-loop load generator that sweeps
+// in-flight counts per connection layout, and reports with a verdict.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rpclab/rpclab/loadgen"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailure     = 1 // a run failed (unreachable target, failed steps)
+	exitUsage       = 2 // bad flags or arguments
+	exitInterrupted = 130
+)
+
+// usageError marks errors in what the user asked for.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes rpclab with args and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C kills at once
+	}()
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "rpclab:", err)
+	var ue usageError
+	var le *loadgen.UsageError
+	switch {
+	case errors.As(err, &ue), errors.As(err, &le):
+		return exitUsage
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		return exitInterrupted
+	default:
+		return exitFailure
+	}
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "rpclab",
+		Short: "Measure, explain and fix gRPC's client-side connection bottleneck",
+		Long: `rpclab measures how a gRPC client's connection layout limits throughput.
+
+One gRPC channel multiplexes every RPC over a single TCP connection. On a fast
+network that connection, not the server, caps throughput: more RPCs in flight
+bring more latency, not more requests per second. rpclab sweeps the in-flight
+count for several connection layouts (one shared connection, one per worker,
+a pool of N), counts the TCP connections the operating system really sees,
+and says whether the client is the bottleneck.
+
+Start with "rpclab demo".`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newServeCmd(), newSweepCmd(), newDemoCmd())
+	return root
+}

@@ -1,0 +1,171 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"errors"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/rpclab/rpclab/loadgen"
+)
+
+// sweepFlags are the flags sweep and demo share.
+type sweepFlags struct {
+	target        string
+	inflight      []int
+	minInflight   int
+	maxInflight   int
+	step          int
+	conns         []string
+	rpcs          []string
+	payload       int
+	warmup        time.Duration
+	interval      time.Duration
+	dialTimeout   time.Duration
+	rpcTimeout    time.Duration
+	out           string
+	csv           string
+	noPin         bool
+	serverOptions []string
+}
+
+func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
+	f.StringVar(&sf.target, "target", "", "host:port of a BenchmarkService server (default: start rpclab's own server as a child process on a free loopback port)")
+	f.IntSliceVar(&sf.inflight, "inflight", d.inflight, "in-flight counts to sweep (comma-separated; one worker per in-flight RPC)")
+	f.IntVar(&sf.minInflight, "min-inflight", 0, "sweep in-flight from this count (instead of --inflight)")
+	f.IntVar(&sf.maxInflight, "max-inflight", 0, "... up to this count")
+	f.IntVar(&sf.step, "step", 1, "... in steps of this size")
+	f.StringSliceVar(&sf.conns, "conn", d.conns, "connection layouts: shared (one connection), per-worker (one per worker), pool:N (N connections round-robin), pool:N:least-loaded")
+	f.StringSliceVar(&sf.rpcs, "rpc", []string{"unary"}, "RPC kinds: unary, streaming (bidi ping-pong, one stream per worker)")
+	f.IntVar(&sf.payload, "payload", 0, "request and response payload in bytes")
+	f.DurationVar(&sf.warmup, "warmup", d.warmup, "warm-up per step, not recorded (fresh connections every step)")
+	f.DurationVar(&sf.interval, "interval", d.interval, "measured time per step")
+	f.DurationVar(&sf.dialTimeout, "dial-timeout", 5*time.Second, "how long a step waits for its connections before it fails")
+	f.DurationVar(&sf.rpcTimeout, "rpc-timeout", 0, "deadline of each RPC (0: none; the step's end cancels what is left)")
+	f.StringVarP(&sf.out, "out", "o", d.out, "write result records (JSON Lines) to this file")
+	f.StringVar(&sf.csv, "csv", "", "also write the table as CSV to this file")
+	f.BoolVar(&sf.noPin, "no-pin", false, "do not pin the child server and the client to separate CPUs")
+	f.StringSliceVar(&sf.serverOptions, "server-flag", nil, "extra flag for the child server, e.g. --server-flag=--num-stream-workers=2")
+}
+
+type sweepDefaults struct {
+	inflight         []int
+	conns            []string
+	warmup, interval time.Duration
+	out              string
+}
+
+// spec maps the flags to a loadgen.Spec; fs tells which flags were set.
+func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
+	s := &loadgen.Spec{
+		Target:       sf.target,
+		RPCs:         sf.rpcs,
+		Inflight:     sf.inflight,
+		PayloadBytes: sf.payload,
+		Warmup:       sf.warmup,
+		Interval:     sf.interval,
+		DialTimeout:  sf.dialTimeout,
+		RPCTimeout:   sf.rpcTimeout,
+	}
+	if fs.Changed("min-inflight") || fs.Changed("max-inflight") {
+		if fs.Changed("inflight") {
+			return nil, usageError{errors.New("--inflight and --min-inflight/--max-inflight are exclusive")}
+		}
+		lo, hi := sf.minInflight, sf.maxInflight
+		if !fs.Changed("min-inflight") {
+			lo = 1
+		}
+		if !fs.Changed("max-inflight") {
+			return nil, usageError{errors.New("--min-inflight needs --max-inflight")}
+		}
+		r, err := loadgen.InflightRange(lo, hi, sf.step)
+		if err != nil {
+			return nil, err
+		}
+		s.Inflight = r
+	}
+	for _, c := range sf.conns {
+		m, err := loadgen.ParseConnMode(c)
+		if err != nil {
+			return nil, err
+		}
+		s.Conns = append(s.Conns, m)
+	}
+	if err := s.ValidateLoad(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newSweepCmd() *cobra.Command {
+	var sf sweepFlags
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Sweep in-flight counts per connection layout (closed loop)",
+		Long: `Run a closed-loop sweep: every combination of --conn, --rpc and --inflight is
+one step. In a step each worker keeps exactly one RPC in flight (send, wait,
+record), so in-flight = workers. Every step dials fresh connections, warms up
+for --warmup (not recorded), then measures for --interval.
+
+For each step the table shows throughput beside the ideal line (throughput at
+in-flight 1 times the in-flight count, as YDB's study drew it), latency
+percentiles, errors by status code, the TCP connections the operating system
+saw from this process to the target, and client CPU per RPC.
+
+Without --target, rpclab starts its own server as a child process on a free
+loopback port, pins it to the last CPU and the client to the others, and stops
+it at the end. Records are written as each step ends, so Ctrl-C keeps
+everything measured so far.`,
+		Example: `  rpclab sweep --inflight 1,2,4,8,16,32 --conn shared,per-worker,pool:4
+  rpclab sweep --min-inflight 1 --max-inflight 16 --conn shared,per-worker --interval 5s
+  rpclab sweep --target 10.0.0.5:50051 --rpc unary,streaming --payload 1024 -o results.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := sf.spec(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			return runLab(cmd, spec, &sf, false)
+		},
+	}
+	sf.register(cmd.Flags(), sweepDefaults{
+		inflight: []int{1, 2, 4, 8, 16, 32},
+		conns:    []string{"shared", "per-worker"},
+		warmup:   5 * time.Second,
+		interval: 10 * time.Second,
+	})
+	return cmd
+}
+
+func newDemoCmd() *cobra.Command {
+	var sf sweepFlags
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "A one-minute sweep against rpclab's own server, with a verdict",
+		Long: `Start rpclab's server as a child process, sweep unary in-flight 1..32 on one
+shared connection and on a connection per worker (1 s warm-up, 3 s measured
+per step: about a minute), print the table, write rpclab-results.jsonl, and
+end with a verdict on whether the client's connection is the bottleneck.
+
+Every sweep flag works here too.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := sf.spec(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			return runLab(cmd, spec, &sf, true)
+		},
+	}
+	sf.register(cmd.Flags(), sweepDefaults{
+		inflight: []int{1, 2, 4, 8, 16, 32},
+		conns:    []string{"shared", "per-worker"},
+		warmup:   time.Second,
+		interval: 3 * time.Second,
+		out:      "rpclab-results.jsonl",
+	})
+	return cmd
+}

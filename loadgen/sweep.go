@@ -1,0 +1,72 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+// Progress is told about each step as it starts and ends. Either func may be
+// nil. i counts from 0; n is the number of steps.
+type Progress struct {
+	Start func(i, n int, s Step)
+	End   func(i, n int, s Step, r *result.Record)
+}
+
+// Sweep runs every step of spec in order and hands each record to sink as
+// soon as it is measured, so a stopped sweep loses nothing that was
+// measured. When a step cannot reach the target, the steps after it are not
+// run: each gets a failed record saying so. Sweep returns ctx's error if it
+// was stopped, an error if any step failed, or sink's first error.
+func Sweep(ctx context.Context, spec *Spec, o Options, sink func(*result.Record) error, prog Progress) error {
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	steps := spec.Steps()
+	var failedSteps int
+	var unreachable string
+	for i, st := range steps {
+		if prog.Start != nil {
+			prog.Start(i, len(steps), st)
+		}
+		var rec *result.Record
+		if unreachable != "" {
+			rec = failed(newRecord(spec, st, o), fmt.Errorf("%w: not run: %s", ErrUnreachable, unreachable))
+		} else {
+			var cause, err error
+			rec, cause, err = runStep(ctx, spec, st, o)
+			if err != nil {
+				return err // stopped before the step measured anything
+			}
+			if errors.Is(cause, ErrUnreachable) {
+				unreachable = fmt.Sprintf("step %d (%s %s inflight=%d) could not connect", i+1, st.Conn, st.RPC, st.Inflight)
+			}
+		}
+		if rec.Status == result.StatusFailed {
+			failedSteps++
+		}
+		if err := sink(rec); err != nil {
+			return err
+		}
+		if prog.End != nil {
+			prog.End(i, len(steps), st, rec)
+		}
+		if rec.Status == result.StatusInterrupted {
+			return ctx.Err()
+		}
+	}
+	if failedSteps > 0 {
+		return fmt.Errorf("loadgen: %d of %d steps failed", failedSteps, len(steps))
+	}
+	return nil
+}
+
+// Duration is how long spec takes to run, connection set-up aside.
+func (s *Spec) Duration() time.Duration {
+	return time.Duration(len(s.Steps())) * (s.Warmup + s.Interval)
+}

@@ -1,0 +1,153 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+// Thresholds of the verdict. They compare layouts at the same in-flight
+// count, measured side by side in one run, so they hold on noisy machines.
+const (
+	// BottleneckRatio: when the best multi-connection layout gets at least
+	// this multiple of the shared connection's throughput, the shared
+	// connection is the bottleneck.
+	BottleneckRatio = 1.3
+	// FlatEfficiency: below this efficiency (throughput over the ideal
+	// line), a layout has stopped scaling with in-flight.
+	FlatEfficiency = 0.5
+	// ScalingEfficiency: at or above it, a layout still scales.
+	ScalingEfficiency = 0.8
+)
+
+// Verdict kinds.
+const (
+	// ConnBottleneck: more connections give clearly more throughput.
+	ConnBottleneck = "connection-bottleneck"
+	// BoundElsewhere: every layout flattens together; the limit is the
+	// server, the CPU or the network, not the client's connections.
+	BoundElsewhere = "bound-elsewhere"
+	// Scales: throughput still grows with in-flight on one connection.
+	Scales = "scales"
+	// Inconclusive: between the thresholds, or not enough data.
+	Inconclusive = "inconclusive"
+)
+
+// Verdict says whether the client's connection layout limits throughput, for
+// one group of records (same client, target, RPC kind and payload).
+type Verdict struct {
+	Kind     string
+	Language string
+	RPC      string
+	// Inflight is the in-flight count the layouts were compared at.
+	Inflight int
+	// Ratio is the best multi-connection throughput over shared's.
+	Ratio float64
+	// Best names the best multi-connection layout.
+	Best string
+	// SharedEfficiency is shared's throughput over its ideal line.
+	SharedEfficiency float64
+	Text             string
+}
+
+// Verdicts judges every group of records that has a shared layout and at
+// least one multi-connection layout at a common in-flight count.
+func Verdicts(recs []result.Record) []Verdict {
+	type key struct {
+		lang, target, rpc string
+		payload           int
+	}
+	groups := map[key][]Row{}
+	var order []key
+	for _, row := range Rows(recs) {
+		r := row.Rec
+		if r.Status != result.StatusOK {
+			continue
+		}
+		k := key{r.Env.Language, r.Spec.Target, r.Spec.RPC, r.Spec.PayloadBytes}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], row)
+	}
+	var out []Verdict
+	for _, k := range order {
+		if v, ok := judge(k.lang, k.rpc, groups[k]); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func judge(lang, rpc string, rows []Row) (Verdict, bool) {
+	shared := map[int]Row{}
+	multi := map[int][]Row{}
+	for _, row := range rows {
+		n := row.Rec.Spec.Inflight
+		if row.Rec.Spec.ConnsRequested <= 1 {
+			if row.Rec.Spec.ConnMode == "shared" {
+				shared[n] = row
+			}
+			continue
+		}
+		multi[n] = append(multi[n], row)
+	}
+	var common []int
+	for n := range shared {
+		if len(multi[n]) > 0 {
+			common = append(common, n)
+		}
+	}
+	if len(common) == 0 {
+		return Verdict{}, false
+	}
+	sort.Ints(common)
+	n := common[len(common)-1]
+	s := shared[n]
+	best := multi[n][0]
+	for _, r := range multi[n][1:] {
+		if r.Rec.ThroughputRPS > best.Rec.ThroughputRPS {
+			best = r
+		}
+	}
+	v := Verdict{Language: lang, RPC: rpc, Inflight: n, Best: ConnLabel(best.Rec), SharedEfficiency: s.Efficiency}
+	if s.Rec.ThroughputRPS > 0 {
+		v.Ratio = best.Rec.ThroughputRPS / s.Rec.ThroughputRPS
+	}
+	head := fmt.Sprintf("%s %s, in-flight %d: %s gave %.2fx the throughput of one shared connection (%.0f vs %.0f req/s)",
+		lang, rpc, n, v.Best, v.Ratio, best.Rec.ThroughputRPS, s.Rec.ThroughputRPS)
+	if s.IdealRPS > 0 {
+		head += fmt.Sprintf("; shared reached %.0f%% of its ideal line", 100*s.Efficiency)
+	}
+	switch {
+	case v.Ratio >= BottleneckRatio:
+		v.Kind = ConnBottleneck
+		v.Text = head + ". The client's single connection is the bottleneck: spread RPCs over several connections (package pool)."
+	case s.IdealRPS > 0 && s.Efficiency < FlatEfficiency:
+		v.Kind = BoundElsewhere
+		v.Text = head + ". Every layout flattens together: the limit is not the client's connection but the server, the CPU or the network."
+	case s.IdealRPS > 0 && s.Efficiency >= ScalingEfficiency:
+		v.Kind = Scales
+		v.Text = head + ". Throughput still grows with in-flight on one connection: no bottleneck at these counts."
+	default:
+		v.Kind = Inconclusive
+		v.Text = head + ". No clear bottleneck: more connections help a little; measure at higher in-flight."
+	}
+	return v, true
+}
+
+// VerdictText joins the verdicts into one paragraph per group.
+func VerdictText(vs []Verdict) string {
+	if len(vs) == 0 {
+		return "No verdict: the run needs a shared layout and a multi-connection layout at a common in-flight count."
+	}
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.Text
+	}
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,106 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+// Package result defines the one result record that every rpclab client, in
+// every language, writes: one JSON object per measured step, one per line
+// (JSON Lines). Keys are snake_case and carry their unit (_ns, _bps, _rps).
+// docs/results.md documents each field and docs/result.schema.json is the
+// schema every writer is tested against. Package report is the only reader
+// that formats records for people.
+package result
+
+import (
+	"time"
+
+	"github.com/rpclab/rpclab/stats"
+)
+
+// SchemaVersion is the version of the record layout written by this code.
+// Readers reject records of a version they do not know.
+const SchemaVersion = 1
+
+// Step statuses.
+const (
+	// StatusOK: the step ran its full interval and at least one RPC succeeded.
+	StatusOK = "ok"
+	// StatusFailed: the step could not run (target unreachable) or no RPC
+	// succeeded. Error says why.
+	StatusFailed = "failed"
+	// StatusInterrupted: the run was stopped (Ctrl-C) during the measured
+	// interval; the figures cover the part that ran.
+	StatusInterrupted = "interrupted"
+)
+
+// Record is one measured step of a run.
+type Record struct {
+	SchemaVersion int    `json:"schema_version"`
+	Kind          string `json:"kind"` // "ping" for the ping sweeps
+	Status        string `json:"status"`
+	Error         string `json:"error,omitempty"`
+	// StartedAt is when the measured interval began (RFC 3339, UTC).
+	StartedAt time.Time `json:"started_at"`
+
+	Spec Spec `json:"spec"`
+	Env  Env  `json:"env"`
+
+	// Requests counts every RPC that ended in the interval, errors included.
+	Requests int64 `json:"requests"`
+	// Errors counts failed RPCs by status code name ("Unavailable", ...).
+	Errors map[string]int64 `json:"errors"`
+	// DurationNS is the measured interval as it really ran.
+	DurationNS int64 `json:"duration_ns"`
+	// ThroughputRPS is successful RPCs per second of DurationNS.
+	ThroughputRPS float64 `json:"throughput_rps"`
+	// Latency of successful RPCs, from the client's send to its receipt.
+	Latency stats.Latency `json:"latency"`
+	// HistogramHDR is the latency histogram (nanoseconds) in HdrHistogram's
+	// compressed V2 base64 form, so records of any language merge exactly.
+	HistogramHDR string `json:"histogram_hdr"`
+	// ConnsObserved is the number of established TCP connections from the
+	// client process to the target, read from the operating system during
+	// the interval (-1 when it could not be read).
+	ConnsObserved int `json:"conns_observed"`
+	// ClientCPUNS is the client process's user+system CPU time during the
+	// interval; ClientCPUNSPerRPC divides it by Requests.
+	ClientCPUNS       int64   `json:"client_cpu_ns"`
+	ClientCPUNSPerRPC float64 `json:"client_cpu_ns_per_rpc"`
+}
+
+// Spec is what was asked for: the parameters of the step.
+type Spec struct {
+	Target string `json:"target"`
+	// RPC is "unary" or "streaming" (bidi ping-pong on one stream per worker).
+	RPC string `json:"rpc"`
+	// ConnMode names the connection layout: "shared", "per-worker", "pool",
+	// or a stack-specific one ("channel-per-worker", "local-pool",
+	// "distinct-args").
+	ConnMode string `json:"conn_mode"`
+	// ConnsRequested is how many connections the layout asks for.
+	ConnsRequested int `json:"conns_requested"`
+	// Pick is the pool's pick policy ("round-robin", "least-loaded"); empty
+	// for layouts without a pool.
+	Pick string `json:"pick,omitempty"`
+	// Inflight is the number of RPCs kept in flight (closed loop: workers).
+	Inflight     int   `json:"inflight"`
+	PayloadBytes int   `json:"payload_bytes"`
+	WarmupNS     int64 `json:"warmup_ns"`
+	IntervalNS   int64 `json:"interval_ns"`
+	// LoadModel is "closed" (each worker waits for its reply before sending
+	// again) or "open" (sends follow a schedule).
+	LoadModel string `json:"load_model"`
+	// Server names the server implementation when rpclab started it
+	// ("go", "cpp"); empty for an external target.
+	Server string `json:"server,omitempty"`
+}
+
+// Env describes the client that measured.
+type Env struct {
+	Language       string `json:"language"`
+	GRPCImpl       string `json:"grpc_impl"`
+	GRPCVersion    string `json:"grpc_version"`
+	RuntimeVersion string `json:"runtime_version"`
+	HostCPUs       int    `json:"host_cpus"`
+	// ClientCPUs lists the CPUs the client was pinned to; empty if unpinned.
+	ClientCPUs []int  `json:"client_cpus,omitempty"`
+	Hostname   string `json:"hostname"`
+	OS         string `json:"os"`
+}
