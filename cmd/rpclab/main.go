@@ -84,6 +84,6 @@ Start with "rpclab demo".`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCmd(), newSweepCmd(), newDemoCmd())
+	root.AddCommand(newServeCmd(), newSweepCmd(), newDemoCmd(), newValidateCmd())
 	return root
 }
