@@ -148,15 +148,16 @@ func (s *Spec) Validate() error {
 	if s.Target == "" {
 		return usageErr("--target", "empty")
 	}
-	return s.ValidateLoad()
-}
-
-// ValidateLoad checks everything Validate does but the target, for callers
-// that learn the target later (a server they start).
-func (s *Spec) ValidateLoad() error {
 	if len(s.Conns) == 0 {
 		return usageErr("--conn", "no connection mode given")
 	}
+	return s.ValidateLoad()
+}
+
+// ValidateLoad checks everything Validate does but the target and the
+// connection layouts, for callers that learn the target later (a server
+// they start) or hand the layouts to a client of another language.
+func (s *Spec) ValidateLoad() error {
 	if len(s.RPCs) == 0 {
 		return usageErr("--rpc", "no RPC kind given")
 	}

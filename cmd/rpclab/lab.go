@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"time"
@@ -44,6 +45,27 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		csvFile = f
 	}
 
+	var ext *loadgen.External
+	if sf.client != "go" {
+		dir := sf.clientsDir
+		if dir == "" {
+			d, err := loadgen.FindClientsDir()
+			if err != nil {
+				return err
+			}
+			dir = d
+		}
+		e, err := loadgen.NewExternal(dir, sf.client, sf.conns, stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", sf.client)
+		if err := e.Build(ctx); err != nil {
+			return err
+		}
+		ext = e
+	}
+
 	var o loadgen.Options
 	if spec.Target == "" {
 		p, clientCPUs, err := startChild(cmd, sf)
@@ -51,7 +73,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 			return err
 		}
 		defer p.Stop()
-		spec.Target, spec.Server, o.ClientCPUs = p.Addr, "go", clientCPUs
+		spec.Target, spec.Server, o.ClientCPUs = p.Addr, sf.serverImpl, clientCPUs
 		fmt.Fprintf(stderr, "rpclab: started server %s (pid %d)%s\n", p.Addr, p.Pid, pinNote(clientCPUs))
 		go func() {
 			select {
@@ -63,10 +85,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 			}
 		}()
 	}
-	if err := spec.Validate(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "rpclab: %d steps against %s, about %v\n", len(spec.Steps()), spec.Target, spec.Duration().Round(time.Second))
+	steps := len(spec.RPCs) * len(sf.conns) * len(spec.Inflight)
+	fmt.Fprintf(stderr, "rpclab: %d steps against %s, about %v\n", steps, spec.Target,
+		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
 
 	var recs []result.Record
 	sink := func(r *result.Record) error {
@@ -76,7 +97,12 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		}
 		return nil
 	}
-	err := loadgen.Sweep(ctx, spec, o, sink, progress(stderr))
+	var err error
+	if ext != nil {
+		err = ext.Sweep(ctx, spec, sink, progress(stderr))
+	} else {
+		err = loadgen.Sweep(ctx, spec, o, sink, progress(stderr))
+	}
 
 	if len(recs) > 0 {
 		fmt.Fprintln(stdout)
@@ -104,19 +130,46 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 // CPUs (and no --no-pin) the server gets the last CPU and this process the
 // others, so client and server never compete for a core.
 func startChild(cmd *cobra.Command, sf *sweepFlags) (*server.Process, []int, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, nil, fmt.Errorf("find own executable to start the server: %w", err)
-	}
-	argv := []string{exe, "serve", "--listen", "127.0.0.1:0"}
-	var clientCPUs []int
+	var clientCPUs, serverCPUs []int
 	if cpus, err := procstat.AllowedCPUs(); err == nil && len(cpus) >= 2 && !sf.noPin {
-		last := cpus[len(cpus)-1]
+		serverCPUs = cpus[len(cpus)-1:]
 		clientCPUs = cpus[:len(cpus)-1]
-		argv = append(argv, "--cpus", strconv.Itoa(last))
+	}
+	var argv []string
+	switch sf.serverImpl {
+	case "go":
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, nil, fmt.Errorf("find own executable to start the server: %w", err)
+		}
+		argv = []string{exe, "serve", "--listen", "127.0.0.1:0"}
+		if len(serverCPUs) > 0 {
+			// The Go server pins itself, so GOMAXPROCS matches its CPUs.
+			argv = append(argv, "--cpus", strconv.Itoa(serverCPUs[0]))
+			serverCPUs = nil
+		}
+	case "cpp":
+		dir := sf.clientsDir
+		if dir == "" {
+			d, err := loadgen.FindClientsDir()
+			if err != nil {
+				return nil, nil, err
+			}
+			dir = d
+		}
+		e, err := loadgen.NewExternal(dir, "cpp", []string{"shared"}, cmd.ErrOrStderr())
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := e.Build(cmd.Context()); err != nil {
+			return nil, nil, err
+		}
+		argv = []string{filepath.Join(e.Dir, "rpclab-server"), "--listen", "127.0.0.1:0"}
+	default:
+		return nil, nil, usageError{fmt.Errorf("--server: unknown implementation %q (want go or cpp)", sf.serverImpl)}
 	}
 	argv = append(argv, sf.serverOptions...)
-	p, err := server.StartProcess(cmd.Context(), argv, nil, 10*time.Second)
+	p, err := server.StartProcess(cmd.Context(), argv, serverCPUs, 10*time.Second)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,4 +216,3 @@ func progress(w io.Writer) loadgen.Progress {
 		},
 	}
 }
-

@@ -4,6 +4,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,6 +33,9 @@ type sweepFlags struct {
 	csv           string
 	noPin         bool
 	serverOptions []string
+	client        string
+	serverImpl    string
+	clientsDir    string
 }
 
 func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
@@ -49,6 +55,9 @@ func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 	f.StringVar(&sf.csv, "csv", "", "also write the table as CSV to this file")
 	f.BoolVar(&sf.noPin, "no-pin", false, "do not pin the child server and the client to separate CPUs")
 	f.StringSliceVar(&sf.serverOptions, "server-flag", nil, "extra flag for the child server, e.g. --server-flag=--num-stream-workers=2")
+	f.StringVar(&sf.client, "client", "go", "client stack: go (in process), or cpp, java, rust, python, node (clients/<lang>, built on first use)")
+	f.StringVar(&sf.serverImpl, "server", "go", "child server implementation when there is no --target: go, or cpp (clients/cpp)")
+	f.StringVar(&sf.clientsDir, "clients-dir", "", "the clients/ folder of an rpclab checkout (default: found above the working directory)")
 }
 
 type sweepDefaults struct {
@@ -86,6 +95,18 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 			return nil, err
 		}
 		s.Inflight = r
+	}
+	if sf.client != "go" {
+		if !slices.Contains(loadgen.Languages, sf.client) {
+			return nil, usageError{fmt.Errorf("--client: unknown client %q (want go, %s)", sf.client, strings.Join(loadgen.Languages, ", "))}
+		}
+		if len(sf.conns) == 0 {
+			return nil, usageError{errors.New("--conn: no connection mode given")}
+		}
+		return s, s.ValidateLoad() // the client checks its own layouts
+	}
+	if len(sf.conns) == 0 {
+		return nil, usageError{errors.New("--conn: no connection mode given")}
 	}
 	for _, c := range sf.conns {
 		m, err := loadgen.ParseConnMode(c)

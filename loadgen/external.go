@@ -1,0 +1,316 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package loadgen
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/result"
+)
+
+// Languages whose clients live in clients/<lang>/ (docs/clients.md).
+var Languages = []string{"cpp", "java", "rust", "python", "node"}
+
+// External is a client of another language that follows docs/clients.md:
+// clients/<lang>/build.sh builds it and clients/<lang>/rpclab-client runs it.
+type External struct {
+	Lang string
+	// Dir is the clients/<lang> folder.
+	Dir string
+	// Conns are the --conn values, passed as given: the client knows which
+	// layouts its stack has.
+	Conns []string
+	// Stderr receives the build's and the client's stderr.
+	Stderr io.Writer
+	// SampleEvery is how often the client's connections are counted
+	// (default 50ms).
+	SampleEvery time.Duration
+}
+
+// FindClientsDir finds the clients/ folder of an rpclab checkout: upwards
+// from the working directory, then from the executable's folder.
+func FindClientsDir() (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, d := range starts {
+		for {
+			c := filepath.Join(d, "clients")
+			if st, err := os.Stat(c); err == nil && st.IsDir() {
+				if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+					return c, nil
+				}
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				break
+			}
+			d = parent
+		}
+	}
+	return "", errors.New("loadgen: no clients/ folder found above the working directory or the executable; pass --clients-dir")
+}
+
+// NewExternal checks that clients/<lang> exists under clientsDir.
+func NewExternal(clientsDir, lang string, conns []string, stderr io.Writer) (*External, error) {
+	known := false
+	for _, l := range Languages {
+		known = known || l == lang
+	}
+	if !known {
+		return nil, usageErr("--client", "unknown client %q (want go, %s)", lang, strings.Join(Languages, ", "))
+	}
+	dir := filepath.Join(clientsDir, lang)
+	if _, err := os.Stat(filepath.Join(dir, "build.sh")); err != nil {
+		return nil, usageErr("--client", "%s has no build.sh: %v", dir, err)
+	}
+	if len(conns) == 0 {
+		return nil, usageErr("--conn", "no connection mode given")
+	}
+	return &External{Lang: lang, Dir: dir, Conns: conns, Stderr: stderr, SampleEvery: 50 * time.Millisecond}, nil
+}
+
+// Build runs clients/<lang>/build.sh, which builds only what is out of date.
+func (e *External) Build(ctx context.Context) error {
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(e.Dir, "build.sh"))
+	cmd.Dir = e.Dir
+	cmd.Stdout, cmd.Stderr = e.Stderr, e.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("loadgen: build the %s client (%s/build.sh): %w", e.Lang, e.Dir, err)
+	}
+	return nil
+}
+
+// Args maps spec to the client's flags (docs/clients.md).
+func (e *External) Args(spec *Spec, out string) []string {
+	ns := make([]string, len(spec.Inflight))
+	for i, n := range spec.Inflight {
+		ns[i] = strconv.Itoa(n)
+	}
+	return []string{
+		"--target", spec.Target,
+		"--inflight", strings.Join(ns, ","),
+		"--conn", strings.Join(e.Conns, ","),
+		"--rpc", strings.Join(spec.RPCs, ","),
+		"--payload", strconv.Itoa(spec.PayloadBytes),
+		"--warmup", spec.Warmup.String(),
+		"--interval", spec.Interval.String(),
+		"--out", out,
+	}
+}
+
+// ExitError is a client that ended with a non-zero code.
+type ExitError struct {
+	Lang string
+	Code int
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("the %s client exited with code %d", e.Lang, e.Code)
+}
+
+// Sweep runs the client on spec and hands sink each record as the client
+// writes it, with conns_observed set from the operating system: the most
+// connections the client process held to the target during the record's
+// interval. When ctx ends the client gets SIGTERM, and what it wrote is kept.
+func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Record) error, prog Progress) error {
+	if err := spec.ValidateLoad(); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp("", "rpclab-"+e.Lang+"-*.jsonl")
+	if err != nil {
+		return fmt.Errorf("loadgen: %w", err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+
+	cmd := exec.Command(filepath.Join(e.Dir, "rpclab-client"), e.Args(spec, tmp.Name())...)
+	cmd.Dir = e.Dir
+	cmd.Stdout, cmd.Stderr = e.Stderr, e.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("loadgen: start the %s client: %w", e.Lang, err)
+	}
+	done := make(chan struct{})
+	var werr error
+	go func() { werr = cmd.Wait(); close(done) }()
+
+	smp := &sampler{}
+	go smp.run(done, cmd.Process.Pid, hostPort(spec.Target), e.SampleEvery)
+
+	f, err := os.Open(tmp.Name())
+	if err != nil {
+		return fmt.Errorf("loadgen: %w", err)
+	}
+	defer f.Close()
+	tail := &tailer{r: bufio.NewReader(f)}
+	steps := len(spec.RPCs) * len(e.Conns) * len(spec.Inflight)
+	n, failedSteps := 0, 0
+	emit := func() error {
+		recs, err := tail.next()
+		for i := range recs {
+			r := &recs[i]
+			r.ConnsObserved = smp.maxIn(r.StartedAt, time.Duration(r.DurationNS), r.ConnsObserved)
+			if r.Status == result.StatusFailed {
+				failedSteps++
+			}
+			if serr := sink(r); serr != nil {
+				return serr
+			}
+			if prog.End != nil {
+				prog.End(n, steps, Step{Conn: ConnMode{Kind: r.Spec.ConnMode, N: r.Spec.ConnsRequested, Pick: r.Spec.Pick}, RPC: r.Spec.RPC, Inflight: r.Spec.Inflight}, r)
+			}
+			n++
+		}
+		return err
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	interrupted := false
+loop:
+	for {
+		select {
+		case <-tick.C:
+			if err := emit(); err != nil {
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-done
+				return err
+			}
+		case <-done:
+			break loop
+		case <-ctx.Done():
+			if !interrupted {
+				interrupted = true
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+				go func() {
+					t := time.NewTimer(5 * time.Second)
+					defer t.Stop()
+					select {
+					case <-done:
+					case <-t.C:
+						_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+					}
+				}()
+			}
+		}
+	}
+	tail.final = true
+	if err := emit(); err != nil {
+		return err
+	}
+	if interrupted {
+		return ctx.Err()
+	}
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		code := ee.ExitCode()
+		if code == 2 {
+			return usageErr("--client "+e.Lang, "the client rejected its flags (see its message above)")
+		}
+		return &ExitError{Lang: e.Lang, Code: code}
+	}
+	if werr != nil {
+		return fmt.Errorf("loadgen: the %s client: %w", e.Lang, werr)
+	}
+	if failedSteps > 0 {
+		return fmt.Errorf("loadgen: %d of %d steps failed", failedSteps, n)
+	}
+	return nil
+}
+
+// tailer reads complete lines appended to a growing file.
+type tailer struct {
+	r       *bufio.Reader
+	partial []byte
+	line    int
+	final   bool // the writer has exited: a partial line is truncated
+}
+
+func (t *tailer) next() ([]result.Record, error) {
+	var recs []result.Record
+	for {
+		b, err := t.r.ReadBytes('\n')
+		t.partial = append(t.partial, b...)
+		if errors.Is(err, io.EOF) {
+			if t.final && len(strings.TrimSpace(string(t.partial))) > 0 {
+				return recs, fmt.Errorf("loadgen: the client's last record is truncated: %w", result.ErrTruncated)
+			}
+			return recs, nil
+		}
+		if err != nil {
+			return recs, fmt.Errorf("loadgen: read client records: %w", err)
+		}
+		t.line++
+		line := t.partial
+		t.partial = nil
+		got, err := result.Read(strings.NewReader(string(line)))
+		if err != nil {
+			return recs, fmt.Errorf("loadgen: the client's record %d: %w", t.line, err)
+		}
+		recs = append(recs, got...)
+	}
+}
+
+// sampler counts a process's connections to a target over time.
+type sampler struct {
+	mu      sync.Mutex
+	samples []sample
+}
+
+type sample struct {
+	at time.Time
+	n  int
+}
+
+func (s *sampler) run(done <-chan struct{}, pid int, target string, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if n, err := procstat.ConnsTo(pid, target); err == nil {
+			s.mu.Lock()
+			s.samples = append(s.samples, sample{time.Now(), n})
+			s.mu.Unlock()
+		}
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// maxIn is the most connections seen within [start, start+d], or def when
+// no sample fell inside.
+func (s *sampler) maxIn(start time.Time, d time.Duration, def int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	best, seen := 0, false
+	end := start.Add(d)
+	for _, x := range s.samples {
+		if !x.at.Before(start) && !x.at.After(end) {
+			seen = true
+			best = max(best, x.n)
+		}
+	}
+	if !seen {
+		return def
+	}
+	return best
+}
