@@ -1,0 +1,201 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+// Package conformance checks every language's client against the contract
+// of docs/clients.md: it builds rpclab, runs `rpclab sweep --client LANG`
+// against rpclab's own server on loopback, validates the records against the
+// schema, and checks the connections the operating system saw per layout.
+//
+// Which clients run is set by RPCLAB_CLIENTS (comma-separated, e.g.
+// "cpp,python"; "all" for every language with a clients/<lang>/build.sh).
+// Unset, the suite skips: building every stack takes minutes. CI sets it.
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/result"
+)
+
+// Expectation is what a language's client must show for one layout.
+type Expectation struct {
+	// Conn is the --conn value.
+	Conn string
+	// Conns gives the connections the OS must see at a given in-flight count.
+	Conns func(inflight int) int
+}
+
+// expectations maps a language to the layouts its test runs. Each language's
+// file registers its own in an init function.
+var expectations = map[string][]Expectation{}
+
+// One and PerWorker are the common expectations.
+func one(int) int         { return 1 }
+func perWorker(n int) int { return n }
+
+var rpclabBin string
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if os.Getenv("RPCLAB_CLIENTS") == "" {
+			return m.Run() // every test skips
+		}
+		dir, err := os.MkdirTemp("", "rpclab-conformance-")
+		if err != nil {
+			panic(err)
+		}
+		defer os.RemoveAll(dir)
+		rpclabBin = filepath.Join(dir, "rpclab")
+		out, err := exec.Command("go", "build", "-o", rpclabBin, "../../cmd/rpclab").CombinedOutput()
+		if err != nil {
+			os.Stderr.Write(out)
+			panic(err)
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func selected(t *testing.T, lang string) {
+	t.Helper()
+	env := os.Getenv("RPCLAB_CLIENTS")
+	if env == "" {
+		t.Skip("RPCLAB_CLIENTS is not set; set it to e.g. cpp,python or all to test other languages' clients")
+	}
+	if env != "all" && !slices.Contains(strings.Split(env, ","), lang) {
+		t.Skipf("%s is not in RPCLAB_CLIENTS=%s", lang, env)
+	}
+	if _, err := os.Stat(filepath.Join("..", lang, "build.sh")); err != nil {
+		if env == "all" {
+			t.Skipf("clients/%s has no build.sh yet", lang)
+		}
+		t.Fatalf("RPCLAB_CLIENTS names %s but clients/%s/build.sh is missing", lang, lang)
+	}
+}
+
+func rpclab(t *testing.T, timeout time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, rpclabBin, args...)
+	cmd.Dir = ".."
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("rpclab %v: %v", args, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("rpclab %v did not finish within %v; stderr:\n%s", args, timeout, e.String())
+	}
+	return o.String(), e.String(), code
+}
+
+// TestClients runs a short sweep per language and checks its records.
+func TestClients(t *testing.T) {
+	for _, lang := range loadgen.Languages {
+		t.Run(lang, func(t *testing.T) {
+			selected(t, lang)
+			exps := expectations[lang]
+			if len(exps) == 0 {
+				t.Fatalf("no expectations registered for %s", lang)
+			}
+			conns := make([]string, len(exps))
+			for i, e := range exps {
+				conns[i] = e.Conn
+			}
+			// Build first, with a generous bound, so the sweep's bound is tight.
+			e, err := loadgen.NewExternal("..", lang, conns, os.Stderr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+			defer cancel()
+			if err := e.Build(ctx); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "r.jsonl")
+			_, stderr, code := rpclab(t, 3*time.Minute, "sweep", "--client", lang, "--clients-dir", ".",
+				"--inflight", "1,4", "--conn", strings.Join(conns, ","), "--rpc", "unary,streaming",
+				"--warmup", "300ms", "--interval", "1s", "-o", out)
+			if code != 0 {
+				t.Fatalf("sweep exit code %d; stderr:\n%s", code, stderr)
+			}
+			recs, err := result.ReadFile(out) // validates against the schema
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := len(recs), 2*2*len(exps); got != want {
+				t.Fatalf("got %d records, want %d", got, want)
+			}
+			for _, r := range recs {
+				if r.Env.Language != lang {
+					t.Errorf("env.language = %q, want %q", r.Env.Language, lang)
+				}
+				if r.Status != result.StatusOK || r.Requests == 0 || r.HistogramHDR == "" {
+					t.Errorf("%s %s inflight=%d: status %q, %d requests: %s", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r.Status, r.Requests, r.Error)
+				}
+				for _, e := range exps {
+					if e.Conn == r.Spec.ConnMode || strings.HasPrefix(e.Conn, r.Spec.ConnMode+":") {
+						if got, want := r.ConnsObserved, e.Conns(r.Spec.Inflight); got != want {
+							t.Errorf("%s %s inflight=%d: got %d connections, want %d", e.Conn, r.Spec.RPC, r.Spec.Inflight, got, want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestClientsBadInput checks the exit codes of the contract.
+func TestClientsBadInput(t *testing.T) {
+	for _, lang := range loadgen.Languages {
+		t.Run(lang, func(t *testing.T) {
+			selected(t, lang)
+			client := filepath.Join("..", lang, "rpclab-client")
+			run := func(args ...string) (int, string) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, client, args...)
+				var e bytes.Buffer
+				cmd.Stderr = &e
+				err := cmd.Run()
+				if ctx.Err() != nil {
+					t.Fatalf("%v hung", args)
+				}
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					return ee.ExitCode(), e.String()
+				}
+				return 0, e.String()
+			}
+			if code, msg := run("--target", "127.0.0.1:50051", "--inflight", "x"); code != 2 || !strings.Contains(msg, "inflight") {
+				t.Errorf("bad --inflight: got exit %d and %q, want 2 and a message naming --inflight", code, msg)
+			}
+			out := filepath.Join(t.TempDir(), "r.jsonl")
+			// Port 1 on loopback: nothing listens, connections are refused.
+			code, msg := run("--target", "127.0.0.1:1", "--inflight", "1", "--conn", "shared", "--warmup", "0s", "--interval", "200ms", "--out", out)
+			if code != 1 {
+				t.Errorf("unreachable target: got exit %d, want 1; stderr: %s", code, msg)
+			}
+			recs, err := result.ReadFile(out)
+			if err != nil || len(recs) != 1 || recs[0].Status != result.StatusFailed {
+				t.Errorf("unreachable target: want one failed record, got %d (%v)", len(recs), err)
+			}
+		})
+	}
+}
