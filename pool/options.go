@@ -2,33 +2,139 @@
 
 package pool
 
-import "google.golang.org/grpc"
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"time"
 
-// Option configures a Pool. Options are applied in order and validated by New.
+	"google.golang.org/grpc"
+)
+
+// Option configures a Pool. Options are applied in order; New validates the
+// result and returns an error wrapping ErrInvalidOption for a bad value.
 type Option func(*config) error
 
 type config struct {
-	size     int
-	dialOpts []grpc.DialOption
+	size        int
+	dialOpts    []grpc.DialOption
+	policy      Policy
+	lazy        bool
+	redialAfter time.Duration
+	logger      *slog.Logger
 }
 
-// DefaultSize is the size of a pool when WithSize is not given.
-const DefaultSize = 4
+// Bounds of DefaultSize.
+const (
+	minDefaultSize = 2
+	maxDefaultSize = 8
+)
+
+// DefaultRedialAfter is how long a connection may stay in
+// TRANSIENT_FAILURE before the pool re-creates it, when WithRedialAfter is
+// not given.
+const DefaultRedialAfter = 5 * time.Second
+
+// maxRedialAfter caps the doubling of the re-dial delay while a target
+// stays down.
+const maxRedialAfter = 2 * time.Minute
+
+// DefaultSize is the pool size when WithSize is not given: the number of
+// CPUs this process may use (runtime.GOMAXPROCS, which follows cgroup CPU
+// limits), clamped to 2..8.
+//
+// Why: grpc-go serves each HTTP/2 connection with one reader and one writer
+// goroutine, so one connection keeps at most about one core busy with
+// framing, and with one connection the client stalls on that pair long
+// before the CPUs are used up. One connection per usable CPU lets every core
+// frame and parse in parallel; more connections than CPUs add no parallelism
+// but split the RPCs into smaller write batches, which costs CPU per RPC.
+// At least 2, so one broken connection never leaves the pool without a
+// ready one; at most 8, because past that the gain is within noise and each
+// connection costs the server memory and a file descriptor. rpclab's sweep
+// (pool:N against shared) is the measurement behind this; see the README.
+func DefaultSize() int {
+	return clampSize(runtime.GOMAXPROCS(0))
+}
+
+func clampSize(n int) int {
+	return min(max(n, minDefaultSize), maxDefaultSize)
+}
 
 func defaultConfig() *config {
-	return &config{size: DefaultSize}
+	return &config{
+		size:        DefaultSize(),
+		policy:      RoundRobin,
+		redialAfter: DefaultRedialAfter,
+		logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
 }
 
-// WithSize sets the number of connections (default DefaultSize). New
+func (c *config) validate() error {
+	if c.size < 1 {
+		return fmt.Errorf("%w: size %d must be at least 1", ErrInvalidOption, c.size)
+	}
+	if c.policy != RoundRobin && c.policy != LeastLoaded {
+		return fmt.Errorf("%w: unknown pick policy %d", ErrInvalidOption, int(c.policy))
+	}
+	if c.redialAfter <= 0 {
+		return fmt.Errorf("%w: redial delay %v must be positive", ErrInvalidOption, c.redialAfter)
+	}
+	return nil
+}
+
+// WithSize sets the number of connections (default DefaultSize()). New
 // rejects values below 1.
 func WithSize(n int) Option {
 	return func(c *config) error { c.size = n; return nil }
 }
 
 // WithDialOptions passes options to grpc.NewClient for every connection:
-// credentials, interceptors, keepalive. Nothing is assumed: as with
-// grpc.NewClient, credentials must be given (for plaintext,
-// grpc.WithTransportCredentials(insecure.NewCredentials())).
+// credentials, interceptors, keepalive, a custom dialer. Nothing is assumed
+// or hard-coded: as with grpc.NewClient, credentials must be given (for
+// plaintext, grpc.WithTransportCredentials(insecure.NewCredentials())).
+// Options accumulate over several calls. Interceptors see the pool's
+// ClientConn for each RPC, so they can tell the connections apart.
 func WithDialOptions(opts ...grpc.DialOption) Option {
 	return func(c *config) error { c.dialOpts = append(c.dialOpts, opts...); return nil }
+}
+
+// WithPolicy sets how an RPC picks its connection (default RoundRobin).
+func WithPolicy(p Policy) Option {
+	return func(c *config) error { c.policy = p; return nil }
+}
+
+// WithLazy makes New only create the connections; each one dials on the
+// first RPC routed to it and, as grpc-go does by default, goes idle after
+// grpc-go's idle timeout. Without it (the default, eager) New starts
+// dialling every connection at once without waiting, and the pool
+// reconnects a connection whenever it goes idle, so RPCs rarely pay for a
+// handshake. Either way, Connect dials every connection and waits for it.
+func WithLazy() Option {
+	return func(c *config) error { c.lazy = true; return nil }
+}
+
+// WithRedialAfter sets how long a connection may stay in
+// TRANSIENT_FAILURE before the pool replaces it with a new ClientConn
+// (fresh name resolution, fresh back-off); default DefaultRedialAfter. While
+// the target stays down the delay doubles after each replacement, up to 2
+// minutes, and returns to d once the connection is ready. grpc-go keeps
+// retrying inside each ClientConn meanwhile; the replacement bounds how
+// long its growing back-off can keep a recovered target unused. New rejects
+// d <= 0.
+func WithRedialAfter(d time.Duration) Option {
+	return func(c *config) error { c.redialAfter = d; return nil }
+}
+
+// WithLogger sets where the pool logs connection replacements (default:
+// discarded). Nothing is logged on the RPC path.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil logger", ErrInvalidOption)
+		}
+		c.logger = l
+		return nil
+	}
 }

@@ -3,14 +3,45 @@
 // Package pool spreads RPCs over several gRPC connections to one target.
 //
 // One grpc.ClientConn multiplexes every RPC over a single HTTP/2 connection,
-// and on a fast network that connection, not the server, caps throughput. A
-// Pool holds several ClientConns and picks one per RPC. *Pool implements
-// grpc.ClientConnInterface, so generated stubs take it directly:
+// and on a fast network that connection, not the server, caps throughput.
+// gRPC's performance guide advises a pool of channels; grpc-go leaves the
+// spreading to the caller. A Pool holds several ClientConns and picks one per
+// RPC. *Pool implements grpc.ClientConnInterface, so generated stubs take it
+// where they took a *grpc.ClientConn:
 //
-//	p, err := pool.New("dns:///backend:443", pool.WithSize(4),
+//	p, err := pool.New("dns:///backend:443",
 //		pool.WithDialOptions(grpc.WithTransportCredentials(creds)))
-//	...
+//	if err != nil { ... }
+//	defer p.Close()
 //	client := pb.NewFooClient(p)
+//
+// # Picking
+//
+// RoundRobin (the default) takes the connections in turn; LeastLoaded takes
+// the less busy of two random connections, counting RPCs in flight, so a
+// connection whose server side stalls stops receiving RPCs. Neither takes a
+// lock: the pick reads atomics only. A unary RPC is in flight until Invoke
+// returns; a stream is in flight from NewStream until it ends (its status is
+// received, it fails, or its context ends), and it stays on the connection
+// it was opened on.
+//
+// # Health
+//
+// A background goroutine per connection follows its connectivity state. The
+// pick skips connections that are CONNECTING, in TRANSIENT_FAILURE or SHUT
+// DOWN while another one is READY or IDLE; when none is, the RPC goes where
+// the policy points and grpc-go fails it fast with UNAVAILABLE (or holds it,
+// for grpc.WaitForReady). A connection that stays in TRANSIENT_FAILURE for
+// WithRedialAfter, or that someone else shut down, is replaced by a new
+// ClientConn in the background; RPCs still running on the old one finish
+// there before it is closed.
+//
+// # Options
+//
+// Every option has a documented default: DefaultSize() connections (derived
+// from the CPU count), RoundRobin, eager dialling, DefaultRedialAfter. The
+// caller's grpc.DialOptions are passed to every connection unchanged; the
+// pool adds none, not even credentials.
 //
 // The pool only makes, picks and closes connections; it measures nothing.
 package pool
@@ -19,114 +50,272 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 )
 
-// ErrClosed is returned by every call on a Pool after Close.
-var ErrClosed = errors.New("pool: closed")
-
-// Pool is a fixed set of ClientConns to one target.
+// Pool is a fixed number of connections to one target. It is safe for
+// concurrent use. The zero value is not usable; call New.
 type Pool struct {
 	target string
-	conns  []*grpc.ClientConn
-	next   atomic.Uint64
+	cfg    *config
+	slots  []*slot
+	next   atomic.Uint64 // RoundRobin's counter
 	closed atomic.Bool
+
+	ctx    context.Context // ends at Close; bounds the watchers
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the watchers
+
+	// mu orders replacements against Close and guards retired. It is never
+	// taken on the RPC path, except by the last RPC to leave a retired
+	// connection.
+	mu      sync.Mutex
+	retired map[*conn]struct{}
 }
 
 var _ grpc.ClientConnInterface = (*Pool)(nil)
 
-// New creates a pool of connections to target. Connections are created
-// lazily by grpc-go (the first RPC, or Connect, dials them).
+// slot is one position of the pool; its connection is replaced over time.
+type slot struct {
+	cur     atomic.Pointer[conn]
+	redials atomic.Uint64
+	// delay is the slot's current re-dial delay; only the slot's watcher
+	// touches it (handed from one watcher to the next by the go statement).
+	delay time.Duration
+}
+
+// conn is one ClientConn and its accounting.
+type conn struct {
+	inflight atomic.Int64
+	state    atomic.Int32 // connectivity.State, as the watcher last saw it
+	retired  atomic.Bool  // replaced; close once no RPC is left on it
+	closing  atomic.Bool  // Close has been called (exactly once)
+	cc       *grpc.ClientConn
+	pool     *Pool
+	// Pad to 64 bytes, one cache line, so that the counters of connections
+	// allocated next to each other do not share a line.
+	_ [24]byte
+}
+
+// New creates a pool of connections to target (any target grpc.NewClient
+// accepts). It returns an error wrapping ErrEmptyTarget, ErrInvalidOption
+// or ErrDial when the target or an option is bad; it does not wait for the
+// network (see Connect).
 func New(target string, opts ...Option) (*Pool, error) {
+	if target == "" {
+		return nil, ErrEmptyTarget
+	}
 	cfg := defaultConfig()
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: option %d is nil", ErrInvalidOption, i)
+		}
 		if err := o(cfg); err != nil {
 			return nil, err
 		}
 	}
-	if target == "" {
-		return nil, errors.New("pool: empty target")
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
-	if cfg.size <= 0 {
-		return nil, fmt.Errorf("pool: size %d must be at least 1", cfg.size)
-	}
-	p := &Pool{target: target, conns: make([]*grpc.ClientConn, cfg.size)}
-	for i := range p.conns {
-		cc, err := grpc.NewClient(target, cfg.dialOpts...)
+	p := &Pool{target: target, cfg: cfg, slots: make([]*slot, cfg.size), retired: map[*conn]struct{}{}}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	for i := range p.slots {
+		c, err := p.dial()
 		if err != nil {
-			_ = p.Close()
-			return nil, fmt.Errorf("pool: dial %s: %w", target, err)
+			p.cancel()
+			for _, s := range p.slots[:i] {
+				_ = s.cur.Load().close()
+			}
+			return nil, fmt.Errorf("%w %s: %w", ErrDial, target, err)
 		}
-		p.conns[i] = cc
+		p.slots[i] = &slot{delay: cfg.redialAfter}
+		p.slots[i].cur.Store(c)
+	}
+	for i, s := range p.slots {
+		c := s.cur.Load()
+		if !cfg.lazy {
+			c.cc.Connect()
+		}
+		p.wg.Add(1)
+		go p.watch(i, s, c)
 	}
 	return p, nil
 }
 
-// Size is the number of connections in the pool.
-func (p *Pool) Size() int { return len(p.conns) }
-
-// Conn returns the connection the next RPC would use.
-func (p *Pool) Conn() *grpc.ClientConn {
-	n := p.next.Add(1) - 1
-	return p.conns[n%uint64(len(p.conns))]
+func (p *Pool) dial() (*conn, error) {
+	cc, err := grpc.NewClient(p.target, p.cfg.dialOpts...)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{cc: cc, pool: p}
+	c.state.Store(int32(cc.GetState()))
+	return c, nil
 }
 
-// Invoke performs a unary RPC on the next connection.
+// Target is the target the pool was created with.
+func (p *Pool) Target() string { return p.target }
+
+// Size is the number of connections in the pool.
+func (p *Pool) Size() int { return len(p.slots) }
+
+// Invoke performs a unary RPC on a connection chosen by the pool's policy.
+// After Close it returns ErrClosed.
 func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
-	return p.Conn().Invoke(ctx, method, args, reply, opts...)
+	c := p.pick()
+	err := c.cc.Invoke(ctx, method, args, reply, opts...)
+	c.release()
+	return err
 }
 
-// NewStream opens a stream on the next connection; it stays there.
+// NewStream opens a stream on a connection chosen by the pool's policy. The
+// stream stays on that connection and counts as in flight until it ends.
+// After Close it returns ErrClosed.
 func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	if p.closed.Load() {
 		return nil, ErrClosed
 	}
-	return p.Conn().NewStream(ctx, desc, method, opts...)
+	c := p.pick()
+	e := &streamEnd{c: c}
+	// grpc-go calls OnFinish exactly once when the stream ends, however it
+	// ends (status received, error, context done). The guard covers the
+	// paths where an interceptor fails before grpc-go sees the stream.
+	opts = append(opts[:len(opts):len(opts)], grpc.OnFinish(e.finish))
+	cs, err := c.cc.NewStream(ctx, desc, method, opts...)
+	if err != nil {
+		e.finish(err)
+		return nil, err
+	}
+	return cs, nil
 }
 
-// Connect dials every connection and waits until all are READY or ctx
-// ends. It returns an error naming the last state seen when one is not.
+// streamEnd releases a stream's connection once.
+type streamEnd struct {
+	c    *conn
+	done atomic.Bool
+}
+
+func (e *streamEnd) finish(error) {
+	if e.done.CompareAndSwap(false, true) {
+		e.c.release()
+	}
+}
+
+// release ends one RPC on c, closing c if it was retired and this was the
+// last RPC on it.
+func (c *conn) release() {
+	if c.inflight.Add(-1) == 0 && c.retired.Load() {
+		c.closeRetired()
+	}
+}
+
+// retire marks c as replaced. Whoever sees c retired with nothing in flight
+// closes it: this call, or the last release. pick increments inflight before
+// it checks retired, and retire sets retired before it reads inflight, so
+// an RPC never runs on a connection closed under it.
+func (c *conn) retire() {
+	c.retired.Store(true)
+	if c.inflight.Load() == 0 {
+		c.closeRetired()
+	}
+}
+
+func (c *conn) closeRetired() {
+	if c.closing.Load() {
+		return
+	}
+	err := c.close()
+	p := c.pool
+	p.mu.Lock()
+	delete(p.retired, c)
+	p.mu.Unlock()
+	if err != nil && !errors.Is(err, errAlreadyClosing) {
+		p.cfg.logger.Warn("pool: close replaced connection", "target", p.target, "err", err)
+	}
+}
+
+var errAlreadyClosing = errors.New("pool: connection already closing")
+
+// close closes c's ClientConn once; later calls return errAlreadyClosing.
+func (c *conn) close() error {
+	if !c.closing.CompareAndSwap(false, true) {
+		return errAlreadyClosing
+	}
+	return c.cc.Close()
+}
+
+// Connect starts dialling every connection that is not connected and waits
+// until all are READY or ctx ends. It returns ErrClosed after Close, and
+// otherwise an error naming the first connection that is not ready and its
+// last state. Connections keep trying after ctx ends.
 func (p *Pool) Connect(ctx context.Context) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
-	for _, cc := range p.conns {
-		cc.Connect()
+	for _, s := range p.slots {
+		s.cur.Load().cc.Connect()
 	}
-	for i, cc := range p.conns {
+	for i, s := range p.slots {
 		for {
-			s := cc.GetState()
-			if s == connectivity.Ready {
+			c := s.cur.Load()
+			st := c.cc.GetState()
+			if st == connectivity.Ready {
 				break
 			}
-			if s == connectivity.Shutdown {
-				return ErrClosed
+			if st == connectivity.Shutdown {
+				if p.closed.Load() {
+					return ErrClosed
+				}
+				if c.retired.Load() || c.closing.Load() {
+					continue // replaced, or about to be: look again
+				}
 			}
-			if !cc.WaitForStateChange(ctx, s) {
-				return fmt.Errorf("pool: connection %d to %s not ready (last state %s): %w", i, p.target, s, ctx.Err())
+			if st == connectivity.Idle {
+				c.cc.Connect()
+			}
+			if !c.cc.WaitForStateChange(ctx, st) {
+				return fmt.Errorf("pool: connection %d to %s not ready (last state %s): %w", i, p.target, st, ctx.Err())
 			}
 		}
 	}
 	return nil
 }
 
-// Close closes every connection and returns their errors joined.
+// Close closes every connection, including replaced ones that still had
+// RPCs running, and returns their errors joined. RPCs still in flight fail
+// with codes.Canceled. Close returns ErrClosed if the pool was already
+// closed; it never panics.
 func (p *Pool) Close() error {
 	if !p.closed.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
+	p.cancel()
+	p.mu.Lock() // a replacement in progress finishes registering first
+	p.mu.Unlock()
+	p.wg.Wait()
+
 	var errs []error
-	for _, cc := range p.conns {
-		if cc != nil {
-			if err := cc.Close(); err != nil {
-				errs = append(errs, err)
-			}
+	for i, s := range p.slots {
+		if err := s.cur.Load().close(); err != nil && !errors.Is(err, errAlreadyClosing) {
+			errs = append(errs, fmt.Errorf("pool: close connection %d to %s: %w", i, p.target, err))
+		}
+	}
+	p.mu.Lock()
+	var rest []*conn
+	for c := range p.retired {
+		rest = append(rest, c)
+	}
+	p.mu.Unlock()
+	for _, c := range rest {
+		if err := c.close(); err != nil && !errors.Is(err, errAlreadyClosing) {
+			errs = append(errs, fmt.Errorf("pool: close replaced connection to %s: %w", p.target, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -1,0 +1,121 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool
+
+import (
+	"math/rand/v2"
+	"strconv"
+
+	"google.golang.org/grpc/connectivity"
+)
+
+// Policy is how an RPC picks its connection.
+type Policy int
+
+const (
+	// RoundRobin takes the connections in turn: one atomic counter, no
+	// lock. It spreads RPCs evenly, which is best when every connection is
+	// equally fast.
+	RoundRobin Policy = iota
+	// LeastLoaded draws two different connections at random and takes the
+	// one with fewer RPCs in flight ("power of two random choices"): two
+	// atomic loads, no lock, no shared counter. A connection whose server
+	// side stalls collects in-flight RPCs and so stops being picked.
+	LeastLoaded
+)
+
+// String gives the policy's name as rpclab's --conn flag spells it.
+func (p Policy) String() string {
+	switch p {
+	case RoundRobin:
+		return "round-robin"
+	case LeastLoaded:
+		return "least-loaded"
+	default:
+		return "Policy(" + strconv.Itoa(int(p)) + ")"
+	}
+}
+
+// usable reports whether a connection in state s should take RPCs while
+// another connection is READY. IDLE is usable: an RPC is what wakes an idle
+// connection in lazy mode. CONNECTING is not: the RPC would wait for a
+// handshake (or for a listener that never answers) while a ready connection
+// sits next to it.
+func usable(s connectivity.State) bool {
+	return s == connectivity.Ready || s == connectivity.Idle
+}
+
+// pick chooses a connection for one RPC and counts it as in flight. The
+// caller must call c.release() when the RPC ends. pick takes no lock: it
+// reads the slots' current connections, their cached states and their
+// in-flight counters atomically.
+func (p *Pool) pick() *conn {
+	for {
+		var s *slot
+		switch {
+		case len(p.slots) == 1:
+			s = p.slots[0]
+		case p.cfg.policy == LeastLoaded:
+			s = p.pickLeastLoaded()
+		default:
+			s = p.pickRoundRobin()
+		}
+		c := s.cur.Load()
+		c.inflight.Add(1)
+		// A connection retired between the load and the increment may
+		// already be closed (see conn.retire); take the slot's new one.
+		if !c.retired.Load() {
+			return c
+		}
+		c.release()
+	}
+}
+
+// pickRoundRobin takes the next slot in turn, skipping unusable ones while a
+// usable one exists.
+func (p *Pool) pickRoundRobin() *slot {
+	n := uint64(len(p.slots))
+	i := (p.next.Add(1) - 1) % n
+	return p.usableFrom(int(i))
+}
+
+// pickLeastLoaded draws two different slots and takes the usable one with
+// fewer RPCs in flight (the first drawn on a tie).
+func (p *Pool) pickLeastLoaded() *slot {
+	n := uint64(len(p.slots))
+	r := rand.Uint64()
+	i := r % n
+	j := (r >> 32) % (n - 1)
+	if j >= i {
+		j++
+	}
+	a, b := p.slots[i].cur.Load(), p.slots[j].cur.Load()
+	ua, ub := usable(connectivity.State(a.state.Load())), usable(connectivity.State(b.state.Load()))
+	switch {
+	case ua && ub:
+		if b.inflight.Load() < a.inflight.Load() {
+			return p.slots[j]
+		}
+		return p.slots[i]
+	case ua:
+		return p.slots[i]
+	case ub:
+		return p.slots[j]
+	default:
+		return p.usableFrom(int(i))
+	}
+}
+
+// usableFrom returns slot i if it is usable, else the next usable slot after
+// it, else slot i (every connection is down: the RPC then fails fast with
+// UNAVAILABLE, or waits if the caller asked for grpc.WaitForReady).
+func (p *Pool) usableFrom(i int) *slot {
+	n := len(p.slots)
+	for k := 0; k < n; k++ {
+		s := p.slots[(i+k)%n]
+		if usable(connectivity.State(s.cur.Load().state.Load())) {
+			return s
+		}
+	}
+	return p.slots[i]
+}
