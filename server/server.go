@@ -38,6 +38,9 @@ type Options struct {
 	// bytes (0: grpc-go's default of 32 KiB).
 	WriteBufferSize int `json:"write_buffer_size,omitempty"`
 	ReadBufferSize  int `json:"read_buffer_size,omitempty"`
+	// Bulk is the bulk service to register beside the ping service (nil: one
+	// without the extra bulk listeners).
+	Bulk *Bulk `json:"-"`
 }
 
 // ServerOptions turns o into grpc.ServerOptions.
@@ -65,6 +68,7 @@ func (o Options) ServerOptions() []grpc.ServerOption {
 func New(o Options, extra ...grpc.ServerOption) *grpc.Server {
 	s := grpc.NewServer(append(o.ServerOptions(), extra...)...)
 	pb.RegisterBenchmarkServiceServer(s, &Ping{})
+	RegisterBulk(s, o.Bulk)
 	return s
 }
 

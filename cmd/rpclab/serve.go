@@ -40,6 +40,16 @@ The first line on stdout is "listening on ADDR". SIGINT or SIGTERM stops it.`,
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
 			}
+			// The bulk transports listen beside it; clients learn their
+			// ports from BulkService.Info.
+			host, _, _ := net.SplitHostPort(lis.Addr().String())
+			b, err := server.StartBulk(cmd.Context(), host)
+			if err != nil {
+				lis.Close()
+				return err
+			}
+			defer b.Close()
+			o.Bulk = b
 			fmt.Fprintf(cmd.OutOrStdout(), "%s%s\n", server.ListeningPrefix, lis.Addr())
 			return server.Serve(cmd.Context(), lis, o)
 		},

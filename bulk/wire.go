@@ -1,0 +1,68 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package bulk
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// TCPRequestLen is the size of a raw TCP download request: the magic
+// "RLB1", the size (uint64) and the chunk (uint32), big-endian. The server
+// answers with exactly size bytes of the stream, written chunk bytes at a
+// time, and then waits for the next request on the same connection.
+const TCPRequestLen = 16
+
+var tcpMagic = [4]byte{'R', 'L', 'B', '1'}
+
+// EncodeTCPRequest writes a raw TCP download request into b.
+func EncodeTCPRequest(b *[TCPRequestLen]byte, size int64, chunk int) {
+	copy(b[:4], tcpMagic[:])
+	binary.BigEndian.PutUint64(b[4:12], uint64(size))
+	binary.BigEndian.PutUint32(b[12:16], uint32(chunk))
+}
+
+// ReadTCPRequest reads and checks one raw TCP download request. It returns
+// io.EOF when the peer closed the connection between requests.
+func ReadTCPRequest(r io.Reader) (size int64, chunk int, err error) {
+	var b [TCPRequestLen]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return 0, 0, err
+	}
+	if [4]byte(b[:4]) != tcpMagic {
+		return 0, 0, errors.New("bulk: not a bulk TCP request (bad magic)")
+	}
+	size = int64(binary.BigEndian.Uint64(b[4:12]))
+	chunk = int(binary.BigEndian.Uint32(b[12:16]))
+	if err := CheckSizes(size, chunk); err != nil {
+		return 0, 0, err
+	}
+	return size, chunk, nil
+}
+
+// CheckSizes checks a requested size and chunk against what the servers
+// accept.
+func CheckSizes(size int64, chunk int) error {
+	if size <= 0 {
+		return fmt.Errorf("bulk: size %d must be positive", size)
+	}
+	if chunk <= 0 || chunk > MaxChunk {
+		return fmt.Errorf("bulk: chunk %d is outside 1..%d", chunk, MaxChunk)
+	}
+	return nil
+}
+
+// The sidechannel handshake. The client dials the sidechannel listener and
+// writes a hello: SidechannelMagic then a token of SidechannelTokenLen random
+// bytes. It then calls BulkService.SidechannelDownload with the same token.
+// The server pairs the call with the connection by token (whichever arrives
+// first waits for the other, up to SidechannelWait), writes the bytes on the
+// connection, closes it, and only then returns the call's status. The call
+// carries the request and the status; the bytes never touch HTTP/2.
+const (
+	SidechannelMagic    = "RLSC"
+	SidechannelTokenLen = 16
+	SidechannelHelloLen = len(SidechannelMagic) + SidechannelTokenLen
+)

@@ -1,0 +1,425 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/proto/bulkpb"
+)
+
+// SidechannelWait is how long a SidechannelDownload call waits for its
+// connection's hello (and a hello for its call) before giving up.
+const SidechannelWait = 10 * time.Second
+
+// TunedOptions are the server settings of the grpc-tuned transport; see
+// docs/bulk.md for what each one does to a download.
+func TunedOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		// Gather a whole chunk's frames before each write(2): 1 MiB instead
+		// of 32 KiB, so a 64 KiB message is one syscall, not two or three.
+		grpc.WriteBufferSize(1 << 20),
+		// Read buffer and receive windows only matter for uploads; large
+		// windows also turn off BDP pings.
+		grpc.ReadBufferSize(1 << 20),
+		grpc.InitialWindowSize(16 << 20),
+		grpc.InitialConnWindowSize(64 << 20),
+		// Let the (idle) connection give its write buffer back between
+		// flushes instead of holding 1 MiB per connection.
+		grpc.SharedWriteBuffer(true),
+	}
+}
+
+// Bulk serves rpclab.v1.BulkService: downloads of the deterministic stream
+// of package bulk over gRPC, and the sidechannel download. StartBulk also
+// serves the other transports (grpc-tuned, raw TCP, HTTP/1.1 and h2c, the
+// sidechannel listener) and Info tells clients where they are.
+type Bulk struct {
+	bulkpb.UnimplementedBulkServiceServer
+
+	info bulkpb.InfoResponse // addresses only; set before serving
+	sc   registry
+
+	closers []func()
+	wg      sync.WaitGroup
+
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{} // open raw connections, closed by Close
+	closed bool
+}
+
+var _ bulkpb.BulkServiceServer = (*Bulk)(nil)
+
+// NewBulk returns a Bulk without the extra listeners: Download and Info
+// work, the other transports are absent.
+func NewBulk() *Bulk {
+	return &Bulk{sc: registry{m: map[[bulk.SidechannelTokenLen]byte]chan net.Conn{}}}
+}
+
+// RegisterBulk registers b (a NewBulk when nil) on s.
+func RegisterBulk(s *grpc.Server, b *Bulk) {
+	if b == nil {
+		b = NewBulk()
+	}
+	bulkpb.RegisterBulkServiceServer(s, b)
+}
+
+// StartBulk starts the bulk listeners on host (port 0 each): a grpc-tuned
+// gRPC server, raw TCP, HTTP (1.1 and h2c) and the sidechannel. They run
+// until ctx ends or Close is called.
+func StartBulk(ctx context.Context, host string) (*Bulk, error) {
+	b := NewBulk()
+	listen := func() (net.Listener, error) {
+		lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			b.Close()
+			return nil, fmt.Errorf("server: bulk: %w", err)
+		}
+		return lis, nil
+	}
+
+	tunedLis, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	tuned := grpc.NewServer(TunedOptions()...)
+	RegisterBulk(tuned, b)
+	b.goServe(func() { _ = tuned.Serve(tunedLis) }, tuned.Stop)
+	b.info.GrpcTunedAddr = tunedLis.Addr().String()
+
+	tcpLis, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	b.goServe(func() { b.acceptLoop(tcpLis, b.serveTCP) }, func() { tcpLis.Close() })
+	b.info.TcpAddr = tcpLis.Addr().String()
+
+	httpLis, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(b.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
+	hs.Protocols = new(http.Protocols)
+	hs.Protocols.SetHTTP1(true)
+	hs.Protocols.SetUnencryptedHTTP2(true)
+	b.goServe(func() { _ = hs.Serve(httpLis) }, func() { hs.Close() })
+	b.info.HttpAddr = httpLis.Addr().String()
+
+	scLis, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	b.goServe(func() { b.acceptLoop(scLis, b.hello) }, func() { scLis.Close() })
+	b.info.SidechannelAddr = scLis.Addr().String()
+
+	stop := context.AfterFunc(ctx, func() { b.Close() })
+	b.closers = append(b.closers, func() { stop() })
+	return b, nil
+}
+
+func (b *Bulk) goServe(serve, stop func()) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		serve()
+	}()
+	b.closers = append(b.closers, stop)
+}
+
+// Close stops the extra listeners and waits for their loops to end.
+func (b *Bulk) Close() {
+	for _, c := range b.closers {
+		c()
+	}
+	b.mu.Lock()
+	b.closed = true
+	open := make([]net.Conn, 0, len(b.conns))
+	for c := range b.conns {
+		open = append(open, c)
+	}
+	b.mu.Unlock()
+	for _, c := range open {
+		c.Close()
+	}
+	b.wg.Wait()
+}
+
+func (b *Bulk) acceptLoop(lis net.Listener, handle func(net.Conn)) {
+	var conns sync.WaitGroup
+	defer conns.Wait()
+	for {
+		c, err := lis.Accept()
+		if err != nil {
+			return
+		}
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			c.Close()
+			return
+		}
+		if b.conns == nil {
+			b.conns = map[net.Conn]struct{}{}
+		}
+		tc := &trackedConn{Conn: c, b: b}
+		b.conns[tc] = struct{}{}
+		b.mu.Unlock()
+		conns.Add(1)
+		go func() {
+			defer conns.Done()
+			handle(tc)
+		}()
+	}
+}
+
+// trackedConn leaves Bulk's set of open connections when it is closed.
+type trackedConn struct {
+	net.Conn
+	b    *Bulk
+	once sync.Once
+}
+
+func (t *trackedConn) Close() error {
+	t.once.Do(func() {
+		t.b.mu.Lock()
+		delete(t.b.conns, t)
+		t.b.mu.Unlock()
+	})
+	return t.Conn.Close()
+}
+
+func sizesErr(size int64, chunk int32) error {
+	if err := bulk.CheckSizes(size, int(chunk)); err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	return nil
+}
+
+// Download streams the request's bytes as Chunk messages. When the call
+// uses the bulkraw codec (grpc-tuned) each message is a bulk.OutChunk that
+// the codec hands to the transport without a copy; otherwise it is a
+// protobuf Chunk marshalled by grpc-go's codec.
+func (b *Bulk) Download(req *bulkpb.DownloadRequest, stream bulkpb.BulkService_DownloadServer) error {
+	size, chunk := req.GetSizeBytes(), req.GetChunkBytes()
+	if err := sizesErr(size, chunk); err != nil {
+		return err
+	}
+	raw := false
+	if md, ok := metadata.FromIncomingContext(stream.Context()); ok {
+		for _, ct := range md.Get("content-type") {
+			raw = raw || ct == "application/grpc+"+bulk.CodecName
+		}
+	}
+	var pm bulkpb.Chunk
+	var rm bulk.OutChunk
+	for off := int64(0); off < size; {
+		n := int(min(int64(chunk), size-off))
+		var err error
+		if raw {
+			rm.Data = bulk.Stream(off, n)
+			err = stream.SendMsg(&rm)
+		} else {
+			pm.Data = bulk.Stream(off, n)
+			err = stream.Send(&pm)
+		}
+		if err != nil {
+			return err
+		}
+		off += int64(n)
+	}
+	return nil
+}
+
+// SidechannelDownload pairs the call with its sidechannel connection by
+// token, writes the bytes there, closes the connection and answers.
+func (b *Bulk) SidechannelDownload(ctx context.Context, req *bulkpb.DownloadRequest) (*bulkpb.SidechannelResult, error) {
+	size, chunk := req.GetSizeBytes(), req.GetChunkBytes()
+	if err := sizesErr(size, chunk); err != nil {
+		return nil, err
+	}
+	tok := req.GetSidechannelToken()
+	if len(tok) != bulk.SidechannelTokenLen {
+		return nil, status.Errorf(codes.InvalidArgument, "sidechannel_token has %d bytes, want %d", len(tok), bulk.SidechannelTokenLen)
+	}
+	c, err := b.sc.claim(ctx, [bulk.SidechannelTokenLen]byte(tok))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	sent, err := writeStream(c, size, int(chunk))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+		return nil, status.Errorf(codes.Unavailable, "sidechannel write after %d of %d bytes: %v", sent, size, err)
+	}
+	if err := c.Close(); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "sidechannel close: %v", err)
+	}
+	return &bulkpb.SidechannelResult{BytesSent: sent}, nil
+}
+
+// Info answers with the listeners' addresses and the process's usage.
+func (b *Bulk) Info(_ context.Context, req *bulkpb.InfoRequest) (*bulkpb.InfoResponse, error) {
+	if req.GetResetPeakRss() {
+		bulk.ResetPeakRSS()
+	}
+	u, err := bulk.ReadUsage()
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &bulkpb.InfoResponse{
+		GrpcTunedAddr:   b.info.GrpcTunedAddr,
+		TcpAddr:         b.info.TcpAddr,
+		HttpAddr:        b.info.HttpAddr,
+		SidechannelAddr: b.info.SidechannelAddr,
+		Pid:             int64(os.Getpid()),
+		CpuNs:           int64(u.CPU),
+		AllocBytes:      u.AllocBytes,
+		Allocs:          u.Allocs,
+		PeakRssBytes:    u.PeakRSS,
+		MaxChunkBytes:   bulk.MaxChunk,
+	}, nil
+}
+
+func writeStream(w io.Writer, size int64, chunk int) (int64, error) {
+	var off int64
+	for off < size {
+		n, err := w.Write(bulk.Stream(off, int(min(int64(chunk), size-off))))
+		off += int64(n)
+		if err != nil {
+			return off, err
+		}
+	}
+	return off, nil
+}
+
+// serveTCP answers raw TCP download requests on c until the peer closes it.
+func (b *Bulk) serveTCP(c net.Conn) {
+	defer c.Close()
+	for {
+		size, chunk, err := bulk.ReadTCPRequest(c)
+		if err != nil {
+			return
+		}
+		if _, err := writeStream(c, size, chunk); err != nil {
+			return
+		}
+	}
+}
+
+// serveHTTP answers GET /bulk?size=N&chunk=C with N bytes of the stream,
+// written C bytes at a time (HTTP/1.1 or h2c).
+func (b *Bulk) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/bulk" || r.Method != http.MethodGet {
+		http.Error(w, "GET /bulk?size=N&chunk=C", http.StatusNotFound)
+		return
+	}
+	size, err1 := strconv.ParseInt(r.URL.Query().Get("size"), 10, 64)
+	chunk, err2 := strconv.Atoi(r.URL.Query().Get("chunk"))
+	if err := errors.Join(err1, err2); err != nil {
+		http.Error(w, "size and chunk must be integers: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := bulk.CheckSizes(size, chunk); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	_, _ = writeStream(w, size, chunk)
+}
+
+// hello reads a sidechannel hello and hands the connection to the call that
+// presents the same token.
+func (b *Bulk) hello(c net.Conn) {
+	var h [bulk.SidechannelHelloLen]byte
+	_ = c.SetReadDeadline(time.Now().Add(SidechannelWait))
+	if _, err := io.ReadFull(c, h[:]); err != nil || string(h[:len(bulk.SidechannelMagic)]) != bulk.SidechannelMagic {
+		c.Close()
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	if !b.sc.offer([bulk.SidechannelTokenLen]byte(h[len(bulk.SidechannelMagic):]), c) {
+		c.Close()
+	}
+}
+
+// registry pairs sidechannel connections with calls by token. Whichever
+// arrives first creates the slot; a slot nobody claims expires after twice
+// SidechannelWait and its connection is closed.
+type registry struct {
+	mu sync.Mutex
+	m  map[[bulk.SidechannelTokenLen]byte]chan net.Conn
+}
+
+func (r *registry) slot(tok [bulk.SidechannelTokenLen]byte) chan net.Conn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ch := r.m[tok]
+	if ch == nil {
+		ch = make(chan net.Conn, 1)
+		r.m[tok] = ch
+		time.AfterFunc(2*SidechannelWait, func() {
+			r.remove(tok, ch)
+			select {
+			case c := <-ch:
+				c.Close()
+			default:
+			}
+		})
+	}
+	return ch
+}
+
+func (r *registry) remove(tok [bulk.SidechannelTokenLen]byte, ch chan net.Conn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m[tok] == ch {
+		delete(r.m, tok)
+	}
+}
+
+// offer hands c to the slot of tok; false if the slot already has one.
+func (r *registry) offer(tok [bulk.SidechannelTokenLen]byte, c net.Conn) bool {
+	select {
+	case r.slot(tok) <- c:
+		return true
+	default:
+		return false
+	}
+}
+
+// claim waits for the connection of tok.
+func (r *registry) claim(ctx context.Context, tok [bulk.SidechannelTokenLen]byte) (net.Conn, error) {
+	ch := r.slot(tok)
+	defer r.remove(tok, ch)
+	t := time.NewTimer(SidechannelWait)
+	defer t.Stop()
+	select {
+	case c := <-ch:
+		return c, nil
+	case <-t.C:
+		return nil, status.Errorf(codes.FailedPrecondition, "no sidechannel connection presented token %x within %v", tok, SidechannelWait)
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+}
+
