@@ -422,4 +422,3 @@ func (r *registry) claim(ctx context.Context, tok [bulk.SidechannelTokenLen]byte
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}
 }
-
