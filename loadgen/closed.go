@@ -169,8 +169,12 @@ type worker struct {
 }
 
 // done reports a finished RPC: it is recorded only if it both began and
-// ended inside the measured interval.
-func (w *worker) done(began int32, d time.Duration, err error) {
+// ended inside the measured interval, and did not fail because the run
+// itself was stopped.
+func (w *worker) done(ctx context.Context, began int32, d time.Duration, err error) {
+	if err != nil && ctx.Err() != nil {
+		return
+	}
 	if began == phaseMeasure && w.phase.Load() == phaseMeasure {
 		w.rec.Record(d, status.Code(err))
 	}
@@ -180,7 +184,7 @@ func (w *worker) unary(ctx context.Context) {
 	resp := &pb.SimpleResponse{}
 	for {
 		ph := w.phase.Load()
-		if ph == phaseDone {
+		if ph == phaseDone || ctx.Err() != nil {
 			return
 		}
 		t0 := time.Now()
@@ -192,23 +196,23 @@ func (w *worker) unary(ctx context.Context) {
 		} else {
 			err = w.cc.Invoke(ctx, unaryMethod, w.req, resp)
 		}
-		w.done(ph, time.Since(t0), err)
+		w.done(ctx, ph, time.Since(t0), err)
 	}
 }
 
 func (w *worker) streaming(ctx context.Context) {
 	resp := &pb.SimpleResponse{}
-	for w.phase.Load() != phaseDone {
+	for w.phase.Load() != phaseDone && ctx.Err() == nil {
 		ph := w.phase.Load()
 		t0 := time.Now()
 		s, err := w.cc.NewStream(ctx, &streamDesc, streamingMethod)
 		if err != nil {
-			w.done(ph, time.Since(t0), err)
+			w.done(ctx, ph, time.Since(t0), err)
 			continue
 		}
 		for {
 			ph := w.phase.Load()
-			if ph == phaseDone {
+			if ph == phaseDone || ctx.Err() != nil {
 				return
 			}
 			t0 := time.Now()
@@ -217,13 +221,13 @@ func (w *worker) streaming(ctx context.Context) {
 			_ = s.SendMsg(w.req)
 			err := s.RecvMsg(resp)
 			if err == nil {
-				w.done(ph, time.Since(t0), nil)
+				w.done(ctx, ph, time.Since(t0), nil)
 				continue
 			}
 			if errors.Is(err, io.EOF) {
 				err = status.Error(codes.Unavailable, "stream ended by the server")
 			}
-			w.done(ph, time.Since(t0), err)
+			w.done(ctx, ph, time.Since(t0), err)
 			break
 		}
 	}
@@ -232,8 +236,12 @@ func (w *worker) streaming(ctx context.Context) {
 func openLayout(target string, step Step, o Options) ([]*pool.Pool, error) {
 	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, o.DialOptions...)
 	var pools []*pool.Pool
+	policy := pool.RoundRobin
+	if step.Conn.Pick == LeastLoaded {
+		policy = pool.LeastLoaded
+	}
 	add := func(size int) error {
-		p, err := pool.New(target, pool.WithSize(size), pool.WithDialOptions(dial...))
+		p, err := pool.New(target, pool.WithSize(size), pool.WithPolicy(policy), pool.WithDialOptions(dial...))
 		if err != nil {
 			return err
 		}

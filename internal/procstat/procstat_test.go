@@ -1,0 +1,119 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package procstat
+
+import (
+	"net"
+	"net/netip"
+	"os/exec"
+	"testing"
+)
+
+func TestParseHexAddr(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+	}{
+		{"0100007F:C350", "127.0.0.1:50000"},
+		{"00000000:0050", "0.0.0.0:80"},
+		{"00000000000000000000000001000000:1F90", "[::1]:8080"},
+		{"0000000000000000FFFF00000100007F:0016", "127.0.0.1:22"}, // v4-mapped
+	}
+	for _, tc := range tests {
+		got, err := parseHexAddr(tc.in)
+		if err != nil {
+			t.Errorf("parseHexAddr(%q): %v", tc.in, err)
+			continue
+		}
+		if got != netip.MustParseAddrPort(tc.want) {
+			t.Errorf("parseHexAddr(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "0100007F", "XYZ:0050", "0100007F:ZZZZ", "01:0050"} {
+		if _, err := parseHexAddr(bad); err == nil {
+			t.Errorf("parseHexAddr(%q) = nil error, want an error", bad)
+		}
+	}
+}
+
+func TestConnsToCountsRealConnections(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	target := lis.Addr().String()
+	for want := 0; want <= 3; want++ {
+		if want > 0 {
+			c, err := net.Dial("tcp", target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+		}
+		got, err := ConnsTo(0, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The accepted (server) ends are to the client's port, not the
+		// target, so only the dialled ends count.
+		if got != want {
+			t.Errorf("after %d dials, ConnsTo = %d, want %d", want, got, want)
+		}
+	}
+	if _, err := ConnsTo(0, "no-port"); err == nil {
+		t.Error("ConnsTo(no-port) = nil error, want an error")
+	}
+}
+
+func TestCPUTime(t *testing.T) {
+	self0, err := CPUTime(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 0
+	for i := 0; i < 50_000_000; i++ { // burn some CPU
+		x += i ^ x
+	}
+	_ = x
+	self1, _ := CPUTime(0)
+	if self1 <= self0 {
+		t.Errorf("CPU time did not grow: %v then %v", self0, self1)
+	}
+
+	cmd := exec.Command("sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	defer cmd.Process.Kill()
+	if _, err := CPUTime(cmd.Process.Pid); err != nil {
+		t.Errorf("CPUTime(child): %v", err)
+	}
+	if _, err := CPUTime(1 << 30); err == nil {
+		t.Error("CPUTime(no such pid) = nil error, want an error")
+	}
+}
+
+func TestPinAndAllowedCPUs(t *testing.T) {
+	cpus, err := AllowedCPUs()
+	if err != nil || len(cpus) == 0 {
+		t.Fatalf("AllowedCPUs() = %v, %v", cpus, err)
+	}
+	cmd := exec.Command("sleep", "5")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	defer cmd.Process.Kill()
+	if err := Pin(cmd.Process.Pid, cpus[:1]); err != nil {
+		t.Fatalf("Pin: %v", err)
+	}
+}

@@ -1,0 +1,239 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
+)
+
+const defaultTestTimeout = 30 * time.Second
+
+// startServer serves s on a free loopback port until the test ends.
+func startServer(t *testing.T, s *grpc.Server) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	return lis.Addr().String()
+}
+
+func shortSpec(target string) *Spec {
+	return &Spec{
+		Target: target, RPCs: []string{Unary}, Inflight: []int{1},
+		Warmup: 50 * time.Millisecond, Interval: 300 * time.Millisecond, DialTimeout: 2 * time.Second,
+	}
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestSweepCountsRealConnections runs a short sweep against a real server and
+// checks each layout opens the connections it should, as the OS sees them.
+func TestSweepCountsRealConnections(t *testing.T) {
+	target := startServer(t, server.New(server.Options{}))
+	spec := shortSpec(target)
+	spec.RPCs = []string{Unary, Streaming}
+	spec.Inflight = []int{1, 4}
+	spec.PayloadBytes = 100
+	spec.Conns = []ConnMode{{Kind: Shared}, {Kind: PerWorker}, {Kind: Pooled, N: 2, Pick: RoundRobin}}
+	var recs []*result.Record
+	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error {
+		recs = append(recs, r)
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		return result.Validate(b)
+	}, Progress{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs), 12; got != want {
+		t.Fatalf("got %d records, want %d", got, want)
+	}
+	for _, r := range recs {
+		want := map[string]int{Shared: 1, PerWorker: r.Spec.Inflight, Pooled: 2}[r.Spec.ConnMode]
+		if r.Spec.ConnMode == Pooled && r.Spec.Inflight == 1 {
+			// One worker on a round-robin pool of 2 touches both connections.
+			want = 2
+		}
+		if r.ConnsObserved != want {
+			t.Errorf("%s %s inflight=%d: got %d connections, want %d", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r.ConnsObserved, want)
+		}
+		if r.Status != result.StatusOK || r.Requests == 0 || len(r.Errors) != 0 {
+			t.Errorf("%s %s inflight=%d: status %s, %d requests, errors %v", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r.Status, r.Requests, r.Errors)
+		}
+		if r.Latency.P50NS <= 0 || r.Latency.P100NS < r.Latency.P99NS || r.ThroughputRPS <= 0 || r.ClientCPUNS <= 0 {
+			t.Errorf("%s %s inflight=%d: implausible figures %+v", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r)
+		}
+	}
+}
+
+// flaky fails every other unary call with ResourceExhausted.
+type flaky struct {
+	server.Ping
+	n atomic.Int64
+}
+
+func (f *flaky) UnaryCall(ctx context.Context, req *pb.SimpleRequest) (*pb.SimpleResponse, error) {
+	if f.n.Add(1)%2 == 0 {
+		return nil, status.Error(codes.ResourceExhausted, "every other call fails")
+	}
+	return f.Ping.UnaryCall(ctx, req)
+}
+
+type alwaysFails struct{ server.Ping }
+
+func (*alwaysFails) UnaryCall(context.Context, *pb.SimpleRequest) (*pb.SimpleResponse, error) {
+	return nil, status.Error(codes.PermissionDenied, "no")
+}
+
+func TestErrorsCountedByCode(t *testing.T) {
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, &flaky{})
+	spec := shortSpec(startServer(t, s))
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	spec.Inflight = []int{2}
+	rec, err := RunStep(testCtx(t), spec, spec.Steps()[0], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != result.StatusOK {
+		t.Errorf("status %q, want ok (some RPCs succeed)", rec.Status)
+	}
+	nerr := rec.Errors["ResourceExhausted"]
+	if nerr == 0 || len(rec.Errors) != 1 {
+		t.Errorf("errors %v, want only ResourceExhausted", rec.Errors)
+	}
+	// Successes and failures alternate: about half each.
+	if ok := rec.Requests - nerr; ok < nerr/2 || ok > nerr*2 {
+		t.Errorf("%d ok vs %d failed, want about half each", ok, nerr)
+	}
+}
+
+func TestEveryRPCFailingMarksStepFailed(t *testing.T) {
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, &alwaysFails{})
+	spec := shortSpec(startServer(t, s))
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error {
+		if r.Status != result.StatusFailed || r.Errors["PermissionDenied"] == 0 {
+			t.Errorf("got status %q errors %v, want failed with PermissionDenied", r.Status, r.Errors)
+		}
+		return nil
+	}, Progress{})
+	if err == nil {
+		t.Error("Sweep = nil error, want one for the failed step")
+	}
+}
+
+func TestUnreachableTargetFailsFastAndSkipsTheRest(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := lis.Addr().String()
+	lis.Close() // nothing listens there now
+	spec := shortSpec(target)
+	spec.Conns = []ConnMode{{Kind: Shared}, {Kind: PerWorker}}
+	spec.Inflight = []int{1, 2}
+	spec.DialTimeout = 500 * time.Millisecond
+	var recs []*result.Record
+	start := time.Now()
+	err = Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, Progress{})
+	if err == nil {
+		t.Fatal("Sweep = nil error, want an error")
+	}
+	if len(recs) != 4 {
+		t.Fatalf("got %d records, want one per step (4)", len(recs))
+	}
+	for i, r := range recs {
+		if r.Status != result.StatusFailed || r.Error == "" {
+			t.Errorf("record %d: status %q error %q, want failed with a reason", i, r.Status, r.Error)
+		}
+	}
+	// Only the first step waits for the dial timeout; the rest are skipped.
+	if d := time.Since(start); d > 4*spec.DialTimeout+5*time.Second {
+		t.Errorf("sweep took %v; steps after the first unreachable one should not wait", d)
+	}
+}
+
+// TestServerDiesMidSweep stops the server during the first step: that step
+// records Unavailable errors, the next reports the failure, and Sweep
+// returns an error after handing over every record.
+func TestServerDiesMidSweep(t *testing.T) {
+	s := server.New(server.Options{})
+	target := startServer(t, s)
+	spec := shortSpec(target)
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	spec.Inflight = []int{2, 4}
+	spec.Interval = time.Second
+	spec.DialTimeout = 500 * time.Millisecond
+	var recs []*result.Record
+	prog := Progress{Start: func(i, n int, st Step) {
+		if i == 0 {
+			time.AfterFunc(spec.Warmup+spec.Interval/4, s.Stop)
+		}
+	}}
+	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, prog)
+	if err == nil {
+		t.Fatal("Sweep = nil error, want an error")
+	}
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2", len(recs))
+	}
+	if recs[0].Errors["Unavailable"] == 0 {
+		t.Errorf("step 1 errors %v, want Unavailable counted", recs[0].Errors)
+	}
+	if recs[1].Status != result.StatusFailed || recs[1].Error == "" {
+		t.Errorf("step 2: status %q error %q, want failed", recs[1].Status, recs[1].Error)
+	}
+}
+
+func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
+	target := startServer(t, server.New(server.Options{}))
+	spec := shortSpec(target)
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	spec.Inflight = []int{1, 2}
+	spec.Interval = 10 * time.Second
+	ctx, cancel := context.WithCancel(testCtx(t))
+	time.AfterFunc(spec.Warmup+time.Second, cancel)
+	var recs []*result.Record
+	start := time.Now()
+	err := Sweep(ctx, spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, Progress{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Sweep = %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stopping took until %v after start, want about 1 s", d)
+	}
+	if len(recs) != 1 || recs[0].Status != result.StatusInterrupted || recs[0].Requests == 0 {
+		t.Fatalf("got %d records (%+v), want one interrupted record with requests", len(recs), recs)
+	}
+	if d := time.Duration(recs[0].DurationNS); d >= spec.Interval || d <= 0 {
+		t.Errorf("duration %v, want the part of the interval that ran", d)
+	}
+	if len(recs[0].Errors) != 0 {
+		t.Errorf("errors %v: RPCs cut by the interrupt must not count as errors", recs[0].Errors)
+	}
+}
