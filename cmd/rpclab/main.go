@@ -85,5 +85,17 @@ Start with "rpclab demo".`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newServeCmd(), newSweepCmd(), newDemoCmd(), newValidateCmd())
+	// Wrong positional arguments are usage errors too (exit 2).
+	for _, c := range root.Commands() {
+		if c.Args != nil {
+			args := c.Args
+			c.Args = func(cmd *cobra.Command, a []string) error {
+				if err := args(cmd, a); err != nil {
+					return usageError{err}
+				}
+				return nil
+			}
+		}
+	}
 	return root
 }

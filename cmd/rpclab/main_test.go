@@ -1,0 +1,237 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+const defaultTestTimeout = time.Minute
+
+// The test binary doubles as rpclab: with this variable set it runs main,
+// so commands that start "rpclab serve" as a child process work in tests.
+const asMain = "RPCLAB_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMain) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// rpclabCmd returns the test binary run as rpclab.
+func rpclabCmd(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asMain+"=1")
+	return cmd
+}
+
+func runInProcess(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestBadFlagsAreUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"min above max", []string{"sweep", "--min-inflight", "8", "--max-inflight", "2"}, "--max-inflight"},
+		{"pool of zero", []string{"sweep", "--conn", "pool:0"}, "--conn"},
+		{"unknown conn mode", []string{"sweep", "--conn", "carrier-pigeon"}, "--conn"},
+		{"negative warmup", []string{"sweep", "--warmup", "-1s"}, "--warmup"},
+		{"zero interval", []string{"sweep", "--interval", "0s"}, "--interval"},
+		{"unparsable list", []string{"sweep", "--inflight", "1,two,4"}, "--inflight"},
+		{"unparsable duration", []string{"sweep", "--interval", "soon"}, "--interval"},
+		{"both inflight forms", []string{"sweep", "--inflight", "1", "--max-inflight", "4"}, "--inflight"},
+		{"unknown rpc", []string{"sweep", "--rpc", "bidi"}, "--rpc"},
+		{"unknown flag", []string{"sweep", "--turbo"}, "turbo"},
+		{"unknown client", []string{"sweep", "--client", "cobol"}, "--client"},
+		{"demo too", []string{"demo", "--conn", "pool:-1"}, "--conn"},
+		{"serve args", []string{"serve", "extra"}, "unknown command"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runInProcess(tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("got exit %d and %q, want exit %d and a message naming %s", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+func closedPort(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return addr
+}
+
+func TestUnreachableTarget(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	start := time.Now()
+	code, _, stderr := runInProcess("sweep", "--target", closedPort(t), "--inflight", "1,2", "--conn", "shared",
+		"--warmup", "0s", "--interval", "200ms", "--dial-timeout", "500ms", "-o", out)
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d; stderr: %s", code, exitFailure, stderr)
+	}
+	if !strings.Contains(stderr, "target unreachable") {
+		t.Errorf("stderr %q does not say the target is unreachable", stderr)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v, want about the dial timeout", d)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil || len(recs) != 2 || recs[0].Status != result.StatusFailed {
+		t.Errorf("want 2 failed records, got %d (%v)", len(recs), err)
+	}
+}
+
+// TestDemoEndToEnd runs the demo as a user would (with short steps): it
+// starts its own server as a child process and ends with a verdict.
+func TestDemoEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	dir := t.TempDir()
+	cmd := rpclabCmd(ctx, "demo", "--inflight", "1,4", "--warmup", "100ms", "--interval", "500ms")
+	cmd.Dir = dir
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo: %v; stderr:\n%s", err, e.String())
+	}
+	stdout := o.String()
+	for _, want := range []string{"throughput (req/s)", "efficiency %", "per-worker", "shared connection"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	recs, err := result.ReadFile(filepath.Join(dir, "rpclab-results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4 {
+		t.Fatalf("got %d records, want 4", len(recs))
+	}
+	for _, r := range recs {
+		want := 1
+		if r.Spec.ConnMode == "per-worker" {
+			want = r.Spec.Inflight
+		}
+		if r.ConnsObserved != want || r.Status != result.StatusOK || r.Spec.Server != "go" {
+			t.Errorf("%s inflight=%d: conns %d (want %d), status %s, server %q", r.Spec.ConnMode, r.Spec.Inflight, r.ConnsObserved, want, r.Status, r.Spec.Server)
+		}
+	}
+}
+
+var pidRe = regexp.MustCompile(`started server \S+ \(pid (\d+)\)`)
+
+// TestInterruptKeepsRecordsAndStopsServer sends SIGINT during the second
+// step of a sweep: rpclab must stop within seconds, exit 130, keep the
+// records measured so far, and stop its child server.
+func TestInterruptKeepsRecordsAndStopsServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	cmd := rpclabCmd(ctx, "sweep", "--inflight", "1,2,4", "--conn", "shared", "--warmup", "100ms", "--interval", "700ms", "-o", out)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	serverPid := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if m := pidRe.FindStringSubmatch(line); m != nil {
+			serverPid, _ = strconv.Atoi(m[1])
+		}
+		if strings.HasPrefix(line, "[1/3]") {
+			break
+		}
+	}
+	time.Sleep(400 * time.Millisecond) // into step 2's interval
+	sent := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, stderr)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want code %d", err, exitInterrupted)
+	}
+	if d := time.Since(sent); d > 3*time.Second {
+		t.Errorf("stopped %v after SIGINT, want within a second or so", d)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) < 1 || recs[0].Status != result.StatusOK {
+		t.Fatalf("got %d records, want at least the first step's", len(recs))
+	}
+	if serverPid == 0 {
+		t.Fatal("no server pid on stderr")
+	}
+	// The child server must be gone (reaped, so kill(pid, 0) fails).
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(serverPid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("server pid %d still runs after rpclab exited", serverPid)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestServePrintsAddressAndStopsOnSIGTERM(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	cmd := rpclabCmd(ctx, "serve", "--listen", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "listening on 127.0.0.1:") {
+		t.Fatalf("first line %q (%v), want \"listening on 127.0.0.1:PORT\"", line, err)
+	}
+	addr := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial the printed address: %v", err)
+	}
+	c.Close()
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve after SIGTERM: %v, want exit 0", err)
+	}
+}
