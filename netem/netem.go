@@ -1,0 +1,171 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+// Package netem emulates a network link in userspace: a one-way delay, an
+// optional jitter and a bandwidth, set per direction, with sub-millisecond
+// precision. Data is never reordered, duplicated or lost.
+//
+// The same link runs two ways. In process, for Go peers, Network.Listener,
+// Network.Dialer and Network.Conn wrap one end of a connection (only one end:
+// wrapping both doubles the delay); writers do not wait out the latency,
+// readers see the data only once it has "arrived". For peers in any
+// language, Proxy is a TCP proxy that applies the link between its two
+// sides.
+//
+// What a link does to the bytes is a chain of small effects (Rate, Delay,
+// Jitter), each an Effect: a function from the time a chunk reaches it to
+// the time the chunk leaves it. Time comes from hooks that tests replace
+// with a fake clock.
+package netem
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Link is one direction of an emulated network.
+type Link struct {
+	// Delay is the one-way latency added to every byte.
+	Delay time.Duration `json:"delay_ns"`
+	// Jitter varies the delay of each chunk uniformly within ±Jitter. A
+	// chunk never leaves before it arrived, nor before the chunk sent
+	// ahead of it (no reordering), so large jitter skews the delay upward.
+	Jitter time.Duration `json:"jitter_ns,omitempty"`
+	// RateBps is the bandwidth in bits per second (0: unlimited). Bytes
+	// queue behind each other at this rate before the delay applies.
+	RateBps int64 `json:"rate_bps,omitempty"`
+}
+
+// Validate reports a negative or out-of-range field.
+func (l Link) Validate() error {
+	switch {
+	case l.Delay < 0:
+		return fmt.Errorf("netem: negative delay %v", l.Delay)
+	case l.Jitter < 0:
+		return fmt.Errorf("netem: negative jitter %v", l.Jitter)
+	case l.RateBps < 0:
+		return fmt.Errorf("netem: negative rate %d bit/s", l.RateBps)
+	case l.RateBps > 0 && l.RateBps < 8:
+		return fmt.Errorf("netem: rate %d bit/s is below one byte per second", l.RateBps)
+	}
+	return nil
+}
+
+// IsZero reports whether the link adds nothing.
+func (l Link) IsZero() bool { return l == Link{} }
+
+// String describes the link, e.g. "delay=2.5ms jitter=100µs rate=1gbit".
+func (l Link) String() string {
+	s := "delay=" + l.Delay.String()
+	if l.Jitter > 0 {
+		s += " jitter=" + l.Jitter.String()
+	}
+	if l.RateBps > 0 {
+		s += " rate=" + FormatRate(l.RateBps)
+	}
+	return s
+}
+
+// Effects returns the link's chain: Rate, then Delay, then Jitter (each
+// only when set). seed makes the jitter reproducible.
+func (l Link) Effects(seed uint64) []Effect {
+	var out []Effect
+	if l.RateBps > 0 {
+		out = append(out, NewRate(l.RateBps))
+	}
+	if l.Delay > 0 {
+		out = append(out, Delay(l.Delay))
+	}
+	if l.Jitter > 0 {
+		out = append(out, NewJitter(l.Jitter, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))))
+	}
+	return out
+}
+
+// Network is a link in each direction. Up carries what the client (the
+// dialing side) writes; Down carries what the server writes.
+type Network struct {
+	Up   Link `json:"up"`
+	Down Link `json:"down"`
+}
+
+// Symmetric returns a Network with l in both directions, so the round-trip
+// time is twice l.Delay.
+func Symmetric(l Link) Network { return Network{Up: l, Down: l} }
+
+// Validate checks both directions.
+func (n Network) Validate() error {
+	if err := n.Up.Validate(); err != nil {
+		return fmt.Errorf("%w (up)", err)
+	}
+	if err := n.Down.Validate(); err != nil {
+		return fmt.Errorf("%w (down)", err)
+	}
+	return nil
+}
+
+// RTT is the round-trip time the network adds, jitter and rate aside.
+func (n Network) RTT() time.Duration { return n.Up.Delay + n.Down.Delay }
+
+// IsZero reports whether the network adds nothing in either direction.
+func (n Network) IsZero() bool { return n.Up.IsZero() && n.Down.IsZero() }
+
+// rateUnits are the suffixes ParseRate knows, as tc(8) spells them: bits
+// per second in powers of 1000, "bps" meaning bytes per second.
+var rateUnits = []struct {
+	suffix string
+	mult   float64
+}{
+	{"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1},
+	{"tbps", 8e12}, {"gbps", 8e9}, {"mbps", 8e6}, {"kbps", 8e3}, {"bps", 8},
+}
+
+// ErrBadRate is wrapped by ParseRate's errors.
+var ErrBadRate = errors.New("netem: bad rate")
+
+// ParseRate parses a bandwidth as tc(8) writes it: a number and a unit,
+// "100mbit", "1gbit", "2.5gbit", "10kbit", "500bit", or bytes per second
+// with "bps" ("125mbps" = 1gbit). A bare number is bits per second. "0"
+// means unlimited.
+func ParseRate(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := 1.0
+	for _, u := range rateUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || t == "" || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%w %q: want a number and a unit such as 100mbit, 1gbit or 125mbps (bytes/s)", ErrBadRate, s)
+	}
+	bps := v * mult
+	switch {
+	case bps < 0:
+		return 0, fmt.Errorf("%w %q: negative", ErrBadRate, s)
+	case bps > 0 && bps < 8:
+		return 0, fmt.Errorf("%w %q: below one byte per second", ErrBadRate, s)
+	case bps > math.MaxInt64/2:
+		return 0, fmt.Errorf("%w %q: too large", ErrBadRate, s)
+	}
+	return int64(bps), nil
+}
+
+// FormatRate writes bits per second in the largest tc(8) unit that keeps
+// the number short ("1gbit", "2.5mbit", "0" for unlimited).
+func FormatRate(bps int64) string {
+	if bps == 0 {
+		return "0"
+	}
+	for _, u := range rateUnits[:5] {
+		if float64(bps) >= u.mult {
+			return strconv.FormatFloat(float64(bps)/u.mult, 'g', -1, 64) + u.suffix
+		}
+	}
+	return strconv.FormatInt(bps, 10) + "bit"
+}
