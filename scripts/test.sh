@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole suite: conventions, vet, every Go package with the race detector,
+# and every language's client through clients/conformance.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/vet.sh
+export RPCLAB_REQUIRE_PROTOC=1 RPCLAB_REQUIRE_BROWSER=1 RPCLAB_CLIENTS=${RPCLAB_CLIENTS:-all}
+# Build every client first, one at a time (2 cores), so test timings are sane.
+for b in clients/*/build.sh; do
+  echo "test: building ${b%/build.sh}"
+  bash "$b"
+done
+go test -race -timeout 30m ./... 2>&1 | tee /tmp/rpclab-test.log
