@@ -11,12 +11,27 @@ import (
 )
 
 // Thresholds of the verdict. They compare layouts at the same in-flight
-// count, measured side by side in one run, so they hold on noisy machines.
+// count (the highest one that every compared layout reached), measured side
+// by side in one run, so they hold on noisy machines. In order:
+//
+//  1. connection-bottleneck: the best multi-connection layout gets at least
+//     BottleneckRatio times shared's throughput, or shared's efficiency is
+//     below FlatEfficiency while the best layout's is at least
+//     ScalingEfficiency. The advice names the fewest connections that reach
+//     EnoughOfBest of the best throughput.
+//  2. bound-elsewhere: shared's efficiency is below FlatEfficiency and more
+//     connections do not help: every layout flattens together.
+//  3. scales: shared's efficiency is at least ScalingEfficiency.
+//  4. inconclusive: anything else (or no in-flight-1 step to draw the ideal
+//     line from).
 const (
 	// BottleneckRatio: when the best multi-connection layout gets at least
 	// this multiple of the shared connection's throughput, the shared
 	// connection is the bottleneck.
 	BottleneckRatio = 1.3
+	// EnoughOfBest: a layout within this fraction of the best throughput is
+	// good enough; the advice picks the one with the fewest connections.
+	EnoughOfBest = 0.9
 	// FlatEfficiency: below this efficiency (throughput over the ideal
 	// line), a layout has stopped scaling with in-flight.
 	FlatEfficiency = 0.5
@@ -49,9 +64,15 @@ type Verdict struct {
 	Ratio float64
 	// Best names the best multi-connection layout.
 	Best string
-	// SharedEfficiency is shared's throughput over its ideal line.
-	SharedEfficiency float64
-	Text             string
+	// SharedEfficiency is shared's throughput over its ideal line;
+	// BestEfficiency is Best's (0 when there is no in-flight-1 step).
+	SharedEfficiency, BestEfficiency float64
+	// Conns is the advised number of connections for a
+	// connection-bottleneck verdict: the fewest that reach EnoughOfBest of
+	// the best throughput (Enough names that layout).
+	Conns  int
+	Enough string
+	Text   string
 }
 
 // Verdicts judges every group of records that has a shared layout and at
@@ -68,7 +89,7 @@ func Verdicts(recs []result.Record) []Verdict {
 		if r.Status != result.StatusOK {
 			continue
 		}
-		k := key{r.Env.Language, r.Spec.Target, r.Spec.RPC, r.Spec.PayloadBytes}
+		k := key{r.Env.Language, TargetLabel(r), r.Spec.RPC, r.Spec.PayloadBytes}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -114,19 +135,35 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 			best = r
 		}
 	}
-	v := Verdict{Language: lang, RPC: rpc, Inflight: n, Best: ConnLabel(best.Rec), SharedEfficiency: s.Efficiency}
+	v := Verdict{Language: lang, RPC: rpc, Inflight: n, Best: ConnLabel(best.Rec),
+		SharedEfficiency: s.Efficiency, BestEfficiency: best.Efficiency}
 	if s.Rec.ThroughputRPS > 0 {
 		v.Ratio = best.Rec.ThroughputRPS / s.Rec.ThroughputRPS
 	}
+	enough := best
+	for _, r := range multi[n] {
+		if r.Rec.ThroughputRPS >= EnoughOfBest*best.Rec.ThroughputRPS && r.Rec.Spec.ConnsRequested < enough.Rec.Spec.ConnsRequested {
+			enough = r
+		}
+	}
+	v.Conns, v.Enough = enough.Rec.Spec.ConnsRequested, ConnLabel(enough.Rec)
 	head := fmt.Sprintf("%s %s, in-flight %d: %s gave %.2fx the throughput of one shared connection (%.0f vs %.0f req/s)",
 		lang, rpc, n, v.Best, v.Ratio, best.Rec.ThroughputRPS, s.Rec.ThroughputRPS)
 	if s.IdealRPS > 0 {
 		head += fmt.Sprintf("; shared reached %.0f%% of its ideal line", 100*s.Efficiency)
+		if best.IdealRPS > 0 {
+			head += fmt.Sprintf(", %s %.0f%%", v.Best, 100*best.Efficiency)
+		}
 	}
+	hasIdeal := s.IdealRPS > 0 && best.IdealRPS > 0
 	switch {
-	case v.Ratio >= BottleneckRatio:
+	case v.Ratio >= BottleneckRatio || (hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency):
 		v.Kind = ConnBottleneck
-		v.Text = head + ". The client's single connection is the bottleneck: spread RPCs over several connections (package pool)."
+		advice := fmt.Sprintf("use %d connections (%s", v.Conns, v.Enough)
+		if v.Enough != v.Best {
+			advice += fmt.Sprintf(" reached %.0f%% of %s", 100*enough.Rec.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
+		}
+		v.Text = head + ". Client-side connection bottleneck: " + advice + "; package pool spreads RPCs over them)."
 	case s.IdealRPS > 0 && s.Efficiency < FlatEfficiency:
 		v.Kind = BoundElsewhere
 		v.Text = head + ". Every layout flattens together: the limit is not the client's connection but the server, the CPU or the network."

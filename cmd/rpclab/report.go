@@ -1,0 +1,95 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rpclab/rpclab/report"
+)
+
+func newReportCmd() *cobra.Command {
+	var out, pngDir string
+	cmd := &cobra.Command{
+		Use:   "report FILE.jsonl...",
+		Short: "Write an HTML report with charts (and PNGs) from result files",
+		Long: `Read result files (JSON Lines, as every rpclab client writes them) and write
+one self-contained HTML report: for every group of records (same client
+language, target, RPC kind and payload) throughput against in-flight beside
+the ideal line, P50/P99/P99.9 latency, efficiency (throughput over the ideal
+line) and client CPU per RPC, the table of every record, and the verdict on
+whether the client's connection is the bottleneck. The page needs no network:
+charts are inline SVG, with no scripts or fonts to fetch.
+
+Give two files or more to overlay runs, e.g. before and after adopting a
+connection pool: every chart shows both, labelled by file name, and a table
+compares the last file with the first.
+
+A truncated last line (a run that was killed) is skipped with a warning.`,
+		Example: `  rpclab report rpclab-results.jsonl -o report.html
+  rpclab report before.jsonl after.jsonl -o compare.html
+  rpclab report results.jsonl --png docs/img`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			if pngDir != "" && !cmd.Flags().Changed("out") {
+				out = "" // --png alone writes only the PNGs
+			}
+			if out == "" && pngDir == "" {
+				return usageError{errors.New("report: give -o FILE.html, --png DIR, or both")}
+			}
+			runs, warnings, err := report.Load(files)
+			if err != nil {
+				return err
+			}
+			stderr := cmd.ErrOrStderr()
+			for _, w := range warnings {
+				fmt.Fprintln(stderr, "rpclab: warning:", w)
+			}
+			if out != "" {
+				if err := writeHTMLReport(out, runs, warnings); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "report written to", absPath(out))
+			}
+			if pngDir != "" {
+				paths, err := report.WritePNGs(pngDir, runs)
+				if err != nil {
+					return err
+				}
+				for _, p := range paths {
+					fmt.Fprintln(cmd.OutOrStdout(), "chart written to", p)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "report.html", "write the HTML report to this file (skipped when only --png is given)")
+	cmd.Flags().StringVar(&pngDir, "png", "", "also write every chart as a PNG file in this directory")
+	return cmd
+}
+
+// writeHTMLReport renders the whole report before creating the file, so a
+// failed render leaves no half-written report behind.
+func writeHTMLReport(path string, runs []report.Run, notes []string) error {
+	var b bytes.Buffer
+	if err := report.HTML(&b, runs, notes); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

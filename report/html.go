@@ -1,0 +1,205 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+//go:embed report.html.tmpl
+var htmlTemplate string
+
+var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"f0":      func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) },
+	"f1":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"f2":      func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"us":      us,
+	"conn":    ConnLabel,
+	"errs":    errorsText,
+	"pct":     func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) },
+	"point":   func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
+	"cpu":     func(ns float64) float64 { return ns / 1e3 },
+	"bratio":  func() float64 { return BottleneckRatio },
+	"flat":    func() float64 { return 100 * FlatEfficiency },
+	"scaling": func() float64 { return 100 * ScalingEfficiency },
+}).Parse(htmlTemplate))
+
+type htmlRun struct {
+	Name     string
+	Records  int
+	Env      result.Env
+	First    string
+	Last     string
+	Verdicts []Verdict
+	Summary  string
+}
+
+type htmlFigure struct {
+	Figure
+	ID     string
+	SVG    template.HTML
+	Points int
+}
+
+type htmlGroup struct {
+	Group
+	Figs    []htmlFigure
+	Compare []compareRow
+	Multi   bool
+}
+
+type compareRow struct {
+	Conn                string
+	Inflight            int
+	Before, After       float64
+	Ratio               float64
+	P99Before, P99After int64
+}
+
+type htmlDoc struct {
+	Title  string
+	Notes  []string
+	Runs   []htmlRun
+	Groups []htmlGroup
+	Multi  bool
+	Before string
+	After  string
+}
+
+// HTML writes one self-contained HTML report of runs: per group, the four
+// figures (inline SVG, drawn here with gonum/plot), each with its data as a
+// table, then the table of every record; and per run the verdict. notes
+// (Load's warnings) are shown at the top. With two runs or more the runs
+// overlay in every figure and a table compares the first run with the last.
+// The page loads nothing: no script, no font, no image from anywhere.
+func HTML(w io.Writer, runs []Run, notes []string) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("report: html: %w", ErrEmpty)
+	}
+	doc := htmlDoc{Notes: notes, Multi: len(runs) > 1}
+	var names []string
+	for _, run := range runs {
+		names = append(names, run.Name)
+		hr := htmlRun{Name: run.Name, Records: len(run.Records), Env: run.Records[0].Env, Verdicts: Verdicts(run.Records)}
+		hr.Summary = VerdictText(hr.Verdicts)
+		first, last := run.Records[0].StartedAt, run.Records[0].StartedAt
+		for _, r := range run.Records {
+			if r.StartedAt.Before(first) {
+				first = r.StartedAt
+			}
+			if r.StartedAt.After(last) {
+				last = r.StartedAt
+			}
+		}
+		hr.First, hr.Last = first.UTC().Format("2006-01-02 15:04:05Z"), last.UTC().Format("2006-01-02 15:04:05Z")
+		doc.Runs = append(doc.Runs, hr)
+	}
+	doc.Title = "rpclab report: " + strings.Join(names, " vs ")
+	if doc.Multi {
+		doc.Before, doc.After = runs[0].Name, runs[len(runs)-1].Name
+	}
+	for _, g := range Groups(runs) {
+		hg := htmlGroup{Group: g, Multi: doc.Multi}
+		for _, f := range g.Figures {
+			svg, err := f.SVG()
+			if err != nil {
+				return err
+			}
+			hf := htmlFigure{Figure: f, ID: g.Slug + "-" + f.Kind, SVG: template.HTML(inlineSVG(svg, g.Slug+"-"+f.Kind+"-title"))}
+			for _, s := range f.Series {
+				hf.Points += len(s.Points)
+			}
+			hg.Figs = append(hg.Figs, hf)
+		}
+		if doc.Multi {
+			hg.Compare = compare(g.Rows, doc.Before, doc.After)
+		}
+		doc.Groups = append(doc.Groups, hg)
+	}
+	if err := tmpl.Execute(w, doc); err != nil {
+		return fmt.Errorf("report: html: %w", err)
+	}
+	return nil
+}
+
+// inlineSVG drops the XML prolog of a standalone SVG and names the figure
+// title that labels it, so it can sit inside HTML.
+func inlineSVG(svg []byte, labelledBy string) string {
+	s := string(svg)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	return strings.Replace(s, "<svg ", `<svg role="img" aria-labelledby="`+template.HTMLEscapeString(labelledBy)+`" `, 1)
+}
+
+// compare pairs the ok records of the first and last run by layout and
+// in-flight count.
+func compare(rows []RunRow, before, after string) []compareRow {
+	type k struct {
+		conn     string
+		inflight int
+	}
+	b := map[k]*result.Record{}
+	for _, rr := range rows {
+		if rr.Run == before && rr.Rec.Status == result.StatusOK {
+			b[k{ConnLabel(rr.Rec), rr.Rec.Spec.Inflight}] = rr.Rec
+		}
+	}
+	var out []compareRow
+	for _, rr := range rows {
+		if rr.Run != after || rr.Rec.Status != result.StatusOK {
+			continue
+		}
+		key := k{ConnLabel(rr.Rec), rr.Rec.Spec.Inflight}
+		br := b[key]
+		if br == nil {
+			continue
+		}
+		c := compareRow{Conn: key.conn, Inflight: key.inflight, Before: br.ThroughputRPS, After: rr.Rec.ThroughputRPS,
+			P99Before: br.Latency.P99NS, P99After: rr.Rec.Latency.P99NS}
+		if c.Before > 0 {
+			c.Ratio = c.After / c.Before
+		}
+		out = append(out, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Conn != out[j].Conn {
+			return out[i].Conn < out[j].Conn
+		}
+		return out[i].Inflight < out[j].Inflight
+	})
+	return out
+}
+
+// WritePNGs writes every figure of runs as a PNG file in dir (created if
+// missing), named <group>-<figure>.png, and returns the paths written.
+func WritePNGs(dir string, runs []Run) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("report: png: %w", err)
+	}
+	var paths []string
+	for _, g := range Groups(runs) {
+		for _, f := range g.Figures {
+			b, err := f.PNG()
+			if err != nil {
+				return paths, err
+			}
+			p := filepath.Join(dir, g.Slug+"-"+f.Kind+".png")
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				return paths, fmt.Errorf("report: png: %w", err)
+			}
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}

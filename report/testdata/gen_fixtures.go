@@ -1,0 +1,115 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+//go:build ignore
+
+// gen_fixtures writes the report package's fixture records: synthetic runs
+// shaped like real sweeps (latency from Little's law, P99 and P99.9 as
+// multiples of P50), one per verdict, plus the bad inputs. Run it from this
+// directory: go run gen_fixtures.go
+package main
+
+import (
+	"bytes"
+	"log"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
+)
+
+var inflight = []int{1, 2, 4, 8, 16, 32}
+
+type layout struct {
+	mode  string
+	conns func(n int) int
+	rps   []float64
+	cpuUS float64
+}
+
+func rec(target, server string, l layout, i int, t0 time.Time) result.Record {
+	n := inflight[i]
+	rps := l.rps[i]
+	p50 := int64(float64(n) / rps * 1e9)
+	interval := 3 * time.Second
+	reqs := int64(rps * interval.Seconds())
+	r := result.Record{
+		SchemaVersion: result.SchemaVersion, Kind: "ping", Status: result.StatusOK,
+		StartedAt: t0.Add(time.Duration(i) * 4 * time.Second).UTC(),
+		Spec: result.Spec{Target: target, RPC: "unary", ConnMode: l.mode, ConnsRequested: l.conns(n),
+			Inflight: n, WarmupNS: int64(time.Second), IntervalNS: int64(interval), LoadModel: "closed", Server: server},
+		Env: result.Env{Language: "go", GRPCImpl: "grpc-go", GRPCVersion: "1.85.0", RuntimeVersion: "go1.26.8",
+			HostCPUs: 2, ClientCPUs: []int{0}, Hostname: "fixture", OS: "linux/amd64"},
+		Requests: reqs, Errors: map[string]int64{}, DurationNS: int64(interval), ThroughputRPS: rps,
+		Latency: stats.Latency{MinNS: p50 / 3, MeanNS: float64(p50) * 1.2, P50NS: p50, P90NS: p50 * 2,
+			P99NS: p50 * 5 / 2, P999NS: p50 * 5, P100NS: p50 * 9},
+		ConnsObserved: l.conns(n), ClientCPUNS: int64(l.cpuUS * 1e3 * float64(reqs)), ClientCPUNSPerRPC: l.cpuUS * 1e3,
+	}
+	if l.mode == "pool" {
+		r.Spec.Pick = "round-robin"
+	}
+	return r
+}
+
+func one(int) int    { return 1 }
+func same(n int) int { return n }
+func four(int) int   { return 4 }
+
+func write(name string, recs []result.Record) []byte {
+	var b bytes.Buffer
+	w := result.NewWriter(&b)
+	for i := range recs {
+		if err := w.Write(&recs[i]); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if name != "" {
+		if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	return b.Bytes()
+}
+
+func run(target, server string, ls ...layout) []result.Record {
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	var out []result.Record
+	for _, l := range ls {
+		for i := range inflight {
+			out = append(out, rec(target, server, l, i, t0))
+			t0 = t0.Add(time.Minute)
+		}
+	}
+	return out
+}
+
+func main() {
+	own := "127.0.0.1:40001"
+	write("shared-bottleneck.jsonl", run(own, "go",
+		layout{"shared", one, []float64{5000, 9000, 14000, 16000, 16500, 16800}, 24},
+		layout{"per-worker", same, []float64{5000, 9900, 19500, 38000, 74000, 132000}, 19},
+		layout{"pool", four, []float64{5000, 9800, 19300, 37000, 70000, 125000}, 18}))
+	write("server-bound.jsonl", run(own, "go",
+		layout{"shared", one, []float64{5000, 9000, 12000, 12500, 12600, 12600}, 22},
+		layout{"per-worker", same, []float64{5000, 9100, 12200, 12600, 12700, 12650}, 23}))
+	healthy := write("healthy.jsonl", run("127.0.0.1:40002", "go",
+		layout{"shared", one, []float64{5000, 9900, 19600, 38800, 76000, 148000}, 15},
+		layout{"per-worker", same, []float64{5000, 9900, 19700, 39000, 76500, 150000}, 16}))
+
+	if err := os.WriteFile("empty.jsonl", nil, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(healthy), "\n")
+	trunc := strings.Join(lines[:3], "") + lines[3][:len(lines[3])/2]
+	if err := os.WriteFile("truncated.jsonl", []byte(trunc), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	bad := strings.Replace(lines[0], `"schema_version":1`, `"schema_version":99`, 1)
+	if err := os.WriteFile("unknown-version.jsonl", []byte(lines[1]+bad), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	mixed := append(run("10.0.0.5:50051", "", layout{"shared", one, []float64{5000, 9000, 14000, 16000, 16500, 16800}, 24})[:3],
+		run("10.0.0.6:50051", "", layout{"shared", one, []float64{4000, 8000, 15000, 28000, 50000, 90000}, 24})[:3]...)
+	write("mixed-targets.jsonl", mixed)
+}
