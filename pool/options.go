@@ -76,7 +76,7 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: size %d must be at least 1", ErrInvalidOption, c.size)
 	}
 	if c.policy != RoundRobin && c.policy != LeastLoaded {
-		return fmt.Errorf("%w: unknown pick policy %d", ErrInvalidOption, int(c.policy))
+		return fmt.Errorf("%w: unknown pick policy %v", ErrInvalidOption, c.policy)
 	}
 	if c.redialAfter <= 0 {
 		return fmt.Errorf("%w: redial delay %v must be positive", ErrInvalidOption, c.redialAfter)

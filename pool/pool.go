@@ -267,7 +267,15 @@ func (p *Pool) Connect(ctx context.Context) error {
 			c := s.cur.Load()
 			st := c.cc.GetState()
 			if st == connectivity.Ready {
-				break
+				// Return once the picker sees it READY too: the watcher
+				// caches the state a moment after grpc-go reports it.
+				if p.seenReady(ctx, c) {
+					break
+				}
+				if ctx.Err() != nil {
+					return fmt.Errorf("pool: connection %d to %s not ready: %w", i, p.target, ctx.Err())
+				}
+				continue
 			}
 			if st == connectivity.Shutdown {
 				if p.closed.Load() {
@@ -288,9 +296,21 @@ func (p *Pool) Connect(ctx context.Context) error {
 	return nil
 }
 
+// seenReady waits until c's cached state is READY and reports true, or
+// reports false at once if c leaves READY or ctx ends.
+func (p *Pool) seenReady(ctx context.Context, c *conn) bool {
+	for connectivity.State(c.state.Load()) != connectivity.Ready {
+		if c.cc.GetState() != connectivity.Ready || !sleep(ctx, 50*time.Microsecond) {
+			return false
+		}
+	}
+	return true
+}
+
 // Close closes every connection, including replaced ones that still had
 // RPCs running, and returns their errors joined. RPCs still in flight fail
-// with codes.Canceled. Close returns ErrClosed if the pool was already
+// (grpc-go reports codes.Canceled, or codes.Unavailable for a stream whose
+// transport it tears down). Close returns ErrClosed if the pool was already
 // closed; it never panics.
 func (p *Pool) Close() error {
 	if !p.closed.CompareAndSwap(false, true) {

@@ -1,0 +1,362 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/rpclab/rpclab/proto/benchpb"
+)
+
+func TestNewRejectsBadInput(t *testing.T) {
+	failing := func(*config) error { return errors.New("boom") }
+	tests := []struct {
+		name    string
+		target  string
+		opts    []Option
+		want    error  // errors.Is target
+		wantMsg string // substring of the message
+	}{
+		{"empty target", "", []Option{plaintext}, ErrEmptyTarget, "empty target"},
+		{"size zero", "127.0.0.1:1", []Option{plaintext, WithSize(0)}, ErrInvalidOption, "size 0"},
+		{"size negative", "127.0.0.1:1", []Option{plaintext, WithSize(-3)}, ErrInvalidOption, "size -3"},
+		{"unknown policy", "127.0.0.1:1", []Option{plaintext, WithPolicy(Policy(7))}, ErrInvalidOption, "Policy(7)"},
+		{"zero redial delay", "127.0.0.1:1", []Option{plaintext, WithRedialAfter(0)}, ErrInvalidOption, "redial delay"},
+		{"nil option", "127.0.0.1:1", []Option{plaintext, nil}, ErrInvalidOption, "option 1 is nil"},
+		{"nil logger", "127.0.0.1:1", []Option{plaintext, WithLogger(nil)}, ErrInvalidOption, "nil logger"},
+		{"no credentials", "127.0.0.1:1", nil, ErrDial, "no transport security"},
+		{"option fails", "127.0.0.1:1", []Option{failing}, nil, "boom"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(tc.target, tc.opts...)
+			if err == nil {
+				_ = p.Close()
+				t.Fatalf("New: got nil error, want %v", tc.want)
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Errorf("New: got %v, want an error wrapping %v", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Errorf("New: got %q, want it to mention %q", err, tc.wantMsg)
+			}
+		})
+	}
+	checkNoWatchers(t)
+}
+
+// A dial option that only fails when dialling (a dialer that errors): New
+// succeeds, as grpc.NewClient does, and Connect and RPCs report it.
+func TestDialerThatFails(t *testing.T) {
+	ctx := testContext(t)
+	dialer := grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) {
+		return nil, errors.New("dialer refuses")
+	})
+	p := newPool(t, "127.0.0.1:1", WithSize(2), WithDialOptions(dialer))
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := p.Connect(cctx); err == nil || !strings.Contains(err.Error(), "not ready") {
+		t.Errorf("Connect: got %v, want a not-ready error", err)
+	}
+	err := ping(ctx, p)
+	if got := status.Code(err); got != codes.Unavailable {
+		t.Errorf("RPC: got code %v (%v), want %v", got, err, codes.Unavailable)
+	}
+	if !strings.Contains(fmt.Sprint(err), "dialer refuses") {
+		t.Errorf("RPC: got %v, want the dialer's error in it", err)
+	}
+}
+
+func TestDefaultSize(t *testing.T) {
+	tests := []struct{ cpus, want int }{{1, 2}, {2, 2}, {4, 4}, {8, 8}, {64, 8}}
+	for _, tc := range tests {
+		if got := clampSize(tc.cpus); got != tc.want {
+			t.Errorf("clampSize(%d): got %d, want %d", tc.cpus, got, tc.want)
+		}
+	}
+	p := newPool(t, "127.0.0.1:1", WithLazy())
+	if got, want := p.Size(), DefaultSize(); got != want {
+		t.Errorf("Size of a pool without WithSize: got %d, want %d", got, want)
+	}
+}
+
+func TestPolicyString(t *testing.T) {
+	tests := []struct {
+		p    Policy
+		want string
+	}{{RoundRobin, "round-robin"}, {LeastLoaded, "least-loaded"}, {Policy(12), "Policy(12)"}}
+	for _, tc := range tests {
+		if got := tc.p.String(); got != tc.want {
+			t.Errorf("Policy(%d).String(): got %q, want %q", int(tc.p), got, tc.want)
+		}
+	}
+}
+
+// Generated stubs take the pool, and every connection carries RPCs.
+func TestStubsAndSpread(t *testing.T) {
+	srv := startServer(t)
+	for _, pol := range []Policy{RoundRobin, LeastLoaded} {
+		t.Run(pol.String(), func(t *testing.T) {
+			ctx := testContext(t)
+			var mu sync.Mutex
+			used := map[*grpc.ClientConn]int{}
+			count := grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+				mu.Lock()
+				used[cc]++
+				mu.Unlock()
+				return invoke(ctx, method, req, reply, cc, opts...)
+			})
+			p := newPool(t, srv.addr, WithSize(4), WithPolicy(pol), WithDialOptions(count))
+			if err := p.Connect(ctx); err != nil {
+				t.Fatalf("Connect: %v", err)
+			}
+			client := pb.NewBenchmarkServiceClient(p)
+			for i := 0; i < 200; i++ {
+				resp, err := client.UnaryCall(ctx, &pb.SimpleRequest{ResponseSize: 3})
+				if err != nil {
+					t.Fatalf("UnaryCall %d: %v", i, err)
+				}
+				if got := len(resp.GetPayload().GetBody()); got != 3 {
+					t.Fatalf("response payload: got %d bytes, want 3", got)
+				}
+			}
+			if got := len(used); got != 4 {
+				t.Errorf("connections used: got %d, want 4 (%v)", got, used)
+			}
+			if pol == RoundRobin {
+				for cc, n := range used {
+					if n != 50 {
+						t.Errorf("round-robin: connection %p took %d RPCs, want 50", cc, n)
+					}
+				}
+			}
+			st := p.Stats()
+			if got, want := st.Ready(), 4; got != want {
+				t.Errorf("Stats().Ready(): got %d, want %d", got, want)
+			}
+			if got := st.InFlight(); got != 0 {
+				t.Errorf("Stats().InFlight() after the RPCs: got %d, want 0", got)
+			}
+			if st.Policy != pol || st.Target != srv.addr || st.Closed {
+				t.Errorf("Stats: got policy %v target %q closed %v, want %v %q false", st.Policy, st.Target, st.Closed, pol, srv.addr)
+			}
+		})
+	}
+}
+
+// A stream counts as in flight from NewStream until it ends, on the
+// connection it was opened on.
+func TestStreamInFlight(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	p := newPool(t, srv.addr, WithSize(2))
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	client := pb.NewBenchmarkServiceClient(p)
+	inflight := func() []int64 {
+		var out []int64
+		for _, c := range p.Stats().Conns {
+			out = append(out, c.InFlight)
+		}
+		return out
+	}
+
+	tests := []struct {
+		name string
+		end  func(pb.BenchmarkService_StreamingCallClient, context.CancelFunc) error
+	}{
+		{"closed by the client", func(s pb.BenchmarkService_StreamingCallClient, _ context.CancelFunc) error {
+			if err := s.CloseSend(); err != nil {
+				return err
+			}
+			if _, err := s.Recv(); !errors.Is(err, io.EOF) {
+				return fmt.Errorf("Recv after CloseSend: got %v, want io.EOF", err)
+			}
+			return nil
+		}},
+		{"context cancelled", func(_ pb.BenchmarkService_StreamingCallClient, cancel context.CancelFunc) error {
+			cancel()
+			return nil
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			s, err := client.StreamingCall(sctx)
+			if err != nil {
+				t.Fatalf("StreamingCall: %v", err)
+			}
+			for i := 0; i < 3; i++ {
+				if err := s.Send(&pb.SimpleRequest{ResponseSize: 1}); err != nil {
+					t.Fatalf("Send: %v", err)
+				}
+				if _, err := s.Recv(); err != nil {
+					t.Fatalf("Recv: %v", err)
+				}
+				if got := p.Stats().InFlight(); got != 1 {
+					t.Fatalf("in flight with one open stream: got %d (%v), want 1", got, inflight())
+				}
+			}
+			if err := tc.end(s, cancel); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(ctx, t, "the stream to leave the in-flight count", func() bool { return p.Stats().InFlight() == 0 })
+		})
+	}
+}
+
+// Every call after Close returns ErrClosed, a second Close too, and none
+// panics; Stats still works.
+func TestUseAfterClose(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	p, err := New(srv.addr, plaintext, WithSize(3))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	// A stream open at Close fails and leaves the count.
+	s, err := pb.NewBenchmarkServiceClient(p).StreamingCall(ctx)
+	if err != nil {
+		t.Fatalf("StreamingCall: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("Close: got %v, want nil", err)
+	}
+	if _, err := s.Recv(); status.Code(err) != codes.Canceled && status.Code(err) != codes.Unavailable {
+		t.Errorf("Recv on a stream open at Close: got %v, want code Canceled or Unavailable", err)
+	}
+
+	calls := []struct {
+		name string
+		call func() error
+	}{
+		{"Invoke", func() error { return ping(ctx, p) }},
+		{"NewStream", func() error {
+			_, err := p.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, "/grpc.testing.BenchmarkService/StreamingCall")
+			return err
+		}},
+		{"Connect", func() error { return p.Connect(ctx) }},
+		{"Close", p.Close},
+	}
+	for _, tc := range calls {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.call(); !errors.Is(err, ErrClosed) {
+				t.Errorf("%s after Close: got %v, want ErrClosed", tc.name, err)
+			}
+		})
+	}
+	if got := status.Code(ErrClosed); got != codes.Canceled {
+		t.Errorf("status.Code(ErrClosed): got %v, want %v", got, codes.Canceled)
+	}
+	st := p.Stats()
+	if !st.Closed || st.InFlight() != 0 {
+		t.Errorf("Stats after Close: got closed %v in flight %d, want true 0", st.Closed, st.InFlight())
+	}
+	for i, c := range st.Conns {
+		if c.State != connectivity.Shutdown {
+			t.Errorf("connection %d after Close: got %v, want %v", i, c.State, connectivity.Shutdown)
+		}
+	}
+	checkNoWatchers(t)
+}
+
+// Close and RPCs racing each other: no panic, no race, only Canceled.
+func TestCloseDuringRPCs(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	p, err := New(srv.addr, plaintext, WithSize(2), WithPolicy(LeastLoaded))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	started := make(chan struct{}, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				err := ping(ctx, p)
+				if i == 10 {
+					started <- struct{}{}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		<-started
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("Close: got %v, want nil", err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if got := status.Code(err); got != codes.Canceled {
+			t.Errorf("RPC racing Close: got %v, want code %v", err, codes.Canceled)
+		}
+	}
+}
+
+// The logger option receives the pool's replacement messages.
+func TestLoggerSeesRedial(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	var buf syncBuffer
+	p := newPool(t, srv.addr, WithSize(1), WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	_ = p.slots[0].cur.Load().cc.Close() // shut down behind the pool's back
+	waitFor(ctx, t, "the connection to be re-created", func() bool { return p.Stats().Conns[0].Redials == 1 })
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect after the re-dial: %v", err)
+	}
+	if err := ping(ctx, p); err != nil {
+		t.Errorf("RPC after the re-dial: %v", err)
+	}
+	waitFor(ctx, t, "the log line", func() bool { return strings.Contains(buf.String(), "re-created connection") })
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
