@@ -237,3 +237,12 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 		t.Errorf("errors %v: RPCs cut by the interrupt must not count as errors", recs[0].Errors)
 	}
 }
+
+func listen(tb testing.TB) net.Listener {
+	tb.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return lis
+}
