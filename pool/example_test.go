@@ -1,0 +1,80 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/rpclab/rpclab/pool"
+	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/server"
+)
+
+// A generated client takes the pool where it took a *grpc.ClientConn: the
+// change from one connection is pool.New in place of grpc.NewClient.
+func Example() {
+	// A real server on a loopback port.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("listen:", err)
+		return
+	}
+	srv := server.New(server.Options{})
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+
+	// Was: cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(...))
+	p, err := pool.New(lis.Addr().String(),
+		pool.WithSize(4),
+		pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	if err != nil {
+		fmt.Println("pool:", err)
+		return
+	}
+	defer p.Close()
+	client := pb.NewBenchmarkServiceClient(p) // was: pb.NewBenchmarkServiceClient(cc)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.Connect(ctx); err != nil { // optional: wait until every connection is up
+		fmt.Println("connect:", err)
+		return
+	}
+	for i := 0; i < 8; i++ {
+		resp, err := client.UnaryCall(ctx, &pb.SimpleRequest{ResponseSize: 5})
+		if err != nil {
+			fmt.Println("rpc:", err)
+			return
+		}
+		if i == 0 {
+			fmt.Println("response bytes:", len(resp.GetPayload().GetBody()))
+		}
+	}
+	st := p.Stats()
+	fmt.Printf("connections: %d, ready: %d, in flight: %d, policy: %v\n", len(st.Conns), st.Ready(), st.InFlight(), st.Policy)
+	// Output:
+	// response bytes: 5
+	// connections: 4, ready: 4, in flight: 0, policy: round-robin
+}
+
+// LeastLoaded sends each RPC to the less busy of two random connections,
+// so a connection whose server side stalls stops receiving RPCs.
+func ExampleWithPolicy() {
+	p, err := pool.New("dns:///backend.example:443",
+		pool.WithPolicy(pool.LeastLoaded),
+		pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials())),
+		pool.WithLazy()) // dial on the first RPC, not now
+	if err != nil {
+		fmt.Println("pool:", err)
+		return
+	}
+	defer p.Close()
+	fmt.Println(p.Size() == pool.DefaultSize(), p.Stats().Policy)
+	// Output: true least-loaded
+}
