@@ -139,6 +139,9 @@ func inlineSVG(svg []byte, labelledBy string) string {
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:]
 	}
+	// Fall back to a metric-compatible sans font where Liberation Sans is
+	// not installed.
+	s = strings.ReplaceAll(s, "font-family:Liberation Sans;", "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")
 	return strings.Replace(s, "<svg ", `<svg role="img" aria-labelledby="`+template.HTMLEscapeString(labelledBy)+`" `, 1)
 }
 

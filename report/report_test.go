@@ -1,0 +1,545 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+func fixture(t *testing.T, names ...string) []Run {
+	t.Helper()
+	var paths []string
+	for _, n := range names {
+		paths = append(paths, filepath.Join("testdata", n))
+	}
+	runs, warnings, err := Load(paths)
+	if err != nil {
+		t.Fatalf("Load(%v): %v", names, err)
+	}
+	if len(warnings) > 0 {
+		t.Fatalf("Load(%v) warned %q, want no warning", names, warnings)
+	}
+	return runs
+}
+
+func TestVerdictFixtures(t *testing.T) {
+	tests := []struct {
+		file      string
+		kind      string
+		inflight  int
+		best      string
+		conns     int
+		textParts []string
+	}{
+		{"shared-bottleneck.jsonl", ConnBottleneck, 32, "per-worker", 4,
+			[]string{"per-worker gave 7.86x", "shared reached 10% of its ideal line, per-worker 82%", "Client-side connection bottleneck: use 4 connections (pool:4 reached 95% of per-worker"}},
+		{"server-bound.jsonl", BoundElsewhere, 32, "per-worker", 32,
+			[]string{"1.00x", "Every layout flattens together"}},
+		{"healthy.jsonl", Scales, 32, "per-worker", 32,
+			[]string{"shared reached 92% of its ideal line", "no bottleneck at these counts"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			runs := fixture(t, tc.file)
+			vs := Verdicts(runs[0].Records)
+			if len(vs) != 1 {
+				t.Fatalf("got %d verdicts, want 1: %+v", len(vs), vs)
+			}
+			v := vs[0]
+			if v.Kind != tc.kind || v.Inflight != tc.inflight || v.Best != tc.best || v.Conns != tc.conns {
+				t.Errorf("got kind %q at in-flight %d, best %q, conns %d; want %q, %d, %q, %d",
+					v.Kind, v.Inflight, v.Best, v.Conns, tc.kind, tc.inflight, tc.best, tc.conns)
+			}
+			for _, part := range tc.textParts {
+				if !strings.Contains(v.Text, part) {
+					t.Errorf("verdict text %q does not contain %q", v.Text, part)
+				}
+			}
+		})
+	}
+}
+
+// TestVerdictThresholds moves shared's throughput at the compared in-flight
+// count across each documented threshold.
+func TestVerdictThresholds(t *testing.T) {
+	base := fixture(t, "server-bound.jsonl")[0].Records
+	tests := []struct {
+		name       string
+		shared, pw float64 // throughput at in-flight 32; in-flight 1 is 5000 req/s
+		want       string
+	}{
+		{"ratio at BottleneckRatio", 10000, 10000 * BottleneckRatio, ConnBottleneck},
+		{"ratio just below, shared flat", 10000, 10000 * (BottleneckRatio - 0.01), BoundElsewhere},
+		{"shared flat, per-worker scaling", 0.49 * 160000, ScalingEfficiency * 160000, ConnBottleneck},
+		{"shared at ScalingEfficiency", ScalingEfficiency * 160000, ScalingEfficiency * 160000, Scales},
+		{"shared between thresholds", 0.6 * 160000, 0.6 * 160000, Inconclusive},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := append([]result.Record(nil), base...)
+			for i := range recs {
+				if recs[i].Spec.Inflight != 32 {
+					continue
+				}
+				if recs[i].Spec.ConnMode == "shared" {
+					recs[i].ThroughputRPS = tc.shared
+				} else {
+					recs[i].ThroughputRPS = tc.pw
+				}
+			}
+			vs := Verdicts(recs)
+			if len(vs) != 1 || vs[0].Kind != tc.want {
+				t.Errorf("got %+v, want one verdict of kind %q", vs, tc.want)
+			}
+		})
+	}
+}
+
+func TestVerdictNeedsTwoLayouts(t *testing.T) {
+	runs := fixture(t, "healthy.jsonl")
+	var shared []result.Record
+	for _, r := range runs[0].Records {
+		if r.Spec.ConnMode == "shared" {
+			shared = append(shared, r)
+		}
+	}
+	if vs := Verdicts(shared); len(vs) != 0 {
+		t.Errorf("got %d verdicts from one layout, want 0", len(vs))
+	}
+	if got, want := VerdictText(nil), "No verdict"; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to start with %q", got, want)
+	}
+}
+
+func TestLoadBadInput(t *testing.T) {
+	tests := []struct {
+		file     string
+		wantErr  string
+		sentinel error
+		records  int
+		warning  string
+	}{
+		{file: "empty.jsonl", wantErr: "testdata/empty.jsonl: report: no records: the file holds no result record", sentinel: ErrEmpty},
+		{file: "unknown-version.jsonl", wantErr: "line 2: schema_version 99 is not supported (this rpclab reads 1)"},
+		{file: "missing.jsonl", wantErr: "no such file or directory"},
+		{file: "truncated.jsonl", records: 3, warning: "testdata/truncated.jsonl: line 4 is truncated (a writer stopped mid-line); skipped it and kept the 3 records before it"},
+		{file: "mixed-targets.jsonl", records: 6, warning: "testdata/mixed-targets.jsonl: records of 2 targets (10.0.0.5:50051, 10.0.0.6:50051); each target gets its own charts"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			runs, warnings, err := Load([]string{filepath.Join("testdata", tc.file)})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got error %v, want one containing %q", err, tc.wantErr)
+				}
+				if tc.sentinel != nil && !errors.Is(err, tc.sentinel) {
+					t.Errorf("got %v, want it to wrap %v", err, tc.sentinel)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("got error %v, want none", err)
+			}
+			if got := len(runs[0].Records); got != tc.records {
+				t.Errorf("got %d records, want %d", got, tc.records)
+			}
+			if len(warnings) != 1 || warnings[0] != tc.warning {
+				t.Errorf("got warnings %q, want [%q]", warnings, tc.warning)
+			}
+		})
+	}
+	if _, _, err := Load(nil); err == nil {
+		t.Error("Load(nil): got no error, want one")
+	}
+}
+
+func TestMixedTargetsGetTheirOwnGroups(t *testing.T) {
+	runs, _, err := Load([]string{"testdata/mixed-targets.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := Groups(runs)
+	if len(gs) != 2 {
+		t.Fatalf("got %d groups, want 2", len(gs))
+	}
+	for _, g := range gs {
+		if len(g.Rows) != 3 {
+			t.Errorf("group %q: got %d rows, want 3", g.Title, len(g.Rows))
+		}
+	}
+}
+
+// page is what the tests read back from a report.
+type page struct {
+	doc *html.Node
+}
+
+func render(t *testing.T, runs []Run, notes []string) (*page, []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := HTML(&b, runs, notes); err != nil {
+		t.Fatalf("HTML: %v", err)
+	}
+	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatalf("parse the report: %v", err)
+	}
+	return &page{doc}, b.Bytes()
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func hasClass(n *html.Node, c string) bool {
+	for _, f := range strings.Fields(attr(n, "class")) {
+		if f == c {
+			return true
+		}
+	}
+	return false
+}
+
+// find returns the element nodes under n for which ok is true.
+func find(n *html.Node, ok func(*html.Node) bool) []*html.Node {
+	var out []*html.Node
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.ElementNode && ok(n) {
+			out = append(out, n)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return out
+}
+
+func tag(name string) func(*html.Node) bool {
+	return func(n *html.Node) bool { return n.Data == name }
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+// svgDoc is what the tests read from a chart: parseSVG renders the svg
+// element back to markup and parses it as XML, as an SVG viewer would.
+type svgDoc struct {
+	texts []string
+	// lines are the vertex counts of the stroked data lines (1.8 pt wide).
+	lines []int
+}
+
+var vertexRE = regexp.MustCompile(`[ML]`)
+
+func parseSVG(t *testing.T, n *html.Node) svgDoc {
+	t.Helper()
+	var b bytes.Buffer
+	if err := html.Render(&b, n); err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(&b)
+	var out svgDoc
+	inText := false
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			t.Fatalf("the chart's SVG is not well-formed XML: %v", err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			inText = e.Name.Local == "text"
+			if e.Name.Local != "path" {
+				continue
+			}
+			var dAttr, style string
+			for _, a := range e.Attr {
+				switch a.Name.Local {
+				case "d":
+					dAttr = a.Value
+				case "style":
+					style = a.Value
+				}
+			}
+			if strings.Contains(style, "fill:none") && strings.Contains(style, "stroke-width:1.8") {
+				out.lines = append(out.lines, len(vertexRE.FindAllString(dAttr, -1)))
+			}
+		case xml.CharData:
+			if inText {
+				out.texts = append(out.texts, string(e))
+			}
+		case xml.EndElement:
+			inText = false
+		}
+	}
+}
+
+type wantFigure struct {
+	kind   string
+	series []string
+	points int
+}
+
+func checkFigures(t *testing.T, p *page, runs []Run, want map[string][]wantFigure) {
+	t.Helper()
+	groups := find(p.doc, func(n *html.Node) bool { return n.Data == "section" && hasClass(n, "group") })
+	if len(groups) != len(want) {
+		t.Fatalf("got %d groups, want %d", len(groups), len(want))
+	}
+	for _, g := range groups {
+		figs, ok := want[attr(g, "id")]
+		if !ok {
+			t.Fatalf("unexpected group %q", attr(g, "id"))
+		}
+		charts := find(g, func(n *html.Node) bool { return n.Data == "figure" && hasClass(n, "chart") })
+		if len(charts) != len(figs) {
+			t.Fatalf("group %s: got %d charts, want %d", attr(g, "id"), len(charts), len(figs))
+		}
+		for i, c := range charts {
+			wf := figs[i]
+			if got := attr(c, "data-kind"); got != wf.kind {
+				t.Errorf("chart %d: got kind %q, want %q", i, got, wf.kind)
+			}
+			svgs := find(c, tag("svg"))
+			if len(svgs) != 1 {
+				t.Fatalf("%s chart: got %d svg elements, want 1", wf.kind, len(svgs))
+			}
+			sd := parseSVG(t, svgs[0])
+			texts := strings.Join(sd.texts, "\n")
+			for _, s := range wf.series {
+				if !strings.Contains("\n"+texts+"\n", "\n"+s+"\n") {
+					t.Errorf("%s chart: legend has no %q; texts: %q", wf.kind, s, sd.texts)
+				}
+			}
+			if got, want := attr(c, "data-series"), strconv.Itoa(len(wf.series)); got != want {
+				t.Errorf("%s chart: got data-series %s, want %s", wf.kind, got, want)
+			}
+			// The data table lists every point: one row each, plus a header.
+			rows := find(c, func(n *html.Node) bool { return n.Data == "tr" })
+			if got := len(rows) - 1; got != wf.points {
+				t.Errorf("%s chart: got %d data rows, want %d points", wf.kind, got, wf.points)
+			}
+			// Each series is one stroked line in the SVG, plus its legend
+			// swatch (2 vertices); together their vertices are every point.
+			if got, want := len(sd.lines), 2*len(wf.series); got != want {
+				t.Errorf("%s chart: got %d stroked lines in the SVG, want %d (series and legend swatches)", wf.kind, got, want)
+			}
+			vertices := 0
+			for _, v := range sd.lines {
+				vertices += v
+			}
+			if want := wf.points + 2*len(wf.series); vertices != want {
+				t.Errorf("%s chart: got %d line vertices in the SVG, want %d", wf.kind, vertices, want)
+			}
+		}
+	}
+}
+
+func seriesNames(prefix string, conns ...string) []string {
+	var out []string
+	for _, c := range conns {
+		out = append(out, prefix+c)
+	}
+	return out
+}
+
+func latencyNames(prefix string, conns ...string) []string {
+	var out []string
+	for _, c := range conns {
+		out = append(out, prefix+c+" P50", prefix+c+" P99", prefix+c+" P99.9")
+	}
+	return out
+}
+
+func TestHTMLFigures(t *testing.T) {
+	runs := fixture(t, "shared-bottleneck.jsonl")
+	p, raw := render(t, runs, nil)
+	conns := []string{"shared", "per-worker", "pool:4"}
+	checkFigures(t, p, runs, map[string][]wantFigure{
+		"go-unary-0b-closed-rpclab-go-server": {
+			{FigThroughput, append(seriesNames("", conns...), "ideal (shared at 1 × in-flight)"), 18 + 6},
+			{FigLatency, latencyNames("", conns...), 54},
+			{FigEfficiency, seriesNames("", conns...), 18},
+			{FigCPU, seriesNames("", conns...), 18},
+		},
+	})
+
+	tables := find(p.doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "records") })
+	if len(tables) != 1 {
+		t.Fatalf("got %d record tables, want 1", len(tables))
+	}
+	if got := len(find(tables[0], tag("tr"))) - 1; got != len(runs[0].Records) {
+		t.Errorf("got %d record rows, want %d", got, len(runs[0].Records))
+	}
+	verdicts := find(p.doc, func(n *html.Node) bool { return hasClass(n, "verdict") })
+	if len(verdicts) != 1 || attr(verdicts[0], "data-kind") != ConnBottleneck {
+		t.Fatalf("got %d verdicts, want one %s", len(verdicts), ConnBottleneck)
+	}
+	if got, want := text(verdicts[0]), Verdicts(runs[0].Records)[0].Text; got != want {
+		t.Errorf("got verdict %q, want %q", got, want)
+	}
+	checkSelfContained(t, p, raw)
+}
+
+func TestHTMLOverlay(t *testing.T) {
+	runs := fixture(t, "shared-bottleneck.jsonl", "healthy.jsonl")
+	p, raw := render(t, runs, nil)
+	b, a := "shared-bottleneck.jsonl: ", "healthy.jsonl: "
+	checkFigures(t, p, runs, map[string][]wantFigure{
+		"go-unary-0b-closed-rpclab-go-server": {
+			{FigThroughput, append(append(seriesNames(b, "shared", "per-worker", "pool:4"), seriesNames(a, "shared", "per-worker")...),
+				b+"ideal (shared at 1 × in-flight)", a+"ideal (shared at 1 × in-flight)"), 30 + 12},
+			{FigLatency, append(latencyNames(b, "shared", "per-worker", "pool:4"), latencyNames(a, "shared", "per-worker")...), 90},
+			{FigEfficiency, append(seriesNames(b, "shared", "per-worker", "pool:4"), seriesNames(a, "shared", "per-worker")...), 30},
+			{FigCPU, append(seriesNames(b, "shared", "per-worker", "pool:4"), seriesNames(a, "shared", "per-worker")...), 30},
+		},
+	})
+	cmp := find(p.doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "compare") })
+	if len(cmp) != 1 {
+		t.Fatalf("got %d comparison tables, want 1", len(cmp))
+	}
+	rows := find(cmp[0], tag("tr"))
+	if got, want := len(rows)-1, 12; got != want { // shared and per-worker at 6 in-flight counts
+		t.Errorf("got %d comparison rows, want %d", got, want)
+	}
+	// shared at in-flight 32: 16800 -> 148000 req/s.
+	found := false
+	for _, r := range rows {
+		if strings.HasPrefix(text(r), "shared3216800148000") {
+			found = strings.Contains(text(r), "8.81x")
+		}
+	}
+	if !found {
+		t.Error("no comparison row for shared at in-flight 32 with ratio 8.81x")
+	}
+	kinds := map[string]string{}
+	for _, v := range find(p.doc, func(n *html.Node) bool { return hasClass(n, "verdict") }) {
+		kinds[attr(v, "data-run")] = attr(v, "data-kind")
+	}
+	if kinds["shared-bottleneck.jsonl"] != ConnBottleneck || kinds["healthy.jsonl"] != Scales {
+		t.Errorf("got verdicts %v, want the bottleneck before and scaling after", kinds)
+	}
+	checkSelfContained(t, p, raw)
+}
+
+// checkSelfContained: nothing in the page makes the browser fetch anything.
+func checkSelfContained(t *testing.T, p *page, raw []byte) {
+	t.Helper()
+	for _, n := range find(p.doc, func(*html.Node) bool { return true }) {
+		if n.Data == "script" || n.Data == "iframe" || n.Data == "img" || n.Data == "object" {
+			t.Errorf("page has a <%s>, want none", n.Data)
+		}
+		for _, a := range n.Attr {
+			switch a.Key {
+			case "src", "href", "xlink:href", "srcset":
+				if !strings.HasPrefix(a.Val, "data:") && !strings.HasPrefix(a.Val, "#") {
+					t.Errorf("<%s %s=%q> refers outside the page", n.Data, a.Key, a.Val)
+				}
+			}
+		}
+	}
+	if bytes.Contains(raw, []byte("@import")) || bytes.Contains(raw, []byte("url(")) {
+		t.Error("the page's CSS loads something")
+	}
+}
+
+func TestHTMLNotesAndEscaping(t *testing.T) {
+	runs := fixture(t, "healthy.jsonl")
+	runs[0].Name = `<run & "one">`
+	runs = append(runs, Run{Name: "second", Records: runs[0].Records})
+	p, _ := render(t, runs, []string{"a <note>"})
+	notes := find(p.doc, func(n *html.Node) bool { return hasClass(n, "notes") })
+	if len(notes) != 1 || text(notes[0]) != "a <note>" {
+		t.Errorf("got notes %q, want \"a <note>\"", text(notes[0]))
+	}
+	for _, svg := range find(p.doc, tag("svg")) {
+		sd := parseSVG(t, svg)
+		if !strings.Contains(strings.Join(sd.texts, "\n"), `<run & "one">: shared`) {
+			t.Errorf("legend lost the run name: %q", sd.texts)
+		}
+	}
+}
+
+func TestHTMLNoRecords(t *testing.T) {
+	if err := HTML(&bytes.Buffer{}, nil, nil); !errors.Is(err, ErrEmpty) {
+		t.Errorf("got %v, want ErrEmpty", err)
+	}
+}
+
+func TestFailedStepsAreTabledNotCharted(t *testing.T) {
+	runs := fixture(t, "healthy.jsonl")
+	recs := runs[0].Records
+	recs[5].Status, recs[5].Error, recs[5].ThroughputRPS = result.StatusFailed, "target unreachable", 0
+	gs := Groups(runs)
+	if got := len(gs[0].Rows); got != 12 {
+		t.Errorf("got %d rows, want 12", got)
+	}
+	thr := gs[0].Figures[0]
+	if got := len(thr.Series[0].Points); got != 5 {
+		t.Errorf("shared: got %d points, want 5 (the failed step left out)", got)
+	}
+}
+
+func TestWritePNGs(t *testing.T) {
+	runs := fixture(t, "server-bound.jsonl")
+	dir := filepath.Join(t.TempDir(), "img")
+	paths, err := WritePNGs(dir, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != len(FigureKinds) {
+		t.Fatalf("got %d files, want %d", len(paths), len(FigureKinds))
+	}
+	for i, p := range paths {
+		if want := "go-unary-0b-closed-rpclab-go-server-" + FigureKinds[i] + ".png"; filepath.Base(p) != want {
+			t.Errorf("got %s, want %s", filepath.Base(p), want)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if got, want := img.Bounds().Dx(), 1500; got != want {
+			t.Errorf("%s: got width %d, want %d (ChartWidth at PNGDPI)", p, got, want)
+		}
+	}
+}
