@@ -1,0 +1,239 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package bulk_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
+)
+
+const defaultTestTimeout = time.Minute
+
+// With this variable set the test binary is an rpclab bulk server, so the
+// tests run the server as a separate process, as rpclab does.
+const asServer = "RPCLAB_BULK_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asServer) == "1" {
+		os.Exit(serve())
+	}
+	os.Exit(m.Run())
+}
+
+func serve() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	b, err := server.StartBulk(ctx, "127.0.0.1")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer b.Close()
+	fmt.Printf("%s%s\n", server.ListeningPrefix, lis.Addr())
+	if err := server.Serve(ctx, lis, server.Options{Bulk: b}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// startServer runs the test binary as a bulk server in a child process.
+func startServer(ctx context.Context, t *testing.T) *server.Process {
+	t.Helper()
+	t.Setenv(asServer, "1")
+	p, err := server.StartProcess(ctx, []string{os.Args[0]}, nil, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop() })
+	return p
+}
+
+func TestEveryTransportMoves64MiBIntact(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	p := startServer(ctx, t)
+	spec := &bulk.Spec{Target: p.Addr, Transports: bulk.Transports, Sizes: []int64{64 << 20},
+		Chunks: []int{64 << 10}, Warmup: 0}
+	var got []bulk.Record
+	var jsonl bytes.Buffer
+	err := bulk.Run(ctx, spec, bulk.Options{}, func(r *bulk.Record) error {
+		got = append(got, *r)
+		return bulk.WriteJSONL(&jsonl, r)
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(got) != len(bulk.Transports) {
+		t.Fatalf("got %d records, want %d", len(got), len(bulk.Transports))
+	}
+	for i, r := range got {
+		if r.Spec.Transport != bulk.Transports[i] || r.Status != result.StatusOK || r.Requests != 1 || r.Bytes != 64<<20 {
+			t.Errorf("got %s: status %s, %d requests, %d bytes (%s); want ok, 1 request, %d bytes",
+				r.Spec.Transport, r.Status, r.Requests, r.Bytes, r.Error, 64<<20)
+		}
+		if r.ServerCPUNS < 0 || r.ServerAllocBytes < 0 || r.ThroughputBytesPerS <= 0 {
+			t.Errorf("%s: got server CPU %d ns, server allocs %d B, %f B/s; want all measured",
+				r.Spec.Transport, r.ServerCPUNS, r.ServerAllocBytes, r.ThroughputBytesPerS)
+		}
+	}
+	back, err := bulk.ReadJSONL(&jsonl)
+	if err != nil || len(back) != len(got) {
+		t.Errorf("ReadJSONL: got %d records, %v; want %d records that match the schema", len(back), err, len(got))
+	}
+}
+
+// wchar is how many bytes process pid has written with system calls.
+func wchar(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "wchar: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func TestServerKilledMidTransfer(t *testing.T) {
+	if _, err := os.Stat("/proc/self/io"); err != nil {
+		t.Skip("needs /proc/PID/io to see the transfer under way")
+	}
+	for _, tr := range bulk.Transports {
+		t.Run(tr, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+			defer cancel()
+			p := startServer(ctx, t)
+			killed := make(chan struct{})
+			go func() {
+				defer close(killed)
+				for wchar(p.Pid) < 8<<20 { // the download is under way
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(time.Millisecond):
+					}
+				}
+				p.Kill()
+			}()
+			spec := &bulk.Spec{Target: p.Addr, Transports: []string{tr}, Sizes: []int64{1 << 40 / 1024},
+				Chunks: []int{64 << 10}, MinDuration: defaultTestTimeout, Warmup: 0}
+			var recs []bulk.Record
+			err := bulk.Run(ctx, spec, bulk.Options{}, func(r *bulk.Record) error {
+				recs = append(recs, *r)
+				return nil
+			})
+			<-killed
+			t.Logf("Run: %v", err)
+			if err == nil || !strings.Contains(err.Error(), tr) {
+				t.Errorf("got error %v, want one naming transport %s", err, tr)
+			}
+			if len(recs) != 1 {
+				t.Fatalf("got %d records, want 1", len(recs))
+			}
+			r := recs[0]
+			if r.Status != result.StatusFailed || r.Bytes <= 0 || r.Bytes >= spec.Sizes[0] || !strings.Contains(r.Error, "after ") {
+				t.Errorf("got status %s, %d bytes, error %q; want failed, a partial byte count, an error saying after how many bytes",
+					r.Status, r.Bytes, r.Error)
+			}
+			if r.ServerCPUNS != -1 {
+				t.Errorf("got server CPU %d ns from a dead server, want -1", r.ServerCPUNS)
+			}
+			var b bytes.Buffer
+			if err := bulk.WriteJSONL(&b, &r); err != nil {
+				t.Fatal(err)
+			}
+			if err := bulk.Validate(bytes.TrimSpace(b.Bytes())); err != nil {
+				t.Errorf("the failed record does not match the schema: %v", err)
+			}
+		})
+	}
+}
+
+func TestSpecValidate(t *testing.T) {
+	base := func() bulk.Spec {
+		return bulk.Spec{Target: "127.0.0.1:1", Transports: []string{bulk.GRPC, bulk.TCP}, Sizes: []int64{1 << 20}, Chunks: []int{64 << 10}}
+	}
+	tests := []struct {
+		name   string
+		modify func(*bulk.Spec)
+		want   []string // substrings of the error; nil: valid
+	}{
+		{"defaults", func(*bulk.Spec) {}, nil},
+		{"size zero", func(s *bulk.Spec) { s.Sizes = []int64{0} }, []string{"--size 0"}},
+		{"unknown transport", func(s *bulk.Spec) { s.Transports = []string{"carrier-pigeon"} }, []string{`"carrier-pigeon"`, "grpc-tuned"}},
+		{"chunk above the gRPC max message", func(s *bulk.Spec) { s.Chunks = []int{8 << 20} },
+			[]string{"--chunk 8MiB", "8388613-byte", "4194304 bytes (4MiB)", "--max-message-size"}},
+		{"chunk at the gRPC max message", func(s *bulk.Spec) { s.Chunks = []int{4 << 20} }, []string{"--chunk 4MiB", "4194309-byte"}},
+		{"limit raised explicitly", func(s *bulk.Spec) { s.Chunks = []int{8 << 20}; s.MaxMessage = 9 << 20 }, nil},
+		{"big chunk without gRPC", func(s *bulk.Spec) { s.Chunks = []int{8 << 20}; s.Transports = []string{bulk.TCP, bulk.Sidechannel} }, nil},
+		{"chunk above the server's", func(s *bulk.Spec) { s.Chunks = []int{32 << 20}; s.Transports = []string{bulk.TCP} }, []string{"--chunk 32MiB", "16MiB"}},
+		{"zero streams", func(s *bulk.Spec) { s.Streams = []int{0} }, []string{"--streams 0"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base()
+			tc.modify(&s)
+			err := s.Validate()
+			if tc.want == nil {
+				if err != nil {
+					t.Errorf("got %v, want no error", err)
+				}
+				return
+			}
+			var ue *bulk.UsageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("got %v, want a *bulk.UsageError", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("got %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"65536", 65536, true}, {"64KiB", 64 << 10, true}, {"1GiB", 1 << 30, true}, {"16 MiB", 16 << 20, true},
+		{"1MB", 1e6, true}, {"0", 0, true}, {"1.5GiB", 0, false}, {"lots", 0, false}, {"9999999TiB", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := bulk.ParseBytes(tc.in)
+		if got != tc.want || (err == nil) != tc.ok {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+	for _, n := range []int64{64 << 10, 1 << 30, 1000, 3 << 20} {
+		if got, _ := bulk.ParseBytes(bulk.FormatBytes(n)); got != n {
+			t.Errorf("ParseBytes(FormatBytes(%d)) = %d, want %d", n, got, n)
+		}
+	}
+}

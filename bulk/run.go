@@ -1,0 +1,424 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package bulk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/rpclab/rpclab/proto/bulkpb"
+	"github.com/rpclab/rpclab/result"
+)
+
+// Spec is a bulk run: the cross product of Transports × Sizes × Chunks ×
+// Streams, each step repeated RequestsPerStream times per stream or for
+// MinDuration.
+type Spec struct {
+	// Target is the rpclab server ("host:port" of its main gRPC port); the
+	// other transports' ports come from BulkService.Info.
+	Target     string   `json:"target"`
+	Transports []string `json:"transports"`
+	// Sizes are the bytes per download.
+	Sizes []int64 `json:"sizes"`
+	// Chunks are the message (gRPC) or write and read (others) sizes.
+	Chunks []int `json:"chunks"`
+	// Streams are the counts of concurrent downloads (default 1).
+	Streams []int `json:"streams"`
+	// RequestsPerStream is how many downloads each stream makes per step
+	// (default 1); ignored when MinDuration is set.
+	RequestsPerStream int `json:"requests_per_stream"`
+	// MinDuration keeps each stream downloading until it has passed.
+	MinDuration time.Duration `json:"min_duration_ns"`
+	// Warmup is the bytes each stream downloads before a step, unmeasured
+	// (-1: the default, min(size, 8 MiB); 0: none).
+	Warmup int64 `json:"warmup_bytes"`
+	// MaxMessage is the gRPC client's max receive message size (0:
+	// grpc-go's default, 4 MiB). A chunk whose message is larger is an
+	// error unless this is raised.
+	MaxMessage int `json:"max_message_bytes"`
+	// Server names the server implementation when rpclab started it.
+	Server string `json:"server,omitempty"`
+}
+
+// UsageError is a Spec that cannot run.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return "bulk: " + e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usage(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
+
+// Validate fills defaults and checks the spec.
+func (s *Spec) Validate() error {
+	if s.Target == "" {
+		return usage("no target")
+	}
+	if len(s.Transports) == 0 {
+		return usage("no transport (want some of %s)", strings.Join(Transports, ", "))
+	}
+	for _, t := range s.Transports {
+		if !slices.Contains(Transports, t) {
+			return usage("unknown transport %q (want some of %s)", t, strings.Join(Transports, ", "))
+		}
+	}
+	if len(s.Sizes) == 0 || len(s.Chunks) == 0 {
+		return usage("no size or no chunk")
+	}
+	for _, n := range s.Sizes {
+		if n <= 0 {
+			return usage("--size %d: a download must be at least 1 byte", n)
+		}
+	}
+	if len(s.Streams) == 0 {
+		s.Streams = []int{1}
+	}
+	for _, n := range s.Streams {
+		if n < 1 {
+			return usage("--streams %d: must be at least 1", n)
+		}
+	}
+	if s.RequestsPerStream == 0 {
+		s.RequestsPerStream = 1
+	}
+	if s.RequestsPerStream < 0 || s.MinDuration < 0 {
+		return usage("--requests and --duration must be positive")
+	}
+	if s.MinDuration > 0 {
+		s.RequestsPerStream = 0
+	}
+	if s.MaxMessage == 0 {
+		s.MaxMessage = DefaultMaxMessage
+	}
+	if s.MaxMessage < 0 {
+		return usage("--max-message-size %d must be positive", s.MaxMessage)
+	}
+	grpcMsgs := slices.ContainsFunc(s.Transports, usesGRPCMessages)
+	for _, c := range s.Chunks {
+		if c < 1 || c > MaxChunk {
+			return usage("--chunk %s is outside 1 B..%s, the largest chunk the bulk server sends", FormatBytes(int64(c)), FormatBytes(MaxChunk))
+		}
+		if m := ChunkMessageSize(c); grpcMsgs && m > s.MaxMessage {
+			return usage("--chunk %s makes a %d-byte gRPC message, above the client's max receive message size of %d bytes (%s); "+
+				"raise it explicitly with --max-message-size or use a smaller chunk", FormatBytes(int64(c)), m, s.MaxMessage, FormatBytes(int64(s.MaxMessage)))
+		}
+	}
+	if s.Warmup < -1 {
+		return usage("--warmup %d must be 0 or more", s.Warmup)
+	}
+	return nil
+}
+
+// Step is one cell of the cross product.
+type Step struct {
+	Transport string
+	Size      int64
+	Chunk     int
+	Streams   int
+}
+
+// Steps lists the steps in run order: transport varies fastest, so the
+// transports of one size and chunk are measured side by side.
+func (s *Spec) Steps() []Step {
+	var st []Step
+	for _, str := range s.Streams {
+		for _, size := range s.Sizes {
+			for _, c := range s.Chunks {
+				for _, t := range s.Transports {
+					st = append(st, Step{Transport: t, Size: size, Chunk: c, Streams: str})
+				}
+			}
+		}
+	}
+	return st
+}
+
+// Options are Go-only settings of a run.
+type Options struct {
+	// ClientCPUs lists the CPUs this process is pinned to (for the record).
+	ClientCPUs []int
+	// Progress is told about each step (may be zero).
+	Progress Progress
+}
+
+// Progress is told when each step starts and ends.
+type Progress struct {
+	Start func(i, n int, s Step)
+	End   func(i, n int, s Step, r *Record)
+}
+
+// Run runs every step of spec against spec.Target and hands each record to
+// sink. It stops at the first failed step (after sinking its record, marked
+// failed, with the bytes moved until the failure) and returns its error.
+func Run(ctx context.Context, spec *Spec, o Options, sink func(*Record) error) error {
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	cc, err := grpc.NewClient(spec.Target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return fmt.Errorf("bulk: target %s: %w", spec.Target, err)
+	}
+	defer cc.Close()
+	ctl := bulkpb.NewBulkServiceClient(cc)
+	info, err := askInfo(ctx, ctl, false)
+	if err != nil {
+		return fmt.Errorf("bulk: %s does not answer rpclab.v1.BulkService.Info: %w", spec.Target, err)
+	}
+	ep, err := endpointsOf(spec.Target, info)
+	if err != nil {
+		return err
+	}
+	steps := spec.Steps()
+	for i, st := range steps {
+		if o.Progress.Start != nil {
+			o.Progress.Start(i, len(steps), st)
+		}
+		rec := runStep(ctx, spec, o, ctl, ep, st)
+		if o.Progress.End != nil {
+			o.Progress.End(i, len(steps), st, rec)
+		}
+		if err := sink(rec); err != nil {
+			return err
+		}
+		switch rec.Status {
+		case result.StatusInterrupted:
+			return fmt.Errorf("bulk: interrupted: %w", ctx.Err())
+		case result.StatusFailed:
+			return fmt.Errorf("bulk: %s size=%s chunk=%s streams=%d failed: %s",
+				st.Transport, FormatBytes(st.Size), FormatBytes(int64(st.Chunk)), st.Streams, rec.Error)
+		}
+	}
+	return nil
+}
+
+func askInfo(ctx context.Context, c bulkpb.BulkServiceClient, reset bool) (*bulkpb.InfoResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return c.Info(ctx, &bulkpb.InfoRequest{ResetPeakRss: reset})
+}
+
+// endpointsOf pairs the target's host with the ports Info gave, so a server
+// listening on every address is reached the way the target is.
+func endpointsOf(target string, info *bulkpb.InfoResponse) (endpoints, error) {
+	host, _, err := net.SplitHostPort(target)
+	if err != nil {
+		return endpoints{}, usage("target %q: %v", target, err)
+	}
+	port := func(addr string) string {
+		if addr == "" {
+			return ""
+		}
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			return ""
+		}
+		return net.JoinHostPort(host, p)
+	}
+	return endpoints{target: target, grpcTuned: port(info.GetGrpcTunedAddr()), tcp: port(info.GetTcpAddr()),
+		http: port(info.GetHttpAddr()), sidechannel: port(info.GetSidechannelAddr())}, nil
+}
+
+// worker is one stream of a step.
+type worker struct {
+	d        downloader
+	requests int64
+	bytes    int64 // including a failed download's bytes
+	err      error
+}
+
+func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceClient, ep endpoints, st Step) *Record {
+	host, _ := os.Hostname()
+	rec := &Record{
+		SchemaVersion: result.SchemaVersion,
+		Kind:          Kind,
+		Status:        result.StatusOK,
+		StartedAt:     time.Now().UTC(),
+		Spec: StepSpec{
+			Target: spec.Target, Transport: st.Transport, SizeBytes: st.Size, ChunkBytes: st.Chunk,
+			Streams: st.Streams, RequestsPerStream: spec.RequestsPerStream, MinDurationNS: int64(spec.MinDuration),
+			MaxMessageBytes: spec.MaxMessage, Server: spec.Server,
+		},
+		Env: result.Env{
+			Language: "go", GRPCImpl: "grpc-go", GRPCVersion: grpc.Version, RuntimeVersion: runtime.Version(),
+			HostCPUs: runtime.NumCPU(), ClientCPUs: o.ClientCPUs, Hostname: host, OS: runtime.GOOS,
+		},
+		Checksum:               "crc32c",
+		ServerCPUNS:            -1,
+		ServerCPUSPerGiB:       -1,
+		ServerAllocBytes:       -1,
+		ServerAllocs:           -1,
+		ServerAllocBytesPerMiB: -1,
+		ServerAllocsPerRequest: -1,
+		ClientPeakRSSBytes:     -1,
+		ServerPeakRSSBytes:     -1,
+	}
+	fail := func(err error) *Record {
+		rec.Status = result.StatusFailed
+		if ctx.Err() != nil {
+			rec.Status = result.StatusInterrupted
+		}
+		rec.Error = err.Error()
+		return rec
+	}
+	warm := spec.Warmup
+	if warm < 0 {
+		warm = min(st.Size, 8<<20)
+	}
+	rec.Spec.WarmupBytes = warm
+	ExpectedCRC(st.Size) // computed before the interval, not in it
+	if warm > 0 {
+		ExpectedCRC(warm)
+	}
+
+	ws := make([]*worker, st.Streams)
+	defer func() {
+		for _, w := range ws {
+			if w != nil {
+				_ = w.d.close()
+			}
+		}
+	}()
+	for i := range ws {
+		d, err := dial(st.Transport, ep, spec.MaxMessage)
+		if err != nil {
+			return fail(fmt.Errorf("%s: connect: %w", st.Transport, err))
+		}
+		ws[i] = &worker{d: d}
+	}
+	if warm > 0 {
+		if err := parallel(ctx, ws, func(ctx context.Context, w *worker) error {
+			var v verifier
+			return fetch(ctx, w.d, warm, st.Chunk, &v)
+		}); err != nil {
+			return fail(fmt.Errorf("%s: warm-up: %w", st.Transport, err))
+		}
+	}
+
+	runtime.GC() // start the interval with a clean heap on this side
+	s0, err := askInfo(ctx, ctl, true)
+	if err != nil {
+		return fail(fmt.Errorf("server usage before the step: %w", err))
+	}
+	ResetPeakRSS()
+	c0, err := ReadUsage()
+	if err != nil {
+		return fail(err)
+	}
+	t0 := time.Now()
+	deadline := t0.Add(spec.MinDuration)
+	runErr := parallel(ctx, ws, func(ctx context.Context, w *worker) error {
+		for n := 0; ; n++ {
+			if spec.MinDuration > 0 {
+				if n > 0 && !time.Now().Before(deadline) {
+					return nil
+				}
+			} else if n == spec.RequestsPerStream {
+				return nil
+			}
+			var v verifier
+			err := fetch(ctx, w.d, st.Size, st.Chunk, &v)
+			w.bytes += v.n
+			if err != nil {
+				return fmt.Errorf("request %d: %w", n+1, err)
+			}
+			w.requests++
+		}
+	})
+	elapsed := time.Since(t0)
+	c1, cerr := ReadUsage()
+	s1, serr := askInfo(context.WithoutCancel(ctx), ctl, false)
+
+	for _, w := range ws {
+		rec.Requests += w.requests
+		rec.Bytes += w.bytes
+	}
+	rec.DurationNS = int64(elapsed)
+	gib := float64(rec.Bytes) / (1 << 30)
+	mib := float64(rec.Bytes) / (1 << 20)
+	if elapsed > 0 {
+		rec.ThroughputBytesPerS = float64(rec.Bytes) / elapsed.Seconds()
+	}
+	if cerr == nil {
+		rec.ClientCPUNS = int64(c1.CPU - c0.CPU)
+		rec.ClientPeakRSSBytes = c1.PeakRSS
+		if gib > 0 {
+			rec.ClientCPUSPerGiB = (c1.CPU - c0.CPU).Seconds() / gib
+			rec.ClientAllocBytesPerMiB = float64(c1.AllocBytes-c0.AllocBytes) / mib
+		}
+		if rec.Requests > 0 {
+			rec.ClientAllocsPerRequest = float64(c1.Allocs-c0.Allocs) / float64(rec.Requests)
+		}
+	}
+	if serr == nil && s1.GetPid() == s0.GetPid() {
+		rec.ServerCPUNS = s1.GetCpuNs() - s0.GetCpuNs()
+		rec.ServerAllocBytes = int64(s1.GetAllocBytes() - s0.GetAllocBytes())
+		rec.ServerAllocs = int64(s1.GetAllocs() - s0.GetAllocs())
+		rec.ServerPeakRSSBytes = s1.GetPeakRssBytes()
+		if gib > 0 {
+			rec.ServerCPUSPerGiB = float64(rec.ServerCPUNS) / 1e9 / gib
+			rec.ServerAllocBytesPerMiB = float64(rec.ServerAllocBytes) / mib
+		}
+		if rec.Requests > 0 {
+			rec.ServerAllocsPerRequest = float64(rec.ServerAllocs) / float64(rec.Requests)
+		}
+	}
+	if runErr != nil {
+		return fail(fmt.Errorf("%s: %w", st.Transport, runErr))
+	}
+	if serr != nil {
+		return fail(fmt.Errorf("server usage after the step: %w", serr))
+	}
+	return rec
+}
+
+// fetch downloads size bytes and checks their length and CRC-32C.
+func fetch(ctx context.Context, d downloader, size int64, chunk int, v *verifier) error {
+	err := d.download(ctx, size, chunk, v)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		return fmt.Errorf("after %d of %d bytes: %w", v.n, size, err)
+	}
+	if v.n != size {
+		return fmt.Errorf("integrity: got %d bytes, want %d", v.n, size)
+	}
+	if want := ExpectedCRC(size); v.crc != want {
+		return fmt.Errorf("integrity: CRC-32C of the %d bytes is %08x, want %08x", size, v.crc, want)
+	}
+	return nil
+}
+
+// parallel runs f for every worker, each in its own goroutine; the first
+// error cancels the others and is returned (with its stream's number).
+func parallel(ctx context.Context, ws []*worker, f func(context.Context, *worker) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Go(func() {
+			if err := f(ctx, w); err != nil {
+				if len(ws) > 1 {
+					err = fmt.Errorf("stream %d: %w", i+1, err)
+				}
+				w.err = err
+				cancel(err)
+			}
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,352 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package bulk
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/rpclab/rpclab/proto/bulkpb"
+)
+
+// Transport names, as --transport spells them.
+const (
+	GRPC        = "grpc"
+	GRPCTuned   = "grpc-tuned"
+	TCP         = "tcp"
+	HTTP1       = "http1"
+	HTTP2       = "http2"
+	Sidechannel = "sidechannel"
+)
+
+// Transports lists every transport in the order reports show them.
+var Transports = []string{GRPC, GRPCTuned, TCP, HTTP1, HTTP2, Sidechannel}
+
+// usesGRPCMessages reports whether the transport carries the bytes in gRPC
+// messages, so chunks are bounded by the max receive message size.
+func usesGRPCMessages(t string) bool { return t == GRPC || t == GRPCTuned }
+
+// DefaultMaxMessage is grpc-go's default max receive message size (4 MiB).
+const DefaultMaxMessage = 4 << 20
+
+// ChunkMessageSize is the size of the rpclab.v1.Chunk message that carries
+// chunk bytes: the field's tag and length, then the bytes.
+func ChunkMessageSize(chunk int) int {
+	n := 1 + 1
+	for v := uint64(chunk); v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n + chunk
+}
+
+// TunedDialOptions are the client settings of the grpc-tuned transport;
+// docs/bulk.md gives each one's measured effect.
+func TunedDialOptions(maxMsg int) []grpc.DialOption {
+	return []grpc.DialOption{
+		// Large static windows: the sender never waits for a WINDOW_UPDATE
+		// and the client sends far fewer of them; it also turns off the BDP
+		// estimator's pings.
+		grpc.WithInitialWindowSize(16 << 20),
+		grpc.WithInitialConnWindowSize(64 << 20),
+		// Read 1 MiB per read(2) instead of 32 KiB.
+		grpc.WithReadBufferSize(1 << 20),
+		grpc.WithDefaultCallOptions(
+			// The zero-copy codec: the server hands the chunk to the
+			// transport without marshalling it, the client hashes it in the
+			// transport's buffers without unmarshalling it.
+			grpc.CallContentSubtype(CodecName),
+			grpc.MaxCallRecvMsgSize(maxMsg),
+		),
+	}
+}
+
+// endpoints are where the transports of one server listen.
+type endpoints struct {
+	target                            string // the main gRPC server
+	grpcTuned, tcp, http, sidechannel string
+}
+
+// downloader fetches downloads over one connection (a gRPC channel, a TCP
+// connection, an HTTP client with one connection).
+type downloader interface {
+	download(ctx context.Context, size int64, chunk int, v *verifier) error
+	close() error
+}
+
+func dial(transport string, ep endpoints, maxMsg int) (downloader, error) {
+	need := func(addr, what string) error {
+		if addr == "" {
+			return fmt.Errorf("the server has no %s listener (BulkService.Info gave none)", what)
+		}
+		return nil
+	}
+	switch transport {
+	case GRPC:
+		cc, err := grpc.NewClient(ep.target, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg)))
+		if err != nil {
+			return nil, err
+		}
+		return &grpcDownloader{cc: cc, c: bulkpb.NewBulkServiceClient(cc)}, nil
+	case GRPCTuned:
+		if err := need(ep.grpcTuned, "grpc-tuned"); err != nil {
+			return nil, err
+		}
+		opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, TunedDialOptions(maxMsg)...)
+		cc, err := grpc.NewClient(ep.grpcTuned, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return &grpcDownloader{cc: cc, c: bulkpb.NewBulkServiceClient(cc), raw: true}, nil
+	case TCP:
+		if err := need(ep.tcp, "tcp"); err != nil {
+			return nil, err
+		}
+		return &tcpDownloader{addr: ep.tcp}, nil
+	case HTTP1, HTTP2:
+		if err := need(ep.http, "http"); err != nil {
+			return nil, err
+		}
+		tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1, Protocols: new(http.Protocols)}
+		if transport == HTTP1 {
+			tr.Protocols.SetHTTP1(true)
+		} else {
+			tr.Protocols.SetUnencryptedHTTP2(true)
+		}
+		return &httpDownloader{c: &http.Client{Transport: tr}, url: "http://" + ep.http + "/bulk", proto: transport}, nil
+	case Sidechannel:
+		if err := need(ep.sidechannel, "sidechannel"); err != nil {
+			return nil, err
+		}
+		cc, err := grpc.NewClient(ep.target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return nil, err
+		}
+		return &sidechannelDownloader{cc: cc, c: bulkpb.NewBulkServiceClient(cc), addr: ep.sidechannel}, nil
+	}
+	return nil, fmt.Errorf("unknown transport %q", transport)
+}
+
+// grpcDownloader runs BulkService.Download: with grpc-go's defaults (each
+// message unmarshalled into a new Chunk) or, raw, with the zero-copy codec.
+type grpcDownloader struct {
+	cc  *grpc.ClientConn
+	c   bulkpb.BulkServiceClient
+	raw bool
+}
+
+func (d *grpcDownloader) download(ctx context.Context, size int64, chunk int, v *verifier) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := d.c.Download(ctx, &bulkpb.DownloadRequest{SizeBytes: size, ChunkBytes: int32(chunk)})
+	if err != nil {
+		return err
+	}
+	if d.raw {
+		in := InChunk{Sink: v.write}
+		for {
+			if err := st.RecvMsg(&in); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+	for {
+		m, err := st.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		v.write(m.GetData())
+	}
+}
+
+func (d *grpcDownloader) close() error { return d.cc.Close() }
+
+// tcpDownloader sends a 16-byte request on a kept-open TCP connection and
+// reads exactly size bytes back, chunk bytes per read at most.
+type tcpDownloader struct {
+	addr string
+	conn net.Conn
+	buf  []byte
+}
+
+func (d *tcpDownloader) download(ctx context.Context, size int64, chunk int, v *verifier) error {
+	if d.conn == nil {
+		var dl net.Dialer
+		c, err := dl.DialContext(ctx, "tcp", d.addr)
+		if err != nil {
+			return err
+		}
+		d.conn = c
+	}
+	stop := context.AfterFunc(ctx, func() { d.conn.Close() })
+	defer stop()
+	var req [TCPRequestLen]byte
+	EncodeTCPRequest(&req, size, chunk)
+	if _, err := d.conn.Write(req[:]); err != nil {
+		return d.fail(ctx, err)
+	}
+	if len(d.buf) < chunk {
+		d.buf = make([]byte, chunk)
+	}
+	for v.n < size {
+		n, err := d.conn.Read(d.buf[:min(int64(chunk), size-v.n)])
+		v.write(d.buf[:n])
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("connection closed by the server")
+			}
+			return d.fail(ctx, err)
+		}
+	}
+	return nil
+}
+
+func (d *tcpDownloader) fail(ctx context.Context, err error) error {
+	d.conn.Close()
+	d.conn = nil
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+func (d *tcpDownloader) close() error {
+	if d.conn == nil {
+		return nil
+	}
+	return d.conn.Close()
+}
+
+// httpDownloader GETs /bulk over HTTP/1.1 or h2c with one connection.
+type httpDownloader struct {
+	c     *http.Client
+	url   string
+	proto string
+	buf   []byte
+}
+
+func (d *httpDownloader) download(ctx context.Context, size int64, chunk int, v *verifier) error {
+	url := d.url + "?size=" + strconv.FormatInt(size, 10) + "&chunk=" + strconv.Itoa(chunk)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := d.c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("HTTP %s: %s", resp.Status, b)
+	}
+	if want := map[string]int{HTTP1: 1, HTTP2: 2}[d.proto]; resp.ProtoMajor != want {
+		return fmt.Errorf("the server answered over %s, want HTTP/%d", resp.Proto, want)
+	}
+	if len(d.buf) < chunk {
+		d.buf = make([]byte, chunk)
+	}
+	for {
+		n, err := resp.Body.Read(d.buf[:chunk])
+		v.write(d.buf[:n])
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (d *httpDownloader) close() error {
+	d.c.CloseIdleConnections()
+	return nil
+}
+
+// sidechannelDownloader: per download, a new raw connection to the
+// sidechannel listener with a hello carrying a random token, and a
+// SidechannelDownload call with the same token. The bytes come over the
+// raw connection; the call brings the status.
+type sidechannelDownloader struct {
+	cc   *grpc.ClientConn
+	c    bulkpb.BulkServiceClient
+	addr string
+	buf  []byte
+}
+
+func (d *sidechannelDownloader) download(ctx context.Context, size int64, chunk int, v *verifier) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var hello [SidechannelHelloLen]byte
+	copy(hello[:], SidechannelMagic)
+	tok := hello[len(SidechannelMagic):]
+	if _, err := rand.Read(tok); err != nil {
+		return err
+	}
+	var dl net.Dialer
+	conn, err := dl.DialContext(ctx, "tcp", d.addr)
+	if err != nil {
+		return fmt.Errorf("sidechannel dial: %w", err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if _, err := conn.Write(hello[:]); err != nil {
+		return fmt.Errorf("sidechannel hello: %w", err)
+	}
+	type answer struct {
+		res *bulkpb.SidechannelResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := d.c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: size, ChunkBytes: int32(chunk), SidechannelToken: tok})
+		if err != nil {
+			conn.Close() // the server will not write: stop reading
+		}
+		done <- answer{res, err}
+	}()
+	if len(d.buf) < chunk {
+		d.buf = make([]byte, chunk)
+	}
+	var rerr error
+	for {
+		n, err := conn.Read(d.buf[:chunk])
+		v.write(d.buf[:n])
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			rerr = err
+			cancel()
+			break
+		}
+	}
+	a := <-done
+	switch {
+	case a.err != nil:
+		return a.err
+	case rerr != nil:
+		return fmt.Errorf("sidechannel read: %w", rerr)
+	case a.res.GetBytesSent() != v.n:
+		return fmt.Errorf("the call says %d bytes were sent, the sidechannel brought %d", a.res.GetBytesSent(), v.n)
+	}
+	return nil
+}
+
+func (d *sidechannelDownloader) close() error { return d.cc.Close() }

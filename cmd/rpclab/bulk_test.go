@@ -1,0 +1,79 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/result"
+)
+
+func TestBulkBadInputIsAUsageError(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"size zero", []string{"--size", "0"}, []string{"--size 0"}},
+		{"unparsable size", []string{"--size", "big"}, []string{"--size", `"big"`}},
+		{"chunk above the gRPC max message", []string{"--chunk", "8MiB"}, []string{"--chunk 8MiB", "4194304 bytes (4MiB)", "--max-message-size"}},
+		{"unknown transport", []string{"--transport", "grpc,carrier-pigeon"}, []string{`"carrier-pigeon"`}},
+		{"chunk above the server's", []string{"--chunk", "32MiB", "--transport", "tcp"}, []string{"--chunk 32MiB", "16MiB"}},
+		{"requests and duration", []string{"--requests", "2", "--duration", "1s"}, []string{"--requests and --duration"}},
+		{"arguments", []string{"now"}, []string{"unknown command"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runInProcess(append([]string{"bulk"}, tc.args...)...)
+			if code != exitUsage {
+				t.Errorf("got exit %d (%q), want %d", code, stderr, exitUsage)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("got %q, want it to name %s", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+// TestBulkEndToEnd runs "rpclab bulk" as a user would: it starts "rpclab
+// serve" as a child process and measures every transport.
+func TestBulkEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "bulk.jsonl")
+	cmd := rpclabCmd(ctx, "bulk", "--size", "8MiB", "--chunk", "64KiB,1MiB", "--warmup", "0", "--out", out)
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("rpclab bulk: %v\n%s", err, stdout)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := bulk.ReadJSONL(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs), 2*len(bulk.Transports); got != want {
+		t.Fatalf("got %d records, want %d", got, want)
+	}
+	for _, r := range recs {
+		if r.Status != result.StatusOK || r.Bytes != 8<<20 || r.Spec.Server != "go" {
+			t.Errorf("got %s chunk %d: %s, %d bytes, server %q; want ok, %d bytes, server go",
+				r.Spec.Transport, r.Spec.ChunkBytes, r.Status, r.Bytes, r.Spec.Server, 8<<20)
+		}
+	}
+	for _, tr := range bulk.Transports {
+		if !strings.Contains(string(stdout), " "+tr+" ") {
+			t.Errorf("the table has no row for %s:\n%s", tr, stdout)
+		}
+	}
+}
