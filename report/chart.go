@@ -41,16 +41,16 @@ func sansFont(size vg.Length) font.Font {
 func newPlot(f *Figure) (*plot.Plot, *plot.Legend, error) {
 	p := plot.New()
 	p.Title.Text = f.Title
-	p.Title.TextStyle.Font = sansFont(13)
+	p.Title.TextStyle.Font = sansFont(15)
 	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text, p.Y.Label.Text = f.XLabel, f.YLabel
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = sansFont(11)
-		a.Tick.Label.Font = sansFont(10)
+		a.Label.TextStyle.Font = sansFont(13)
+		a.Tick.Label.Font = sansFont(12)
 	}
 	p.Add(plotter.NewGrid())
 	leg := plot.NewLegend()
-	leg.TextStyle.Font = sansFont(10)
+	leg.TextStyle.Font = sansFont(12)
 	leg.Top, leg.Left = true, true
 	leg.ThumbnailWidth = vg.Points(26)
 	leg.Padding = vg.Points(3)
@@ -83,7 +83,7 @@ func newPlot(f *Figure) (*plot.Plot, *plot.Legend, error) {
 			clr = plotutil.Color(s.Color)
 		}
 		l.Color = clr
-		l.Width = vg.Points(1.8)
+		l.Width = vg.Points(2)
 		if s.Dash > 0 {
 			l.Dashes = []vg.Length{vg.Points(6 / float64(s.Dash)), vg.Points(3)}
 		}

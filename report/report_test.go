@@ -258,7 +258,7 @@ func text(n *html.Node) string {
 // element back to markup and parses it as XML, as an SVG viewer would.
 type svgDoc struct {
 	texts []string
-	// lines are the vertex counts of the stroked data lines (1.8 pt wide).
+	// lines are the vertex counts of the stroked data lines (2 pt wide).
 	lines []int
 }
 
@@ -296,7 +296,7 @@ func parseSVG(t *testing.T, n *html.Node) svgDoc {
 					style = a.Value
 				}
 			}
-			if strings.Contains(style, "fill:none") && strings.Contains(style, "stroke-width:1.8") {
+			if strings.Contains(style, "fill:none") && strings.Contains(style, "stroke-width:2") {
 				out.lines = append(out.lines, len(vertexRE.FindAllString(dAttr, -1)))
 			}
 		case xml.CharData:
