@@ -3,15 +3,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/loadgen"
@@ -99,9 +103,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 	}
 	var err error
 	if ext != nil {
-		err = ext.Sweep(ctx, spec, sink, progress(stderr))
+		err = ext.Sweep(ctx, spec, sink, progress(ctx, stderr))
 	} else {
-		err = loadgen.Sweep(ctx, spec, o, sink, progress(stderr))
+		err = loadgen.Sweep(ctx, spec, o, sink, progress(ctx, stderr))
 	}
 
 	if len(recs) > 0 {
@@ -119,6 +123,13 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		if sf.out != "" {
 			fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), sf.out)
 		}
+	}
+	if demo && len(recs) > 0 {
+		const page = "rpclab-report.html"
+		if rerr := writeHTMLReport(page, []report.Run{{Name: "rpclab demo", Records: recs}}, nil); rerr != nil {
+			return rerr
+		}
+		fmt.Fprintf(stderr, "rpclab: report with charts written to %s\n", absPath(page))
 	}
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %d steps measured and kept: %w", len(recs), ctx.Err())
@@ -190,29 +201,120 @@ func pinNote(cpus []int) string {
 	return fmt.Sprintf(", client pinned to CPUs %v, server to the next", cpus)
 }
 
-// progress prints a line per step on stderr.
-func progress(w io.Writer) loadgen.Progress {
-	var started time.Time
+// progress reports each step on stderr: a line per finished step, and, when
+// stderr is a terminal, a live bar under them (step i of n, the last step's
+// throughput, time left) drawn by schollz/progressbar. The bar refreshes
+// every second until the last step ends or ctx is done, and is cleared then.
+func progress(ctx context.Context, w io.Writer) loadgen.Progress {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		var started time.Time
+		return loadgen.Progress{
+			Start: func(i, n int, s loadgen.Step) { started = time.Now() },
+			End: func(i, n int, s loadgen.Step, r *result.Record) {
+				fmt.Fprintf(w, "%s  (%.1fs)\n", stepLine(i, n, s, r), time.Since(started).Seconds())
+			},
+		}
+	}
+	var (
+		mu                  sync.Mutex
+		bar                 *progressbar.ProgressBar
+		sweepStart, started time.Time
+		lastEnd             time.Time
+		done, total         int
+		step                loadgen.Step
+		last                string
+		stop                = make(chan struct{})
+		stopOnce            sync.Once
+	)
+	// describe says where the sweep is; mu must be held.
+	describe := func() string {
+		d := fmt.Sprintf("step %d/%d %s %s inflight=%d", min(done+1, total), total, step.Conn, step.RPC, step.Inflight)
+		if last != "" {
+			d += " | last " + last
+		}
+		if done == 0 {
+			return d + " | estimating time left"
+		}
+		per := lastEnd.Sub(sweepStart).Seconds() / float64(done) // finished steps only
+		left := per*float64(total-done) - time.Since(started).Seconds()
+		return d + fmt.Sprintf(" | ~%s left", time.Duration(max(left, 0)*float64(time.Second)).Round(time.Second))
+	}
+	end := func() {
+		stopOnce.Do(func() {
+			close(stop)
+			mu.Lock()
+			defer mu.Unlock()
+			if bar != nil {
+				_ = bar.Clear()
+			}
+		})
+	}
 	return loadgen.Progress{
 		Start: func(i, n int, s loadgen.Step) {
-			started = time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			step, started, total = s, time.Now(), n
+			if bar == nil {
+				sweepStart = started
+				bar = progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+					progressbar.OptionSetWidth(25), progressbar.OptionSetPredictTime(false),
+					progressbar.OptionSetElapsedTime(false), progressbar.OptionUseANSICodes(true),
+					progressbar.OptionSetRenderBlankState(true), progressbar.OptionShowDescriptionAtLineEnd())
+				go func() {
+					t := time.NewTicker(time.Second)
+					defer t.Stop()
+					for {
+						select {
+						case <-t.C:
+							mu.Lock()
+							bar.Describe(describe())
+							mu.Unlock()
+						case <-ctx.Done():
+							end()
+							return
+						case <-stop:
+							return
+						}
+					}
+				}()
+			}
+			bar.Describe(describe())
 		},
 		End: func(i, n int, s loadgen.Step, r *result.Record) {
-			line := fmt.Sprintf("[%d/%d] %-10s %-9s inflight=%-4d", i+1, n, s.Conn, s.RPC, s.Inflight)
-			switch r.Status {
-			case result.StatusOK:
-				line += fmt.Sprintf(" %9.0f req/s  p99 %7.1f µs  conns %d", r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.ConnsObserved)
-				if len(r.Errors) > 0 {
-					var n int64
-					for _, c := range r.Errors {
-						n += c
-					}
-					line += fmt.Sprintf("  errors %d", n)
-				}
-			default:
-				line += " " + r.Status + ": " + r.Error
+			mu.Lock()
+			_ = bar.Clear()
+			fmt.Fprintf(w, "%s  (%.1fs)\n", stepLine(i, n, s, r), time.Since(started).Seconds())
+			done, lastEnd = i+1, time.Now()
+			last = "-"
+			if r.Status == result.StatusOK {
+				last = fmt.Sprintf("%.0f req/s", r.ThroughputRPS)
 			}
-			fmt.Fprintf(w, "%s  (%.1fs)\n", line, time.Since(started).Seconds())
+			bar.Describe(describe())
+			_ = bar.Set(done)
+			mu.Unlock()
+			if i == n-1 {
+				end()
+			}
 		},
 	}
+}
+
+// stepLine describes a finished step.
+func stepLine(i, n int, s loadgen.Step, r *result.Record) string {
+	line := fmt.Sprintf("[%d/%d] %-10s %-9s inflight=%-4d", i+1, n, s.Conn, s.RPC, s.Inflight)
+	switch r.Status {
+	case result.StatusOK:
+		line += fmt.Sprintf(" %9.0f req/s  p99 %7.1f µs  conns %d", r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.ConnsObserved)
+		if len(r.Errors) > 0 {
+			var n int64
+			for _, c := range r.Errors {
+				n += c
+			}
+			line += fmt.Sprintf("  errors %d", n)
+		}
+	default:
+		line += " " + r.Status + ": " + r.Error
+	}
+	return line
 }
