@@ -192,6 +192,13 @@ func startProxy(t testing.TB, backend string) *stallProxy {
 
 func (p *stallProxy) addr() string { return p.lis.Addr().String() }
 
+// accepted counts the connections the proxy has accepted and forwarded.
+func (p *stallProxy) accepted() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.links)
+}
+
 func (p *stallProxy) accept() {
 	defer p.wg.Done()
 	for {

@@ -360,3 +360,40 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Eager pools dial every connection at once; lazy pools dial a connection
+// when the first RPC is routed to it.
+func TestLazyAndEager(t *testing.T) {
+	srv := startServer(t)
+	t.Run("eager", func(t *testing.T) {
+		ctx := testContext(t)
+		proxy := startProxy(t, srv.addr)
+		p := newPool(t, proxy.addr(), WithSize(3))
+		waitFor(ctx, t, "3 connections to be ready without an RPC", func() bool { return p.Stats().Ready() == 3 })
+		if got := proxy.accepted(); got != 3 {
+			t.Errorf("connections accepted: got %d, want 3", got)
+		}
+	})
+	t.Run("lazy", func(t *testing.T) {
+		ctx := testContext(t)
+		proxy := startProxy(t, srv.addr)
+		p := newPool(t, proxy.addr(), WithSize(3), WithLazy())
+		for i, c := range p.Stats().Conns {
+			if c.State != connectivity.Idle {
+				t.Errorf("connection %d before any RPC: got %v, want %v", i, c.State, connectivity.Idle)
+			}
+		}
+		if err := ping(ctx, p); err != nil {
+			t.Fatalf("RPC: %v", err)
+		}
+		if got := proxy.accepted(); got != 1 {
+			t.Errorf("connections accepted after one RPC: got %d, want 1", got)
+		}
+		if err := p.Connect(ctx); err != nil {
+			t.Fatalf("Connect: %v", err)
+		}
+		if got := proxy.accepted(); got != 3 {
+			t.Errorf("connections accepted after Connect: got %d, want 3", got)
+		}
+	})
+}
