@@ -28,13 +28,19 @@
 // # Health
 //
 // A background goroutine per connection follows its connectivity state. The
-// pick skips connections that are CONNECTING, in TRANSIENT_FAILURE or SHUT
-// DOWN while another one is READY or IDLE; when none is, the RPC goes where
+// pick skips connections that are CONNECTING, in TRANSIENT_FAILURE or
+// SHUTDOWN while another one is READY or IDLE; when none is, the RPC goes where
 // the policy points and grpc-go fails it fast with UNAVAILABLE (or holds it,
 // for grpc.WaitForReady). A connection that stays in TRANSIENT_FAILURE for
 // WithRedialAfter, or that someone else shut down, is replaced by a new
 // ClientConn in the background; RPCs still running on the old one finish
 // there before it is closed.
+//
+// A connection whose peer hangs with the socket open stays READY: only
+// LeastLoaded notices it, through the RPCs piling up on it, and only while
+// they stay in flight (an RPC with a deadline leaves at its deadline). To
+// have such a connection closed and re-made, pass grpc.WithKeepaliveParams
+// in WithDialOptions.
 //
 // # Options
 //
