@@ -27,22 +27,15 @@ import (
 // connection's hello (and a hello for its call) before giving up.
 const SidechannelWait = 10 * time.Second
 
-// TunedOptions are the server settings of the grpc-tuned transport; see
-// docs/bulk.md for what each one does to a download.
+// TunedOptions are the server settings of the grpc-tuned listener. It is
+// empty on purpose: on the server the zero-copy codec (bulk.CodecName) is
+// what cuts CPU; larger write buffers (64 KiB, 1 MiB), no write buffer,
+// grpc.SharedWriteBuffer and larger windows were measured side by side and
+// saved nothing or cost more (docs/bulk.md has the figures). grpc-tuned
+// keeps its own listener so that the flags of "rpclab serve", which apply
+// to the main server and so to the grpc transport, never change it.
 func TunedOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{
-		// Gather a whole chunk's frames before each write(2): 1 MiB instead
-		// of 32 KiB, so a 64 KiB message is one syscall, not two or three.
-		grpc.WriteBufferSize(1 << 20),
-		// Read buffer and receive windows only matter for uploads; large
-		// windows also turn off BDP pings.
-		grpc.ReadBufferSize(1 << 20),
-		grpc.InitialWindowSize(16 << 20),
-		grpc.InitialConnWindowSize(64 << 20),
-		// Let the (idle) connection give its write buffer back between
-		// flushes instead of holding 1 MiB per connection.
-		grpc.SharedWriteBuffer(true),
-	}
+	return nil
 }
 
 // Bulk serves rpclab.v1.BulkService: downloads of the deterministic stream
