@@ -13,7 +13,7 @@ import (
 )
 
 // ErrEmpty reports a results file without a single record.
-var ErrEmpty = errors.New("report: no records")
+var ErrEmpty = errors.New("no result records")
 
 // Run is the records of one results file. Several runs overlay in one
 // report (before and after a change).
@@ -37,15 +37,17 @@ func Load(paths []string) (runs []Run, warnings []string, err error) {
 	names := runNames(paths)
 	for i, p := range paths {
 		recs, err := result.ReadFile(p)
+		why := "the file is empty or blank"
 		if err != nil {
 			var le *result.LineError
 			if !errors.Is(err, result.ErrTruncated) || !errors.As(err, &le) {
 				return nil, nil, fmt.Errorf("report: %w", err)
 			}
+			why = "its only record is truncated"
 			warnings = append(warnings, fmt.Sprintf("%s: line %d is truncated (a writer stopped mid-line); skipped it and kept the %d records before it", p, le.Line, len(recs)))
 		}
 		if len(recs) == 0 {
-			return nil, nil, fmt.Errorf("report: %s: %w: the file holds no result record", p, ErrEmpty)
+			return nil, nil, fmt.Errorf("report: %s: %w (%s)", p, ErrEmpty, why)
 		}
 		if ts := targets(recs); len(ts) > 1 {
 			warnings = append(warnings, fmt.Sprintf("%s: records of %d targets (%s); each target gets its own charts", p, len(ts), strings.Join(ts, ", ")))
