@@ -10,7 +10,7 @@ package main
 
 import (
 	"bytes"
-	"log"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -52,6 +52,11 @@ func rec(target, server string, l layout, i int, t0 time.Time) result.Record {
 	return r
 }
 
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "gen_fixtures:", err)
+	os.Exit(1)
+}
+
 func one(int) int    { return 1 }
 func same(n int) int { return n }
 func four(int) int   { return 4 }
@@ -61,12 +66,12 @@ func write(name string, recs []result.Record) []byte {
 	w := result.NewWriter(&b)
 	for i := range recs {
 		if err := w.Write(&recs[i]); err != nil {
-			log.Fatal(err)
+			fail(err)
 		}
 	}
 	if name != "" {
 		if err := os.WriteFile(name, b.Bytes(), 0o644); err != nil {
-			log.Fatal(err)
+			fail(err)
 		}
 	}
 	return b.Bytes()
@@ -98,16 +103,16 @@ func main() {
 		layout{"per-worker", same, []float64{5000, 9900, 19700, 39000, 76500, 150000}, 16}))
 
 	if err := os.WriteFile("empty.jsonl", nil, 0o644); err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	lines := strings.SplitAfter(string(healthy), "\n")
 	trunc := strings.Join(lines[:3], "") + lines[3][:len(lines[3])/2]
 	if err := os.WriteFile("truncated.jsonl", []byte(trunc), 0o644); err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	bad := strings.Replace(lines[0], `"schema_version":1`, `"schema_version":99`, 1)
 	if err := os.WriteFile("unknown-version.jsonl", []byte(lines[1]+bad), 0o644); err != nil {
-		log.Fatal(err)
+		fail(err)
 	}
 	mixed := append(run("10.0.0.5:50051", "", layout{"shared", one, []float64{5000, 9000, 14000, 16000, 16500, 16800}, 24})[:3],
 		run("10.0.0.6:50051", "", layout{"shared", one, []float64{4000, 8000, 15000, 28000, 50000, 90000}, 24})[:3]...)
