@@ -123,13 +123,21 @@ process, pinned to the last CPU, and pins itself to the others.`,
 				defer p.Stop()
 				spec.Target, spec.Server, o.ClientCPUs = p.Addr, "go", clientCPUs
 				fmt.Fprintf(stderr, "rpclab: started server %s (pid %d)%s\n", p.Addr, p.Pid, pinNote(clientCPUs))
+				finished := make(chan struct{})
+				defer close(finished) // before p.Stop: a stop at the end is no news
 				go func() {
 					select {
 					case <-p.Done():
+						select {
+						case <-finished:
+							return
+						default:
+						}
 						if ctx.Err() == nil {
 							fmt.Fprintf(stderr, "rpclab: the server exited during the run: %s\n", p.Stderr())
 						}
 					case <-ctx.Done():
+					case <-finished:
 					}
 				}()
 			}
