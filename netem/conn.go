@@ -41,10 +41,11 @@ func newConn(raw net.Conn, out, in Link) *Conn {
 	}
 	go func() {
 		defer close(c.outDone)
-		if _, err := c.out.WriteTo(raw); err == nil {
+		_, err := c.out.WriteTo(raw)
+		c.out.closeRead()
+		if err == nil {
 			closeWrite(raw)
 		} else {
-			c.out.closeRead()
 			raw.Close()
 		}
 	}()

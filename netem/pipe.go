@@ -78,6 +78,9 @@ type pipe struct {
 
 	// count, if set, is added the bytes WriteTo delivers.
 	count *atomic.Int64
+
+	wmu   sync.Mutex
+	waker *waker // created at the first wait, closed by closeRead
 }
 
 func newPipe(effects []Effect, limit int) *pipe {
@@ -216,12 +219,24 @@ func (p *pipe) waitUntil(at time.Time) error {
 		if !dl.IsZero() && dl.Before(target) {
 			target = dl
 		}
-		if target.Sub(t) > maxSlice+timerSlack {
-			sleep(maxSlice)
-			continue
+		if target.Sub(t) > maxSlice {
+			target = t.Add(maxSlice)
 		}
-		sleepUntil(target)
+		w := p.getWaker()
+		if w == nil {
+			return net.ErrClosed
+		}
+		sleepUntil(w, target)
 	}
+}
+
+func (p *pipe) getWaker() *waker {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.waker == nil && !p.rclosed.Load() {
+		p.waker = newWaker()
+	}
+	return p.waker
 }
 
 // popInto copies due bytes into b. Called with p.mu held.
@@ -353,6 +368,11 @@ func (p *pipe) closeRead() {
 	for len(p.q) > 0 {
 		p.dropHead()
 	}
+	p.wmu.Lock()
+	if p.waker != nil {
+		p.waker.close()
+	}
+	p.wmu.Unlock()
 	for _, t := range []*time.Timer{p.rtimer, p.wtimer} {
 		if t != nil {
 			t.Stop()

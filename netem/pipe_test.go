@@ -24,11 +24,10 @@ type fakeClock struct {
 func useFakeClock(t *testing.T) *fakeClock {
 	t.Helper()
 	fc := &fakeClock{t: t0}
-	oldNow, oldUntil, oldSleep := now, sleepUntil, sleep
+	oldNow, oldUntil := now, sleepUntil
 	now = fc.now
-	sleepUntil = fc.sleepUntil
-	sleep = func(d time.Duration) { fc.sleepUntil(fc.now().Add(d)) }
-	t.Cleanup(func() { now, sleepUntil, sleep = oldNow, oldUntil, oldSleep })
+	sleepUntil = func(_ *waker, t time.Time) { fc.sleepUntil(t) }
+	t.Cleanup(func() { now, sleepUntil = oldNow, oldUntil })
 	return fc
 }
 
@@ -97,8 +96,8 @@ func TestPipeLongDelaySleepsInSlices(t *testing.T) {
 	if got, want := fc.now(), t0.Add(16*time.Millisecond); !got.Equal(want) {
 		t.Errorf("read at %v, want %v", got.Sub(t0), want.Sub(t0))
 	}
-	// 16 ms: two coarse 5 ms slices, then one precise sleep to the due time.
-	want := []time.Time{us(5000), us(10000), us(16000)}
+	// 16 ms: 5 ms slices (to notice Close), the last one to the due time.
+	want := []time.Time{us(5000), us(10000), us(15000), us(16000)}
 	if !equalTimes(fc.sleeps, want) {
 		t.Errorf("got sleeps %v, want %v", since(fc.sleeps), since(want))
 	}

@@ -1,0 +1,192 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/report"
+	"github.com/rpclab/rpclab/server"
+)
+
+// netemFlags describe an emulated network: one-way delay, jitter and rate
+// for both directions, with optional overrides for the down direction
+// (server to client).
+type netemFlags struct {
+	delay, jitter         time.Duration
+	rate                  string
+	downDelay, downJitter time.Duration
+	downRate              string
+	queue                 int
+}
+
+// register adds --delay, --jitter, --rate and the --down-* overrides.
+func (nf *netemFlags) register(f *pflag.FlagSet) {
+	f.DurationVar(&nf.delay, "delay", 0, "emulated one-way delay in each direction (RTT = 2x; e.g. 2.5ms, 50us); puts rpclab's netem proxy between client and server")
+	f.DurationVar(&nf.jitter, "jitter", 0, "emulated jitter: each chunk's delay varies uniformly within ±jitter (order is kept)")
+	f.StringVar(&nf.rate, "rate", "", "emulated bandwidth per direction, as tc writes it: 100mbit, 1gbit, 125mbps (bytes/s)")
+	f.DurationVar(&nf.downDelay, "down-delay", 0, "one-way delay server->client, if different from --delay")
+	f.DurationVar(&nf.downJitter, "down-jitter", 0, "jitter server->client, if different from --jitter")
+	f.StringVar(&nf.downRate, "down-rate", "", "bandwidth server->client, if different from --rate")
+	f.IntVar(&nf.queue, "netem-queue", netem.DefaultQueueBytes, "bytes each direction of each emulated connection holds in flight before the sender waits")
+}
+
+// network returns the network the flags describe; ok is false when no
+// netem flag was given.
+func (nf *netemFlags) network(fs *pflag.FlagSet) (n netem.Network, ok bool, err error) {
+	for _, name := range []string{"delay", "jitter", "rate", "down-delay", "down-jitter", "down-rate"} {
+		ok = ok || fs.Changed(name)
+	}
+	up := netem.Link{Delay: nf.delay, Jitter: nf.jitter}
+	if nf.rate != "" {
+		if up.RateBps, err = netem.ParseRate(nf.rate); err != nil {
+			return n, ok, usageError{fmt.Errorf("--rate: %w", err)}
+		}
+	}
+	down := up
+	if fs.Changed("down-delay") {
+		down.Delay = nf.downDelay
+	}
+	if fs.Changed("down-jitter") {
+		down.Jitter = nf.downJitter
+	}
+	if fs.Changed("down-rate") {
+		if down.RateBps, err = netem.ParseRate(nf.downRate); err != nil {
+			return n, ok, usageError{fmt.Errorf("--down-rate: %w", err)}
+		}
+	}
+	n = netem.Network{Up: up, Down: down}
+	if err := n.Validate(); err != nil {
+		return n, ok, usageError{err}
+	}
+	if nf.queue <= 0 {
+		return n, ok, usageError{fmt.Errorf("--netem-queue: %d bytes: must be positive", nf.queue)}
+	}
+	return n, ok, nil
+}
+
+// netemArgs gives the flags back for "rpclab netem" run as a child process.
+func netemArgs(n netem.Network, queue int) []string {
+	return []string{
+		"--delay", n.Up.Delay.String(), "--jitter", n.Up.Jitter.String(), "--rate", netem.FormatRate(n.Up.RateBps),
+		"--down-delay", n.Down.Delay.String(), "--down-jitter", n.Down.Jitter.String(), "--down-rate", netem.FormatRate(n.Down.RateBps),
+		"--netem-queue", fmt.Sprint(queue),
+	}
+}
+
+func newNetemCmd() *cobra.Command {
+	var (
+		nf               netemFlags
+		listen, upstream string
+		cpus             []int
+		dialTimeout      time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "netem",
+		Short: "Run a TCP proxy that emulates a link's delay, jitter and bandwidth",
+		Long: `Run a TCP proxy from --listen to --upstream that adds an emulated network
+between them: --delay is the one-way delay in each direction (so the
+round-trip time is twice it), --jitter varies it per chunk within ±jitter,
+--rate caps each direction's bandwidth. The --down-* flags set the
+server-to-client direction apart. Precision is a few microseconds: 50us is
+honoured. Bytes are never reordered, lost or duplicated; a close on one side
+is passed to the other once the bytes before it have arrived.
+
+Any client in any language can use it: point the client at --listen. The
+first line on stdout is "listening on ADDR". SIGINT or SIGTERM stops it.
+"rpclab sweep --delay" starts it for you. "rpclab netem selftest" measures
+its accuracy and cost on this machine.`,
+		Example: `  rpclab netem --listen 127.0.0.1:6000 --upstream 127.0.0.1:50051 --delay 2.5ms
+  rpclab netem --listen :6000 --upstream 10.0.0.5:50051 --delay 32ms --jitter 1ms --rate 1gbit
+  rpclab netem selftest`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, _, err := nf.network(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if upstream == "" {
+				return usageError{fmt.Errorf("--upstream: empty: give the server's host:port")}
+			}
+			if len(cpus) > 0 {
+				if err := procstat.Pin(0, cpus); err != nil {
+					return err
+				}
+				runtime.GOMAXPROCS(len(cpus))
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			p, err := netem.Listen(listen, upstream, n, netem.WithQueueBytes(nf.queue),
+				netem.WithDialTimeout(dialTimeout), netem.WithLogger(log))
+			if err != nil {
+				return usageError{err}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s%s\n", server.ListeningPrefix, p.Addr())
+			fmt.Fprintf(cmd.ErrOrStderr(), "rpclab netem: %s -> %s: up %s, down %s\n", p.Addr(), upstream, n.Up, n.Down)
+			return p.Serve(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	nf.register(f)
+	f.StringVar(&listen, "listen", "127.0.0.1:0", "address to accept clients on (port 0: a free port, printed first)")
+	f.StringVar(&upstream, "upstream", "", "host:port of the server behind the emulated link")
+	f.IntSliceVar(&cpus, "cpus", nil, "pin the proxy to these CPUs")
+	f.DurationVar(&dialTimeout, "dial-timeout", 5*time.Second, "how long to wait for the upstream per client connection; a failure closes that client only")
+	cmd.AddCommand(newNetemSelftestCmd())
+	return cmd
+}
+
+func newNetemSelftestCmd() *cobra.Command {
+	var (
+		cfg     netem.SelfTestConfig
+		bulkStr string
+		jsonOut string
+	)
+	cmd := &cobra.Command{
+		Use:   "selftest",
+		Short: "Measure the emulator's own delay, its error at set RTTs, and its CPU per GiB",
+		Long: `Measure netem on this machine, all on loopback in this process: the round trip
+of a 64-byte ping directly, then through the proxy at each --rtt (0 gives the
+emulator's own added delay; others give its error: measured RTT minus direct
+RTT minus the set RTT), then --bulk bytes sent to an echo server and back
+directly and through a 0-delay proxy, to give the proxy's CPU per GiB.`,
+		Example: `  rpclab netem selftest
+  rpclab netem selftest --rtt 0,100us,1ms,16ms --pings 2000 --json selftest.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := bulk.ParseBytes(bulkStr)
+			if err != nil {
+				return usageError{fmt.Errorf("--bulk: %w", err)}
+			}
+			cfg.BulkBytes = b
+			res, err := netem.SelfTest(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if jsonOut != "" {
+				data, _ := json.MarshalIndent(res, "", "  ")
+				if err := os.WriteFile(jsonOut, append(data, '\n'), 0o644); err != nil {
+					return fmt.Errorf("--json: %w", err)
+				}
+			}
+			return report.NetemSelfTest(cmd.OutOrStdout(), res)
+		},
+	}
+	f := cmd.Flags()
+	f.DurationSliceVar(&cfg.RTTs, "rtt", []time.Duration{0, 50 * time.Microsecond, time.Millisecond, 16 * time.Millisecond}, "emulated round-trip times to check (each direction gets half)")
+	f.IntVar(&cfg.Pings, "pings", 2000, "round trips measured per RTT (at most)")
+	f.DurationVar(&cfg.Budget, "budget", 3*time.Second, "time spent per RTT (at most)")
+	f.StringVar(&bulkStr, "bulk", "512MiB", "bytes to send there and back to measure CPU per GiB (0: skip)")
+	f.StringVar(&jsonOut, "json", "", "also write the result as JSON to this file")
+	return cmd
+}
