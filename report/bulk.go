@@ -83,3 +83,89 @@ func bulkMiB(b int64) string {
 	}
 	return strconv.FormatFloat(float64(b)/(1<<20), 'f', 0, 64)
 }
+
+// BulkFigures charts bulk records: for each size and stream count,
+// throughput and CPU (client plus server) per GiB against the chunk size,
+// one line per transport; and for each chunk and stream count, the
+// server's heap bytes allocated per MiB against the download size, one line
+// per transport (a line falling towards zero is memory O(1) per request).
+// Only records with status ok are charted.
+func BulkFigures(recs []bulk.Record) []Figure {
+	type sizeKey struct {
+		size    int64
+		streams int
+	}
+	type chunkKey struct {
+		chunk, streams int
+	}
+	var sizeKeys []sizeKey
+	var chunkKeys []chunkKey
+	seenS, seenC := map[sizeKey]bool{}, map[chunkKey]bool{}
+	var transports []string
+	seenT := map[string]bool{}
+	for _, r := range recs {
+		if r.Status != result.StatusOK {
+			continue
+		}
+		sk, ck := sizeKey{r.Spec.SizeBytes, r.Spec.Streams}, chunkKey{r.Spec.ChunkBytes, r.Spec.Streams}
+		if !seenS[sk] {
+			seenS[sk] = true
+			sizeKeys = append(sizeKeys, sk)
+		}
+		if !seenC[ck] {
+			seenC[ck] = true
+			chunkKeys = append(chunkKeys, ck)
+		}
+		if !seenT[r.Spec.Transport] {
+			seenT[r.Spec.Transport] = true
+			transports = append(transports, r.Spec.Transport)
+		}
+	}
+	series := func(keep func(*bulk.Record) bool, x, y func(*bulk.Record) float64) []Series {
+		var ss []Series
+		for i, t := range transports {
+			s := Series{Label: t, Color: i, Shape: i}
+			for j := range recs {
+				r := &recs[j]
+				if r.Status == result.StatusOK && r.Spec.Transport == t && keep(r) {
+					s.Points = append(s.Points, Point{X: x(r), Y: y(r)})
+				}
+			}
+			if len(s.Points) > 0 {
+				ss = append(ss, s)
+			}
+		}
+		return ss
+	}
+	kib := func(r *bulk.Record) float64 { return float64(r.Spec.ChunkBytes) / (1 << 10) }
+	var figs []Figure
+	for _, k := range sizeKeys {
+		keep := func(r *bulk.Record) bool { return r.Spec.SizeBytes == k.size && r.Spec.Streams == k.streams }
+		where := fmt.Sprintf("%s per download, %d stream(s)", bulk.FormatBytes(k.size), k.streams)
+		figs = append(figs,
+			Figure{Kind: "bulk-throughput", Title: "Throughput, " + where, XLabel: "chunk (KiB)", YLabel: "MB/s",
+				Series: series(keep, kib, func(r *bulk.Record) float64 { return r.ThroughputBytesPerS / 1e6 })},
+			Figure{Kind: "bulk-cpu", Title: "CPU per GiB (client + server), " + where, XLabel: "chunk (KiB)", YLabel: "CPU s/GiB",
+				Series: series(keep, kib, bulkCPUPerGiB)})
+	}
+	for _, k := range chunkKeys {
+		keep := func(r *bulk.Record) bool {
+			return r.Spec.ChunkBytes == k.chunk && r.Spec.Streams == k.streams && r.ServerAllocBytesPerMiB > 0
+		}
+		s := series(keep, func(r *bulk.Record) float64 { return float64(r.Spec.SizeBytes) / (1 << 20) },
+			func(r *bulk.Record) float64 { return r.ServerAllocBytesPerMiB })
+		sizes := map[float64]bool{}
+		for _, l := range s {
+			for _, p := range l.Points {
+				sizes[p.X] = true
+			}
+		}
+		if len(sizes) < 2 {
+			continue // one size says nothing about growth
+		}
+		figs = append(figs, Figure{Kind: "bulk-alloc", LogY: true,
+			Title:  fmt.Sprintf("Server heap allocated per MiB, %s chunks, %d stream(s)", bulk.FormatBytes(int64(k.chunk)), k.streams),
+			XLabel: "download size (MiB)", YLabel: "bytes allocated per MiB sent", Series: s})
+	}
+	return figs
+}

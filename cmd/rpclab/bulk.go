@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ func newBulkCmd() *cobra.Command {
 		spec                bulk.Spec
 		sizes, chunks       []string
 		warmup, maxMsg, out string
+		charts              string
 		noPin               bool
 	)
 	cmd := &cobra.Command{
@@ -174,6 +176,12 @@ process, pinned to the last CPU, and pins itself to the others.`,
 				if out != "" {
 					fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), out)
 				}
+				if charts != "" {
+					if cerr := writeBulkCharts(charts, recs); cerr != nil {
+						return cerr
+					}
+					fmt.Fprintf(stderr, "rpclab: charts written to %s\n", charts)
+				}
 			}
 			var ue *bulk.UsageError
 			if errors.As(err, &ue) {
@@ -193,6 +201,27 @@ process, pinned to the last CPU, and pins itself to the others.`,
 	f.StringVar(&warmup, "warmup", "", "bytes each stream downloads before a step, unmeasured (default: min(size, 8MiB); 0: none)")
 	f.StringVar(&maxMsg, "max-message-size", "", "gRPC client max receive message size (default: grpc-go's 4MiB); raise it for chunks of 4MiB and more")
 	f.StringVar(&out, "out", "", "write the records as JSON Lines to this file (docs/bulk.schema.json)")
+	f.StringVar(&charts, "charts", "", "write SVG charts (throughput and CPU per GiB against chunk, server allocation per MiB against size) into this folder")
 	f.BoolVar(&noPin, "no-pin", false, "do not pin the child server and this process to separate CPUs")
 	return cmd
+}
+
+// writeBulkCharts writes each of report.BulkFigures as an SVG file in dir.
+func writeBulkCharts(dir string, recs []bulk.Record) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--charts: %w", err)
+	}
+	n := map[string]int{}
+	for _, f := range report.BulkFigures(recs) {
+		svg, err := f.SVG()
+		if err != nil {
+			return fmt.Errorf("--charts: %w", err)
+		}
+		n[f.Kind]++
+		name := filepath.Join(dir, fmt.Sprintf("%s-%d.svg", f.Kind, n[f.Kind]))
+		if err := os.WriteFile(name, svg, 0o644); err != nil {
+			return fmt.Errorf("--charts: %w", err)
+		}
+	}
+	return nil
 }
