@@ -89,7 +89,27 @@ type Spec struct {
 	LoadModel string `json:"load_model"`
 	// Server names the server implementation when rpclab started it
 	// ("go", "cpp"); empty for an external target.
-	Server string `json:"server,omitempty"`
+	Server string `json:"server,omitempty"` // Netem is the emulated network rpclab put between client and server
+	// (rpclab sweep --delay/--jitter/--rate); absent without one. Target
+	// is then the proxy's address and Netem.Upstream the server's.
+	Netem *NetemSpec `json:"netem,omitempty"`
+}
+
+// NetemSpec is the emulated network of a step: one link per direction.
+type NetemSpec struct {
+	// Up carries what the client sends, Down the server's replies.
+	Up   NetemLink `json:"up"`
+	Down NetemLink `json:"down"`
+	// Upstream is the server's host:port behind the proxy.
+	Upstream string `json:"upstream"`
+}
+
+// NetemLink is one direction: one-way delay, jitter (± per chunk) and
+// bandwidth in bits per second (0: unlimited).
+type NetemLink struct {
+	DelayNS  int64 `json:"delay_ns"`
+	JitterNS int64 `json:"jitter_ns"`
+	RateBps  int64 `json:"rate_bps"`
 }
 
 // Env describes the client that measured.

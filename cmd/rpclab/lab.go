@@ -49,6 +49,11 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		csvFile = f
 	}
 
+	network, withNetem, err := sf.netem.network(cmd.Flags())
+	if err != nil {
+		return err
+	}
+
 	var ext *loadgen.External
 	if sf.client != "go" {
 		dir := sf.clientsDir
@@ -89,19 +94,29 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 			}
 		}()
 	}
+	var netemSpec *result.NetemSpec
+	if withNetem {
+		px, ns, err := startNetem(cmd, network, sf.netem.queue, spec.Target, o.ClientCPUs)
+		if err != nil {
+			return err
+		}
+		defer px.Stop()
+		fmt.Fprintf(stderr, "rpclab: netem proxy %s -> %s (pid %d): up %s, down %s\n", px.Addr, spec.Target, px.Pid, network.Up, network.Down)
+		spec.Target, netemSpec = px.Addr, ns
+	}
 	steps := len(spec.RPCs) * len(sf.conns) * len(spec.Inflight)
 	fmt.Fprintf(stderr, "rpclab: %d steps against %s, about %v\n", steps, spec.Target,
 		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
 
 	var recs []result.Record
 	sink := func(r *result.Record) error {
+		r.Spec.Netem = netemSpec
 		recs = append(recs, *r)
 		if jsonl != nil {
 			return jsonl.Write(r)
 		}
 		return nil
 	}
-	var err error
 	if ext != nil {
 		err = ext.Sweep(ctx, spec, sink, progress(ctx, stderr))
 	} else {

@@ -8,6 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +20,7 @@ import (
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/report"
+	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
 
@@ -189,4 +193,34 @@ directly and through a 0-delay proxy, to give the proxy's CPU per GiB.`,
 	f.StringVar(&bulkStr, "bulk", "512MiB", "bytes to send there and back to measure CPU per GiB (0: skip)")
 	f.StringVar(&jsonOut, "json", "", "also write the result as JSON to this file")
 	return cmd
+}
+
+// startNetem starts "rpclab netem" as a child process between the client
+// and target. When the client is pinned, the proxy gets the other CPUs (the
+// server's side), so the client's CPU figures stay the client's.
+func startNetem(cmd *cobra.Command, n netem.Network, queue int, target string, clientCPUs []int) (*server.Process, *result.NetemSpec, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("find own executable to start the netem proxy: %w", err)
+	}
+	argv := append([]string{exe, "netem", "--listen", "127.0.0.1:0", "--upstream", target}, netemArgs(n, queue)...)
+	if len(clientCPUs) > 0 {
+		var rest []string
+		for c := 0; c < runtime.NumCPU(); c++ {
+			if !slices.Contains(clientCPUs, c) {
+				rest = append(rest, strconv.Itoa(c))
+			}
+		}
+		if len(rest) > 0 {
+			argv = append(argv, "--cpus", strings.Join(rest, ","))
+		}
+	}
+	p, err := server.StartProcess(cmd.Context(), argv, nil, 10*time.Second)
+	if err != nil {
+		return nil, nil, fmt.Errorf("netem proxy: %w", err)
+	}
+	link := func(l netem.Link) result.NetemLink {
+		return result.NetemLink{DelayNS: int64(l.Delay), JitterNS: int64(l.Jitter), RateBps: l.RateBps}
+	}
+	return p, &result.NetemSpec{Up: link(n.Up), Down: link(n.Down), Upstream: target}, nil
 }

@@ -36,6 +36,7 @@ type sweepFlags struct {
 	client        string
 	serverImpl    string
 	clientsDir    string
+	netem         netemFlags
 }
 
 func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
@@ -58,6 +59,7 @@ func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 	f.StringVar(&sf.client, "client", "go", "client stack: go (in process), or cpp, java, rust, python, node (clients/<lang>, built on first use)")
 	f.StringVar(&sf.serverImpl, "server", "go", "child server implementation when there is no --target: go, or cpp (clients/cpp)")
 	f.StringVar(&sf.clientsDir, "clients-dir", "", "the clients/ folder of an rpclab checkout (default: found above the working directory)")
+	sf.netem.register(f)
 }
 
 type sweepDefaults struct {
