@@ -1,0 +1,142 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
+)
+
+func TestNetemBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"negative delay", []string{"netem", "--upstream", "127.0.0.1:1", "--delay=-1ms"}, "negative delay"},
+		{"negative down delay", []string{"netem", "--upstream", "127.0.0.1:1", "--down-delay=-1us"}, "negative delay"},
+		{"rate in words", []string{"netem", "--upstream", "127.0.0.1:1", "--rate", "1 gigabit"}, "--rate"},
+		{"no upstream", []string{"netem", "--delay", "1ms"}, "--upstream"},
+		{"upstream without port", []string{"netem", "--upstream", "localhost"}, "missing port"},
+		{"zero queue", []string{"netem", "--upstream", "127.0.0.1:1", "--netem-queue", "0"}, "--netem-queue"},
+		{"sweep negative delay", []string{"sweep", "--delay=-2.5ms"}, "negative delay"},
+		{"sweep bad rate", []string{"sweep", "--rate", "fast"}, "--rate"},
+		{"selftest negative rtt", []string{"netem", "selftest", "--rtt=-1ms", "--bulk", "0"}, "negative RTT"},
+		{"selftest bad bulk", []string{"netem", "selftest", "--bulk", "lots"}, "--bulk"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runInProcess(tc.args...)
+			if code == exitOK || !strings.Contains(stderr, tc.want) {
+				t.Errorf("got exit %d and %q, want an error naming %s", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestNetemProxyCommand runs "rpclab netem" as a process in front of a TCP
+// echo server and talks through it with a plain TCP client.
+func TestNetemProxyCommand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(c, c) }()
+		}
+	}()
+	cmd := rpclabCmd(ctx, "netem", "--listen", "127.0.0.1:0", "--upstream", lis.Addr().String(), "--delay", "500us", "--rate", "1gbit")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, server.ListeningPrefix) {
+		t.Fatalf("first line %q, %v; want %q ADDR", line, err, server.ListeningPrefix)
+	}
+	c, err := net.Dial("tcp", strings.TrimSpace(strings.TrimPrefix(line, server.ListeningPrefix)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(defaultTestTimeout))
+	start := time.Now()
+	if _, err := c.Write([]byte("ping through netem")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, len("ping through netem"))
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping through netem" {
+		t.Fatalf("got %q, %v; want the echo", buf, err)
+	}
+	// The delay is a floor, never a ceiling we assert.
+	if rtt := time.Since(start); rtt < time.Millisecond {
+		t.Errorf("round trip through a 500us+500us link took %v, want at least 1ms", rtt)
+	}
+}
+
+// TestSweepWithDelay puts the proxy between the sweep's client and server
+// and checks the records: spec.netem is filled in, the target is the
+// proxy (which the client's one connection goes to), and they validate.
+func TestSweepWithDelay(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "netem.jsonl")
+	cmd := rpclabCmd(ctx, "sweep", "--delay", "1ms", "--rate", "1gbit", "--conn", "shared", "--inflight", "2",
+		"--warmup", "100ms", "--interval", "500ms", "-o", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sweep: %v\n%s", err, b)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var r result.Record
+	if err := json.NewDecoder(f).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	n := r.Spec.Netem
+	if n == nil {
+		t.Fatalf("got no spec.netem in %+v", r.Spec)
+	}
+	want := result.NetemLink{DelayNS: int64(time.Millisecond), RateBps: 1e9}
+	if n.Up != want || n.Down != want {
+		t.Errorf("got netem up %+v down %+v, want both %+v", n.Up, n.Down, want)
+	}
+	if n.Upstream == "" || n.Upstream == r.Spec.Target {
+		t.Errorf("got upstream %q and target %q, want the server behind the proxy", n.Upstream, r.Spec.Target)
+	}
+	if r.ConnsObserved != 1 {
+		t.Errorf("got conns_observed %d, want 1 (the shared connection to the proxy)", r.ConnsObserved)
+	}
+	if r.Latency.MinNS < int64(2*time.Millisecond) {
+		t.Errorf("got min latency %v through a 2 ms RTT, want at least 2ms", time.Duration(r.Latency.MinNS))
+	}
+	code, _, stderr := runInProcess("validate", out)
+	if code != exitOK {
+		t.Errorf("validate: exit %d: %s", code, stderr)
+	}
+}
