@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
 )
 
 func fixture(t *testing.T, names ...string) []Run {
@@ -548,5 +549,49 @@ func TestWritePNGs(t *testing.T) {
 		if got, want := img.Bounds().Dx(), 1500; got != want {
 			t.Errorf("%s: got width %d, want %d (ChartWidth at PNGDPI)", p, got, want)
 		}
+	}
+}
+
+// TestHTMLDegenerateRuns: groups without anything to chart still render.
+func TestHTMLDegenerateRuns(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(r *result.Record)
+		drop   func(r *result.Record) bool
+		series map[string]int
+	}{
+		{name: "every step failed", mutate: func(r *result.Record) {
+			r.Status, r.Error, r.ThroughputRPS, r.Latency = result.StatusFailed, "target unreachable", 0, stats.Latency{}
+		}, series: map[string]int{FigThroughput: 0, FigLatency: 0, FigEfficiency: 0, FigCPU: 0}},
+		{name: "no in-flight 1 step", drop: func(r *result.Record) bool { return r.Spec.Inflight == 1 },
+			series: map[string]int{FigThroughput: 2, FigLatency: 6, FigEfficiency: 0, FigCPU: 2}},
+		{name: "one step", drop: func(r *result.Record) bool { return r.Spec.Inflight != 1 || r.Spec.ConnMode != "shared" },
+			series: map[string]int{FigThroughput: 2, FigLatency: 3, FigEfficiency: 1, FigCPU: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			runs := fixture(t, "healthy.jsonl")
+			var recs []result.Record
+			for _, r := range runs[0].Records {
+				if tc.drop != nil && tc.drop(&r) {
+					continue
+				}
+				if tc.mutate != nil {
+					tc.mutate(&r)
+				}
+				recs = append(recs, r)
+			}
+			runs[0].Records = recs
+			p, _ := render(t, runs, nil)
+			charts := find(p.doc, func(n *html.Node) bool { return n.Data == "figure" && hasClass(n, "chart") })
+			if len(charts) != len(FigureKinds) {
+				t.Fatalf("got %d charts, want %d", len(charts), len(FigureKinds))
+			}
+			for _, c := range charts {
+				if got, want := attr(c, "data-series"), strconv.Itoa(tc.series[attr(c, "data-kind")]); got != want {
+					t.Errorf("%s chart: got %s series, want %s", attr(c, "data-kind"), got, want)
+				}
+			}
+		})
 	}
 }
