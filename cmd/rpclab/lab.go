@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -117,11 +116,13 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		}
 		return nil
 	}
+	prog, stopProgress := progress(stderr)
 	if ext != nil {
-		err = ext.Sweep(ctx, spec, sink, progress(ctx, stderr))
+		err = ext.Sweep(ctx, spec, sink, prog)
 	} else {
-		err = loadgen.Sweep(ctx, spec, o, sink, progress(ctx, stderr))
+		err = loadgen.Sweep(ctx, spec, o, sink, prog)
 	}
+	stopProgress()
 
 	if len(recs) > 0 {
 		fmt.Fprintln(stdout)
@@ -219,8 +220,9 @@ func pinNote(cpus []int) string {
 // progress reports each step on stderr: a line per finished step, and, when
 // stderr is a terminal, a live bar under them (step i of n, the last step's
 // throughput, time left) drawn by schollz/progressbar. The bar refreshes
-// every second until the last step ends or ctx is done, and is cleared then.
-func progress(ctx context.Context, w io.Writer) loadgen.Progress {
+// every second until the last step ends or stop is called (at the latest
+// when the sweep returns), and is cleared then.
+func progress(w io.Writer) (p loadgen.Progress, stop func()) {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		var started time.Time
@@ -229,7 +231,7 @@ func progress(ctx context.Context, w io.Writer) loadgen.Progress {
 			End: func(i, n int, s loadgen.Step, r *result.Record) {
 				fmt.Fprintf(w, "%s  (%.1fs)\n", stepLine(i, n, s, r), time.Since(started).Seconds())
 			},
-		}
+		}, func() {}
 	}
 	var (
 		mu                  sync.Mutex
@@ -239,8 +241,9 @@ func progress(ctx context.Context, w io.Writer) loadgen.Progress {
 		done, total         int
 		step                loadgen.Step
 		last                string
-		stop                = make(chan struct{})
-		stopOnce            sync.Once
+		stopped             bool
+		quit                = make(chan struct{})
+		quitOnce            sync.Once
 	)
 	// describe says where the sweep is; mu must be held.
 	describe := func() string {
@@ -256,10 +259,11 @@ func progress(ctx context.Context, w io.Writer) loadgen.Progress {
 		return d + fmt.Sprintf(" | ~%s left", time.Duration(max(left, 0)*float64(time.Second)).Round(time.Second))
 	}
 	end := func() {
-		stopOnce.Do(func() {
-			close(stop)
+		quitOnce.Do(func() {
+			close(quit)
 			mu.Lock()
 			defer mu.Unlock()
+			stopped = true
 			if bar != nil {
 				_ = bar.Clear()
 			}
@@ -283,12 +287,11 @@ func progress(ctx context.Context, w io.Writer) loadgen.Progress {
 						select {
 						case <-t.C:
 							mu.Lock()
-							bar.Describe(describe())
+							if !stopped {
+								bar.Describe(describe())
+							}
 							mu.Unlock()
-						case <-ctx.Done():
-							end()
-							return
-						case <-stop:
+						case <-quit:
 							return
 						}
 					}
@@ -312,7 +315,7 @@ func progress(ctx context.Context, w io.Writer) loadgen.Progress {
 				end()
 			}
 		},
-	}
+	}, end
 }
 
 // stepLine describes a finished step.
