@@ -1,0 +1,295 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+// Package flow is the large-message study: how long one unary request of a
+// large payload takes over an emulated round-trip time, RPC after RPC on a
+// fresh connection, for gRPC with dynamic flow-control windows (grpc-go's
+// BDP estimation), gRPC with fixed 64 KiB windows, plain HTTP/2 (h2c) and
+// HTTP/1.1 POSTs of the same bytes. The network between client and server
+// is a netem.Proxy in this process.
+//
+// Each cell (transport, payload, RTT) gets a fresh connection, set up by one
+// empty request, then RPCs run one after another; the record keeps the time
+// of each and the steady state (the median after the tenth). Records are
+// JSON Lines of their own kind, "flow", documented in docs/flow.md.
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/result"
+)
+
+// Kind is the kind of flow records.
+const Kind = "flow"
+
+// Transports.
+const (
+	// GRPCDynamic is grpc-go with its defaults: 64 KiB initial windows
+	// that BDP estimation grows.
+	GRPCDynamic = "grpc-dynamic"
+	// GRPCFixed sets both windows to Spec.FixedWindow on client and server,
+	// which turns BDP estimation off.
+	GRPCFixed = "grpc-fixed"
+	// H2C is golang.org/x/net/http2 without TLS, prior knowledge: a POST
+	// of the payload, with the http2 package's default windows.
+	H2C = "h2c"
+	// HTTP1 is net/http over HTTP/1.1: a POST of the payload.
+	HTTP1 = "http1"
+)
+
+// Transports lists every transport in the order the study runs them.
+var Transports = []string{GRPCDynamic, GRPCFixed, H2C, HTTP1}
+
+// FirstRPCs is how many RPCs a record lists one by one in the table; the
+// steady state is the median of those after them.
+const FirstRPCs = 10
+
+// MaxPayload bounds one request.
+const MaxPayload = 1 << 30
+
+// Spec is a study: every transport x payload x RTT is one cell.
+type Spec struct {
+	Transports []string
+	Payloads   []int64
+	// RTTs are emulated round-trip times; each direction gets half.
+	RTTs []time.Duration
+	// RateBps caps each direction's bandwidth (0: unlimited).
+	RateBps int64
+	// RPCs is how many RPCs a cell runs (at least 1).
+	RPCs int
+	// Budget bounds a cell: after it, no new RPC starts and one in flight
+	// is abandoned; the cell is then marked truncated.
+	Budget time.Duration
+	// FixedWindow is the stream and connection window of GRPCFixed.
+	FixedWindow int32
+}
+
+// Validate reports the first bad field of s.
+func (s *Spec) Validate() error {
+	switch {
+	case len(s.Transports) == 0:
+		return errors.New("flow: no transport given")
+	case len(s.Payloads) == 0:
+		return errors.New("flow: no payload size given")
+	case len(s.RTTs) == 0:
+		return errors.New("flow: no RTT given")
+	case s.RPCs < 1:
+		return fmt.Errorf("flow: %d RPCs per cell: want at least 1", s.RPCs)
+	case s.Budget <= 0:
+		return fmt.Errorf("flow: budget %v: must be positive", s.Budget)
+	case s.FixedWindow < 64<<10-1:
+		return fmt.Errorf("flow: fixed window %d: grpc-go keeps BDP estimation on below 65535 bytes", s.FixedWindow)
+	case s.RateBps < 0:
+		return fmt.Errorf("flow: negative rate %d", s.RateBps)
+	}
+	for _, t := range s.Transports {
+		if !slices.Contains(Transports, t) {
+			return fmt.Errorf("flow: unknown transport %q (want %v)", t, Transports)
+		}
+	}
+	for _, p := range s.Payloads {
+		if p < 0 || p > MaxPayload {
+			return fmt.Errorf("flow: payload %d bytes is outside 0..%d", p, MaxPayload)
+		}
+	}
+	for _, r := range s.RTTs {
+		if r < 0 {
+			return fmt.Errorf("flow: negative RTT %v", r)
+		}
+	}
+	return nil
+}
+
+// Record is one cell of the study.
+type Record struct {
+	SchemaVersion int    `json:"schema_version"`
+	Kind          string `json:"kind"` // "flow"
+	// Status is "ok" (every RPC ran), "truncated" (the budget ended the
+	// cell after at least one RPC) or "failed" (an error, or no RPC
+	// finished within the budget).
+	Status    string    `json:"status"`
+	Error     string    `json:"error,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+
+	Transport    string `json:"transport"`
+	PayloadBytes int64  `json:"payload_bytes"`
+	// RTTNS is the emulated round-trip time; RateBps the bandwidth per
+	// direction (0: unlimited).
+	RTTNS   int64 `json:"rtt_ns"`
+	RateBps int64 `json:"rate_bps"`
+	// WindowBytes is the fixed window of grpc-fixed; 0 otherwise.
+	WindowBytes int `json:"window_bytes"`
+	// RPCsRequested is how many RPCs the cell asked for; RPCNS holds the
+	// time of each that finished, first to last (client send to reply).
+	RPCsRequested int     `json:"rpcs_requested"`
+	RPCNS         []int64 `json:"rpc_ns"`
+	// FirstNS is RPCNS[0]; SteadyNS the median of RPCNS from the
+	// SteadyFrom-th RPC (1-based) on: after the first ten, or over the
+	// last half when fewer than 11 finished.
+	FirstNS    int64 `json:"first_ns"`
+	SteadyNS   int64 `json:"steady_ns"`
+	SteadyFrom int   `json:"steady_from"`
+	// BudgetNS bounds the cell.
+	BudgetNS int64 `json:"budget_ns"`
+
+	Env result.Env `json:"env"`
+}
+
+// Statuses besides result.StatusOK and result.StatusFailed.
+const StatusTruncated = "truncated"
+
+// steady fills FirstNS, SteadyNS and SteadyFrom from RPCNS.
+func (r *Record) steady() {
+	n := len(r.RPCNS)
+	if n == 0 {
+		return
+	}
+	r.FirstNS = r.RPCNS[0]
+	from := FirstRPCs
+	if n <= FirstRPCs {
+		from = n / 2
+	}
+	tail := slices.Clone(r.RPCNS[from:])
+	slices.Sort(tail)
+	r.SteadyNS = tail[len(tail)/2]
+	if len(tail)%2 == 0 {
+		r.SteadyNS = (tail[len(tail)/2-1] + tail[len(tail)/2]) / 2
+	}
+	r.SteadyFrom = from + 1
+}
+
+// Cell is one combination of a Spec.
+type Cell struct {
+	Transport string
+	Payload   int64
+	RTT       time.Duration
+}
+
+// Cells lists the cross product in run order: by RTT, then payload, then
+// transport, so the transports of one payload and RTT run side by side.
+func (s *Spec) Cells() []Cell {
+	var out []Cell
+	for _, r := range s.RTTs {
+		for _, p := range s.Payloads {
+			for _, t := range s.Transports {
+				out = append(out, Cell{Transport: t, Payload: p, RTT: r})
+			}
+		}
+	}
+	return out
+}
+
+// Run runs every cell of s and hands each record to sink as soon as it is
+// measured. progress, if not nil, is told before each cell. Run returns
+// ctx's error if it was stopped, or sink's first error; failed cells are
+// records, not errors.
+func Run(ctx context.Context, s *Spec, sink func(*Record) error, progress func(i, n int, c Cell)) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	var maxPayload int64
+	for _, p := range s.Payloads {
+		maxPayload = max(maxPayload, p)
+	}
+	srv, err := startServers(s, maxPayload)
+	if err != nil {
+		return err
+	}
+	defer srv.close()
+	payload := make([]byte, maxPayload)
+	for i := range payload {
+		payload[i] = byte(i)
+	}
+	cells := s.Cells()
+	for i, c := range cells {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if progress != nil {
+			progress(i, len(cells), c)
+		}
+		rec := runCell(ctx, s, srv, c, payload[:c.Payload])
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := sink(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runCell measures one cell through its own proxy and connection.
+func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte) *Record {
+	host, _ := os.Hostname()
+	rec := &Record{
+		SchemaVersion: result.SchemaVersion, Kind: Kind, StartedAt: time.Now().UTC(),
+		Transport: c.Transport, PayloadBytes: c.Payload, RTTNS: int64(c.RTT), RateBps: s.RateBps,
+		RPCsRequested: s.RPCs, BudgetNS: int64(s.Budget), RPCNS: []int64{},
+		Env: result.Env{Language: "go", GRPCImpl: "grpc-go", GRPCVersion: grpc.Version,
+			RuntimeVersion: runtime.Version(), HostCPUs: runtime.NumCPU(), Hostname: host, OS: runtime.GOOS},
+	}
+	if c.Transport == GRPCFixed {
+		rec.WindowBytes = int(s.FixedWindow)
+	}
+	fail := func(err error) *Record {
+		rec.Status, rec.Error = result.StatusFailed, err.Error()
+		rec.steady()
+		return rec
+	}
+	link := netem.Link{Delay: c.RTT / 2, RateBps: s.RateBps}
+	link2 := link
+	link2.Delay = c.RTT - link.Delay // odd nanoseconds go one way
+	px, err := netem.Listen("127.0.0.1:0", srv.addr(c.Transport), netem.Network{Up: link, Down: link2})
+	if err != nil {
+		return fail(err)
+	}
+	go px.Serve(ctx)
+	defer px.Close()
+
+	cctx, cancel := context.WithTimeout(ctx, s.Budget)
+	defer cancel()
+	cl, err := dial(cctx, c.Transport, px.Addr().String(), s)
+	if err != nil {
+		return fail(fmt.Errorf("flow: connect: %w", err))
+	}
+	defer cl.close()
+	if err := cl.call(cctx, nil); err != nil { // sets the connection up
+		return fail(fmt.Errorf("flow: first empty request: %w", err))
+	}
+	start := time.Now()
+	for i := 0; i < s.RPCs; i++ {
+		t := time.Now()
+		err := cl.call(cctx, payload)
+		d := time.Since(t)
+		if err != nil {
+			if cctx.Err() != nil && ctx.Err() == nil {
+				break // the budget ended
+			}
+			return fail(fmt.Errorf("flow: RPC %d: %w", i+1, err))
+		}
+		rec.RPCNS = append(rec.RPCNS, int64(d))
+		if time.Since(start) >= s.Budget {
+			break
+		}
+	}
+	rec.steady()
+	switch {
+	case len(rec.RPCNS) == 0:
+		rec.Status, rec.Error = result.StatusFailed, fmt.Sprintf("no RPC finished within the %v budget", s.Budget)
+	case len(rec.RPCNS) < s.RPCs:
+		rec.Status = StatusTruncated
+	default:
+		rec.Status = result.StatusOK
+	}
+	return rec
+}
