@@ -82,12 +82,14 @@ func TestVerdictThresholds(t *testing.T) {
 		name       string
 		shared, pw float64 // throughput at in-flight 32; in-flight 1 is 5000 req/s
 		want       string
+		text       string
 	}{
-		{"ratio at BottleneckRatio", 10000, 10000 * BottleneckRatio, ConnBottleneck},
-		{"ratio just below, shared flat", 10000, 10000 * (BottleneckRatio - 0.01), BoundElsewhere},
-		{"shared flat, per-worker scaling", 0.49 * 160000, ScalingEfficiency * 160000, ConnBottleneck},
-		{"shared at ScalingEfficiency", ScalingEfficiency * 160000, ScalingEfficiency * 160000, Scales},
-		{"shared between thresholds", 0.6 * 160000, 0.6 * 160000, Inconclusive},
+		{"ratio at BottleneckRatio", 10000, 10000 * BottleneckRatio, ConnBottleneck, "use 32 connections"},
+		{"ratio just below, shared flat", 10000, 10000 * (BottleneckRatio - 0.01), BoundElsewhere, "Every layout flattens together"},
+		{"shared flat, per-worker scaling", 0.49 * 160000, ScalingEfficiency * 160000, ConnBottleneck, "Client-side connection bottleneck"},
+		{"shared at ScalingEfficiency", ScalingEfficiency * 160000, ScalingEfficiency * 160000, Scales, "no bottleneck at these counts"},
+		{"shared between thresholds", 0.6 * 160000, 0.6 * 160000, Inconclusive, "more connections help a little"},
+		{"shared between thresholds, more connections worse", 0.6 * 160000, 0.5 * 160000, Inconclusive, "more connections do not help"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +106,10 @@ func TestVerdictThresholds(t *testing.T) {
 			}
 			vs := Verdicts(recs)
 			if len(vs) != 1 || vs[0].Kind != tc.want {
-				t.Errorf("got %+v, want one verdict of kind %q", vs, tc.want)
+				t.Fatalf("got %+v, want one verdict of kind %q", vs, tc.want)
+			}
+			if !strings.Contains(vs[0].Text, tc.text) {
+				t.Errorf("got %q, want it to contain %q", vs[0].Text, tc.text)
 			}
 		})
 	}

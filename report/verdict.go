@@ -172,7 +172,11 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 		v.Text = head + ". Throughput still grows with in-flight on one connection: no bottleneck at these counts."
 	default:
 		v.Kind = Inconclusive
-		v.Text = head + ". No clear bottleneck: more connections help a little; measure at higher in-flight."
+		if v.Ratio >= 1 {
+			v.Text = head + ". No clear bottleneck: more connections help a little; measure at higher in-flight."
+		} else {
+			v.Text = head + ". No clear bottleneck: more connections do not help, yet one connection scales only part of the way; measure at higher in-flight and watch the server's CPU."
+		}
 	}
 	return v, true
 }
