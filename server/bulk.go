@@ -48,8 +48,9 @@ type Bulk struct {
 	info bulkpb.InfoResponse // addresses only; set before serving
 	sc   registry
 
-	closers []func()
-	wg      sync.WaitGroup
+	closers   []func() // set up by StartBulk before it returns
+	wg        sync.WaitGroup
+	closeOnce sync.Once
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{} // open raw connections, closed by Close
@@ -77,51 +78,38 @@ func RegisterBulk(s *grpc.Server, b *Bulk) {
 // until ctx ends or Close is called.
 func StartBulk(ctx context.Context, host string) (*Bulk, error) {
 	b := NewBulk()
-	listen := func() (net.Listener, error) {
-		lis, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	var lis [4]net.Listener // grpc-tuned, tcp, http, sidechannel
+	for i := range lis {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
-			b.Close()
+			for _, l := range lis[:i] {
+				l.Close()
+			}
 			return nil, fmt.Errorf("server: bulk: %w", err)
 		}
-		return lis, nil
+		lis[i] = l
 	}
+	// Info reads these; they are set before anything is served.
+	b.info.GrpcTunedAddr = lis[0].Addr().String()
+	b.info.TcpAddr = lis[1].Addr().String()
+	b.info.HttpAddr = lis[2].Addr().String()
+	b.info.SidechannelAddr = lis[3].Addr().String()
 
-	tunedLis, err := listen()
-	if err != nil {
-		return nil, err
-	}
 	tuned := grpc.NewServer(TunedOptions()...)
 	RegisterBulk(tuned, b)
-	b.goServe(func() { _ = tuned.Serve(tunedLis) }, tuned.Stop)
-	b.info.GrpcTunedAddr = tunedLis.Addr().String()
+	b.goServe(func() { _ = tuned.Serve(lis[0]) }, tuned.Stop)
 
-	tcpLis, err := listen()
-	if err != nil {
-		return nil, err
-	}
-	b.goServe(func() { b.acceptLoop(tcpLis, b.serveTCP) }, func() { tcpLis.Close() })
-	b.info.TcpAddr = tcpLis.Addr().String()
+	b.goServe(func() { b.acceptLoop(lis[1], b.serveTCP) }, func() { lis[1].Close() })
 
-	httpLis, err := listen()
-	if err != nil {
-		return nil, err
-	}
 	hs := &http.Server{Handler: http.HandlerFunc(b.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
 	hs.Protocols = new(http.Protocols)
 	hs.Protocols.SetHTTP1(true)
 	hs.Protocols.SetUnencryptedHTTP2(true)
-	b.goServe(func() { _ = hs.Serve(httpLis) }, func() { hs.Close() })
-	b.info.HttpAddr = httpLis.Addr().String()
+	b.goServe(func() { _ = hs.Serve(lis[2]) }, func() { hs.Close() })
 
-	scLis, err := listen()
-	if err != nil {
-		return nil, err
-	}
-	b.goServe(func() { b.acceptLoop(scLis, b.hello) }, func() { scLis.Close() })
-	b.info.SidechannelAddr = scLis.Addr().String()
+	b.goServe(func() { b.acceptLoop(lis[3], b.hello) }, func() { lis[3].Close() })
 
-	stop := context.AfterFunc(ctx, func() { b.Close() })
-	b.closers = append(b.closers, func() { stop() })
+	context.AfterFunc(ctx, b.Close)
 	return b, nil
 }
 
@@ -134,22 +122,25 @@ func (b *Bulk) goServe(serve, stop func()) {
 	b.closers = append(b.closers, stop)
 }
 
-// Close stops the extra listeners and waits for their loops to end.
+// Close stops the extra listeners, closes their connections and waits for
+// their loops to end. It is safe to call more than once, concurrently.
 func (b *Bulk) Close() {
-	for _, c := range b.closers {
-		c()
-	}
-	b.mu.Lock()
-	b.closed = true
-	open := make([]net.Conn, 0, len(b.conns))
-	for c := range b.conns {
-		open = append(open, c)
-	}
-	b.mu.Unlock()
-	for _, c := range open {
-		c.Close()
-	}
-	b.wg.Wait()
+	b.closeOnce.Do(func() {
+		for _, c := range b.closers {
+			c()
+		}
+		b.mu.Lock()
+		b.closed = true
+		open := make([]net.Conn, 0, len(b.conns))
+		for c := range b.conns {
+			open = append(open, c)
+		}
+		b.mu.Unlock()
+		for _, c := range open {
+			c.Close()
+		}
+		b.wg.Wait()
+	})
 }
 
 func (b *Bulk) acceptLoop(lis net.Listener, handle func(net.Conn)) {
