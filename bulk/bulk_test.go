@@ -64,7 +64,12 @@ func startServer(ctx context.Context, t *testing.T) *server.Process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Stop() })
+	t.Cleanup(func() {
+		p.Stop()
+		if strings.Contains(p.Stderr(), "DATA RACE") {
+			t.Errorf("the server reported a data race:\n%s", p.Stderr())
+		}
+	})
 	return p
 }
 
