@@ -1,0 +1,158 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/flow"
+	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/report"
+	"github.com/rpclab/rpclab/result"
+)
+
+func newFlowCmd() *cobra.Command {
+	var (
+		spec           flow.Spec
+		payloads       []string
+		rate, out, dir string
+		window         int
+	)
+	cmd := &cobra.Command{
+		Use:   "flow",
+		Short: "The large-message study: HTTP/2 flow-control windows at emulated RTTs",
+		Long: `Send unary requests of --payload bytes (empty replies) one after another on a
+fresh connection, through rpclab's netem proxy at each --rtt, over each
+--transport:
+
+  grpc-dynamic  grpc-go defaults: 64 KiB initial windows grown by BDP estimation
+  grpc-fixed    grpc-go with --window stream and connection windows on both
+                sides, which turns BDP estimation off
+  h2c           golang.org/x/net/http2 POST without TLS, default windows
+  http1         net/http POST over HTTP/1.1
+
+The table shows the time of each of the first 10 RPCs and the steady state
+(median after the 10th), then the ratios of grpc-dynamic to the others.
+Records (kind "flow", docs/flow.md) go to --out; charts of time per RPC
+against RPC number, one per RTT and payload, to --charts. A cell stops
+after --budget (then marked truncated): fixed windows on long RTTs are slow
+by design. Client, server and proxy share this process.`,
+		Example: `  rpclab flow --payload 1MB --rtt 64ms
+  rpclab flow --payload 1KB,1MB,10MB,100MB --rtt 0,16ms,64ms,152ms --charts flow-charts -o flow.jsonl
+  rpclab flow --transport grpc-dynamic,grpc-fixed --payload 4MB --rtt 32ms --rate 1gbit`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			spec.Payloads = nil
+			for _, p := range payloads {
+				n, err := bulk.ParseBytes(p)
+				if err != nil {
+					return usageError{fmt.Errorf("--payload: %w", err)}
+				}
+				spec.Payloads = append(spec.Payloads, n)
+			}
+			if rate != "" {
+				r, err := netem.ParseRate(rate)
+				if err != nil {
+					return usageError{fmt.Errorf("--rate: %w", err)}
+				}
+				spec.RateBps = r
+			}
+			if window < 0 || window > 1<<31-1 {
+				return usageError{fmt.Errorf("--window: %d is outside 65535..2147483647", window)}
+			}
+			spec.FixedWindow = int32(window)
+			if err := spec.Validate(); err != nil {
+				return usageError{err}
+			}
+			var jsonl *os.File
+			if out != "" {
+				f, err := os.Create(out)
+				if err != nil {
+					return usageError{fmt.Errorf("--out: %w", err)}
+				}
+				defer f.Close()
+				jsonl = f
+			}
+			var recs []flow.Record
+			sink := func(r *flow.Record) error {
+				recs = append(recs, *r)
+				fmt.Fprintf(stderr, "  %-12s first %8.1f ms  steady %8.1f ms  (%d RPCs, %s)\n", r.Transport,
+					float64(r.FirstNS)/1e6, float64(r.SteadyNS)/1e6, len(r.RPCNS), r.Status)
+				if jsonl != nil {
+					return flow.WriteJSONL(jsonl, r)
+				}
+				return nil
+			}
+			progress := func(i, n int, c flow.Cell) {
+				fmt.Fprintf(stderr, "[%d/%d] RTT %v, %s, %s\n", i+1, n, c.RTT, report.PayloadLabel(c.Payload), c.Transport)
+			}
+			err := flow.Run(ctx, &spec, sink, progress)
+			if len(recs) > 0 {
+				fmt.Fprintln(stdout)
+				if terr := report.FlowTable(stdout, recs); terr != nil {
+					return terr
+				}
+				if out != "" {
+					fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), out)
+				}
+				if dir != "" {
+					if cerr := writeFlowCharts(dir, recs); cerr != nil {
+						return cerr
+					}
+					fmt.Fprintf(stderr, "rpclab: charts written to %s\n", dir)
+				}
+			}
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("interrupted: %d cells measured and kept: %w", len(recs), ctx.Err())
+			}
+			var failed int
+			for _, r := range recs {
+				if r.Status == result.StatusFailed {
+					failed++
+				}
+			}
+			if err == nil && failed > 0 {
+				err = fmt.Errorf("flow: %d of %d cells failed", failed, len(recs))
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&spec.Transports, "transport", flow.Transports, "transports: grpc-dynamic, grpc-fixed, h2c, http1")
+	f.StringSliceVar(&payloads, "payload", []string{"1KB", "1MB", "10MB"}, "request payload sizes, 1KB .. 1GB (KB/MB decimal, KiB/MiB binary)")
+	f.DurationSliceVar(&spec.RTTs, "rtt", []time.Duration{0, 16 * time.Millisecond, 64 * time.Millisecond, 152 * time.Millisecond}, "emulated round-trip times (each direction gets half)")
+	f.StringVar(&rate, "rate", "", "emulated bandwidth per direction (e.g. 1gbit; default unlimited)")
+	f.IntVar(&spec.RPCs, "rpcs", 20, "RPCs per cell, one after another on one connection")
+	f.DurationVar(&spec.Budget, "budget", 10*time.Second, "time limit per cell (then truncated)")
+	f.IntVar(&window, "window", 64<<10, "stream and connection window of grpc-fixed, bytes")
+	f.StringVarP(&out, "out", "o", "", "write flow records (JSON Lines) to this file")
+	f.StringVar(&dir, "charts", "", "write a PNG chart per RTT and payload to this directory")
+	return cmd
+}
+
+func writeFlowCharts(dir string, recs []flow.Record) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--charts: %w", err)
+	}
+	var errs []error
+	for _, c := range report.FlowCharts(recs) {
+		png, err := c.PNG()
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, c.Name), png, 0o644)
+		}
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("--charts: %w", err)
+	}
+	return nil
+}
