@@ -91,6 +91,9 @@ type StepSpec struct {
 	MaxMessageBytes int `json:"max_message_bytes"`
 	// Server names the server implementation when rpclab started it.
 	Server string `json:"server,omitempty"`
+	// Netem is the emulated network between client and server (a netem
+	// proxy in front of each listener); absent on a direct path.
+	Netem *result.NetemSpec `json:"netem,omitempty"`
 }
 
 var schema = sync.OnceValues(func() (*jsonschema.Schema, error) {

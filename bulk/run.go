@@ -149,6 +149,15 @@ type Options struct {
 	ClientCPUs []int
 	// Progress is told about each step (may be zero).
 	Progress Progress
+	// Via, when set, is called once per run for each listener the
+	// transports use ("grpc": the main port, for grpc and the sidechannel's
+	// call; "grpc-tuned", "tcp", "http", "sidechannel") and returns the
+	// address to dial instead, such as a netem proxy in front of it. The
+	// control calls (Info) always go straight to Target.
+	Via func(ctx context.Context, listener, addr string) (string, error)
+	// Netem describes the emulated network Via puts in front of the
+	// listeners; it is copied into every record.
+	Netem *result.NetemSpec
 }
 
 // Progress is told when each step starts and ends.
@@ -177,6 +186,19 @@ func Run(ctx context.Context, spec *Spec, o Options, sink func(*Record) error) e
 	ep, err := endpointsOf(spec.Target, info)
 	if err != nil {
 		return err
+	}
+	if o.Via != nil {
+		for _, l := range []struct {
+			name string
+			addr *string
+		}{{"grpc", &ep.target}, {GRPCTuned, &ep.grpcTuned}, {TCP, &ep.tcp}, {"http", &ep.http}, {Sidechannel, &ep.sidechannel}} {
+			if *l.addr == "" {
+				continue
+			}
+			if *l.addr, err = o.Via(ctx, l.name, *l.addr); err != nil {
+				return fmt.Errorf("bulk: %s listener: %w", l.name, err)
+			}
+		}
 	}
 	steps := spec.Steps()
 	for i, st := range steps {
@@ -246,7 +268,7 @@ func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceC
 		Spec: StepSpec{
 			Target: spec.Target, Transport: st.Transport, SizeBytes: st.Size, ChunkBytes: st.Chunk,
 			Streams: st.Streams, RequestsPerStream: spec.RequestsPerStream, MinDurationNS: int64(spec.MinDuration),
-			MaxMessageBytes: spec.MaxMessage, Server: spec.Server,
+			MaxMessageBytes: spec.MaxMessage, Server: spec.Server, Netem: o.Netem,
 		},
 		Env: result.Env{
 			Language: "go", GRPCImpl: "grpc-go", GRPCVersion: grpc.Version, RuntimeVersion: runtime.Version(),

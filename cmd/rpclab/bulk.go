@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,8 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
 )
 
 func newBulkCmd() *cobra.Command {
@@ -22,6 +25,7 @@ func newBulkCmd() *cobra.Command {
 		sizes, chunks       []string
 		warmup, maxMsg, out string
 		charts              string
+		nf                  netemFlags
 		noPin               bool
 	)
 	cmd := &cobra.Command{
@@ -143,6 +147,31 @@ process, pinned to the last CPU, and pins itself to the others.`,
 					}
 				}()
 			}
+			network, withNetem, err := nf.network(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if withNetem {
+				var proxies []*server.Process
+				defer func() {
+					for _, p := range proxies {
+						p.Stop()
+					}
+				}()
+				o.Via = func(_ context.Context, name, addr string) (string, error) {
+					p, _, err := startNetem(cmd, network, nf.queue, addr, o.ClientCPUs)
+					if err != nil {
+						return "", err
+					}
+					proxies = append(proxies, p)
+					fmt.Fprintf(stderr, "rpclab: netem proxy %s -> %s %s (pid %d): up %s, down %s\n", p.Addr, name, addr, p.Pid, network.Up, network.Down)
+					return p.Addr, nil
+				}
+				link := func(l netem.Link) result.NetemLink {
+					return result.NetemLink{DelayNS: int64(l.Delay), JitterNS: int64(l.Jitter), RateBps: l.RateBps}
+				}
+				o.Netem = &result.NetemSpec{Up: link(network.Up), Down: link(network.Down), Upstream: spec.Target}
+			}
 			var started time.Time
 			o.Progress = bulk.Progress{
 				Start: func(int, int, bulk.Step) { started = time.Now() },
@@ -202,6 +231,7 @@ process, pinned to the last CPU, and pins itself to the others.`,
 	f.StringVar(&maxMsg, "max-message-size", "", "gRPC client max receive message size (default: grpc-go's 4MiB); raise it for chunks of 4MiB and more")
 	f.StringVar(&out, "out", "", "write the records as JSON Lines to this file (docs/bulk.schema.json)")
 	f.StringVar(&charts, "charts", "", "write SVG charts (throughput and CPU per GiB against chunk, server allocation per MiB against size) into this folder")
+	nf.register(f)
 	f.BoolVar(&noPin, "no-pin", false, "do not pin the child server and this process to separate CPUs")
 	return cmd
 }

@@ -77,3 +77,29 @@ func TestBulkEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestBulkThroughNetem puts a netem proxy in front of every listener.
+func TestBulkThroughNetem(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "bulk.jsonl")
+	cmd := rpclabCmd(ctx, "bulk", "--size", "4MiB", "--chunk", "64KiB", "--transport", "grpc,sidechannel,http2",
+		"--warmup", "0", "--delay", "500us", "--out", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("rpclab bulk --delay: %v\n%s", err, b)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := bulk.ReadJSONL(f)
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("got %d records, %v; want 3", len(recs), err)
+	}
+	for _, r := range recs {
+		if r.Status != result.StatusOK || r.Spec.Netem == nil || r.Spec.Netem.Up.DelayNS != 500e3 || r.Spec.Netem.Down.DelayNS != 500e3 {
+			t.Errorf("got %s: %s (%s), netem %+v; want ok through 500µs each way", r.Spec.Transport, r.Status, r.Error, r.Spec.Netem)
+		}
+	}
+}
