@@ -80,15 +80,16 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		if err != nil {
 			return err
 		}
+		finished := make(chan struct{})
 		defer p.Stop()
+		defer close(finished) // runs before Stop: the watcher must not report our own stop
 		spec.Target, spec.Server, o.ClientCPUs = p.Addr, sf.serverImpl, clientCPUs
 		fmt.Fprintf(stderr, "rpclab: started server %s (pid %d)%s\n", p.Addr, p.Pid, pinNote(clientCPUs))
 		go func() {
 			select {
 			case <-p.Done():
-				if ctx.Err() == nil {
-					fmt.Fprintf(stderr, "rpclab: the server exited during the run: %s\n", p.Stderr())
-				}
+				fmt.Fprintf(stderr, "rpclab: the server exited during the run: %s\n", p.Stderr())
+			case <-finished:
 			case <-ctx.Done():
 			}
 		}()
