@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+#
+# Builds rpclab's Java client (docs/clients.md) when its sources, its pom or
+# the protos changed since the last build; quiet and quick when up to date.
+# Needs a JDK (17+) and Maven; dependencies come from Maven Central into
+# ~/.m2/repository (set RPCLAB_MVN_FLAGS=-o to build offline from that cache).
+set -euo pipefail
+cd "$(dirname "$0")"
+stamp=target/.rpclab-built
+if [[ -f $stamp && -f target/classpath.txt ]] &&
+  [[ -z $(find pom.xml src ../../proto/grpc/testing -newer "$stamp" -print -quit) ]]; then
+  exit 0
+fi
+command -v mvn >/dev/null || { echo "clients/java/build.sh: mvn not found (apt-get install maven openjdk-17-jdk-headless)" >&2; exit 1; }
+echo "clients/java: building (mvn)" >&2
+# shellcheck disable=SC2086
+mvn -q -B -Dstyle.color=never ${RPCLAB_MVN_FLAGS:-} compile
+touch "$stamp"

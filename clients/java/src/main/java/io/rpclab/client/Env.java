@@ -1,0 +1,85 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package io.rpclab.client;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/** The record's env: which client measured, on what. */
+record Env(String grpcVersion, String runtime, int hostCpus, List<Integer> clientCpus, String hostname,
+    String os) {
+
+  static Env detect() {
+    int host = cpuCount(read("/sys/devices/system/cpu/online"));
+    if (host <= 0) {
+      host = Runtime.getRuntime().availableProcessors();
+    }
+    List<Integer> mine = cpuList(allowedCpus());
+    if (mine.size() >= host) {
+      mine = List.of(); // not pinned
+    }
+    String hostname = read("/proc/sys/kernel/hostname");
+    return new Env(io.grpc.internal.GrpcUtil.IMPLEMENTATION_VERSION,
+        "java " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")",
+        host, mine, hostname, System.getProperty("os.name").toLowerCase(Locale.ROOT));
+  }
+
+  String toJson() {
+    StringBuilder b = new StringBuilder("{\"language\":\"java\",\"grpc_impl\":\"grpc-java\"");
+    b.append(",\"grpc_version\":").append(Record.str(grpcVersion))
+        .append(",\"runtime_version\":").append(Record.str(runtime))
+        .append(",\"host_cpus\":").append(hostCpus);
+    if (!clientCpus.isEmpty()) {
+      b.append(",\"client_cpus\":").append(clientCpus.toString().replace(" ", ""));
+    }
+    b.append(",\"hostname\":").append(Record.str(hostname))
+        .append(",\"os\":").append(Record.str(os)).append('}');
+    return b.toString();
+  }
+
+  private static String allowedCpus() {
+    for (String line : read("/proc/self/status").split("\n")) {
+      if (line.startsWith("Cpus_allowed_list:")) {
+        return line.substring(line.indexOf(':') + 1).trim();
+      }
+    }
+    return "";
+  }
+
+  /** Expands a kernel CPU list ("0-2,5"). */
+  static List<Integer> cpuList(String s) {
+    List<Integer> out = new ArrayList<>();
+    if (s.isBlank()) {
+      return out;
+    }
+    try {
+      for (String part : s.trim().split(",")) {
+        String[] r = part.split("-");
+        int lo = Integer.parseInt(r[0].trim());
+        int hi = r.length > 1 ? Integer.parseInt(r[1].trim()) : lo;
+        for (int c = lo; c <= hi; c++) {
+          out.add(c);
+        }
+      }
+    } catch (NumberFormatException e) {
+      return new ArrayList<>();
+    }
+    return out;
+  }
+
+  private static int cpuCount(String s) {
+    return cpuList(s).size();
+  }
+
+  private static String read(String p) {
+    try {
+      return Files.readString(Path.of(p)).trim();
+    } catch (IOException | RuntimeException e) {
+      return "";
+    }
+  }
+}

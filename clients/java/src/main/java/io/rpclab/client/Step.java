@@ -1,0 +1,194 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package io.rpclab.client;
+
+import io.grpc.ConnectivityState;
+import io.grpc.Context;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import java.lang.management.ManagementFactory;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.HdrHistogram.Histogram;
+
+/**
+ * One step: fresh channels for the layout, a bounded wait until every one is READY, one thread
+ * per in-flight RPC for the warm-up then the measured interval, and the step's record.
+ */
+final class Step {
+  static final int WARMUP = 0;
+  static final int MEASURE = 1;
+  static final int DONE = 2;
+
+  private static volatile Context.CancellableContext current;
+
+  private final Flags f;
+  private final Record rec;
+  private final Flags.Conn conn;
+  private final String rpc;
+  private final int inflight;
+
+  Step(Flags f, Env env, String rpc, Flags.Conn conn, int inflight) {
+    this.f = f;
+    this.rpc = rpc;
+    this.conn = conn;
+    this.inflight = inflight;
+    this.rec = new Record(f, env, rpc, conn, inflight);
+  }
+
+  /** Cancels the running step's RPCs (from the shutdown hook). */
+  static void cancelCurrent() {
+    Context.CancellableContext c = current;
+    if (c != null) {
+      c.cancel(null);
+    }
+  }
+
+  /** Runs the step; null if a signal stopped it before its interval began. */
+  Record run() {
+    List<ManagedChannel> channels = new ArrayList<>();
+    int n = conn.conns(inflight);
+    try {
+      // grpc-java opens one connection per ManagedChannel: each channel has its own subchannels.
+      for (int i = 0; i < n; i++) {
+        channels.add(Grpc.newChannelBuilder(f.target, InsecureChannelCredentials.create()).build());
+      }
+      String why = waitReady(channels, System.nanoTime() + f.dialTimeoutNs);
+      if (why != null) {
+        if (Main.stopping.get()) {
+          return null; // stopped before measuring anything: no record, as rpclab's own sweep
+        }
+        rec.unreachable = true;
+        rec.fail(why);
+        return rec;
+      }
+      return measure(channels);
+    } catch (IllegalArgumentException e) {
+      rec.unreachable = true;
+      rec.fail("target unreachable: bad target " + f.target + ": " + e.getMessage());
+      return rec;
+    } finally {
+      for (ManagedChannel ch : channels) {
+        ch.shutdownNow();
+      }
+      for (ManagedChannel ch : channels) {
+        try {
+          ch.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+  }
+
+  /** Waits until every channel is READY; returns why not, or null. */
+  private String waitReady(List<ManagedChannel> channels, long deadline) {
+    for (ManagedChannel ch : channels) {
+      ConnectivityState s = ch.getState(true);
+      while (s != ConnectivityState.READY) {
+        if (Main.stopping.get()) {
+          return "interrupted before the step could connect";
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return String.format("target unreachable: no connection to %s within %s (channel state %s)",
+              f.target, seconds(f.dialTimeoutNs), s);
+        }
+        CountDownLatch changed = new CountDownLatch(1);
+        ch.notifyWhenStateChanged(s, changed::countDown);
+        try {
+          changed.await(Math.min(left, 100_000_000L), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return "interrupted before the step could connect";
+        }
+        s = ch.getState(true);
+      }
+    }
+    return null;
+  }
+
+  private Record measure(List<ManagedChannel> channels) {
+    Context.CancellableContext ctx = Context.current().withCancellation();
+    current = ctx;
+    AtomicInteger phase = new AtomicInteger(WARMUP);
+    AtomicInteger rr = new AtomicInteger();
+    Worker[] workers = new Worker[inflight];
+    Thread[] threads = new Thread[inflight];
+    for (int i = 0; i < inflight; i++) {
+      List<ManagedChannel> mine;
+      switch (conn.kind()) {
+        case "shared":
+          mine = channels;
+          break;
+        case "per-worker":
+          mine = List.of(channels.get(i));
+          break;
+        default:
+          mine = channels; // pool: round-robin per RPC over every channel
+      }
+      workers[i] = new Worker(mine, rr, phase, ctx, f, rpc.equals("streaming"));
+      Worker w = workers[i];
+      threads[i] = new Thread(() -> ctx.run(w), "rpclab-worker-" + i);
+      threads[i].setDaemon(true);
+      threads[i].start();
+    }
+    boolean warmed = Main.sleep(f.warmupNs);
+    long cpu0 = cpuNanos();
+    long t0 = System.nanoTime();
+    Instant started = Instant.now();
+    boolean interrupted = !warmed;
+    if (warmed) {
+      phase.set(MEASURE);
+      interrupted = !Main.sleep(f.intervalNs);
+    }
+    phase.set(DONE);
+    long elapsed = System.nanoTime() - t0;
+    long cpu = cpuNanos() - cpu0;
+    ctx.cancel(null);
+    for (Thread t : threads) {
+      try {
+        t.join(2000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    current = null;
+    if (!warmed) {
+      return null; // stopped during the warm-up: nothing was measured
+    }
+    Histogram h = new Histogram(1, Worker.HIGHEST, 3);
+    long[] byCode = new long[Worker.CODES];
+    for (Worker w : workers) {
+      h.add(w.hist);
+      for (int c = 0; c < byCode.length; c++) {
+        byCode[c] += w.byCode[c];
+      }
+    }
+    rec.startedAt = started;
+    rec.fill(h, byCode, elapsed, cpu);
+    if (interrupted) {
+      rec.status = "interrupted";
+      rec.error = "interrupted: the interval was cut short";
+    }
+    return rec;
+  }
+
+  private static String seconds(long ns) {
+    return String.format("%.3gs", ns / 1e9);
+  }
+
+  /** The process's user+system CPU time, in nanoseconds. */
+  static long cpuNanos() {
+    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+    if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+      return sun.getProcessCpuTime();
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,168 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package io.rpclab.client;
+
+import com.google.protobuf.ByteString;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import io.rpclab.proto.BenchmarkServiceGrpc;
+import io.rpclab.proto.Payload;
+import io.rpclab.proto.SimpleRequest;
+import io.rpclab.proto.SimpleResponse;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.HdrHistogram.Histogram;
+
+/**
+ * One closed-loop worker: one RPC in flight at a time. Unary calls use the blocking stub (the call
+ * runs on this thread); streaming is a bidi ping-pong on the async stub, this thread waiting for
+ * each reply. Each worker records into its own histogram; the step merges them afterwards.
+ */
+final class Worker implements Runnable {
+  /** Histogram geometry shared with every rpclab client: 1 ns .. 100 s, 3 significant digits. */
+  static final long HIGHEST = 100_000_000_000L;
+  /** One past the largest gRPC status code (UNAUTHENTICATED = 16). */
+  static final int CODES = 17;
+
+  final Histogram hist = new Histogram(1, HIGHEST, 3);
+  final long[] byCode = new long[CODES];
+
+  private final BenchmarkServiceGrpc.BenchmarkServiceBlockingStub[] blocking;
+  private final BenchmarkServiceGrpc.BenchmarkServiceStub[] async;
+  private final AtomicInteger rr;
+  private final AtomicInteger phase;
+  private final Context.CancellableContext ctx;
+  private final long rpcTimeoutNs;
+  private final boolean streaming;
+  private final SimpleRequest req;
+
+  Worker(List<ManagedChannel> channels, AtomicInteger rr, AtomicInteger phase,
+      Context.CancellableContext ctx, Flags f, boolean streaming) {
+    this.blocking = new BenchmarkServiceGrpc.BenchmarkServiceBlockingStub[channels.size()];
+    this.async = new BenchmarkServiceGrpc.BenchmarkServiceStub[channels.size()];
+    for (int i = 0; i < channels.size(); i++) {
+      blocking[i] = BenchmarkServiceGrpc.newBlockingStub(channels.get(i));
+      async[i] = BenchmarkServiceGrpc.newStub(channels.get(i));
+    }
+    this.rr = rr;
+    this.phase = phase;
+    this.ctx = ctx;
+    this.rpcTimeoutNs = f.rpcTimeoutNs;
+    this.streaming = streaming;
+    this.req = SimpleRequest.newBuilder()
+        .setResponseSize(f.payload)
+        .setPayload(Payload.newBuilder().setBody(ByteString.copyFrom(new byte[f.payload])))
+        .build();
+  }
+
+  private int pick() {
+    return blocking.length == 1 ? 0 : Math.floorMod(rr.getAndIncrement(), blocking.length);
+  }
+
+  @Override
+  public void run() {
+    if (streaming) {
+      streaming();
+    } else {
+      unary();
+    }
+  }
+
+  /**
+   * Records one finished RPC if it began and ended inside the measured interval and did not fail
+   * because the step itself was cancelled.
+   */
+  private void done(int began, long ns, Status.Code code) {
+    if (code != Status.Code.OK && ctx.isCancelled()) {
+      return;
+    }
+    if (began != Step.MEASURE || phase.get() != Step.MEASURE) {
+      return;
+    }
+    byCode[code.value()]++;
+    if (code == Status.Code.OK) {
+      hist.recordValue(Math.max(1, Math.min(ns, HIGHEST)));
+    }
+  }
+
+  private void unary() {
+    while (true) {
+      int ph = phase.get();
+      if (ph == Step.DONE || ctx.isCancelled()) {
+        return;
+      }
+      BenchmarkServiceGrpc.BenchmarkServiceBlockingStub stub = blocking[pick()];
+      if (rpcTimeoutNs > 0) {
+        stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
+      }
+      long t0 = System.nanoTime();
+      Status.Code code = Status.Code.OK;
+      try {
+        stub.unaryCall(req);
+      } catch (StatusRuntimeException e) {
+        code = e.getStatus().getCode();
+      }
+      done(ph, System.nanoTime() - t0, code);
+    }
+  }
+
+  /** What the stream's observer hands the worker: a reply or the stream's end. */
+  private static final Object REPLY = new Object();
+
+  private void streaming() {
+    LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
+    StreamObserver<SimpleResponse> replies = new StreamObserver<>() {
+      @Override
+      public void onNext(SimpleResponse r) {
+        q.add(REPLY);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        q.add(Status.fromThrowable(t));
+      }
+
+      @Override
+      public void onCompleted() {
+        q.add(Status.UNAVAILABLE.withDescription("stream ended by the server"));
+      }
+    };
+    while (phase.get() != Step.DONE && !ctx.isCancelled()) {
+      q.clear();
+      BenchmarkServiceGrpc.BenchmarkServiceStub stub = async[pick()];
+      if (rpcTimeoutNs > 0) {
+        // On a stream the deadline bounds the whole stream, as a deadline on any gRPC stream does.
+        stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
+      }
+      StreamObserver<SimpleRequest> requests = stub.streamingCall(replies);
+      while (true) {
+        int ph = phase.get();
+        if (ph == Step.DONE || ctx.isCancelled()) {
+          return; // the step's cancellation ends the stream
+        }
+        long t0 = System.nanoTime();
+        Object got;
+        try {
+          requests.onNext(req);
+          got = q.take();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        } catch (RuntimeException e) {
+          got = Status.fromThrowable(e);
+        }
+        if (got == REPLY) {
+          done(ph, System.nanoTime() - t0, Status.Code.OK);
+          continue;
+        }
+        done(ph, System.nanoTime() - t0, ((Status) got).getCode());
+        break; // a new stream
+      }
+    }
+  }
+}
