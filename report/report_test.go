@@ -83,17 +83,33 @@ func TestVerdictThresholds(t *testing.T) {
 		shared, pw float64 // throughput at in-flight 32; in-flight 1 is 5000 req/s
 		want       string
 		text       string
+		// confirm gives per-worker the same ratio over shared at in-flight 16.
+		confirm bool
 	}{
-		{"ratio at BottleneckRatio", 10000, 10000 * BottleneckRatio, ConnBottleneck, "use 32 connections"},
-		{"ratio just below, shared flat", 10000, 10000 * (BottleneckRatio - 0.01), BoundElsewhere, "Every layout flattens together"},
-		{"shared flat, per-worker scaling", 0.49 * 160000, ScalingEfficiency * 160000, ConnBottleneck, "Client-side connection bottleneck"},
-		{"shared at ScalingEfficiency", ScalingEfficiency * 160000, ScalingEfficiency * 160000, Scales, "no bottleneck at these counts"},
-		{"shared between thresholds", 0.6 * 160000, 0.6 * 160000, Inconclusive, "more connections help a little"},
-		{"shared between thresholds, more connections worse", 0.6 * 160000, 0.5 * 160000, Inconclusive, "more connections do not help"},
+		{"ratio at BottleneckRatio", 10000, 10000 * BottleneckRatio, ConnBottleneck, "use 32 connections", true},
+		{"ratio at BottleneckRatio at in-flight 32 only", 10000, 10000 * BottleneckRatio, Inconclusive, "one pair of steps is not enough", false},
+		{"ratio just below, shared flat", 10000, 10000 * (BottleneckRatio - 0.01), BoundElsewhere, "Every layout flattens together", true},
+		{"shared flat, per-worker scaling", 0.49 * 160000, ScalingEfficiency * 160000, ConnBottleneck, "Client-side connection bottleneck", false},
+		{"shared at ScalingEfficiency", ScalingEfficiency * 160000, ScalingEfficiency * 160000, Scales, "no bottleneck at these counts", false},
+		{"shared between thresholds", 0.6 * 160000, 0.6 * 160000, Inconclusive, "more connections help a little", false},
+		{"shared between thresholds, more connections worse", 0.6 * 160000, 0.5 * 160000, Inconclusive, "more connections do not help", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			recs := append([]result.Record(nil), base...)
+			if tc.confirm {
+				var shared16 float64
+				for _, r := range recs {
+					if r.Spec.Inflight == 16 && r.Spec.ConnMode == "shared" {
+						shared16 = r.ThroughputRPS
+					}
+				}
+				for i := range recs {
+					if recs[i].Spec.Inflight == 16 && recs[i].Spec.ConnMode != "shared" {
+						recs[i].ThroughputRPS = shared16 * tc.pw / tc.shared
+					}
+				}
+			}
 			for i := range recs {
 				if recs[i].Spec.Inflight != 32 {
 					continue

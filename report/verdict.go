@@ -15,7 +15,9 @@ import (
 // by side in one run, so they hold on noisy machines. In order:
 //
 //  1. connection-bottleneck: the best multi-connection layout gets at least
-//     BottleneckRatio times shared's throughput, or shared's efficiency is
+//     BottleneckRatio times shared's throughput — at the highest common
+//     in-flight count and, when the run has one, at the next lower one too,
+//     so one noisy pair of steps cannot make the call — or shared's efficiency is
 //     below FlatEfficiency while the best layout's is at least
 //     ScalingEfficiency. The advice names the fewest connections that reach
 //     EnoughOfBest of the best throughput.
@@ -156,7 +158,18 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 		}
 	}
 	hasIdeal := s.IdealRPS > 0 && best.IdealRPS > 0
+	// A ratio above the threshold must hold at the next lower in-flight too.
+	prevN, prevRatio := 0, 0.0
+	if len(common) >= 2 {
+		prevN = common[len(common)-2]
+		prevRatio = bestRatio(shared[prevN], multi[prevN])
+	}
+	unconfirmed := v.Ratio >= BottleneckRatio && prevN > 0 && prevRatio < BottleneckRatio &&
+		!(hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
 	switch {
+	case unconfirmed:
+		v.Kind = Inconclusive
+		v.Text = head + fmt.Sprintf(". But at in-flight %d the best ratio was only %.2fx: one pair of steps is not enough on a noisy machine; repeat the sweep or measure at more in-flight counts.", prevN, prevRatio)
 	case v.Ratio >= BottleneckRatio || (hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency):
 		v.Kind = ConnBottleneck
 		advice := fmt.Sprintf("use %d connections (%s", v.Conns, v.Enough)
@@ -179,6 +192,18 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 		}
 	}
 	return v, true
+}
+
+// bestRatio is the best multi-connection throughput over shared's.
+func bestRatio(shared Row, multi []Row) float64 {
+	if shared.Rec == nil || shared.Rec.ThroughputRPS <= 0 {
+		return 0
+	}
+	best := 0.0
+	for _, r := range multi {
+		best = max(best, r.Rec.ThroughputRPS)
+	}
+	return best / shared.Rec.ThroughputRPS
 }
 
 // VerdictText joins the verdicts into one paragraph per group.
