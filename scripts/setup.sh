@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(
   protobuf-compiler                                   # Go code generation check
   libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc zlib1g-dev cmake g++ make  # C++ client and server
-  chromium                                            # the report's browser test
+  chromium fonts-liberation                           # the report's browser test (fonts: readable screenshot)
   python3-venv                                        # Python client
 )
 missing=()
