@@ -235,3 +235,18 @@ func TestServePrintsAddressAndStopsOnSIGTERM(t *testing.T) {
 		t.Errorf("serve after SIGTERM: %v, want exit 0", err)
 	}
 }
+
+func TestValidatePicksTheSchemaByKind(t *testing.T) {
+	for _, f := range []string{"../../docs/img/demo-results.jsonl", "../../docs/img/bulk-results.jsonl", "../../testdata/results/go-sweep.jsonl"} {
+		if code, out, stderr := runInProcess("validate", f); code != exitOK || !strings.Contains(out, "records ok") {
+			t.Errorf("validate %s: exit %d, %q %q", f, code, out, stderr)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(`{"schema_version":1,"kind":"ping"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runInProcess("validate", bad); code != exitFailure || !strings.Contains(stderr, "line 1") {
+		t.Errorf("validate of a bad record: exit %d, stderr %q; want 1 naming line 1", code, stderr)
+	}
+}
