@@ -72,11 +72,8 @@ func TestBudgetTruncates(t *testing.T) {
 	if err := Run(ctx, s, func(r *Record) error { rec = r; return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != result.StatusFailed && rec.Status != StatusTruncated {
-		t.Fatalf("got status %q with %d RPCs, want truncated or failed", rec.Status, len(rec.RPCNS))
-	}
-	if rec.Status == result.StatusFailed && !strings.Contains(rec.Error, "budget") {
-		t.Errorf("got error %q, want it to name the budget", rec.Error)
+	if rec.Status != StatusTruncated || len(rec.RPCNS) >= 50 {
+		t.Fatalf("got status %q with %d RPCs (%s), want truncated", rec.Status, len(rec.RPCNS), rec.Error)
 	}
 }
 

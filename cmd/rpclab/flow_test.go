@@ -1,0 +1,69 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rpclab/rpclab/flow"
+)
+
+func TestFlowBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"payload in words", []string{"flow", "--payload", "lots"}, "--payload"},
+		{"unknown transport", []string{"flow", "--transport", "smtp"}, "unknown transport"},
+		{"negative rtt", []string{"flow", "--rtt=-1ms"}, "negative RTT"},
+		{"bad rate", []string{"flow", "--rate", "1 gigabit"}, "--rate"},
+		{"small window", []string{"flow", "--window", "1024"}, "BDP"},
+		{"no rpcs", []string{"flow", "--rpcs", "0"}, "at least 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runInProcess(tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("got exit %d and %q, want exit %d and a message naming %s", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+// TestFlowEndToEnd runs a small study and checks the table, the records
+// and the chart.
+func TestFlowEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "flow.jsonl")
+	code, stdout, stderr := runInProcess("flow", "--payload", "100KB", "--rtt", "0,2ms", "--rpcs", "2",
+		"-o", out, "--charts", filepath.Join(dir, "charts"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"grpc-dynamic", "grpc-fixed", "h2c", "http1", "steady", "grpc-dynamic/grpc-fixed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := flow.ReadJSONL(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs), 2*len(flow.Transports); got != want {
+		t.Errorf("got %d records, want %d", got, want)
+	}
+	for _, name := range []string{"flow-rtt0s-100KB.png", "flow-rtt2ms-100KB.png"} {
+		if st, err := os.Stat(filepath.Join(dir, "charts", name)); err != nil || st.Size() == 0 {
+			t.Errorf("chart %s: %v", name, err)
+		}
+	}
+}
