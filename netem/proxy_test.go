@@ -26,9 +26,11 @@ func startProxy(t *testing.T, upstream string, n Network, opts ...Option) *Proxy
 	if err != nil {
 		t.Fatalf("Listen: %v", err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	done := make(chan error, 1)
-	go func() { done <- p.Serve(context.Background()) }()
+	go func() { done <- p.Serve(ctx) }()
 	t.Cleanup(func() {
+		defer cancel()
 		p.Close()
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
