@@ -1,0 +1,414 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+//! rpclab's Rust client (docs/clients.md): a closed-loop sweep on tonic
+//! against a grpc.testing.BenchmarkService server, one JSON Lines record per
+//! step. Exit codes: 0 every step ok, 1 a step failed, 2 bad flags.
+//! SIGINT/SIGTERM end the running step at once; its record ("interrupted")
+//! and every earlier one are kept.
+
+mod flags;
+mod record;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use hdrhistogram::Histogram;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::{mpsc, watch};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::{Channel, Endpoint};
+use tonic::Code;
+
+use flags::{Conn, Flags};
+use record::{new_histogram, Env, Record, CODES, HIGHEST};
+
+pub mod pb {
+    tonic::include_proto!("grpc.testing");
+}
+
+use pb::benchmark_service_client::BenchmarkServiceClient;
+use pb::{Payload, SimpleRequest};
+
+const WARMUP: u8 = 0;
+const MEASURE: u8 = 1;
+const DONE: u8 = 2;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let f = match Flags::parse(&args) {
+        Ok(f) => f,
+        Err(u) => {
+            eprintln!("rpclab-client (rust): {u}");
+            std::process::exit(2);
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("rpclab-client (rust): start tokio: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = rt.block_on(run(f));
+    rt.shutdown_timeout(Duration::from_millis(200));
+    std::process::exit(code);
+}
+
+/// Runs every step in the order rpc, conn, inflight; returns the exit code.
+async fn run(f: Flags) -> i32 {
+    let mut out: Box<dyn Write> = if f.out.is_empty() {
+        Box::new(std::io::stdout())
+    } else {
+        match std::fs::File::create(&f.out) {
+            Ok(file) => Box::new(Synced(file)),
+            Err(e) => {
+                eprintln!("rpclab-client (rust): --out {}: {e}", f.out);
+                return 1;
+            }
+        }
+    };
+    let (stop_tx, stop) = watch::channel(false);
+    match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+        (Ok(mut int), Ok(mut term)) => {
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                }
+                let _ = stop_tx.send(true);
+            });
+        }
+        _ => eprintln!("rpclab-client (rust): cannot catch SIGINT/SIGTERM; a stop will lose the running step"),
+    }
+    let env = Env::detect();
+    let steps = f.rpcs.len() * f.conns.len() * f.inflight.len();
+    let (mut i, mut failed) = (0, 0);
+    let mut unreachable: Option<String> = None;
+    for rpc in &f.rpcs {
+        for conn in &f.conns {
+            for &n in &f.inflight {
+                i += 1;
+                if *stop.borrow() {
+                    return 1;
+                }
+                let rec = match &unreachable {
+                    Some(why) => {
+                        let mut r = Record::new(rpc, conn, n);
+                        r.fail(format!("target unreachable: not run: {why}"));
+                        r
+                    }
+                    None => match run_step(&f, rpc, conn, n, stop.clone()).await {
+                        Some(r) => r,
+                        None => return 1, // stopped before this step measured anything
+                    },
+                };
+                if rec.unreachable {
+                    unreachable = Some(format!("step {i} ({} {rpc} inflight={n}) could not connect", conn.name()));
+                }
+                if rec.status == "failed" {
+                    failed += 1;
+                }
+                if let Err(e) = writeln!(out, "{}", rec.json(&f, &env)).and_then(|_| out.flush()) {
+                    eprintln!("rpclab-client (rust): write {}: {e}", f.out);
+                    return 1;
+                }
+                eprintln!("rpclab-client (rust): step {i}/{steps} {rpc} {} inflight={n}: {}", conn.name(), rec.summary());
+                if rec.status == "interrupted" {
+                    return 1;
+                }
+            }
+        }
+    }
+    if failed > 0 {
+        1
+    } else {
+        0
+    }
+}
+
+/// A file whose flush also syncs, so a killed client keeps whole records.
+struct Synced(std::fs::File);
+
+impl Write for Synced {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()?;
+        self.0.sync_data()
+    }
+}
+
+/// Sleeps for d; false if a stop was asked first.
+async fn sleep(d: Duration, stop: &mut watch::Receiver<bool>) -> bool {
+    if *stop.borrow() {
+        return false;
+    }
+    let slept = tokio::select! {
+        _ = tokio::time::sleep(d) => true,
+        _ = stop.wait_for(|s| *s) => false,
+    };
+    slept && !*stop.borrow()
+}
+
+/// Opens one Channel (one connection: tonic does not share connections
+/// between Channels) and waits until it is connected, retrying until deadline.
+async fn connect(ep: &Endpoint, deadline: Instant, stop: &mut watch::Receiver<bool>) -> Result<Channel, String> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let err = match tokio::time::timeout(left, ep.connect()).await {
+            Ok(Ok(ch)) => return Ok(ch),
+            Ok(Err(e)) => {
+                let mut msg = e.to_string();
+                let mut src = std::error::Error::source(&e);
+                while let Some(s) = src {
+                    let s_msg = s.to_string();
+                    if !msg.contains(&s_msg) {
+                        msg = format!("{msg}: {s_msg}");
+                    }
+                    src = s.source();
+                }
+                msg
+            }
+            Err(_) => "timed out".to_string(),
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(err);
+        }
+        if !sleep(left.min(Duration::from_millis(100)), stop).await {
+            return Err("stopped".into());
+        }
+    }
+}
+
+/// Runs one step on fresh channels; None if a stop came before its interval.
+async fn run_step(f: &Flags, rpc: &str, conn: &Conn, inflight: usize, mut stop: watch::Receiver<bool>) -> Option<Record> {
+    let mut rec = Record::new(rpc, conn, inflight);
+    let ep = match Endpoint::from_shared(format!("http://{}", f.target)) {
+        Ok(ep) => ep.connect_timeout(f.dial_timeout),
+        Err(e) => {
+            rec.unreachable = true;
+            rec.fail(format!("target unreachable: bad target {:?}: {e}", f.target));
+            return Some(rec);
+        }
+    };
+    let deadline = Instant::now() + f.dial_timeout;
+    let mut channels = Vec::new();
+    for _ in 0..conn.conns(inflight) {
+        match connect(&ep, deadline, &mut stop).await {
+            Ok(ch) => channels.push(ch),
+            Err(_) if *stop.borrow() => return None,
+            Err(e) => {
+                rec.unreachable = true;
+                rec.fail(format!(
+                    "target unreachable: no connection to {} within {:?}: {e}",
+                    f.target, f.dial_timeout
+                ));
+                return Some(rec);
+            }
+        }
+    }
+
+    let phase = Arc::new(AtomicU8::new(WARMUP));
+    let rr = Arc::new(AtomicUsize::new(0));
+    let (cancel_tx, cancel) = watch::channel(false);
+    let req = SimpleRequest {
+        response_size: f.payload as i32,
+        payload: Some(Payload { r#type: 0, body: vec![0u8; f.payload].into() }),
+        ..Default::default()
+    };
+    let mut tasks = Vec::with_capacity(inflight);
+    for i in 0..inflight {
+        let clients: Vec<BenchmarkServiceClient<Channel>> = match conn {
+            Conn::PerWorker => vec![BenchmarkServiceClient::new(channels[i].clone())],
+            _ => channels.iter().cloned().map(BenchmarkServiceClient::new).collect(),
+        };
+        let w = Worker {
+            clients,
+            rr: rr.clone(),
+            phase: phase.clone(),
+            cancel: cancel.clone(),
+            req: req.clone(),
+            timeout: f.rpc_timeout,
+            hist: new_histogram(),
+            by_code: [0; CODES],
+        };
+        tasks.push(if rpc == "streaming" { tokio::spawn(w.streaming()) } else { tokio::spawn(w.unary()) });
+    }
+
+    let warmed = sleep(f.warmup, &mut stop).await;
+    let cpu0 = cpu_ns();
+    let t0 = Instant::now();
+    rec.started_at = SystemTime::now();
+    let mut interrupted = !warmed;
+    if warmed {
+        phase.store(MEASURE, Ordering::Release);
+        interrupted = !sleep(f.interval, &mut stop).await;
+    }
+    phase.store(DONE, Ordering::Release);
+    let elapsed = t0.elapsed();
+    let cpu = cpu_ns().saturating_sub(cpu0);
+    let _ = cancel_tx.send(true);
+    let mut hist = new_histogram();
+    let mut by_code = [0u64; CODES];
+    for t in tasks {
+        if let Ok((h, c)) = t.await {
+            let _ = hist.add(&h);
+            for (a, b) in by_code.iter_mut().zip(c) {
+                *a += b;
+            }
+        }
+    }
+    drop(channels);
+    if !warmed {
+        return None;
+    }
+    rec.fill(&hist, by_code, elapsed.as_nanos() as u64, cpu);
+    if interrupted {
+        rec.status = "interrupted";
+        rec.error = "interrupted: the interval was cut short".into();
+    }
+    Some(rec)
+}
+
+/// One closed-loop worker: one RPC in flight at a time, its own histogram.
+struct Worker {
+    clients: Vec<BenchmarkServiceClient<Channel>>,
+    rr: Arc<AtomicUsize>,
+    phase: Arc<AtomicU8>,
+    cancel: watch::Receiver<bool>,
+    req: SimpleRequest,
+    timeout: Duration,
+    hist: Histogram<u64>,
+    by_code: [u64; CODES],
+}
+
+type Outcome = (Histogram<u64>, [u64; CODES]);
+
+impl Worker {
+    fn pick(&self) -> usize {
+        if self.clients.len() == 1 {
+            0
+        } else {
+            self.rr.fetch_add(1, Ordering::Relaxed) % self.clients.len()
+        }
+    }
+
+    /// Records an RPC that began and ended inside the measured interval.
+    fn done(&mut self, began: u8, d: Duration, code: Code) {
+        if began != MEASURE || self.phase.load(Ordering::Acquire) != MEASURE {
+            return;
+        }
+        let c = (code as usize).min(CODES - 1);
+        self.by_code[c] += 1;
+        if code == Code::Ok {
+            let v = (d.as_nanos() as u64).clamp(1, HIGHEST);
+            let _ = self.hist.record(v);
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        *self.cancel.borrow() || self.phase.load(Ordering::Acquire) == DONE
+    }
+
+    async fn unary(mut self) -> Outcome {
+        let mut cancel = self.cancel.clone();
+        while !self.cancelled() {
+            let ph = self.phase.load(Ordering::Acquire);
+            let i = self.pick();
+            let mut req = tonic::Request::new(self.req.clone());
+            if !self.timeout.is_zero() {
+                req.set_timeout(self.timeout);
+            }
+            let t0 = Instant::now();
+            let call = self.clients[i].unary_call(req);
+            let res = tokio::select! {
+                r = call => r.map(|_| ()),
+                _ = cancel.wait_for(|c| *c) => break,
+            };
+            let code = match res {
+                Ok(()) => Code::Ok,
+                Err(s) => s.code(),
+            };
+            self.done(ph, t0.elapsed(), code);
+        }
+        (self.hist, self.by_code)
+    }
+
+    /// Bidi ping-pong: one stream, a reply awaited for every request.
+    async fn streaming(mut self) -> Outcome {
+        let mut cancel = self.cancel.clone();
+        'stream: while !self.cancelled() {
+            let (tx, rx) = mpsc::channel::<SimpleRequest>(1);
+            let mut ph = self.phase.load(Ordering::Acquire);
+            // The first request goes before the call: the server sends its
+            // headers only once it has something to answer.
+            let _ = tx.send(self.req.clone()).await;
+            let mut t0 = Instant::now();
+            let i = self.pick();
+            let opened = tokio::select! {
+                r = self.clients[i].streaming_call(ReceiverStream::new(rx)) => r,
+                _ = cancel.wait_for(|c| *c) => break 'stream,
+            };
+            let mut inbound = match opened {
+                Ok(r) => r.into_inner(),
+                Err(s) => {
+                    self.done(ph, t0.elapsed(), s.code());
+                    continue 'stream;
+                }
+            };
+            loop {
+                let wait = async {
+                    if self.timeout.is_zero() {
+                        Ok(inbound.message().await)
+                    } else {
+                        tokio::time::timeout(self.timeout, inbound.message()).await
+                    }
+                };
+                let got = tokio::select! {
+                    r = wait => r,
+                    _ = cancel.wait_for(|c| *c) => break 'stream,
+                };
+                match got {
+                    Ok(Ok(Some(_))) => self.done(ph, t0.elapsed(), Code::Ok),
+                    Ok(Ok(None)) => {
+                        self.done(ph, t0.elapsed(), Code::Unavailable); // the server ended the stream
+                        continue 'stream;
+                    }
+                    Ok(Err(s)) => {
+                        self.done(ph, t0.elapsed(), s.code());
+                        continue 'stream;
+                    }
+                    Err(_) => {
+                        self.done(ph, t0.elapsed(), Code::DeadlineExceeded);
+                        continue 'stream; // dropping the stream cancels it
+                    }
+                }
+                if self.cancelled() {
+                    break 'stream;
+                }
+                ph = self.phase.load(Ordering::Acquire);
+                t0 = Instant::now();
+                if tx.send(self.req.clone()).await.is_err() {
+                    self.done(ph, t0.elapsed(), Code::Unavailable);
+                    continue 'stream;
+                }
+            }
+        }
+        (self.hist, self.by_code)
+    }
+}
+
+/// The process's user+system CPU time, in nanoseconds.
+fn cpu_ns() -> u64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
