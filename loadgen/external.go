@@ -77,7 +77,11 @@ func NewExternal(clientsDir, lang string, conns []string, stderr io.Writer) (*Ex
 	if !known {
 		return nil, usageErr("--client", "unknown client %q (want go, %s)", lang, strings.Join(Languages, ", "))
 	}
-	dir := filepath.Join(clientsDir, lang)
+	// Absolute, since build.sh and rpclab-client run with Dir set to it.
+	dir, err := filepath.Abs(filepath.Join(clientsDir, lang))
+	if err != nil {
+		return nil, usageErr("--clients-dir", "%v", err)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "build.sh")); err != nil {
 		return nil, usageErr("--client", "%s has no build.sh: %v", dir, err)
 	}
