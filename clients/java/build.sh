@@ -14,6 +14,7 @@ if [[ -f $stamp && -f target/classpath.txt ]] &&
 fi
 command -v mvn >/dev/null || { echo "clients/java/build.sh: mvn not found (apt-get install maven openjdk-17-jdk-headless)" >&2; exit 1; }
 echo "clients/java: building (mvn)" >&2
+# (Maven 3.8 prints colour resets even in batch mode: strip them.)
 # shellcheck disable=SC2086
-mvn -q -B -Dstyle.color=never ${RPCLAB_MVN_FLAGS:-} compile
+mvn -q -B -Dstyle.color=never ${RPCLAB_MVN_FLAGS:-} compile 2>&1 | sed 's/\x1b\[0m//g' >&2
 touch "$stamp"

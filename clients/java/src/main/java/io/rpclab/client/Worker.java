@@ -115,31 +115,27 @@ final class Worker implements Runnable {
   private static final Object REPLY = new Object();
 
   private void streaming() {
-    LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
-    StreamObserver<SimpleResponse> replies = new StreamObserver<>() {
-      @Override
-      public void onNext(SimpleResponse r) {
-        q.add(REPLY);
-      }
-
-      @Override
-      public void onError(Throwable t) {
-        q.add(Status.fromThrowable(t));
-      }
-
-      @Override
-      public void onCompleted() {
-        q.add(Status.UNAVAILABLE.withDescription("stream ended by the server"));
-      }
-    };
     while (phase.get() != Step.DONE && !ctx.isCancelled()) {
-      q.clear();
-      BenchmarkServiceGrpc.BenchmarkServiceStub stub = async[pick()];
-      if (rpcTimeoutNs > 0) {
-        // On a stream the deadline bounds the whole stream, as a deadline on any gRPC stream does.
-        stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
-      }
-      StreamObserver<SimpleRequest> requests = stub.streamingCall(replies);
+      // A queue per stream, so a late end of the previous stream is never taken for a reply.
+      LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
+      StreamObserver<SimpleResponse> replies = new StreamObserver<>() {
+        @Override
+        public void onNext(SimpleResponse r) {
+          q.add(REPLY);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          q.add(Status.fromThrowable(t));
+        }
+
+        @Override
+        public void onCompleted() {
+          q.add(Status.UNAVAILABLE.withDescription("stream ended by the server"));
+        }
+      };
+      // --rpc-timeout bounds each ping-pong (not the stream, which lasts the whole step).
+      StreamObserver<SimpleRequest> requests = async[pick()].streamingCall(replies);
       while (true) {
         int ph = phase.get();
         if (ph == Step.DONE || ctx.isCancelled()) {
@@ -149,7 +145,11 @@ final class Worker implements Runnable {
         Object got;
         try {
           requests.onNext(req);
-          got = q.take();
+          got = rpcTimeoutNs > 0 ? q.poll(rpcTimeoutNs, TimeUnit.NANOSECONDS) : q.take();
+          if (got == null) {
+            got = Status.DEADLINE_EXCEEDED;
+            requests.onError(Status.CANCELLED.withDescription("no reply within --rpc-timeout").asException());
+          }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           return;

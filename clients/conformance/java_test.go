@@ -1,0 +1,160 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/stats"
+)
+
+// grpc-java opens a connection per ManagedChannel (each channel has its own
+// subchannels) and multiplexes every call of a channel on it: shared is one
+// connection whatever the in-flight count, per-worker one per worker, pool:N
+// is N.
+func init() {
+	expectations["java"] = []Expectation{
+		{Conn: "shared", Conns: one},
+		{Conn: "per-worker", Conns: perWorker},
+		{Conn: "pool:2", Conns: func(int) int { return 2 }},
+	}
+}
+
+func TestJavaDirect(t *testing.T) { testDirect(t, "java") }
+
+// countingServer serves rpclab's ping service on a loopback port in this
+// process and counts the RPCs (and stream messages) it has answered.
+func countingServer(t *testing.T) (addr string, rpcs *atomic.Int64) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rpcs = new(atomic.Int64)
+	srv := server.New(server.Options{},
+		grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			rpcs.Add(1)
+			return h(ctx, req)
+		}))
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return lis.Addr().String(), rpcs
+}
+
+// testDirect runs lang's client straight against a Go server: every
+// histogram it writes must decode in Go and hold one value per successful
+// RPC, and SIGTERM during an interval must end the client with its
+// interrupted record written.
+func testDirect(t *testing.T, lang string) {
+	selected(t, lang)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	e, err := loadgen.NewExternal("..", lang, []string{"shared"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Build(ctx); err != nil {
+		t.Fatal(err)
+	}
+	addr, rpcs := countingServer(t)
+	client := filepath.Join("..", lang, "rpclab-client")
+
+	t.Run("histograms", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out := filepath.Join(t.TempDir(), "r.jsonl")
+		cmd := exec.CommandContext(ctx, client, "--target", addr, "--inflight", "1,3", "--conn", "shared,per-worker",
+			"--rpc", "unary,streaming", "--payload", "100", "--warmup", "200ms", "--interval", "500ms", "--out", out)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v; stderr:\n%s", cmd.Args, err, stderr.String())
+		}
+		recs, err := result.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(recs), 8; got != want {
+			t.Fatalf("got %d records, want %d", got, want)
+		}
+		for _, r := range recs {
+			h, err := stats.DecodeHistogram(r.HistogramHDR)
+			if err != nil {
+				t.Fatalf("%s %s inflight=%d: %v", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, err)
+			}
+			var errs int64
+			for _, n := range r.Errors {
+				errs += n
+			}
+			if got, want := h.TotalCount(), r.Requests-errs; got != want || got == 0 {
+				t.Errorf("%s %s inflight=%d: histogram holds %d values, want %d (successful RPCs, > 0)",
+					r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, got, want)
+			}
+			if got, want := h.Max(), r.Latency.P100NS; got != want {
+				t.Errorf("%s %s inflight=%d: decoded max %d ns, record says p100 %d ns", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, got, want)
+			}
+			if r.Env.GRPCImpl == "" || r.Env.GRPCVersion == "" || r.Env.RuntimeVersion == "" {
+				t.Errorf("env lacks the stack or its versions: %+v", r.Env)
+			}
+			if r.ClientCPUNS <= 0 {
+				t.Errorf("%s %s inflight=%d: client_cpu_ns = %d, want > 0", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r.ClientCPUNS)
+			}
+		}
+	})
+
+	t.Run("sigterm", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out := filepath.Join(t.TempDir(), "r.jsonl")
+		cmd := exec.CommandContext(ctx, client, "--target", addr, "--inflight", "2", "--conn", "shared",
+			"--rpc", "unary", "--warmup", "0s", "--interval", "10m", "--out", out)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		before := rpcs.Load()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// With no warm-up, RPCs reaching the server mean the interval runs.
+		for rpcs.Load() < before+100 {
+			select {
+			case <-ctx.Done():
+				_ = cmd.Process.Kill()
+				t.Fatalf("the client made no RPCs; stderr:\n%s", stderr.String())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		if ctx.Err() != nil {
+			t.Fatalf("the client did not stop on SIGTERM; stderr:\n%s", stderr.String())
+		}
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		recs, err := result.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != 1 || recs[0].Status != result.StatusInterrupted || recs[0].Requests == 0 {
+			t.Fatalf("got %d records (%+v), want one interrupted record with requests; stderr:\n%s", len(recs), recs, stderr.String())
+		}
+	})
+}
