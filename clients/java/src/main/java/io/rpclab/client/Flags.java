@@ -40,7 +40,26 @@ final class Flags {
   long intervalNs = 3_000_000_000L;
   long dialTimeoutNs = 5_000_000_000L;
   long rpcTimeoutNs;
+  /** Unrecorded calls before the first step, so the JIT has compiled the RPC path. */
+  long jitWarmupNs = 10_000_000_000L;
   String out = "";
+
+  /** A copy whose scalar settings may be changed; the lists are shared. */
+  Flags copy() {
+    Flags c = new Flags();
+    c.target = target;
+    c.inflight = inflight;
+    c.conns = conns;
+    c.rpcs = rpcs;
+    c.payload = payload;
+    c.warmupNs = warmupNs;
+    c.intervalNs = intervalNs;
+    c.dialTimeoutNs = dialTimeoutNs;
+    c.rpcTimeoutNs = rpcTimeoutNs;
+    c.jitWarmupNs = jitWarmupNs;
+    c.out = out;
+    return c;
+  }
 
   static Flags parse(String[] args) throws UsageException {
     Flags f = new Flags();
@@ -49,6 +68,10 @@ final class Flags {
     Integer max = null;
     Integer step = null;
     String connList = "shared,per-worker";
+    String jitEnv = System.getenv("RPCLAB_JAVA_JIT_WARMUP");
+    if (jitEnv != null && !jitEnv.isBlank()) {
+      f.jitWarmupNs = GoDuration.parse("RPCLAB_JAVA_JIT_WARMUP", jitEnv);
+    }
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (!a.startsWith("--") && !a.startsWith("-")) {
@@ -107,6 +130,9 @@ final class Flags {
         case "rpc-timeout":
           f.rpcTimeoutNs = GoDuration.parse(flag, value);
           break;
+        case "jit-warmup":
+          f.jitWarmupNs = GoDuration.parse(flag, value);
+          break;
         case "out":
         case "o":
           f.out = value;
@@ -157,6 +183,7 @@ final class Flags {
     if (f.intervalNs <= 0) throw new UsageException("--interval", "must be positive");
     if (f.dialTimeoutNs <= 0) throw new UsageException("--dial-timeout", "must be positive");
     if (f.rpcTimeoutNs < 0) throw new UsageException("--rpc-timeout", "negative duration");
+    if (f.jitWarmupNs < 0) throw new UsageException("--jit-warmup", "negative duration");
     return f;
   }
 
@@ -209,6 +236,7 @@ final class Flags {
     return "usage: rpclab-client --target HOST:PORT [--inflight 1,2,4 | --min-inflight A --max-inflight B [--step S]]\n"
         + "  [--conn shared,per-worker,pool:N] [--rpc unary,streaming] [--payload BYTES]\n"
         + "  [--warmup DUR] [--interval DUR] [--dial-timeout DUR] [--rpc-timeout DUR] [--out FILE]\n"
+        + "  [--jit-warmup DUR (default 10s, or $RPCLAB_JAVA_JIT_WARMUP): unrecorded calls before the first step]\n"
         + "durations in Go syntax (500ms, 2s, 1m); see docs/clients.md";
   }
 }

@@ -62,6 +62,9 @@ public final class Main {
   /** Runs every step in the order rpc, conn, inflight and returns the exit code. */
   static int run(Flags f, OutputStream out) throws IOException {
     Env env = Env.detect();
+    if (f.jitWarmupNs > 0) {
+      Step.jitWarmup(f);
+    }
     int steps = f.rpcs.size() * f.conns.size() * f.inflight.size();
     int failed = 0;
     int i = 0;

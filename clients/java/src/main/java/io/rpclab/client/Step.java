@@ -41,6 +41,34 @@ final class Step {
     this.rec = new Record(f, env, rpc, conn, inflight);
   }
 
+  /**
+   * Warms the JIT up before the first step: the sweep's own steps (every RPC kind and layout, at
+   * in-flight 1 and 4) for f.jitWarmupNs in all, records discarded. On one CPU HotSpot needs
+   * about 10 s of calls before grpc-java's path is compiled, and warming a different path than the
+   * steps run leaves the first step measuring the JIT. An unreachable target ends it at once (the
+   * first step then fails as usual).
+   */
+  static void jitWarmup(Flags f) {
+    int[] counts = {1, 4};
+    int combos = f.rpcs.size() * f.conns.size() * counts.length;
+    Flags w = f.copy();
+    w.intervalNs = 100_000_000L;
+    w.warmupNs = Math.max(0, f.jitWarmupNs / combos - w.intervalNs);
+    w.dialTimeoutNs = Math.min(f.dialTimeoutNs, 1_000_000_000L);
+    System.err.printf("rpclab-client (java): JIT warm-up for %s (not recorded; --jit-warmup 0s skips it)%n",
+        seconds(f.jitWarmupNs));
+    for (String rpc : f.rpcs) {
+      for (Flags.Conn conn : f.conns) {
+        for (int n : counts) {
+          Record r = new Step(w, null, rpc, conn, n).run();
+          if (r == null || r.unreachable || Main.stopping.get()) {
+            return;
+          }
+        }
+      }
+    }
+  }
+
   /** Cancels the running step's RPCs (from the shutdown hook). */
   static void cancelCurrent() {
     Context.CancellableContext c = current;
