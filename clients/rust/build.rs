@@ -18,7 +18,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         .build_server(false)
         .bytes(["."])
         .compile_protos(&protos, &[root])
-        .map_err(|e| format!("build.rs: compile {}: {e} (is protoc installed? apt-get install protobuf-compiler)", root.display()))?;
+        .map_err(|e| {
+            format!(
+                "build.rs: compile {}: {e} (is protoc installed? apt-get install protobuf-compiler)",
+                root.display()
+            )
+        })?;
     for p in &protos {
         println!("cargo:rerun-if-changed={}", p.display());
     }

@@ -20,7 +20,10 @@ impl fmt::Display for Usage {
 }
 
 fn usage(flag: &str, msg: impl Into<String>) -> Usage {
-    Usage { flag: flag.to_string(), msg: msg.into() }
+    Usage {
+        flag: flag.to_string(),
+        msg: msg.into(),
+    }
 }
 
 /// A connection layout.
@@ -71,7 +74,8 @@ pub struct Flags {
     pub out: String,
 }
 
-pub const USAGE: &str = "usage: rpclab-client --target HOST:PORT [--inflight 1,2,4 | --min-inflight A --max-inflight B [--step S]]
+pub const USAGE: &str =
+    "usage: rpclab-client --target HOST:PORT [--inflight 1,2,4 | --min-inflight A --max-inflight B [--step S]]
   [--conn shared,per-worker,pool:N] [--rpc unary,streaming] [--payload BYTES]
   [--warmup DUR] [--interval DUR] [--dial-timeout DUR] [--rpc-timeout DUR] [--out FILE]
 durations in Go syntax (500ms, 2s, 1m); see docs/clients.md";
@@ -108,7 +112,9 @@ impl Flags {
                 v
             } else {
                 i += 1;
-                args.get(i).cloned().ok_or_else(|| usage(&format!("--{name}"), "needs a value"))?
+                args.get(i)
+                    .cloned()
+                    .ok_or_else(|| usage(&format!("--{name}"), "needs a value"))?
             };
             let flag = format!("--{name}");
             match name.as_str() {
@@ -133,7 +139,10 @@ impl Flags {
             return Err(usage("--target", "required (HOST:PORT)"));
         }
         if list.is_some() && (min.is_some() || max.is_some() || step.is_some()) {
-            return Err(usage("--inflight", "give a list or --min-inflight/--max-inflight, not both"));
+            return Err(usage(
+                "--inflight",
+                "give a list or --min-inflight/--max-inflight, not both",
+            ));
         }
         if let Some(l) = list {
             for s in items("--inflight", &l)? {
@@ -169,13 +178,19 @@ impl Flags {
         }
         for r in &f.rpcs {
             if r != "unary" && r != "streaming" {
-                return Err(usage("--rpc", format!("unknown RPC kind {r:?} (want unary or streaming)")));
+                return Err(usage(
+                    "--rpc",
+                    format!("unknown RPC kind {r:?} (want unary or streaming)"),
+                ));
             }
         }
         if f.payload > MAX_PAYLOAD {
             return Err(usage(
                 "--payload",
-                format!("{} is outside 0..{MAX_PAYLOAD} bytes (gRPC's default 4 MiB message limit)", f.payload),
+                format!(
+                    "{} is outside 0..{MAX_PAYLOAD} bytes (gRPC's default 4 MiB message limit)",
+                    f.payload
+                ),
             ));
         }
         if f.interval.is_zero() {
@@ -323,10 +338,21 @@ mod tests {
 
     #[test]
     fn sweep_flags() {
-        let args: Vec<String> = ["--target", "127.0.0.1:1", "--min-inflight", "2", "--max-inflight", "8", "--step", "3", "--conn", "shared,pool:4"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let args: Vec<String> = [
+            "--target",
+            "127.0.0.1:1",
+            "--min-inflight",
+            "2",
+            "--max-inflight",
+            "8",
+            "--step",
+            "3",
+            "--conn",
+            "shared,pool:4",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let f = Flags::parse(&args).unwrap();
         assert_eq!(f.inflight, vec![2, 5, 8]);
         assert_eq!(f.conns, vec![Conn::Shared, Conn::Pool(4)]);

@@ -105,7 +105,10 @@ async fn run(f: Flags) -> i32 {
                     },
                 };
                 if rec.unreachable {
-                    unreachable = Some(format!("step {i} ({} {rpc} inflight={n}) could not connect", conn.name()));
+                    unreachable = Some(format!(
+                        "step {i} ({} {rpc} inflight={n}) could not connect",
+                        conn.name()
+                    ));
                 }
                 if rec.status == "failed" {
                     failed += 1;
@@ -114,7 +117,11 @@ async fn run(f: Flags) -> i32 {
                     eprintln!("rpclab-client (rust): write {}: {e}", f.out);
                     return 1;
                 }
-                eprintln!("rpclab-client (rust): step {i}/{steps} {rpc} {} inflight={n}: {}", conn.name(), rec.summary());
+                eprintln!(
+                    "rpclab-client (rust): step {i}/{steps} {rpc} {} inflight={n}: {}",
+                    conn.name(),
+                    rec.summary()
+                );
                 if rec.status == "interrupted" {
                     return 1;
                 }
@@ -185,7 +192,13 @@ async fn connect(ep: &Endpoint, deadline: Instant, stop: &mut watch::Receiver<bo
 }
 
 /// Runs one step on fresh channels; None if a stop came before its interval.
-async fn run_step(f: &Flags, rpc: &str, conn: &Conn, inflight: usize, mut stop: watch::Receiver<bool>) -> Option<Record> {
+async fn run_step(
+    f: &Flags,
+    rpc: &str,
+    conn: &Conn,
+    inflight: usize,
+    mut stop: watch::Receiver<bool>,
+) -> Option<Record> {
     let mut rec = Record::new(rpc, conn, inflight);
     let ep = match Endpoint::from_shared(format!("http://{}", f.target)) {
         Ok(ep) => ep.connect_timeout(f.dial_timeout),
@@ -217,7 +230,10 @@ async fn run_step(f: &Flags, rpc: &str, conn: &Conn, inflight: usize, mut stop: 
     let (cancel_tx, cancel) = watch::channel(false);
     let req = SimpleRequest {
         response_size: f.payload as i32,
-        payload: Some(Payload { r#type: 0, body: vec![0u8; f.payload].into() }),
+        payload: Some(Payload {
+            r#type: 0,
+            body: vec![0u8; f.payload].into(),
+        }),
         ..Default::default()
     };
     let mut tasks = Vec::with_capacity(inflight);
@@ -236,7 +252,11 @@ async fn run_step(f: &Flags, rpc: &str, conn: &Conn, inflight: usize, mut stop: 
             hist: new_histogram(),
             by_code: [0; CODES],
         };
-        tasks.push(if rpc == "streaming" { tokio::spawn(w.streaming()) } else { tokio::spawn(w.unary()) });
+        tasks.push(if rpc == "streaming" {
+            tokio::spawn(w.streaming())
+        } else {
+            tokio::spawn(w.unary())
+        });
     }
 
     let warmed = sleep(f.warmup, &mut stop).await;

@@ -67,7 +67,11 @@ impl Env {
         if client_cpus.len() >= host_cpus {
             client_cpus.clear(); // not pinned
         }
-        Env { host_cpus, client_cpus, hostname: read("/proc/sys/kernel/hostname") }
+        Env {
+            host_cpus,
+            client_cpus,
+            hostname: read("/proc/sys/kernel/hostname"),
+        }
     }
 
     fn json(&self) -> String {
@@ -81,7 +85,12 @@ impl Env {
             let l: Vec<String> = self.client_cpus.iter().map(|c| c.to_string()).collect();
             let _ = write!(b, ",\"client_cpus\":[{}]", l.join(","));
         }
-        let _ = write!(b, ",\"hostname\":{},\"os\":{}}}", s(&self.hostname), s(std::env::consts::OS));
+        let _ = write!(
+            b,
+            ",\"hostname\":{},\"os\":{}}}",
+            s(&self.hostname),
+            s(std::env::consts::OS)
+        );
         b
     }
 }
@@ -155,7 +164,7 @@ impl Record {
         if elapsed_ns > 0 {
             self.throughput = ok as f64 / (elapsed_ns as f64 / 1e9);
         }
-        if h.len() > 0 {
+        if !h.is_empty() {
             self.lat = [
                 h.min(),
                 h.value_at_quantile(0.5),
@@ -194,7 +203,11 @@ impl Record {
 
     pub fn json(&self, f: &Flags, env: &Env) -> String {
         let mut b = String::with_capacity(1024 + self.hdr.len());
-        let _ = write!(b, "{{\"schema_version\":1,\"kind\":\"ping\",\"status\":{}", s(self.status));
+        let _ = write!(
+            b,
+            "{{\"schema_version\":1,\"kind\":\"ping\",\"status\":{}",
+            s(self.status)
+        );
         if !self.error.is_empty() {
             let _ = write!(b, ",\"error\":{}", s(&self.error));
         }
@@ -218,7 +231,12 @@ impl Record {
             f.warmup.as_nanos(),
             f.interval.as_nanos()
         );
-        let _ = write!(b, ",\"env\":{},\"requests\":{},\"errors\":{{", env.json(), self.requests);
+        let _ = write!(
+            b,
+            ",\"env\":{},\"requests\":{},\"errors\":{{",
+            env.json(),
+            self.requests
+        );
         let mut first = true;
         for (c, &n) in self.by_code.iter().enumerate().skip(1) {
             if n > 0 {
