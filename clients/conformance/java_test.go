@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -36,6 +37,70 @@ func init() {
 }
 
 func TestJavaDirect(t *testing.T) { testDirect(t, "java") }
+
+// TestJavaAsyncStub runs the Java client's second unary path (async stub,
+// calls chained in callbacks) through rpclab sweep: records must validate,
+// decode, and show the same connections per layout as the blocking stub.
+func TestJavaAsyncStub(t *testing.T) {
+	selected(t, "java")
+	t.Setenv("RPCLAB_JAVA_STUB", "async")
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	_, stderr, code := rpclab(t, 3*time.Minute, "sweep", "--client", "java", "--clients-dir", ".",
+		"--inflight", "1,4", "--conn", "shared,per-worker", "--rpc", "unary",
+		"--warmup", "300ms", "--interval", "1s", "-o", out)
+	if code != 0 {
+		t.Fatalf("sweep exit code %d; stderr:\n%s", code, stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs), 4; got != want {
+		t.Fatalf("got %d records, want %d", got, want)
+	}
+	checkHistograms(t, recs)
+	for _, r := range recs {
+		if !strings.Contains(r.Env.RuntimeVersion, "async stub") {
+			t.Errorf("env.runtime_version = %q, want it to name the async stub", r.Env.RuntimeVersion)
+		}
+		want := 1
+		if r.Spec.ConnMode == "per-worker" {
+			want = r.Spec.Inflight
+		}
+		if r.ConnsObserved != want {
+			t.Errorf("%s inflight=%d: got %d connections, want %d", r.Spec.ConnMode, r.Spec.Inflight, r.ConnsObserved, want)
+		}
+	}
+}
+
+// checkHistograms checks that every record's histogram decodes in Go and
+// holds one value per successful RPC, and that CPU and env are filled in.
+func checkHistograms(t *testing.T, recs []result.Record) {
+	t.Helper()
+	for _, r := range recs {
+		h, err := stats.DecodeHistogram(r.HistogramHDR)
+		if err != nil {
+			t.Fatalf("%s %s inflight=%d: %v", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, err)
+		}
+		var errs int64
+		for _, n := range r.Errors {
+			errs += n
+		}
+		if got, want := h.TotalCount(), r.Requests-errs; got != want || got == 0 {
+			t.Errorf("%s %s inflight=%d: histogram holds %d values, want %d (successful RPCs, > 0)",
+				r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, got, want)
+		}
+		if got, want := h.Max(), r.Latency.P100NS; got != want {
+			t.Errorf("%s %s inflight=%d: decoded max %d ns, record says p100 %d ns", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, got, want)
+		}
+		if r.Env.GRPCImpl == "" || r.Env.GRPCVersion == "" || r.Env.RuntimeVersion == "" {
+			t.Errorf("env lacks the stack or its versions: %+v", r.Env)
+		}
+		if r.ClientCPUNS <= 0 {
+			t.Errorf("%s %s inflight=%d: client_cpu_ns = %d, want > 0", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r.ClientCPUNS)
+		}
+	}
+}
 
 // countingServer serves rpclab's ping service on a loopback port in this
 // process and counts the RPCs (and stream messages) it has answered.
@@ -92,29 +157,7 @@ func testDirect(t *testing.T, lang string) {
 		if got, want := len(recs), 8; got != want {
 			t.Fatalf("got %d records, want %d", got, want)
 		}
-		for _, r := range recs {
-			h, err := stats.DecodeHistogram(r.HistogramHDR)
-			if err != nil {
-				t.Fatalf("%s %s inflight=%d: %v", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, err)
-			}
-			var errs int64
-			for _, n := range r.Errors {
-				errs += n
-			}
-			if got, want := h.TotalCount(), r.Requests-errs; got != want || got == 0 {
-				t.Errorf("%s %s inflight=%d: histogram holds %d values, want %d (successful RPCs, > 0)",
-					r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, got, want)
-			}
-			if got, want := h.Max(), r.Latency.P100NS; got != want {
-				t.Errorf("%s %s inflight=%d: decoded max %d ns, record says p100 %d ns", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, got, want)
-			}
-			if r.Env.GRPCImpl == "" || r.Env.GRPCVersion == "" || r.Env.RuntimeVersion == "" {
-				t.Errorf("env lacks the stack or its versions: %+v", r.Env)
-			}
-			if r.ClientCPUNS <= 0 {
-				t.Errorf("%s %s inflight=%d: client_cpu_ns = %d, want > 0", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r.ClientCPUNS)
-			}
-		}
+		checkHistograms(t, recs)
 	})
 
 	t.Run("sigterm", func(t *testing.T) {

@@ -13,7 +13,7 @@ import java.util.Locale;
 record Env(String grpcVersion, String runtime, int hostCpus, List<Integer> clientCpus, String hostname,
     String os) {
 
-  static Env detect() {
+  static Env detect(Flags f) {
     int host = cpuCount(read("/sys/devices/system/cpu/online"));
     if (host <= 0) {
       host = Runtime.getRuntime().availableProcessors();
@@ -24,7 +24,8 @@ record Env(String grpcVersion, String runtime, int hostCpus, List<Integer> clien
     }
     String hostname = read("/proc/sys/kernel/hostname");
     return new Env(io.grpc.internal.GrpcUtil.IMPLEMENTATION_VERSION,
-        "java " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")",
+        "java " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")"
+            + (f.stub.equals("async") ? "; async stub, direct executor" : ""),
         host, mine, hostname, System.getProperty("os.name").toLowerCase(Locale.ROOT));
   }
 

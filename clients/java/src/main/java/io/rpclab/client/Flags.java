@@ -42,6 +42,8 @@ final class Flags {
   long rpcTimeoutNs;
   /** Unrecorded calls before the first step, so the JIT has compiled the RPC path. */
   long jitWarmupNs = 10_000_000_000L;
+  /** "blocking": a thread per worker in a blocking unary call; "async": callbacks chain the calls. */
+  String stub = "blocking";
   String out = "";
 
   /** A copy whose scalar settings may be changed; the lists are shared. */
@@ -57,6 +59,7 @@ final class Flags {
     c.dialTimeoutNs = dialTimeoutNs;
     c.rpcTimeoutNs = rpcTimeoutNs;
     c.jitWarmupNs = jitWarmupNs;
+    c.stub = stub;
     c.out = out;
     return c;
   }
@@ -68,6 +71,10 @@ final class Flags {
     Integer max = null;
     Integer step = null;
     String connList = "shared,per-worker";
+    String stubEnv = System.getenv("RPCLAB_JAVA_STUB");
+    if (stubEnv != null && !stubEnv.isBlank()) {
+      f.stub = stubEnv.trim();
+    }
     String jitEnv = System.getenv("RPCLAB_JAVA_JIT_WARMUP");
     if (jitEnv != null && !jitEnv.isBlank()) {
       f.jitWarmupNs = GoDuration.parse("RPCLAB_JAVA_JIT_WARMUP", jitEnv);
@@ -130,6 +137,9 @@ final class Flags {
         case "rpc-timeout":
           f.rpcTimeoutNs = GoDuration.parse(flag, value);
           break;
+        case "stub":
+          f.stub = value.trim();
+          break;
         case "jit-warmup":
           f.jitWarmupNs = GoDuration.parse(flag, value);
           break;
@@ -183,6 +193,9 @@ final class Flags {
     if (f.intervalNs <= 0) throw new UsageException("--interval", "must be positive");
     if (f.dialTimeoutNs <= 0) throw new UsageException("--dial-timeout", "must be positive");
     if (f.rpcTimeoutNs < 0) throw new UsageException("--rpc-timeout", "negative duration");
+    if (!f.stub.equals("blocking") && !f.stub.equals("async")) {
+      throw new UsageException("--stub", "unknown stub \"" + f.stub + "\" (want blocking or async; also $RPCLAB_JAVA_STUB)");
+    }
     if (f.jitWarmupNs < 0) throw new UsageException("--jit-warmup", "negative duration");
     return f;
   }
@@ -236,6 +249,8 @@ final class Flags {
     return "usage: rpclab-client --target HOST:PORT [--inflight 1,2,4 | --min-inflight A --max-inflight B [--step S]]\n"
         + "  [--conn shared,per-worker,pool:N] [--rpc unary,streaming] [--payload BYTES]\n"
         + "  [--warmup DUR] [--interval DUR] [--dial-timeout DUR] [--rpc-timeout DUR] [--out FILE]\n"
+        + "  [--stub blocking|async (unary: a blocking call per worker thread, or calls chained in"
+        + " callbacks on a direct-executor channel; default $RPCLAB_JAVA_STUB or blocking)]\n"
         + "  [--jit-warmup DUR (default 10s, or $RPCLAB_JAVA_JIT_WARMUP): unrecorded calls before the first step]\n"
         + "durations in Go syntax (500ms, 2s, 1m); see docs/clients.md";
   }

@@ -61,7 +61,7 @@ public final class Main {
 
   /** Runs every step in the order rpc, conn, inflight and returns the exit code. */
   static int run(Flags f, OutputStream out) throws IOException {
-    Env env = Env.detect();
+    Env env = Env.detect(f);
     if (f.jitWarmupNs > 0) {
       Step.jitWarmup(f);
     }

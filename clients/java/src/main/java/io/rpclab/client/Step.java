@@ -84,7 +84,7 @@ final class Step {
     try {
       // grpc-java opens one connection per ManagedChannel: each channel has its own subchannels.
       for (int i = 0; i < n; i++) {
-        channels.add(Grpc.newChannelBuilder(f.target, InsecureChannelCredentials.create()).build());
+        channels.add(channel(f));
       }
       String why = waitReady(channels, System.nanoTime() + f.dialTimeoutNs);
       if (why != null) {
@@ -112,6 +112,15 @@ final class Step {
         }
       }
     }
+  }
+
+  /** A new channel to f.target; with the async stub its callbacks run on the transport's threads. */
+  static ManagedChannel channel(Flags f) {
+    var b = Grpc.newChannelBuilder(f.target, InsecureChannelCredentials.create());
+    if (f.stub.equals("async")) {
+      b.directExecutor();
+    }
+    return b.build();
   }
 
   /** Waits until every channel is READY; returns why not, or null. */

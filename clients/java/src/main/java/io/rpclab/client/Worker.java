@@ -14,6 +14,7 @@ import io.rpclab.proto.SimpleRequest;
 import io.rpclab.proto.SimpleResponse;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.HdrHistogram.Histogram;
@@ -39,6 +40,7 @@ final class Worker implements Runnable {
   private final Context.CancellableContext ctx;
   private final long rpcTimeoutNs;
   private final boolean streaming;
+  private final boolean asyncStub;
   private final SimpleRequest req;
 
   Worker(List<ManagedChannel> channels, AtomicInteger rr, AtomicInteger phase,
@@ -54,6 +56,7 @@ final class Worker implements Runnable {
     this.ctx = ctx;
     this.rpcTimeoutNs = f.rpcTimeoutNs;
     this.streaming = streaming;
+    this.asyncStub = f.stub.equals("async");
     this.req = SimpleRequest.newBuilder()
         .setResponseSize(f.payload)
         .setPayload(Payload.newBuilder().setBody(ByteString.copyFrom(new byte[f.payload])))
@@ -68,6 +71,8 @@ final class Worker implements Runnable {
   public void run() {
     if (streaming) {
       streaming();
+    } else if (asyncStub) {
+      asyncUnary();
     } else {
       unary();
     }
@@ -108,6 +113,61 @@ final class Worker implements Runnable {
         code = e.getStatus().getCode();
       }
       done(ph, System.nanoTime() - t0, code);
+    }
+  }
+
+  /**
+   * Unary calls on the async stub, each started from the previous one's completion callback (on
+   * the transport's thread: the channel has a direct executor). This thread only starts the chain,
+   * restarts it after a failure (so fast failures never recurse), and waits for the step's end.
+   */
+  private void asyncUnary() {
+    AsyncLoop loop = new AsyncLoop();
+    while (phase.get() != Step.DONE && !ctx.isCancelled()) {
+      loop.next();
+      try {
+        loop.restart.acquire();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** One worker's chain of async unary calls. */
+  private final class AsyncLoop implements StreamObserver<SimpleResponse> {
+    /** Released when the chain stops: after a failure, or at the step's end. */
+    final Semaphore restart = new Semaphore(0);
+    private int ph;
+    private long t0;
+
+    void next() {
+      ph = phase.get();
+      if (ph == Step.DONE || ctx.isCancelled()) {
+        restart.release();
+        return;
+      }
+      BenchmarkServiceGrpc.BenchmarkServiceStub stub = async[pick()];
+      if (rpcTimeoutNs > 0) {
+        stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
+      }
+      t0 = System.nanoTime();
+      stub.unaryCall(req, this);
+    }
+
+    @Override
+    public void onNext(SimpleResponse r) {}
+
+    @Override
+    public void onError(Throwable t) {
+      done(ph, System.nanoTime() - t0, Status.fromThrowable(t).getCode());
+      restart.release();
+    }
+
+    @Override
+    public void onCompleted() {
+      done(ph, System.nanoTime() - t0, Status.Code.OK);
+      next();
     }
   }
 
