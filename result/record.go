@@ -63,6 +63,23 @@ type Record struct {
 	// interval; ClientCPUNSPerRPC divides it by Requests.
 	ClientCPUNS       int64   `json:"client_cpu_ns"`
 	ClientCPUNSPerRPC float64 `json:"client_cpu_ns_per_rpc"`
+
+	// Open loop only (spec.load_model "open"); absent from closed-loop
+	// records. Latency above then counts from each RPC's intended send
+	// time, so a client or connection that falls behind shows in it.
+	//
+	// Sent counts the sends intended inside the interval.
+	Sent *int64 `json:"sent,omitempty"`
+	// ScheduleLag is how late sends left compared with the schedule
+	// (handed to a caller minus intended), with its HDR histogram: a
+	// growing lag means the client itself is behind, not the server.
+	ScheduleLag    *stats.Latency `json:"schedule_lag,omitempty"`
+	ScheduleLagHDR string         `json:"schedule_lag_hdr,omitempty"`
+	// MaxOutstandingHits counts sends that found spec.max_outstanding RPCs
+	// already in flight and had to wait for one to end.
+	MaxOutstandingHits *int64 `json:"max_outstanding_hits,omitempty"`
+	// PeakOutstanding is the most RPCs the schedule needed in flight at once.
+	PeakOutstanding *int64 `json:"peak_outstanding,omitempty"`
 }
 
 // Spec is what was asked for: the parameters of the step.
@@ -93,6 +110,12 @@ type Spec struct {
 	// (rpclab sweep --delay/--jitter/--rate); absent without one. Target
 	// is then the proxy's address and Netem.Upstream the server's.
 	Netem *NetemSpec `json:"netem,omitempty"`
+	// RateRPS is the offered load of an open-loop step (RPCs per second),
+	// Arrival its process ("constant", "poisson") and MaxOutstanding its
+	// bound on RPCs in flight; absent in closed-loop records.
+	RateRPS        float64 `json:"rate_rps,omitempty"`
+	Arrival        string  `json:"arrival,omitempty"`
+	MaxOutstanding int     `json:"max_outstanding,omitempty"`
 }
 
 // NetemSpec is the emulated network of a step: one link per direction.

@@ -1,0 +1,207 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
+)
+
+// stallServer answers at once, except that for the first 200 ms of every
+// second (counted from its start) every call waits for the stall to end,
+// as a server pausing for garbage collection would.
+type stallServer struct {
+	pb.UnimplementedBenchmarkServiceServer
+	start time.Time
+}
+
+const stall = 200 * time.Millisecond
+
+func (s *stallServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.SimpleResponse, error) {
+	phase := time.Since(s.start) % time.Second
+	if phase < stall {
+		t := time.NewTimer(stall - phase)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return &pb.SimpleResponse{}, nil
+}
+
+func startStallServer(t *testing.T) string {
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, &stallServer{start: time.Now()})
+	return startServer(t, s)
+}
+
+// TestOpenLoopShowsStall: the closed loop stops sending while the server
+// stalls, so the stall is one slow RPC per second and its P99 stays low;
+// the open loop keeps sending, so every send due during the stall waits,
+// and its P99 shows the stall. The schedule lag stays small: the server,
+// not the client, is behind.
+func TestOpenLoopShowsStall(t *testing.T) {
+	ctx := testCtx(t)
+	target := startStallServer(t)
+	spec := shortSpec(target)
+	spec.Warmup = 100 * time.Millisecond
+	spec.Interval = 1200 * time.Millisecond // holds at least one whole stall
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
+
+	closed, err := RunStep(ctx, spec, step, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, Arrival: Constant}, 500, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if closed.Status != result.StatusOK || open.Status != result.StatusOK {
+		t.Fatalf("got statuses %q (%s) and %q (%s), want ok", closed.Status, closed.Error, open.Status, open.Error)
+	}
+	cp99, op99 := time.Duration(closed.Latency.P99NS), time.Duration(open.Latency.P99NS)
+	t.Logf("closed: %d RPCs, p99 %v; open at 500 rps: %d RPCs, p99 %v, lag p99 %v, peak outstanding %d",
+		closed.Requests, cp99, open.Requests, op99, time.Duration(open.ScheduleLag.P99NS), *open.PeakOutstanding)
+	if cp99 >= stall/2 {
+		t.Errorf("closed loop: got p99 %v, want below %v (the stall hidden by coordinated omission)", cp99, stall/2)
+	}
+	if op99 < stall/2 {
+		t.Errorf("open loop: got p99 %v, want at least %v (the stall)", op99, stall/2)
+	}
+	if lag := time.Duration(open.ScheduleLag.P99NS); lag >= stall/2 {
+		t.Errorf("open loop: got schedule lag p99 %v, want below %v (the client kept up)", lag, stall/2)
+	}
+	if *open.MaxOutstandingHits != 0 {
+		t.Errorf("open loop: got %d max-outstanding hits, want 0", *open.MaxOutstandingHits)
+	}
+	if open.Spec.LoadModel != "open" || open.Spec.RateRPS != 500 || open.Spec.Arrival != Constant {
+		t.Errorf("got spec %+v, want load_model open, rate 500, arrival constant", open.Spec)
+	}
+	if b, err := json.Marshal(open); err != nil {
+		t.Fatal(err)
+	} else if err := result.Validate(b); err != nil {
+		t.Errorf("open record does not validate: %v", err)
+	}
+}
+
+// TestOpenLoopBoundShowsInLag: with one RPC allowed in flight the client
+// cannot keep its schedule through a stall: the bound is hit, counted, and
+// the schedule lag shows the client is behind.
+func TestOpenLoopBoundShowsInLag(t *testing.T) {
+	ctx := testCtx(t)
+	target := startStallServer(t)
+	spec := shortSpec(target)
+	spec.Warmup = 100 * time.Millisecond
+	spec.Interval = 1200 * time.Millisecond
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
+	open := OpenSpec{Rates: []float64{200}, Arrival: Poisson, MaxOutstanding: 1}
+	rec, err := RunOpenStep(ctx, spec, step, open, 200, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lag := time.Duration(rec.ScheduleLag.P99NS)
+	t.Logf("hits %d, lag p99 %v, latency p99 %v", *rec.MaxOutstandingHits, lag, time.Duration(rec.Latency.P99NS))
+	if *rec.MaxOutstandingHits == 0 {
+		t.Errorf("got 0 max-outstanding hits, want some")
+	}
+	if lag < stall/2 {
+		t.Errorf("got schedule lag p99 %v, want at least %v", lag, stall/2)
+	}
+	if *rec.PeakOutstanding != 1 {
+		t.Errorf("got peak outstanding %d, want 1", *rec.PeakOutstanding)
+	}
+}
+
+// TestSweepOpenSLO: against rpclab's server a modest rate meets a loose
+// objective on every layout and an impossible one misses it, with a reason.
+func TestSweepOpenSLO(t *testing.T) {
+	ctx := testCtx(t)
+	target := startServer(t, server.New(server.Options{}))
+	spec := shortSpec(target)
+	spec.Interval = 400 * time.Millisecond
+	spec.Inflight = []int{2}
+	spec.Conns = []ConnMode{{Kind: Shared}, {Kind: PerWorker}}
+	tests := []struct {
+		slo      string
+		wantRate float64
+	}{
+		{"p50=5s", 200},
+		{"p99=1ns", 0},
+	}
+	for _, tc := range tests {
+		slo, err := ParseSLO(tc.slo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []*result.Record
+		res, err := SweepOpen(ctx, spec, OpenSpec{Rates: []float64{200, 100}, SLO: slo}, Options{},
+			func(r *result.Record) error { recs = append(recs, r); return nil }, Progress{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 2 {
+			t.Fatalf("%s: got %d results, want 2", tc.slo, len(res))
+		}
+		for _, r := range res {
+			if r.MaxRate != tc.wantRate {
+				t.Errorf("%s %s: got max rate %v, want %v (missed %v: %s)", tc.slo, r.Conn, r.MaxRate, tc.wantRate, r.Missed, r.MissedWhy)
+			}
+			if tc.wantRate == 0 && (r.Missed != 100 || r.MissedWhy == "") {
+				t.Errorf("%s %s: got missed %v %q, want 100 with a reason", tc.slo, r.Conn, r.Missed, r.MissedWhy)
+			}
+		}
+		if tc.wantRate == 0 && len(recs) != 2 {
+			t.Errorf("%s: got %d records, want 2 (a layout stops at its first miss)", tc.slo, len(recs))
+		}
+		for _, r := range recs {
+			if r.Spec.Inflight != 2 || (r.Spec.ConnMode == PerWorker && r.ConnsObserved != -1 && r.ConnsObserved != 2) {
+				t.Errorf("got inflight %d conns %d for %s, want 2 and 2", r.Spec.Inflight, r.ConnsObserved, r.Spec.ConnMode)
+			}
+		}
+	}
+}
+
+func TestOpenBadInput(t *testing.T) {
+	spec := shortSpec("127.0.0.1:1")
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	tests := []struct {
+		name string
+		open OpenSpec
+		rpc  string
+	}{
+		{"no rate", OpenSpec{}, Unary},
+		{"zero rate", OpenSpec{Rates: []float64{0}}, Unary},
+		{"bad arrival", OpenSpec{Rates: []float64{1}, Arrival: "bursty"}, Unary},
+		{"negative bound", OpenSpec{Rates: []float64{1}, MaxOutstanding: -1}, Unary},
+		{"streaming", OpenSpec{Rates: []float64{1}}, Streaming},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := *spec
+			s.RPCs = []string{tc.rpc}
+			_, err := SweepOpen(testCtx(t), &s, tc.open, Options{}, func(*result.Record) error { return nil }, Progress{})
+			var ue *UsageError
+			if !errors.As(err, &ue) {
+				t.Errorf("got %v, want a *UsageError", err)
+			}
+		})
+	}
+	for _, s := range []string{"p99", "q99=1ms", "p99=soon", "p0=1ms", "p99=-1ms"} {
+		if _, err := ParseSLO(s); err == nil {
+			t.Errorf("ParseSLO(%q): got nil error, want one", s)
+		}
+	}
+}
