@@ -54,11 +54,11 @@ type OpenSpec struct {
 // Validate checks o and returns a *UsageError naming the flag at fault.
 func (o *OpenSpec) Validate() error {
 	if len(o.Rates) == 0 {
-		return usageErr("--rate", "no rate given")
+		return usageErr("--rps", "no rate given")
 	}
 	for _, r := range o.Rates {
 		if !(r > 0) || math.IsInf(r, 0) {
-			return usageErr("--rate", "%v is not a positive number of RPCs per second", r)
+			return usageErr("--rps", "%v is not a positive number of RPCs per second", r)
 		}
 	}
 	if _, err := NewPacer(o.Arrival, 1, 0); err != nil {

@@ -33,7 +33,7 @@ type Pacer interface {
 // sends per second. seed fixes a Poisson schedule; Constant ignores it.
 func NewPacer(arrival string, rate float64, seed uint64) (Pacer, error) {
 	if !(rate > 0) || math.IsInf(rate, 0) {
-		return nil, usageErr("--rate", "must be a positive number of RPCs per second, got %v", rate)
+		return nil, usageErr("--rps", "must be a positive number of RPCs per second, got %v", rate)
 	}
 	switch arrival {
 	case Constant, "":
@@ -86,4 +86,3 @@ func ParseArrival(s string) (string, error) {
 	}
 	return "", usageErr("--arrival", "unknown arrival process %q (want constant or poisson)", s)
 }
-

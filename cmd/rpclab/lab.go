@@ -48,6 +48,10 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		csvFile = f
 	}
 
+	open, err := sf.open.open(cmd.Flags(), sf)
+	if err != nil {
+		return err
+	}
 	network, withNetem, err := sf.netem.network(cmd.Flags())
 	if err != nil {
 		return err
@@ -105,6 +109,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		spec.Target, netemSpec = px.Addr, ns
 	}
 	steps := len(spec.RPCs) * len(sf.conns) * len(spec.Inflight)
+	if open != nil {
+		steps *= len(open.Rates)
+	}
 	fmt.Fprintf(stderr, "rpclab: %d steps against %s, about %v\n", steps, spec.Target,
 		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
 
@@ -117,9 +124,12 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		}
 		return nil
 	}
+	var sloRes []loadgen.SLOResult
 	prog, stopProgress := progress(stderr)
 	if ext != nil {
 		err = ext.Sweep(ctx, spec, sink, prog)
+	} else if open != nil {
+		sloRes, err = loadgen.SweepOpen(ctx, spec, *open, o, sink, prog)
 	} else {
 		err = loadgen.Sweep(ctx, spec, o, sink, prog)
 	}
@@ -127,7 +137,11 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 
 	if len(recs) > 0 {
 		fmt.Fprintln(stdout)
-		if terr := report.Table(stdout, recs); terr != nil {
+		table := report.Table
+		if open != nil {
+			table = report.OpenTable
+		}
+		if terr := table(stdout, recs); terr != nil {
 			return terr
 		}
 		if csvFile != nil {
@@ -137,6 +151,10 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		}
 		fmt.Fprintln(stdout)
 		fmt.Fprintln(stdout, report.VerdictText(report.Verdicts(recs)))
+		if open != nil && open.SLO != nil {
+			fmt.Fprintln(stdout)
+			report.SLOText(stdout, open.SLO.String(), sloRes)
+		}
 		if sf.out != "" {
 			fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), sf.out)
 		}

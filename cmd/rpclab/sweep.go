@@ -37,6 +37,7 @@ type sweepFlags struct {
 	serverImpl    string
 	clientsDir    string
 	netem         netemFlags
+	open          openFlags
 }
 
 func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
@@ -60,6 +61,7 @@ func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 	f.StringVar(&sf.serverImpl, "server", "go", "child server implementation when there is no --target: go, or cpp (clients/cpp)")
 	f.StringVar(&sf.clientsDir, "clients-dir", "", "the clients/ folder of an rpclab checkout (default: found above the working directory)")
 	sf.netem.register(f)
+	sf.open.register(f)
 }
 
 type sweepDefaults struct {
