@@ -1,0 +1,88 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+func TestOpenLoopBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"zero rps", []string{"sweep", "--rps", "0"}, "--rps"},
+		{"unparsable rps", []string{"sweep", "--rps", "lots"}, "--rps"},
+		{"unknown arrival", []string{"sweep", "--rps", "10", "--arrival", "bursty"}, "--arrival"},
+		{"bad slo", []string{"sweep", "--rps", "10", "--slo", "p99"}, "--slo"},
+		{"bad slo bound", []string{"sweep", "--rps", "10", "--slo", "p99=fast"}, "--slo"},
+		{"zero bound", []string{"sweep", "--rps", "10", "--max-outstanding", "-3"}, "--max-outstanding"},
+		{"slo without rps", []string{"sweep", "--slo", "p99=1ms"}, "--rps"},
+		{"arrival without rps", []string{"sweep", "--arrival", "poisson"}, "--rps"},
+		{"other client", []string{"sweep", "--rps", "10", "--client", "java"}, "--rps"},
+		{"streaming", []string{"sweep", "--rps", "10", "--rpc", "streaming", "--target", "127.0.0.1:1"}, "--rpc"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runInProcess(tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("got exit %d and %q, want exit %d and a message naming %s", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+// TestOpenLoopEndToEnd runs sweep --rps against rpclab's own child server
+// and checks the table, the SLO lines and the records.
+func TestOpenLoopEndToEnd(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "open.jsonl")
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	cmd := rpclabCmd(ctx, "sweep", "--rps", "100,200", "--arrival", "poisson", "--conn", "shared,pool:2",
+		"--inflight", "2", "--warmup", "100ms", "--interval", "300ms", "--slo", "p50=10s", "-o", out)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sweep: %v; stderr:\n%s", err, e.String())
+	}
+	stdout := o.String()
+	for _, want := range []string{"lag_p99_us", "Highest rate sustained within p50=10s", "shared unary:", "pool:2 unary:", "200 rps"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		if err := result.Validate(sc.Bytes()); err != nil {
+			t.Errorf("record %d: %v", n, err)
+		}
+		var r result.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Spec.LoadModel != "open" || r.Spec.Arrival != "poisson" || r.ScheduleLag == nil || r.MaxOutstandingHits == nil {
+			t.Errorf("record %d: got spec %+v, lag %v, hits %v; want an open-loop record", n, r.Spec, r.ScheduleLag, r.MaxOutstandingHits)
+		}
+	}
+	if n != 4 {
+		t.Errorf("got %d records, want 4", n)
+	}
+}
