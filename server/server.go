@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/rpclab/rpclab/proto/benchpb"
@@ -69,6 +70,7 @@ func New(o Options, extra ...grpc.ServerOption) *grpc.Server {
 	s := grpc.NewServer(append(o.ServerOptions(), extra...)...)
 	pb.RegisterBenchmarkServiceServer(s, &Ping{})
 	RegisterBulk(s, o.Bulk)
+	reflection.Register(s) // so rpclab sweep --call and other tools can list the services
 	return s
 }
 
