@@ -6,14 +6,18 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // Conn is how to reach the user's service: transport security and the
@@ -89,4 +93,27 @@ func (c Conn) DialOptions() ([]grpc.DialOption, error) {
 			}))
 	}
 	return opts, nil
+}
+
+// ResolveAt dials target with c, resolves call (through files, or the
+// server's reflection when files is nil) and closes the connection. A TLS
+// handshake failure or an unreachable target ends it when ctx does.
+func ResolveAt(ctx context.Context, target string, c Conn, files *protoregistry.Files, call string) (*Method, error) {
+	if files != nil {
+		return Find(files, call)
+	}
+	opts, err := c.DialOptions()
+	if err != nil {
+		return nil, err
+	}
+	cc, err := grpc.NewClient(target, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("anycall: %s: %w", target, err)
+	}
+	defer cc.Close()
+	m, err := Resolve(ctx, cc, nil, call)
+	if err != nil && status.Code(errors.Unwrap(err)) == codes.Unavailable {
+		return nil, fmt.Errorf("%w (is it up, and does it speak TLS if and only if --tls is given?)", err)
+	}
+	return m, err
 }

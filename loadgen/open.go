@@ -15,7 +15,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/internal/procstat"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
@@ -45,6 +47,11 @@ type OpenSpec struct {
 	SLO *SLO
 	// Seed fixes Poisson schedules (0: a fixed default).
 	Seed uint64
+	// Call, when set, is the method every send calls with Request (rpclab
+	// sweep --call); otherwise the sends are BenchmarkService pings.
+	// Server-streaming calls count one RPC per call, timed to the last reply.
+	Call    *anycall.Method
+	Request proto.Message
 	// Drain bounds how long RPCs still in flight at the end of the
 	// interval are waited for (default 2 s, or Spec.RPCTimeout if larger);
 	// those still running then are counted as DeadlineExceeded.
@@ -254,6 +261,9 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	if rec.Spec.Arrival == "" {
 		rec.Spec.Arrival = Constant
 	}
+	if open.Call != nil {
+		rec.Spec.Call = strings.TrimPrefix(open.Call.Path, "/")
+	}
 	maxOut := open.maxOutstanding()
 	rec.Spec.MaxOutstanding = maxOut
 	pacer, err := NewPacer(open.Arrival, rate, open.Seed+1)
@@ -298,13 +308,16 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	spawn := func(first job) {
 		r := stats.NewRecorder()
 		callers = append(callers, r)
-		c := &caller{conns: conns, rec: r, req: req, timeout: spec.RPCTimeout}
+		c := &caller{conns: conns, rec: r, req: req, timeout: spec.RPCTimeout, call: open.Call, callReq: open.Request}
+		if c.call != nil {
+			c.callResp = c.call.NewResponse()
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.call(runCtx, ctx, first)
+			c.do(runCtx, ctx, first)
 			for j := range jobs {
-				c.call(runCtx, ctx, j)
+				c.do(runCtx, ctx, j)
 			}
 		}()
 	}
@@ -440,19 +453,31 @@ type caller struct {
 	req     *pb.SimpleRequest
 	resp    pb.SimpleResponse
 	timeout time.Duration
+	// call, callReq and callResp replace the ping with any method.
+	call     *anycall.Method
+	callReq  proto.Message
+	callResp proto.Message
 }
 
-// call makes j's RPC under runCtx (ended by the drain) and records it if
+func (c *caller) invoke(ctx context.Context, cc grpc.ClientConnInterface) error {
+	if c.call != nil {
+		_, err := c.call.Call(ctx, cc, c.callReq, c.callResp)
+		return err
+	}
+	return cc.Invoke(ctx, unaryMethod, c.req, &c.resp)
+}
+
+// do makes j's RPC under runCtx (ended by the drain) and records it if
 // measured. An RPC cut off by the drain counts as DeadlineExceeded; one cut
 // off because parent (the run) was stopped is not recorded.
-func (c *caller) call(runCtx, parent context.Context, j job) {
+func (c *caller) do(runCtx, parent context.Context, j job) {
 	var err error
 	if c.timeout > 0 {
 		cctx, cancel := context.WithDeadline(runCtx, j.intended.Add(c.timeout))
-		err = c.conns[j.conn].Invoke(cctx, unaryMethod, c.req, &c.resp)
+		err = c.invoke(cctx, c.conns[j.conn])
 		cancel()
 	} else {
-		err = c.conns[j.conn].Invoke(runCtx, unaryMethod, c.req, &c.resp)
+		err = c.invoke(runCtx, c.conns[j.conn])
 	}
 	if !j.measured {
 		return

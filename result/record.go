@@ -116,6 +116,9 @@ type Spec struct {
 	RateRPS        float64 `json:"rate_rps,omitempty"`
 	Arrival        string  `json:"arrival,omitempty"`
 	MaxOutstanding int     `json:"max_outstanding,omitempty"`
+	// Call is the method called instead of the ping ("pkg.Service/Method",
+	// rpclab sweep --call); absent for the ping.
+	Call string `json:"call,omitempty"`
 }
 
 // NetemSpec is the emulated network of a step: one link per direction.

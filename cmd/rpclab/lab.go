@@ -48,7 +48,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		csvFile = f
 	}
 
-	open, err := sf.open.open(cmd.Flags(), sf)
+	open, err := sf.open.open(cmd.Flags(), sf, spec)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 	if ext != nil {
 		err = ext.Sweep(ctx, spec, sink, prog)
 	} else if open != nil {
-		sloRes, err = loadgen.SweepOpen(ctx, spec, *open, o, sink, prog)
+		sloRes, err = sf.open.sweep(ctx, spec, open, o, sink, prog)
 	} else {
 		err = loadgen.Sweep(ctx, spec, o, sink, prog)
 	}

@@ -3,12 +3,23 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/result"
 )
+
+// openPerWorkerConns is the connection count of an open-loop per-worker
+// layout when --inflight is not given.
+const openPerWorkerConns = 8
 
 // openFlags are the open-loop flags of sweep. Two names differ from issue
 // 9's: the offered load is --rps, not --rate, because --rate is already the
@@ -20,19 +31,35 @@ type openFlags struct {
 	arrival        string
 	maxOutstanding int
 	slo            string
+	call           string
+	data           string
+	dataFile       string
+	protoset       string
+	conn           anycall.Conn
 }
 
 func (of *openFlags) register(f *pflag.FlagSet) {
 	f.Float64SliceVar(&of.rates, "rps", nil, "open loop: offered rates in RPCs per second, e.g. 1000,5000,20000 (sends follow a schedule whatever the replies; latency counts from the intended send time). --inflight is then the connection count of per-worker")
 	f.StringVar(&of.arrival, "arrival", loadgen.Constant, "open loop: arrival process, constant or poisson")
 	f.IntVar(&of.maxOutstanding, "max-outstanding", loadgen.DefaultMaxOutstanding, "open loop: most RPCs in flight; a send that finds this many waits, and the record counts it (max_outstanding_hits)")
+	f.StringVar(&of.call, "call", "", "open loop: call this method of the target instead of the ping, as package.Service/Method (found by server reflection, or --protoset)")
+	f.StringVar(&of.data, "data", "", "request of --call as JSON (protojson mapping of the input type; default {})")
+	f.StringVar(&of.dataFile, "data-file", "", "read the --call request JSON from this file")
+	f.StringVar(&of.protoset, "protoset", "", "FileDescriptorSet defining --call (protoc --include_imports --descriptor_set_out), for servers without reflection")
+	f.BoolVar(&of.conn.TLS, "tls", false, "connect with TLS")
+	f.StringVar(&of.conn.CACert, "cacert", "", "PEM file of CA certificates to trust (with --tls; default the system roots)")
+	f.BoolVar(&of.conn.InsecureSkipVerify, "insecure-skip-verify", false, "with --tls, accept any server certificate")
+	f.StringVar(&of.conn.Authority, "authority", "", ":authority header, and the name the server certificate must carry")
+	f.StringArrayVar(&of.conn.Headers, "header", nil, "metadata key=value sent with every call (repeatable)")
 	f.StringVar(&of.slo, "slo", "", "open loop: latency objective such as p99=1ms; each layout's rates stop at the first one missing it, and the highest sustained rate is printed")
 }
 
 // open maps the flags to a loadgen.OpenSpec; nil without --rate.
-func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags) (*loadgen.OpenSpec, error) {
+// Without --inflight, the open loop runs one in-flight value,
+// openPerWorkerConns: it is only the connection count of per-worker.
+func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec) (*loadgen.OpenSpec, error) {
 	if !fs.Changed("rps") {
-		for _, name := range []string{"arrival", "max-outstanding", "slo"} {
+		for _, name := range []string{"arrival", "max-outstanding", "slo", "call", "data", "data-file", "protoset", "tls", "cacert", "insecure-skip-verify", "authority", "header"} {
 			if fs.Changed(name) {
 				return nil, usageError{errors.New("--" + name + " needs --rps (the open loop)")}
 			}
@@ -41,6 +68,9 @@ func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags) (*loadgen.OpenSpec,
 	}
 	if sf.client != "go" {
 		return nil, usageError{errors.New("--rps: the open loop runs in the go client only")}
+	}
+	if !fs.Changed("inflight") && !fs.Changed("max-inflight") {
+		spec.Inflight = []int{openPerWorkerConns}
 	}
 	o := &loadgen.OpenSpec{Rates: of.rates, Arrival: of.arrival, MaxOutstanding: of.maxOutstanding}
 	if of.slo != "" {
@@ -53,5 +83,57 @@ func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags) (*loadgen.OpenSpec,
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	if of.call == "" {
+		for _, name := range []string{"data", "data-file", "protoset"} {
+			if fs.Changed(name) {
+				return nil, usageError{errors.New("--" + name + " needs --call")}
+			}
+		}
+	}
+	if fs.Changed("data") && fs.Changed("data-file") {
+		return nil, usageError{errors.New("--data and --data-file are exclusive")}
+	}
+	if _, err := of.conn.DialOptions(); err != nil {
+		return nil, usageError{err}
+	}
 	return o, nil
+}
+
+// sweep resolves --call (if given) against the target, then runs the
+// open-loop sweep with the TLS and metadata dial options.
+func (of *openFlags) sweep(ctx context.Context, spec *loadgen.Spec, open *loadgen.OpenSpec, o loadgen.Options, sink func(*result.Record) error, prog loadgen.Progress) ([]loadgen.SLOResult, error) {
+	dial, err := of.conn.DialOptions()
+	if err != nil {
+		return nil, usageError{err}
+	}
+	o.DialOptions = append(append([]grpc.DialOption(nil), o.DialOptions...), dial...)
+	if of.call != "" {
+		var files *protoregistry.Files
+		if of.protoset != "" {
+			if files, err = anycall.LoadProtoset(of.protoset); err != nil {
+				return nil, usageError{err}
+			}
+		}
+		rctx, cancel := context.WithTimeout(ctx, spec.DialTimeout)
+		m, err := anycall.ResolveAt(rctx, spec.Target, of.conn, files, of.call)
+		cancel()
+		if err != nil {
+			if errors.Is(err, anycall.ErrUnknownMethod) {
+				return nil, usageError{err}
+			}
+			return nil, err
+		}
+		data := []byte(of.data)
+		if of.dataFile != "" {
+			if data, err = os.ReadFile(of.dataFile); err != nil {
+				return nil, usageError{fmt.Errorf("--data-file: %w", err)}
+			}
+		}
+		req, err := m.Request(data)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		open.Call, open.Request = m, req
+	}
+	return loadgen.SweepOpen(ctx, spec, *open, o, sink, prog)
 }
