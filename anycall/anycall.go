@@ -193,6 +193,9 @@ func Reflect(ctx context.Context, cc grpc.ClientConnInterface, symbol string) (*
 	}
 	raw, err := ask(&rpb.ServerReflectionRequest{MessageRequest: &rpb.ServerReflectionRequest_FileContainingSymbol{FileContainingSymbol: symbol}})
 	if err != nil {
+		if errors.Is(err, ErrUnknownMethod) {
+			return nil, fmt.Errorf("%w (service %q)", err, symbol)
+		}
 		return nil, err
 	}
 	if err := add(raw); err != nil {
