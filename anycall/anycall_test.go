@@ -265,3 +265,33 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("missing protoset: got nil error, want one")
 	}
 }
+
+// TestProtoFileWithoutReflection compiles the repository's own .proto
+// (no protoc) and calls a server that has reflection off.
+func TestProtoFileWithoutReflection(t *testing.T) {
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, &plainServer{md: make(chan metadata.MD, 1)})
+	target := serve(t, s)
+	files, err := anycall.LoadProto(testCtx(t), []string{"grpc/testing/benchmark_service.proto"}, []string{"../proto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := anycall.ResolveAt(testCtx(t), target, anycall.Conn{}, files, "grpc.testing.BenchmarkService/UnaryCall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := call(t, target, anycall.Conn{}, m, `{"responseSize": 7}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(resp.GetPayload().GetBody()); got != 7 {
+		t.Errorf("got a %d-byte payload, want 7", got)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.proto")
+	if err := os.WriteFile(bad, []byte("syntax = \"proto3\";\nmessage {"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anycall.LoadProto(testCtx(t), []string{bad}, nil); err == nil || !strings.Contains(err.Error(), "bad.proto") {
+		t.Errorf("got %v, want a syntax error naming bad.proto", err)
+	}
+}

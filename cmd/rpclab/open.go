@@ -35,6 +35,8 @@ type openFlags struct {
 	data           string
 	dataFile       string
 	protoset       string
+	protos         []string
+	importPaths    []string
 	conn           anycall.Conn
 }
 
@@ -46,6 +48,8 @@ func (of *openFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&of.data, "data", "", "request of --call as JSON (protojson mapping of the input type; default {})")
 	f.StringVar(&of.dataFile, "data-file", "", "read the --call request JSON from this file")
 	f.StringVar(&of.protoset, "protoset", "", "FileDescriptorSet defining --call (protoc --include_imports --descriptor_set_out), for servers without reflection")
+	f.StringSliceVar(&of.protos, "proto", nil, ".proto files defining --call, compiled in process (no protoc needed), for servers without reflection")
+	f.StringSliceVar(&of.importPaths, "import-path", nil, "import paths of --proto (default: each file's own folder)")
 	f.BoolVar(&of.conn.TLS, "tls", false, "connect with TLS")
 	f.StringVar(&of.conn.CACert, "cacert", "", "PEM file of CA certificates to trust (with --tls; default the system roots)")
 	f.BoolVar(&of.conn.InsecureSkipVerify, "insecure-skip-verify", false, "with --tls, accept any server certificate")
@@ -59,7 +63,7 @@ func (of *openFlags) register(f *pflag.FlagSet) {
 // openPerWorkerConns: it is only the connection count of per-worker.
 func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec) (*loadgen.OpenSpec, error) {
 	if !fs.Changed("rps") {
-		for _, name := range []string{"arrival", "max-outstanding", "slo", "call", "data", "data-file", "protoset", "tls", "cacert", "insecure-skip-verify", "authority", "header"} {
+		for _, name := range []string{"arrival", "max-outstanding", "slo", "call", "data", "data-file", "protoset", "proto", "import-path", "tls", "cacert", "insecure-skip-verify", "authority", "header"} {
 			if fs.Changed(name) {
 				return nil, usageError{errors.New("--" + name + " needs --rps (the open loop)")}
 			}
@@ -84,11 +88,14 @@ func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec)
 		return nil, err
 	}
 	if of.call == "" {
-		for _, name := range []string{"data", "data-file", "protoset"} {
+		for _, name := range []string{"data", "data-file", "protoset", "proto", "import-path"} {
 			if fs.Changed(name) {
 				return nil, usageError{errors.New("--" + name + " needs --call")}
 			}
 		}
+	}
+	if fs.Changed("protoset") && fs.Changed("proto") {
+		return nil, usageError{errors.New("--proto and --protoset are exclusive")}
 	}
 	if fs.Changed("data") && fs.Changed("data-file") {
 		return nil, usageError{errors.New("--data and --data-file are exclusive")}
@@ -109,8 +116,13 @@ func (of *openFlags) sweep(ctx context.Context, spec *loadgen.Spec, open *loadge
 	o.DialOptions = append(append([]grpc.DialOption(nil), o.DialOptions...), dial...)
 	if of.call != "" {
 		var files *protoregistry.Files
-		if of.protoset != "" {
+		switch {
+		case of.protoset != "":
 			if files, err = anycall.LoadProtoset(of.protoset); err != nil {
+				return nil, usageError{err}
+			}
+		case len(of.protos) > 0:
+			if files, err = anycall.LoadProto(ctx, of.protos, of.importPaths); err != nil {
 				return nil, usageError{err}
 			}
 		}
