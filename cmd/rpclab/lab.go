@@ -150,9 +150,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 			}
 		}
 		fmt.Fprintln(stdout)
-		fmt.Fprintln(stdout, report.VerdictText(report.Verdicts(recs)))
-		if open != nil && open.SLO != nil {
-			fmt.Fprintln(stdout)
+		if open == nil { // the verdict reads closed-loop in-flight series
+			fmt.Fprintln(stdout, report.VerdictText(report.Verdicts(recs)))
+		} else if open.SLO != nil {
 			report.SLOText(stdout, open.SLO.String(), sloRes)
 		}
 		if sf.out != "" {
