@@ -301,7 +301,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	body := make([]byte, spec.PayloadBytes)
-	req := &pb.SimpleRequest{ResponseSize: int32(spec.PayloadBytes), Payload: &pb.Payload{Body: body}}
+	req := pingRequest(spec.PayloadBytes, body)
 	jobs := make(chan job) // unbuffered: a send succeeds only when a caller is idle
 	var wg sync.WaitGroup
 	var callers []*stats.Recorder
@@ -491,4 +491,9 @@ func (c *caller) do(runCtx, parent context.Context, j job) {
 		code = codes.DeadlineExceeded
 	}
 	c.rec.Record(d, code)
+}
+
+// pingRequest is the BenchmarkService request asking for n bytes back.
+func pingRequest(n int, body []byte) *pb.SimpleRequest {
+	return &pb.SimpleRequest{ResponseSize: int32(n), Payload: &pb.Payload{Body: body}}
 }

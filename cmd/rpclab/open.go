@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/rpclab/rpclab/anycall"
@@ -115,37 +116,51 @@ func (of *openFlags) sweep(ctx context.Context, spec *loadgen.Spec, open *loadge
 	}
 	o.DialOptions = append(append([]grpc.DialOption(nil), o.DialOptions...), dial...)
 	if of.call != "" {
-		var files *protoregistry.Files
-		switch {
-		case of.protoset != "":
-			if files, err = anycall.LoadProtoset(of.protoset); err != nil {
-				return nil, usageError{err}
-			}
-		case len(of.protos) > 0:
-			if files, err = anycall.LoadProto(ctx, of.protos, of.importPaths); err != nil {
-				return nil, usageError{err}
-			}
-		}
-		rctx, cancel := context.WithTimeout(ctx, spec.DialTimeout)
-		m, err := anycall.ResolveAt(rctx, spec.Target, of.conn, files, of.call)
-		cancel()
+		m, req, err := of.resolve(ctx, spec)
 		if err != nil {
-			if errors.Is(err, anycall.ErrUnknownMethod) {
-				return nil, usageError{err}
-			}
 			return nil, err
-		}
-		data := []byte(of.data)
-		if of.dataFile != "" {
-			if data, err = os.ReadFile(of.dataFile); err != nil {
-				return nil, usageError{fmt.Errorf("--data-file: %w", err)}
-			}
-		}
-		req, err := m.Request(data)
-		if err != nil {
-			return nil, usageError{err}
 		}
 		open.Call, open.Request = m, req
 	}
 	return loadgen.SweepOpen(ctx, spec, *open, o, sink, prog)
+}
+
+// resolve finds --call (through --protoset, --proto or reflection) and
+// builds its request from --data or --data-file.
+func (of *openFlags) resolve(ctx context.Context, spec *loadgen.Spec) (*anycall.Method, proto.Message, error) {
+	var files *protoregistry.Files
+	var err error
+	switch {
+	case of.protoset != "":
+		if files, err = anycall.LoadProtoset(of.protoset); err != nil {
+			return nil, nil, usageError{err}
+		}
+	case len(of.protos) > 0:
+		if files, err = anycall.LoadProto(ctx, of.protos, of.importPaths); err != nil {
+			return nil, nil, usageError{err}
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, spec.DialTimeout)
+	m, err := anycall.ResolveAt(rctx, spec.Target, of.conn, files, of.call)
+	cancel()
+	if err != nil {
+		if errors.Is(err, anycall.ErrUnknownMethod) {
+			return nil, nil, usageError{err}
+		}
+		return nil, nil, err
+	}
+	if of.data != "" && of.dataFile != "" {
+		return nil, nil, usageError{errors.New("--data and --data-file are exclusive")}
+	}
+	data := []byte(of.data)
+	if of.dataFile != "" {
+		if data, err = os.ReadFile(of.dataFile); err != nil {
+			return nil, nil, usageError{fmt.Errorf("--data-file: %w", err)}
+		}
+	}
+	req, err := m.Request(data)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	return m, req, nil
 }

@@ -1,0 +1,107 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rpclab/rpclab/doctor"
+	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/report"
+	"github.com/rpclab/rpclab/result"
+)
+
+func newDoctorCmd() *cobra.Command {
+	var (
+		o    doctor.Options
+		of   openFlags
+		out  string
+		call string
+	)
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "A one-minute study of your service: is the client's connection the bottleneck?",
+		Long: `Measure your service in a closed loop on one shared connection and on pools of
+2, 4 and 8 connections, at doubling in-flight counts until throughput stops
+growing, then say whether the single connection is the bottleneck, which pool
+size reached the best throughput per client CPU, and the code change.
+
+It takes about --budget (1 minute), and never sends faster than --max-rps nor
+keeps more than --max-inflight RPCs in flight: it is aimed at real services.
+Without --call it sends the BenchmarkService ping.`,
+		Example: `  rpclab doctor --target localhost:50051
+  rpclab doctor --target api.internal:443 --tls --call shop.Catalog/GetItem --data '{"id": 7}' --max-rps 2000 --max-inflight 32`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if o.Target == "" {
+				return usageError{errors.New("--target: required (host:port of your service)")}
+			}
+			dial, err := of.conn.DialOptions()
+			if err != nil {
+				return usageError{err}
+			}
+			o.Load.DialOptions = dial
+			if call != "" {
+				of.call = call
+				spec := &loadgen.Spec{Target: o.Target, DialTimeout: o.DialTimeout}
+				if spec.DialTimeout == 0 {
+					spec.DialTimeout = 5 * time.Second
+				}
+				m, req, err := of.resolve(ctx, spec)
+				if err != nil {
+					return err
+				}
+				o.Call, o.Request = m, req
+			}
+			var jsonl *result.Writer
+			if out != "" {
+				f, err := os.Create(out)
+				if err != nil {
+					return usageError{fmt.Errorf("--out: %w", err)}
+				}
+				defer f.Close()
+				jsonl = result.NewWriter(f)
+			}
+			o.Step = func(r *result.Record) {
+				fmt.Fprintf(stderr, "rpclab doctor: %-7s in-flight %-3d %8.0f req/s  p99 %.1f µs  %s\n",
+					report.ConnLabel(r), r.Spec.Inflight, r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.Status)
+				if jsonl != nil {
+					_ = jsonl.Write(r)
+				}
+			}
+			fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v\n", o.Target, o.Budget)
+			d, err := doctor.Run(ctx, o)
+			if d != nil && len(d.Records) > 0 && err == nil {
+				report.DoctorText(stdout, d)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Target, "target", "", "host:port of the service to study")
+	f.DurationVar(&o.Budget, "budget", time.Minute, "about how long the study takes")
+	f.Float64Var(&o.MaxRPS, "max-rps", 0, "never send faster than this many RPCs per second (0: no cap)")
+	f.IntVar(&o.MaxInflight, "max-inflight", 64, "never keep more RPCs than this in flight")
+	f.IntSliceVar(&o.Pools, "pools", []int{2, 4, 8}, "pool sizes compared with one shared connection")
+	f.DurationVar(&o.DialTimeout, "dial-timeout", 5*time.Second, "how long a step waits for its connections")
+	f.StringVarP(&out, "out", "o", "", "write the steps' result records (JSON Lines) to this file")
+	f.StringVar(&call, "call", "", "method to call instead of the ping, as package.Service/Method")
+	f.StringVar(&of.data, "data", "", "request of --call as JSON")
+	f.StringVar(&of.dataFile, "data-file", "", "read the --call request JSON from this file")
+	f.StringVar(&of.protoset, "protoset", "", "FileDescriptorSet defining --call, for servers without reflection")
+	f.StringSliceVar(&of.protos, "proto", nil, ".proto files defining --call, for servers without reflection")
+	f.StringSliceVar(&of.importPaths, "import-path", nil, "import paths of --proto")
+	f.BoolVar(&of.conn.TLS, "tls", false, "connect with TLS")
+	f.StringVar(&of.conn.CACert, "cacert", "", "PEM file of CA certificates to trust (with --tls)")
+	f.BoolVar(&of.conn.InsecureSkipVerify, "insecure-skip-verify", false, "with --tls, accept any server certificate")
+	f.StringVar(&of.conn.Authority, "authority", "", ":authority header, and the name the certificate must carry")
+	f.StringArrayVar(&of.conn.Headers, "header", nil, "metadata key=value sent with every call (repeatable)")
+	return cmd
+}
