@@ -86,3 +86,25 @@ func TestOpenLoopEndToEnd(t *testing.T) {
 		t.Errorf("got %d records, want 4", n)
 	}
 }
+
+func TestDoctorBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no target", []string{"doctor"}, "--target"},
+		{"negative rps", []string{"doctor", "--target", "127.0.0.1:1", "--max-rps", "-5"}, "--max-rps"},
+		{"zero inflight", []string{"doctor", "--target", "127.0.0.1:1", "--max-inflight", "-1"}, "--max-inflight"},
+		{"bad header", []string{"doctor", "--target", "127.0.0.1:1", "--header", "novalue"}, "--header"},
+		{"cacert without tls", []string{"doctor", "--target", "127.0.0.1:1", "--cacert", "x.pem"}, "--tls"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runInProcess(tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("got exit %d and %q, want exit %d and a message naming %s", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}
