@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,5 +108,41 @@ func TestDoctorBadFlags(t *testing.T) {
 				t.Errorf("got exit %d and %q, want exit %d and a message naming %s", code, stderr, exitUsage, tc.want)
 			}
 		})
+	}
+}
+
+// TestSweepCallByReflection calls the ping by name through the child
+// server's reflection; an unknown method or bad JSON is a usage error.
+func TestSweepCallByReflection(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "call.jsonl")
+	cmd := rpclabCmd(ctx, "sweep", "--rps", "100", "--conn", "shared", "--warmup", "100ms", "--interval", "300ms",
+		"--call", "grpc.testing.BenchmarkService/UnaryCall", "--data", `{"response_size": 5}`, "--header", "x-who=test", "-o", out)
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sweep --call: %v; stderr:\n%s", err, e.String())
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Spec.Call != "grpc.testing.BenchmarkService/UnaryCall" || recs[0].Status != result.StatusOK {
+		t.Errorf("got %+v, want one ok record with spec.call set", recs)
+	}
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--call", "grpc.testing.BenchmarkService/Nope"}},
+		{[]string{"--call", "grpc.testing.BenchmarkService/UnaryCall", "--data", `{"response_size": "x"}`}},
+	} {
+		args := append([]string{"sweep", "--rps", "100", "--conn", "shared"}, tc.args...)
+		cmd := rpclabCmd(ctx, args...)
+		var e bytes.Buffer
+		cmd.Stderr = &e
+		err := cmd.Run()
+		var xe *exec.ExitError
+		if !errors.As(err, &xe) || xe.ExitCode() != exitUsage || !strings.Contains(e.String(), "anycall") {
+			t.Errorf("%v: got %v and %q, want exit %d with an anycall error", tc.args, err, e.String(), exitUsage)
+		}
 	}
 }
