@@ -305,6 +305,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	jobs := make(chan job) // unbuffered: a send succeeds only when a caller is idle
 	var wg sync.WaitGroup
 	var callers []*stats.Recorder
+	var cls []*caller
 	spawn := func(first job) {
 		r := stats.NewRecorder()
 		callers = append(callers, r)
@@ -312,6 +313,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 		if c.call != nil {
 			c.callResp = c.call.NewResponse()
 		}
+		cls = append(cls, c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -435,6 +437,13 @@ schedule:
 	if h, err := stats.EncodeHistogram(ls.Hist); err == nil {
 		rec.ScheduleLagHDR = h
 	}
+	if open.Call != nil && open.Call.ServerStreaming() {
+		var msgs int64
+		for _, c := range cls {
+			msgs += c.msgs
+		}
+		rec.Messages = &msgs
+	}
 	rec.MaxOutstandingHits = &hits
 	rec.Sent = &sent
 	peak := int64(len(callers))
@@ -457,13 +466,19 @@ type caller struct {
 	call     *anycall.Method
 	callReq  proto.Message
 	callResp proto.Message
+	// msgs counts the replies of measured calls (server-streaming calls
+	// have any number).
+	msgs int64
+	last int
 }
 
 func (c *caller) invoke(ctx context.Context, cc grpc.ClientConnInterface) error {
 	if c.call != nil {
-		_, err := c.call.Call(ctx, cc, c.callReq, c.callResp)
+		n, err := c.call.Call(ctx, cc, c.callReq, c.callResp)
+		c.last = n
 		return err
 	}
+	c.last = 1
 	return cc.Invoke(ctx, unaryMethod, c.req, &c.resp)
 }
 
@@ -483,6 +498,7 @@ func (c *caller) do(runCtx, parent context.Context, j job) {
 		return
 	}
 	d := time.Since(j.intended)
+	c.msgs += int64(c.last)
 	code := status.Code(err)
 	if err != nil && runCtx.Err() != nil {
 		if parent.Err() != nil {

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/rpclab/rpclab/anycall"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -203,5 +205,47 @@ func TestOpenBadInput(t *testing.T) {
 		if _, err := ParseSLO(s); err == nil {
 			t.Errorf("ParseSLO(%q): got nil error, want one", s)
 		}
+	}
+}
+
+// threeServer answers StreamingFromServer with three replies.
+type threeServer struct {
+	pb.UnimplementedBenchmarkServiceServer
+}
+
+func (threeServer) StreamingFromServer(_ *pb.SimpleRequest, s pb.BenchmarkService_StreamingFromServerServer) error {
+	for i := 0; i < 3; i++ {
+		if err := s.Send(&pb.SimpleResponse{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestOpenLoopServerStreamingCall: a server-streaming --call counts one
+// request per call and every reply in messages.
+func TestOpenLoopServerStreamingCall(t *testing.T) {
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, threeServer{})
+	spec := shortSpec(startServer(t, s))
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	m, err := anycall.Find(protoregistry.GlobalFiles, "grpc.testing.BenchmarkService/StreamingFromServer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := m.Request(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := OpenSpec{Rates: []float64{100}, Call: m, Request: req}
+	rec, err := RunOpenStep(testCtx(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}, open, 100, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != result.StatusOK || rec.Messages == nil || *rec.Messages != 3*rec.Requests || rec.Requests == 0 {
+		t.Errorf("got status %q, %d requests, messages %v; want ok and 3 messages per request", rec.Status, rec.Requests, rec.Messages)
+	}
+	if rec.Spec.Call != "grpc.testing.BenchmarkService/StreamingFromServer" {
+		t.Errorf("got spec.call %q, want the method", rec.Spec.Call)
 	}
 }

@@ -78,6 +78,9 @@ type Record struct {
 	// MaxOutstandingHits counts sends that found spec.max_outstanding RPCs
 	// already in flight and had to wait for one to end.
 	MaxOutstandingHits *int64 `json:"max_outstanding_hits,omitempty"`
+	// Messages counts the replies of a server-streaming --call (each call
+	// is one of Requests, timed to its last reply); absent otherwise.
+	Messages *int64 `json:"messages,omitempty"`
 	// PeakOutstanding is the most RPCs the schedule needed in flight at once.
 	PeakOutstanding *int64 `json:"peak_outstanding,omitempty"`
 }
