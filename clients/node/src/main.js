@@ -1,0 +1,420 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+// rpclab's Node client (docs/clients.md): a closed-loop sweep on grpc-js
+// against a grpc.testing.BenchmarkService server, one JSON Lines record per
+// step. Exit codes: 0 every step ok, 1 a step failed, 2 bad flags.
+// SIGINT/SIGTERM end the running step at once; its record ("interrupted")
+// and every earlier one are kept.
+//
+// Every worker lives on the one event loop: a worker sends, its reply's
+// callback records the latency and sends again, so each keeps exactly one
+// RPC in flight. Nothing is allocated per RPC by this file beyond what
+// grpc-js itself needs (and one BigInt per timestamp).
+
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const flags = require('./flags');
+const { CODES, HIGHEST, Record, detectEnv, newHistogram, nowUs } = require('./record');
+
+const PROTO_DIR = path.resolve(__dirname, '..', '..', '..', 'proto');
+
+const WARMUP = 0;
+const MEASURE = 1;
+const DONE = 2;
+
+function log(msg) {
+  process.stderr.write(`rpclab-client (node): ${msg}\n`);
+}
+
+/** The BenchmarkService client constructor, generated from ../../proto at run time. */
+function loadService() {
+  const def = protoLoader.loadSync('grpc/testing/benchmark_service.proto', {
+    includeDirs: [PROTO_DIR],
+    keepCase: true,
+    longs: Number,
+    enums: Number,
+    defaults: false,
+    oneofs: true,
+  });
+  return grpc.loadPackageDefinition(def).grpc.testing.BenchmarkService;
+}
+
+/**
+ * Stop: resolved by SIGINT/SIGTERM. stopped() tells whether it came;
+ * sleep(ns) resolves true after ns, or false as soon as a stop comes.
+ */
+const stop = {
+  done: false,
+  waiters: new Set(),
+  fire() {
+    if (this.done) return;
+    this.done = true;
+    for (const w of this.waiters) w();
+    this.waiters.clear();
+  },
+};
+
+function sleep(ns) {
+  if (stop.done) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let timer;
+    const end = BigInt(Date.now()) * 1000000n + ns;
+    const wake = () => {
+      stop.waiters.delete(onStop);
+      resolve(true);
+    };
+    const onStop = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    // setTimeout takes at most 2^31-1 ms: chain the waits of longer durations.
+    const arm = () => {
+      const leftMs = Number((end - BigInt(Date.now()) * 1000000n) / 1000000n);
+      if (leftMs <= 0) return wake();
+      timer = setTimeout(leftMs > 2147483647 ? arm : wake, Math.min(leftMs, 2147483647));
+    };
+    stop.waiters.add(onStop);
+    arm();
+  });
+}
+
+/**
+ * The grpc-js channels (Clients) of a layout for n workers, and for each
+ * worker the list it picks from. grpc-js, like gRPC C-core, keeps a global
+ * subchannel pool: channels to the same target with equal options and
+ * credentials share one subchannel, so one connection.
+ */
+function makeClients(Service, target, conn, n) {
+  const creds = grpc.credentials.createInsecure();
+  const own = { 'grpc.use_local_subchannel_pool': 1 };
+  const clients = [];
+  const perWorker = [];
+  switch (conn.kind) {
+    case 'shared':
+      clients.push(new Service(target, creds, {}));
+      for (let i = 0; i < n; i++) perWorker.push(clients);
+      break;
+    case 'pool':
+      // N channels that really are N connections: each its own subchannel pool.
+      for (let i = 0; i < conn.n; i++) clients.push(new Service(target, creds, own));
+      for (let i = 0; i < n; i++) perWorker.push(clients);
+      break;
+    default:
+      for (let i = 0; i < n; i++) {
+        let opts;
+        if (conn.kind === 'channel-per-worker') {
+          opts = {}; // identical options: the global pool hands every channel the same subchannel
+        } else if (conn.kind === 'distinct-args') {
+          opts = { 'rpclab.worker': i }; // a unique option makes a distinct subchannel key
+        } else {
+          opts = own; // per-worker and local-pool: grpc.use_local_subchannel_pool
+        }
+        const c = new Service(target, creds, opts);
+        clients.push(c);
+        perWorker.push([c]);
+      }
+  }
+  return { clients, perWorker };
+}
+
+/** Waits until every client is READY; null, or why not. */
+async function connectAll(clients, dialTimeoutNs) {
+  const deadline = Date.now() + Number(dialTimeoutNs / 1000000n);
+  let onStop;
+  const stopped = new Promise((resolve) => {
+    onStop = () => resolve('stopped');
+    stop.waiters.add(onStop);
+  });
+  const ready = Promise.all(
+    clients.map(
+      (c) =>
+        new Promise((resolve) => {
+          c.waitForReady(deadline, (err) => resolve(err ? err.message : null));
+        }),
+    ),
+  ).then((errs) => errs.find((e) => e !== null) ?? null);
+  const why = await Promise.race([ready, stopped]);
+  stop.waiters.delete(onStop);
+  return stop.done ? 'stopped' : why;
+}
+
+/** What every worker of a step shares: the phase and the pool's pick index. */
+class StepState {
+  constructor() {
+    this.phase = WARMUP;
+    this.rr = 0;
+  }
+}
+
+/** One closed-loop worker: one RPC in flight at a time, its own histogram. */
+class Worker {
+  constructor(state, clients, req, rpcTimeoutNs) {
+    this.state = state;
+    this.clients = clients;
+    this.req = req;
+    this.timeoutMs = Number(rpcTimeoutNs) / 1e6;
+    this.hist = newHistogram();
+    this.byCode = new Array(CODES).fill(0);
+    this.began = WARMUP;
+    this.t0 = 0n;
+    this.call = null;
+    this.finished = null;
+    this.finish = null;
+    this.opts = this.timeoutMs > 0 ? { deadline: 0 } : null;
+  }
+
+  pick() {
+    const cs = this.clients;
+    if (cs.length === 1) return cs[0];
+    const c = cs[this.state.rr % cs.length];
+    this.state.rr = (this.state.rr + 1) % cs.length;
+    return c;
+  }
+
+  /** Records an RPC that began and ended inside the measured interval. */
+  done(t1, code) {
+    if (this.began !== MEASURE || this.state.phase !== MEASURE) return;
+    this.byCode[code < CODES ? code : 2]++; // an unknown code counts as Unknown
+    if (code === 0) {
+      let v = Number(t1 - this.t0);
+      if (v < 1) v = 1;
+      else if (v > HIGHEST) v = HIGHEST;
+      this.hist.recordValue(v);
+    }
+  }
+
+  /** Starts the loop; the promise resolves once the worker has stopped. */
+  start(streaming) {
+    this.finished = new Promise((resolve) => {
+      this.finish = resolve;
+    });
+    if (streaming) this.openStream();
+    else {
+      this.onReply = this.onReply.bind(this);
+      this.sendUnary();
+    }
+    return this.finished;
+  }
+
+  /** Ends the loop: cancels the RPC or stream in flight. */
+  cancel() {
+    const call = this.call;
+    this.call = null;
+    if (call) call.cancel();
+    if (this.timer) clearTimeout(this.timer);
+    this.finish();
+  }
+
+  sendUnary() {
+    if (this.state.phase === DONE) return this.finish();
+    const c = this.pick();
+    this.began = this.state.phase;
+    if (this.opts) this.opts.deadline = Date.now() + this.timeoutMs;
+    this.t0 = process.hrtime.bigint();
+    this.call = this.opts ? c.UnaryCall(this.req, this.opts, this.onReply) : c.UnaryCall(this.req, this.onReply);
+  }
+
+  onReply(err) {
+    const t1 = process.hrtime.bigint();
+    if (this.call === null) return; // cancelled at the end of the step
+    this.call = null;
+    this.done(t1, err ? err.code : 0);
+    this.sendUnary();
+  }
+
+  /**
+   * Bidi ping-pong on StreamingCall: a request, then the next only once its
+   * reply arrived. A stream that fails is counted by its status and reopened.
+   * --rpc-timeout bounds each ping-pong with one timer per worker, re-armed
+   * per request (timer.refresh allocates nothing).
+   */
+  openStream() {
+    if (this.state.phase === DONE) return this.finish();
+    const s = this.pick().StreamingCall();
+    this.call = s;
+    this.waiting = false;
+    s.on('data', () => {
+      const t1 = process.hrtime.bigint();
+      if (this.call !== s) return;
+      this.waiting = false;
+      this.done(t1, 0);
+      if (this.state.phase === DONE) {
+        this.call = null;
+        s.cancel();
+        return this.finish();
+      }
+      this.sendPing(s);
+    });
+    const broken = (code) => {
+      const t1 = process.hrtime.bigint();
+      if (this.call !== s) return; // already cancelled or replaced
+      this.call = null;
+      if (this.waiting) this.done(t1, code);
+      this.waiting = false;
+      s.cancel();
+      setImmediate(() => this.openStream());
+    };
+    s.on('error', (err) => broken(err.code ?? 2));
+    s.on('end', () => broken(14)); // the server ended the stream: Unavailable
+    this.sendPing(s);
+  }
+
+  sendPing(s) {
+    this.began = this.state.phase;
+    this.waiting = true;
+    if (this.timeoutMs > 0) {
+      if (!this.timer) {
+        this.timer = setTimeout(() => this.onPingTimeout(), this.timeoutMs);
+      } else {
+        this.timer.refresh();
+      }
+    }
+    this.t0 = process.hrtime.bigint();
+    s.write(this.req);
+  }
+
+  onPingTimeout() {
+    const s = this.call;
+    if (!this.waiting || s === null) return;
+    const t1 = process.hrtime.bigint();
+    this.call = null;
+    this.waiting = false;
+    this.done(t1, 4); // DeadlineExceeded
+    s.cancel();
+    setImmediate(() => this.openStream());
+  }
+}
+
+/** Runs one step on fresh channels; null if a stop came before its interval. */
+async function runStep(Service, f, rpc, conn, inflight) {
+  const rec = new Record(rpc, conn, inflight);
+  const { clients, perWorker } = makeClients(Service, f.target, conn, inflight);
+  const closeAll = () => {
+    for (const c of clients) c.close();
+  };
+  const why = await connectAll(clients, f.dialTimeoutNs);
+  if (why !== null) {
+    closeAll();
+    if (stop.done) return null;
+    rec.unreachable = true;
+    rec.fail(`target unreachable: no connection to ${f.target} within ${Number(f.dialTimeoutNs) / 1e9}s: ${why}`);
+    return rec;
+  }
+
+  const state = new StepState();
+  const req = {
+    response_size: f.payload,
+    payload: { type: 0, body: Buffer.alloc(f.payload) },
+  };
+  const workers = [];
+  for (let i = 0; i < inflight; i++) workers.push(new Worker(state, perWorker[i], req, f.rpcTimeoutNs));
+  const running = workers.map((w) => w.start(rpc === 'streaming'));
+
+  const warmed = await sleep(f.warmupNs);
+  let interrupted = !warmed;
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  rec.startedUs = nowUs();
+  if (warmed) {
+    state.phase = MEASURE;
+    interrupted = !(await sleep(f.intervalNs));
+  }
+  state.phase = DONE;
+  const elapsed = process.hrtime.bigint() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  for (const w of workers) w.cancel();
+  await Promise.all(running);
+  closeAll();
+  if (!warmed) return null;
+
+  const hist = newHistogram();
+  const byCode = new Array(CODES).fill(0);
+  for (const w of workers) {
+    hist.add(w.hist);
+    for (let c = 0; c < CODES; c++) byCode[c] += w.byCode[c];
+  }
+  rec.fill(hist, byCode, Number(elapsed), (cpu.user + cpu.system) * 1000);
+  if (interrupted) {
+    rec.status = 'interrupted';
+    rec.error = 'interrupted: the interval was cut short';
+  }
+  return rec;
+}
+
+/** Runs every step in the order rpc, conn, inflight; returns the exit code. */
+async function run(f) {
+  let fd = 1;
+  if (f.out !== '') {
+    try {
+      fd = fs.openSync(f.out, 'w');
+    } catch (e) {
+      log(`--out ${f.out}: ${e.message}`);
+      return 1;
+    }
+  }
+  const write = (line) => {
+    fs.writeSync(fd, `${line}\n`);
+    if (fd !== 1) fs.fsyncSync(fd); // a killed client keeps whole records
+  };
+  const Service = loadService();
+  const env = detectEnv();
+  const steps = f.rpcs.length * f.conns.length * f.inflight.length;
+  let i = 0;
+  let failed = 0;
+  let unreachable = null;
+  for (const rpc of f.rpcs) {
+    for (const conn of f.conns) {
+      for (const n of f.inflight) {
+        i++;
+        if (stop.done) return 1;
+        const name = conn.kind === 'pool' ? `pool:${conn.n}` : conn.kind;
+        let rec;
+        if (unreachable !== null) {
+          rec = new Record(rpc, conn, n);
+          rec.fail(`target unreachable: not run: ${unreachable}`);
+        } else {
+          rec = await runStep(Service, f, rpc, conn, n);
+          if (rec === null) return 1; // stopped before this step measured anything
+        }
+        if (rec.unreachable) unreachable = `step ${i} (${name} ${rpc} inflight=${n}) could not connect`;
+        if (rec.status === 'failed') failed++;
+        try {
+          write(rec.json(f, env));
+        } catch (e) {
+          log(`write ${f.out || 'stdout'}: ${e.message}`);
+          return 1;
+        }
+        log(`step ${i}/${steps} ${rpc} ${name} inflight=${n}: ${rec.summaryLine()}`);
+        if (rec.status === 'interrupted') return 1;
+      }
+    }
+  }
+  return failed > 0 ? 1 : 0;
+}
+
+function main() {
+  let f;
+  try {
+    f = flags.parse(process.argv.slice(2));
+  } catch (e) {
+    if (!(e instanceof flags.UsageError)) throw e;
+    log(e.message);
+    process.exit(2);
+  }
+  process.on('SIGINT', () => stop.fire());
+  process.on('SIGTERM', () => stop.fire());
+  run(f).then(
+    (code) => process.exit(code),
+    (e) => {
+      log(e.stack || String(e));
+      process.exit(1);
+    },
+  );
+}
+
+main();
