@@ -1,0 +1,357 @@
+# Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+"""rpclab's Python client (docs/clients.md): a closed-loop sweep on grpcio's
+sync API against a grpc.testing.BenchmarkService server, one JSON Lines
+record per step. Exit codes: 0 every step ok, 1 a step failed, 2 bad flags.
+SIGINT/SIGTERM end the running step at once; its record ("interrupted") and
+every earlier one are kept.
+
+A thread per worker, each with one RPC in flight and its own histogram,
+merged after the interval. The GIL serializes the Python side of every RPC
+(grpcio releases it only while it waits in C-core), so the workers share one
+CPU's worth of Python whatever the in-flight count."""
+
+import itertools
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+
+import grpc
+
+from rpclab_client import flags
+from rpclab_client.pb import BenchmarkServiceStub, Payload, SimpleRequest
+from rpclab_client.record import CODES, HIGHEST, Env, Record, merge, new_histogram
+
+WARMUP, MEASURE, DONE = 0, 1, 2
+OK, UNKNOWN, DEADLINE_EXCEEDED, UNAVAILABLE = 0, 2, 4, 14
+PROG = "rpclab-client (python)"
+
+# Channel arguments per layout (docs/clients.md). C-core keys its global
+# subchannel pool on the target and the channel arguments: channels with
+# identical arguments share one subchannel, so one TCP connection.
+LOCAL_POOL = ("grpc.use_local_subchannel_pool", 1)
+
+
+def channel_options(conn, i):
+    """The arguments of the layout's i-th channel."""
+    if conn.mode in ("per-worker", "local-pool", "pool"):
+        # A subchannel pool of the channel's own: its own connection.
+        return [LOCAL_POOL]
+    if conn.mode == "distinct-args":
+        # An argument C-core does not know still enters the subchannel key.
+        return [("rpclab.channel_index", i)]
+    return []  # shared, channel-per-worker
+
+
+class Stop:
+    """Set by SIGINT/SIGTERM. A plain attribute: the handler runs on the
+    main thread between bytecodes, so it must take no lock."""
+
+    def __init__(self):
+        self.set = False
+
+    def install(self):
+        def handler(signum, frame):
+            self.set = True
+
+        signal.signal(signal.SIGINT, handler)
+        signal.signal(signal.SIGTERM, handler)
+
+    def sleep(self, ns):
+        """Sleeps for ns; False if a stop came first. Wakes every 50 ms to
+        look, so a stop ends a step within that."""
+        end = time.monotonic_ns() + ns
+        while not self.set:
+            left = end - time.monotonic_ns()
+            if left <= 0:
+                return True
+            time.sleep(min(left, 50_000_000) / 1e9)
+        return False
+
+
+def main():
+    try:
+        f = flags.parse(sys.argv[1:])
+    except flags.Usage as u:
+        print(f"{PROG}: {u}", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(2)
+    stop = Stop()
+    stop.install()
+    code = run(f, stop)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: grpcio's threads can hold it past the
+    # second a stopped client has.
+    os._exit(code)
+
+
+def run(f, stop):
+    """Runs every step in the order rpc, conn, inflight; returns the exit code."""
+    try:
+        out = open(f.out, "w", encoding="utf-8") if f.out else sys.stdout
+    except OSError as e:
+        print(f"{PROG}: --out {f.out}: {e}", file=sys.stderr)
+        return 1
+    env = Env(grpc.__version__)
+    steps = len(f.rpcs) * len(f.conns) * len(f.inflight)
+    i = failed = 0
+    unreachable = None
+    for rpc in f.rpcs:
+        for conn in f.conns:
+            for n in f.inflight:
+                i += 1
+                if stop.set:
+                    return 1
+                if unreachable:
+                    rec = Record(rpc, conn, n)
+                    rec.fail(f"target unreachable: not run: {unreachable}")
+                else:
+                    rec = run_step(f, rpc, conn, n, stop)
+                    if rec is None:
+                        return 1  # stopped before this step measured anything
+                if rec.unreachable:
+                    unreachable = f"step {i} ({conn.mode} {rpc} inflight={n}) could not connect"
+                if rec.status == "failed":
+                    failed += 1
+                try:
+                    out.write(rec.json(f, env) + "\n")
+                    out.flush()
+                    if out is not sys.stdout:
+                        os.fsync(out.fileno())
+                except OSError as e:
+                    print(f"{PROG}: write {f.out}: {e}", file=sys.stderr)
+                    return 1
+                print(f"{PROG}: step {i}/{steps} {rpc} {conn.mode} inflight={n}: {rec.summary()}",
+                      file=sys.stderr, flush=True)
+                if rec.status == "interrupted":
+                    return 1
+    return 1 if failed else 0
+
+
+def connect(f, conn, inflight, stop):
+    """Opens the layout's channels and waits until each is READY. Returns
+    (channels, error); error is None, "stopped" or why it failed."""
+    channels = [grpc.insecure_channel(f.target, options=channel_options(conn, i))
+                for i in range(conn.channels(inflight))]
+    deadline = time.monotonic_ns() + f.dial_timeout_ns
+    futures = [grpc.channel_ready_future(ch) for ch in channels]
+    err = None
+    for fut in futures:
+        while err is None:
+            try:
+                fut.result(timeout=0.05)
+                break
+            except grpc.FutureTimeoutError:
+                if stop.set:
+                    err = "stopped"
+                elif time.monotonic_ns() >= deadline:
+                    err = (f"target unreachable: no connection to {f.target} within "
+                           f"{f.dial_timeout_ns / 1e9:g}s")
+    if err is not None:
+        for fut in futures:
+            fut.cancel()
+        for ch in channels:
+            ch.close()
+        return None, err
+    return channels, None
+
+
+class Phase:
+    """The step's phase, read by every worker. A plain attribute: under the
+    GIL a read or write of it is atomic."""
+
+    def __init__(self):
+        self.v = WARMUP
+
+
+def run_step(f, rpc, conn, inflight, stop):
+    """Runs one step on fresh channels; None if a stop came before its interval."""
+    rec = Record(rpc, conn, inflight)
+    channels, err = connect(f, conn, inflight, stop)
+    if err == "stopped":
+        return None
+    if err is not None:
+        rec.unreachable = True
+        rec.fail(err)
+        return rec
+
+    phase = Phase()
+    req = SimpleRequest(response_size=f.payload, payload=Payload(body=bytes(f.payload)))
+    stubs = [BenchmarkServiceStub(ch) for ch in channels]
+    rr = itertools.count()
+    timeout = f.rpc_timeout_ns / 1e9 if f.rpc_timeout_ns > 0 else None
+    workers = []
+    for i in range(inflight):
+        mine = [stubs[i]] if len(stubs) == inflight and conn.mode != "pool" else stubs
+        w = Worker(mine, rr, phase, req, timeout)
+        w.thread = threading.Thread(target=w.streaming if rpc == "streaming" else w.unary,
+                                    name=f"worker-{i}", daemon=True)
+        workers.append(w)
+    for w in workers:
+        w.thread.start()
+    dog = None
+    if rpc == "streaming" and timeout is not None:
+        dog = threading.Thread(target=watchdog, args=(workers, phase, f.rpc_timeout_ns),
+                               name="rpc-timeout", daemon=True)
+        dog.start()
+
+    warmed = stop.sleep(f.warmup_ns)
+    cpu0 = time.process_time_ns()
+    t0 = time.monotonic_ns()
+    rec.started_at_ns = time.time_ns()
+    interrupted = not warmed
+    if warmed:
+        phase.v = MEASURE
+        interrupted = not stop.sleep(f.interval_ns)
+    phase.v = DONE
+    elapsed = time.monotonic_ns() - t0
+    cpu = time.process_time_ns() - cpu0
+    # Closing a channel cancels its RPCs, so no worker stays blocked.
+    for ch in channels:
+        ch.close()
+    for w in workers:
+        w.thread.join(timeout=1.0)
+    if dog is not None:
+        dog.join(timeout=1.0)
+    if not warmed:
+        return None
+    by_code = [0] * CODES
+    for w in workers:
+        for c, k in enumerate(w.by_code):
+            by_code[c] += k
+    rec.fill(merge(w.hist for w in workers), by_code, elapsed, cpu)
+    if interrupted:
+        rec.status = "interrupted"
+        rec.error = "interrupted: the interval was cut short"
+    return rec
+
+
+def code_of(e):
+    """The status code value of a failed RPC."""
+    try:
+        c = e.code()
+    except Exception:  # not a call's error
+        return UNKNOWN
+    return c.value[0] if c is not None else UNKNOWN
+
+
+class Requests:
+    """A bidi call's request iterator; grpcio consumes it on its own thread.
+    None ends the stream."""
+
+    def __init__(self):
+        self.q = queue.SimpleQueue()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        r = self.q.get()
+        if r is None:
+            raise StopIteration
+        return r
+
+
+class Worker:
+    """One closed-loop worker: one RPC in flight at a time, its own histogram."""
+
+    def __init__(self, stubs, rr, phase, req, timeout):
+        self.stubs = stubs
+        self.rr = rr
+        self.phase = phase
+        self.req = req
+        self.timeout = timeout
+        self.hist = new_histogram()
+        self.by_code = [0] * CODES
+        # For the streaming watchdog: when the pending ping was sent (0: none),
+        # the open call, and whether the watchdog cancelled it.
+        self.sent_at = 0
+        self.call = None
+        self.timed_out = False
+        self.thread = None
+
+    def done(self, began, d, code):
+        """Records an RPC that began and ended inside the measured interval."""
+        if began != MEASURE or self.phase.v != MEASURE:
+            return
+        self.by_code[code] += 1
+        if code == OK:
+            self.hist.record_value(min(max(d, 1), HIGHEST))
+
+    def unary(self):
+        phase, req, timeout, now = self.phase, self.req, self.timeout, time.perf_counter_ns
+        calls = [s.UnaryCall for s in self.stubs]
+        n, rr = len(calls), self.rr
+        while phase.v != DONE:
+            ph = phase.v
+            call = calls[0] if n == 1 else calls[next(rr) % n]
+            t0 = now()
+            try:
+                call(req, timeout=timeout)
+                code = OK
+            except grpc.RpcError as e:
+                code = code_of(e)
+            except Exception:  # e.g. the channel closed at the end of the step
+                if phase.v == DONE:
+                    return
+                code = UNKNOWN
+            self.done(ph, now() - t0, code)
+
+    def streaming(self):
+        """Bidi ping-pong: one stream, a reply awaited for every request."""
+        phase, req, now = self.phase, self.req, time.perf_counter_ns
+        n, rr = len(self.stubs), self.rr
+        while phase.v != DONE:
+            reqs = Requests()
+            stub = self.stubs[0] if n == 1 else self.stubs[next(rr) % n]
+            ph = phase.v
+            self.timed_out = False
+            t0 = now()
+            reqs.q.put(req)
+            self.sent_at = t0
+            call = None
+            try:
+                call = stub.StreamingCall(reqs)
+                self.call = call
+                while True:
+                    next(call)
+                    self.sent_at = 0
+                    self.done(ph, now() - t0, OK)
+                    if phase.v == DONE:
+                        return
+                    ph = phase.v
+                    t0 = now()
+                    self.sent_at = t0
+                    reqs.q.put(req)
+            except StopIteration:  # the server ended the stream
+                self.done(ph, now() - t0, UNAVAILABLE)
+            except grpc.RpcError as e:
+                self.done(ph, now() - t0, DEADLINE_EXCEEDED if self.timed_out else code_of(e))
+            except Exception:
+                if phase.v == DONE:
+                    return
+                self.done(ph, now() - t0, UNKNOWN)
+            finally:
+                self.sent_at = 0
+                self.call = None
+                reqs.q.put(None)
+                if call is not None:
+                    call.cancel()
+
+
+def watchdog(workers, phase, timeout_ns):
+    """--rpc-timeout on streams: cancels a stream whose pending ping-pong is
+    older than the timeout (the sync API has no deadline per message); the
+    worker counts it as DeadlineExceeded."""
+    tick = min(timeout_ns / 4, 10_000_000) / 1e9
+    while phase.v != DONE:
+        time.sleep(tick)
+        t = time.perf_counter_ns()
+        for w in workers:
+            sent, call = w.sent_at, w.call
+            if sent and call is not None and t - sent > timeout_ns:
+                w.timed_out = True
+                call.cancel()
