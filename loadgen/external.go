@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,28 @@ import (
 
 // Languages whose clients live in clients/<lang>/ (docs/clients.md).
 var Languages = []string{"cpp", "java", "rust", "python", "node"}
+
+// CCoreLayouts are the layouts that only mean something in stacks that
+// share subchannels between channels with identical arguments: C++,
+// Python's grpcio (both C-core) and grpc-js, which copies its design.
+var CCoreLayouts = []string{"channel-per-worker", "local-pool", "distinct-args"}
+
+// HasLayout says whether the client of lang has the --conn layout conn:
+// every client has shared, per-worker and pool:N; only the C-core style
+// stacks have CCoreLayouts. Pool pick policies other than round-robin are
+// the Go client's (package pool).
+func HasLayout(lang, conn string) bool {
+	kind, rest, _ := strings.Cut(conn, ":")
+	switch {
+	case kind == Shared || kind == PerWorker:
+		return true
+	case kind == Pooled:
+		return lang == "go" || !strings.Contains(rest, ":")
+	case slices.Contains(CCoreLayouts, kind):
+		return lang == "cpp" || lang == "python" || lang == "node"
+	}
+	return false
+}
 
 // External is a client of another language that follows docs/clients.md:
 // clients/<lang>/build.sh builds it and clients/<lang>/rpclab-client runs it.

@@ -154,3 +154,28 @@ func TestConnsRequested(t *testing.T) {
 		}
 	}
 }
+
+func TestHasLayout(t *testing.T) {
+	tests := []struct {
+		lang, conn string
+		want       bool
+	}{
+		{"go", "shared", true},
+		{"java", "per-worker", true},
+		{"rust", "pool:4", true},
+		{"go", "pool:4:least-loaded", true},
+		{"java", "pool:4:least-loaded", false},
+		{"go", "channel-per-worker", false},
+		{"java", "local-pool", false},
+		{"rust", "distinct-args", false},
+		{"cpp", "channel-per-worker", true},
+		{"python", "local-pool", true},
+		{"node", "distinct-args", true},
+		{"cpp", "carrier-pigeon", false},
+	}
+	for _, tc := range tests {
+		if got := HasLayout(tc.lang, tc.conn); got != tc.want {
+			t.Errorf("HasLayout(%q, %q) = %v, want %v", tc.lang, tc.conn, got, tc.want)
+		}
+	}
+}

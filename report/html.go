@@ -67,10 +67,16 @@ type compareRow struct {
 }
 
 type htmlDoc struct {
-	Title  string
-	Notes  []string
-	Runs   []htmlRun
-	Groups []htmlGroup
+	Title string
+	Notes []string
+	Runs  []htmlRun
+	// ConnNotes explain layouts that got fewer connections than they asked
+	// for (ConnNotes).
+	ConnNotes []string
+	// Clients compare client languages (ClientGroups), when the records
+	// hold two or more.
+	Clients []htmlGroup
+	Groups  []htmlGroup
 	Multi  bool
 	Before string
 	After  string
@@ -108,19 +114,25 @@ func HTML(w io.Writer, runs []Run, notes []string) error {
 	if doc.Multi {
 		doc.Before, doc.After = runs[0].Name, runs[len(runs)-1].Name
 	}
+	for _, run := range runs {
+		doc.ConnNotes = append(doc.ConnNotes, ConnNotes(run.Records)...)
+	}
+	for _, g := range ClientGroups(runs) {
+		hg := htmlGroup{Group: g, Multi: doc.Multi}
+		figs, err := htmlFigures(g)
+		if err != nil {
+			return err
+		}
+		hg.Figs = figs
+		doc.Clients = append(doc.Clients, hg)
+	}
 	for _, g := range Groups(runs) {
 		hg := htmlGroup{Group: g, Multi: doc.Multi}
-		for _, f := range g.Figures {
-			svg, err := f.SVG()
-			if err != nil {
-				return err
-			}
-			hf := htmlFigure{Figure: f, ID: g.Slug + "-" + f.Kind, SVG: template.HTML(inlineSVG(svg, g.Slug+"-"+f.Kind+"-title"))}
-			for _, s := range f.Series {
-				hf.Points += len(s.Points)
-			}
-			hg.Figs = append(hg.Figs, hf)
+		figs, err := htmlFigures(g)
+		if err != nil {
+			return err
 		}
+		hg.Figs = figs
 		if doc.Multi {
 			hg.Compare = compare(g.Rows, doc.Before, doc.After)
 		}
@@ -130,6 +142,23 @@ func HTML(w io.Writer, runs []Run, notes []string) error {
 		return fmt.Errorf("report: html: %w", err)
 	}
 	return nil
+}
+
+// htmlFigures draws g's figures as inline SVG.
+func htmlFigures(g Group) ([]htmlFigure, error) {
+	var out []htmlFigure
+	for _, f := range g.Figures {
+		svg, err := f.SVG()
+		if err != nil {
+			return nil, err
+		}
+		hf := htmlFigure{Figure: f, ID: g.Slug + "-" + f.Kind, SVG: template.HTML(inlineSVG(svg, g.Slug+"-"+f.Kind+"-title"))}
+		for _, s := range f.Series {
+			hf.Points += len(s.Points)
+		}
+		out = append(out, hf)
+	}
+	return out, nil
 }
 
 // inlineSVG drops the XML prolog of a standalone SVG and names the figure
@@ -185,13 +214,14 @@ func compare(rows []RunRow, before, after string) []compareRow {
 }
 
 // WritePNGs writes every figure of runs as a PNG file in dir (created if
-// missing), named <group>-<figure>.png, and returns the paths written.
+// missing), named <group>-<figure>.png, and returns the paths written. The
+// cross-client figures (ClientGroups) come first when there are any.
 func WritePNGs(dir string, runs []Run) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("report: png: %w", err)
 	}
 	var paths []string
-	for _, g := range Groups(runs) {
+	for _, g := range append(ClientGroups(runs), Groups(runs)...) {
 		for _, f := range g.Figures {
 			b, err := f.PNG()
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,4 +199,76 @@ func TestClientsBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompare runs rpclab compare with the Go client and every selected
+// client against one server: each client's records are there, valid, and
+// the report charts them together.
+func TestCompare(t *testing.T) {
+	env := os.Getenv("RPCLAB_CLIENTS")
+	if env == "" {
+		t.Skip("RPCLAB_CLIENTS is not set")
+	}
+	langs := []string{"go"}
+	for _, l := range loadgen.Languages {
+		if _, err := os.Stat(filepath.Join("..", l, "build.sh")); err == nil && (env == "all" || slices.Contains(strings.Split(env, ","), l)) {
+			langs = append(langs, l)
+		}
+	}
+	if len(langs) < 2 {
+		t.Skip("no client of another language selected")
+	}
+	dir := t.TempDir()
+	out, page := filepath.Join(dir, "c.jsonl"), filepath.Join(dir, "c.html")
+	stdout, stderr, code := rpclab(t, 10*time.Minute, "compare", "--clients", strings.Join(langs, ","), "--clients-dir", ".",
+		"--inflight", "1,2", "--conn", "shared,per-worker", "--warmup", "300ms", "--interval", "700ms", "-o", out, "--report", page)
+	if code != 0 {
+		t.Fatalf("compare exit code %d; stderr:\n%s", code, stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	for _, r := range recs {
+		per[r.Env.Language]++
+		if r.Status != result.StatusOK {
+			t.Errorf("%s %s inflight=%d: %s %s", r.Env.Language, r.Spec.ConnMode, r.Spec.Inflight, r.Status, r.Error)
+		}
+	}
+	for _, l := range langs {
+		if per[l] != 4 {
+			t.Errorf("%s: got %d records, want 4", l, per[l])
+		}
+		// The cross-client table has a line per client and layout.
+		if !containsLine(stdout, l, "per-worker") {
+			t.Errorf("the client table has no %s per-worker line:\n%s", l, stdout)
+		}
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Count(string(html), `<figure class="chart" id="clients-`), 3; got != want {
+		t.Errorf("report: got %d cross-client charts, want %d", got, want)
+	}
+	if want := fmt.Sprintf(`data-series="%d"`, 2*len(langs)); !strings.Contains(string(html), want) {
+		t.Errorf("report: no chart with %s (every client's two layouts)", want)
+	}
+}
+
+// containsLine reports whether some line of s has every one of words as a
+// field.
+func containsLine(s string, words ...string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		f := strings.Fields(l)
+		all := true
+		for _, w := range words {
+			all = all && slices.Contains(f, w)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }

@@ -3,12 +3,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,10 +27,18 @@ import (
 )
 
 // runLab wires a sweep: output files, the child server when there is no
-// target, progress on stderr, then the table, CSV and verdict.
+// target, progress on stderr, then the table, CSV and verdict. With
+// sf.clients (rpclab compare) it sweeps every client in turn against the
+// same server, each with the layouts its stack has, and ends with the
+// cross-client table and an HTML report.
 func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	compare := len(sf.clients) > 0
+	clients, err := planClients(sf, stderr)
+	if err != nil {
+		return err
+	}
 
 	var jsonl *result.Writer
 	if sf.out != "" {
@@ -57,25 +68,10 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		return err
 	}
 
-	var ext *loadgen.External
-	if sf.client != "go" {
-		dir := sf.clientsDir
-		if dir == "" {
-			d, err := loadgen.FindClientsDir()
-			if err != nil {
-				return err
-			}
-			dir = d
-		}
-		e, err := loadgen.NewExternal(dir, sf.client, sf.conns, stderr)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", sf.client)
-		if err := e.Build(ctx); err != nil {
-			return err
-		}
-		ext = e
+	// Every client is built before the server starts, so no build runs
+	// beside a measurement.
+	if err := buildClients(ctx, sf, clients, stderr); err != nil {
+		return err
 	}
 
 	var o loadgen.Options
@@ -108,7 +104,10 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		fmt.Fprintf(stderr, "rpclab: netem proxy %s -> %s (pid %d): up %s, down %s\n", px.Addr, spec.Target, px.Pid, network.Up, network.Down)
 		spec.Target, netemSpec = px.Addr, ns
 	}
-	steps := len(spec.RPCs) * len(sf.conns) * len(spec.Inflight)
+	steps := 0
+	for _, c := range clients {
+		steps += len(spec.RPCs) * len(c.conns) * len(spec.Inflight)
+	}
 	if open != nil {
 		steps *= len(open.Rates)
 	}
@@ -125,15 +124,38 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		return nil
 	}
 	var sloRes []loadgen.SLOResult
-	prog, stopProgress := progress(stderr)
-	if ext != nil {
-		err = ext.Sweep(ctx, spec, sink, prog)
-	} else if open != nil {
-		sloRes, err = sf.open.sweep(ctx, spec, open, o, sink, prog)
-	} else {
-		err = loadgen.Sweep(ctx, spec, o, sink, prog)
+	var errs []error
+	for _, c := range clients {
+		if compare {
+			fmt.Fprintf(stderr, "rpclab: %s client: %s\n", c.lang, strings.Join(c.conns, ","))
+		}
+		cspec := *spec
+		if c.lang == "go" && compare {
+			if cspec.Conns, err = goConns(c.conns); err != nil {
+				return err
+			}
+		}
+		prog, stopProgress := progress(stderr)
+		switch {
+		case c.ext != nil:
+			err = c.ext.Sweep(ctx, &cspec, sink, prog)
+		case open != nil:
+			sloRes, err = sf.open.sweep(ctx, &cspec, open, o, sink, prog)
+		default:
+			err = loadgen.Sweep(ctx, &cspec, o, sink, prog)
+		}
+		stopProgress()
+		if err != nil {
+			if ctx.Err() != nil || !compare {
+				errs = append(errs, err)
+				break
+			}
+			// One client failing does not stop the comparison.
+			fmt.Fprintf(stderr, "rpclab: the %s client: %v\n", c.lang, err)
+			errs = append(errs, fmt.Errorf("%s client: %w", c.lang, err))
+		}
 	}
-	stopProgress()
+	err = errors.Join(errs...)
 
 	if len(recs) > 0 {
 		fmt.Fprintln(stdout)
@@ -152,24 +174,120 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 		fmt.Fprintln(stdout)
 		if open == nil { // the verdict reads closed-loop in-flight series
 			fmt.Fprintln(stdout, report.VerdictText(report.Verdicts(recs)))
+			for _, n := range report.ConnNotes(recs) {
+				fmt.Fprintln(stdout, "Note:", n)
+			}
 		} else if open.SLO != nil {
 			report.SLOText(stdout, open.SLO.String(), sloRes)
+		}
+		if compare {
+			fmt.Fprintln(stdout)
+			if terr := report.ClientTable(stdout, recs); terr != nil {
+				return terr
+			}
 		}
 		if sf.out != "" {
 			fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), sf.out)
 		}
 	}
-	if demo && len(recs) > 0 {
-		const page = "rpclab-report.html"
-		if rerr := writeHTMLReport(page, []report.Run{{Name: "rpclab demo", Records: recs}}, nil); rerr != nil {
+	page := sf.report
+	if demo {
+		page = "rpclab-report.html"
+	}
+	if page != "" && len(recs) > 0 {
+		name := "rpclab demo"
+		if compare {
+			name = "rpclab compare"
+		}
+		if rerr := writeHTMLReport(page, []report.Run{{Name: name, Records: recs}}, nil); rerr != nil {
 			return rerr
 		}
 		fmt.Fprintf(stderr, "rpclab: report with charts written to %s\n", absPath(page))
+		if sf.png != "" {
+			paths, perr := report.WritePNGs(sf.png, []report.Run{{Name: name, Records: recs}})
+			if perr != nil {
+				return perr
+			}
+			fmt.Fprintf(stderr, "rpclab: %d charts written to %s\n", len(paths), sf.png)
+		}
 	}
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %d steps measured and kept: %w", len(recs), ctx.Err())
 	}
 	return err
+}
+
+// labClient is one client a lab runs: the in-process Go client (ext nil)
+// or another language's, with the layouts it sweeps.
+type labClient struct {
+	lang  string
+	ext   *loadgen.External
+	conns []string
+}
+
+// planClients resolves the clients of a run: sf.client, or with rpclab
+// compare every one of sf.clients, each with the --conn layouts its stack
+// has (a layout no client has is a usage error). It builds nothing.
+func planClients(sf *sweepFlags, stderr io.Writer) ([]labClient, error) {
+	if len(sf.clients) == 0 {
+		return []labClient{{lang: sf.client, conns: sf.conns}}, nil
+	}
+	var out []labClient
+	used := map[string]bool{}
+	for _, lang := range sf.clients {
+		c := labClient{lang: lang}
+		for _, conn := range sf.conns {
+			if loadgen.HasLayout(lang, conn) {
+				c.conns = append(c.conns, conn)
+				used[conn] = true
+			}
+		}
+		if len(c.conns) == 0 {
+			fmt.Fprintf(stderr, "rpclab: skipping the %s client: it has none of the layouts %s\n", lang, strings.Join(sf.conns, ","))
+			continue
+		}
+		if lang == "go" {
+			if _, err := goConns(c.conns); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, c)
+	}
+	for _, conn := range sf.conns {
+		if !used[conn] {
+			return nil, usageError{fmt.Errorf("--conn: none of the clients %s has the layout %q", strings.Join(sf.clients, ","), conn)}
+		}
+	}
+	return out, nil
+}
+
+// buildClients finds and builds (if needed) every client of another
+// language in clients.
+func buildClients(ctx context.Context, sf *sweepFlags, clients []labClient, stderr io.Writer) error {
+	for i := range clients {
+		c := &clients[i]
+		if c.lang == "go" {
+			continue
+		}
+		dir := sf.clientsDir
+		if dir == "" {
+			d, err := loadgen.FindClientsDir()
+			if err != nil {
+				return err
+			}
+			dir = d
+		}
+		e, err := loadgen.NewExternal(dir, c.lang, c.conns, stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", c.lang)
+		if err := e.Build(ctx); err != nil {
+			return err
+		}
+		c.ext = e
+	}
+	return nil
 }
 
 // startChild starts "rpclab serve" as a separate process. With two or more

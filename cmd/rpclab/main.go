@@ -84,7 +84,7 @@ Start with "rpclab demo".`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCmd(), newBulkCmd(), newSweepCmd(), newDemoCmd(), newValidateCmd(), newReportCmd(), newNetemCmd(), newFlowCmd(), newDoctorCmd())
+	root.AddCommand(newServeCmd(), newBulkCmd(), newSweepCmd(), newDemoCmd(), newValidateCmd(), newReportCmd(), newNetemCmd(), newFlowCmd(), newDoctorCmd(), newCompareCmd())
 	// Wrong positional arguments are usage errors too (exit 2).
 	for _, c := range root.Commands() {
 		if c.Args != nil {

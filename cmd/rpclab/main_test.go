@@ -67,6 +67,12 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		{"unknown client", []string{"sweep", "--client", "cobol"}, "--client"},
 		{"demo too", []string{"demo", "--conn", "pool:-1"}, "--conn"},
 		{"serve args", []string{"serve", "extra"}, "unknown command"},
+		{"compare with --client", []string{"compare", "--client", "java"}, "--client"},
+		{"compare open loop", []string{"compare", "--rps", "100"}, "--rps"},
+		{"compare unknown client", []string{"compare", "--clients", "go,cobol"}, "--clients"},
+		{"compare layout no client has", []string{"compare", "--clients", "go,java", "--conn", "shared,local-pool"}, "local-pool"},
+		{"compare bad pool for go", []string{"compare", "--clients", "go", "--conn", "pool:0"}, "--conn"},
+		{"compare no clients", []string{"compare", "--clients", ""}, "--clients"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

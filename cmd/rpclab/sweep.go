@@ -36,6 +36,10 @@ type sweepFlags struct {
 	client        string
 	serverImpl    string
 	clientsDir    string
+	// clients, report and png are rpclab compare's.
+	clients       []string
+	report        string
+	png           string
 	netem         netemFlags
 	open          openFlags
 }
@@ -100,29 +104,39 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 		}
 		s.Inflight = r
 	}
-	if sf.client != "go" {
-		if !slices.Contains(loadgen.Languages, sf.client) {
-			return nil, usageError{fmt.Errorf("--client: unknown client %q (want go, %s)", sf.client, strings.Join(loadgen.Languages, ", "))}
-		}
-		if len(sf.conns) == 0 {
-			return nil, usageError{errors.New("--conn: no connection mode given")}
-		}
-		return s, s.ValidateLoad() // the client checks its own layouts
-	}
 	if len(sf.conns) == 0 {
 		return nil, usageError{errors.New("--conn: no connection mode given")}
 	}
-	for _, c := range sf.conns {
+	for i, lang := range append([]string{sf.client}, sf.clients...) {
+		if lang != "go" && !slices.Contains(loadgen.Languages, lang) {
+			flag := "--client"
+			if i > 0 {
+				flag = "--clients"
+			}
+			return nil, usageError{fmt.Errorf("%s: unknown client %q (want go, %s)", flag, lang, strings.Join(loadgen.Languages, ", "))}
+		}
+	}
+	if sf.client == "go" && len(sf.clients) == 0 {
+		conns, err := goConns(sf.conns)
+		if err != nil {
+			return nil, err
+		}
+		s.Conns = conns
+	} // else each client checks its own layouts
+	return s, s.ValidateLoad()
+}
+
+// goConns parses --conn layouts for the Go client.
+func goConns(list []string) ([]loadgen.ConnMode, error) {
+	var out []loadgen.ConnMode
+	for _, c := range list {
 		m, err := loadgen.ParseConnMode(c)
 		if err != nil {
 			return nil, err
 		}
-		s.Conns = append(s.Conns, m)
+		out = append(out, m)
 	}
-	if err := s.ValidateLoad(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return out, nil
 }
 
 func newSweepCmd() *cobra.Command {
