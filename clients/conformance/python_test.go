@@ -1,0 +1,149 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/stats"
+)
+
+// grpcio is C-core: channels whose target and arguments are identical share
+// one subchannel, so one TCP connection, through the global subchannel pool.
+// shared and channel-per-worker (the trap) are therefore one connection
+// whatever the in-flight count; local-pool (grpc.use_local_subchannel_pool),
+// per-worker (the same argument) and distinct-args (a unique argument per
+// channel) are one per worker; pool:N is N channels with local pools.
+func init() {
+	expectations["python"] = []Expectation{
+		{Conn: "shared", Conns: one},
+		{Conn: "channel-per-worker", Conns: one},
+		{Conn: "local-pool", Conns: perWorker},
+		{Conn: "per-worker", Conns: perWorker},
+		{Conn: "distinct-args", Conns: perWorker},
+		{Conn: "pool:2", Conns: func(int) int { return 2 }},
+	}
+}
+
+// TestPythonDirect: see testDirect (java_test.go).
+func TestPythonDirect(t *testing.T) { testDirect(t, "python") }
+
+// buildPython builds the Python client and returns its venv's python.
+func buildPython(t *testing.T) string {
+	t.Helper()
+	selected(t, "python")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	e, err := loadgen.NewExternal("..", "python", []string{"shared"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Build(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(e.Dir, ".venv", "bin", "python")
+}
+
+// pythonIn runs the Python client's venv python with args in clients/python.
+func pythonIn(t *testing.T, py string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, args...)
+	cmd.Dir = filepath.Dir(filepath.Dir(filepath.Dir(py)))
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+cmd.Dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\nstdout:\n%s\nstderr:\n%s", args, err, stdout.String(), stderr.String())
+	}
+	if stderr.Len() > 0 {
+		t.Logf("%s", stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// TestPythonUnit runs the Python client's own unit tests (flags, record).
+func TestPythonUnit(t *testing.T) {
+	py := buildPython(t)
+	pythonIn(t, py, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
+}
+
+// The Python side of TestPythonHistogram: values spread over the whole
+// range, recorded into three worker histograms (one left empty), merged and
+// encoded by the client's own code.
+const pyHistogram = `
+import json, random
+from rpclab_client import record
+rng = random.Random(8)
+values = [1, 2, 999, 1000, 1001, 2047, 2048, 2049, 30000, 31000, 31000, 123456, 2000000,
+          999999999, record.HIGHEST]
+values += [int(10 ** rng.uniform(3, 8)) for _ in range(20000)]
+ws = [record.new_histogram() for _ in range(3)]
+for i, v in enumerate(values):
+    assert ws[i % 2].record_value(v), v
+h = record.merge(ws)
+print(json.dumps({"hdr": record.encode(h), "values": values, "min": h.get_min_value(),
+    "max": h.get_max_value(), "quantiles": {str(q): h.get_value_at_percentile(q * 100)
+    for q in (0.5, 0.9, 0.99, 0.999)}}))
+`
+
+// TestPythonHistogram checks that hdrhistogram-go decodes what the Python
+// client's histogram code (HdrHistogram_py) encodes exactly: every value in
+// the bucket it was recorded in, and the same min, max and quantiles.
+func TestPythonHistogram(t *testing.T) {
+	py := buildPython(t)
+	var got struct {
+		HDR       string           `json:"hdr"`
+		Values    []int64          `json:"values"`
+		Min       int64            `json:"min"`
+		Max       int64            `json:"max"`
+		Quantiles map[string]int64 `json:"quantiles"`
+	}
+	out := pythonIn(t, py, "-c", pyHistogram)
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	h, err := stats.DecodeHistogram(got.HDR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, want := h.TotalCount(), int64(len(got.Values)); n != want {
+		t.Fatalf("decoded %d values, want %d", n, want)
+	}
+	if h.Min() != got.Min || h.Max() != got.Max {
+		t.Errorf("decoded min/max %d/%d, Python says %d/%d", h.Min(), h.Max(), got.Min, got.Max)
+	}
+	for qs, want := range got.Quantiles {
+		var q float64
+		if err := json.Unmarshal([]byte(qs), &q); err != nil {
+			t.Fatal(err)
+		}
+		if v := h.ValueAtQuantile(q * 100); v != want {
+			t.Errorf("quantile %s: got %d, Python says %d", qs, v, want)
+		}
+	}
+	// Every bucket holds exactly the values that fall in its range.
+	slices.Sort(got.Values)
+	var seen int64
+	for _, b := range h.Distribution() {
+		seen += b.Count
+		lo, _ := slices.BinarySearch(got.Values, b.From)
+		hi, _ := slices.BinarySearch(got.Values, b.To+1)
+		if want := int64(hi - lo); b.Count != want {
+			t.Errorf("bucket %d..%d: got %d values, want %d", b.From, b.To, b.Count, want)
+		}
+	}
+	if want := int64(len(got.Values)); seen != want {
+		t.Errorf("the buckets hold %d values, want %d", seen, want)
+	}
+}
