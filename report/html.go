@@ -77,9 +77,9 @@ type htmlDoc struct {
 	// hold two or more.
 	Clients []htmlGroup
 	Groups  []htmlGroup
-	Multi  bool
-	Before string
-	After  string
+	Multi   bool
+	Before  string
+	After   string
 }
 
 // HTML writes one self-contained HTML report of runs: per group, the four

@@ -37,11 +37,11 @@ type sweepFlags struct {
 	serverImpl    string
 	clientsDir    string
 	// clients, report and png are rpclab compare's.
-	clients       []string
-	report        string
-	png           string
-	netem         netemFlags
-	open          openFlags
+	clients []string
+	report  string
+	png     string
+	netem   netemFlags
+	open    openFlags
 }
 
 func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
