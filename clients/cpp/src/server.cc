@@ -1,0 +1,309 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+// rpclab's C++ server: the classic asynchronous completion-queue server of
+// gRPC C++ for grpc.testing.BenchmarkService's UnaryCall and StreamingCall
+// (bidi ping-pong), each reply carrying response_size bytes. Its first line
+// on stdout is "listening on ADDR"; SIGINT or SIGTERM stops it.
+//
+// Layout: --num-cqs completion queues, each polled by --workers-per-cq
+// threads. Each queue has --callbacks-per-cq handlers per method pre-posted
+// (RequestUnaryCall / RequestStreamingCall); a handler re-arms itself when
+// its call ends, and when a call takes the last posted handler of its queue
+// (long-lived streams), one more is posted, so no call waits for a handler.
+
+#include <grpcpp/grpcpp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "flags.h"
+#include "grpc/testing/benchmark_service.grpc.pb.h"
+
+namespace rpclab {
+namespace {
+
+using grpc::testing::BenchmarkService;
+using grpc::testing::SimpleRequest;
+using grpc::testing::SimpleResponse;
+
+const char kServerUsage[] =
+    "usage: rpclab-server [--listen HOST:PORT] [--num-cqs N] [--workers-per-cq N] [--callbacks-per-cq N]\n"
+    "  --listen 127.0.0.1:0 (port 0 picks a free port; the first stdout line names it)\n"
+    "  --num-cqs: completion queues (default: CPUs this process may use)\n"
+    "  --workers-per-cq: threads polling each queue (default 1)\n"
+    "  --callbacks-per-cq: handlers pre-posted per method and queue, re-arming themselves (default 64)";
+
+constexpr int64_t kMaxResponse = (int64_t{4} << 20) - 64;
+
+struct Queue;
+
+// A handler is the tag of its one outstanding operation.
+class Handler {
+ public:
+  virtual ~Handler() = default;
+  // Proceed moves the call on after an operation completed.
+  virtual void Proceed(bool ok) = 0;
+};
+
+// A completion queue and the handlers posted on it.
+struct Queue {
+  BenchmarkService::AsyncService* service = nullptr;
+  std::unique_ptr<grpc::ServerCompletionQueue> cq;
+  std::atomic<int> posted_unary{0}, posted_streaming{0};
+  std::mutex mu;
+  std::vector<std::unique_ptr<Handler>> handlers;  // owned here, freed after the queue drains
+
+  template <typename H>
+  void Add() {
+    H* h = new H(this);
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      handlers.emplace_back(h);
+    }
+    h->Arm();
+  }
+};
+
+bool FillResponse(const SimpleRequest& req, SimpleResponse* resp, grpc::Status* err) {
+  int64_t n = req.response_size();
+  if (n < 0 || n > kMaxResponse) {
+    *err = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "response_size " + std::to_string(n) + " is outside 0.." + std::to_string(kMaxResponse));
+    return false;
+  }
+  if (n == 0) {
+    resp->clear_payload();
+  } else {
+    resp->mutable_payload()->mutable_body()->assign(static_cast<size_t>(n), '\0');  // keeps its capacity
+  }
+  return true;
+}
+
+class UnaryHandler : public Handler {
+ public:
+  explicit UnaryHandler(Queue* q) : q_(q) {}
+
+  void Arm() {
+    ctx_ = std::make_unique<grpc::ServerContext>();
+    writer_ = std::make_unique<grpc::ServerAsyncResponseWriter<SimpleResponse>>(ctx_.get());
+    state_ = kRequest;
+    q_->posted_unary++;
+    q_->service->RequestUnaryCall(ctx_.get(), &req_, writer_.get(), q_->cq.get(), q_->cq.get(), this);
+  }
+
+  void Proceed(bool ok) override {
+    switch (state_) {
+      case kRequest: {
+        if (q_->posted_unary.fetch_sub(1) == 1) q_->Add<UnaryHandler>();
+        if (!ok) return;  // the server is shutting down
+        state_ = kFinish;
+        grpc::Status err;
+        if (FillResponse(req_, &resp_, &err)) {
+          writer_->Finish(resp_, grpc::Status::OK, this);
+        } else {
+          writer_->FinishWithError(err, this);
+        }
+        return;
+      }
+      case kFinish:
+        Arm();
+        return;
+    }
+  }
+
+ private:
+  enum State { kRequest, kFinish };
+  Queue* q_;
+  State state_ = kRequest;
+  std::unique_ptr<grpc::ServerContext> ctx_;
+  std::unique_ptr<grpc::ServerAsyncResponseWriter<SimpleResponse>> writer_;
+  SimpleRequest req_;
+  SimpleResponse resp_;
+};
+
+class StreamingHandler : public Handler {
+ public:
+  explicit StreamingHandler(Queue* q) : q_(q) {}
+
+  void Arm() {
+    ctx_ = std::make_unique<grpc::ServerContext>();
+    stream_ = std::make_unique<grpc::ServerAsyncReaderWriter<SimpleResponse, SimpleRequest>>(ctx_.get());
+    state_ = kRequest;
+    q_->posted_streaming++;
+    q_->service->RequestStreamingCall(ctx_.get(), stream_.get(), q_->cq.get(), q_->cq.get(), this);
+  }
+
+  void Proceed(bool ok) override {
+    switch (state_) {
+      case kRequest:
+        if (q_->posted_streaming.fetch_sub(1) == 1) q_->Add<StreamingHandler>();
+        if (!ok) return;  // the server is shutting down
+        state_ = kRead;
+        stream_->Read(&req_, this);
+        return;
+      case kRead: {
+        if (!ok) {  // the client half-closed (or the call died): end with OK
+          state_ = kFinish;
+          stream_->Finish(grpc::Status::OK, this);
+          return;
+        }
+        grpc::Status err;
+        if (!FillResponse(req_, &resp_, &err)) {
+          state_ = kFinish;
+          stream_->Finish(err, this);
+          return;
+        }
+        state_ = kWrite;
+        stream_->Write(resp_, this);
+        return;
+      }
+      case kWrite:
+        if (!ok) {
+          state_ = kFinish;
+          stream_->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "write failed"), this);
+          return;
+        }
+        state_ = kRead;
+        stream_->Read(&req_, this);
+        return;
+      case kFinish:
+        Arm();
+        return;
+    }
+  }
+
+ private:
+  enum State { kRequest, kRead, kWrite, kFinish };
+  Queue* q_;
+  State state_ = kRequest;
+  std::unique_ptr<grpc::ServerContext> ctx_;
+  std::unique_ptr<grpc::ServerAsyncReaderWriter<SimpleResponse, SimpleRequest>> stream_;
+  SimpleRequest req_;
+  SimpleResponse resp_;
+};
+
+// Each polling thread takes its own lock around an event, so shutdown can
+// stop every thread from posting before it shuts the server and queues down.
+struct ThreadState {
+  std::mutex mu;
+  bool shutdown = false;
+};
+
+void Poll(Queue* q, ThreadState* st) {
+  void* tag;
+  bool ok;
+  while (q->cq->Next(&tag, &ok)) {
+    std::lock_guard<std::mutex> lk(st->mu);
+    if (st->shutdown) continue;  // drain only
+    static_cast<Handler*>(tag)->Proceed(ok);
+  }
+}
+
+int AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+int Main(const std::vector<std::string>& args, const sigset_t& stop_signals) {
+  std::string listen = "127.0.0.1:0";
+  int64_t num_cqs = AllowedCpus(), workers = 1, callbacks = 64;
+  ForEachFlag(args, kServerUsage, [&](const std::string& name, const std::string& value) {
+    std::string flag = "--" + name;
+    if (name == "listen") listen = value;
+    else if (name == "num-cqs") num_cqs = ParseInt(flag, value);
+    else if (name == "workers-per-cq") workers = ParseInt(flag, value);
+    else if (name == "callbacks-per-cq") callbacks = ParseInt(flag, value);
+    else throw Usage(flag, "unknown flag");
+  });
+  if (num_cqs < 1 || num_cqs > 1024) throw Usage("--num-cqs", "must be in 1..1024");
+  if (workers < 1 || workers > 1024) throw Usage("--workers-per-cq", "must be in 1..1024");
+  if (callbacks < 1 || callbacks > 100000) throw Usage("--callbacks-per-cq", "must be in 1..100000");
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) throw Usage("--listen", "want HOST:PORT, e.g. 127.0.0.1:0, got \"" + listen + "\"");
+  std::string host = listen.substr(0, colon);
+  if (host.empty()) host = "0.0.0.0";
+  ParseInt("--listen", listen.substr(colon + 1));  // a port number
+
+  BenchmarkService::AsyncService service;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(host + ":" + listen.substr(colon + 1), grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::vector<std::unique_ptr<Queue>> queues;
+  for (int i = 0; i < num_cqs; i++) {
+    auto q = std::make_unique<Queue>();
+    q->service = &service;
+    q->cq = builder.AddCompletionQueue();
+    queues.push_back(std::move(q));
+  }
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    std::fprintf(stderr, "rpclab-server (cpp): cannot listen on %s\n", listen.c_str());
+    return 1;
+  }
+  for (auto& q : queues) {
+    for (int i = 0; i < callbacks; i++) {
+      q->Add<UnaryHandler>();
+      q->Add<StreamingHandler>();
+    }
+  }
+  std::vector<std::unique_ptr<ThreadState>> states;
+  std::vector<std::thread> threads;
+  for (auto& q : queues) {
+    for (int i = 0; i < workers; i++) {
+      states.push_back(std::make_unique<ThreadState>());
+      threads.emplace_back(Poll, q.get(), states.back().get());
+    }
+  }
+  std::printf("listening on %s:%d\n", host.c_str(), port);
+  std::fflush(stdout);
+  std::fprintf(stderr, "rpclab-server (cpp): gRPC C++ %s, %lld completion queues x %lld threads, %lld handlers per method and queue\n",
+               grpc::Version().c_str(), static_cast<long long>(num_cqs), static_cast<long long>(workers),
+               static_cast<long long>(callbacks));
+
+  int sig = 0;
+  while (sigwait(&stop_signals, &sig) != 0) {
+  }
+  for (auto& st : states) {
+    std::lock_guard<std::mutex> lk(st->mu);
+    st->shutdown = true;
+  }
+  // Calls still open (streams) are cancelled at once: the threads no longer
+  // move them on.
+  // The server first (the threads keep draining its events), then the queues.
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
+  for (auto& q : queues) q->cq->Shutdown();
+  for (auto& t : threads) t.join();
+  std::fprintf(stderr, "rpclab-server (cpp): stopped by signal %d\n", sig);
+  return 0;
+}
+
+}  // namespace
+}  // namespace rpclab
+
+int main(int argc, char** argv) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  try {
+    int code = rpclab::Main(std::vector<std::string>(argv + 1, argv + argc), set);
+    std::fflush(stderr);
+    _exit(code);  // queues drained; skip the slow global teardown
+  } catch (const rpclab::Usage& u) {
+    std::fprintf(stderr, "rpclab-server (cpp): %s\n", u.what());
+    return 2;
+  }
+}
