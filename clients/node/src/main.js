@@ -84,19 +84,44 @@ function sleep(ns) {
 }
 
 /**
+ * grpc-js's process-wide subchannel pool (an internal module of the pinned
+ * version; null if a later version moves it). It holds a ref on every
+ * subchannel it made and drops the unused ones only every 10 s, so the
+ * connections of closed channels outlive them by up to 10 s: step after step
+ * they would pile up in the OS's count. endStep drops them at once.
+ */
+const globalPool = (() => {
+  try {
+    return require('@grpc/grpc-js/build/src/subchannel-pool').getSubchannelPool(true);
+  } catch {
+    return null;
+  }
+})();
+
+let stepSeq = 0;
+
+/**
  * The grpc-js channels (Clients) of a layout for n workers, and for each
  * worker the list it picks from. grpc-js, like gRPC C-core, keeps a global
  * subchannel pool: channels to the same target with equal options and
  * credentials share one subchannel, so one connection.
+ *
+ * Every channel of a step carries the option rpclab.step, unique per step
+ * and equal within it: the step's channels compare as they would in an
+ * application (channel-per-worker's identical options still share one
+ * connection), but never pick up an earlier step's subchannel, so every step
+ * dials fresh connections (docs/clients.md).
  */
 function makeClients(Service, target, conn, n) {
   const creds = grpc.credentials.createInsecure();
-  const own = { 'grpc.use_local_subchannel_pool': 1 };
+  const step = ++stepSeq;
+  const same = { 'rpclab.step': step };
+  const own = { 'rpclab.step': step, 'grpc.use_local_subchannel_pool': 1 };
   const clients = [];
   const perWorker = [];
   switch (conn.kind) {
     case 'shared':
-      clients.push(new Service(target, creds, {}));
+      clients.push(new Service(target, creds, same));
       for (let i = 0; i < n; i++) perWorker.push(clients);
       break;
     case 'pool':
@@ -108,9 +133,9 @@ function makeClients(Service, target, conn, n) {
       for (let i = 0; i < n; i++) {
         let opts;
         if (conn.kind === 'channel-per-worker') {
-          opts = {}; // identical options: the global pool hands every channel the same subchannel
+          opts = same; // identical options: the global pool hands every channel the same subchannel
         } else if (conn.kind === 'distinct-args') {
-          opts = { 'rpclab.worker': i }; // a unique option makes a distinct subchannel key
+          opts = { 'rpclab.step': step, 'rpclab.worker': i }; // a unique option: a subchannel of its own
         } else {
           opts = own; // per-worker and local-pool: grpc.use_local_subchannel_pool
         }
@@ -120,6 +145,12 @@ function makeClients(Service, target, conn, n) {
       }
   }
   return { clients, perWorker };
+}
+
+/** Closes a step's channels and drops their connections from the global pool. */
+function endStep(clients) {
+  for (const c of clients) c.close();
+  if (globalPool) globalPool.unrefUnusedSubchannels();
 }
 
 /** Waits until every client is READY; null, or why not. */
@@ -294,9 +325,7 @@ class Worker {
 async function runStep(Service, f, rpc, conn, inflight) {
   const rec = new Record(rpc, conn, inflight);
   const { clients, perWorker } = makeClients(Service, f.target, conn, inflight);
-  const closeAll = () => {
-    for (const c of clients) c.close();
-  };
+  const closeAll = () => endStep(clients);
   const why = await connectAll(clients, f.dialTimeoutNs);
   if (why !== null) {
     closeAll();

@@ -63,18 +63,22 @@ const RATIO_ONE = Buffer.from([0x3f, 0xf0, 0, 0, 0, 0, 0, 0]);
 /**
  * The histogram in HdrHistogram's compressed V2 form, base64 ("HISTFAAA...").
  *
- * hdr-histogram-js writes the header's integerToDoubleValueConversionRatio
- * (bytes 32..39 of the uncompressed form) as the integer 1, where Java, C,
- * Go and Rust write the double 1.0; everything else is the standard layout.
- * So its output is inflated, that field set to the double 1.0, and deflated
- * again: the result is byte for byte what hdrhistogram-go's Encode writes
- * before compression (record.test.js checks it against a Go encoding).
+ * hdr-histogram-js writes two header fields of the uncompressed form unlike
+ * the Java, C, Go and Rust ports: normalizingIndexOffset (bytes 8..11) as 1
+ * instead of 0, and integerToDoubleValueConversionRatio (bytes 32..39) as the
+ * integer 1 instead of the double 1.0. Decoders ignore the first and keep the
+ * second, so a Go tool re-encoding a decoded record would carry a ratio of
+ * 5e-324. So its output is inflated, those two fields set to the standard
+ * values, and deflated again: the uncompressed bytes are then exactly what
+ * hdrhistogram-go's Encode writes for the same values (test/record.test.js
+ * compares them with an encoding made by hdrhistogram-go).
  */
 function encode(h) {
   const js = Buffer.from(hdr.encodeIntoCompressedBase64(h), 'base64');
   if (js.readInt32BE(0) !== V2_COMPRESSED_COOKIE) throw new Error('hdr-histogram-js: unexpected encoding cookie');
   const len = js.readInt32BE(4);
   const raw = zlib.inflateSync(js.subarray(8, 8 + len));
+  raw.writeInt32BE(0, 8);
   RATIO_ONE.copy(raw, 32);
   const z = zlib.deflateSync(raw, { level: zlib.constants.Z_BEST_COMPRESSION });
   const out = Buffer.alloc(8 + z.length);

@@ -1,0 +1,50 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package conformance
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// grpc-js copies gRPC C-core's design: a channel's connections are
+// subchannels taken from a process-wide subchannel pool, keyed by target,
+// channel options and credentials. So a client per worker with identical
+// options (channel-per-worker) shares ONE connection, as the OS shows;
+// grpc.use_local_subchannel_pool (local-pool, and per-worker, which uses the
+// same option) or a unique channel option (distinct-args) gives each worker
+// its own. pool:N is N channels with local subchannel pools.
+func init() {
+	expectations["node"] = []Expectation{
+		{Conn: "shared", Conns: one},
+		{Conn: "channel-per-worker", Conns: one},
+		{Conn: "local-pool", Conns: perWorker},
+		{Conn: "distinct-args", Conns: perWorker},
+		{Conn: "per-worker", Conns: perWorker},
+		{Conn: "pool:2", Conns: func(int) int { return 2 }},
+	}
+}
+
+// TestNodeDirect: see testDirect (java_test.go).
+func TestNodeDirect(t *testing.T) { testDirect(t, "node") }
+
+// TestNodeUnit runs the Node client's own tests (flags, durations, and the
+// histogram encoding compared byte for byte with hdrhistogram-go's) with
+// node's built-in test runner.
+func TestNodeUnit(t *testing.T) {
+	selected(t, "node")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, "bash", filepath.Join("..", "node", "build.sh"))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, out)
+	}
+	cmd := exec.CommandContext(ctx, "node", "--test", "test/")
+	cmd.Dir = filepath.Join("..", "node")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
+}
