@@ -37,4 +37,4 @@ if ! make -s -C build -j"$jobs" --no-print-directory >"$log" 2>&1; then
   echo "clients/cpp/build.sh: build failed (log above)" >&2
   exit 1
 fi
-grep -v -e '^\[' -e '^Built target' -e '^Scanning' -e '^Consolidate' "$log" >&2 || true
+grep -v -e '^\[' -e '^-- ' -e '^Built target' -e '^Scanning' -e '^Consolidate' "$log" >&2 || true

@@ -35,6 +35,7 @@
 #include "flags.h"
 #include "grpc/testing/benchmark_service.grpc.pb.h"
 #include "hdr.h"
+#include "procnet.h"
 #include "record.h"
 
 namespace rpclab {
@@ -339,7 +340,13 @@ std::optional<Record> RunStep(const Flags& f, const std::string& rpc, const Conn
   bool interrupted = !warmed;
   if (warmed) {
     phase.store(kMeasure, std::memory_order_release);
-    interrupted = !Sleep(f.interval_ns);
+    // The connections the OS shows half-way, as rpclab's Go client counts
+    // them (rpclab sweep --client replaces it with its own samples).
+    interrupted = !Sleep(f.interval_ns / 2);
+    if (!interrupted) {
+      rec.conns_observed = ConnsTo(f.target);
+      interrupted = !Sleep(std::max<int64_t>(0, f.interval_ns - Since(t0)));
+    }
   }
   phase.store(kDone, std::memory_order_release);
   int64_t elapsed = Since(t0);

@@ -148,7 +148,8 @@ std::string Record::Json(const Flags& f, const Env& env) const {
        ",\"p50_ns\":" + std::to_string(lat[1]) + ",\"p90_ns\":" + std::to_string(lat[2]) +
        ",\"p99_ns\":" + std::to_string(lat[3]) + ",\"p999_ns\":" + std::to_string(lat[4]) +
        ",\"p100_ns\":" + std::to_string(lat[5]) + "}";
-  b += ",\"histogram_hdr\":" + JsonString(hdr) + ",\"conns_observed\":-1,\"client_cpu_ns\":" + std::to_string(cpu_ns) +
+  b += ",\"histogram_hdr\":" + JsonString(hdr) + ",\"conns_observed\":" + std::to_string(conns_observed) +
+       ",\"client_cpu_ns\":" + std::to_string(cpu_ns) +
        ",\"client_cpu_ns_per_rpc\":" + Num(cpu_per_rpc) + "}";
   return b;
 }

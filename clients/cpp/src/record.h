@@ -54,6 +54,7 @@ struct Record {
   std::string hdr;
   int64_t cpu_ns = 0;
   double cpu_per_rpc = 0;
+  int conns_observed = -1;  // counted half-way through the interval; -1: not read
 
   void Fail(const std::string& why) {
     status = "failed";
