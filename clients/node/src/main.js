@@ -20,6 +20,7 @@ const protoLoader = require('@grpc/proto-loader');
 
 const flags = require('./flags');
 const { CODES, HIGHEST, Record, detectEnv, newHistogram, nowUs } = require('./record');
+const { establishedTo } = require('./sockets');
 
 const PROTO_DIR = path.resolve(__dirname, '..', '..', '..', 'proto');
 
@@ -147,10 +148,18 @@ function makeClients(Service, target, conn, n) {
   return { clients, perWorker };
 }
 
-/** Closes a step's channels and drops their connections from the global pool. */
-function endStep(clients) {
+/**
+ * Closes a step's channels, drops their connections from the global pool,
+ * and waits (2 s at most, less on a stop) until the OS shows none of them
+ * established, so the next step starts on fresh connections only.
+ */
+async function endStep(clients, target) {
   for (const c of clients) c.close();
   if (globalPool) globalPool.unrefUnusedSubchannels();
+  const until = Date.now() + 2000;
+  while (!stop.done && establishedTo(target) > 0 && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /** Waits until every client is READY; null, or why not. */
@@ -325,10 +334,10 @@ class Worker {
 async function runStep(Service, f, rpc, conn, inflight) {
   const rec = new Record(rpc, conn, inflight);
   const { clients, perWorker } = makeClients(Service, f.target, conn, inflight);
-  const closeAll = () => endStep(clients);
+  const closeAll = () => endStep(clients, f.target);
   const why = await connectAll(clients, f.dialTimeoutNs);
   if (why !== null) {
-    closeAll();
+    await closeAll();
     if (stop.done) return null;
     rec.unreachable = true;
     rec.fail(`target unreachable: no connection to ${f.target} within ${Number(f.dialTimeoutNs) / 1e9}s: ${why}`);
@@ -358,7 +367,7 @@ async function runStep(Service, f, rpc, conn, inflight) {
   const cpu = process.cpuUsage(cpu0);
   for (const w of workers) w.cancel();
   await Promise.all(running);
-  closeAll();
+  await closeAll();
   if (!warmed) return null;
 
   const hist = newHistogram();
