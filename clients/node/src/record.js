@@ -180,9 +180,14 @@ function rfc3339(epochUs) {
   return new Date(ms).toISOString().replace(/Z$/, `${String(us).padStart(3, '0')}Z`);
 }
 
-/** The wall clock in µs since the epoch, at microsecond resolution. */
+/**
+ * The wall clock in µs since the epoch (at millisecond resolution: Date.now;
+ * performance.timeOrigin + performance.now() would be finer but follows the
+ * monotonic clock, which drifts from the wall clock the driver's connection
+ * samples are stamped with whenever the system clock is adjusted).
+ */
 function nowUs() {
-  return Math.round((performance.timeOrigin + performance.now()) * 1000);
+  return Date.now() * 1000;
 }
 
 class Record {
