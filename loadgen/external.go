@@ -189,6 +189,20 @@ func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Reco
 	defer f.Close()
 	tail := &tailer{r: bufio.NewReader(f)}
 	steps := len(spec.RPCs) * len(e.Conns) * len(spec.Inflight)
+	// The step at index i in the client's order (docs/clients.md: rpc,
+	// conn, inflight, outermost first), for progress before its record
+	// arrives.
+	stepAt := func(i int) Step {
+		inf, conn, rpc := spec.Inflight[i%len(spec.Inflight)], e.Conns[i/len(spec.Inflight)%len(e.Conns)], spec.RPCs[i/(len(spec.Inflight)*len(e.Conns))]
+		m, err := ParseConnMode(conn)
+		if err != nil { // a C-core layout: no ConnMode of the Go client
+			m = ConnMode{Kind: conn}
+		}
+		return Step{Conn: m, RPC: rpc, Inflight: inf}
+	}
+	if prog.Start != nil && steps > 0 {
+		prog.Start(0, steps, stepAt(0))
+	}
 	n, failedSteps := 0, 0
 	emit := func() error {
 		recs, err := tail.next()
@@ -205,6 +219,9 @@ func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Reco
 				prog.End(n, steps, Step{Conn: ConnMode{Kind: r.Spec.ConnMode, N: r.Spec.ConnsRequested, Pick: r.Spec.Pick}, RPC: r.Spec.RPC, Inflight: r.Spec.Inflight}, r)
 			}
 			n++
+			if prog.Start != nil && n < steps {
+				prog.Start(n, steps, stepAt(n))
+			}
 		}
 		return err
 	}

@@ -18,7 +18,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +46,10 @@ func one(int) int         { return 1 }
 func perWorker(n int) int { return n }
 
 var rpclabBin string
+
+// stepLineRE matches a progress line of rpclab sweep on a non-terminal
+// stderr, capturing the step's duration in seconds.
+var stepLineRE = regexp.MustCompile(`(?m)^\[\d+/\d+\] .*\(([0-9.]+)s\)$`)
 
 func TestMain(m *testing.M) {
 	code := func() int {
@@ -135,6 +141,16 @@ func TestClients(t *testing.T) {
 				"--warmup", "300ms", "--interval", "1s", "-o", out)
 			if code != 0 {
 				t.Fatalf("sweep exit code %d; stderr:\n%s", code, stderr)
+			}
+			// Progress: a line per step, each with the step's own time.
+			steps := stepLineRE.FindAllStringSubmatch(stderr, -1)
+			if len(steps) != 2*2*len(exps) {
+				t.Errorf("got %d progress lines, want %d; stderr:\n%s", len(steps), 2*2*len(exps), stderr)
+			}
+			for _, m := range steps {
+				if secs, _ := strconv.ParseFloat(m[1], 64); secs > 60 {
+					t.Errorf("progress line says a step took %ss: %q", m[1], m[0])
+				}
 			}
 			recs, err := result.ReadFile(out) // validates against the schema
 			if err != nil {

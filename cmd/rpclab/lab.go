@@ -366,7 +366,12 @@ func progress(w io.Writer) (p loadgen.Progress, stop func()) {
 		return loadgen.Progress{
 			Start: func(i, n int, s loadgen.Step) { started = time.Now() },
 			End: func(i, n int, s loadgen.Step, r *result.Record) {
+				if started.IsZero() { // no Start for this step
+					fmt.Fprintln(w, stepLine(i, n, s, r))
+					return
+				}
 				fmt.Fprintf(w, "%s  (%.1fs)\n", stepLine(i, n, s, r), time.Since(started).Seconds())
+				started = time.Time{}
 			},
 		}, func() {}
 	}
@@ -438,6 +443,11 @@ func progress(w io.Writer) (p loadgen.Progress, stop func()) {
 		},
 		End: func(i, n int, s loadgen.Step, r *result.Record) {
 			mu.Lock()
+			if bar == nil { // no Start came first
+				fmt.Fprintln(w, stepLine(i, n, s, r))
+				mu.Unlock()
+				return
+			}
 			_ = bar.Clear()
 			fmt.Fprintf(w, "%s  (%.1fs)\n", stepLine(i, n, s, r), time.Since(started).Seconds())
 			done, lastEnd = i+1, time.Now()
