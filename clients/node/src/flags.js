@@ -19,6 +19,7 @@ const MAX_PAYLOAD = (4 << 20) - 64;
 const USAGE = `usage: rpclab-client --target HOST:PORT [--inflight 1,2,4 | --min-inflight A --max-inflight B [--step S]]
   [--conn shared,per-worker,channel-per-worker,local-pool,distinct-args,pool:N] [--rpc unary,streaming]
   [--payload BYTES] [--warmup DUR] [--interval DUR] [--dial-timeout DUR] [--rpc-timeout DUR] [--out FILE]
+  [--jit-warmup DUR (default 4s, or RPCLAB_NODE_JIT_WARMUP; 0s: none)]
 durations in Go syntax (500ms, 2s, 1m); see docs/clients.md`;
 
 /**
@@ -112,8 +113,11 @@ function goDuration(flag, s) {
   return total;
 }
 
-/** Parses argv (without node and the script) into the flags, or throws UsageError. */
-function parse(args) {
+/**
+ * Parses argv (without node and the script) into the flags, or throws
+ * UsageError. env supplies RPCLAB_NODE_JIT_WARMUP, the default of --jit-warmup.
+ */
+function parse(args, env = {}) {
   const f = {
     target: '',
     inflight: [],
@@ -124,8 +128,12 @@ function parse(args) {
     intervalNs: 3000000000n,
     dialTimeoutNs: 5000000000n,
     rpcTimeoutNs: 0n, // deadline of each RPC (each ping-pong on a stream); 0: none
+    // Calls before the first step, records discarded, so V8 has compiled the
+    // RPC path (see README.md); only when --warmup is not zero.
+    jitWarmupNs: 4000000000n,
     out: '',
   };
+  if (env.RPCLAB_NODE_JIT_WARMUP) f.jitWarmupNs = goDuration('RPCLAB_NODE_JIT_WARMUP', env.RPCLAB_NODE_JIT_WARMUP);
   let list;
   let min;
   let max;
@@ -185,6 +193,9 @@ function parse(args) {
         break;
       case 'rpc-timeout':
         f.rpcTimeoutNs = goDuration(flag, value);
+        break;
+      case 'jit-warmup':
+        f.jitWarmupNs = goDuration(flag, value);
         break;
       case 'out':
       case 'o':

@@ -93,3 +93,10 @@ test('defaults', () => {
   assert.deepEqual(f.conns.map((c) => c.kind), ['shared', 'per-worker']);
   assert.deepEqual(f.rpcs, ['unary']);
 });
+
+test('--jit-warmup defaults to 4s, or RPCLAB_NODE_JIT_WARMUP; the flag wins', () => {
+  assert.equal(parse(['--target', 'h:1']).jitWarmupNs, 4000000000n);
+  assert.equal(parse(['--target', 'h:1'], { RPCLAB_NODE_JIT_WARMUP: '0s' }).jitWarmupNs, 0n);
+  assert.equal(parse(['--target', 'h:1', '--jit-warmup', '1s'], { RPCLAB_NODE_JIT_WARMUP: '0s' }).jitWarmupNs, 1000000000n);
+  assert.throws(() => parse(['--target', 'h:1'], { RPCLAB_NODE_JIT_WARMUP: 'x' }), (e) => e.flag === 'RPCLAB_NODE_JIT_WARMUP');
+});
