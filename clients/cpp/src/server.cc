@@ -103,8 +103,9 @@ class UnaryHandler : public Handler {
   void Proceed(bool ok) override {
     switch (state_) {
       case kRequest: {
-        if (q_->posted_unary.fetch_sub(1) == 1) q_->Add<UnaryHandler>();
+        int left = q_->posted_unary.fetch_sub(1) - 1;
         if (!ok) return;  // the server is shutting down
+        if (left == 0) q_->Add<UnaryHandler>();
         state_ = kFinish;
         grpc::Status err;
         if (FillResponse(req_, &resp_, &err)) {
@@ -144,12 +145,14 @@ class StreamingHandler : public Handler {
 
   void Proceed(bool ok) override {
     switch (state_) {
-      case kRequest:
-        if (q_->posted_streaming.fetch_sub(1) == 1) q_->Add<StreamingHandler>();
+      case kRequest: {
+        int left = q_->posted_streaming.fetch_sub(1) - 1;
         if (!ok) return;  // the server is shutting down
+        if (left == 0) q_->Add<StreamingHandler>();
         state_ = kRead;
         stream_->Read(&req_, this);
         return;
+      }
       case kRead: {
         if (!ok) {  // the client half-closed (or the call died): end with OK
           state_ = kFinish;
