@@ -312,3 +312,67 @@ func servePing(t *testing.T, lis net.Listener) (*grpc.Server, *atomic.Int64) {
 	go func() { _ = srv.Serve(lis) }()
 	return srv, n
 }
+
+// stalledServer answers nothing: unary calls and stream messages wait until
+// the client gives up.
+type stalledServer struct {
+	benchpb.UnimplementedBenchmarkServiceServer
+}
+
+func (stalledServer) UnaryCall(ctx context.Context, _ *benchpb.SimpleRequest) (*benchpb.SimpleResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (stalledServer) StreamingCall(s benchpb.BenchmarkService_StreamingCallServer) error {
+	if _, err := s.Recv(); err != nil {
+		return err
+	}
+	<-s.Context().Done()
+	return s.Context().Err()
+}
+
+// TestCppRPCTimeout: against a server that never replies, --rpc-timeout
+// ends every unary call and every stream ping-pong with DeadlineExceeded, so
+// each step ends (failed: no RPC succeeded) instead of hanging its workers.
+func TestCppRPCTimeout(t *testing.T) {
+	selected(t, "cpp")
+	buildCpp(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	benchpb.RegisterBenchmarkServiceServer(srv, stalledServer{})
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-client"), "--target", lis.Addr().String(),
+		"--inflight", "2", "--conn", "shared", "--rpc", "unary,streaming", "--rpc-timeout", "50ms",
+		"--warmup", "0s", "--interval", "1s", "--out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("the client hung on a stalled server; stderr:\n%s", stderr.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("exit: got %v, want code 1 (steps failed)", err)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2; stderr:\n%s", len(recs), stderr.String())
+	}
+	for _, r := range recs {
+		if r.Status != result.StatusFailed || r.Errors["DeadlineExceeded"] < 1 || r.Requests != r.Errors["DeadlineExceeded"] {
+			t.Errorf("%s: status %q, %d requests, errors %v; want failed with every RPC DeadlineExceeded", r.Spec.RPC, r.Status, r.Requests, r.Errors)
+		}
+	}
+}
