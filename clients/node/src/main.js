@@ -157,9 +157,12 @@ async function endStep(clients, target) {
   for (const c of clients) c.close();
   if (globalPool) globalPool.unrefUnusedSubchannels();
   const until = Date.now() + 2000;
-  while (!stop.done && establishedTo(target) > 0 && Date.now() < until) {
+  let open = establishedTo(target);
+  while (!stop.done && open > 0 && Date.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 5));
+    open = establishedTo(target);
   }
+  if (open > 0 && !stop.done) log(`${open} connection(s) of the step still established 2 s after closing; the next step may see them`);
 }
 
 /** Waits until every client is READY; null, or why not. */
