@@ -87,11 +87,9 @@ func TestCppSweepServer(t *testing.T) {
 				t.Fatalf("got %d records, want %d", got, want)
 			}
 			for _, r := range recs {
-				// lab.go sets spec.server for its own (Go) client's records; records of
-				// an external client pass through its sink without it, so with
-				// --client cpp the field is still missing (a one-line lab.go change).
-				// Until then only a wrong value fails.
-				if r.Spec.Server != "cpp" && (client == "go" || r.Spec.Server != "") {
+				// rpclab sets spec.server on every record of a server it started,
+				// whichever client wrote it.
+				if r.Spec.Server != "cpp" {
 					t.Errorf("spec.server = %q, want cpp", r.Spec.Server)
 				}
 				if r.Env.Language != client {

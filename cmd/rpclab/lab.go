@@ -117,6 +117,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 	var recs []result.Record
 	sink := func(r *result.Record) error {
 		r.Spec.Netem = netemSpec
+		if spec.Server != "" { // other languages' clients do not know who started the server
+			r.Spec.Server = spec.Server
+		}
 		recs = append(recs, *r)
 		if jsonl != nil {
 			return jsonl.Write(r)
