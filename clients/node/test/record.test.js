@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-// Run with: node --test clients/node/test/  (after clients/node/build.sh)
+// Run with: node --test clients/node/test/*.test.js  (after clients/node/build.sh)
 
 'use strict';
 
