@@ -5,6 +5,7 @@ package procstat
 import (
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"testing"
 )
@@ -68,6 +69,21 @@ func TestConnsToCountsRealConnections(t *testing.T) {
 		// target, so only the dialled ends count.
 		if got != want {
 			t.Errorf("after %d dials, ConnsTo = %d, want %d", want, got, want)
+		}
+		// Both ways of reading the kernel's sockets agree: sock_diag
+		// (ConnsTo's) and the /proc tables (its fallback).
+		addrs, err := resolve(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inodes, err := socketInodes(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, derr := diagCount(inodes, addrs)
+		tb, terr := tableCount(os.Getpid(), inodes, addrs)
+		if derr != nil || terr != nil || d != want || tb != want {
+			t.Errorf("after %d dials: sock_diag counted %d (%v), /proc tables %d (%v)", want, d, derr, tb, terr)
 		}
 	}
 	if _, err := ConnsTo(0, "no-port"); err == nil {
