@@ -8,6 +8,7 @@ import (
 	"errors"
 	"image/png"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -614,5 +615,33 @@ func TestHTMLDegenerateRuns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVerdictPeakBelowTop: every layout flattens together at the top, but
+// at a lower in-flight count more connections did help; the verdict says so
+// without changing its kind.
+func TestVerdictPeakBelowTop(t *testing.T) {
+	recs := append([]result.Record(nil), fixture(t, "server-bound.jsonl")[0].Records...)
+	if v := Verdicts(recs)[0]; v.PeakInflight != 0 || strings.Contains(v.Text, "though") {
+		t.Fatalf("plain server-bound run: got peak at %d (%q), want none", v.PeakInflight, v.Text)
+	}
+	var shared8 float64
+	for _, r := range recs {
+		if r.Spec.Inflight == 8 && r.Spec.ConnMode == "shared" {
+			shared8 = r.ThroughputRPS
+		}
+	}
+	for i := range recs {
+		if recs[i].Spec.Inflight == 8 && recs[i].Spec.ConnMode == "per-worker" {
+			recs[i].ThroughputRPS = 1.5 * shared8
+		}
+	}
+	v := Verdicts(recs)[0]
+	if v.Kind != BoundElsewhere || v.PeakInflight != 8 || math.Abs(v.PeakRatio-1.5) > 1e-9 {
+		t.Errorf("got kind %s, peak %.2fx at %d; want %s, 1.50x at 8", v.Kind, v.PeakRatio, v.PeakInflight, BoundElsewhere)
+	}
+	if !strings.Contains(v.Text, "At in-flight 8, though, more connections gave 1.50x shared's throughput") {
+		t.Errorf("verdict text %q does not name the peak", v.Text)
 	}
 }

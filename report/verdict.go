@@ -74,7 +74,14 @@ type Verdict struct {
 	// the best throughput (Enough names that layout).
 	Conns  int
 	Enough string
-	Text   string
+	// PeakInflight and PeakRatio: when the verdict is not a connection
+	// bottleneck, the lower in-flight count where more connections did
+	// give at least BottleneckRatio times shared's throughput (the
+	// largest such ratio), if any: one connection was the limit there,
+	// before something else capped every layout.
+	PeakInflight int
+	PeakRatio    float64
+	Text         string
 }
 
 // Verdicts judges every group of records that has a shared layout and at
@@ -189,6 +196,16 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 			v.Text = head + ". No clear bottleneck: more connections help a little; measure at higher in-flight."
 		} else {
 			v.Text = head + ". No clear bottleneck: more connections do not help, yet one connection scales only part of the way; measure at higher in-flight and watch the server's CPU."
+		}
+	}
+	if v.Kind != ConnBottleneck {
+		for _, m := range common[:len(common)-1] {
+			if r := bestRatio(shared[m], multi[m]); r >= BottleneckRatio && r > v.PeakRatio {
+				v.PeakInflight, v.PeakRatio = m, r
+			}
+		}
+		if v.PeakInflight > 0 {
+			v.Text += fmt.Sprintf(" At in-flight %d, though, more connections gave %.2fx shared's throughput: there one connection was the limit, before something else capped every layout.", v.PeakInflight, v.PeakRatio)
 		}
 	}
 	return v, true
