@@ -243,7 +243,8 @@ func TestServePrintsAddressAndStopsOnSIGTERM(t *testing.T) {
 }
 
 func TestValidatePicksTheSchemaByKind(t *testing.T) {
-	for _, f := range []string{"../../docs/img/demo-results.jsonl", "../../docs/img/bulk-results.jsonl", "../../testdata/results/go-sweep.jsonl"} {
+	for _, f := range []string{"../../docs/img/demo-results.jsonl", "../../docs/img/bulk-results.jsonl", "../../testdata/results/go-sweep.jsonl",
+		"../../docs/img/compare-results.jsonl", "../../docs/img/pool-results.jsonl", "../../docs/img/rtt0-rtt5-results.jsonl"} {
 		if code, out, stderr := runInProcess("validate", f); code != exitOK || !strings.Contains(out, "records ok") {
 			t.Errorf("validate %s: exit %d, %q %q", f, code, out, stderr)
 		}
