@@ -288,3 +288,55 @@ func containsLine(s string, words ...string) bool {
 	}
 	return false
 }
+
+// TestClientThroughNetem puts rpclab's netem proxy (a separate process)
+// between another language's client and the server: the records carry the
+// emulated link, the client's one connection goes to the proxy, and no RPC
+// is faster than the round trip the link adds.
+func TestClientThroughNetem(t *testing.T) {
+	env := os.Getenv("RPCLAB_CLIENTS")
+	if env == "" {
+		t.Skip("RPCLAB_CLIENTS is not set")
+	}
+	lang := ""
+	for _, l := range []string{"cpp", "rust", "python", "node", "java"} {
+		if _, err := os.Stat(filepath.Join("..", l, "build.sh")); err == nil && (env == "all" || slices.Contains(strings.Split(env, ","), l)) {
+			lang = l
+			break
+		}
+	}
+	if lang == "" {
+		t.Skip("no client of another language selected")
+	}
+	const delay = time.Millisecond
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	_, stderr, code := rpclab(t, 5*time.Minute, "sweep", "--client", lang, "--clients-dir", ".", "--delay", delay.String(),
+		"--inflight", "1,2", "--conn", "shared", "--warmup", "300ms", "--interval", "700ms", "-o", out)
+	if code != 0 {
+		t.Fatalf("%s through netem: exit code %d; stderr:\n%s", lang, code, stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2", len(recs))
+	}
+	for _, r := range recs {
+		if r.Status != result.StatusOK || r.Requests == 0 {
+			t.Errorf("%s inflight=%d: %s %s", lang, r.Spec.Inflight, r.Status, r.Error)
+		}
+		if r.Spec.Netem == nil || r.Spec.Netem.Up.DelayNS != delay.Nanoseconds() || r.Spec.Netem.Down.DelayNS != delay.Nanoseconds() {
+			t.Errorf("spec.netem = %+v, want %v each way", r.Spec.Netem, delay)
+		}
+		if r.Spec.Netem != nil && r.Spec.Netem.Upstream == r.Spec.Target {
+			t.Errorf("spec.target %s is the server, want the proxy in front of it", r.Spec.Target)
+		}
+		if r.ConnsObserved != 1 {
+			t.Errorf("inflight=%d: got %d connections to the proxy, want 1", r.Spec.Inflight, r.ConnsObserved)
+		}
+		if r.Latency.MinNS < 2*delay.Nanoseconds() {
+			t.Errorf("inflight=%d: fastest RPC took %v, faster than the emulated round trip %v", r.Spec.Inflight, time.Duration(r.Latency.MinNS), 2*delay)
+		}
+	}
+}
