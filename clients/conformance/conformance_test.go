@@ -45,6 +45,47 @@ var expectations = map[string][]Expectation{}
 func one(int) int         { return 1 }
 func perWorker(n int) int { return n }
 
+// ownConnPerChannel is what a stack that opens a connection per channel
+// (grpc-java, tonic) must show: shared is one connection whatever the
+// in-flight count, per-worker one per worker, pool:2 two.
+var ownConnPerChannel = []Expectation{
+	{Conn: "shared", Conns: one},
+	{Conn: "per-worker", Conns: perWorker},
+	{Conn: "pool:2", Conns: func(int) int { return 2 }},
+}
+
+// cCoreStyle is what a stack that shares subchannels between channels with
+// identical arguments (C++, grpcio, grpc-js) must show: channel-per-worker
+// (the trap) is ONE connection like shared, local-pool, distinct-args and
+// per-worker one per worker, pool:2 two.
+var cCoreStyle = []Expectation{
+	{Conn: "shared", Conns: one},
+	{Conn: "channel-per-worker", Conns: one},
+	{Conn: "local-pool", Conns: perWorker},
+	{Conn: "distinct-args", Conns: perWorker},
+	{Conn: "per-worker", Conns: perWorker},
+	{Conn: "pool:2", Conns: func(int) int { return 2 }},
+}
+
+// build builds lang's client (if out of date) with a generous bound, so
+// the tests that run it can bound it tightly, and returns it.
+func build(t *testing.T, lang string, conns ...string) *loadgen.External {
+	t.Helper()
+	if len(conns) == 0 {
+		conns = []string{"shared"}
+	}
+	e, err := loadgen.NewExternal("..", lang, conns, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	if err := e.Build(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 var rpclabBin string
 
 // stepLineRE matches a progress line of rpclab sweep on a non-terminal
@@ -126,15 +167,7 @@ func TestClients(t *testing.T) {
 				conns[i] = e.Conn
 			}
 			// Build first, with a generous bound, so the sweep's bound is tight.
-			e, err := loadgen.NewExternal("..", lang, conns, os.Stderr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-			defer cancel()
-			if err := e.Build(ctx); err != nil {
-				t.Fatal(err)
-			}
+			build(t, lang, conns...)
 			out := filepath.Join(t.TempDir(), "r.jsonl")
 			_, stderr, code := rpclab(t, 3*time.Minute, "sweep", "--client", lang, "--clients-dir", ".",
 				"--inflight", "1,4", "--conn", strings.Join(conns, ","), "--rpc", "unary,streaming",

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,7 +19,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -33,39 +31,17 @@ import (
 // per-channel subchannel pool (local-pool) or a distinct channel argument
 // (distinct-args, per-worker, pool:N) gives each channel its own. These are
 // asserted from the operating system's view (/proc), as rpclab sweep counts.
-func init() {
-	expectations["cpp"] = []Expectation{
-		{Conn: "shared", Conns: one},
-		{Conn: "channel-per-worker", Conns: one},
-		{Conn: "local-pool", Conns: perWorker},
-		{Conn: "distinct-args", Conns: perWorker},
-		{Conn: "per-worker", Conns: perWorker},
-		{Conn: "pool:2", Conns: func(int) int { return 2 }},
-	}
-}
+func init() { expectations["cpp"] = cCoreStyle }
 
 // TestCppDirect: see testDirect (java_test.go).
 func TestCppDirect(t *testing.T) { testDirect(t, "cpp") }
-
-func buildCpp(t *testing.T) {
-	t.Helper()
-	e, err := loadgen.NewExternal("..", "cpp", []string{"shared"}, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	if err := e.Build(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestCppSweepServer runs rpclab sweep against the C++ server started by
 // rpclab (--server cpp), with the C++ client and with the Go client: every
 // step must succeed, the records validate and name the server.
 func TestCppSweepServer(t *testing.T) {
 	selected(t, "cpp")
-	buildCpp(t)
+	build(t, "cpp")
 	for _, client := range []string{"cpp", "go"} {
 		t.Run("client="+client, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.jsonl")
@@ -118,7 +94,7 @@ func TestCppSweepServer(t *testing.T) {
 // InvalidArgument, and SIGTERM with a stream open ends it with exit code 0.
 func TestCppServer(t *testing.T) {
 	selected(t, "cpp")
-	buildCpp(t)
+	build(t, "cpp")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-server"), "--listen", "127.0.0.1:0",
@@ -205,7 +181,7 @@ func TestCppServer(t *testing.T) {
 // SIGTERM ends the client with an interrupted record holding those errors.
 func TestCppServerDies(t *testing.T) {
 	selected(t, "cpp")
-	buildCpp(t)
+	build(t, "cpp")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -335,7 +311,7 @@ func (stalledServer) StreamingCall(s benchpb.BenchmarkService_StreamingCallServe
 // each step ends (failed: no RPC succeeded) instead of hanging its workers.
 func TestCppRPCTimeout(t *testing.T) {
 	selected(t, "cpp")
-	buildCpp(t)
+	build(t, "cpp")
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,6 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/stats"
@@ -28,13 +27,7 @@ import (
 // subchannels) and multiplexes every call of a channel on it: shared is one
 // connection whatever the in-flight count, per-worker one per worker, pool:N
 // is N.
-func init() {
-	expectations["java"] = []Expectation{
-		{Conn: "shared", Conns: one},
-		{Conn: "per-worker", Conns: perWorker},
-		{Conn: "pool:2", Conns: func(int) int { return 2 }},
-	}
-}
+func init() { expectations["java"] = ownConnPerChannel }
 
 func TestJavaDirect(t *testing.T) { testDirect(t, "java") }
 
@@ -127,15 +120,7 @@ func countingServer(t *testing.T) (addr string, rpcs *atomic.Int64) {
 // interrupted record written.
 func testDirect(t *testing.T, lang string) {
 	selected(t, lang)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	e, err := loadgen.NewExternal("..", lang, []string{"shared"}, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Build(ctx); err != nil {
-		t.Fatal(err)
-	}
+	build(t, lang)
 	addr, rpcs := countingServer(t)
 	client := filepath.Join("..", lang, "rpclab-client")
 

@@ -17,16 +17,7 @@ import (
 // grpc.use_local_subchannel_pool (local-pool, and per-worker, which uses the
 // same option) or a unique channel option (distinct-args) gives each worker
 // its own. pool:N is N channels with local subchannel pools.
-func init() {
-	expectations["node"] = []Expectation{
-		{Conn: "shared", Conns: one},
-		{Conn: "channel-per-worker", Conns: one},
-		{Conn: "local-pool", Conns: perWorker},
-		{Conn: "distinct-args", Conns: perWorker},
-		{Conn: "per-worker", Conns: perWorker},
-		{Conn: "pool:2", Conns: func(int) int { return 2 }},
-	}
-}
+func init() { expectations["node"] = cCoreStyle }
 
 // TestNodeDirect: see testDirect (java_test.go).
 func TestNodeDirect(t *testing.T) { testDirect(t, "node") }

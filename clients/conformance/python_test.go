@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/stats"
 )
 
@@ -23,16 +22,7 @@ import (
 // whatever the in-flight count; local-pool (grpc.use_local_subchannel_pool),
 // per-worker (the same argument) and distinct-args (a unique argument per
 // channel) are one per worker; pool:N is N channels with local pools.
-func init() {
-	expectations["python"] = []Expectation{
-		{Conn: "shared", Conns: one},
-		{Conn: "channel-per-worker", Conns: one},
-		{Conn: "local-pool", Conns: perWorker},
-		{Conn: "per-worker", Conns: perWorker},
-		{Conn: "distinct-args", Conns: perWorker},
-		{Conn: "pool:2", Conns: func(int) int { return 2 }},
-	}
-}
+func init() { expectations["python"] = cCoreStyle }
 
 // TestPythonDirect: see testDirect (java_test.go).
 func TestPythonDirect(t *testing.T) { testDirect(t, "python") }
@@ -41,16 +31,7 @@ func TestPythonDirect(t *testing.T) { testDirect(t, "python") }
 func buildPython(t *testing.T) string {
 	t.Helper()
 	selected(t, "python")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	e, err := loadgen.NewExternal("..", "python", []string{"shared"}, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Build(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(e.Dir, ".venv", "bin", "python")
+	return filepath.Join(build(t, "python").Dir, ".venv", "bin", "python")
 }
 
 // pythonIn runs the Python client's venv python with args in clients/python.

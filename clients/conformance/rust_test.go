@@ -7,13 +7,7 @@ import "testing"
 // tonic opens a connection per Channel (Endpoint::connect) and multiplexes
 // every call of a Channel and its clones on it: shared is one connection
 // whatever the in-flight count, per-worker one per worker, pool:N is N.
-func init() {
-	expectations["rust"] = []Expectation{
-		{Conn: "shared", Conns: one},
-		{Conn: "per-worker", Conns: perWorker},
-		{Conn: "pool:2", Conns: func(int) int { return 2 }},
-	}
-}
+func init() { expectations["rust"] = ownConnPerChannel }
 
 // TestRustDirect: see testDirect (java_test.go).
 func TestRustDirect(t *testing.T) { testDirect(t, "rust") }
