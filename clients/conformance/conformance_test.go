@@ -67,6 +67,20 @@ var cCoreStyle = []Expectation{
 	{Conn: "pool:2", Conns: func(int) int { return 2 }},
 }
 
+// unitTests runs a client's own unit tests: name with args in
+// clients/<lang>, within five minutes; a non-zero exit fails t with the
+// output.
+func unitTests(t *testing.T, lang, name string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = filepath.Join("..", lang)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %v in clients/%s: %v\n%s", name, args, lang, err, out)
+	}
+}
+
 // build builds lang's client (if out of date) with a generous bound, so
 // the tests that run it can bound it tightly, and returns it.
 func build(t *testing.T, lang string, conns ...string) *loadgen.External {

@@ -36,6 +36,14 @@ func init() { expectations["cpp"] = cCoreStyle }
 // TestCppDirect: see testDirect (java_test.go).
 func TestCppDirect(t *testing.T) { testDirect(t, "cpp") }
 
+// TestCppUnit runs the C++ client's own tests (flags, Go durations, the
+// histogram's layout and encoding, JSON), which build.sh builds.
+func TestCppUnit(t *testing.T) {
+	selected(t, "cpp")
+	build(t, "cpp")
+	unitTests(t, "cpp", "./build/rpclab-cpp-unittest")
+}
+
 // TestCppSweepServer runs rpclab sweep against the C++ server started by
 // rpclab (--server cpp), with the C++ client and with the Go client: every
 // step must succeed, the records validate and name the server.

@@ -3,11 +3,8 @@
 package conformance
 
 import (
-	"context"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // grpc-js copies gRPC C-core's design: a channel's connections are
@@ -27,12 +24,7 @@ func TestNodeDirect(t *testing.T) { testDirect(t, "node") }
 // node's built-in test runner.
 func TestNodeUnit(t *testing.T) {
 	selected(t, "node")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	build := exec.CommandContext(ctx, "bash", filepath.Join("..", "node", "build.sh"))
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build.sh: %v\n%s", err, out)
-	}
+	build(t, "node")
 	// Files, not a folder: node 21+ reads --test arguments as globs.
 	files, err := filepath.Glob(filepath.Join("..", "node", "test", "*.test.js"))
 	if err != nil || len(files) == 0 {
@@ -41,9 +33,5 @@ func TestNodeUnit(t *testing.T) {
 	for i, f := range files {
 		files[i] = filepath.Join("test", filepath.Base(f))
 	}
-	cmd := exec.CommandContext(ctx, "node", append([]string{"--test"}, files...)...)
-	cmd.Dir = filepath.Join("..", "node")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("node --test: %v\n%s", err, out)
-	}
+	unitTests(t, "node", "node", append([]string{"--test"}, files...)...)
 }

@@ -11,3 +11,11 @@ func init() { expectations["rust"] = ownConnPerChannel }
 
 // TestRustDirect: see testDirect (java_test.go).
 func TestRustDirect(t *testing.T) { testDirect(t, "rust") }
+
+// TestRustUnit runs the Rust client's own tests (flags, durations, dates,
+// histogram encoding) in the release profile build.sh already compiled.
+func TestRustUnit(t *testing.T) {
+	selected(t, "rust")
+	build(t, "rust")
+	unitTests(t, "rust", "cargo", "test", "-q", "--release", "--locked")
+}
