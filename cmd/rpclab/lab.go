@@ -70,8 +70,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 
 	// Every client is built before the server starts, so no build runs
 	// beside a measurement.
-	if err := buildClients(ctx, sf, clients, stderr); err != nil {
-		return err
+	clients, buildErr := buildClients(ctx, sf, clients, stderr)
+	if len(clients) == 0 {
+		return errors.Join(errors.New("no client left to run"), buildErr)
 	}
 
 	var o loadgen.Options
@@ -128,6 +129,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 	}
 	var sloRes []loadgen.SLOResult
 	var errs []error
+	if buildErr != nil {
+		errs = append(errs, buildErr)
+	}
 	for _, c := range clients {
 		if compare {
 			fmt.Fprintf(stderr, "rpclab: %s client: %s\n", c.lang, strings.Join(c.conns, ","))
@@ -265,32 +269,48 @@ func planClients(sf *sweepFlags, stderr io.Writer) ([]labClient, error) {
 }
 
 // buildClients finds and builds (if needed) every client of another
-// language in clients.
-func buildClients(ctx context.Context, sf *sweepFlags, clients []labClient, stderr io.Writer) error {
-	for i := range clients {
-		c := &clients[i]
-		if c.lang == "go" {
-			continue
-		}
-		dir := sf.clientsDir
-		if dir == "" {
-			d, err := loadgen.FindClientsDir()
+// language in clients. With rpclab compare (sf.clients) a client that does
+// not build is reported and left out, and its error returned beside the
+// clients that remain; otherwise the first error ends the run.
+func buildClients(ctx context.Context, sf *sweepFlags, clients []labClient, stderr io.Writer) ([]labClient, error) {
+	var out []labClient
+	var errs []error
+	for _, c := range clients {
+		if c.lang != "go" {
+			e, err := buildClient(ctx, sf, c, stderr)
 			if err != nil {
-				return err
+				if len(sf.clients) == 0 || ctx.Err() != nil {
+					return nil, err
+				}
+				fmt.Fprintf(stderr, "rpclab: leaving out the %s client: %v\n", c.lang, err)
+				errs = append(errs, fmt.Errorf("%s client: %w", c.lang, err))
+				continue
 			}
-			dir = d
+			c.ext = e
 		}
-		e, err := loadgen.NewExternal(dir, c.lang, c.conns, stderr)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", c.lang)
-		if err := e.Build(ctx); err != nil {
-			return err
-		}
-		c.ext = e
+		out = append(out, c)
 	}
-	return nil
+	return out, errors.Join(errs...)
+}
+
+func buildClient(ctx context.Context, sf *sweepFlags, c labClient, stderr io.Writer) (*loadgen.External, error) {
+	dir := sf.clientsDir
+	if dir == "" {
+		d, err := loadgen.FindClientsDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	e, err := loadgen.NewExternal(dir, c.lang, c.conns, stderr)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", c.lang)
+	if err := e.Build(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // startChild starts "rpclab serve" as a separate process. With two or more

@@ -257,3 +257,52 @@ func TestValidatePicksTheSchemaByKind(t *testing.T) {
 		t.Errorf("validate of a bad record: exit %d, stderr %q; want 1 naming line 1", code, stderr)
 	}
 }
+
+// TestCompareGoesOnWithoutAClientThatDoesNotBuild: rpclab compare with a
+// client whose build fails leaves it out, measures the others, writes
+// their records and report, and exits 1 naming the one left out.
+func TestCompareGoesOnWithoutAClientThatDoesNotBuild(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	dir := t.TempDir()
+	clients := filepath.Join(dir, "clients")
+	if err := os.MkdirAll(filepath.Join(clients, "rust"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(clients, "rust", "build.sh"), []byte("echo 'cargo: no such toolchain' >&2; exit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := rpclabCmd(ctx, "compare", "--clients", "go,rust", "--clients-dir", clients, "--inflight", "1,2",
+		"--warmup", "100ms", "--interval", "300ms", "-o", "c.jsonl", "--report", "c.html")
+	cmd.Dir = dir
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure {
+		t.Fatalf("compare: %v, want exit %d; stderr:\n%s", err, exitFailure, e.String())
+	}
+	for _, want := range []string{"leaving out the rust client", "cargo: no such toolchain"} {
+		if !strings.Contains(e.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e.String())
+		}
+	}
+	recs, err := result.ReadFile(filepath.Join(dir, "c.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4 {
+		t.Fatalf("got %d records, want the go client's 4", len(recs))
+	}
+	for _, r := range recs {
+		if r.Env.Language != "go" || r.Status != result.StatusOK {
+			t.Errorf("record of %s: %s %s", r.Env.Language, r.Status, r.Error)
+		}
+	}
+	if !strings.Contains(o.String(), "req/s @2") {
+		t.Errorf("stdout lacks the client table:\n%s", o.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.html")); err != nil {
+		t.Errorf("no report: %v", err)
+	}
+}
