@@ -111,6 +111,11 @@ func TestClientsInHTML(t *testing.T) {
 	if got := len(find(p.doc, func(n *html.Node) bool { return n.Data == "section" && hasClass(n, "group") })); got != 2 {
 		t.Errorf("got %d per-language groups, want 2", got)
 	}
+	// The run's row names both clients and both stacks.
+	runs2 := find(p.doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "runs") })
+	if len(runs2) != 1 || !strings.Contains(text(runs2[0]), "go, cpp") || !strings.Contains(text(runs2[0]), "grpc-go 1.85.0, grpc-c++ 1.51.1") {
+		t.Errorf("runs table does not list both clients and stacks: %q", text(runs2[0]))
+	}
 	checkSelfContained(t, p, raw)
 }
 

@@ -35,9 +35,13 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 }).Parse(htmlTemplate))
 
 type htmlRun struct {
-	Name     string
-	Records  int
-	Env      result.Env
+	Name    string
+	Records int
+	Env     result.Env
+	// Clients, Stacks and Runtimes list every client language, gRPC stack
+	// and runtime of the run's records, in order of appearance (a compare
+	// run has several).
+	Clients, Stacks, Runtimes string
 	First    string
 	Last     string
 	Verdicts []Verdict
@@ -98,6 +102,13 @@ func HTML(w io.Writer, runs []Run, notes []string) error {
 		names = append(names, run.Name)
 		hr := htmlRun{Name: run.Name, Records: len(run.Records), Env: run.Records[0].Env, Verdicts: Verdicts(run.Records)}
 		hr.Summary = VerdictText(hr.Verdicts)
+		var langs, stacks, runtimes []string
+		for _, r := range run.Records {
+			langs = appendNew(langs, r.Env.Language)
+			stacks = appendNew(stacks, strings.TrimSpace(r.Env.GRPCImpl+" "+r.Env.GRPCVersion))
+			runtimes = appendNew(runtimes, r.Env.RuntimeVersion)
+		}
+		hr.Clients, hr.Stacks, hr.Runtimes = strings.Join(langs, ", "), strings.Join(stacks, ", "), strings.Join(runtimes, ", ")
 		first, last := run.Records[0].StartedAt, run.Records[0].StartedAt
 		for _, r := range run.Records {
 			if r.StartedAt.Before(first) {
