@@ -42,10 +42,10 @@ type htmlRun struct {
 	// and runtime of the run's records, in order of appearance (a compare
 	// run has several).
 	Clients, Stacks, Runtimes string
-	First    string
-	Last     string
-	Verdicts []Verdict
-	Summary  string
+	First                     string
+	Last                      string
+	Verdicts                  []Verdict
+	Summary                   string
 }
 
 type htmlFigure struct {
