@@ -358,3 +358,48 @@ func TestCppRPCTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestServeImplCpp: rpclab serve --impl cpp becomes the C++ server (the
+// same pid), which prints its address first, answers grpc-go, takes its
+// own flags after --, and exits 0 on SIGTERM.
+func TestServeImplCpp(t *testing.T) {
+	selected(t, "cpp")
+	build(t, "cpp")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, rpclabBin, "serve", "--impl", "cpp", "--clients-dir", ".", "--listen", "127.0.0.1:0", "--", "--num-cqs=1")
+	cmd.Dir = ".."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, server.ListeningPrefix) {
+		_ = cmd.Process.Kill()
+		t.Fatalf("first line %q (%v), want %q...; stderr:\n%s", line, err, server.ListeningPrefix, stderr.String())
+	}
+	addr := strings.TrimSpace(strings.TrimPrefix(line, server.ListeningPrefix))
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	resp, err := benchpb.NewBenchmarkServiceClient(cc).UnaryCall(ctx, &benchpb.SimpleRequest{ResponseSize: 7})
+	if err != nil || len(resp.GetPayload().GetBody()) != 7 {
+		t.Fatalf("UnaryCall: %v, %d bytes; want 7", err, len(resp.GetPayload().GetBody()))
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v, want exit 0; stderr:\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "1 completion queues") {
+		t.Errorf("the C++ server did not take --num-cqs=1; stderr:\n%s", stderr.String())
+	}
+}

@@ -5,19 +5,25 @@ package main
 import (
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"runtime"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/server"
 )
 
 func newServeCmd() *cobra.Command {
 	var (
-		listen string
-		o      server.Options
-		cpus   []int
+		listen     string
+		o          server.Options
+		cpus       []int
+		impl       string
+		clientsDir string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -25,11 +31,31 @@ func newServeCmd() *cobra.Command {
 		Long: `Run the ping server. It speaks grpc.testing.BenchmarkService, so ghz and the
 gRPC project's benchmark clients can drive it as well as rpclab.
 
-The first line on stdout is "listening on ADDR". SIGINT or SIGTERM stops it.`,
+The first line on stdout is "listening on ADDR". SIGINT or SIGTERM stops it.
+
+With --impl cpp, rpclab builds (if needed) and becomes the C++ asynchronous
+completion-queue server of clients/cpp (the same wire; no bulk services);
+arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 		Example: `  rpclab serve --listen 127.0.0.1:50051
-  rpclab serve --listen :0 --cpus 1   # a free port, pinned to CPU 1`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  rpclab serve --listen :0 --cpus 1   # a free port, pinned to CPU 1
+  rpclab serve --impl cpp --listen 127.0.0.1:50051 -- --num-cqs=2`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch impl {
+			case "go":
+				if len(args) > 0 {
+					return usageError{fmt.Errorf("serve: unexpected arguments %q (server flags after -- go with --impl cpp)", args)}
+				}
+			case "cpp":
+				for _, name := range []string{"max-concurrent-streams", "num-stream-workers", "shared-write-buffer", "write-buffer", "read-buffer"} {
+					if cmd.Flags().Changed(name) {
+						return usageError{fmt.Errorf("--%s is a flag of the Go server; the C++ server takes its own after --", name)}
+					}
+				}
+				return execCppServer(cmd, clientsDir, listen, cpus, args)
+			default:
+				return usageError{fmt.Errorf("--impl: unknown server %q (want go or cpp)", impl)}
+			}
 			if len(cpus) > 0 {
 				if err := procstat.Pin(0, cpus); err != nil {
 					return err
@@ -62,5 +88,38 @@ The first line on stdout is "listening on ADDR". SIGINT or SIGTERM stops it.`,
 	f.IntVar(&o.WriteBufferSize, "write-buffer", 0, "per-connection write buffer in bytes (0: grpc-go's 32 KiB)")
 	f.IntVar(&o.ReadBufferSize, "read-buffer", 0, "per-connection read buffer in bytes (0: grpc-go's 32 KiB)")
 	f.IntSliceVar(&cpus, "cpus", nil, "pin the server to these CPUs and set GOMAXPROCS to their count")
+	f.StringVar(&impl, "impl", "go", "server implementation: go, or cpp (clients/cpp's async server, built on first use)")
+	f.StringVar(&clientsDir, "clients-dir", "", "with --impl cpp: the clients/ folder of an rpclab checkout (default: found above the working directory)")
 	return cmd
+}
+
+// execCppServer builds clients/cpp if needed, pins this process to cpus,
+// and replaces it with the C++ server (the pid, the pinning and the stdout
+// stay), which prints "listening on ADDR" itself.
+func execCppServer(cmd *cobra.Command, clientsDir, listen string, cpus []int, args []string) error {
+	if clientsDir == "" {
+		d, err := loadgen.FindClientsDir()
+		if err != nil {
+			return err
+		}
+		clientsDir = d
+	}
+	e, err := loadgen.NewExternal(clientsDir, "cpp", []string{"shared"}, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	if err := e.Build(cmd.Context()); err != nil {
+		return err
+	}
+	if len(cpus) > 0 {
+		if err := procstat.Pin(0, cpus); err != nil {
+			return err
+		}
+	}
+	bin := filepath.Join(e.Dir, "rpclab-server")
+	argv := append([]string{bin, "--listen", listen}, args...)
+	if err := syscall.Exec(bin, argv, os.Environ()); err != nil {
+		return fmt.Errorf("serve: start the C++ server %s: %w", bin, err)
+	}
+	return nil // not reached
 }
