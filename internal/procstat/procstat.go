@@ -4,7 +4,9 @@
 // its CPU time, the TCP connections it holds to a given address, and which
 // CPUs it may run on. rpclab uses it to count the connections a client really
 // opened (not the ones its code meant to open) and to charge CPU to a client.
-// It reads Linux's /proc; on other systems the calls return ErrUnsupported.
+// It reads Linux's /proc, and the kernel's sock_diag netlink interface for
+// the peers of a process's sockets (as ss does); on other systems the calls
+// return ErrUnsupported.
 package procstat
 
 import (
