@@ -211,3 +211,29 @@ func TestBrowserCatchesProblems(t *testing.T) {
 		t.Errorf("got requests %q, want the planted image", v.requests)
 	}
 }
+
+// TestCompareReportInBrowser: a report of two client languages, with its
+// cross-client section and connection notes, loads as cleanly.
+func TestCompareReportInBrowser(t *testing.T) {
+	exe := findChromium(t)
+	var b bytes.Buffer
+	if err := HTML(&b, []Run{{Name: "compare", Records: twoClients(t)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := openInBrowser(t, exe, b.Bytes())
+	if err := os.WriteFile(filepath.Join(artifactDir(t), "compare-report-screenshot.png"), v.shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Three cross-client charts, then four per language.
+	if want := 3 + 2*len(FigureKinds); v.charts != want || v.sized != want {
+		t.Errorf("got %d charts, %d of them drawn at a visible size; want %d", v.charts, v.sized, want)
+	}
+	for _, p := range v.problems {
+		t.Errorf("browser reported: %s", p)
+	}
+	for _, r := range v.requests {
+		if !strings.HasPrefix(r, "data:") {
+			t.Errorf("the page requested %s; want no request but the page itself", r)
+		}
+	}
+}
