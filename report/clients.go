@@ -5,6 +5,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,7 +107,7 @@ func clientFigures(rows []RunRow, multi bool) []Figure {
 		if multi {
 			label = s.run + ": " + label
 		}
-		st := Series{Label: label, Color: indexOf(langs, s.lang), Dash: indexOf(conns, s.conn), Shape: indexOf(langs, s.lang)}
+		st := Series{Label: label, Color: slices.Index(langs, s.lang), Dash: slices.Index(conns, s.conn), Shape: slices.Index(langs, s.lang)}
 		t, l, c := st, st, st
 		for _, r := range s.rows {
 			x := float64(r.Spec.Inflight)
@@ -129,20 +130,12 @@ func clientFigures(rows []RunRow, multi bool) []Figure {
 	return []Figure{thr, lat, cpu}
 }
 
+// appendNew appends s to list unless list has it.
 func appendNew(list []string, s string) []string {
-	if indexOf(list, s) < 0 {
-		return append(list, s)
+	if slices.Contains(list, s) {
+		return list
 	}
-	return list
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
+	return append(list, s)
 }
 
 // ClientTable writes one line per client, layout and RPC kind, with its

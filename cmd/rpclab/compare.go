@@ -56,7 +56,7 @@ metric.`,
 			if err != nil {
 				return err
 			}
-			return runLab(cmd, spec, &sf, false)
+			return runLab(cmd, spec, &sf)
 		},
 	}
 	sf.register(cmd.Flags(), sweepDefaults{

@@ -27,11 +27,12 @@ import (
 )
 
 // runLab wires a sweep: output files, the child server when there is no
-// target, progress on stderr, then the table, CSV and verdict. With
+// target, progress on stderr, then the table, CSV, verdict and, with
+// sf.report (demo, compare), the HTML report. With
 // sf.clients (rpclab compare) it sweeps every client in turn against the
 // same server, each with the layouts its stack has, and ends with the
 // cross-client table and an HTML report.
-func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) error {
+func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	compare := len(sf.clients) > 0
@@ -137,10 +138,8 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 			fmt.Fprintf(stderr, "rpclab: %s client: %s\n", c.lang, strings.Join(c.conns, ","))
 		}
 		cspec := *spec
-		if c.lang == "go" && compare {
-			if cspec.Conns, err = goConns(c.conns); err != nil {
-				return err
-			}
+		if c.goConns != nil {
+			cspec.Conns = c.goConns
 		}
 		prog, stopProgress := progress(stderr)
 		switch {
@@ -197,15 +196,8 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags, demo bool) e
 			fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), sf.out)
 		}
 	}
-	page := sf.report
-	if demo {
-		page = "rpclab-report.html"
-	}
-	if page != "" && len(recs) > 0 {
-		name := "rpclab demo"
-		if compare {
-			name = "rpclab compare"
-		}
+	if page := sf.report; page != "" && len(recs) > 0 {
+		name := "rpclab " + cmd.Name() // demo, compare
 		if rerr := writeHTMLReport(page, []report.Run{{Name: name, Records: recs}}, nil); rerr != nil {
 			return rerr
 		}
@@ -230,6 +222,9 @@ type labClient struct {
 	lang  string
 	ext   *loadgen.External
 	conns []string
+	// goConns are conns parsed for the Go client of rpclab compare (nil
+	// otherwise: a plain sweep's spec carries its own).
+	goConns []loadgen.ConnMode
 }
 
 // planClients resolves the clients of a run: sf.client, or with rpclab
@@ -254,9 +249,11 @@ func planClients(sf *sweepFlags, stderr io.Writer) ([]labClient, error) {
 			continue
 		}
 		if lang == "go" {
-			if _, err := goConns(c.conns); err != nil {
+			m, err := goConns(c.conns)
+			if err != nil {
 				return nil, err
 			}
+			c.goConns = m
 		}
 		out = append(out, c)
 	}
@@ -294,19 +291,25 @@ func buildClients(ctx context.Context, sf *sweepFlags, clients []labClient, stde
 }
 
 func buildClient(ctx context.Context, sf *sweepFlags, c labClient, stderr io.Writer) (*loadgen.External, error) {
-	dir := sf.clientsDir
-	if dir == "" {
+	fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", c.lang)
+	return buildExternal(ctx, sf.clientsDir, c.lang, c.conns, stderr)
+}
+
+// buildExternal finds clients/<lang> under clientsDir (by default the
+// clients/ folder above the working directory or the executable) and
+// builds it if it is out of date.
+func buildExternal(ctx context.Context, clientsDir, lang string, conns []string, stderr io.Writer) (*loadgen.External, error) {
+	if clientsDir == "" {
 		d, err := loadgen.FindClientsDir()
 		if err != nil {
 			return nil, err
 		}
-		dir = d
+		clientsDir = d
 	}
-	e, err := loadgen.NewExternal(dir, c.lang, c.conns, stderr)
+	e, err := loadgen.NewExternal(clientsDir, lang, conns, stderr)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", c.lang)
 	if err := e.Build(ctx); err != nil {
 		return nil, err
 	}
@@ -336,19 +339,8 @@ func startChild(cmd *cobra.Command, sf *sweepFlags) (*server.Process, []int, err
 			serverCPUs = nil
 		}
 	case "cpp":
-		dir := sf.clientsDir
-		if dir == "" {
-			d, err := loadgen.FindClientsDir()
-			if err != nil {
-				return nil, nil, err
-			}
-			dir = d
-		}
-		e, err := loadgen.NewExternal(dir, "cpp", []string{"shared"}, cmd.ErrOrStderr())
+		e, err := buildExternal(cmd.Context(), sf.clientsDir, "cpp", []string{"shared"}, cmd.ErrOrStderr())
 		if err != nil {
-			return nil, nil, err
-		}
-		if err := e.Build(cmd.Context()); err != nil {
 			return nil, nil, err
 		}
 		argv = []string{filepath.Join(e.Dir, "rpclab-server"), "--listen", "127.0.0.1:0"}

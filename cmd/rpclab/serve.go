@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/internal/procstat"
-	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/server"
 )
 
@@ -97,18 +96,8 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 // and replaces it with the C++ server (the pid, the pinning and the stdout
 // stay), which prints "listening on ADDR" itself.
 func execCppServer(cmd *cobra.Command, clientsDir, listen string, cpus []int, args []string) error {
-	if clientsDir == "" {
-		d, err := loadgen.FindClientsDir()
-		if err != nil {
-			return err
-		}
-		clientsDir = d
-	}
-	e, err := loadgen.NewExternal(clientsDir, "cpp", []string{"shared"}, cmd.ErrOrStderr())
+	e, err := buildExternal(cmd.Context(), clientsDir, "cpp", []string{"shared"}, cmd.ErrOrStderr())
 	if err != nil {
-		return err
-	}
-	if err := e.Build(cmd.Context()); err != nil {
 		return err
 	}
 	if len(cpus) > 0 {

@@ -36,7 +36,8 @@ type sweepFlags struct {
 	client        string
 	serverImpl    string
 	clientsDir    string
-	// clients, report and png are rpclab compare's.
+	// clients and png are rpclab compare's; report is the HTML report
+	// that demo and compare write.
 	clients []string
 	report  string
 	png     string
@@ -167,7 +168,7 @@ everything measured so far.`,
 			if err != nil {
 				return err
 			}
-			return runLab(cmd, spec, &sf, false)
+			return runLab(cmd, spec, &sf)
 		},
 	}
 	sf.register(cmd.Flags(), sweepDefaults{
@@ -196,7 +197,8 @@ Every sweep flag works here too.`,
 			if err != nil {
 				return err
 			}
-			return runLab(cmd, spec, &sf, true)
+			sf.report = "rpclab-report.html"
+			return runLab(cmd, spec, &sf)
 		},
 	}
 	sf.register(cmd.Flags(), sweepDefaults{
