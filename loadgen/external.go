@@ -4,6 +4,7 @@ package loadgen
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -170,14 +171,20 @@ func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Reco
 
 	cmd := exec.Command(filepath.Join(e.Dir, "rpclab-client"), e.Args(spec, tmp.Name())...)
 	cmd.Dir = e.Dir
-	cmd.Stdout, cmd.Stderr = e.Stderr, e.Stderr
+	// The client's lines are relayed whole: a client may print one line in
+	// several writes (Java's printf does), and our own progress lines go to
+	// the same stream between them.
+	relay := &lineWriter{w: e.Stderr}
+	cmd.Stdout, cmd.Stderr = relay, relay
+	// A grandchild that keeps the pipe open must not hold up Wait.
+	cmd.WaitDelay = 2 * time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("loadgen: start the %s client: %w", e.Lang, err)
 	}
 	done := make(chan struct{})
 	var werr error
-	go func() { werr = cmd.Wait(); close(done) }()
+	go func() { werr = cmd.Wait(); relay.Flush(); close(done) }()
 
 	smp := &sampler{}
 	go smp.run(done, cmd.Process.Pid, hostPort(spec.Target), e.SampleEvery)
@@ -277,6 +284,38 @@ loop:
 		return fmt.Errorf("loadgen: %d of %d steps failed", failedSteps, n)
 	}
 	return nil
+}
+
+// lineWriter passes on only whole lines, each in one Write, and keeps a
+// partial line until its end arrives or Flush is called.
+type lineWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+		_, err := l.w.Write(l.buf[:i+1])
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
+		if err != nil {
+			return len(p), err
+		}
+	}
+	return len(p), nil
+}
+
+// Flush writes a partial last line, ending it with a newline.
+func (l *lineWriter) Flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) > 0 {
+		_, _ = l.w.Write(append(l.buf, '\n'))
+		l.buf = l.buf[:0]
+	}
 }
 
 // tailer reads complete lines appended to a growing file.
