@@ -109,7 +109,8 @@ type Spec struct {
 	LoadModel string `json:"load_model"`
 	// Server names the server implementation when rpclab started it
 	// ("go", "cpp"); empty for an external target.
-	Server string `json:"server,omitempty"` // Netem is the emulated network rpclab put between client and server
+	Server string `json:"server,omitempty"`
+	// Netem is the emulated network rpclab put between client and server
 	// (rpclab sweep --delay/--jitter/--rate); absent without one. Target
 	// is then the proxy's address and Netem.Upstream the server's.
 	Netem *NetemSpec `json:"netem,omitempty"`
