@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -29,7 +31,9 @@ type Run struct {
 // and the records before it are kept. Any other bad line, an unknown schema
 // version or a file without records is an error naming the file. A file
 // that mixes targets is kept, with a warning: each target gets its own
-// charts.
+// charts. A file that mixes emulated networks (two sweeps appended, with and
+// without --delay) becomes a run per network, named after it, so that the
+// runs overlay instead of mixing in one line.
 func Load(paths []string) (runs []Run, warnings []string, err error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("report: no results files given")
@@ -52,7 +56,17 @@ func Load(paths []string) (runs []Run, warnings []string, err error) {
 		if ts := targets(recs); len(ts) > 1 {
 			warnings = append(warnings, fmt.Sprintf("%s: records of %d targets (%s); each target gets its own charts", p, len(ts), strings.Join(ts, ", ")))
 		}
-		runs = append(runs, Run{Name: names[i], Records: recs})
+		nets := byNetwork(recs)
+		if len(nets) == 1 {
+			runs = append(runs, Run{Name: names[i], Records: recs})
+			continue
+		}
+		labels := make([]string, len(nets))
+		for j, n := range nets {
+			labels[j] = n.label
+			runs = append(runs, Run{Name: names[i] + " (" + n.label + ")", Records: n.recs})
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: records of %d emulated networks (%s); each is a run of its own", p, len(nets), strings.Join(labels, "; ")))
 	}
 	if len(runs) > 1 && !shareGroup(runs) {
 		warnings = append(warnings, "the files share no group (same client, target, RPC kind and payload): nothing overlays, each is charted on its own")
@@ -75,6 +89,58 @@ func runNames(paths []string) []string {
 		}
 	}
 	return out
+}
+
+type netRecords struct {
+	label string
+	recs  []result.Record
+}
+
+// byNetwork splits records by their emulated network, in order of first
+// appearance.
+func byNetwork(recs []result.Record) []netRecords {
+	var out []netRecords
+	at := map[string]int{}
+	for _, r := range recs {
+		l := NetemLabel(r.Spec.Netem)
+		i, ok := at[l]
+		if !ok {
+			i = len(out)
+			at[l] = i
+			out = append(out, netRecords{label: l})
+		}
+		out[i].recs = append(out[i].recs, r)
+	}
+	return out
+}
+
+// NetemLabel names an emulated network: "RTT 5ms", with jitter and rate
+// when set, per direction when the directions differ; "no netem" for nil.
+func NetemLabel(n *result.NetemSpec) string {
+	if n == nil {
+		return "no netem"
+	}
+	link := func(l result.NetemLink) string {
+		s := time.Duration(l.DelayNS).String()
+		if l.JitterNS > 0 {
+			s += " ±" + time.Duration(l.JitterNS).String()
+		}
+		if l.RateBps > 0 {
+			s += " " + netem.FormatRate(l.RateBps)
+		}
+		return s
+	}
+	if n.Up == n.Down {
+		s := "RTT " + time.Duration(2*n.Up.DelayNS).String()
+		if n.Up.JitterNS > 0 {
+			s += ", jitter ±" + time.Duration(n.Up.JitterNS).String() + " each way"
+		}
+		if n.Up.RateBps > 0 {
+			s += ", " + netem.FormatRate(n.Up.RateBps) + " each way"
+		}
+		return s
+	}
+	return "up " + link(n.Up) + ", down " + link(n.Down)
 }
 
 // TargetLabel names what a record measured against. A server that rpclab

@@ -86,14 +86,23 @@ func TestVerdictThresholds(t *testing.T) {
 		text       string
 		// confirm gives per-worker the same ratio over shared at in-flight 16.
 		confirm bool
+		// busy is the share of its one CPU the per-worker client kept busy
+		// at in-flight 32 (0: the fixture's, under a third).
+		busy float64
 	}{
-		{"ratio at BottleneckRatio", 10000, 10000 * BottleneckRatio, ConnBottleneck, "use 32 connections", true},
-		{"ratio at BottleneckRatio at in-flight 32 only", 10000, 10000 * BottleneckRatio, Inconclusive, "one pair of steps is not enough", false},
-		{"ratio just below, shared flat", 10000, 10000 * (BottleneckRatio - 0.01), BoundElsewhere, "Every layout flattens together", true},
-		{"shared flat, per-worker scaling", 0.49 * 160000, ScalingEfficiency * 160000, ConnBottleneck, "Client-side connection bottleneck", false},
-		{"shared at ScalingEfficiency", ScalingEfficiency * 160000, ScalingEfficiency * 160000, Scales, "no bottleneck at these counts", false},
-		{"shared between thresholds", 0.6 * 160000, 0.6 * 160000, Inconclusive, "more connections help a little", false},
-		{"shared between thresholds, more connections worse", 0.6 * 160000, 0.5 * 160000, Inconclusive, "more connections do not help", false},
+		{"ratio at BottleneckRatio", 10000, 10000 * BottleneckRatio, ConnBottleneck, "use 32 connections", true, 0},
+		{"ratio at BottleneckRatio at in-flight 32 only", 10000, 10000 * BottleneckRatio, Inconclusive, "one pair of steps is not enough", false, 0},
+		{"ratio just below, shared flat", 10000, 10000 * (BottleneckRatio - 0.01), BoundElsewhere, "Every layout flattens together", true, 0},
+		{"shared flat, per-worker scaling", 0.49 * 160000, ScalingEfficiency * 160000, ConnBottleneck, "Client-side connection bottleneck", false, 0},
+		{"shared at ScalingEfficiency", ScalingEfficiency * 160000, ScalingEfficiency * 160000, Scales, "no bottleneck at these counts", false, 0},
+		{"shared between thresholds", 0.6 * 160000, 0.6 * 160000, Inconclusive, "more connections help a little", false, 0},
+		{"shared between thresholds, more connections worse", 0.6 * 160000, 0.5 * 160000, Inconclusive, "more connections do not help", false, 0},
+		{"shared flat, client CPU at ClientCPUBusy", 10000, 10000 * (BottleneckRatio - 0.01), ClientCPUBound,
+			"The client's own CPU is the limit: per-worker kept 90% of its 1 CPU busy", true, ClientCPUBusy},
+		{"shared flat, client CPU just below ClientCPUBusy", 10000, 10000 * (BottleneckRatio - 0.01), BoundElsewhere, "Every layout flattens together", true, ClientCPUBusy - 0.01},
+		{"between thresholds, client CPU full", 0.6 * 160000, 0.5 * 160000, ClientCPUBound, "more connections cannot help until the client has CPU to spare", false, 1},
+		{"connection bottleneck with a full client CPU", 10000, 10000 * BottleneckRatio, ConnBottleneck, "use 32 connections", true, 1},
+		{"scaling with a full client CPU", ScalingEfficiency * 160000, ScalingEfficiency * 160000, Scales, "no bottleneck at these counts", false, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,6 +128,9 @@ func TestVerdictThresholds(t *testing.T) {
 					recs[i].ThroughputRPS = tc.shared
 				} else {
 					recs[i].ThroughputRPS = tc.pw
+					if tc.busy > 0 {
+						recs[i].ClientCPUNS = int64(tc.busy * float64(recs[i].DurationNS))
+					}
 				}
 			}
 			vs := Verdicts(recs)
@@ -209,6 +221,66 @@ func TestMixedTargetsGetTheirOwnGroups(t *testing.T) {
 	for _, g := range gs {
 		if len(g.Rows) != 3 {
 			t.Errorf("group %q: got %d rows, want 3", g.Title, len(g.Rows))
+		}
+	}
+}
+
+// Two sweeps appended to one file, at 0 and 5 ms RTT (the README's
+// records), become two runs that overlay: each layout's line and verdict
+// come from one network, never a mix of both.
+func TestMixedNetworksBecomeRuns(t *testing.T) {
+	runs, warnings, err := Load([]string{"../docs/img/rtt0-rtt5-results.jsonl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "../docs/img/rtt0-rtt5-results.jsonl: records of 2 emulated networks (no netem; RTT 5ms); each is a run of its own"
+	if len(warnings) != 1 || warnings[0] != want {
+		t.Errorf("got warnings %q, want [%q]", warnings, want)
+	}
+	if len(runs) != 2 || runs[0].Name != "rtt0-rtt5-results.jsonl (no netem)" || runs[1].Name != "rtt0-rtt5-results.jsonl (RTT 5ms)" {
+		t.Fatalf("got %d runs %v, want the no-netem and the RTT 5ms run", len(runs), runNamesOf(runs))
+	}
+	for _, run := range runs {
+		if len(run.Records) != 6 {
+			t.Errorf("%s: got %d records, want 6", run.Name, len(run.Records))
+		}
+		for _, r := range run.Records {
+			if (r.Spec.Netem != nil) != strings.Contains(run.Name, "RTT") {
+				t.Errorf("%s holds a record with netem %+v", run.Name, r.Spec.Netem)
+			}
+		}
+	}
+	if !shareGroup(runs) {
+		t.Error("the two networks' runs share no group, so they would not overlay")
+	}
+	if v := Verdicts(runs[1].Records); len(v) != 1 || v[0].Kind != Scales {
+		t.Errorf("at 5 ms RTT got verdicts %+v, want one that says shared still scales", v)
+	}
+}
+
+func runNamesOf(runs []Run) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+func TestNetemLabel(t *testing.T) {
+	ms := int64(1e6)
+	tests := []struct {
+		n    *result.NetemSpec
+		want string
+	}{
+		{nil, "no netem"},
+		{&result.NetemSpec{Up: result.NetemLink{DelayNS: 25 * ms / 10}, Down: result.NetemLink{DelayNS: 25 * ms / 10}}, "RTT 5ms"},
+		{&result.NetemSpec{Up: result.NetemLink{DelayNS: ms, JitterNS: ms / 10, RateBps: 1e9}, Down: result.NetemLink{DelayNS: ms, JitterNS: ms / 10, RateBps: 1e9}},
+			"RTT 2ms, jitter ±100µs each way, 1gbit each way"},
+		{&result.NetemSpec{Up: result.NetemLink{DelayNS: ms, RateBps: 1e8}, Down: result.NetemLink{DelayNS: 3 * ms}}, "up 1ms 100mbit, down 3ms"},
+	}
+	for _, tc := range tests {
+		if got := NetemLabel(tc.n); got != tc.want {
+			t.Errorf("NetemLabel(%+v) = %q, want %q", tc.n, got, tc.want)
 		}
 	}
 }

@@ -21,10 +21,14 @@ import (
 //     below FlatEfficiency while the best layout's is at least
 //     ScalingEfficiency. The advice names the fewest connections that reach
 //     EnoughOfBest of the best throughput.
-//  2. bound-elsewhere: shared's efficiency is below FlatEfficiency and more
+//  2. client-cpu-bound: not a connection bottleneck and not scaling, and
+//     shared or the best layout kept at least ClientCPUBusy of the client's
+//     CPUs busy: the client's own CPU is the limit, so more connections
+//     cannot help until it has CPU to spare.
+//  3. bound-elsewhere: shared's efficiency is below FlatEfficiency and more
 //     connections do not help: every layout flattens together.
-//  3. scales: shared's efficiency is at least ScalingEfficiency.
-//  4. inconclusive: anything else (or no in-flight-1 step to draw the ideal
+//  4. scales: shared's efficiency is at least ScalingEfficiency.
+//  5. inconclusive: anything else (or no in-flight-1 step to draw the ideal
 //     line from).
 const (
 	// BottleneckRatio: when the best multi-connection layout gets at least
@@ -39,6 +43,10 @@ const (
 	FlatEfficiency = 0.5
 	// ScalingEfficiency: at or above it, a layout still scales.
 	ScalingEfficiency = 0.8
+	// ClientCPUBusy: at or above this share of the CPUs the client was
+	// pinned to (all the host's when unpinned), busy with user+system time
+	// over the interval, the client has no CPU to spare.
+	ClientCPUBusy = 0.9
 )
 
 // Verdict kinds.
@@ -48,6 +56,9 @@ const (
 	// BoundElsewhere: every layout flattens together; the limit is the
 	// server, the CPU or the network, not the client's connections.
 	BoundElsewhere = "bound-elsewhere"
+	// ClientCPUBound: the client's own CPU is full; more connections cannot
+	// help it.
+	ClientCPUBound = "client-cpu-bound"
 	// Scales: throughput still grows with in-flight on one connection.
 	Scales = "scales"
 	// Inconclusive: between the thresholds, or not enough data.
@@ -81,7 +92,12 @@ type Verdict struct {
 	// before something else capped every layout.
 	PeakInflight int
 	PeakRatio    float64
-	Text         string
+	// ClientBusy is the larger share of the client's CPUs that shared or
+	// Best kept busy at Inflight (0 when the records have no CPU time);
+	// BusyLayout names that layout.
+	ClientBusy float64
+	BusyLayout string
+	Text       string
 }
 
 // Verdicts judges every group of records that has a shared layout and at
@@ -165,6 +181,11 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 		}
 	}
 	hasIdeal := s.IdealRPS > 0 && best.IdealRPS > 0
+	busy := s
+	if ClientBusy(best.Rec) > ClientBusy(s.Rec) {
+		busy = best
+	}
+	v.ClientBusy, v.BusyLayout = ClientBusy(busy.Rec), ConnLabel(busy.Rec)
 	// A ratio above the threshold must hold at the next lower in-flight too.
 	prevN, prevRatio := 0, 0.0
 	if len(common) >= 2 {
@@ -184,6 +205,19 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 			advice += fmt.Sprintf(" reached %.0f%% of %s", 100*enough.Rec.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
 		}
 		v.Text = head + ". Client-side connection bottleneck: " + advice + "; package pool spreads RPCs over them)."
+	case v.ClientBusy >= ClientCPUBusy && !(s.IdealRPS > 0 && s.Efficiency >= ScalingEfficiency):
+		v.Kind = ClientCPUBound
+		cpus := clientCPUs(busy.Rec)
+		v.Text = head + fmt.Sprintf(". The client's own CPU is the limit: %s kept %.0f%% of its %d CPU%s busy at %.1f µs per RPC",
+			v.BusyLayout, 100*v.ClientBusy, cpus, plural(cpus), busy.Rec.ClientCPUNSPerRPC/1e3)
+		other := s
+		if busy.Rec == s.Rec {
+			other = best
+		}
+		if other.Rec.ClientCPUNSPerRPC > 0 {
+			v.Text += fmt.Sprintf(" (%s %.1f µs)", ConnLabel(other.Rec), other.Rec.ClientCPUNSPerRPC/1e3)
+		}
+		v.Text += ", so more connections cannot help until the client has CPU to spare: give it more cores, or cheaper RPCs, and sweep again."
 	case s.IdealRPS > 0 && s.Efficiency < FlatEfficiency:
 		v.Kind = BoundElsewhere
 		v.Text = head + ". Every layout flattens together: the limit is not the client's connection but the server, the CPU or the network."
@@ -205,10 +239,37 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 			}
 		}
 		if v.PeakInflight > 0 {
-			v.Text += fmt.Sprintf(" At in-flight %d, though, more connections gave %.2fx shared's throughput: there one connection was the limit, before something else capped every layout.", v.PeakInflight, v.PeakRatio)
+			capped := "something else capped every layout"
+			if v.Kind == ClientCPUBound {
+				capped = "the client's CPU ran out"
+			}
+			v.Text += fmt.Sprintf(" At in-flight %d, though, more connections gave %.2fx shared's throughput: there one connection was the limit, before %s.", v.PeakInflight, v.PeakRatio, capped)
 		}
 	}
 	return v, true
+}
+
+// ClientBusy is the share of the client's CPUs (those it was pinned to, else
+// the host's) that its process kept busy over r's interval; 0 when unknown.
+func ClientBusy(r *result.Record) float64 {
+	if r == nil || r.DurationNS <= 0 || r.ClientCPUNS <= 0 {
+		return 0
+	}
+	return float64(r.ClientCPUNS) / float64(r.DurationNS) / float64(clientCPUs(r))
+}
+
+func clientCPUs(r *result.Record) int {
+	if n := len(r.Env.ClientCPUs); n > 0 {
+		return n
+	}
+	return max(r.Env.HostCPUs, 1)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // bestRatio is the best multi-connection throughput over shared's.
