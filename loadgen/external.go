@@ -184,7 +184,14 @@ func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Reco
 	}
 	done := make(chan struct{})
 	var werr error
-	go func() { werr = cmd.Wait(); relay.Flush(); close(done) }()
+	go func() {
+		werr = cmd.Wait()
+		if errors.Is(werr, exec.ErrWaitDelay) {
+			werr = nil // the client exited 0; only a straggler's output is cut
+		}
+		relay.Flush()
+		close(done)
+	}()
 
 	smp := &sampler{}
 	go smp.run(done, cmd.Process.Pid, hostPort(spec.Target), e.SampleEvery)
