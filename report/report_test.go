@@ -51,6 +51,8 @@ func TestVerdictFixtures(t *testing.T) {
 			[]string{"per-worker gave 7.86x", "shared reached 10% of its ideal line, per-worker 82%", "Client-side connection bottleneck: use 4 connections (pool:4 reached 95% of per-worker"}},
 		{"server-bound.jsonl", BoundElsewhere, 32, "per-worker", 32,
 			[]string{"1.00x", "Every layout flattens together"}},
+		{"client-cpu-bound.jsonl", ClientCPUBound, 32, "per-worker", 32,
+			[]string{"0.94x", "The client's own CPU is the limit: per-worker kept 95% of its 1 CPU busy at 80.0 µs per RPC (shared 75.0 µs)"}},
 		{"healthy.jsonl", Scales, 32, "per-worker", 32,
 			[]string{"shared reached 92% of its ideal line", "no bottleneck at these counts"}},
 	}

@@ -4,7 +4,7 @@
 
 // gen_fixtures writes the report package's fixture records: synthetic runs
 // shaped like real sweeps (latency from Little's law, P99 and P99.9 as
-// multiples of P50), one per verdict, plus the bad inputs. Run it from this
+// multiples of P50), one per verdict kind but inconclusive, plus the bad inputs. Run it from this
 // directory: go run gen_fixtures.go
 package main
 
@@ -98,6 +98,11 @@ func main() {
 	write("server-bound.jsonl", run(own, "go",
 		layout{"shared", one, []float64{5000, 9000, 12000, 12500, 12600, 12600}, 22},
 		layout{"per-worker", same, []float64{5000, 9100, 12200, 12600, 12700, 12650}, 23}))
+	// Every layout flat, and the client's one CPU full: 12600 req/s at
+	// 75 µs per RPC is 0.95 of a core.
+	write("client-cpu-bound.jsonl", run(own, "go",
+		layout{"shared", one, []float64{5000, 9000, 12000, 12500, 12600, 12600}, 75},
+		layout{"per-worker", same, []float64{5000, 8800, 11500, 11800, 11900, 11850}, 80}))
 	healthy := write("healthy.jsonl", run("127.0.0.1:40002", "go",
 		layout{"shared", one, []float64{5000, 9900, 19600, 38800, 76000, 148000}, 15},
 		layout{"per-worker", same, []float64{5000, 9900, 19700, 39000, 76500, 150000}, 16}))
