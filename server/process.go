@@ -51,11 +51,14 @@ func StartProcess(ctx context.Context, argv []string, cpus []int, startTimeout t
 	p := &Process{cmd: cmd, done: make(chan struct{}), stderr: &lockedWriter{}}
 	cmd.Stderr = p.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	// Pinned from the fork on, so a server that sizes its thread pools from
+	// its CPU mask at start (the C++ server's --num-cqs) sees its own CPUs.
+	pinned, err := procstat.StartPinned(cmd, cpus)
+	if err != nil {
 		return nil, fmt.Errorf("server: start %s: %w", argv[0], err)
 	}
 	p.Pid = cmd.Process.Pid
-	if len(cpus) > 0 {
+	if !pinned && len(cpus) > 0 {
 		// Best effort: pinning is an optimisation, not a requirement.
 		_ = procstat.Pin(p.Pid, cpus)
 	}

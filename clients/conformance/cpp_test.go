@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -180,6 +181,35 @@ func TestCppServer(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatalf("the server exited with %v after SIGTERM, want code 0; stderr:\n%s", err, stderr.String())
+	}
+}
+
+// TestCppServerPinnedFromStart: rpclab starts the C++ server already pinned
+// to its CPU, so --num-cqs's default (the CPUs the process may use) is that
+// one CPU, not every CPU of the host.
+func TestCppServerPinnedFromStart(t *testing.T) {
+	selected(t, "cpp")
+	build(t, "cpp")
+	cpus, err := procstat.AllowedCPUs()
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := server.StartProcess(ctx, []string{filepath.Join("..", "cpp", "rpclab-server"), "--listen", "127.0.0.1:0"}, cpus[len(cpus)-1:], 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The banner follows the address line; give it a moment.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(p.Stderr(), "completion queues") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Stderr(); !strings.Contains(got, " 1 completion queues x ") {
+		t.Errorf("the server pinned to CPU %d did not size itself to one CPU; stderr:\n%s", cpus[len(cpus)-1], got)
 	}
 }
 

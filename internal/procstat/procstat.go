@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -239,6 +240,38 @@ func Pin(pid int, cpus []int) error {
 		}
 	}
 	return nil
+}
+
+// StartPinned starts cmd with its affinity already restricted to cpus, so
+// that a child which sizes itself from its CPU mask at start (the C++
+// server's --num-cqs, a runtime's thread pool) sees the CPUs it will run
+// on. The fork happens on this goroutine's OS thread, locked to it, with the
+// thread's mask narrowed for the fork and restored after it; Go creates new
+// threads for other goroutines from a template thread meanwhile, so no other
+// thread inherits the narrow mask. If the mask cannot be set (a CPU outside
+// this process's own mask), cmd starts unpinned and pinned is false; err is
+// cmd.Start's.
+func StartPinned(cmd *exec.Cmd, cpus []int) (pinned bool, err error) {
+	if len(cpus) == 0 || runtime.GOOS != "linux" {
+		return false, cmd.Start()
+	}
+	var set, old unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	runtime.LockOSThread()
+	if unix.SchedGetaffinity(0, &old) != nil || unix.SchedSetaffinity(0, &set) != nil {
+		runtime.UnlockOSThread()
+		return false, cmd.Start()
+	}
+	err = cmd.Start()
+	if unix.SchedSetaffinity(0, &old) != nil {
+		// Keep the thread locked to this goroutine, so that no other
+		// goroutine runs on the narrow mask.
+		return true, err
+	}
+	runtime.UnlockOSThread()
+	return true, err
 }
 
 // AllowedCPUs lists the CPUs this process may run on.

@@ -7,7 +7,12 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseHexAddr(t *testing.T) {
@@ -131,5 +136,49 @@ func TestPinAndAllowedCPUs(t *testing.T) {
 	defer cmd.Process.Kill()
 	if err := Pin(cmd.Process.Pid, cpus[:1]); err != nil {
 		t.Fatalf("Pin: %v", err)
+	}
+}
+
+// A child started pinned sees its mask from its first instruction, and the
+// parent keeps every CPU it had.
+func TestStartPinned(t *testing.T) {
+	before, err := AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := before[len(before)-1]
+	var out strings.Builder
+	cmd := exec.Command("grep", "Cpus_allowed_list", "/proc/self/status")
+	cmd.Stdout = &out
+	if pinned, err := StartPinned(cmd, []int{last}); err != nil || !pinned {
+		t.Fatalf("StartPinned: pinned %v, %v", pinned, err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Fields(out.String()), []string{"Cpus_allowed_list:", strconv.Itoa(last)}; !slices.Equal(got, want) {
+		t.Errorf("the child saw %q, want %q", got, want)
+	}
+	// A CPU this process may not use: started, unpinned.
+	cmd = exec.Command("true")
+	if pinned, err := StartPinned(cmd, []int{1023}); err != nil || pinned {
+		t.Errorf("StartPinned on CPU 1023: pinned %v, %v; want started unpinned", pinned, err)
+	} else if err := cmd.Wait(); err != nil {
+		t.Error(err)
+	}
+	// Every thread of this process still has the whole mask.
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		tid, _ := strconv.Atoi(e.Name())
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(tid, &set); err != nil {
+			continue // the thread has exited
+		}
+		if set.Count() != len(before) {
+			t.Errorf("thread %d has %d CPUs after StartPinned, want %d", tid, set.Count(), len(before))
+		}
 	}
 }
