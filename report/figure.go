@@ -22,10 +22,31 @@ const (
 	FigEfficiency = "efficiency"
 	// FigCPU: client CPU time per RPC against in-flight.
 	FigCPU = "cpu"
+	// FigLag: an open-loop group's schedule lag (how late sends left), P50
+	// and P99, against the offered rate.
+	FigLag = "lag"
 )
 
-// FigureKinds lists the figures every group gets.
+// FigureKinds lists the figures every closed-loop group gets.
 var FigureKinds = []string{FigThroughput, FigLatency, FigEfficiency, FigCPU}
+
+// OpenFigureKinds lists the figures of an open-loop group: the same against
+// the offered rate instead of in-flight, with the schedule lag in place of
+// efficiency (an open loop has no ideal line of its own: throughput should
+// equal the offered rate).
+var OpenFigureKinds = []string{FigThroughput, FigLatency, FigLag, FigCPU}
+
+// isOpen says whether r is an open-loop step (rpclab sweep --rps).
+func isOpen(r *result.Record) bool { return r.Spec.LoadModel == "open" }
+
+// xOf is where r sits on a figure's X axis: its offered rate in an open
+// loop, its in-flight count in a closed one.
+func xOf(r *result.Record) float64 {
+	if isOpen(r) {
+		return r.Spec.RateRPS
+	}
+	return float64(r.Spec.Inflight)
+}
 
 // groupKey is what records share to be charted together: the issue's
 // "same target, rpc, payload, client language" (and load model).
@@ -42,6 +63,9 @@ func keyOf(r *result.Record) groupKey {
 // kind, payload and load model.
 type Group struct {
 	Title string
+	// Open: the group's records are open-loop steps, charted against the
+	// offered rate.
+	Open bool
 	// Slug names the group in file names and HTML ids.
 	Slug    string
 	Figures []Figure
@@ -77,7 +101,8 @@ type Series struct {
 	Points             []Point
 }
 
-// Point is one measured step of a series: X is the in-flight count.
+// Point is one measured step of a series: X is the in-flight count (the
+// offered rate in an open-loop group).
 type Point struct {
 	X, Y float64
 }
@@ -111,13 +136,13 @@ func Groups(runs []Run) []Group {
 	out := make([]Group, 0, len(order))
 	slugs := map[string]int{}
 	for _, a := range order {
-		g := Group{Title: groupTitle(a.key), Rows: a.rows}
+		g := Group{Title: groupTitle(a.key), Rows: a.rows, Open: a.key.LoadModel == "open"}
 		g.Slug = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(fmt.Sprintf("%s-%s-%dB-%s-%s", a.key.Language, a.key.RPC, a.key.Payload, a.key.LoadModel, a.key.Target)), "-"), "-")
 		if n := slugs[g.Slug]; n > 0 {
 			g.Slug = fmt.Sprintf("%s-%d", g.Slug, n+1)
 		}
 		slugs[g.Slug]++
-		g.Figures = figures(a.rows, runs, multi)
+		g.Figures = figures(a.rows, runs, multi, g.Open)
 		out = append(out, g)
 	}
 	return out
@@ -127,14 +152,14 @@ func groupTitle(k groupKey) string {
 	return fmt.Sprintf("%s client, %s RPCs, %d B payload, %s loop, against %s", k.Language, k.RPC, k.Payload, k.LoadModel, k.Target)
 }
 
-// line is one (run, layout) series of ok rows, in-flight ascending.
+// line is one (run, layout) series of ok rows, X ascending.
 type line struct {
 	run, conn string
 	runIdx    int
 	rows      []Row
 }
 
-func figures(rows []RunRow, runs []Run, multi bool) []Figure {
+func figures(rows []RunRow, runs []Run, multi, open bool) []Figure {
 	runIdx := map[string]int{}
 	for i, r := range runs {
 		runIdx[r.Name] = i
@@ -146,6 +171,9 @@ func figures(rows []RunRow, runs []Run, multi bool) []Figure {
 			continue
 		}
 		k := [2]string{rr.Run, ConnLabel(rr.Rec)}
+		if open && rr.Rec.Spec.Arrival != "" && rr.Rec.Spec.Arrival != "constant" {
+			k[1] += " " + rr.Rec.Spec.Arrival
+		}
 		l := byKey[k]
 		if l == nil {
 			l = &line{run: rr.Run, conn: k[1], runIdx: runIdx[rr.Run]}
@@ -156,7 +184,7 @@ func figures(rows []RunRow, runs []Run, multi bool) []Figure {
 	}
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].runIdx < lines[j].runIdx })
 	for _, l := range lines {
-		sort.SliceStable(l.rows, func(i, j int) bool { return l.rows[i].Rec.Spec.Inflight < l.rows[j].Rec.Spec.Inflight })
+		sort.SliceStable(l.rows, func(i, j int) bool { return xOf(l.rows[i].Rec) < xOf(l.rows[j].Rec) })
 	}
 	label := func(l *line) string {
 		if multi {
@@ -169,6 +197,13 @@ func figures(rows []RunRow, runs []Run, multi bool) []Figure {
 	lat := Figure{Kind: FigLatency, Title: "Latency vs in-flight (P50 solid, P99 dashed, P99.9 dotted)", XLabel: "RPCs in flight", YLabel: "latency (µs, log scale)", LogY: true}
 	eff := Figure{Kind: FigEfficiency, Title: "Efficiency: throughput / ideal line", XLabel: "RPCs in flight", YLabel: "efficiency (%)"}
 	cpu := Figure{Kind: FigCPU, Title: "Client CPU per RPC", XLabel: "RPCs in flight", YLabel: "client CPU (µs per RPC)"}
+	if open {
+		const x = "offered rate (req/s)"
+		thr.Title, thr.XLabel = "Throughput vs offered rate", x
+		lat.Title, lat.XLabel = "Latency from the intended send vs offered rate (P50 solid, P99 dashed, P99.9 dotted)", x
+		eff = Figure{Kind: FigLag, Title: "Schedule lag: how late sends left (P50 solid, P99 dashed)", XLabel: x, YLabel: "lag (µs, log scale)", LogY: true}
+		cpu.XLabel = x
+	}
 	for i, l := range lines {
 		st := Series{Label: label(l), Color: i, Shape: l.runIdx}
 		t, e, c := st, st, st
@@ -176,12 +211,24 @@ func figures(rows []RunRow, runs []Run, multi bool) []Figure {
 		p50.Label += " P50"
 		p99.Label, p99.Dash = p99.Label+" P99", 1
 		p999.Label, p999.Dash = p999.Label+" P99.9", 2
+		lag50, lag99 := st, st
+		lag50.Label += " lag P50"
+		lag99.Label, lag99.Dash = lag99.Label+" lag P99", 1
 		for _, row := range l.rows {
 			r := row.Rec
-			x := float64(r.Spec.Inflight)
+			x := xOf(r)
 			t.Points = append(t.Points, Point{x, r.ThroughputRPS})
 			if row.IdealRPS > 0 {
 				e.Points = append(e.Points, Point{x, 100 * row.Efficiency})
+			}
+			// Only positive values: the axis is logarithmic.
+			if lag := r.ScheduleLag; open && lag != nil {
+				if lag.P50NS > 0 {
+					lag50.Points = append(lag50.Points, Point{x, float64(lag.P50NS) / 1e3})
+				}
+				if lag.P99NS > 0 {
+					lag99.Points = append(lag99.Points, Point{x, float64(lag.P99NS) / 1e3})
+				}
 			}
 			if r.ClientCPUNSPerRPC > 0 {
 				c.Points = append(c.Points, Point{x, r.ClientCPUNSPerRPC / 1e3})
@@ -197,15 +244,47 @@ func figures(rows []RunRow, runs []Run, multi bool) []Figure {
 		}
 		thr.Series = append(thr.Series, t)
 		lat.Series = append(lat.Series, p50, p99, p999)
-		if len(e.Points) > 0 {
+		switch {
+		case open:
+			for _, ls := range []Series{lag50, lag99} {
+				if len(ls.Points) > 0 {
+					eff.Series = append(eff.Series, ls)
+				}
+			}
+		case len(e.Points) > 0:
 			eff.Series = append(eff.Series, e)
 		}
 		if len(c.Points) > 0 {
 			cpu.Series = append(cpu.Series, c)
 		}
 	}
-	thr.Series = append(thr.Series, idealLines(lines, multi)...)
+	if open {
+		thr.Series = append(thr.Series, offeredLine(lines))
+	} else {
+		thr.Series = append(thr.Series, idealLines(lines, multi)...)
+	}
 	return []Figure{thr, lat, eff, cpu}
+}
+
+// offeredLine is an open loop's ideal: throughput equal to the offered rate,
+// over every rate any line tried.
+func offeredLine(lines []*line) Series {
+	seen := map[float64]bool{}
+	var xs []float64
+	for _, l := range lines {
+		for _, r := range l.rows {
+			if x := xOf(r.Rec); !seen[x] {
+				seen[x] = true
+				xs = append(xs, x)
+			}
+		}
+	}
+	sort.Float64s(xs)
+	s := Series{Label: "offered rate", Color: -1, Dash: 1, Shape: -1}
+	for _, x := range xs {
+		s.Points = append(s.Points, Point{x, x})
+	}
+	return s
 }
 
 // idealLines draws, per run, the ideal line: the in-flight-1 throughput of

@@ -9,11 +9,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
 )
 
 //go:embed report.html.tmpl
@@ -32,6 +34,22 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"bratio":  func() float64 { return BottleneckRatio },
 	"flat":    func() float64 { return 100 * FlatEfficiency },
 	"scaling": func() float64 { return 100 * ScalingEfficiency },
+	"busy":    func() float64 { return 100 * ClientCPUBusy },
+	"lag": func(l *stats.Latency, q string) string {
+		if l == nil {
+			return "-"
+		}
+		if q == "p50" {
+			return us(l.P50NS)
+		}
+		return us(l.P99NS)
+	},
+	"i64p": func(v *int64) string {
+		if v == nil {
+			return "-"
+		}
+		return strconv.FormatInt(*v, 10)
+	},
 }).Parse(htmlTemplate))
 
 type htmlRun struct {
@@ -63,8 +81,9 @@ type htmlGroup struct {
 }
 
 type compareRow struct {
-	Conn                string
-	Inflight            int
+	Conn string
+	// X is the in-flight count, or the offered rate in an open loop.
+	X                   float64
 	Before, After       float64
 	Ratio               float64
 	P99Before, P99After int64
@@ -102,6 +121,9 @@ func HTML(w io.Writer, runs []Run, notes []string) error {
 		names = append(names, run.Name)
 		hr := htmlRun{Name: run.Name, Records: len(run.Records), Env: run.Records[0].Env, Verdicts: Verdicts(run.Records)}
 		hr.Summary = VerdictText(hr.Verdicts)
+		if len(hr.Verdicts) == 0 && slices.ContainsFunc(run.Records, func(r result.Record) bool { return isOpen(&r) }) {
+			hr.Summary = "No verdict for open-loop steps: throughput follows the offered rate, so compare each layout's latency and schedule lag at the same rate in the charts below (rpclab sweep --slo names the highest rate each layout sustains)."
+		}
 		var langs, stacks, runtimes []string
 		for _, r := range run.Records {
 			langs = appendNew(langs, r.Env.Language)
@@ -186,16 +208,16 @@ func inlineSVG(svg []byte, labelledBy string) string {
 }
 
 // compare pairs the ok records of the first and last run by layout and
-// in-flight count.
+// in-flight count (offered rate in an open loop).
 func compare(rows []RunRow, before, after string) []compareRow {
 	type k struct {
-		conn     string
-		inflight int
+		conn string
+		x    float64
 	}
 	b := map[k]*result.Record{}
 	for _, rr := range rows {
 		if rr.Run == before && rr.Rec.Status == result.StatusOK {
-			b[k{ConnLabel(rr.Rec), rr.Rec.Spec.Inflight}] = rr.Rec
+			b[k{ConnLabel(rr.Rec), xOf(rr.Rec)}] = rr.Rec
 		}
 	}
 	var out []compareRow
@@ -203,12 +225,12 @@ func compare(rows []RunRow, before, after string) []compareRow {
 		if rr.Run != after || rr.Rec.Status != result.StatusOK {
 			continue
 		}
-		key := k{ConnLabel(rr.Rec), rr.Rec.Spec.Inflight}
+		key := k{ConnLabel(rr.Rec), xOf(rr.Rec)}
 		br := b[key]
 		if br == nil {
 			continue
 		}
-		c := compareRow{Conn: key.conn, Inflight: key.inflight, Before: br.ThroughputRPS, After: rr.Rec.ThroughputRPS,
+		c := compareRow{Conn: key.conn, X: key.x, Before: br.ThroughputRPS, After: rr.Rec.ThroughputRPS,
 			P99Before: br.Latency.P99NS, P99After: rr.Rec.Latency.P99NS}
 		if c.Before > 0 {
 			c.Ratio = c.After / c.Before
@@ -219,7 +241,7 @@ func compare(rows []RunRow, before, after string) []compareRow {
 		if out[i].Conn != out[j].Conn {
 			return out[i].Conn < out[j].Conn
 		}
-		return out[i].Inflight < out[j].Inflight
+		return out[i].X < out[j].X
 	})
 	return out
 }

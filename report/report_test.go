@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -717,5 +718,80 @@ func TestVerdictPeakBelowTop(t *testing.T) {
 	}
 	if !strings.Contains(v.Text, "At in-flight 8, though, more connections gave 1.50x shared's throughput") {
 		t.Errorf("verdict text %q does not name the peak", v.Text)
+	}
+}
+
+// An open-loop sweep is charted against the offered rate, with the schedule
+// lag in place of efficiency, gets no throughput verdict, and its records
+// table shows rate and lag.
+func TestOpenLoopGroups(t *testing.T) {
+	runs := fixture(t, "open-loop.jsonl")
+	if vs := Verdicts(runs[0].Records); len(vs) != 0 {
+		t.Errorf("got %d verdicts for an open loop, want none: %+v", len(vs), vs)
+	}
+	gs := Groups(runs)
+	if len(gs) != 1 || !gs[0].Open {
+		t.Fatalf("got %d groups (open %v), want one open-loop group", len(gs), len(gs) > 0 && gs[0].Open)
+	}
+	g := gs[0]
+	var kinds []string
+	for _, f := range g.Figures {
+		kinds = append(kinds, f.Kind)
+	}
+	if !slices.Equal(kinds, OpenFigureKinds) {
+		t.Fatalf("got figures %v, want %v", kinds, OpenFigureKinds)
+	}
+	rates := []float64{2000, 5000, 10000, 20000}
+	xs := func(s Series) []float64 {
+		var out []float64
+		for _, p := range s.Points {
+			out = append(out, p.X)
+		}
+		return out
+	}
+	thr := g.Figures[0]
+	if thr.XLabel != "offered rate (req/s)" || len(thr.Series) != 3 {
+		t.Fatalf("throughput figure: x %q, %d series; want the offered rate and shared, per-worker, offered rate", thr.XLabel, len(thr.Series))
+	}
+	for _, s := range thr.Series {
+		if !slices.Equal(xs(s), rates) {
+			t.Errorf("throughput series %q at x %v, want %v", s.Label, xs(s), rates)
+		}
+	}
+	if s := thr.Series[2]; s.Label != "offered rate" || s.Points[3].Y != 20000 {
+		t.Errorf("got ideal series %q %v, want the offered rate line y = x", s.Label, s.Points)
+	}
+	if shared := thr.Series[0]; shared.Label != "shared" || shared.Points[3].Y != 16000 {
+		t.Errorf("got series %q %v, want shared falling to 16000 at 20000 offered", shared.Label, shared.Points)
+	}
+	lag := g.Figures[2]
+	if len(lag.Series) != 4 || !lag.LogY {
+		t.Fatalf("lag figure: %d series (log %v), want P50 and P99 of two layouts on a log axis", len(lag.Series), lag.LogY)
+	}
+	if s := lag.Series[1]; s.Label != "shared lag P99" || s.Points[3].Y != 9000 {
+		t.Errorf("got %q %v, want shared's lag P99 of 9000 µs at the top rate", s.Label, s.Points)
+	}
+
+	p, _ := render(t, runs, nil)
+	tables := find(p.doc, func(n *html.Node) bool { return n.Data == "table" && hasClass(n, "records") })
+	if len(tables) != 1 {
+		t.Fatalf("got %d records tables, want 1", len(tables))
+	}
+	rows := find(tables[0], tag("tr"))
+	if len(rows) != 1+len(runs[0].Records) {
+		t.Fatalf("records table has %d rows, want a header and %d", len(rows), len(runs[0].Records))
+	}
+	head := text(rows[0])
+	for _, col := range []string{"offered rate (req/s)", "lag P99", "bound hits", "peak in flight"} {
+		if !strings.Contains(head, col) {
+			t.Errorf("records header %q lacks %q", head, col)
+		}
+	}
+	if got := text(rows[4]); !strings.Contains(got, "20000") || !strings.Contains(got, "16000") || !strings.Contains(got, "9000.0") {
+		t.Errorf("shared's 20000 rps row %q lacks its rate, throughput and lag P99", got)
+	}
+	verdicts := find(p.doc, func(n *html.Node) bool { return hasClass(n, "verdict") })
+	if len(verdicts) != 1 || !strings.Contains(text(verdicts[0]), "No verdict for open-loop steps") {
+		t.Errorf("got verdict paragraphs %d, want one saying open loops get no verdict", len(verdicts))
 	}
 }

@@ -43,7 +43,7 @@ type Row struct {
 	Rec *result.Record
 	// IdealRPS is the series' throughput at in-flight 1 times this record's
 	// in-flight count (YDB's "theoretical" line); 0 when the series has no
-	// successful step at in-flight 1.
+	// successful step at in-flight 1, and for open-loop steps.
 	IdealRPS float64
 	// Efficiency is ThroughputRPS / IdealRPS (0 when IdealRPS is 0).
 	Efficiency float64
@@ -55,7 +55,7 @@ func Rows(recs []result.Record) []Row {
 	base := map[string]float64{}
 	for i := range recs {
 		r := &recs[i]
-		if r.Spec.Inflight == 1 && r.Status == result.StatusOK {
+		if r.Spec.Inflight == 1 && r.Status == result.StatusOK && !isOpen(r) {
 			base[seriesKey(r)] = r.ThroughputRPS
 		}
 	}

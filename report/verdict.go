@@ -111,7 +111,9 @@ func Verdicts(recs []result.Record) []Verdict {
 	var order []key
 	for _, row := range Rows(recs) {
 		r := row.Rec
-		if r.Status != result.StatusOK {
+		// An open loop's throughput is its offered rate: comparing it
+		// between layouts says nothing. Its charts compare latency.
+		if r.Status != result.StatusOK || isOpen(r) {
 			continue
 		}
 		k := key{r.Env.Language, TargetLabel(r), r.Spec.RPC, r.Spec.PayloadBytes}

@@ -52,6 +52,52 @@ func rec(target, server string, l layout, i int, t0 time.Time) result.Record {
 	return r
 }
 
+// openRun is an open-loop sweep (rpclab sweep --rps) of shared and
+// per-worker at four offered rates: throughput follows the rate until shared
+// falls behind at the top one, where its latency and schedule lag grow.
+func openRun(target string) []result.Record {
+	rates := []float64{2000, 5000, 10000, 20000}
+	t0 := time.Date(2026, 11, 22, 13, 0, 0, 0, time.UTC)
+	var out []result.Record
+	for _, l := range []struct {
+		mode  string
+		conns int
+		tput  []float64
+		p99US []float64
+		lagUS []float64
+	}{
+		{"shared", 1, []float64{2000, 5000, 10000, 16000}, []float64{400, 600, 1500, 25000}, []float64{300, 250, 400, 9000}},
+		{"per-worker", 8, []float64{2000, 5000, 10000, 20000}, []float64{380, 520, 900, 2400}, []float64{300, 240, 300, 700}},
+	} {
+		for i, rate := range rates {
+			interval := 3 * time.Second
+			reqs := int64(l.tput[i] * interval.Seconds())
+			sent := int64(rate * interval.Seconds())
+			p99 := int64(l.p99US[i] * 1e3)
+			lag := int64(l.lagUS[i] * 1e3)
+			hits, peak := int64(0), int64(8+i*20)
+			out = append(out, result.Record{
+				SchemaVersion: result.SchemaVersion, Kind: "ping", Status: result.StatusOK,
+				StartedAt: t0.UTC(),
+				Spec: result.Spec{Target: target, RPC: "unary", ConnMode: l.mode, ConnsRequested: l.conns,
+					Inflight: 8, WarmupNS: int64(time.Second), IntervalNS: int64(interval), LoadModel: "open", Server: "go",
+					RateRPS: rate, Arrival: "constant", MaxOutstanding: 2000},
+				Env: result.Env{Language: "go", GRPCImpl: "grpc-go", GRPCVersion: "1.85.0", RuntimeVersion: "go1.26.8",
+					HostCPUs: 2, ClientCPUs: []int{0}, Hostname: "fixture", OS: "linux/amd64"},
+				Requests: reqs, Errors: map[string]int64{}, DurationNS: int64(interval), ThroughputRPS: l.tput[i],
+				Latency: stats.Latency{MinNS: p99 / 10, MeanNS: float64(p99) / 3, P50NS: p99 / 4, P90NS: p99 / 2,
+					P99NS: p99, P999NS: p99 * 2, P100NS: p99 * 3},
+				ConnsObserved: l.conns, ClientCPUNS: 20000 * reqs, ClientCPUNSPerRPC: 20000,
+				Sent: &sent, ScheduleLag: &stats.Latency{MinNS: 1000, MeanNS: float64(lag) / 2, P50NS: lag / 2, P90NS: lag * 3 / 4,
+					P99NS: lag, P999NS: lag * 2, P100NS: lag * 3},
+				MaxOutstandingHits: &hits, PeakOutstanding: &peak,
+			})
+			t0 = t0.Add(5 * time.Second)
+		}
+	}
+	return out
+}
+
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "gen_fixtures:", err)
 	os.Exit(1)
@@ -106,6 +152,8 @@ func main() {
 	healthy := write("healthy.jsonl", run("127.0.0.1:40002", "go",
 		layout{"shared", one, []float64{5000, 9900, 19600, 38800, 76000, 148000}, 15},
 		layout{"per-worker", same, []float64{5000, 9900, 19700, 39000, 76500, 150000}, 16}))
+
+	write("open-loop.jsonl", openRun(own))
 
 	if err := os.WriteFile("empty.jsonl", nil, 0o644); err != nil {
 		fail(err)
