@@ -294,7 +294,8 @@ loop:
 }
 
 // lineWriter passes on only whole lines, each in one Write, and keeps a
-// partial line until its end arrives or Flush is called.
+// partial line until its end arrives or Flush is called (or it grows past
+// maxPartialLine, which is passed on as it is).
 type lineWriter struct {
 	mu  sync.Mutex
 	w   io.Writer
@@ -305,7 +306,11 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
-	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+	i := bytes.LastIndexByte(l.buf, '\n')
+	if i < 0 && len(l.buf) > maxPartialLine {
+		i = len(l.buf) - 1
+	}
+	if i >= 0 {
 		_, err := l.w.Write(l.buf[:i+1])
 		l.buf = append(l.buf[:0], l.buf[i+1:]...)
 		if err != nil {
@@ -314,6 +319,9 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// maxPartialLine bounds what a lineWriter holds back waiting for a newline.
+const maxPartialLine = 64 << 10
 
 // Flush writes a partial last line, ending it with a newline.
 func (l *lineWriter) Flush() {

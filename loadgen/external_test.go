@@ -4,6 +4,7 @@ package loadgen
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -34,5 +35,14 @@ func TestLineWriterPassesWholeLines(t *testing.T) {
 	want = append(want, "tail\n")
 	if !slices.Equal(got, want) {
 		t.Fatalf("after Flush got %q, want %q", got, want)
+	}
+	// A line longer than maxPartialLine is passed on rather than held.
+	got = nil
+	long := strings.Repeat("x", maxPartialLine+1)
+	if _, err := l.Write([]byte(long)); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != long {
+		t.Fatalf("a %d-byte partial line: got %d writes, want it passed on in one", len(long), len(got))
 	}
 }
