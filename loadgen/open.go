@@ -29,6 +29,12 @@ import (
 // latency histogram (about 220 KiB), made only when the schedule needs it.
 const DefaultMaxOutstanding = 2000
 
+// Pacing values of OpenSpec.Pacing (rpclab sweep --pacing).
+const (
+	TimerPacing   = "timer"
+	PrecisePacing = "precise"
+)
+
 // OpenSpec is the open-loop part of a sweep: each step of the closed-loop
 // Spec is run once per rate. Spec.Inflight is then the number of
 // connections of a per-worker layout (it bounds nothing else).
@@ -37,6 +43,14 @@ type OpenSpec struct {
 	Rates []float64
 	// Arrival is Constant or Poisson.
 	Arrival string
+	// Pacing is how the scheduler waits for each send: PrecisePacing (the
+	// default on Linux: a wait of 150 µs or more is a nanosleep, which
+	// ends within about 0.1 ms; shorter ones use a Go timer) or
+	// TimerPacing (Go's timers only: they wake an idle client up to about
+	// 1 ms late, since the runtime's netpoller waits in whole
+	// milliseconds). The record says which ran ("timer" where nanosleep
+	// is not available).
+	Pacing string
 	// MaxOutstanding bounds the RPCs in flight (default
 	// DefaultMaxOutstanding). When the schedule needs more, the next send
 	// waits for one to end: its latency still counts from its intended
@@ -58,6 +72,15 @@ type OpenSpec struct {
 	Drain time.Duration
 }
 
+// pacing is the pacing that runs: Pacing, PrecisePacing by default, and
+// TimerPacing where there is no nanosleep to use.
+func (o *OpenSpec) pacing() string {
+	if o.Pacing == TimerPacing || !nanosleepPacing {
+		return TimerPacing
+	}
+	return PrecisePacing
+}
+
 // Validate checks o and returns a *UsageError naming the flag at fault.
 func (o *OpenSpec) Validate() error {
 	if len(o.Rates) == 0 {
@@ -70,6 +93,9 @@ func (o *OpenSpec) Validate() error {
 	}
 	if _, err := NewPacer(o.Arrival, 1, 0); err != nil {
 		return err
+	}
+	if o.Pacing != "" && o.Pacing != TimerPacing && o.Pacing != PrecisePacing {
+		return usageErr("--pacing", "unknown pacing %q (want %s or %s)", o.Pacing, TimerPacing, PrecisePacing)
 	}
 	if o.MaxOutstanding < 0 || o.MaxOutstanding > 100000 {
 		return usageErr("--max-outstanding", "%d is outside 1..100000", o.MaxOutstanding)
@@ -261,6 +287,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	if rec.Spec.Arrival == "" {
 		rec.Spec.Arrival = Constant
 	}
+	rec.Spec.Pacing = open.pacing()
 	if open.Call != nil {
 		rec.Spec.Call = strings.TrimPrefix(open.Call.Path, "/")
 	}
@@ -347,6 +374,20 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	}()
 	interrupted := false
 	next := 0
+	waitUntil := func(ctx context.Context, at time.Time) bool {
+		if wait := time.Until(at); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return false
+			}
+		}
+		return true
+	}
+	if open.pacing() == PrecisePacing {
+		waitUntil = precisePacing(waitUntil)
+	}
 schedule:
 	for {
 		off := pacer.Next()
@@ -354,14 +395,9 @@ schedule:
 			break
 		}
 		at := start.Add(off)
-		if wait := time.Until(at); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				interrupted = true
-				break schedule
-			}
+		if !waitUntil(ctx, at) {
+			interrupted = true
+			break schedule
 		}
 		measured := off >= spec.Warmup
 		if measured && !cpuTaken {

@@ -52,8 +52,15 @@ func startStallServer(t *testing.T) string {
 // stalls, so the stall is one slow RPC per second and its P99 stays low;
 // the open loop keeps sending, so every send due during the stall waits,
 // and its P99 shows the stall. The schedule lag stays small: the server,
-// not the client, is behind.
+// not the client, is behind. Both pacings keep the schedule: every send
+// due in the interval is made.
 func TestOpenLoopShowsStall(t *testing.T) {
+	for _, pacing := range []string{TimerPacing, PrecisePacing} {
+		t.Run(pacing, func(t *testing.T) { testOpenLoopShowsStall(t, pacing) })
+	}
+}
+
+func testOpenLoopShowsStall(t *testing.T, pacing string) {
 	ctx := testCtx(t)
 	target := startStallServer(t)
 	spec := shortSpec(target)
@@ -66,7 +73,7 @@ func TestOpenLoopShowsStall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, Arrival: Constant}, 500, Options{})
+	open, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, Arrival: Constant, Pacing: pacing}, 500, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +95,11 @@ func TestOpenLoopShowsStall(t *testing.T) {
 	if *open.MaxOutstandingHits != 0 {
 		t.Errorf("open loop: got %d max-outstanding hits, want 0", *open.MaxOutstandingHits)
 	}
-	if open.Spec.LoadModel != "open" || open.Spec.RateRPS != 500 || open.Spec.Arrival != Constant {
-		t.Errorf("got spec %+v, want load_model open, rate 500, arrival constant", open.Spec)
+	if open.Spec.LoadModel != "open" || open.Spec.RateRPS != 500 || open.Spec.Arrival != Constant || open.Spec.Pacing != pacing {
+		t.Errorf("got spec %+v, want load_model open, rate 500, arrival constant, pacing %s", open.Spec, pacing)
+	}
+	if want := int64(500 * spec.Interval.Seconds()); *open.Sent != want {
+		t.Errorf("sent %d in the interval, want %d (500 rps for %v)", *open.Sent, want, spec.Interval)
 	}
 	if b, err := json.Marshal(open); err != nil {
 		t.Fatal(err)
@@ -187,6 +197,7 @@ func TestOpenBadInput(t *testing.T) {
 		{"no rate", OpenSpec{}, Unary},
 		{"zero rate", OpenSpec{Rates: []float64{0}}, Unary},
 		{"bad arrival", OpenSpec{Rates: []float64{1}, Arrival: "bursty"}, Unary},
+		{"bad pacing", OpenSpec{Rates: []float64{1}, Pacing: "spin"}, Unary},
 		{"negative bound", OpenSpec{Rates: []float64{1}, MaxOutstanding: -1}, Unary},
 		{"streaming", OpenSpec{Rates: []float64{1}}, Streaming},
 	}
@@ -247,5 +258,29 @@ func TestOpenLoopServerStreamingCall(t *testing.T) {
 	}
 	if rec.Spec.Call != "grpc.testing.BenchmarkService/StreamingFromServer" {
 		t.Errorf("got spec.call %q, want the method", rec.Spec.Call)
+	}
+}
+
+// TestPrecisePacingStopsWhenCancelled: a cancelled step stops within one
+// sleep slice even when the next send is far off.
+func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
+	target := startServer(t, server.New(server.Options{}))
+	spec := shortSpec(target)
+	spec.Warmup = 0
+	spec.Interval = time.Minute
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
+	ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
+	defer cancel()
+	// One send a minute: the scheduler sleeps through the whole step.
+	rec, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{1.0 / 60}, Pacing: PrecisePacing}, 1.0/60, Options{})
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal(err)
+	}
+	if rec != nil && rec.Status != result.StatusInterrupted {
+		t.Errorf("got status %q, want interrupted", rec.Status)
+	}
+	if ctx.Err() == nil {
+		t.Error("the step ended before it was cancelled")
 	}
 }

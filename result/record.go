@@ -115,10 +115,12 @@ type Spec struct {
 	// is then the proxy's address and Netem.Upstream the server's.
 	Netem *NetemSpec `json:"netem,omitempty"`
 	// RateRPS is the offered load of an open-loop step (RPCs per second),
-	// Arrival its process ("constant", "poisson") and MaxOutstanding its
+	// Arrival its process ("constant", "poisson"), Pacing how its scheduler
+	// waited for each send ("timer", "precise") and MaxOutstanding its
 	// bound on RPCs in flight; absent in closed-loop records.
 	RateRPS        float64 `json:"rate_rps,omitempty"`
 	Arrival        string  `json:"arrival,omitempty"`
+	Pacing         string  `json:"pacing,omitempty"`
 	MaxOutstanding int     `json:"max_outstanding,omitempty"`
 	// Call is the method called instead of the ping ("pkg.Service/Method",
 	// rpclab sweep --call); absent for the ping.
