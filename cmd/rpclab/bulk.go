@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/bulk"
-	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -167,10 +166,7 @@ process, pinned to the last CPU, and pins itself to the others.`,
 					fmt.Fprintf(stderr, "rpclab: netem proxy %s -> %s %s (pid %d): up %s, down %s\n", p.Addr, name, addr, p.Pid, network.Up, network.Down)
 					return p.Addr, nil
 				}
-				link := func(l netem.Link) result.NetemLink {
-					return result.NetemLink{DelayNS: int64(l.Delay), JitterNS: int64(l.Jitter), RateBps: l.RateBps}
-				}
-				o.Netem = &result.NetemSpec{Up: link(network.Up), Down: link(network.Down), Upstream: spec.Target}
+				o.Netem = netemSpec(network, spec.Target)
 			}
 			var started time.Time
 			o.Progress = bulk.Progress{

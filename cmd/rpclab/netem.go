@@ -219,8 +219,13 @@ func startNetem(cmd *cobra.Command, n netem.Network, queue int, target string, c
 	if err != nil {
 		return nil, nil, fmt.Errorf("netem proxy: %w", err)
 	}
+	return p, netemSpec(n, target), nil
+}
+
+// netemSpec is n as a result record describes it, in front of upstream.
+func netemSpec(n netem.Network, upstream string) *result.NetemSpec {
 	link := func(l netem.Link) result.NetemLink {
 		return result.NetemLink{DelayNS: int64(l.Delay), JitterNS: int64(l.Jitter), RateBps: l.RateBps}
 	}
-	return p, &result.NetemSpec{Up: link(n.Up), Down: link(n.Down), Upstream: target}, nil
+	return &result.NetemSpec{Up: link(n.Up), Down: link(n.Down), Upstream: upstream}
 }
