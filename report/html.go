@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/stats"
 )
 
 //go:embed report.html.tmpl
@@ -35,21 +34,7 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"flat":    func() float64 { return 100 * FlatEfficiency },
 	"scaling": func() float64 { return 100 * ScalingEfficiency },
 	"busy":    func() float64 { return 100 * ClientCPUBusy },
-	"lag": func(l *stats.Latency, q string) string {
-		if l == nil {
-			return "-"
-		}
-		if q == "p50" {
-			return us(l.P50NS)
-		}
-		return us(l.P99NS)
-	},
-	"i64p": func(v *int64) string {
-		if v == nil {
-			return "-"
-		}
-		return strconv.FormatInt(*v, 10)
-	},
+	"optInt":  optInt,
 }).Parse(htmlTemplate))
 
 type htmlRun struct {

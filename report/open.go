@@ -21,16 +21,11 @@ func OpenTable(w io.Writer, recs []result.Record) error {
 	fmt.Fprintln(tw, "conn\trpc\tarrival\trate_rps\tthroughput_rps\tp50_us\tp90_us\tp99_us\tp999_us\tlag_p50_us\tlag_p99_us\tbound_hits\tpeak_inflight\terrors\tconns\tstatus\t")
 	for i := range recs {
 		r := &recs[i]
-		lag50, lag99, hits, peak := "-", "-", "-", "-"
+		lag50, lag99 := "-", "-"
 		if r.ScheduleLag != nil {
 			lag50, lag99 = us(r.ScheduleLag.P50NS), us(r.ScheduleLag.P99NS)
 		}
-		if r.MaxOutstandingHits != nil {
-			hits = strconv.FormatInt(*r.MaxOutstandingHits, 10)
-		}
-		if r.PeakOutstanding != nil {
-			peak = strconv.FormatInt(*r.PeakOutstanding, 10)
-		}
+		hits, peak := optInt(r.MaxOutstandingHits), optInt(r.PeakOutstanding)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
 			ConnLabel(r), r.Spec.RPC, r.Spec.Arrival, r.Spec.RateRPS, r.ThroughputRPS,
 			us(r.Latency.P50NS), us(r.Latency.P90NS), us(r.Latency.P99NS), us(r.Latency.P999NS),
@@ -40,6 +35,14 @@ func OpenTable(w io.Writer, recs []result.Record) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// optInt writes an optional count of an open-loop record, "-" when absent.
+func optInt(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*v, 10)
 }
 
 // SLOText prints, per layout, the highest offered rate sustained within
