@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +21,7 @@ import (
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // DefaultMaxOutstanding bounds the RPCs an open-loop step keeps in flight
@@ -58,7 +58,7 @@ type OpenSpec struct {
 	MaxOutstanding int
 	// SLO, if set, is the objective each rate is checked against; a
 	// layout's sweep stops at the first rate that misses it.
-	SLO *SLO
+	SLO *verdict.SLO
 	// Seed fixes Poisson schedules (0: a fixed default).
 	Seed uint64
 	// Call, when set, is the method every send calls with Request (rpclab
@@ -113,84 +113,11 @@ func (o *OpenSpec) maxOutstanding() int {
 	return o.MaxOutstanding
 }
 
-// SLO is a latency objective: the quantile Q of latency (measured from the
-// intended send time) must be at most Bound.
-type SLO struct {
-	Name  string // "p99"
-	Q     float64
-	Bound time.Duration
-}
-
-// String gives the --slo syntax back.
-func (s SLO) String() string { return s.Name + "=" + s.Bound.String() }
-
-// ParseSLO parses "p99=1ms" (p50, p90, p99, p999, or pNN.N).
-func ParseSLO(s string) (*SLO, error) {
-	name, bound, ok := strings.Cut(strings.TrimSpace(s), "=")
-	if !ok || !strings.HasPrefix(name, "p") {
-		return nil, usageErr("--slo", "%q: want pNN=DURATION, e.g. p99=1ms", s)
-	}
-	digits := name[1:]
-	var q float64
-	switch {
-	case digits == "999":
-		q = 99.9
-	default:
-		v, err := strconv.ParseFloat(digits, 64)
-		if err != nil || v <= 0 || v > 100 {
-			return nil, usageErr("--slo", "%q: unknown quantile %q (want p50, p90, p99, p999)", s, name)
-		}
-		q = v
-	}
-	d, err := time.ParseDuration(bound)
-	if err != nil || d <= 0 {
-		return nil, usageErr("--slo", "%q: bound must be a positive duration such as 1ms", s)
-	}
-	return &SLO{Name: name, Q: q, Bound: d}, nil
-}
-
-// Sustained reports whether rec kept up with its offered rate within s: it
-// completed, no RPC failed, the send bound was never hit, throughput was at
-// least 95% of the rate, and the quantile was within the bound. why says
-// what failed.
-func (s SLO) Sustained(rec *result.Record) (ok bool, why string) {
-	switch {
-	case rec.Status != result.StatusOK:
-		return false, "step " + rec.Status
-	case len(rec.Errors) > 0:
-		return false, "RPCs failed"
-	case rec.MaxOutstandingHits != nil && *rec.MaxOutstandingHits > 0:
-		return false, "max outstanding reached"
-	case rec.ThroughputRPS < 0.95*rec.Spec.RateRPS:
-		return false, fmt.Sprintf("throughput %.0f rps below 95%% of the offered rate", rec.ThroughputRPS)
-	}
-	h, err := stats.DecodeHistogram(rec.HistogramHDR)
-	if err != nil {
-		return false, err.Error()
-	}
-	if v := time.Duration(h.ValueAtQuantile(s.Q)); v > s.Bound {
-		return false, fmt.Sprintf("%s %v above %v", s.Name, v, s.Bound)
-	}
-	return true, ""
-}
-
-// SLOResult is the highest rate one layout sustained within the SLO.
-type SLOResult struct {
-	Conn     ConnMode
-	RPC      string
-	Inflight int
-	// MaxRate is the highest rate sustained (0: none of those tried).
-	MaxRate float64
-	// Missed is the first rate that missed the SLO and why (0: none did).
-	Missed    float64
-	MissedWhy string
-}
-
 // SweepOpen runs every step of spec once per rate of open, rates ascending,
 // and hands each record to sink as it is measured (as Sweep). With an SLO,
 // a layout's rates stop at the first one that misses it; the results list
 // the highest rate each layout sustained.
-func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink func(*result.Record) error, prog Progress) ([]SLOResult, error) {
+func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink func(*result.Record) error, prog Progress) ([]verdict.SLOResult, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -206,10 +133,10 @@ func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink f
 	slices.Sort(rates)
 	steps := spec.Steps()
 	n := len(steps) * len(rates)
-	var out []SLOResult
+	var out []verdict.SLOResult
 	var failedSteps, i int
 	for _, st := range steps {
-		res := SLOResult{Conn: st.Conn, RPC: st.RPC, Inflight: st.Inflight}
+		res := verdict.SLOResult{Conn: st.Conn.String(), RPC: st.RPC, Inflight: st.Inflight}
 		for _, rate := range rates {
 			if prog.Start != nil {
 				prog.Start(i, n, st)

@@ -16,6 +16,7 @@ import (
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // stallServer answers at once, except that for the first 200 ms of every
@@ -154,7 +155,7 @@ func TestSweepOpenSLO(t *testing.T) {
 		{"p99=1ns", 0},
 	}
 	for _, tc := range tests {
-		slo, err := ParseSLO(tc.slo)
+		slo, err := verdict.ParseSLO(tc.slo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,8 +214,8 @@ func TestOpenBadInput(t *testing.T) {
 		})
 	}
 	for _, s := range []string{"p99", "q99=1ms", "p99=soon", "p0=1ms", "p99=-1ms"} {
-		if _, err := ParseSLO(s); err == nil {
-			t.Errorf("ParseSLO(%q): got nil error, want one", s)
+		if _, err := verdict.ParseSLO(s); err == nil {
+			t.Errorf("verdict.ParseSLO(%q): got nil error, want one", s)
 		}
 	}
 }

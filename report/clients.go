@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // Figure kinds of the cross-client view: one chart per metric, one series
@@ -44,9 +45,9 @@ func ClientGroups(runs []Run) []Group {
 	var order []*acc
 	byKey := map[clientKey]*acc{}
 	for _, run := range runs {
-		for _, row := range Rows(run.Records) {
+		for _, row := range verdict.Rows(run.Records) {
 			r := row.Rec
-			k := clientKey{TargetLabel(r), r.Spec.RPC, r.Spec.LoadModel, r.Spec.PayloadBytes}
+			k := clientKey{verdict.TargetLabel(r), r.Spec.RPC, r.Spec.LoadModel, r.Spec.PayloadBytes}
 			a := byKey[k]
 			if a == nil {
 				a = &acc{key: k, langs: map[string]bool{}}
@@ -87,7 +88,7 @@ func clientFigures(rows []RunRow, multi bool) []Figure {
 		if r.Status != result.StatusOK {
 			continue
 		}
-		k := [3]string{rr.Run, r.Env.Language, ConnLabel(r)}
+		k := [3]string{rr.Run, r.Env.Language, verdict.ConnLabel(r)}
 		s := byKey[k]
 		if s == nil {
 			s = &series{run: k[0], lang: k[1], conn: k[2]}
@@ -157,7 +158,7 @@ func ClientTable(w io.Writer, recs []result.Record) error {
 			seenN[n] = true
 			counts = append(counts, n)
 		}
-		k := key{r.Env.Language, strings.TrimSpace(r.Env.GRPCImpl + " " + r.Env.GRPCVersion), ConnLabel(r), r.Spec.RPC}
+		k := key{r.Env.Language, strings.TrimSpace(r.Env.GRPCImpl + " " + r.Env.GRPCVersion), verdict.ConnLabel(r), r.Spec.RPC}
 		if cells[k] == nil {
 			cells[k] = map[int]*result.Record{}
 			order = append(order, k)
@@ -211,7 +212,7 @@ func ConnNotes(recs []result.Record) []string {
 		if r.Status != result.StatusOK || r.ConnsObserved < 0 || r.ConnsObserved >= r.Spec.ConnsRequested {
 			continue
 		}
-		k := key{r.Env.Language, ConnLabel(r)}
+		k := key{r.Env.Language, verdict.ConnLabel(r)}
 		if w, ok := worst[k]; !ok || r.Spec.Inflight > w.Spec.Inflight {
 			if !ok {
 				order = append(order, k)

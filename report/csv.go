@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // CSVHeader is the first line CSV writes; columns carry their units.
@@ -26,14 +27,14 @@ func CSV(w io.Writer, recs []result.Record) error {
 	}
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
 	f64 := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	for _, row := range Rows(recs) {
+	for _, row := range verdict.Rows(recs) {
 		r := row.Rec
 		var nerr int64
 		for _, n := range r.Errors {
 			nerr += n
 		}
 		if err := cw.Write([]string{
-			r.Env.Language, r.Env.GRPCImpl, r.Spec.Target, ConnLabel(r), strconv.Itoa(r.Spec.ConnsRequested), r.Spec.RPC,
+			r.Env.Language, r.Env.GRPCImpl, r.Spec.Target, verdict.ConnLabel(r), strconv.Itoa(r.Spec.ConnsRequested), r.Spec.RPC,
 			strconv.Itoa(r.Spec.Inflight), strconv.Itoa(r.Spec.PayloadBytes), r.Spec.LoadModel, r.Status,
 			i64(r.Requests), i64(nerr), i64(r.DurationNS), f64(r.ThroughputRPS), f64(row.IdealRPS), f64(row.Efficiency),
 			i64(r.Latency.MinNS), f64(r.Latency.MeanNS), i64(r.Latency.P50NS), i64(r.Latency.P90NS), i64(r.Latency.P99NS),

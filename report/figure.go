@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // Figure kinds, in the order a group shows them.
@@ -36,13 +37,10 @@ var FigureKinds = []string{FigThroughput, FigLatency, FigEfficiency, FigCPU}
 // equal the offered rate).
 var OpenFigureKinds = []string{FigThroughput, FigLatency, FigLag, FigCPU}
 
-// isOpen says whether r is an open-loop step (rpclab sweep --rps).
-func isOpen(r *result.Record) bool { return r.Spec.LoadModel == "open" }
-
 // xOf is where r sits on a figure's X axis: its offered rate in an open
 // loop, its in-flight count in a closed one.
 func xOf(r *result.Record) float64 {
-	if isOpen(r) {
+	if verdict.IsOpen(r) {
 		return r.Spec.RateRPS
 	}
 	return float64(r.Spec.Inflight)
@@ -56,7 +54,7 @@ type groupKey struct {
 }
 
 func keyOf(r *result.Record) groupKey {
-	return groupKey{r.Env.Language, TargetLabel(r), r.Spec.RPC, r.Spec.LoadModel, r.Spec.PayloadBytes}
+	return groupKey{r.Env.Language, verdict.TargetLabel(r), r.Spec.RPC, r.Spec.LoadModel, r.Spec.PayloadBytes}
 }
 
 // Group is the records of every run that share client language, target, RPC
@@ -77,7 +75,7 @@ type Group struct {
 // RunRow is a Row with the name of the run it comes from.
 type RunRow struct {
 	Run string
-	Row
+	verdict.Row
 }
 
 // Figure is one chart's data: what the SVG and PNG draw, and what the HTML
@@ -121,7 +119,7 @@ func Groups(runs []Run) []Group {
 	var order []*acc
 	byKey := map[groupKey]*acc{}
 	for _, run := range runs {
-		for _, row := range Rows(run.Records) {
+		for _, row := range verdict.Rows(run.Records) {
 			k := keyOf(row.Rec)
 			a := byKey[k]
 			if a == nil {
@@ -156,7 +154,7 @@ func groupTitle(k groupKey) string {
 type line struct {
 	run, conn string
 	runIdx    int
-	rows      []Row
+	rows      []verdict.Row
 }
 
 func figures(rows []RunRow, runs []Run, multi, open bool) []Figure {
@@ -170,7 +168,7 @@ func figures(rows []RunRow, runs []Run, multi, open bool) []Figure {
 		if rr.Rec.Status != result.StatusOK {
 			continue
 		}
-		k := [2]string{rr.Run, ConnLabel(rr.Rec)}
+		k := [2]string{rr.Run, verdict.ConnLabel(rr.Rec)}
 		if open && rr.Rec.Spec.Arrival != "" && rr.Rec.Spec.Arrival != "constant" {
 			k[1] += " " + rr.Rec.Spec.Arrival
 		}
@@ -297,7 +295,7 @@ func idealLines(lines []*line, multi bool) []Series {
 		if done[l.run] {
 			continue
 		}
-		var base *Row
+		var base *verdict.Row
 		var xs []float64
 		seen := map[int]bool{}
 		for _, m := range lines {
@@ -311,7 +309,7 @@ func idealLines(lines []*line, multi bool) []Series {
 					seen[n] = true
 					xs = append(xs, float64(n))
 				}
-				if n == 1 && r.Rec.ThroughputRPS > 0 && (base == nil || (m.conn == "shared" && ConnLabel(base.Rec) != "shared")) {
+				if n == 1 && r.Rec.ThroughputRPS > 0 && (base == nil || (m.conn == "shared" && verdict.ConnLabel(base.Rec) != "shared")) {
 					base = r
 				}
 			}
@@ -321,7 +319,7 @@ func idealLines(lines []*line, multi bool) []Series {
 			continue
 		}
 		sort.Float64s(xs)
-		s := Series{Label: "ideal (" + ConnLabel(base.Rec) + " at 1 × in-flight)", Color: -1, Dash: 1, Shape: -1}
+		s := Series{Label: "ideal (" + verdict.ConnLabel(base.Rec) + " at 1 × in-flight)", Color: -1, Dash: 1, Shape: -1}
 		if multi {
 			s.Label = l.run + ": " + s.Label
 		}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 //go:embed report.html.tmpl
@@ -25,15 +26,15 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f1":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"f2":      func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 	"us":      us,
-	"conn":    ConnLabel,
+	"conn":    verdict.ConnLabel,
 	"errs":    errorsText,
 	"pct":     func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) },
 	"point":   func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
 	"cpu":     func(ns float64) float64 { return ns / 1e3 },
-	"bratio":  func() float64 { return BottleneckRatio },
-	"flat":    func() float64 { return 100 * FlatEfficiency },
-	"scaling": func() float64 { return 100 * ScalingEfficiency },
-	"busy":    func() float64 { return 100 * ClientCPUBusy },
+	"bratio":  func() float64 { return verdict.BottleneckRatio },
+	"flat":    func() float64 { return 100 * verdict.FlatEfficiency },
+	"scaling": func() float64 { return 100 * verdict.ScalingEfficiency },
+	"busy":    func() float64 { return 100 * verdict.ClientCPUBusy },
 	"optInt":  optInt,
 }).Parse(htmlTemplate))
 
@@ -47,7 +48,7 @@ type htmlRun struct {
 	Clients, Stacks, Runtimes string
 	First                     string
 	Last                      string
-	Verdicts                  []Verdict
+	Verdicts                  []verdict.Verdict
 	Summary                   string
 }
 
@@ -104,9 +105,9 @@ func HTML(w io.Writer, runs []Run, notes []string) error {
 	var names []string
 	for _, run := range runs {
 		names = append(names, run.Name)
-		hr := htmlRun{Name: run.Name, Records: len(run.Records), Env: run.Records[0].Env, Verdicts: Verdicts(run.Records)}
-		hr.Summary = VerdictText(hr.Verdicts)
-		if len(hr.Verdicts) == 0 && slices.ContainsFunc(run.Records, func(r result.Record) bool { return isOpen(&r) }) {
+		hr := htmlRun{Name: run.Name, Records: len(run.Records), Env: run.Records[0].Env, Verdicts: verdict.Verdicts(run.Records)}
+		hr.Summary = verdict.Text(hr.Verdicts)
+		if len(hr.Verdicts) == 0 && slices.ContainsFunc(run.Records, func(r result.Record) bool { return verdict.IsOpen(&r) }) {
 			hr.Summary = "No verdict for open-loop steps: throughput follows the offered rate, so compare each layout's latency and schedule lag at the same rate in the charts below (rpclab sweep --slo names the highest rate each layout sustains)."
 		}
 		var langs, stacks, runtimes []string
@@ -202,7 +203,7 @@ func compare(rows []RunRow, before, after string) []compareRow {
 	b := map[k]*result.Record{}
 	for _, rr := range rows {
 		if rr.Run == before && rr.Rec.Status == result.StatusOK {
-			b[k{ConnLabel(rr.Rec), xOf(rr.Rec)}] = rr.Rec
+			b[k{verdict.ConnLabel(rr.Rec), xOf(rr.Rec)}] = rr.Rec
 		}
 	}
 	var out []compareRow
@@ -210,7 +211,7 @@ func compare(rows []RunRow, before, after string) []compareRow {
 		if rr.Run != after || rr.Rec.Status != result.StatusOK {
 			continue
 		}
-		key := k{ConnLabel(rr.Rec), xOf(rr.Rec)}
+		key := k{verdict.ConnLabel(rr.Rec), xOf(rr.Rec)}
 		br := b[key]
 		if br == nil {
 			continue

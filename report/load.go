@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // ErrEmpty reports a results file without a single record.
@@ -126,7 +126,7 @@ func NetemLabel(n *result.NetemSpec) string {
 			s += " ±" + time.Duration(l.JitterNS).String()
 		}
 		if l.RateBps > 0 {
-			s += " " + netem.FormatRate(l.RateBps)
+			s += " " + rateLabel(l.RateBps)
 		}
 		return s
 	}
@@ -136,7 +136,7 @@ func NetemLabel(n *result.NetemSpec) string {
 			s += ", jitter ±" + time.Duration(n.Up.JitterNS).String() + " each way"
 		}
 		if n.Up.RateBps > 0 {
-			s += ", " + netem.FormatRate(n.Up.RateBps) + " each way"
+			s += ", " + rateLabel(n.Up.RateBps) + " each way"
 		}
 		return s
 	}
@@ -147,12 +147,7 @@ func NetemLabel(n *result.NetemSpec) string {
 // started itself listens on a random loopback port each run, so its records
 // are labelled by the server's implementation instead ("rpclab go server"),
 // and runs of the same setup compare.
-func TargetLabel(r *result.Record) string {
-	if r.Spec.Server != "" {
-		return "rpclab " + r.Spec.Server + " server"
-	}
-	return r.Spec.Target
-}
+func TargetLabel(r *result.Record) string { return verdict.TargetLabel(r) }
 
 func targets(recs []result.Record) []string {
 	seen := map[string]bool{}

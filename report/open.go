@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // OpenTable prints open-loop records: per layout and offered rate, the
@@ -27,7 +27,7 @@ func OpenTable(w io.Writer, recs []result.Record) error {
 		}
 		hits, peak := optInt(r.MaxOutstandingHits), optInt(r.PeakOutstanding)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
-			ConnLabel(r), r.Spec.RPC, r.Spec.Arrival, r.Spec.RateRPS, r.ThroughputRPS,
+			verdict.ConnLabel(r), r.Spec.RPC, r.Spec.Arrival, r.Spec.RateRPS, r.ThroughputRPS,
 			us(r.Latency.P50NS), us(r.Latency.P90NS), us(r.Latency.P99NS), us(r.Latency.P999NS),
 			lag50, lag99, hits, peak, errorsText(r), r.ConnsObserved, r.Status)
 	}
@@ -47,7 +47,7 @@ func optInt(v *int64) string {
 
 // SLOText prints, per layout, the highest offered rate sustained within
 // the objective slo ("p99=1ms") and the first rate that missed it.
-func SLOText(w io.Writer, slo string, res []loadgen.SLOResult) {
+func SLOText(w io.Writer, slo string, res []verdict.SLOResult) {
 	fmt.Fprintf(w, "Highest rate sustained within %s (throughput >= 95%% of the rate, no errors, bound never hit):\n", slo)
 	for _, r := range res {
 		best := "none of the rates tried"

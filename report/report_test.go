@@ -8,7 +8,6 @@ import (
 	"errors"
 	"image/png"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 func fixture(t *testing.T, names ...string) []Run {
@@ -37,130 +37,6 @@ func fixture(t *testing.T, names ...string) []Run {
 		t.Fatalf("Load(%v) warned %q, want no warning", names, warnings)
 	}
 	return runs
-}
-
-func TestVerdictFixtures(t *testing.T) {
-	tests := []struct {
-		file      string
-		kind      string
-		inflight  int
-		best      string
-		conns     int
-		textParts []string
-	}{
-		{"shared-bottleneck.jsonl", ConnBottleneck, 32, "per-worker", 4,
-			[]string{"per-worker gave 7.86x", "shared reached 10% of its ideal line, per-worker 82%", "Client-side connection bottleneck: use 4 connections (pool:4 reached 95% of per-worker"}},
-		{"server-bound.jsonl", BoundElsewhere, 32, "per-worker", 32,
-			[]string{"1.00x", "Every layout flattens together"}},
-		{"client-cpu-bound.jsonl", ClientCPUBound, 32, "per-worker", 32,
-			[]string{"0.94x", "The client's own CPU is the limit: per-worker kept 95% of its 1 CPU busy at 80.0 µs per RPC (shared 75.0 µs)"}},
-		{"healthy.jsonl", Scales, 32, "per-worker", 32,
-			[]string{"shared reached 92% of its ideal line", "no bottleneck at these counts"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.file, func(t *testing.T) {
-			runs := fixture(t, tc.file)
-			vs := Verdicts(runs[0].Records)
-			if len(vs) != 1 {
-				t.Fatalf("got %d verdicts, want 1: %+v", len(vs), vs)
-			}
-			v := vs[0]
-			if v.Kind != tc.kind || v.Inflight != tc.inflight || v.Best != tc.best || v.Conns != tc.conns {
-				t.Errorf("got kind %q at in-flight %d, best %q, conns %d; want %q, %d, %q, %d",
-					v.Kind, v.Inflight, v.Best, v.Conns, tc.kind, tc.inflight, tc.best, tc.conns)
-			}
-			for _, part := range tc.textParts {
-				if !strings.Contains(v.Text, part) {
-					t.Errorf("verdict text %q does not contain %q", v.Text, part)
-				}
-			}
-		})
-	}
-}
-
-// TestVerdictThresholds moves shared's throughput at the compared in-flight
-// count across each documented threshold.
-func TestVerdictThresholds(t *testing.T) {
-	base := fixture(t, "server-bound.jsonl")[0].Records
-	tests := []struct {
-		name       string
-		shared, pw float64 // throughput at in-flight 32; in-flight 1 is 5000 req/s
-		want       string
-		text       string
-		// confirm gives per-worker the same ratio over shared at in-flight 16.
-		confirm bool
-		// busy is the share of its one CPU the per-worker client kept busy
-		// at in-flight 32 (0: the fixture's, under a third).
-		busy float64
-	}{
-		{"ratio at BottleneckRatio", 10000, 10000 * BottleneckRatio, ConnBottleneck, "use 32 connections", true, 0},
-		{"ratio at BottleneckRatio at in-flight 32 only", 10000, 10000 * BottleneckRatio, Inconclusive, "one pair of steps is not enough", false, 0},
-		{"ratio just below, shared flat", 10000, 10000 * (BottleneckRatio - 0.01), BoundElsewhere, "Every layout flattens together", true, 0},
-		{"shared flat, per-worker scaling", 0.49 * 160000, ScalingEfficiency * 160000, ConnBottleneck, "Client-side connection bottleneck", false, 0},
-		{"shared at ScalingEfficiency", ScalingEfficiency * 160000, ScalingEfficiency * 160000, Scales, "no bottleneck at these counts", false, 0},
-		{"shared between thresholds", 0.6 * 160000, 0.6 * 160000, Inconclusive, "more connections help a little", false, 0},
-		{"shared between thresholds, more connections worse", 0.6 * 160000, 0.5 * 160000, Inconclusive, "more connections do not help", false, 0},
-		{"shared flat, client CPU at ClientCPUBusy", 10000, 10000 * (BottleneckRatio - 0.01), ClientCPUBound,
-			"The client's own CPU is the limit: per-worker kept 90% of its 1 CPU busy", true, ClientCPUBusy},
-		{"shared flat, client CPU just below ClientCPUBusy", 10000, 10000 * (BottleneckRatio - 0.01), BoundElsewhere, "Every layout flattens together", true, ClientCPUBusy - 0.01},
-		{"between thresholds, client CPU full", 0.6 * 160000, 0.5 * 160000, ClientCPUBound, "more connections cannot help until the client has CPU to spare", false, 1},
-		{"connection bottleneck with a full client CPU", 10000, 10000 * BottleneckRatio, ConnBottleneck, "use 32 connections", true, 1},
-		{"scaling with a full client CPU", ScalingEfficiency * 160000, ScalingEfficiency * 160000, Scales, "no bottleneck at these counts", false, 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			recs := append([]result.Record(nil), base...)
-			if tc.confirm {
-				var shared16 float64
-				for _, r := range recs {
-					if r.Spec.Inflight == 16 && r.Spec.ConnMode == "shared" {
-						shared16 = r.ThroughputRPS
-					}
-				}
-				for i := range recs {
-					if recs[i].Spec.Inflight == 16 && recs[i].Spec.ConnMode != "shared" {
-						recs[i].ThroughputRPS = shared16 * tc.pw / tc.shared
-					}
-				}
-			}
-			for i := range recs {
-				if recs[i].Spec.Inflight != 32 {
-					continue
-				}
-				if recs[i].Spec.ConnMode == "shared" {
-					recs[i].ThroughputRPS = tc.shared
-				} else {
-					recs[i].ThroughputRPS = tc.pw
-					if tc.busy > 0 {
-						recs[i].ClientCPUNS = int64(tc.busy * float64(recs[i].DurationNS))
-					}
-				}
-			}
-			vs := Verdicts(recs)
-			if len(vs) != 1 || vs[0].Kind != tc.want {
-				t.Fatalf("got %+v, want one verdict of kind %q", vs, tc.want)
-			}
-			if !strings.Contains(vs[0].Text, tc.text) {
-				t.Errorf("got %q, want it to contain %q", vs[0].Text, tc.text)
-			}
-		})
-	}
-}
-
-func TestVerdictNeedsTwoLayouts(t *testing.T) {
-	runs := fixture(t, "healthy.jsonl")
-	var shared []result.Record
-	for _, r := range runs[0].Records {
-		if r.Spec.ConnMode == "shared" {
-			shared = append(shared, r)
-		}
-	}
-	if vs := Verdicts(shared); len(vs) != 0 {
-		t.Errorf("got %d verdicts from one layout, want 0", len(vs))
-	}
-	if got, want := VerdictText(nil), "No verdict"; !strings.HasPrefix(got, want) {
-		t.Errorf("got %q, want it to start with %q", got, want)
-	}
 }
 
 func TestLoadBadInput(t *testing.T) {
@@ -256,7 +132,7 @@ func TestMixedNetworksBecomeRuns(t *testing.T) {
 	if !shareGroup(runs) {
 		t.Error("the two networks' runs share no group, so they would not overlay")
 	}
-	if v := Verdicts(runs[1].Records); len(v) != 1 || v[0].Kind != Scales {
+	if v := verdict.Verdicts(runs[1].Records); len(v) != 1 || v[0].Kind != verdict.Scales {
 		t.Errorf("at 5 ms RTT got verdicts %+v, want one that says shared still scales", v)
 	}
 }
@@ -512,10 +388,10 @@ func TestHTMLFigures(t *testing.T) {
 		t.Errorf("got %d record rows, want %d", got, len(runs[0].Records))
 	}
 	verdicts := find(p.doc, func(n *html.Node) bool { return hasClass(n, "verdict") })
-	if len(verdicts) != 1 || attr(verdicts[0], "data-kind") != ConnBottleneck {
-		t.Fatalf("got %d verdicts, want one %s", len(verdicts), ConnBottleneck)
+	if len(verdicts) != 1 || attr(verdicts[0], "data-kind") != string(verdict.ConnBottleneck) {
+		t.Fatalf("got %d verdicts, want one %s", len(verdicts), verdict.ConnBottleneck)
 	}
-	if got, want := text(verdicts[0]), Verdicts(runs[0].Records)[0].Text; got != want {
+	if got, want := text(verdicts[0]), verdict.Verdicts(runs[0].Records)[0].Text; got != want {
 		t.Errorf("got verdict %q, want %q", got, want)
 	}
 	checkSelfContained(t, p, raw)
@@ -556,7 +432,7 @@ func TestHTMLOverlay(t *testing.T) {
 	for _, v := range find(p.doc, func(n *html.Node) bool { return hasClass(n, "verdict") }) {
 		kinds[attr(v, "data-run")] = attr(v, "data-kind")
 	}
-	if kinds["shared-bottleneck.jsonl"] != ConnBottleneck || kinds["healthy.jsonl"] != Scales {
+	if kinds["shared-bottleneck.jsonl"] != string(verdict.ConnBottleneck) || kinds["healthy.jsonl"] != string(verdict.Scales) {
 		t.Errorf("got verdicts %v, want the bottleneck before and scaling after", kinds)
 	}
 	checkSelfContained(t, p, raw)
@@ -693,40 +569,12 @@ func TestHTMLDegenerateRuns(t *testing.T) {
 	}
 }
 
-// TestVerdictPeakBelowTop: every layout flattens together at the top, but
-// at a lower in-flight count more connections did help; the verdict says so
-// without changing its kind.
-func TestVerdictPeakBelowTop(t *testing.T) {
-	recs := append([]result.Record(nil), fixture(t, "server-bound.jsonl")[0].Records...)
-	if v := Verdicts(recs)[0]; v.PeakInflight != 0 || strings.Contains(v.Text, "though") {
-		t.Fatalf("plain server-bound run: got peak at %d (%q), want none", v.PeakInflight, v.Text)
-	}
-	var shared8 float64
-	for _, r := range recs {
-		if r.Spec.Inflight == 8 && r.Spec.ConnMode == "shared" {
-			shared8 = r.ThroughputRPS
-		}
-	}
-	for i := range recs {
-		if recs[i].Spec.Inflight == 8 && recs[i].Spec.ConnMode == "per-worker" {
-			recs[i].ThroughputRPS = 1.5 * shared8
-		}
-	}
-	v := Verdicts(recs)[0]
-	if v.Kind != BoundElsewhere || v.PeakInflight != 8 || math.Abs(v.PeakRatio-1.5) > 1e-9 {
-		t.Errorf("got kind %s, peak %.2fx at %d; want %s, 1.50x at 8", v.Kind, v.PeakRatio, v.PeakInflight, BoundElsewhere)
-	}
-	if !strings.Contains(v.Text, "At in-flight 8, though, more connections gave 1.50x shared's throughput") {
-		t.Errorf("verdict text %q does not name the peak", v.Text)
-	}
-}
-
 // An open-loop sweep is charted against the offered rate, with the schedule
 // lag in place of efficiency, gets no throughput verdict, and its records
 // table shows rate and lag.
 func TestOpenLoopGroups(t *testing.T) {
 	runs := fixture(t, "open-loop.jsonl")
-	if vs := Verdicts(runs[0].Records); len(vs) != 0 {
+	if vs := verdict.Verdicts(runs[0].Records); len(vs) != 0 {
 		t.Errorf("got %d verdicts for an open loop, want none: %+v", len(vs), vs)
 	}
 	gs := Groups(runs)

@@ -14,6 +14,7 @@ import (
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 func newDoctorCmd() *cobra.Command {
@@ -71,7 +72,7 @@ Without --call it sends the BenchmarkService ping.`,
 			}
 			o.Step = func(r *result.Record) {
 				fmt.Fprintf(stderr, "rpclab doctor: %-7s in-flight %-3d %8.0f req/s  p99 %.1f µs  %s\n",
-					report.ConnLabel(r), r.Spec.Inflight, r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.Status)
+					verdict.ConnLabel(r), r.Spec.Inflight, r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.Status)
 				if jsonl != nil {
 					_ = jsonl.Write(r)
 				}

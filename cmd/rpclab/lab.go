@@ -24,6 +24,7 @@ import (
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // runLab wires a sweep: output files, the child server when there is no
@@ -128,7 +129,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) error {
 		}
 		return nil
 	}
-	var sloRes []loadgen.SLOResult
+	var sloRes []verdict.SLOResult
 	var errs []error
 	if buildErr != nil {
 		errs = append(errs, buildErr)
@@ -179,7 +180,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) error {
 		}
 		fmt.Fprintln(stdout)
 		if open == nil { // the verdict reads closed-loop in-flight series
-			fmt.Fprintln(stdout, report.VerdictText(report.Verdicts(recs)))
+			fmt.Fprintln(stdout, verdict.Text(verdict.Verdicts(recs)))
 			for _, n := range report.ConnNotes(recs) {
 				fmt.Fprintln(stdout, "Note:", n)
 			}

@@ -19,7 +19,6 @@ import (
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/netem"
-	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -183,7 +182,7 @@ directly and through a 0-delay proxy, to give the proxy's CPU per GiB.`,
 					return fmt.Errorf("--json: %w", err)
 				}
 			}
-			return report.NetemSelfTest(cmd.OutOrStdout(), res)
+			return res.WriteText(cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()

@@ -16,6 +16,7 @@ import (
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // openPerWorkerConns is the connection count of an open-loop per-worker
@@ -81,9 +82,9 @@ func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec)
 	}
 	o := &loadgen.OpenSpec{Rates: of.rates, Arrival: of.arrival, Pacing: of.pacing, MaxOutstanding: of.maxOutstanding}
 	if of.slo != "" {
-		s, err := loadgen.ParseSLO(of.slo)
+		s, err := verdict.ParseSLO(of.slo)
 		if err != nil {
-			return nil, err
+			return nil, usageError{fmt.Errorf("--slo: %w", err)}
 		}
 		o.SLO = s
 	}
@@ -111,7 +112,7 @@ func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec)
 
 // sweep resolves --call (if given) against the target, then runs the
 // open-loop sweep with the TLS and metadata dial options.
-func (of *openFlags) sweep(ctx context.Context, spec *loadgen.Spec, open *loadgen.OpenSpec, o loadgen.Options, sink func(*result.Record) error, prog loadgen.Progress) ([]loadgen.SLOResult, error) {
+func (of *openFlags) sweep(ctx context.Context, spec *loadgen.Spec, open *loadgen.OpenSpec, o loadgen.Options, sink func(*result.Record) error, prog loadgen.Progress) ([]verdict.SLOResult, error) {
 	dial, err := of.conn.DialOptions()
 	if err != nil {
 		return nil, usageError{err}

@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package report
+package verdict
 
 import (
 	"fmt"
@@ -10,65 +10,10 @@ import (
 	"github.com/rpclab/rpclab/result"
 )
 
-// Thresholds of the verdict. They compare layouts at the same in-flight
-// count (the highest one that every compared layout reached), measured side
-// by side in one run, so they hold on noisy machines. In order:
-//
-//  1. connection-bottleneck: the best multi-connection layout gets at least
-//     BottleneckRatio times shared's throughput — at the highest common
-//     in-flight count and, when the run has one, at the next lower one too,
-//     so one noisy pair of steps cannot make the call — or shared's efficiency is
-//     below FlatEfficiency while the best layout's is at least
-//     ScalingEfficiency. The advice names the fewest connections that reach
-//     EnoughOfBest of the best throughput.
-//  2. client-cpu-bound: not a connection bottleneck and not scaling, and
-//     shared or the best layout kept at least ClientCPUBusy of the client's
-//     CPUs busy: the client's own CPU is the limit, so more connections
-//     cannot help until it has CPU to spare.
-//  3. bound-elsewhere: shared's efficiency is below FlatEfficiency and more
-//     connections do not help: every layout flattens together.
-//  4. scales: shared's efficiency is at least ScalingEfficiency.
-//  5. inconclusive: anything else (or no in-flight-1 step to draw the ideal
-//     line from).
-const (
-	// BottleneckRatio: when the best multi-connection layout gets at least
-	// this multiple of the shared connection's throughput, the shared
-	// connection is the bottleneck.
-	BottleneckRatio = 1.3
-	// EnoughOfBest: a layout within this fraction of the best throughput is
-	// good enough; the advice picks the one with the fewest connections.
-	EnoughOfBest = 0.9
-	// FlatEfficiency: below this efficiency (throughput over the ideal
-	// line), a layout has stopped scaling with in-flight.
-	FlatEfficiency = 0.5
-	// ScalingEfficiency: at or above it, a layout still scales.
-	ScalingEfficiency = 0.8
-	// ClientCPUBusy: at or above this share of the CPUs the client was
-	// pinned to (all the host's when unpinned), busy with user+system time
-	// over the interval, the client has no CPU to spare.
-	ClientCPUBusy = 0.9
-)
-
-// Verdict kinds.
-const (
-	// ConnBottleneck: more connections give clearly more throughput.
-	ConnBottleneck = "connection-bottleneck"
-	// BoundElsewhere: every layout flattens together; the limit is the
-	// server, the CPU or the network, not the client's connections.
-	BoundElsewhere = "bound-elsewhere"
-	// ClientCPUBound: the client's own CPU is full; more connections cannot
-	// help it.
-	ClientCPUBound = "client-cpu-bound"
-	// Scales: throughput still grows with in-flight on one connection.
-	Scales = "scales"
-	// Inconclusive: between the thresholds, or not enough data.
-	Inconclusive = "inconclusive"
-)
-
 // Verdict says whether the client's connection layout limits throughput, for
 // one group of records (same client, target, RPC kind and payload).
 type Verdict struct {
-	Kind     string
+	Kind     Kind
 	Language string
 	RPC      string
 	// Inflight is the in-flight count the layouts were compared at.
@@ -81,8 +26,8 @@ type Verdict struct {
 	// BestEfficiency is Best's (0 when there is no in-flight-1 step).
 	SharedEfficiency, BestEfficiency float64
 	// Conns is the advised number of connections for a
-	// connection-bottleneck verdict: the fewest that reach EnoughOfBest of
-	// the best throughput (Enough names that layout).
+	// connection-bottleneck verdict, by Advise's rule (Enough names that
+	// layout).
 	Conns  int
 	Enough string
 	// PeakInflight and PeakRatio: when the verdict is not a connection
@@ -113,7 +58,7 @@ func Verdicts(recs []result.Record) []Verdict {
 		r := row.Rec
 		// An open loop's throughput is its offered rate: comparing it
 		// between layouts says nothing. Its charts compare latency.
-		if r.Status != result.StatusOK || isOpen(r) {
+		if r.Status != result.StatusOK || IsOpen(r) {
 			continue
 		}
 		k := key{r.Env.Language, TargetLabel(r), r.Spec.RPC, r.Spec.PayloadBytes}
@@ -167,13 +112,12 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 	if s.Rec.ThroughputRPS > 0 {
 		v.Ratio = best.Rec.ThroughputRPS / s.Rec.ThroughputRPS
 	}
-	enough := best
-	for _, r := range multi[n] {
-		if r.Rec.ThroughputRPS >= EnoughOfBest*best.Rec.ThroughputRPS && r.Rec.Spec.ConnsRequested < enough.Rec.Spec.ConnsRequested {
-			enough = r
-		}
+	cands := make([]*result.Record, len(multi[n]))
+	for i, r := range multi[n] {
+		cands[i] = r.Rec
 	}
-	v.Conns, v.Enough = enough.Rec.Spec.ConnsRequested, ConnLabel(enough.Rec)
+	_, enough := Advise(cands)
+	v.Conns, v.Enough = Conns(enough), ConnLabel(enough)
 	head := fmt.Sprintf("%s %s, in-flight %d: %s gave %.2fx the throughput of one shared connection (%.0f vs %.0f req/s)",
 		lang, rpc, n, v.Best, v.Ratio, best.Rec.ThroughputRPS, s.Rec.ThroughputRPS)
 	if s.IdealRPS > 0 {
@@ -204,7 +148,7 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 		v.Kind = ConnBottleneck
 		advice := fmt.Sprintf("use %d connections (%s", v.Conns, v.Enough)
 		if v.Enough != v.Best {
-			advice += fmt.Sprintf(" reached %.0f%% of %s", 100*enough.Rec.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
+			advice += fmt.Sprintf(" reached %.0f%% of %s", 100*enough.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
 		}
 		v.Text = head + ". Client-side connection bottleneck: " + advice + "; package pool spreads RPCs over them)."
 	case v.ClientBusy >= ClientCPUBusy && !(s.IdealRPS > 0 && s.Efficiency >= ScalingEfficiency):
@@ -251,29 +195,6 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 	return v, true
 }
 
-// ClientBusy is the share of the client's CPUs (those it was pinned to, else
-// the host's) that its process kept busy over r's interval; 0 when unknown.
-func ClientBusy(r *result.Record) float64 {
-	if r == nil || r.DurationNS <= 0 || r.ClientCPUNS <= 0 {
-		return 0
-	}
-	return float64(r.ClientCPUNS) / float64(r.DurationNS) / float64(clientCPUs(r))
-}
-
-func clientCPUs(r *result.Record) int {
-	if n := len(r.Env.ClientCPUs); n > 0 {
-		return n
-	}
-	return max(r.Env.HostCPUs, 1)
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
 // bestRatio is the best multi-connection throughput over shared's.
 func bestRatio(shared Row, multi []Row) float64 {
 	if shared.Rec == nil || shared.Rec.ThroughputRPS <= 0 {
@@ -286,8 +207,8 @@ func bestRatio(shared Row, multi []Row) float64 {
 	return best / shared.Rec.ThroughputRPS
 }
 
-// VerdictText joins the verdicts into one paragraph per group.
-func VerdictText(vs []Verdict) string {
+// Text joins the verdicts into one paragraph per group.
+func Text(vs []Verdict) string {
 	if len(vs) == 0 {
 		return "No verdict: the run needs a shared layout and a multi-connection layout at a common in-flight count."
 	}

@@ -1,0 +1,102 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package verdict
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+// ConnLabel names a record's connection layout as --conn spells it
+// ("shared", "per-worker", "pool:4", "pool:4:least-loaded"), from the
+// record's own spec strings.
+func ConnLabel(r *result.Record) string {
+	if r.Spec.ConnMode != "pool" {
+		return r.Spec.ConnMode
+	}
+	if r.Spec.Pick == "" || r.Spec.Pick == "round-robin" {
+		return fmt.Sprintf("pool:%d", r.Spec.ConnsRequested)
+	}
+	return fmt.Sprintf("pool:%d:%s", r.Spec.ConnsRequested, r.Spec.Pick)
+}
+
+// TargetLabel names what a record measured against. A server that rpclab
+// started itself listens on a random loopback port each run, so its records
+// are labelled by the server's implementation instead ("rpclab go server"),
+// and runs of the same setup compare.
+func TargetLabel(r *result.Record) string {
+	if r.Spec.Server != "" {
+		return "rpclab " + r.Spec.Server + " server"
+	}
+	return r.Spec.Target
+}
+
+// IsOpen says whether r is an open-loop step (rpclab sweep --rps).
+func IsOpen(r *result.Record) bool { return r.Spec.LoadModel == "open" }
+
+// seriesKey groups records that form one in-flight series: same client,
+// target, layout, RPC kind and payload.
+func seriesKey(r *result.Record) string {
+	return strings.Join([]string{r.Env.Language, r.Spec.Target, ConnLabel(r), r.Spec.RPC,
+		strconv.Itoa(r.Spec.PayloadBytes), r.Spec.LoadModel}, "|")
+}
+
+// Row is one record with the figures derived from its series.
+type Row struct {
+	Rec *result.Record
+	// IdealRPS is the series' throughput at in-flight 1 times this record's
+	// in-flight count (YDB's "theoretical" line); 0 when the series has no
+	// successful step at in-flight 1, and for open-loop steps.
+	IdealRPS float64
+	// Efficiency is ThroughputRPS / IdealRPS (0 when IdealRPS is 0).
+	Efficiency float64
+}
+
+// Rows derives the ideal line and efficiency for every record, keeping the
+// records' order.
+func Rows(recs []result.Record) []Row {
+	base := map[string]float64{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Spec.Inflight == 1 && r.Status == result.StatusOK && !IsOpen(r) {
+			base[seriesKey(r)] = r.ThroughputRPS
+		}
+	}
+	rows := make([]Row, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		row := Row{Rec: r}
+		if b := base[seriesKey(r)]; b > 0 {
+			row.IdealRPS = b * float64(r.Spec.Inflight)
+			row.Efficiency = r.ThroughputRPS / row.IdealRPS
+		}
+		rows[i] = row
+	}
+	return rows
+}
+
+// ClientBusy is the share of the client's CPUs (those it was pinned to, else
+// the host's) that its process kept busy over r's interval; 0 when unknown.
+func ClientBusy(r *result.Record) float64 {
+	if r == nil || r.DurationNS <= 0 || r.ClientCPUNS <= 0 {
+		return 0
+	}
+	return float64(r.ClientCPUNS) / float64(r.DurationNS) / float64(clientCPUs(r))
+}
+
+func clientCPUs(r *result.Record) int {
+	if n := len(r.Env.ClientCPUs); n > 0 {
+		return n
+	}
+	return max(r.Env.HostCPUs, 1)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

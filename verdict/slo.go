@@ -1,0 +1,92 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package verdict
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
+)
+
+// SustainedShare: an open-loop step sustained its offered rate when its
+// throughput was at least this share of the rate.
+const SustainedShare = 0.95
+
+// SLO is a latency objective: the quantile Q of latency (measured from the
+// intended send time) must be at most Bound.
+type SLO struct {
+	Name  string // "p99"
+	Q     float64
+	Bound time.Duration
+}
+
+// String gives the pNN=DURATION syntax back.
+func (s SLO) String() string { return s.Name + "=" + s.Bound.String() }
+
+// ParseSLO parses "p99=1ms" (p50, p90, p99, p999, or pNN.N). Its errors
+// wrap ErrBadSLO.
+func ParseSLO(s string) (*SLO, error) {
+	name, bound, ok := strings.Cut(strings.TrimSpace(s), "=")
+	if !ok || !strings.HasPrefix(name, "p") {
+		return nil, fmt.Errorf("%w: %q: want pNN=DURATION, e.g. p99=1ms", ErrBadSLO, s)
+	}
+	digits := name[1:]
+	var q float64
+	switch {
+	case digits == "999":
+		q = 99.9
+	default:
+		v, err := strconv.ParseFloat(digits, 64)
+		if err != nil || v <= 0 || v > 100 {
+			return nil, fmt.Errorf("%w: %q: unknown quantile %q (want p50, p90, p99, p999)", ErrBadSLO, s, name)
+		}
+		q = v
+	}
+	d, err := time.ParseDuration(bound)
+	if err != nil || d <= 0 {
+		return nil, fmt.Errorf("%w: %q: bound must be a positive duration such as 1ms", ErrBadSLO, s)
+	}
+	return &SLO{Name: name, Q: q, Bound: d}, nil
+}
+
+// Sustained reports whether rec kept up with its offered rate within s: it
+// completed, no RPC failed, the send bound was never hit, throughput was at
+// least SustainedShare of the rate, and the quantile was within the bound.
+// why says what failed.
+func (s SLO) Sustained(rec *result.Record) (ok bool, why string) {
+	switch {
+	case rec.Status != result.StatusOK:
+		return false, "step " + rec.Status
+	case len(rec.Errors) > 0:
+		return false, "RPCs failed"
+	case rec.MaxOutstandingHits != nil && *rec.MaxOutstandingHits > 0:
+		return false, "max outstanding reached"
+	case rec.ThroughputRPS < SustainedShare*rec.Spec.RateRPS:
+		return false, fmt.Sprintf("throughput %.0f rps below %.0f%% of the offered rate", rec.ThroughputRPS, 100*SustainedShare)
+	}
+	h, err := stats.DecodeHistogram(rec.HistogramHDR)
+	if err != nil {
+		return false, err.Error()
+	}
+	if v := time.Duration(h.ValueAtQuantile(s.Q)); v > s.Bound {
+		return false, fmt.Sprintf("%s %v above %v", s.Name, v, s.Bound)
+	}
+	return true, ""
+}
+
+// SLOResult is the highest rate one layout sustained within the SLO.
+type SLOResult struct {
+	// Conn names the layout as --conn spells it.
+	Conn     string
+	RPC      string
+	Inflight int
+	// MaxRate is the highest rate sustained (0: none of those tried).
+	MaxRate float64
+	// Missed is the first rate that missed the SLO and why (0: none did).
+	Missed    float64
+	MissedWhy string
+}

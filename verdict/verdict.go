@@ -1,0 +1,81 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+// Package verdict is the one place that judges result records: whether the
+// client's connection layout is the bottleneck of a sweep (Verdicts), what
+// rpclab doctor's study found (Diagnose), which layout to advise (Advise,
+// the one rule both use), and whether an open-loop step met a latency
+// objective (SLO). It reads records only; it measures nothing and formats
+// no tables (package report does).
+package verdict
+
+// Thresholds of every judgement in this package: one set, shared by
+// rpclab sweep/report and rpclab doctor. The bottleneck verdict compares
+// layouts at the same in-flight count (the highest one that every compared
+// layout reached), measured side by side in one run, so they hold on noisy
+// machines. In order:
+//
+//  1. connection-bottleneck: the best multi-connection layout gets at least
+//     BottleneckRatio times shared's throughput — at the highest common
+//     in-flight count and, when the run has one, at the next lower one too,
+//     so one noisy pair of steps cannot make the call — or shared's
+//     efficiency is below FlatEfficiency while the best layout's is at
+//     least ScalingEfficiency. The advice is Advise's.
+//  2. client-cpu-bound: not a connection bottleneck and not scaling, and
+//     shared or the best layout kept at least ClientCPUBusy of the client's
+//     CPUs busy: the client's own CPU is the limit, so more connections
+//     cannot help until it has CPU to spare.
+//  3. bound-elsewhere: shared's efficiency is below FlatEfficiency and more
+//     connections do not help: every layout flattens together.
+//  4. scales: shared's efficiency is at least ScalingEfficiency.
+//  5. inconclusive: anything else (or no in-flight-1 step to draw the ideal
+//     line from).
+const (
+	// BottleneckRatio: when the best multi-connection layout gets at least
+	// this multiple of the shared connection's throughput, the shared
+	// connection is the bottleneck. rpclab's run-to-run noise on a shared
+	// 2-core machine is 20-40% for single steps, hence the confirmation at
+	// a second in-flight count.
+	BottleneckRatio = 1.3
+	// EnoughOfBest: a layout reaching at least this fraction of the best
+	// throughput is good enough; Advise picks among those.
+	EnoughOfBest = 0.9
+	// FlatEfficiency: below this efficiency (throughput over the ideal
+	// line), a layout has stopped scaling with in-flight.
+	FlatEfficiency = 0.5
+	// ScalingEfficiency: at or above it, a layout still scales.
+	ScalingEfficiency = 0.8
+	// ClientCPUBusy: at or above this share of the CPUs the client was
+	// pinned to (all the host's when unpinned), busy with user+system time
+	// over the interval, the client has no CPU to spare.
+	ClientCPUBusy = 0.9
+	// Growth: a layout whose throughput at twice the in-flight count is
+	// below Growth times the previous one has stopped growing (rpclab
+	// doctor stops raising its in-flight count there; see Grew).
+	Growth = 1.10
+)
+
+// Kind names a verdict.
+type Kind string
+
+// Verdict kinds.
+const (
+	// ConnBottleneck: more connections give clearly more throughput.
+	ConnBottleneck Kind = "connection-bottleneck"
+	// BoundElsewhere: every layout flattens together; the limit is the
+	// server, the CPU or the network, not the client's connections.
+	BoundElsewhere Kind = "bound-elsewhere"
+	// ClientCPUBound: the client's own CPU is full; more connections cannot
+	// help it.
+	ClientCPUBound Kind = "client-cpu-bound"
+	// Scales: throughput still grows with in-flight on one connection.
+	Scales Kind = "scales"
+	// NotConnection: doctor's study found no pool reaching BottleneckRatio
+	// times the shared connection: the connection is not the limit.
+	NotConnection Kind = "not-connection"
+	// Inconclusive: between the thresholds, or not enough data.
+	Inconclusive Kind = "inconclusive"
+)
+
+// Grew reports whether throughput cur, measured at twice the in-flight
+// count of prev, still grew: cur is at least Growth times prev.
+func Grew(prev, cur float64) bool { return cur >= Growth*prev }
