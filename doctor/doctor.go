@@ -4,13 +4,16 @@
 // closed-loop steps on one shared connection and on pools of 2, 4 and 8
 // connections at doubling in-flight counts, each layout until its
 // throughput stops growing, within a time budget and never above the
-// user's rate and in-flight caps. It returns the records and a Diagnosis;
-// package report words the verdict.
+// user's rate and in-flight caps. It measures; package verdict judges its
+// records (verdict.Diagnose) and package report words the verdict.
 package doctor
 
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
+	"sort"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -18,23 +21,31 @@ import (
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
-// Options of a study. Zero values take the defaults given.
+// Options of a study. Start from DefaultOptions: Validate rejects zero
+// values where zero would mean nothing sensible (a zero budget or interval).
 type Options struct {
 	Target string
-	// Call and Request replace the ping when set.
+	// Call and Request replace the ping when set. Call must be unary or
+	// server-streaming.
 	Call    *anycall.Method
 	Request proto.Message
+	// PayloadBytes is the size of the ping's request and response payload
+	// (default 0; not with Call, whose Request is what it is).
+	PayloadBytes int
 	// Budget is the time the study aims to take (default 1 minute); the
-	// last step may end after it.
+	// last step may end after it. It must leave every layout time for
+	// verdict.MinInflights steps.
 	Budget time.Duration
 	// MaxRPS caps the rate of every step (0: no cap).
 	MaxRPS float64
-	// MaxInflight caps the in-flight count (default 64).
+	// MaxInflight caps the in-flight count (default 64, at least
+	// verdict.MinInflights: the counts double from 1).
 	MaxInflight int
 	// Pools are the pool sizes compared with one shared connection
-	// (default 2, 4, 8).
+	// (default 2, 4, 8; each in 2..MaxPool).
 	Pools []int
 	// Warmup and Interval of each step (default 500 ms and 1.5 s).
 	Warmup, Interval time.Duration
@@ -46,67 +57,84 @@ type Options struct {
 	Step func(*result.Record)
 }
 
-// Layout is one connection layout's best step.
-type Layout struct {
-	Conn loadgen.ConnMode
-	// Best is the step with the highest throughput (nil: none succeeded).
-	Best *result.Record
+// MaxPool is the largest pool size a study compares: each connection costs
+// the studied server a file descriptor and memory, and pool.DefaultSize
+// never goes above 8.
+const MaxPool = 64
+
+// MaxPayload is the largest ping payload: gRPC's default 4 MiB message
+// limit less room for the message's framing.
+const MaxPayload = 4<<20 - 64
+
+// DefaultOptions are the options of rpclab doctor without flags, for
+// target.
+func DefaultOptions(target string) Options {
+	return Options{
+		Target:      target,
+		Budget:      time.Minute,
+		MaxInflight: 64,
+		Pools:       []int{2, 4, 8},
+		Warmup:      500 * time.Millisecond,
+		Interval:    1500 * time.Millisecond,
+		DialTimeout: 5 * time.Second,
+	}
 }
 
-// Diagnosis is the outcome of a study.
+// Diagnosis is the outcome of a study: its records and verdict's judgement
+// of them.
 type Diagnosis struct {
 	Records []result.Record
-	Shared  Layout
-	Pools   []Layout
-	// Gain is the best pool's throughput over the shared connection's.
-	Gain float64
-	// Bottleneck: a pool reached at least BottleneckGain times the shared
-	// connection's best throughput.
-	Bottleneck bool
-	// Recommended is the pool, among those within 10% of the best
-	// throughput, with the lowest client CPU per RPC (nil without a
-	// bottleneck).
-	Recommended *Layout
-	// Capped says a --max-rps or --max-inflight cap stopped a layout
-	// before its throughput stopped growing.
+	verdict.Diagnosis
+	// Capped says a MaxRPS or MaxInflight cap stopped a layout before its
+	// throughput stopped growing.
 	Capped bool
 }
 
-// BottleneckGain is the throughput ratio, best pool over shared, from which
-// the shared connection is called the bottleneck.
-const BottleneckGain = 1.3
-
-// growth below this ratio from one in-flight count to its double means
-// throughput stopped growing.
-const growth = 1.10
-
-func (o *Options) defaults() error {
+// Validate checks o; each error wraps the sentinel of the option at fault.
+func (o *Options) Validate() error {
 	if o.Target == "" {
-		return &loadgen.UsageError{Field: "--target", Err: fmt.Errorf("empty")}
+		return ErrTarget
 	}
-	if o.Budget == 0 {
-		o.Budget = time.Minute
+	if o.MaxInflight < verdict.MinInflights || o.MaxInflight > loadgen.MaxInflight {
+		return fmt.Errorf("%w: %d is outside %d..%d (the in-flight counts double from 1, and a verdict needs %d of them)",
+			ErrMaxInflight, o.MaxInflight, verdict.MinInflights, loadgen.MaxInflight, verdict.MinInflights)
 	}
-	if o.MaxInflight == 0 {
-		o.MaxInflight = 64
-	}
-	if o.MaxInflight < 1 || o.MaxInflight > loadgen.MaxInflight {
-		return &loadgen.UsageError{Field: "--max-inflight", Err: fmt.Errorf("%d is outside 1..%d", o.MaxInflight, loadgen.MaxInflight)}
-	}
-	if o.MaxRPS < 0 {
-		return &loadgen.UsageError{Field: "--max-rps", Err: fmt.Errorf("negative rate %v", o.MaxRPS)}
+	if o.MaxRPS < 0 || math.IsNaN(o.MaxRPS) || math.IsInf(o.MaxRPS, 0) {
+		return fmt.Errorf("%w: %v is not a rate (0: no cap)", ErrMaxRPS, o.MaxRPS)
 	}
 	if len(o.Pools) == 0 {
-		o.Pools = []int{2, 4, 8}
+		return fmt.Errorf("%w: none given", ErrPools)
 	}
-	if o.Warmup == 0 {
-		o.Warmup = 500 * time.Millisecond
+	for i, n := range o.Pools {
+		if n < 2 || n > MaxPool {
+			return fmt.Errorf("%w: %d is outside 2..%d (a pool of 1 is the shared connection)", ErrPools, n, MaxPool)
+		}
+		if slices.Contains(o.Pools[:i], n) {
+			return fmt.Errorf("%w: %d given twice", ErrPools, n)
+		}
 	}
-	if o.Interval == 0 {
-		o.Interval = 1500 * time.Millisecond
+	if o.PayloadBytes < 0 || o.PayloadBytes > MaxPayload || (o.PayloadBytes > 0 && o.Call != nil) {
+		return fmt.Errorf("%w: %d bytes (want 0..%d, and none with a call)", ErrPayload, o.PayloadBytes, MaxPayload)
 	}
-	if o.DialTimeout == 0 {
-		o.DialTimeout = 5 * time.Second
+	if o.Warmup < 0 || o.Interval <= 0 || o.DialTimeout <= 0 {
+		return fmt.Errorf("%w: warm-up %v, interval %v, dial timeout %v (want a warm-up of 0 or more, the others positive)",
+			ErrStep, o.Warmup, o.Interval, o.DialTimeout)
+	}
+	if o.Budget <= 0 {
+		return fmt.Errorf("%w: %v is not a positive duration", ErrBudget, o.Budget)
+	}
+	layouts := 1 + len(o.Pools)
+	if need := time.Duration(layouts*verdict.MinInflights) * (o.Warmup + o.Interval); o.Budget < need {
+		return fmt.Errorf("%w: %v is too short: %d layouts × %d in-flight counts × %v per step need %v",
+			ErrBudget, o.Budget, layouts, verdict.MinInflights, o.Warmup+o.Interval, need)
+	}
+	if o.Call != nil {
+		if o.Call.Desc.IsStreamingClient() {
+			return fmt.Errorf("%w: %s is a client-streaming or bidirectional method; doctor calls unary and server-streaming methods only", ErrCall, o.Call.Path)
+		}
+		if o.Request == nil {
+			return fmt.Errorf("%w: %s has no request", ErrCall, o.Call.Path)
+		}
 	}
 	return nil
 }
@@ -114,7 +142,7 @@ func (o *Options) defaults() error {
 // Run runs the study. It returns what was measured so far with ctx's
 // error if stopped, or an error if the target could not be reached.
 func Run(ctx context.Context, o Options) (*Diagnosis, error) {
-	if err := o.defaults(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	d := &Diagnosis{}
@@ -126,15 +154,15 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 	// Spread the budget evenly over the layouts.
 	per := o.Budget / time.Duration(len(layouts))
 	for li, conn := range layouts {
-		lay := Layout{Conn: conn}
 		end := time.Now().Add(per)
 		if li == len(layouts)-1 || end.After(deadline) {
 			end = deadline
 		}
 		var prev float64
+		steps := 0
 		for n := 1; n <= o.MaxInflight; n *= 2 {
 			spec := &loadgen.Spec{Target: o.Target, Conns: []loadgen.ConnMode{conn}, RPCs: []string{loadgen.Unary},
-				Inflight: []int{n}, Warmup: o.Warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
+				Inflight: []int{n}, PayloadBytes: o.PayloadBytes, Warmup: o.Warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
 			rec, err := loadgen.RunCappedStep(ctx, spec, loadgen.Step{Conn: conn, RPC: loadgen.Unary, Inflight: n},
 				loadgen.Capped{Call: o.Call, Request: o.Request, MaxRPS: o.MaxRPS}, o.Load)
 			if err != nil {
@@ -149,84 +177,46 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 			}
 			if rec.Status == result.StatusFailed {
 				if len(d.Records) == 1 {
-					return d, fmt.Errorf("doctor: %s", rec.Error)
+					return d, fmt.Errorf("doctor: %s", failure(rec))
 				}
 				break
 			}
-			if lay.Best == nil || rec.ThroughputRPS > lay.Best.ThroughputRPS {
-				lay.Best = &d.Records[len(d.Records)-1]
-			}
+			steps++
 			if o.MaxRPS > 0 && rec.ThroughputRPS >= 0.9*o.MaxRPS {
 				d.Capped = true
-				break
+				if steps >= verdict.MinInflights {
+					break
+				}
 			}
-			if prev > 0 && rec.ThroughputRPS < growth*prev {
+			if prev > 0 && !verdict.Grew(prev, rec.ThroughputRPS) {
 				break // stopped growing
 			}
 			prev = rec.ThroughputRPS
 			if n*2 > o.MaxInflight {
 				d.Capped = true
 			}
-			if time.Now().Add(o.Warmup + o.Interval).After(end) {
+			if steps >= verdict.MinInflights && time.Now().Add(o.Warmup+o.Interval).After(end) {
 				break
 			}
 		}
-		if li == 0 {
-			d.Shared = lay
-		} else {
-			d.Pools = append(d.Pools, lay)
-		}
 	}
-	// Best pointers into d.Records stay valid: the slice is not appended
-	// to after this point, but earlier appends may have moved it.
-	d.relink()
-	d.diagnose()
+	d.Diagnosis = verdict.Diagnose(d.Records)
 	return d, nil
 }
 
-// relink points each layout's Best at the final copy in d.Records.
-func (d *Diagnosis) relink() {
-	best := func(conn loadgen.ConnMode) *result.Record {
-		var b *result.Record
-		for i := range d.Records {
-			r := &d.Records[i]
-			if r.Status != result.StatusOK || r.Spec.ConnMode != conn.Kind || (conn.Kind == loadgen.Pooled && r.Spec.ConnsRequested != conn.N) {
-				continue
-			}
-			if b == nil || r.ThroughputRPS > b.ThroughputRPS {
-				b = r
-			}
-		}
-		return b
+// failure says why a step failed: its error and, when RPCs failed, the
+// most common status code with its count.
+func failure(rec *result.Record) string {
+	if len(rec.Errors) == 0 {
+		return rec.Error
 	}
-	d.Shared.Best = best(d.Shared.Conn)
-	for i := range d.Pools {
-		d.Pools[i].Best = best(d.Pools[i].Conn)
+	codes := make([]string, 0, len(rec.Errors))
+	for c := range rec.Errors {
+		codes = append(codes, c)
 	}
-}
-
-func (d *Diagnosis) diagnose() {
-	if d.Shared.Best == nil {
-		return
-	}
-	var top float64
-	for _, p := range d.Pools {
-		if p.Best != nil && p.Best.ThroughputRPS > top {
-			top = p.Best.ThroughputRPS
-		}
-	}
-	d.Gain = top / d.Shared.Best.ThroughputRPS
-	d.Bottleneck = d.Gain >= BottleneckGain
-	if !d.Bottleneck {
-		return
-	}
-	for i := range d.Pools {
-		p := &d.Pools[i]
-		if p.Best == nil || p.Best.ThroughputRPS < 0.9*top {
-			continue
-		}
-		if d.Recommended == nil || p.Best.ClientCPUNSPerRPC < d.Recommended.Best.ClientCPUNSPerRPC {
-			d.Recommended = p
-		}
-	}
+	sort.Slice(codes, func(i, j int) bool {
+		a, b := rec.Errors[codes[i]], rec.Errors[codes[j]]
+		return a > b || (a == b && codes[i] < codes[j])
+	})
+	return fmt.Sprintf("%s: mostly %s (%d of %d)", rec.Error, codes[0], rec.Errors[codes[0]], rec.Requests)
 }

@@ -6,16 +6,24 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/doctor"
-	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/netem"
+	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 const defaultTestTimeout = 30 * time.Second
@@ -40,18 +48,18 @@ func TestDoctorSharedUnderCap(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	const maxRPS, maxInflight = 400, 4
-	d, err := doctor.Run(ctx, doctor.Options{
-		Target: startServer(t), Budget: 6 * time.Second, MaxRPS: maxRPS, MaxInflight: maxInflight,
-		Pools: []int{2}, Warmup: 100 * time.Millisecond, Interval: 400 * time.Millisecond,
-	})
+	o := doctor.DefaultOptions(startServer(t))
+	o.Budget, o.MaxRPS, o.MaxInflight, o.Pools = 6*time.Second, maxRPS, maxInflight, []int{2}
+	o.Warmup, o.Interval = 100*time.Millisecond, 400*time.Millisecond
+	d, err := doctor.Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Shared.Best == nil || len(d.Pools) != 1 || d.Pools[0].Best == nil {
 		t.Fatalf("got shared %v and pools %v, want a best step for each", d.Shared.Best, d.Pools)
 	}
-	if d.Bottleneck || d.Recommended != nil {
-		t.Errorf("got bottleneck %v (gain %.2f), want the shared connection not to be the bottleneck", d.Bottleneck, d.Gain)
+	if d.Kind != verdict.NotConnection || d.Recommended != nil {
+		t.Errorf("got %s (gain %.2f, %s), want %s", d.Kind, d.Gain, d.Why, verdict.NotConnection)
 	}
 	if !d.Capped {
 		t.Errorf("got Capped false, want true (the rate cap stopped the layouts)")
@@ -69,7 +77,7 @@ func TestDoctorSharedUnderCap(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	report.DoctorText(&out, d)
+	report.DoctorText(&out, &d.Diagnosis, d.Capped)
 	for _, want := range []string{"shared", "pool:2", "NOT the bottleneck", "cap"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("verdict lacks %q:\n%s", want, out.String())
@@ -80,26 +88,147 @@ func TestDoctorSharedUnderCap(t *testing.T) {
 func TestDoctorBadInput(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
+	bidi, err := anycall.Find(protoregistry.GlobalFiles, "grpc.testing.BenchmarkService/StreamingCall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unary, err := anycall.Find(protoregistry.GlobalFiles, "grpc.testing.BenchmarkService/UnaryCall")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
-		o    doctor.Options
+		edit func(*doctor.Options)
+		want error
 	}{
-		{"no target", doctor.Options{}},
-		{"negative rps", doctor.Options{Target: "127.0.0.1:1", MaxRPS: -1}},
-		{"negative inflight", doctor.Options{Target: "127.0.0.1:1", MaxInflight: -2}},
+		{"no target", func(o *doctor.Options) { o.Target = "" }, doctor.ErrTarget},
+		{"negative rps", func(o *doctor.Options) { o.MaxRPS = -1 }, doctor.ErrMaxRPS},
+		{"NaN rps", func(o *doctor.Options) { o.MaxRPS = math.NaN() }, doctor.ErrMaxRPS},
+		{"negative inflight", func(o *doctor.Options) { o.MaxInflight = -2 }, doctor.ErrMaxInflight},
+		{"max-inflight 0", func(o *doctor.Options) { o.MaxInflight = 0 }, doctor.ErrMaxInflight},
+		{"max-inflight 1: one in-flight count", func(o *doctor.Options) { o.MaxInflight = 1 }, doctor.ErrMaxInflight},
+		{"pools 0", func(o *doctor.Options) { o.Pools = []int{0} }, doctor.ErrPools},
+		{"pool of 1", func(o *doctor.Options) { o.Pools = []int{1, 4} }, doctor.ErrPools},
+		{"pool too large", func(o *doctor.Options) { o.Pools = []int{doctor.MaxPool + 1} }, doctor.ErrPools},
+		{"pool twice", func(o *doctor.Options) { o.Pools = []int{2, 2} }, doctor.ErrPools},
+		{"no pools", func(o *doctor.Options) { o.Pools = nil }, doctor.ErrPools},
+		{"budget 0s", func(o *doctor.Options) { o.Budget = 0 }, doctor.ErrBudget},
+		{"budget -1s", func(o *doctor.Options) { o.Budget = -time.Second }, doctor.ErrBudget},
+		{"budget below two steps per layout", func(o *doctor.Options) { o.Budget = 8*2*time.Second - 1 }, doctor.ErrBudget},
+		{"negative payload", func(o *doctor.Options) { o.PayloadBytes = -1 }, doctor.ErrPayload},
+		{"payload above the message limit", func(o *doctor.Options) { o.PayloadBytes = doctor.MaxPayload + 1 }, doctor.ErrPayload},
+		{"interval 0", func(o *doctor.Options) { o.Interval = 0 }, doctor.ErrStep},
+		{"dial timeout 0", func(o *doctor.Options) { o.DialTimeout = 0 }, doctor.ErrStep},
+		{"bidi call", func(o *doctor.Options) { o.Call, o.Request = bidi, bidi.NewResponse() }, doctor.ErrCall},
+		{"call without request", func(o *doctor.Options) { o.Call = unary }, doctor.ErrCall},
 	}
 	for _, tc := range tests {
-		var ue *loadgen.UsageError
-		if _, err := doctor.Run(ctx, tc.o); !errors.As(err, &ue) {
-			t.Errorf("%s: got %v, want a *loadgen.UsageError", tc.name, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			// A target that answers nothing: a study that started would
+			// fail as unreachable, not with the option's error.
+			o := doctor.DefaultOptions("127.0.0.1:1")
+			tc.edit(&o)
+			start := time.Now()
+			d, err := doctor.Run(ctx, o)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("got %v, want an error wrapping %v", err, tc.want)
+			}
+			if d != nil || time.Since(start) > time.Second {
+				t.Errorf("got a study (%v, took %v), want a refusal up front", d, time.Since(start))
+			}
+		})
+	}
+	// The defaults themselves pass, and the budget's edge is exact: 4
+	// layouts × 2 in-flight counts × 2 s per step.
+	o := doctor.DefaultOptions("127.0.0.1:1")
+	o.Budget = 4 * 2 * 2 * time.Second
+	if err := o.Validate(); err != nil {
+		t.Errorf("DefaultOptions with a 16s budget: got %v, want nil", err)
 	}
 	// A closed port: a clear error, not a hang.
 	lis, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := lis.Addr().String()
 	lis.Close()
-	_, err := doctor.Run(ctx, doctor.Options{Target: addr, DialTimeout: 500 * time.Millisecond})
-	if err == nil || !strings.Contains(err.Error(), "unreachable") {
+	o = doctor.DefaultOptions(addr)
+	o.DialTimeout = 500 * time.Millisecond
+	if _, err := doctor.Run(ctx, o); err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Errorf("got %v, want an unreachable-target error", err)
+	}
+}
+
+// TestDoctorPoolWinsThroughNetem: rpclab's server behind rpclab's netem
+// proxy with a bandwidth limit per proxied connection (each connection the
+// proxy accepts gets its own rate-limited pipes, netem/proxy.go handle), so
+// a pool of N connections gets about N times one connection's throughput
+// whatever the CPU: the study must find the shared connection IS the
+// bottleneck and advise a pool.
+func TestDoctorPoolWinsThroughNetem(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	// 4 Mbit/s each way with 8 KiB payloads: about 60 RPCs per second per
+	// connection, so the bytes, not the CPU (two cores shared with other
+	// work), set the pace.
+	const rate, payload = 4_000_000, 8 << 10
+	p, err := netem.Listen("127.0.0.1:0", startServer(t), netem.Symmetric(netem.Link{RateBps: rate}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.Serve(ctx)
+	t.Cleanup(func() { p.Close() })
+
+	o := doctor.DefaultOptions(p.Addr().String())
+	o.Budget, o.MaxInflight, o.Pools, o.PayloadBytes = 12*time.Second, 8, []int{2, 4}, payload
+	o.Warmup, o.Interval = 200*time.Millisecond, 500*time.Millisecond
+	d, err := doctor.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	report.DoctorText(&out, &d.Diagnosis, d.Capped)
+	t.Logf("study through netem at %d bit/s per connection:\n%s", rate, out.String())
+	if d.Kind != verdict.ConnBottleneck || d.Recommended == nil {
+		t.Fatalf("got %s (gain %.2f, %s), want %s with a pool advised:\n%s", d.Kind, d.Gain, d.Why, verdict.ConnBottleneck, out.String())
+	}
+	// Two connections double the bandwidth: well clear of the threshold.
+	if d.Gain < 1.5 {
+		t.Errorf("got gain %.2f, want at least 1.5 (a pool of 4 has 4 times the bandwidth)", d.Gain)
+	}
+	if n := verdict.Conns(d.Recommended.Best); n < 2 {
+		t.Errorf("got %d connections advised, want a pool", n)
+	}
+	for _, want := range []string{"IS the bottleneck", "pool.WithSize(" + strconv.Itoa(verdict.Conns(d.Recommended.Best)) + ")"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("verdict lacks %q:\n%s", want, out.String())
+		}
+	}
+	if got := p.Stats().Accepted; got < 1+2+4 {
+		t.Errorf("the proxy accepted %d connections, want the study's traffic through it", got)
+	}
+}
+
+// unimplemented answers every BenchmarkService call with Unimplemented.
+type unimplemented struct {
+	pb.UnimplementedBenchmarkServiceServer
+}
+
+// TestDoctorEveryRPCFailed: when the first step's RPCs all fail, the error
+// names the status code they failed with.
+func TestDoctorEveryRPCFailed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, unimplemented{})
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	o := doctor.DefaultOptions(lis.Addr().String())
+	o.Budget, o.MaxInflight, o.Pools = 6*time.Second, 2, []int{2}
+	o.Warmup, o.Interval = 100*time.Millisecond, 300*time.Millisecond
+	_, err = doctor.Run(ctx, o)
+	if err == nil || !strings.Contains(err.Error(), "every RPC failed") || !strings.Contains(err.Error(), "mostly Unimplemented") {
+		t.Errorf("got %v, want every RPC failed, mostly Unimplemented", err)
 	}
 }

@@ -140,11 +140,15 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 	}
 	unconfirmed := v.Ratio >= BottleneckRatio && prevN > 0 && prevRatio < BottleneckRatio &&
 		!(hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
+	called := v.Ratio >= BottleneckRatio || (hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
 	switch {
+	case called && len(common) < MinInflights:
+		v.Kind = Inconclusive
+		v.Text = head + fmt.Sprintf(". Inconclusive: needs both layouts measured at %d in-flight counts at least to call a bottleneck (this run has in-flight %d only); sweep more in-flight counts.", MinInflights, n)
 	case unconfirmed:
 		v.Kind = Inconclusive
 		v.Text = head + fmt.Sprintf(". But at in-flight %d the best ratio was only %.2fx: one pair of steps is not enough on a noisy machine; repeat the sweep or measure at more in-flight counts.", prevN, prevRatio)
-	case v.Ratio >= BottleneckRatio || (hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency):
+	case called:
 		v.Kind = ConnBottleneck
 		advice := fmt.Sprintf("use %d connections (%s", v.Conns, v.Enough)
 		if v.Enough != v.Best {

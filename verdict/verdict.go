@@ -28,7 +28,8 @@ package verdict
 //     connections do not help: every layout flattens together.
 //  4. scales: shared's efficiency is at least ScalingEfficiency.
 //  5. inconclusive: anything else (or no in-flight-1 step to draw the ideal
-//     line from).
+//     line from, or fewer than MinInflights common in-flight counts where
+//     a bottleneck would otherwise be called).
 const (
 	// BottleneckRatio: when the best multi-connection layout gets at least
 	// this multiple of the shared connection's throughput, the shared
@@ -52,6 +53,11 @@ const (
 	// below Growth times the previous one has stopped growing (rpclab
 	// doctor stops raising its in-flight count there; see Grew).
 	Growth = 1.10
+	// MinInflights: a bottleneck is called only from layouts measured at
+	// this many in-flight counts at least. At in-flight 1 a pool can use
+	// only one of its connections, so a gain measured there is noise; and
+	// one count gives nothing to confirm a ratio with.
+	MinInflights = 2
 )
 
 // Kind names a verdict.

@@ -19,7 +19,7 @@ import (
 
 func newDoctorCmd() *cobra.Command {
 	var (
-		o    doctor.Options
+		o    = doctor.DefaultOptions("")
 		of   openFlags
 		out  string
 		call string
@@ -43,6 +43,10 @@ Without --call it sends the BenchmarkService ping.`,
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if o.Target == "" {
 				return usageError{errors.New("--target: required (host:port of your service)")}
+			}
+			// Refuse bad options before resolving --call or opening --out.
+			if err := o.Validate(); err != nil {
+				return doctorFlagError(err)
 			}
 			dial, err := of.conn.DialOptions()
 			if err != nil {
@@ -80,18 +84,18 @@ Without --call it sends the BenchmarkService ping.`,
 			fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v\n", o.Target, o.Budget)
 			d, err := doctor.Run(ctx, o)
 			if d != nil && len(d.Records) > 0 && err == nil {
-				report.DoctorText(stdout, d)
+				report.DoctorText(stdout, &d.Diagnosis, d.Capped)
 			}
-			return err
+			return doctorFlagError(err)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Target, "target", "", "host:port of the service to study")
-	f.DurationVar(&o.Budget, "budget", time.Minute, "about how long the study takes")
+	f.DurationVar(&o.Budget, "budget", o.Budget, "about how long the study takes")
 	f.Float64Var(&o.MaxRPS, "max-rps", 0, "never send faster than this many RPCs per second (0: no cap)")
-	f.IntVar(&o.MaxInflight, "max-inflight", 64, "never keep more RPCs than this in flight")
-	f.IntSliceVar(&o.Pools, "pools", []int{2, 4, 8}, "pool sizes compared with one shared connection")
-	f.DurationVar(&o.DialTimeout, "dial-timeout", 5*time.Second, "how long a step waits for its connections")
+	f.IntVar(&o.MaxInflight, "max-inflight", o.MaxInflight, "never keep more RPCs than this in flight")
+	f.IntSliceVar(&o.Pools, "pools", o.Pools, "pool sizes compared with one shared connection")
+	f.DurationVar(&o.DialTimeout, "dial-timeout", o.DialTimeout, "how long a step waits for its connections")
 	f.StringVarP(&out, "out", "o", "", "write the steps' result records (JSON Lines) to this file")
 	f.StringVar(&call, "call", "", "method to call instead of the ping, as package.Service/Method")
 	f.StringVar(&of.data, "data", "", "request of --call as JSON")
@@ -105,4 +109,25 @@ Without --call it sends the BenchmarkService ping.`,
 	f.StringVar(&of.conn.Authority, "authority", "", ":authority header, and the name the certificate must carry")
 	f.StringArrayVar(&of.conn.Headers, "header", nil, "metadata key=value sent with every call (repeatable)")
 	return cmd
+}
+
+// doctorFlags names the flag behind each of doctor's option errors.
+var doctorFlags = []struct {
+	err  error
+	flag string
+}{
+	{doctor.ErrTarget, "--target"}, {doctor.ErrBudget, "--budget"}, {doctor.ErrMaxInflight, "--max-inflight"},
+	{doctor.ErrMaxRPS, "--max-rps"}, {doctor.ErrPools, "--pools"}, {doctor.ErrStep, "--dial-timeout"},
+	{doctor.ErrCall, "--call"},
+}
+
+// doctorFlagError turns an option error of package doctor into a usage
+// error (exit 2) naming the flag at fault; other errors pass unchanged.
+func doctorFlagError(err error) error {
+	for _, m := range doctorFlags {
+		if errors.Is(err, m.err) {
+			return usageError{fmt.Errorf("%s: %w", m.flag, err)}
+		}
+	}
+	return err
 }
