@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
 )
 
 func TestOpenLoopBadFlags(t *testing.T) {
@@ -89,6 +91,20 @@ func TestOpenLoopEndToEnd(t *testing.T) {
 	}
 }
 
+// bidiTarget starts rpclab's server (with reflection) for doctor's --call
+// test: its StreamingCall is bidirectional.
+func bidiTarget(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(server.Options{})
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	return lis.Addr().String()
+}
+
 func TestDoctorBadFlags(t *testing.T) {
 	tests := []struct {
 		name string
@@ -100,6 +116,14 @@ func TestDoctorBadFlags(t *testing.T) {
 		{"zero inflight", []string{"doctor", "--target", "127.0.0.1:1", "--max-inflight", "-1"}, "--max-inflight"},
 		{"bad header", []string{"doctor", "--target", "127.0.0.1:1", "--header", "novalue"}, "--header"},
 		{"cacert without tls", []string{"doctor", "--target", "127.0.0.1:1", "--cacert", "x.pem"}, "--tls"},
+		{"max-inflight 0", []string{"doctor", "--target", "127.0.0.1:1", "--max-inflight", "0"}, "--max-inflight"},
+		{"max-inflight 1", []string{"doctor", "--target", "127.0.0.1:1", "--max-inflight", "1"}, "--max-inflight"},
+		{"pools 0", []string{"doctor", "--target", "127.0.0.1:1", "--pools", "0"}, "--pools"},
+		{"pools twice", []string{"doctor", "--target", "127.0.0.1:1", "--pools", "2,2"}, "--pools"},
+		{"budget 0s", []string{"doctor", "--target", "127.0.0.1:1", "--budget", "0s"}, "--budget: doctor: bad budget: 0s is not a positive duration"},
+		{"budget -1s", []string{"doctor", "--target", "127.0.0.1:1", "--budget", "-1s"}, "--budget"},
+		{"dial-timeout 0", []string{"doctor", "--target", "127.0.0.1:1", "--dial-timeout", "0s"}, "--dial-timeout"},
+		{"bidi call", []string{"doctor", "--target", bidiTarget(t), "--call", "grpc.testing.BenchmarkService/StreamingCall", "--data", "{}"}, "--call: doctor: unsupported call: /grpc.testing.BenchmarkService/StreamingCall is a client-streaming or bidirectional method"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
