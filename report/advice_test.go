@@ -1,0 +1,89 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package report
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
+)
+
+// TestSweepAndDoctorAdviseAlike feeds the same records to the sweep path
+// (verdict.Verdicts, as rpclab sweep and report print it) and to the doctor
+// path (verdict.Diagnose, as rpclab doctor prints it) and wants the same
+// advice. The records are chosen so that the two rules of the old engines
+// differ: the fewest connections within 90% of the best is pool:2, the
+// lowest client CPU per RPC within 90% is pool:4.
+func TestSweepAndDoctorAdviseAlike(t *testing.T) {
+	layouts := []struct {
+		conn      string
+		size      int
+		top, cpu  float64 // req/s at the top in-flight count, ns per RPC
+		lowerRate float64 // req/s at the lower counts
+	}{
+		{"shared", 1, 10000, 15e3, 9000},
+		{"pool", 2, 18500, 20e3, 15000},
+		{"pool", 4, 20000, 10e3, 16000},
+		{"pool", 8, 19500, 12e3, 16000},
+	}
+	var recs []result.Record
+	for _, n := range []int{8, 16, 32} {
+		for _, l := range layouts {
+			rps := l.lowerRate
+			if n == 32 {
+				rps = l.top
+			}
+			recs = append(recs, result.Record{
+				SchemaVersion: result.SchemaVersion, Kind: "ping", Status: result.StatusOK,
+				Spec: result.Spec{Target: "127.0.0.1:50051", RPC: "unary", LoadModel: "closed", Inflight: n,
+					ConnMode: l.conn, ConnsRequested: l.size},
+				Env:        result.Env{Language: "go", HostCPUs: 2},
+				DurationNS: 1e9, ThroughputRPS: rps, Requests: int64(rps), ConnsObserved: l.size,
+				ClientCPUNSPerRPC: l.cpu, ClientCPUNS: int64(l.cpu * rps),
+			})
+		}
+	}
+	// The old doctor rule: the lowest CPU per RPC among pools within 90%
+	// of the best. It must pick another layout, or this test shows nothing.
+	var oldDoctor string
+	lowest := 0.0
+	for _, l := range layouts[1:] {
+		if l.top >= 0.9*20000 && (oldDoctor == "" || l.cpu < lowest) {
+			oldDoctor, lowest = "pool:"+strconv.Itoa(l.size), l.cpu
+		}
+	}
+	if oldDoctor != "pool:4" {
+		t.Fatalf("the records no longer separate the old rules (old doctor rule picks %s)", oldDoctor)
+	}
+
+	vs := verdict.Verdicts(recs)
+	if len(vs) != 1 || vs[0].Kind != verdict.ConnBottleneck {
+		t.Fatalf("sweep: got %+v, want one connection-bottleneck verdict", vs)
+	}
+	d := verdict.Diagnose(recs)
+	if d.Kind != verdict.ConnBottleneck || d.Recommended == nil {
+		t.Fatalf("doctor: got %s (%s), want a connection bottleneck with a pool advised", d.Kind, d.Why)
+	}
+	sweepN, doctorN := vs[0].Conns, verdict.Conns(d.Recommended.Best)
+	if sweepN != doctorN || vs[0].Enough != d.Recommended.Conn {
+		t.Errorf("sweep advises %s (%d connections), doctor %s (%d): want the same", vs[0].Enough, sweepN, d.Recommended.Conn, doctorN)
+	}
+	if sweepN != 2 {
+		t.Errorf("got %d connections advised, want 2: the fewest reaching %.0f%% of the best", sweepN, 100*verdict.EnoughOfBest)
+	}
+	var doc bytes.Buffer
+	DoctorText(&doc, &d, false)
+	for _, c := range []struct{ text, want string }{
+		{verdict.Text(vs), "use 2 connections (pool:2"},
+		{doc.String(), "Use a pool of 2 connections"},
+		{doc.String(), "pool.WithSize(2)"},
+	} {
+		if !strings.Contains(c.text, c.want) {
+			t.Errorf("got %q, want it to contain %q", c.text, c.want)
+		}
+	}
+}

@@ -1,0 +1,221 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package verdict
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
+)
+
+// sweep builds shared and pool:4 at in-flight 1, 16 and 32: at in-flight 1
+// at their bases (req/s), above at the given efficiencies of their ideal
+// lines, so pool:4 over shared is the same ratio at 16 and 32.
+func sweep(sharedBase, poolBase, sharedEff, poolEff float64) []result.Record {
+	var recs []result.Record
+	for _, n := range []int{1, 16, 32} {
+		es, ep := sharedEff, poolEff
+		if n == 1 {
+			es, ep = 1, 1
+		}
+		recs = append(recs, rec("shared", n, sharedBase*float64(n)*es), rec("pool:4", n, poolBase*float64(n)*ep))
+	}
+	return recs
+}
+
+// TestThresholdEdges moves each threshold of the bottleneck verdict to
+// its edge and just past it, on records built here.
+func TestThresholdEdges(t *testing.T) {
+	const below = 0.01
+	withBusy := func(recs []result.Record, share float64) []result.Record {
+		for i := range recs {
+			if recs[i].Spec.Inflight == 32 && recs[i].Spec.ConnMode == "pool" {
+				recs[i] = busy(recs[i], share)
+			}
+		}
+		return recs
+	}
+	only := func(recs []result.Record, counts ...int) []result.Record {
+		var out []result.Record
+		for _, r := range recs {
+			for _, n := range counts {
+				if r.Spec.Inflight == n {
+					out = append(out, r)
+				}
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		recs []result.Record
+		want Kind
+		text string
+	}{
+		{"ratio at BottleneckRatio", sweep(1000, 1000, 0.6, 0.6*BottleneckRatio), ConnBottleneck, "Client-side connection bottleneck: use 4 connections"},
+		{"ratio just below BottleneckRatio", sweep(1000, 1000, 0.6, 0.6*(BottleneckRatio-below)), Inconclusive, "more connections help a little"},
+		{"shared just below FlatEfficiency, layouts together", sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), BoundElsewhere, "Every layout flattens together"},
+		{"shared at FlatEfficiency, layouts together", sweep(1000, 1000, FlatEfficiency, FlatEfficiency), Inconclusive, "more connections help a little"},
+		{"shared just below FlatEfficiency, pool at ScalingEfficiency", sweep(1000, 700, FlatEfficiency-below, ScalingEfficiency), ConnBottleneck, "Client-side connection bottleneck"},
+		{"shared at FlatEfficiency, pool at ScalingEfficiency", sweep(1000, 700, FlatEfficiency, ScalingEfficiency), Inconclusive, "more connections help a little"},
+		{"shared flat, pool just below ScalingEfficiency", sweep(1000, 700, FlatEfficiency-below, ScalingEfficiency-below), BoundElsewhere, "Every layout flattens together"},
+		{"shared at ScalingEfficiency", sweep(1000, 1000, ScalingEfficiency, ScalingEfficiency), Scales, "no bottleneck at these counts"},
+		{"shared just below ScalingEfficiency", sweep(1000, 1000, ScalingEfficiency-below, ScalingEfficiency-below), Inconclusive, "more connections help a little"},
+		{"client at ClientCPUBusy", withBusy(sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), ClientCPUBusy), ClientCPUBound, "pool:4 kept 90% of its 1 CPU busy"},
+		{"client just below ClientCPUBusy", withBusy(sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), ClientCPUBusy-below), BoundElsewhere, "Every layout flattens together"},
+		{"one in-flight count, below MinInflights", only(sweep(1000, 1000, 0.5, 1), 32), Inconclusive, "Inconclusive: needs both layouts measured at 2 in-flight counts"},
+		{"two in-flight counts, at MinInflights", only(sweep(1000, 1000, 0.5, 1), 16, 32), ConnBottleneck, "use 4 connections"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := Verdicts(tc.recs)
+			if len(vs) != 1 {
+				t.Fatalf("got %d verdicts, want 1", len(vs))
+			}
+			if vs[0].Kind != tc.want || !strings.Contains(vs[0].Text, tc.text) {
+				t.Errorf("got %s: %q; want %s containing %q", vs[0].Kind, vs[0].Text, tc.want, tc.text)
+			}
+		})
+	}
+}
+
+// TestEnoughOfBestEdge: the advice takes the fewest connections reaching
+// EnoughOfBest of the best throughput, in the sweep verdict and in Advise.
+func TestEnoughOfBestEdge(t *testing.T) {
+	const best = 20000.0
+	for _, tc := range []struct {
+		name  string
+		pool2 float64
+		want  int
+	}{
+		{"pool:2 at EnoughOfBest", EnoughOfBest * best, 2},
+		{"pool:2 just below EnoughOfBest", (EnoughOfBest - 0.01) * best, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs []result.Record
+			for _, n := range []int{16, 32} {
+				recs = append(recs, rec("shared", n, 5000), rec("pool:2", n, tc.pool2), rec("pool:8", n, best))
+			}
+			vs := Verdicts(recs)
+			if len(vs) != 1 || vs[0].Kind != ConnBottleneck || vs[0].Conns != tc.want {
+				t.Fatalf("got %+v, want a connection bottleneck advising %d connections", vs, tc.want)
+			}
+			b, a := Advise([]*result.Record{&recs[4], &recs[5]})
+			if b != &recs[5] || Conns(a) != tc.want {
+				t.Errorf("Advise: got best %s, advised %d connections; want pool:8, %d", ConnLabel(b), Conns(a), tc.want)
+			}
+		})
+	}
+}
+
+// TestAdviseTieBreak: between layouts of the same connection count within
+// EnoughOfBest, the lower client CPU per RPC wins, whichever comes first.
+func TestAdviseTieBreak(t *testing.T) {
+	rr := cpuPerRPC(rec("pool:4", 32, 10000), 30e3)
+	ll := cpuPerRPC(rec("pool:4", 32, 9500), 20e3)
+	ll.Spec.Pick = "least-loaded"
+	more := cpuPerRPC(rec("pool:8", 32, 10000), 10e3)
+	for _, order := range [][]*result.Record{{&rr, &ll, &more}, {&more, &ll, &rr}} {
+		if _, a := Advise(order); a != &ll {
+			t.Errorf("got %s (%.0f ns/RPC), want pool:4:least-loaded, the cheaper of the two 4-connection layouts", ConnLabel(a), a.ClientCPUNSPerRPC)
+		}
+	}
+	failed := rec("pool:2", 32, 0)
+	failed.Status = result.StatusFailed
+	if b, a := Advise([]*result.Record{&failed, nil}); b != nil || a != nil {
+		t.Errorf("got %v, %v from no successful record, want nil, nil", b, a)
+	}
+}
+
+func TestGrowthEdge(t *testing.T) {
+	for _, tc := range []struct {
+		cur  float64
+		want bool
+	}{
+		{1000 * Growth, true},
+		{1000 * (Growth - 0.001), false},
+	} {
+		if got := Grew(1000, tc.cur); got != tc.want {
+			t.Errorf("Grew(1000, %v) = %v, want %v", tc.cur, got, tc.want)
+		}
+	}
+}
+
+// TestSustainedShareEdge: an open-loop step sustained its rate when its
+// throughput reached SustainedShare of it and the quantile met the bound.
+func TestSustainedShareEdge(t *testing.T) {
+	r := stats.NewRecorder()
+	for range 100 {
+		r.Record(500*time.Microsecond, codes.OK)
+	}
+	hdr, err := stats.EncodeHistogram(stats.Merge(r).Hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slo := SLO{Name: "p99", Q: 99, Bound: time.Millisecond}
+	tight := SLO{Name: "p99", Q: 99, Bound: 400 * time.Microsecond}
+	for _, tc := range []struct {
+		name string
+		slo  SLO
+		tput float64
+		want bool
+		why  string
+	}{
+		{"at SustainedShare", slo, SustainedShare * 1000, true, ""},
+		{"just below SustainedShare", slo, (SustainedShare - 0.01) * 1000, false, "below 95% of the offered rate"},
+		{"above the bound", tight, 1000, false, "p99 "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := rec("shared", 1, tc.tput)
+			rec.Spec.LoadModel, rec.Spec.RateRPS, rec.HistogramHDR = "open", 1000, hdr
+			ok, why := tc.slo.Sustained(&rec)
+			if ok != tc.want || !strings.Contains(why, tc.why) {
+				t.Errorf("got %v %q, want %v %q", ok, why, tc.want, tc.why)
+			}
+		})
+	}
+}
+
+// TestDiagnoseEdges: doctor's judgement at BottleneckRatio and
+// MinInflights, on records built here.
+func TestDiagnoseEdges(t *testing.T) {
+	study := func(gain float64, counts ...int) []result.Record {
+		var recs []result.Record
+		for _, conn := range []string{"shared", "pool:2", "pool:4"} {
+			for _, n := range counts {
+				rps := 1000 * float64(min(n, 2))
+				if conn != "shared" && n == counts[len(counts)-1] {
+					rps *= gain
+				}
+				recs = append(recs, rec(conn, n, rps))
+			}
+		}
+		return recs
+	}
+	for _, tc := range []struct {
+		name string
+		recs []result.Record
+		want Kind
+		why  string
+	}{
+		{"gain at BottleneckRatio", study(BottleneckRatio, 1, 2, 4), ConnBottleneck, ""},
+		{"gain just below BottleneckRatio", study(BottleneckRatio-0.01, 1, 2, 4), NotConnection, ""},
+		{"one in-flight count", study(2, 1), Inconclusive, "needs shared measured at 2 in-flight counts at least"},
+		{"two in-flight counts", study(2, 1, 2), ConnBottleneck, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Diagnose(tc.recs)
+			if d.Kind != tc.want || !strings.Contains(d.Why, tc.why) {
+				t.Errorf("got %s (gain %.2f, %q), want %s %q", d.Kind, d.Gain, d.Why, tc.want, tc.why)
+			}
+			if (d.Recommended != nil) != (tc.want == ConnBottleneck) {
+				t.Errorf("got recommended %v for %s", d.Recommended, d.Kind)
+			}
+		})
+	}
+}
