@@ -3,6 +3,9 @@
 package verdict
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,12 +54,31 @@ func TestThresholdEdges(t *testing.T) {
 		}
 		return out
 	}
+	// unconfirmed gives pool:4 only shared's throughput at in-flight 16,
+	// so a ratio at 32 alone does not confirm itself.
+	unconfirmed := func(recs []result.Record) []result.Record {
+		var shared16 float64
+		for _, r := range recs {
+			if r.Spec.Inflight == 16 && r.Spec.ConnMode == "shared" {
+				shared16 = r.ThroughputRPS
+			}
+		}
+		for i := range recs {
+			if recs[i].Spec.Inflight == 16 && recs[i].Spec.ConnMode == "pool" {
+				recs[i].ThroughputRPS = shared16
+			}
+		}
+		return recs
+	}
 	tests := []struct {
 		name string
 		recs []result.Record
 		want Kind
 		text string
 	}{
+		{"unconfirmed ratio, shared just below FlatEfficiency, pool at ScalingEfficiency", unconfirmed(sweep(1000, 1700, FlatEfficiency-below, ScalingEfficiency)), ConnBottleneck, "use 4 connections"},
+		{"unconfirmed ratio, shared at FlatEfficiency, pool at ScalingEfficiency", unconfirmed(sweep(1000, 1700, FlatEfficiency, ScalingEfficiency)), Inconclusive, "one pair of steps is not enough"},
+		{"unconfirmed ratio, shared flat, pool just below ScalingEfficiency", unconfirmed(sweep(1000, 1700, FlatEfficiency-below, ScalingEfficiency-below)), Inconclusive, "one pair of steps is not enough"},
 		{"ratio at BottleneckRatio", sweep(1000, 1000, 0.6, 0.6*BottleneckRatio), ConnBottleneck, "Client-side connection bottleneck: use 4 connections"},
 		{"ratio just below BottleneckRatio", sweep(1000, 1000, 0.6, 0.6*(BottleneckRatio-below)), Inconclusive, "more connections help a little"},
 		{"shared just below FlatEfficiency, layouts together", sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), BoundElsewhere, "Every layout flattens together"},
@@ -132,13 +154,15 @@ func TestAdviseTieBreak(t *testing.T) {
 	}
 }
 
+// TestGrowthEdge: doubling the in-flight count must add at least 10% (the
+// Growth the doc states) for throughput to count as still growing.
 func TestGrowthEdge(t *testing.T) {
 	for _, tc := range []struct {
 		cur  float64
 		want bool
 	}{
-		{1000 * Growth, true},
-		{1000 * (Growth - 0.001), false},
+		{1100, true},
+		{1099, false},
 	} {
 		if got := Grew(1000, tc.cur); got != tc.want {
 			t.Errorf("Grew(1000, %v) = %v, want %v", tc.cur, got, tc.want)
@@ -217,5 +241,26 @@ func TestDiagnoseEdges(t *testing.T) {
 				t.Errorf("got recommended %v for %s", d.Recommended, d.Kind)
 			}
 		})
+	}
+}
+
+// TestREADMEStatesThresholds: the README's list of verdicts states each
+// threshold's value; changing a constant without the README fails here.
+func TestREADMEStatesThresholds(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := strings.Join(strings.Fields(string(b)), " ")
+	for _, want := range []string{
+		fmt.Sprintf("gets at least %gx shared's throughput", BottleneckRatio),
+		fmt.Sprintf("connections that reach %g%% of the best", 100*EnoughOfBest),
+		fmt.Sprintf("kept at least %g%% of its pinned CPUs busy", 100*ClientCPUBusy),
+		fmt.Sprintf("flattens together below %g%% of its ideal line", 100*FlatEfficiency),
+		fmt.Sprintf("shared is still at %g%% of its ideal line or more", 100*ScalingEfficiency),
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md does not say %q", want)
+		}
 	}
 }
