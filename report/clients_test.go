@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // twoClients is the shared-bottleneck fixture (Go: shared, per-worker,
@@ -155,7 +156,7 @@ func TestClientTable(t *testing.T) {
 }
 
 func TestConnNotes(t *testing.T) {
-	notes := ConnNotes(twoClients(t))
+	notes := verdict.ConnNotes(twoClients(t))
 	if len(notes) != 1 {
 		t.Fatalf("got %d notes, want 1: %q", len(notes), notes)
 	}
@@ -164,7 +165,7 @@ func TestConnNotes(t *testing.T) {
 			t.Errorf("note %q lacks %q", notes[0], part)
 		}
 	}
-	if n := ConnNotes(fixture(t, "shared-bottleneck.jsonl")[0].Records); len(n) != 0 {
+	if n := verdict.ConnNotes(fixture(t, "shared-bottleneck.jsonl")[0].Records); len(n) != 0 {
 		t.Errorf("every layout got its connections: got notes %q", n)
 	}
 }

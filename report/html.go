@@ -80,7 +80,7 @@ type htmlDoc struct {
 	Notes []string
 	Runs  []htmlRun
 	// ConnNotes explain layouts that got fewer connections than they asked
-	// for (ConnNotes).
+	// for (verdict.ConnNotes).
 	ConnNotes []string
 	// Clients compare client languages (ClientGroups), when the records
 	// hold two or more.
@@ -134,7 +134,7 @@ func HTML(w io.Writer, runs []Run, notes []string) error {
 		doc.Before, doc.After = runs[0].Name, runs[len(runs)-1].Name
 	}
 	for _, run := range runs {
-		doc.ConnNotes = append(doc.ConnNotes, ConnNotes(run.Records)...)
+		doc.ConnNotes = append(doc.ConnNotes, verdict.ConnNotes(run.Records)...)
 	}
 	for _, g := range ClientGroups(runs) {
 		hg := htmlGroup{Group: g, Multi: doc.Multi}

@@ -53,6 +53,12 @@ func fewer(a, b *result.Record) bool {
 	return a.ClientCPUNSPerRPC > 0 && b.ClientCPUNSPerRPC > 0 && a.ClientCPUNSPerRPC < b.ClientCPUNSPerRPC
 }
 
-// Conns is the number of connections r's layout used, as the verdicts
-// count them.
-func Conns(r *result.Record) int { return r.Spec.ConnsRequested }
+// Conns is the number of connections r's layout used, as every verdict
+// counts them: those the operating system saw during the interval
+// (conns_observed), or those requested when the count could not be read.
+func Conns(r *result.Record) int {
+	if r.ConnsObserved > 0 {
+		return r.ConnsObserved
+	}
+	return r.Spec.ConnsRequested
+}

@@ -42,7 +42,11 @@ type Verdict struct {
 	// BusyLayout names that layout.
 	ClientBusy float64
 	BusyLayout string
-	Text       string
+	// Trapped names the layout of a Trap verdict, with the connections it
+	// asked for (Requested) and those the OS saw (Observed).
+	Trapped             string
+	Requested, Observed int
+	Text                string
 }
 
 // Verdicts judges every group of records that has a shared layout and at
@@ -76,19 +80,71 @@ func Verdicts(recs []result.Record) []Verdict {
 	return out
 }
 
+// judge classifies a group's layouts by the connections the operating
+// system saw (Conns): shared, multi-connection, and trapped (asked for more
+// than the OS saw); judgeMulti compares shared with the layouts that had
+// more than one connection, and a trapped layout makes the verdict a Trap.
 func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 	shared := map[int]Row{}
 	multi := map[int][]Row{}
+	traps := map[int][]Row{}
 	for _, row := range rows {
-		n := row.Rec.Spec.Inflight
-		if row.Rec.Spec.ConnsRequested <= 1 {
-			if row.Rec.Spec.ConnMode == "shared" {
+		r := row.Rec
+		n := r.Spec.Inflight
+		if r.Spec.ConnsRequested <= 1 {
+			if r.Spec.ConnMode == "shared" {
 				shared[n] = row
 			}
 			continue
 		}
-		multi[n] = append(multi[n], row)
+		if Trapped(r) {
+			traps[n] = append(traps[n], row)
+		}
+		if Conns(r) > 1 {
+			multi[n] = append(multi[n], row)
+		}
 	}
+	v, ok := judgeMulti(lang, rpc, shared, multi)
+	tn := 0
+	for n := range traps {
+		if _, has := shared[n]; has && n > tn {
+			tn = n
+		}
+	}
+	if tn == 0 {
+		return v, ok
+	}
+	return trap(lang, rpc, shared[tn], traps[tn], v, ok), true
+}
+
+// trap words the verdict on a group where a layout at in-flight n got
+// fewer connections than it asked for: the cause, the fix, and what the
+// layouts that did get their connections showed (v, when ok).
+func trap(lang, rpc string, s Row, trapped []Row, v Verdict, ok bool) Verdict {
+	t := trapped[0]
+	for _, r := range trapped[1:] {
+		if r.Rec.Spec.ConnsRequested-r.Rec.ConnsObserved > t.Rec.Spec.ConnsRequested-t.Rec.ConnsObserved {
+			t = r
+		}
+	}
+	r := t.Rec
+	out := Verdict{Kind: Trap, Language: lang, RPC: rpc, Inflight: r.Spec.Inflight, Trapped: ConnLabel(r),
+		Requested: r.Spec.ConnsRequested, Observed: r.ConnsObserved}
+	if s.Rec.ThroughputRPS > 0 {
+		out.Ratio = r.ThroughputRPS / s.Rec.ThroughputRPS
+	}
+	out.Text = fmt.Sprintf("%s %s, in-flight %d: the trap: %s asked for %d connections but the OS saw %d, so it measured %d connection%s, not %d (%.2fx shared's throughput): %s",
+		lang, rpc, r.Spec.Inflight, out.Trapped, out.Requested, out.Observed, out.Observed, plural(out.Observed), out.Requested, out.Ratio, TrapWhy(r))
+	if ok {
+		out.Text += " Among the layouts that got their connections: " + v.Text
+		out.Conns, out.Enough, out.Best = v.Conns, v.Enough, v.Best
+	}
+	return out
+}
+
+// judgeMulti compares shared with the multi-connection layouts at the
+// highest in-flight count they share.
+func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verdict, bool) {
 	var common []int
 	for n := range shared {
 		if len(multi[n]) > 0 {
@@ -125,6 +181,9 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 		if best.IdealRPS > 0 {
 			head += fmt.Sprintf(", %s %.0f%%", v.Best, 100*best.Efficiency)
 		}
+	}
+	if best.Rec.ConnsObserved <= 0 || enough.ConnsObserved <= 0 {
+		head += "; connections counted as requested (the OS count was not read)"
 	}
 	hasIdeal := s.IdealRPS > 0 && best.IdealRPS > 0
 	busy := s

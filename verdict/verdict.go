@@ -27,6 +27,11 @@ package verdict
 //  3. bound-elsewhere: shared's efficiency is below FlatEfficiency and more
 //     connections do not help: every layout flattens together.
 //  4. scales: shared's efficiency is at least ScalingEfficiency.
+//  0. trap: a layout asked for more connections than the OS saw; the
+//     text names the cause and the fix, then judges the layouts that got
+//     their connections. Every rule counts a layout's connections as the
+//     OS saw them (conns_observed), as requested only when the count could
+//     not be read, and then says so.
 //  5. inconclusive: anything else (or no in-flight-1 step to draw the ideal
 //     line from, or fewer than MinInflights common in-flight counts where
 //     a bottleneck would otherwise be called).
@@ -78,6 +83,10 @@ const (
 	// NotConnection: doctor's study found no pool reaching BottleneckRatio
 	// times the shared connection: the connection is not the limit.
 	NotConnection Kind = "not-connection"
+	// Trap: a layout asked for more connections than the operating system
+	// saw (identical channel arguments sharing one subchannel in C-core
+	// stacks and grpc-js): it did not measure what it is named after.
+	Trap Kind = "trap"
 	// Inconclusive: between the thresholds, or not enough data.
 	Inconclusive Kind = "inconclusive"
 )

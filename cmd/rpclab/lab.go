@@ -181,7 +181,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) error {
 		fmt.Fprintln(stdout)
 		if open == nil { // the verdict reads closed-loop in-flight series
 			fmt.Fprintln(stdout, verdict.Text(verdict.Verdicts(recs)))
-			for _, n := range report.ConnNotes(recs) {
+			for _, n := range verdict.ConnNotes(recs) {
 				fmt.Fprintln(stdout, "Note:", n)
 			}
 		} else if open.SLO != nil {

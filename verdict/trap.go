@@ -1,0 +1,55 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package verdict
+
+import (
+	"fmt"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+// Trapped says whether r's layout asked for more connections than the
+// operating system saw during its interval (YDB's trap). A record whose
+// count could not be read (conns_observed 0 or less) is not trapped: there
+// is nothing to compare.
+func Trapped(r *result.Record) bool {
+	return r.ConnsObserved > 0 && r.ConnsObserved < r.Spec.ConnsRequested
+}
+
+// TrapWhy names the cause of a trapped layout and its fix.
+func TrapWhy(r *result.Record) string {
+	if r.Spec.ConnMode == "channel-per-worker" {
+		return "channels with identical arguments share one subchannel, and so one TCP connection, in C-core stacks (C++, Python) and grpc-js; " +
+			"fix: give each channel distinct arguments (--conn local-pool or distinct-args), or use a pool of connections (package pool in Go)."
+	}
+	return "fewer connections were open than the layout meant to use (lazy dialling, or connections shared below the channel)."
+}
+
+// ConnNotes explains layouts whose connections the operating system saw
+// fewer of than the layout asked for. One note per client and layout, at
+// the highest in-flight count where it showed.
+func ConnNotes(recs []result.Record) []string {
+	type key struct{ lang, conn string }
+	worst := map[key]*result.Record{}
+	var order []key
+	for i := range recs {
+		r := &recs[i]
+		if r.Status != result.StatusOK || r.ConnsObserved < 0 || r.ConnsObserved >= r.Spec.ConnsRequested {
+			continue
+		}
+		k := key{r.Env.Language, ConnLabel(r)}
+		if w, ok := worst[k]; !ok || r.Spec.Inflight > w.Spec.Inflight {
+			if !ok {
+				order = append(order, k)
+			}
+			worst[k] = r
+		}
+	}
+	var out []string
+	for _, k := range order {
+		r := worst[k]
+		out = append(out, fmt.Sprintf("%s %s at in-flight %d asked for %d connections and the OS saw %d: %s", k.lang, k.conn,
+			r.Spec.Inflight, r.Spec.ConnsRequested, r.ConnsObserved, TrapWhy(r)))
+	}
+	return out
+}
