@@ -1,11 +1,12 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
 // Package report is the only package that formats results for people and
-// tools: the step table, CSV, the verdict on whether the client is the
-// bottleneck, and a self-contained HTML report whose charts (throughput
-// beside the ideal line, latency percentiles, efficiency, client CPU per RPC)
-// gonum/plot draws as inline SVG, or as PNG files. It reads result.Records,
-// whichever language wrote them, and overlays several runs in one report.
+// tools: the step table, CSV, the text of package verdict's judgements, and
+// a self-contained HTML report whose charts (throughput beside the ideal
+// line, latency percentiles, efficiency, client CPU per RPC) gonum/plot
+// draws as inline SVG, or as PNG files. It reads result.Records, whichever
+// language wrote them, and overlays several runs in one report. It judges
+// nothing itself: package verdict does.
 package report
 
 import (

@@ -38,15 +38,14 @@ type Diagnosis struct {
 	Why string
 }
 
-// Diagnose judges the records of a doctor study: a pool whose best step
+// Diagnose judges the records of a doctor study. A pool whose best step
 // reached at least BottleneckRatio times the shared connection's best is a
-// connection bottleneck, and below it the connection is not the limit;
-// either way only when the shared connection and that pool each succeeded
-// at MinInflights in-flight counts at least (else Inconclusive, with Why);
-// the advised pool is
-// Advise's pick among every pool's best step. Records of a layout other
-// than "shared" count as pools; failed and interrupted steps count for
-// nothing.
+// connection bottleneck (ConnBottleneck), below it the connection is not
+// the limit (NotConnection); either only when the shared connection and
+// that pool each succeeded at MinInflights in-flight counts at least, else
+// Inconclusive with Why. The advised pool is Advise's pick among every
+// pool's best step. Records of a layout other than "shared" count as
+// pools; failed and interrupted steps count for nothing.
 func Diagnose(recs []result.Record) Diagnosis {
 	var d Diagnosis
 	byConn := map[string]*Layout{}
