@@ -29,8 +29,9 @@ func newDoctorCmd() *cobra.Command {
 		Short: "A one-minute study of your service: is the client's connection the bottleneck?",
 		Long: `Measure your service in a closed loop on one shared connection and on pools of
 2, 4 and 8 connections, at doubling in-flight counts until throughput stops
-growing, then say whether the single connection is the bottleneck, which pool
-size reached the best throughput per client CPU, and the code change.
+growing (each at two in-flight counts at least), then say whether the single
+connection is the bottleneck, the pool to use (the fewest connections reaching
+90% of the best pool's throughput, as rpclab sweep advises), and the code change.
 
 It takes about --budget (1 minute), and never sends faster than --max-rps nor
 keeps more than --max-inflight RPCs in flight: it is aimed at real services.
