@@ -70,6 +70,7 @@ func New(o Options, extra ...grpc.ServerOption) *grpc.Server {
 	s := grpc.NewServer(append(o.ServerOptions(), extra...)...)
 	pb.RegisterBenchmarkServiceServer(s, &Ping{})
 	RegisterBulk(s, o.Bulk)
+	RegisterDebug(s)
 	reflection.Register(s) // so rpclab sweep --call and other tools can list the services
 	return s
 }
