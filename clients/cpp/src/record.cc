@@ -130,7 +130,7 @@ std::string Record::Json(const Flags& f, const Env& env) const {
   if (!error.empty()) b += ",\"error\":" + JsonString(error);
   b += ",\"started_at\":" + JsonString(Rfc3339(started_at));
   b += ",\"spec\":{\"target\":" + JsonString(f.target) + ",\"rpc\":" + JsonString(rpc) +
-       ",\"conn_mode\":" + JsonString(conn.Name()) + ",\"conns_requested\":" + std::to_string(conn.Conns(inflight));
+       ",\"conn_mode\":" + JsonString(conn.Name()) + ",\"conns_requested\":" + std::to_string(channels > 0 ? channels : conn.Conns(inflight));
   if (conn.kind == ConnKind::kPool) b += ",\"pick\":\"round-robin\"";
   b += ",\"inflight\":" + std::to_string(inflight) + ",\"payload_bytes\":" + std::to_string(f.payload) +
        ",\"warmup_ns\":" + std::to_string(f.warmup_ns) + ",\"interval_ns\":" + std::to_string(f.interval_ns) +

@@ -55,6 +55,7 @@ struct Record {
   int64_t cpu_ns = 0;
   double cpu_per_rpc = 0;
   int conns_observed = -1;  // counted half-way through the interval; -1: not read
+  int channels = 0;         // conns_requested when the layout's own count does not apply (YDB mode); 0: the layout's
 
   void Fail(const std::string& why) {
     status = "failed";

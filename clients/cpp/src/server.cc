@@ -2,8 +2,10 @@
 
 // rpclab's C++ server: the classic asynchronous completion-queue server of
 // gRPC C++ for grpc.testing.BenchmarkService's UnaryCall and StreamingCall
-// (bidi ping-pong), each reply carrying response_size bytes. Its first line
-// on stdout is "listening on ADDR"; SIGINT or SIGTERM stops it.
+// (bidi ping-pong), each reply carrying response_size bytes, and for YDB's
+// Ydb.Debug.V1.DebugService's PingPlainGrpc and PingStream (bidi ping-pong),
+// each reply carrying the server's time in CallBackTs (µs since the epoch).
+// Its first line on stdout is "listening on ADDR"; SIGINT or SIGTERM stops it.
 //
 // Layout: --num-cqs completion queues, each polled by --workers-per-cq
 // threads. Each queue has --callbacks-per-cq handlers per method pre-posted
@@ -27,6 +29,7 @@
 
 #include "flags.h"
 #include "grpc/testing/benchmark_service.grpc.pb.h"
+#include "ydb/debug/v1/debug.grpc.pb.h"
 
 namespace rpclab {
 namespace {
@@ -34,6 +37,9 @@ namespace {
 using grpc::testing::BenchmarkService;
 using grpc::testing::SimpleRequest;
 using grpc::testing::SimpleResponse;
+using Ydb::Debug::V1::DebugService;
+using Ydb::Debug::V1::PlainGrpcRequest;
+using Ydb::Debug::V1::PlainGrpcResponse;
 
 const char kServerUsage[] =
     "usage: rpclab-server [--listen HOST:PORT] [--num-cqs N] [--workers-per-cq N] [--callbacks-per-cq N]\n"
@@ -57,8 +63,9 @@ class Handler {
 // A completion queue and the handlers posted on it.
 struct Queue {
   BenchmarkService::AsyncService* service = nullptr;
+  DebugService::AsyncService* ydb = nullptr;
   std::unique_ptr<grpc::ServerCompletionQueue> cq;
-  std::atomic<int> posted_unary{0}, posted_streaming{0};
+  std::atomic<int> posted_unary{0}, posted_streaming{0}, posted_ydb_unary{0}, posted_ydb_stream{0};
   std::mutex mu;
   std::vector<std::unique_ptr<Handler>> handlers;  // owned here, freed after the queue drains
 
@@ -88,27 +95,80 @@ bool FillResponse(const SimpleRequest& req, SimpleResponse* resp, grpc::Status* 
   return true;
 }
 
+// The methods a queue serves, each as the handlers below need it: how to
+// post a handler for the next call, and how to answer a request.
+struct BenchUnary {
+  using Req = SimpleRequest;
+  using Resp = SimpleResponse;
+  static std::atomic<int>& Posted(Queue* q) { return q->posted_unary; }
+  static void Request(Queue* q, grpc::ServerContext* ctx, Req* req, grpc::ServerAsyncResponseWriter<Resp>* w,
+                      void* tag) {
+    q->service->RequestUnaryCall(ctx, req, w, q->cq.get(), q->cq.get(), tag);
+  }
+  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return FillResponse(req, resp, err); }
+};
+
+struct BenchStreaming {
+  using Req = SimpleRequest;
+  using Resp = SimpleResponse;
+  static std::atomic<int>& Posted(Queue* q) { return q->posted_streaming; }
+  static void Request(Queue* q, grpc::ServerContext* ctx, grpc::ServerAsyncReaderWriter<Resp, Req>* s, void* tag) {
+    q->service->RequestStreamingCall(ctx, s, q->cq.get(), q->cq.get(), tag);
+  }
+  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return FillResponse(req, resp, err); }
+};
+
+// YDB's pings carry the server's time, as YDB's ping server stamps them.
+bool StampResponse(const PlainGrpcRequest&, PlainGrpcResponse* resp, grpc::Status*) {
+  resp->set_callbackts(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count()));
+  return true;
+}
+
+struct YdbUnary {
+  using Req = PlainGrpcRequest;
+  using Resp = PlainGrpcResponse;
+  static std::atomic<int>& Posted(Queue* q) { return q->posted_ydb_unary; }
+  static void Request(Queue* q, grpc::ServerContext* ctx, Req* req, grpc::ServerAsyncResponseWriter<Resp>* w,
+                      void* tag) {
+    q->ydb->RequestPingPlainGrpc(ctx, req, w, q->cq.get(), q->cq.get(), tag);
+  }
+  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return StampResponse(req, resp, err); }
+};
+
+struct YdbStreaming {
+  using Req = PlainGrpcRequest;
+  using Resp = PlainGrpcResponse;
+  static std::atomic<int>& Posted(Queue* q) { return q->posted_ydb_stream; }
+  static void Request(Queue* q, grpc::ServerContext* ctx, grpc::ServerAsyncReaderWriter<Resp, Req>* s, void* tag) {
+    q->ydb->RequestPingStream(ctx, s, q->cq.get(), q->cq.get(), tag);
+  }
+  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return StampResponse(req, resp, err); }
+};
+
+template <typename M>
 class UnaryHandler : public Handler {
  public:
   explicit UnaryHandler(Queue* q) : q_(q) {}
 
   void Arm() {
     ctx_ = std::make_unique<grpc::ServerContext>();
-    writer_ = std::make_unique<grpc::ServerAsyncResponseWriter<SimpleResponse>>(ctx_.get());
+    writer_ = std::make_unique<grpc::ServerAsyncResponseWriter<typename M::Resp>>(ctx_.get());
     state_ = kRequest;
-    q_->posted_unary++;
-    q_->service->RequestUnaryCall(ctx_.get(), &req_, writer_.get(), q_->cq.get(), q_->cq.get(), this);
+    M::Posted(q_)++;
+    M::Request(q_, ctx_.get(), &req_, writer_.get(), this);
   }
 
   void Proceed(bool ok) override {
     switch (state_) {
       case kRequest: {
-        int left = q_->posted_unary.fetch_sub(1) - 1;
+        int left = M::Posted(q_).fetch_sub(1) - 1;
         if (!ok) return;  // the server is shutting down
-        if (left == 0) q_->Add<UnaryHandler>();
+        if (left == 0) q_->Add<UnaryHandler<M>>();
         state_ = kFinish;
         grpc::Status err;
-        if (FillResponse(req_, &resp_, &err)) {
+        if (M::Respond(req_, &resp_, &err)) {
           writer_->Finish(resp_, grpc::Status::OK, this);
         } else {
           writer_->FinishWithError(err, this);
@@ -126,29 +186,30 @@ class UnaryHandler : public Handler {
   Queue* q_;
   State state_ = kRequest;
   std::unique_ptr<grpc::ServerContext> ctx_;
-  std::unique_ptr<grpc::ServerAsyncResponseWriter<SimpleResponse>> writer_;
-  SimpleRequest req_;
-  SimpleResponse resp_;
+  std::unique_ptr<grpc::ServerAsyncResponseWriter<typename M::Resp>> writer_;
+  typename M::Req req_;
+  typename M::Resp resp_;
 };
 
+template <typename M>
 class StreamingHandler : public Handler {
  public:
   explicit StreamingHandler(Queue* q) : q_(q) {}
 
   void Arm() {
     ctx_ = std::make_unique<grpc::ServerContext>();
-    stream_ = std::make_unique<grpc::ServerAsyncReaderWriter<SimpleResponse, SimpleRequest>>(ctx_.get());
+    stream_ = std::make_unique<grpc::ServerAsyncReaderWriter<typename M::Resp, typename M::Req>>(ctx_.get());
     state_ = kRequest;
-    q_->posted_streaming++;
-    q_->service->RequestStreamingCall(ctx_.get(), stream_.get(), q_->cq.get(), q_->cq.get(), this);
+    M::Posted(q_)++;
+    M::Request(q_, ctx_.get(), stream_.get(), this);
   }
 
   void Proceed(bool ok) override {
     switch (state_) {
       case kRequest: {
-        int left = q_->posted_streaming.fetch_sub(1) - 1;
+        int left = M::Posted(q_).fetch_sub(1) - 1;
         if (!ok) return;  // the server is shutting down
-        if (left == 0) q_->Add<StreamingHandler>();
+        if (left == 0) q_->Add<StreamingHandler<M>>();
         state_ = kRead;
         stream_->Read(&req_, this);
         return;
@@ -160,7 +221,7 @@ class StreamingHandler : public Handler {
           return;
         }
         grpc::Status err;
-        if (!FillResponse(req_, &resp_, &err)) {
+        if (!M::Respond(req_, &resp_, &err)) {
           state_ = kFinish;
           stream_->Finish(err, this);
           return;
@@ -189,9 +250,9 @@ class StreamingHandler : public Handler {
   Queue* q_;
   State state_ = kRequest;
   std::unique_ptr<grpc::ServerContext> ctx_;
-  std::unique_ptr<grpc::ServerAsyncReaderWriter<SimpleResponse, SimpleRequest>> stream_;
-  SimpleRequest req_;
-  SimpleResponse resp_;
+  std::unique_ptr<grpc::ServerAsyncReaderWriter<typename M::Resp, typename M::Req>> stream_;
+  typename M::Req req_;
+  typename M::Resp resp_;
 };
 
 // Each polling thread takes its own lock around an event, so shutdown can
@@ -239,14 +300,17 @@ int Main(const std::vector<std::string>& args, const sigset_t& stop_signals) {
   ParseInt("--listen", listen.substr(colon + 1));  // a port number
 
   BenchmarkService::AsyncService service;
+  DebugService::AsyncService ydb;
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(host + ":" + listen.substr(colon + 1), grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
+  builder.RegisterService(&ydb);
   std::vector<std::unique_ptr<Queue>> queues;
   for (int i = 0; i < num_cqs; i++) {
     auto q = std::make_unique<Queue>();
     q->service = &service;
+    q->ydb = &ydb;
     q->cq = builder.AddCompletionQueue();
     queues.push_back(std::move(q));
   }
@@ -257,8 +321,10 @@ int Main(const std::vector<std::string>& args, const sigset_t& stop_signals) {
   }
   for (auto& q : queues) {
     for (int i = 0; i < callbacks; i++) {
-      q->Add<UnaryHandler>();
-      q->Add<StreamingHandler>();
+      q->Add<UnaryHandler<BenchUnary>>();
+      q->Add<StreamingHandler<BenchStreaming>>();
+      q->Add<UnaryHandler<YdbUnary>>();
+      q->Add<StreamingHandler<YdbStreaming>>();
     }
   }
   std::vector<std::unique_ptr<ThreadState>> states;

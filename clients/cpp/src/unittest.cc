@@ -2,7 +2,8 @@
 
 // Unit tests of the client's parts without gRPC: Go durations, flags (bad
 // ones name the flag), the histogram's layout, statistics and encoding, and
-// record helpers. Run: clients/cpp/build/rpclab-cpp-unittest (exit 0 = pass).
+// record helpers, YDB mode's command line and tables. Run:
+// clients/cpp/build/rpclab-cpp-unittest (exit 0 = pass).
 // The encoding is also checked from Go (clients/conformance: checkHistograms).
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "flags.h"
 #include "hdr.h"
 #include "record.h"
+#include "ydb.h"
 
 namespace {
 
@@ -166,6 +168,168 @@ void TestRecord() {
   CHECK_EQ(rpclab::CpuList("x").size(), size_t{0});
 }
 
+// A YDB command line that must fail, and the flag its error must name.
+void ExpectYdbUsage(const std::vector<std::string>& args, const std::string& flag) {
+  std::string joined;
+  for (const auto& a : args) joined += a + " ";
+  try {
+    rpclab::YdbFlags::Parse(args);
+    failures++;
+    std::fprintf(stderr, "YdbFlags::Parse(%s): parsed, want an error naming %s\n", joined.c_str(), flag.c_str());
+  } catch (const rpclab::Usage& u) {
+    if (u.flag != flag) {
+      failures++;
+      std::fprintf(stderr, "YdbFlags::Parse(%s): error names %s (%s), want %s\n", joined.c_str(), u.flag.c_str(),
+                   u.what(), flag.c_str());
+    }
+  }
+}
+
+void TestYdbFlags() {
+  using rpclab::IsYdbCommandLine;
+  CHECK_EQ(IsYdbCommandLine({"--host", "h:1"}), true);
+  CHECK_EQ(IsYdbCommandLine({"--host=h:1"}), true);
+  CHECK_EQ(IsYdbCommandLine({"--inflight", "4", "--streaming"}), true);
+  CHECK_EQ(IsYdbCommandLine({"--target", "h:1", "--inflight", "4", "--interval", "2s"}), false);
+  CHECK_EQ(IsYdbCommandLine({"--target", "h:1", "--min-inflight", "1", "--max-inflight", "4"}), false);
+
+  // The blog's command, verbatim.
+  auto f = rpclab::YdbFlags::Parse({"--host", "localhost:2137", "--min-inflight", "1", "--max-inflight", "48",
+                                    "--warmup", "5", "--interval", "10", "--with-csv", "--local-pool"});
+  CHECK_EQ(f.inflight.size(), size_t{48});
+  CHECK_EQ(f.inflight.front(), 1);
+  CHECK_EQ(f.inflight[4], 5);
+  CHECK_EQ(f.inflight.back(), 48);
+  CHECK_EQ(f.warmup_ns, int64_t{5'000'000'000});
+  CHECK_EQ(f.interval_ns, int64_t{10'000'000'000});
+  CHECK_EQ(f.with_csv, true);
+  CHECK_EQ(f.local_pool, true);
+  CHECK_EQ(f.streaming, false);
+  CHECK_EQ(f.per_worker_stats, false);
+  CHECK_EQ(f.api == rpclab::YdbApi::kSync, true);
+  CHECK_EQ(f.hosts.size(), size_t{1});
+  CHECK_EQ(f.hosts[0], std::string("localhost:2137"));
+  CHECK_EQ(f.max_channels, 48);  // YDB's default: the largest in-flight
+  CHECK_EQ(f.Channels(7), 7);
+  CHECK_EQ(f.Spec().target, std::string("localhost:2137"));
+  CHECK_EQ(f.Spec().rpcs[0], std::string("unary"));
+
+  // YDB's defaults.
+  f = rpclab::YdbFlags::Parse({"--host", "h:1"});
+  CHECK_EQ(f.inflight.size(), size_t{1});
+  CHECK_EQ(f.inflight[0], 32);
+  CHECK_EQ(f.interval_ns, int64_t{10'000'000'000});
+  CHECK_EQ(f.warmup_ns, int64_t{1'000'000'000});
+  CHECK_EQ(f.max_channels, 32);
+  CHECK_EQ(f.with_csv, false);
+  f = rpclab::YdbFlags::Parse({"--with-csv"});
+  CHECK_EQ(f.hosts[0], std::string("localhost:2137"));
+  f = rpclab::YdbFlags::Parse({"--host", "h:1", "--max-inflight", "4"});
+  CHECK_EQ(f.inflight.size(), size_t{4});
+  CHECK_EQ(f.inflight[0], 1);
+  f = rpclab::YdbFlags::Parse({"--host", "h:1", "--min-inflight", "30"});
+  CHECK_EQ(f.inflight.size(), size_t{3});  // 30..32: YDB's --max-inflight default
+  f = rpclab::YdbFlags::Parse({"--host", "h:1", "--min-inflight", "3", "--max-inflight", "3"});
+  CHECK_EQ(f.inflight.size(), size_t{1});
+
+  // Hosts round-robin, channels, async clients, seconds and durations.
+  f = rpclab::YdbFlags::Parse({"--host", "a:1,b:2,[::1]:3", "--inflight", "8", "--max-channels", "2", "--interval",
+                               "0.5", "--warmup=300ms", "--streaming", "--per-worker-stats", "--out", "r.jsonl"});
+  CHECK_EQ(f.hosts.size(), size_t{3});
+  CHECK_EQ(f.hosts[1], std::string("b:2"));
+  CHECK_EQ(f.hosts[2], std::string("[::1]:3"));
+  CHECK_EQ(f.host_arg, std::string("a:1,b:2,[::1]:3"));
+  CHECK_EQ(f.inflight[0], 8);
+  CHECK_EQ(f.Channels(8), 2);
+  CHECK_EQ(f.Channels(1), 1);
+  CHECK_EQ(f.interval_ns, int64_t{500'000'000});
+  CHECK_EQ(f.warmup_ns, int64_t{300'000'000});
+  CHECK_EQ(f.streaming, true);
+  CHECK_EQ(f.per_worker_stats, true);
+  CHECK_EQ(f.out, std::string("r.jsonl"));
+  CHECK_EQ(f.Spec().rpcs[0], std::string("streaming"));
+  f = rpclab::YdbFlags::Parse({"--host", "h:1", "--inflight", "8", "--async", "--max-async-clients", "3"});
+  CHECK_EQ(f.api == rpclab::YdbApi::kAsync, true);
+  CHECK_EQ(f.AsyncClients(8), 3);
+  CHECK_EQ(f.AsyncClients(2), 2);
+  f = rpclab::YdbFlags::Parse({"--host", "h:1", "--inflight", "5", "--async-callback"});
+  CHECK_EQ(f.api == rpclab::YdbApi::kCallback, true);
+  CHECK_EQ(f.AsyncClients(5), 5);  // YDB's auto: one per in-flight
+
+  ExpectYdbUsage({"--host", "h:99999"}, "--host");
+  ExpectYdbUsage({"--host", "h:0"}, "--host");
+  ExpectYdbUsage({"--host", "h:2137x"}, "--host");
+  ExpectYdbUsage({"--host", "h"}, "--host");
+  ExpectYdbUsage({"--host", ":2137"}, "--host");
+  ExpectYdbUsage({"--host", "::1:2137"}, "--host");
+  ExpectYdbUsage({"--host", "h:1,"}, "--host");
+  ExpectYdbUsage({"--host"}, "--host");
+  ExpectYdbUsage({"--host", "h:1", "--min-inflight", "9", "--max-inflight", "2"}, "--max-inflight");
+  ExpectYdbUsage({"--host", "h:1", "--min-inflight", "0"}, "--min-inflight");
+  ExpectYdbUsage({"--host", "h:1", "--inflight", "0"}, "--inflight");
+  ExpectYdbUsage({"--host", "h:1", "--inflight", "2", "--max-inflight", "4"}, "--inflight");
+  ExpectYdbUsage({"--host", "h:1", "--max-channels", "0"}, "--max-channels");
+  ExpectYdbUsage({"--host", "h:1", "--bogus"}, "--bogus");
+  ExpectYdbUsage({"--host", "h:1", "--bogus", "1"}, "--bogus");
+  ExpectYdbUsage({"--host", "h:1", "--port", "2137"}, "--port");
+  ExpectYdbUsage({"--host", "h:1", "--conn", "shared"}, "--conn");
+  ExpectYdbUsage({"--host", "h:1", "--target", "h:1"}, "--target");
+  ExpectYdbUsage({"--host", "h:1", "--async", "--async-callback"}, "--async-callback");
+  ExpectYdbUsage({"--host", "h:1", "--async", "--streaming"}, "--streaming");
+  ExpectYdbUsage({"--host", "h:1", "--interval", "x"}, "--interval");
+  ExpectYdbUsage({"--host", "h:1", "--interval", "0"}, "--interval");
+  ExpectYdbUsage({"--host", "h:1", "--warmup", "-1"}, "--warmup");
+  ExpectYdbUsage({"--host", "h:1", "--with-csv=true"}, "--with-csv");
+  ExpectYdbUsage({"--host", "h:1", "extra"}, "extra");
+
+  CHECK_EQ(rpclab::ParseSeconds("--interval", "10"), int64_t{10'000'000'000});
+  CHECK_EQ(rpclab::ParseSeconds("--interval", "1.25"), int64_t{1'250'000'000});
+  CHECK_EQ(rpclab::ParseSeconds("--interval", "2s"), int64_t{2'000'000'000});
+  CHECK_EQ(rpclab::ParseSeconds("--interval", "0"), int64_t{0});
+}
+
+void TestYdbTables() {
+  int64_t lat[6] = {500, 1999, 2000, 2'999'999, 3000, 4001};  // ns: min, p50, p90, p99, p99.9, max
+  auto r = rpclab::YdbRowOf(3, 12.5, lat);
+  CHECK_EQ(r.inflight, 3);
+  CHECK_EQ(r.p50, int64_t{1});  // truncated to µs, as YDB's duration_cast
+  CHECK_EQ(r.p90, int64_t{2});
+  CHECK_EQ(r.p99, int64_t{2999});
+  CHECK_EQ(r.p99_9, int64_t{3});
+  CHECK_EQ(r.p100, int64_t{4});
+
+  std::vector<rpclab::YdbRow> rows = {{1, 1234.5, 10, 20, 30, 40, 50}, {12, 98765.432, 100, 200, 300, 4000, 123456}};
+  CHECK_EQ(rpclab::YdbSummary(rows),
+           std::string("\nBenchmark Results Summary:\n"
+                       "Inflight | Throughput (req/s) | P50 (us) | P90 (us) | P99 (us) | P99.9 (us) | P100 (us)\n"
+                       "---------+--------------------+----------+----------+----------+------------+----------\n"
+                       "       1 |            1234.50 |       10 |       20 |       30 |         40 |        50\n"
+                       "      12 |           98765.43 |      100 |      200 |      300 |       4000 |    123456\n"
+                       "\n"));
+  // A value wider than its header widens its column on every line.
+  std::string wide = rpclab::YdbSummary({{1, 1, 1, 1, 1, 1, 1}, {2, 1e20, 1, 1, 1, 1, 1234567890123}});
+  size_t first = wide.find('\n', 1) + 1;  // after the title
+  size_t len = wide.find('\n', first) - first;
+  for (size_t at = first; at < wide.size() - 1; at = wide.find('\n', at) + 1) {
+    CHECK_EQ(wide.find('\n', at) - at, len);
+  }
+  CHECK_EQ(rpclab::YdbCsv(rows), std::string("\nCSV Results:\n"
+                                             "inflight,throughput,p50,p90,p99,p99_9,p100\n"
+                                             "1,1234.50,10,20,30,40,50\n"
+                                             "12,98765.43,100,200,300,4000,123456\n"));
+  CHECK_EQ(rpclab::YdbCsv({}), std::string("\nCSV Results:\ninflight,throughput,p50,p90,p99,p99_9,p100\n"));
+  CHECK_EQ(rpclab::YdbWorkerTable({1.5, 2}), std::string("\nPer-Worker Throughput Statistics:\n"
+                                                         "Worker ID | Throughput (req/s)\n"
+                                                         "----------+-------------------\n"
+                                                         "        0 |               1.50\n"
+                                                         "        1 |               2.00\n"));
+  CHECK_EQ(rpclab::YdbStepReport(0, 1'000'000'000, rpclab::YdbRow{}),
+           std::string("Total requests: 0\nTotal time: 1000000 us\nNo successful requests\n"));
+  CHECK_EQ(rpclab::YdbStepReport(25, 2'000'000'000, rows[0]),
+           std::string("Total requests: 25\nTotal time: 2000000 us\nThroughput: 1234.50 req/s\n"
+                       "Latency percentiles (us):\n  50th: 10\n  90th: 20\n  99th: 30\n  99.9th: 40\n  100th: 50\n"));
+}
+
 }  // namespace
 
 int main() {
@@ -173,6 +337,8 @@ int main() {
   TestBadFlags();
   TestHistogram();
   TestRecord();
+  TestYdbFlags();
+  TestYdbTables();
   if (failures > 0) {
     std::fprintf(stderr, "rpclab-cpp-unittest: %d failures\n", failures);
     return 1;
