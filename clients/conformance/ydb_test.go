@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -17,6 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/rpclab/rpclab/proto/ydbpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -284,5 +289,68 @@ func TestCppYDBBadInput(t *testing.T) {
 				t.Errorf("--out %s: %v, want no file", out, err)
 			}
 		})
+	}
+}
+
+// TestCppServerYDB talks to the C++ server with grpc-go's YDB client: the
+// unary ping and every ping of a stream are answered with the server's time
+// in CallBackTs (µs since the epoch, the same host's clock), one reply per
+// request, and a half-closed stream ends with OK.
+func TestCppServerYDB(t *testing.T) {
+	selected(t, "cpp")
+	build(t, "cpp")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := server.StartProcess(ctx, []string{filepath.Join("..", "cpp", "rpclab-server"), "--listen", "127.0.0.1:0",
+		"--num-cqs", "1", "--callbacks-per-cq", "1"}, nil, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Stop() }()
+	cc, err := grpc.NewClient(p.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	c := ydbpb.NewDebugServiceClient(cc)
+	inWindow := func(what string, ts uint64, before, after time.Time) {
+		t.Helper()
+		if ts < uint64(before.UnixMicro()) || ts > uint64(after.UnixMicro()) {
+			t.Errorf("%s: CallBackTs = %d, want the server's time in µs, within [%d, %d]", what, ts, before.UnixMicro(), after.UnixMicro())
+		}
+	}
+	for i := 0; i < 3; i++ {
+		before := time.Now()
+		resp, err := c.PingPlainGrpc(ctx, &ydbpb.PlainGrpcRequest{})
+		if err != nil {
+			t.Fatalf("PingPlainGrpc: %v", err)
+		}
+		inWindow("PingPlainGrpc", resp.GetCallBackTs(), before, time.Now())
+	}
+	// Two streams at once with one handler posted: the second is served too.
+	for s := 0; s < 2; s++ {
+		stream, err := c.PingStream(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			before := time.Now()
+			if err := stream.Send(&ydbpb.PlainGrpcRequest{}); err != nil {
+				t.Fatalf("stream %d send %d: %v", s, i, err)
+			}
+			resp, err := stream.Recv()
+			if err != nil {
+				t.Fatalf("stream %d recv %d: %v", s, i, err)
+			}
+			inWindow("PingStream", resp.GetCallBackTs(), before, time.Now())
+		}
+		if s == 1 {
+			if err := stream.CloseSend(); err != nil {
+				t.Fatal(err)
+			}
+			if resp, err := stream.Recv(); !errors.Is(err, io.EOF) {
+				t.Errorf("after CloseSend: got (%v, %v), want io.EOF", resp, err)
+			}
+		}
 	}
 }
