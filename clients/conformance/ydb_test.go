@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -352,5 +354,73 @@ func TestCppServerYDB(t *testing.T) {
 				t.Errorf("after CloseSend: got (%v, %v), want io.EOF", resp, err)
 			}
 		}
+	}
+}
+
+// TestCppYDBInterrupted: SIGINT in YDB mode's second step ends the client
+// with exit 1, and nothing measured is lost: both tables hold the finished
+// step and the cut one, whose record says interrupted.
+func TestCppYDBInterrupted(t *testing.T) {
+	selected(t, "cpp")
+	build(t, "cpp")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	sctx, stop := context.WithCancel(ctx)
+	go func() { done <- server.Serve(sctx, lis, server.Options{}) }()
+	defer func() {
+		stop()
+		<-done
+	}()
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-client"), "--host", lis.Addr().String(),
+		"--min-inflight", "1", "--max-inflight", "3", "--warmup", "0", "--interval", "3", "--with-csv", "--out", out)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	// The first step's record is written as it ends; a second later the
+	// second step is inside its 3 s interval.
+	for {
+		if b, _ := os.ReadFile(out); bytes.Count(b, []byte("\n")) >= 1 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no record from the first step; stderr:\n%s", e.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	time.Sleep(time.Second)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit: got %v, want code 1 (interrupted); stderr:\n%s", err, e.String())
+	}
+	rows := parseYDBOutput(t, o.String())
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || len(recs) != 2 {
+		t.Fatalf("got %d rows and %d records, want 2 of each (the finished step and the cut one); stdout:\n%s", len(rows), len(recs), o.String())
+	}
+	if recs[0].Status != result.StatusOK || recs[1].Status != result.StatusInterrupted {
+		t.Errorf("statuses %q, %q; want ok, interrupted", recs[0].Status, recs[1].Status)
+	}
+	if rows[1].inflight != 2 || rows[1].throughput <= 0 {
+		t.Errorf("the cut step's row %+v: want in-flight 2 with its throughput", rows[1])
+	}
+	if !strings.Contains(e.String(), "in-flight 2 row is from an interrupted interval") {
+		t.Errorf("stderr does not say the in-flight 2 row was cut short:\n%s", e.String())
 	}
 }

@@ -712,6 +712,10 @@ int RunYdb(const YdbFlags& y) {
     std::fprintf(stderr, "rpclab-client (cpp): step %zu/%zu %s %s inflight=%d: %s\n", i + 1, y.inflight.size(),
                  YdbApiName(y.api), rec.rpc.c_str(), n, rec.Summary().c_str());
     if (rec.status == "interrupted") {
+      // Its row stays in the tables (nothing measured is lost), said here
+      // since YDB's tables have no place for it.
+      std::fprintf(stderr, "rpclab-client (cpp): the tables' in-flight %d row is from an interrupted interval (%s of %s)\n",
+                   n, Seconds(rec.duration_ns).c_str(), Seconds(y.interval_ns).c_str());
       code = 1;
       break;
     }
