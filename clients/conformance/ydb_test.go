@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -423,4 +424,61 @@ func TestCppYDBInterrupted(t *testing.T) {
 	if !strings.Contains(e.String(), "in-flight 2 row is from an interrupted interval") {
 		t.Errorf("stderr does not say the in-flight 2 row was cut short:\n%s", e.String())
 	}
+}
+
+// TestCppYDBHosts: with --host A,B the step's channels go to the hosts
+// round-robin, so both servers answer pings, and with --local-pool the OS
+// sees a connection per channel across them.
+func TestCppYDBHosts(t *testing.T) {
+	selected(t, "cpp")
+	build(t, "cpp")
+	var addrs []string
+	var counts []*atomic.Int64
+	for i := 0; i < 2; i++ {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, n := servePing(t, lis)
+		defer srv.Stop()
+		addrs = append(addrs, lis.Addr().String())
+		counts = append(counts, n)
+	}
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	stdout, stderr, code := runYDB(t, time.Minute, "--host", strings.Join(addrs, ","), "--inflight", "4", "--local-pool",
+		"--warmup", "0.2", "--interval", "0.5", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr)
+	}
+	if rows := parseYDBSummaryOnly(t, stdout); rows != 1 {
+		t.Errorf("got %d summary rows, want 1", rows)
+	}
+	for i, n := range counts {
+		if n.Load() == 0 {
+			t.Errorf("server %d (%s) got no pings: the channels did not go round-robin over the hosts", i, addrs[i])
+		}
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].ConnsObserved != 4 || recs[0].Spec.Target != strings.Join(addrs, ",") {
+		t.Errorf("records %+v: want one, target %q, 4 connections seen", recs, strings.Join(addrs, ","))
+	}
+}
+
+// parseYDBSummaryOnly counts the rows of the summary table when the run had
+// no --with-csv (and so must print no CSV).
+func parseYDBSummaryOnly(t *testing.T, stdout string) int {
+	t.Helper()
+	if strings.Contains(stdout, "CSV Results:") {
+		t.Errorf("CSV printed without --with-csv:\n%s", stdout)
+	}
+	rows := 0
+	for _, l := range strings.Split(stdout[strings.Index(stdout, "Benchmark Results Summary:")+1:], "\n") {
+		if ydbSummaryRow.MatchString(l) {
+			rows++
+		}
+	}
+	return rows
 }
