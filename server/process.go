@@ -109,6 +109,20 @@ func StartProcess(ctx context.Context, argv []string, cpus []int, startTimeout t
 // Done is closed when the child has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// Exit describes how the child ended: its exit status or the signal that
+// ended it ("exit status 3", "signal: killed"); "" while it runs.
+func (p *Process) Exit() string {
+	select {
+	case <-p.done:
+	default:
+		return ""
+	}
+	if p.werr == nil {
+		return "exit status 0"
+	}
+	return p.werr.Error()
+}
+
 // Stderr returns what the child wrote to stderr so far.
 func (p *Process) Stderr() string {
 	p.stderr.mu.Lock()

@@ -3,19 +3,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/report"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
 )
 
 func newBulkCmd() *cobra.Command {
@@ -25,7 +21,7 @@ func newBulkCmd() *cobra.Command {
 		warmup, maxMsg, out string
 		charts              string
 		nf                  netemFlags
-		noPin               bool
+		noPin, force        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bulk",
@@ -52,7 +48,6 @@ process, pinned to the last CPU, and pins itself to the others.`,
   rpclab bulk --size 256MiB --chunk 1MiB --streams 1,4 --duration 5s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
 			stderr := cmd.ErrOrStderr()
 			parse := func(flag string, vals []string) ([]int64, error) {
 				var ns []int64
@@ -110,88 +105,7 @@ process, pinned to the last CPU, and pins itself to the others.`,
 				return usageError{err}
 			}
 
-			var jsonl *os.File
-			if out != "" {
-				f, err := os.Create(out)
-				if err != nil {
-					return usageError{fmt.Errorf("--out: %w", err)}
-				}
-				defer f.Close()
-				jsonl = f
-			}
-			var o bulk.Options
-			if spec.Target == "" {
-				p, clientCPUs, err := startChild(cmd, &sweepFlags{serverImpl: "go", noPin: noPin})
-				if err != nil {
-					return err
-				}
-				defer p.Stop()
-				spec.Target, spec.Server, o.ClientCPUs = p.Addr, "go", clientCPUs
-				fmt.Fprintf(stderr, "rpclab: started server %s (pid %d)%s\n", p.Addr, p.Pid, pinNote(clientCPUs))
-				finished := make(chan struct{})
-				defer close(finished) // before p.Stop: a stop at the end is no news
-				go func() {
-					select {
-					case <-p.Done():
-						select {
-						case <-finished:
-							return
-						default:
-						}
-						if ctx.Err() == nil {
-							fmt.Fprintf(stderr, "rpclab: the server exited during the run: %s\n", p.Stderr())
-						}
-					case <-ctx.Done():
-					case <-finished:
-					}
-				}()
-			}
-			network, withNetem, err := nf.network(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			if withNetem {
-				var proxies []*server.Process
-				defer func() {
-					for _, p := range proxies {
-						p.Stop()
-					}
-				}()
-				o.Via = func(_ context.Context, name, addr string) (string, error) {
-					p, _, err := startNetem(cmd, network, nf.queue, addr, o.ClientCPUs)
-					if err != nil {
-						return "", err
-					}
-					proxies = append(proxies, p)
-					fmt.Fprintf(stderr, "rpclab: netem proxy %s -> %s %s (pid %d): up %s, down %s\n", p.Addr, name, addr, p.Pid, network.Up, network.Down)
-					return p.Addr, nil
-				}
-				o.Netem = netemSpec(network, spec.Target)
-			}
-			var started time.Time
-			o.Progress = bulk.Progress{
-				Start: func(int, int, bulk.Step) { started = time.Now() },
-				End: func(i, n int, s bulk.Step, r *bulk.Record) {
-					line := fmt.Sprintf("[%d/%d] %-11s size=%-7s chunk=%-6s streams=%d", i+1, n, s.Transport,
-						bulk.FormatBytes(s.Size), bulk.FormatBytes(int64(s.Chunk)), s.Streams)
-					if r.Status == result.StatusOK {
-						line += fmt.Sprintf("  %8.0f MB/s", r.ThroughputBytesPerS/1e6)
-					} else {
-						line += " " + r.Status + ": " + r.Error
-					}
-					fmt.Fprintf(stderr, "%s  (%.1fs)\n", line, time.Since(started).Seconds())
-				},
-			}
-			var recs []bulk.Record
-			var werr error
-			sink := func(r *bulk.Record) error {
-				recs = append(recs, *r)
-				if jsonl != nil && werr == nil {
-					werr = bulk.WriteJSONL(jsonl, r)
-				}
-				return werr
-			}
-			err = bulk.Run(ctx, &spec, o, sink)
+			recs, err := runBulk(cmd, &spec, &bulkOutputs{out: out, charts: charts, force: force}, &nf, noPin)
 			if len(recs) > 0 {
 				stdout := cmd.OutOrStdout()
 				fmt.Fprintln(stdout)
@@ -225,7 +139,8 @@ process, pinned to the last CPU, and pins itself to the others.`,
 	f.DurationVar(&spec.MinDuration, "duration", 0, "instead of --requests: keep downloading for this long per step")
 	f.StringVar(&warmup, "warmup", "", "bytes each stream downloads before a step, unmeasured (default: min(size, 8MiB); 0: none)")
 	f.StringVar(&maxMsg, "max-message-size", "", "gRPC client max receive message size (default: grpc-go's 4MiB); raise it for chunks of 4MiB and more")
-	f.StringVar(&out, "out", "", "write the records as JSON Lines to this file (docs/bulk.schema.json)")
+	f.StringVar(&out, "out", "", "write the records as JSON Lines to this file (docs/bulk.schema.json); an existing non-empty file is refused unless --force")
+	f.BoolVar(&force, "force", false, "overwrite an existing --out file")
 	f.StringVar(&charts, "charts", "", "write SVG charts (throughput and CPU per GiB against chunk, server allocation per MiB against size) into this folder")
 	nf.register(f)
 	f.BoolVar(&noPin, "no-pin", false, "do not pin the child server and this process to separate CPUs")

@@ -71,7 +71,7 @@ metric.`,
 	f.StringVar(&sf.report, "report", "rpclab-compare.html", "write the HTML report with every client on one chart per metric to this file (empty: none)")
 	f.StringVar(&sf.png, "png", "", "also write the report's charts as PNG files in this directory")
 	// The open loop and --client are sweep's; compare refuses them.
-	for _, name := range []string{"client", "rps", "arrival", "pacing", "max-outstanding", "slo", "call", "data", "data-file", "protoset", "proto", "import-path", "tls", "cacert", "insecure-skip-verify", "authority", "header"} {
+	for _, name := range append([]string{"client", "rps"}, openFlagNames...) {
 		_ = f.MarkHidden(name)
 	}
 	return cmd

@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 // rpclabCmd returns the test binary run as rpclab.
 func rpclabCmd(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), asMain+"=1")
+	// A -race binary sleeps 1 s at exit unless told not to, which would
+	// hide how long rpclab takes to stop its children.
+	cmd.Env = append(os.Environ(), asMain+"=1", "GORACE=atexit_sleep_ms=0")
 	return cmd
 }
 
@@ -156,14 +158,13 @@ func TestDemoEndToEnd(t *testing.T) {
 
 var pidRe = regexp.MustCompile(`started server \S+ \(pid (\d+)\)`)
 
-// TestInterruptKeepsRecordsAndStopsServer sends SIGINT during the second
-// step of a sweep: rpclab must stop within seconds, exit 130, keep the
-// records measured so far, and stop its child server.
-func TestInterruptKeepsRecordsAndStopsServer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	defer cancel()
-	out := filepath.Join(t.TempDir(), "r.jsonl")
-	cmd := rpclabCmd(ctx, "sweep", "--inflight", "1,2,4", "--conn", "shared", "--warmup", "100ms", "--interval", "700ms", "-o", out)
+// startSweep runs a three-step sweep of long steps as a child rpclab,
+// reads its stderr up to the line saying step 2 started, and returns the
+// command, the child server's pid and the rest of stderr (read into a
+// buffer until the command ends).
+func startSweep(t *testing.T, ctx context.Context, out string) (cmd *exec.Cmd, serverPid int, rest *bytes.Buffer, restDone chan struct{}) {
+	t.Helper()
+	cmd = rpclabCmd(ctx, "sweep", "--inflight", "1,2,4", "--conn", "shared", "--warmup", "0s", "--interval", "1s", "-o", out)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -173,39 +174,59 @@ func TestInterruptKeepsRecordsAndStopsServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(stderr)
-	serverPid := 0
 	for sc.Scan() {
 		line := sc.Text()
 		if m := pidRe.FindStringSubmatch(line); m != nil {
 			serverPid, _ = strconv.Atoi(m[1])
 		}
-		if strings.HasPrefix(line, "[1/3]") {
+		if strings.HasPrefix(line, "[2/3]") && strings.HasSuffix(line, "started") {
 			break
 		}
 	}
-	time.Sleep(400 * time.Millisecond) // into step 2's interval
+	if serverPid == 0 {
+		t.Fatal("no server pid on stderr, or no step 2")
+	}
+	rest, restDone = &bytes.Buffer{}, make(chan struct{})
+	go func() {
+		defer close(restDone)
+		for sc.Scan() {
+			rest.WriteString(sc.Text() + "\n")
+		}
+	}()
+	return cmd, serverPid, rest, restDone
+}
+
+// TestInterruptKeepsRecordsAndStopsServer sends SIGINT as the second step
+// of a sweep starts: rpclab must stop within a second (the README's
+// bound), exit 130, keep step 1's record and step 2's marked interrupted,
+// run no step 3, and stop its child server.
+func TestInterruptKeepsRecordsAndStopsServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	cmd, serverPid, _, restDone := startSweep(t, ctx, out)
 	sent := time.Now()
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	go io.Copy(io.Discard, stderr)
-	err = cmd.Wait()
+	<-restDone
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
 		t.Fatalf("exit: %v, want code %d", err, exitInterrupted)
 	}
-	if d := time.Since(sent); d > 3*time.Second {
-		t.Errorf("stopped %v after SIGINT, want within a second or so", d)
+	if d := time.Since(sent); d > time.Second {
+		t.Errorf("stopped %v after SIGINT, want within a second (README)", d)
 	}
 	recs, err := result.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) < 1 || recs[0].Status != result.StatusOK {
-		t.Fatalf("got %d records, want at least the first step's", len(recs))
-	}
-	if serverPid == 0 {
-		t.Fatal("no server pid on stderr")
+	if len(recs) != 2 || recs[0].Status != result.StatusOK || recs[1].Status != result.StatusInterrupted || recs[1].Spec.Inflight != 2 {
+		for _, r := range recs {
+			t.Logf("record: inflight=%d %s %s", r.Spec.Inflight, r.Status, r.Error)
+		}
+		t.Fatalf("got %d records, want step 1 ok and step 2 (inflight 2) interrupted", len(recs))
 	}
 	// The child server must be gone (reaped, so kill(pid, 0) fails).
 	deadline := time.Now().Add(5 * time.Second)
@@ -214,6 +235,44 @@ func TestInterruptKeepsRecordsAndStopsServer(t *testing.T) {
 			t.Fatalf("server pid %d still runs after rpclab exited", serverPid)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestKilledServerEndsTheSweep kills sweep's own child server with SIGKILL
+// as step 2 starts: the sweep must end at once (not wait out the dial
+// timeout of a next step), exit 1 naming the signal, and keep step 2 as
+// failed with the server's exit status; no step 3 runs.
+func TestKilledServerEndsTheSweep(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	cmd, serverPid, rest, restDone := startSweep(t, ctx, out)
+	killed := time.Now()
+	if err := syscall.Kill(serverPid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-restDone
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailure {
+		t.Fatalf("exit: %v, want code %d; stderr:\n%s", err, exitFailure, rest)
+	}
+	if d := time.Since(killed); d > 2*time.Second {
+		t.Errorf("ended %v after the server died, want at once (well within the 5 s dial timeout)", d)
+	}
+	if !strings.Contains(rest.String(), "signal: killed") || strings.Contains(rest.String(), "[3/3]") {
+		t.Errorf("stderr does not name the signal, or step 3 ran:\n%s", rest)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].Status != result.StatusOK || recs[1].Status != result.StatusFailed ||
+		!strings.Contains(recs[1].Error, "signal: killed") || recs[1].Spec.Inflight != 2 {
+		for _, r := range recs {
+			t.Logf("record: inflight=%d %s %s", r.Spec.Inflight, r.Status, r.Error)
+		}
+		t.Fatalf("got %d records, want step 1 ok and step 2 (inflight 2) failed naming signal: killed", len(recs))
 	}
 }
 

@@ -8,9 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +16,6 @@ import (
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/netem"
-	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
 
@@ -77,15 +73,6 @@ func (nf *netemFlags) network(fs *pflag.FlagSet) (n netem.Network, ok bool, err 
 		return n, ok, usageError{fmt.Errorf("--netem-queue: %d bytes: must be positive", nf.queue)}
 	}
 	return n, ok, nil
-}
-
-// netemArgs gives the flags back for "rpclab netem" run as a child process.
-func netemArgs(n netem.Network, queue int) []string {
-	return []string{
-		"--delay", n.Up.Delay.String(), "--jitter", n.Up.Jitter.String(), "--rate", netem.FormatRate(n.Up.RateBps),
-		"--down-delay", n.Down.Delay.String(), "--down-jitter", n.Down.Jitter.String(), "--down-rate", netem.FormatRate(n.Down.RateBps),
-		"--netem-queue", fmt.Sprint(queue),
-	}
 }
 
 func newNetemCmd() *cobra.Command {
@@ -192,39 +179,4 @@ directly and through a 0-delay proxy, to give the proxy's CPU per GiB.`,
 	f.StringVar(&bulkStr, "bulk", "512MiB", "bytes to send there and back to measure CPU per GiB (0: skip)")
 	f.StringVar(&jsonOut, "json", "", "also write the result as JSON to this file")
 	return cmd
-}
-
-// startNetem starts "rpclab netem" as a child process between the client
-// and target. When the client is pinned, the proxy gets the other CPUs (the
-// server's side), so the client's CPU figures stay the client's.
-func startNetem(cmd *cobra.Command, n netem.Network, queue int, target string, clientCPUs []int) (*server.Process, *result.NetemSpec, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, nil, fmt.Errorf("find own executable to start the netem proxy: %w", err)
-	}
-	argv := append([]string{exe, "netem", "--listen", "127.0.0.1:0", "--upstream", target}, netemArgs(n, queue)...)
-	if len(clientCPUs) > 0 {
-		var rest []string
-		for c := 0; c < runtime.NumCPU(); c++ {
-			if !slices.Contains(clientCPUs, c) {
-				rest = append(rest, strconv.Itoa(c))
-			}
-		}
-		if len(rest) > 0 {
-			argv = append(argv, "--cpus", strings.Join(rest, ","))
-		}
-	}
-	p, err := server.StartProcess(cmd.Context(), argv, nil, 10*time.Second)
-	if err != nil {
-		return nil, nil, fmt.Errorf("netem proxy: %w", err)
-	}
-	return p, netemSpec(n, target), nil
-}
-
-// netemSpec is n as a result record describes it, in front of upstream.
-func netemSpec(n netem.Network, upstream string) *result.NetemSpec {
-	link := func(l netem.Link) result.NetemLink {
-		return result.NetemLink{DelayNS: int64(l.Delay), JitterNS: int64(l.Jitter), RateBps: l.RateBps}
-	}
-	return &result.NetemSpec{Up: link(n.Up), Down: link(n.Down), Upstream: upstream}
 }

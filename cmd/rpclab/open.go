@@ -43,6 +43,14 @@ type openFlags struct {
 	conn           anycall.Conn
 }
 
+// callFlagNames are the flags that describe --call; openFlagNames every
+// flag register adds but --rps, which the others need.
+var (
+	callFlagNames = []string{"data", "data-file", "protoset", "proto", "import-path"}
+	openFlagNames = append([]string{"arrival", "pacing", "max-outstanding", "slo", "call"},
+		append(callFlagNames, "tls", "cacert", "insecure-skip-verify", "authority", "header")...)
+)
+
 func (of *openFlags) register(f *pflag.FlagSet) {
 	f.Float64SliceVar(&of.rates, "rps", nil, "open loop: offered rates in RPCs per second, e.g. 1000,5000,20000 (sends follow a schedule whatever the replies; latency counts from the intended send time). --inflight is then the connection count of per-worker")
 	f.StringVar(&of.arrival, "arrival", loadgen.Constant, "open loop: arrival process, constant or poisson")
@@ -67,7 +75,7 @@ func (of *openFlags) register(f *pflag.FlagSet) {
 // openPerWorkerConns: it is only the connection count of per-worker.
 func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec) (*loadgen.OpenSpec, error) {
 	if !fs.Changed("rps") {
-		for _, name := range []string{"arrival", "pacing", "max-outstanding", "slo", "call", "data", "data-file", "protoset", "proto", "import-path", "tls", "cacert", "insecure-skip-verify", "authority", "header"} {
+		for _, name := range openFlagNames {
 			if fs.Changed(name) {
 				return nil, usageError{errors.New("--" + name + " needs --rps (the open loop)")}
 			}
@@ -92,7 +100,7 @@ func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec)
 		return nil, err
 	}
 	if of.call == "" {
-		for _, name := range []string{"data", "data-file", "protoset", "proto", "import-path"} {
+		for _, name := range callFlagNames {
 			if fs.Changed(name) {
 				return nil, usageError{errors.New("--" + name + " needs --call")}
 			}

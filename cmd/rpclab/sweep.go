@@ -30,6 +30,7 @@ type sweepFlags struct {
 	dialTimeout   time.Duration
 	rpcTimeout    time.Duration
 	out           string
+	force         bool
 	csv           string
 	noPin         bool
 	serverOptions []string
@@ -58,7 +59,8 @@ func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 	f.DurationVar(&sf.interval, "interval", d.interval, "measured time per step")
 	f.DurationVar(&sf.dialTimeout, "dial-timeout", 5*time.Second, "how long a step waits for its connections before it fails")
 	f.DurationVar(&sf.rpcTimeout, "rpc-timeout", 0, "deadline of each RPC (0: none; the step's end cancels what is left)")
-	f.StringVarP(&sf.out, "out", "o", d.out, "write result records (JSON Lines) to this file")
+	f.StringVarP(&sf.out, "out", "o", d.out, "write result records (JSON Lines) to this file; an existing non-empty file is refused (exit 2) unless --force")
+	f.BoolVar(&sf.force, "force", false, "overwrite an existing --out file (its earlier records are lost)")
 	f.StringVar(&sf.csv, "csv", "", "also write the table as CSV to this file")
 	f.BoolVar(&sf.noPin, "no-pin", false, "do not pin the child server and the client to separate CPUs")
 	f.StringSliceVar(&sf.serverOptions, "server-flag", nil, "extra flag for the child server, e.g. --server-flag=--num-stream-workers=2")
@@ -158,7 +160,13 @@ saw from this process to the target, and client CPU per RPC.
 Without --target, rpclab starts its own server as a child process on a free
 loopback port, pins it to the last CPU and the client to the others, and stops
 it at the end. Records are written as each step ends, so Ctrl-C keeps
-everything measured so far.`,
+everything measured so far (the step it cuts short is kept, marked
+interrupted). If the child server dies, the sweep ends at once: the step in
+progress is kept as failed with the server's exit status, and rpclab exits 1.
+
+Every output is checked before the first step: -o and --csv must be
+different files, and -o refuses an existing non-empty file (earlier records)
+unless --force is given.`,
 		Example: `  rpclab sweep --inflight 1,2,4,8,16,32 --conn shared,per-worker,pool:4
   rpclab sweep --min-inflight 1 --max-inflight 16 --conn shared,per-worker --interval 5s
   rpclab sweep --target 10.0.0.5:50051 --rpc unary,streaming --payload 1024 -o results.jsonl`,
@@ -187,8 +195,10 @@ func newDemoCmd() *cobra.Command {
 		Short: "A one-minute sweep against rpclab's own server, with a verdict",
 		Long: `Start rpclab's server as a child process, sweep unary in-flight 1..32 on one
 shared connection and on a connection per worker (1 s warm-up, 3 s measured
-per step: about a minute), print the table, write rpclab-results.jsonl, and
-end with a verdict on whether the client's connection is the bottleneck.
+per step: about a minute), print the table, write rpclab-results.jsonl and
+rpclab-report.html, and end with a verdict on whether the client's connection
+is the bottleneck. An earlier rpclab-results.jsonl is kept: the demo refuses
+to start (exit 2) until it is moved, or --force (or another -o) is given.
 
 Every sweep flag works here too.`,
 		Args: cobra.NoArgs,

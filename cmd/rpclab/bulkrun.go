@@ -1,0 +1,113 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/lab"
+	"github.com/rpclab/rpclab/result"
+)
+
+// bulkOutputs are rpclab bulk's outputs.
+type bulkOutputs struct {
+	out, charts string
+	force       bool
+}
+
+// runBulk runs the bulk study in a lab.Session: the outputs are checked
+// first, then the child server (without --target) and a netem proxy in
+// front of each listener (with --delay and the like) are started. A step
+// the child server died in is kept as failed, and the error names the
+// server's exit status.
+func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlags, noPin bool) ([]bulk.Record, error) {
+	ctx := cmd.Context()
+	stderr := cmd.ErrOrStderr()
+	d := newDrawer(stderr, false)
+	opts := []lab.Option{lab.WithPin(!noPin), lab.WithForce(bo.force), lab.WithProgress(d.event), lab.WithOutputs(
+		lab.Output{Name: "--out", Path: bo.out, Keep: true, Open: true},
+		lab.Output{Name: "--charts", Path: bo.charts, Dir: true},
+	)}
+	network, withNetem, err := nf.network(cmd.Flags())
+	if err != nil {
+		return nil, err
+	}
+	if withNetem {
+		opts = append(opts, lab.WithNetem(network, nf.queue, false))
+	}
+	if spec.Target != "" {
+		opts = append(opts, lab.WithTarget(spec.Target))
+	} else {
+		srv, err := childServer(cmd, "go", "", nil)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, lab.WithServer(srv))
+	}
+	s, err := lab.New(opts...)
+	if err != nil {
+		return nil, labError(err)
+	}
+	defer s.Close()
+	if err := s.Start(ctx); err != nil {
+		return nil, err
+	}
+	spec.Target, spec.Server = s.Target, s.Server
+	o := bulk.Options{ClientCPUs: s.ClientCPUs, Progress: bulkProgress(cmd)}
+	if withNetem {
+		o.Via = func(ctx context.Context, _, addr string) (string, error) {
+			p, err := s.Proxy(ctx, addr)
+			if err != nil {
+				return "", err
+			}
+			return p.Addr, nil
+		}
+		o.Netem = lab.NetemSpec(network, spec.Target)
+	}
+	wctx, stop := s.Watch(ctx)
+	defer stop()
+	var recs []bulk.Record
+	jsonl := s.File("--out")
+	sink := func(r *bulk.Record) error {
+		serr := s.ServerErr()
+		if serr != nil && ctx.Err() == nil {
+			r.Status, r.Error = result.StatusFailed, "the server exited during this step: "+serr.Error()
+		}
+		recs = append(recs, *r)
+		if jsonl != nil {
+			if err := bulk.WriteJSONL(jsonl, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err = bulk.Run(wctx, spec, o, sink)
+	if serr := s.ServerErr(); serr != nil && ctx.Err() == nil {
+		return recs, serr
+	}
+	return recs, err
+}
+
+// bulkProgress prints a line per bulk step.
+func bulkProgress(cmd *cobra.Command) bulk.Progress {
+	stderr := cmd.ErrOrStderr()
+	var started time.Time
+	return bulk.Progress{
+		Start: func(int, int, bulk.Step) { started = time.Now() },
+		End: func(i, n int, s bulk.Step, r *bulk.Record) {
+			line := fmt.Sprintf("[%d/%d] %-11s size=%-7s chunk=%-6s streams=%d", i+1, n, s.Transport,
+				bulk.FormatBytes(s.Size), bulk.FormatBytes(int64(s.Chunk)), s.Streams)
+			if r.Status == result.StatusOK {
+				line += fmt.Sprintf("  %8.0f MB/s", r.ThroughputBytesPerS/1e6)
+			} else {
+				line += " " + statusText(r.Status, r.Error)
+			}
+			fmt.Fprintf(stderr, "%s  (%.1fs)\n", line, time.Since(started).Seconds())
+		},
+	}
+}

@@ -1,0 +1,71 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rpclab/rpclab/lab"
+	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/report"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
+)
+
+// writeResults prints a sweep's tables and verdict and writes the CSV and,
+// for demo and compare, the HTML report and PNG charts.
+func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *loadgen.OpenSpec, recs []result.Record, sloRes []verdict.SLOResult) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	fmt.Fprintln(stdout)
+	table := report.Table
+	if open != nil {
+		table = report.OpenTable
+	}
+	if err := table(stdout, recs); err != nil {
+		return err
+	}
+	if f := s.File("--csv"); f != nil {
+		if err := report.CSV(f, recs); err != nil {
+			return fmt.Errorf("--csv: %w", err)
+		}
+	}
+	fmt.Fprintln(stdout)
+	if open == nil { // the verdict reads closed-loop in-flight series
+		fmt.Fprintln(stdout, verdict.Text(verdict.Verdicts(recs)))
+		for _, n := range verdict.ConnNotes(recs) {
+			fmt.Fprintln(stdout, "Note:", n)
+		}
+	} else if open.SLO != nil {
+		report.SLOText(stdout, open.SLO.String(), sloRes)
+	}
+	if len(sf.clients) > 0 {
+		fmt.Fprintln(stdout)
+		if err := report.ClientTable(stdout, recs); err != nil {
+			return err
+		}
+	}
+	if sf.out != "" {
+		fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), sf.out)
+	}
+	if sf.report == "" {
+		return nil
+	}
+	runs := []report.Run{{Name: "rpclab " + cmd.Name(), Records: recs}} // demo, compare
+	if err := writeHTMLReport(sf.report, runs, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "rpclab: report with charts written to %s\n", absPath(sf.report))
+	if sf.png != "" {
+		paths, err := report.WritePNGs(sf.png, runs)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "rpclab: %d charts written to %s\n", len(paths), sf.png)
+	}
+	return nil
+}

@@ -1,0 +1,231 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/result"
+)
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// Event kinds.
+const (
+	// ServerStarted: the child server listens at Addr (Pid); this process
+	// is pinned to CPUs (nil: not pinned).
+	ServerStarted EventKind = iota
+	// ProxyStarted: a netem proxy at Addr (Pid) emulates Network in front
+	// of Upstream.
+	ProxyStarted
+	// ClientStarted: Client starts its sweep of Conns.
+	ClientStarted
+	// StepStarted: step I of N (Step) starts.
+	StepStarted
+	// StepEnded: step I of N ended with Record, which is kept.
+	StepEnded
+	// ClientFailed: Client's sweep failed with Err; the session goes on
+	// with the next client.
+	ClientFailed
+)
+
+// Event is what a session tells its progress callback.
+type Event struct {
+	Kind           EventKind
+	Addr, Upstream string
+	Pid            int
+	CPUs           []int
+	Network        netem.Network
+	Client         string
+	Conns          []string
+	I, N           int
+	Step           loadgen.Step
+	Record         *result.Record
+	Err            error
+}
+
+// Client is one client a session runs.
+type Client struct {
+	// Name is the client's language ("go", "java", ...).
+	Name string
+	// Conns are the layouts it sweeps, as given.
+	Conns []string
+	// Spec is its sweep; Run sets Target (and Server) to the session's.
+	Spec loadgen.Spec
+	// LoadModel is "closed" or "open", for a record Run writes itself.
+	LoadModel string
+	// Sweep runs the steps of spec, handing each record to sink and
+	// telling prog (loadgen.Sweep, SweepOpen or an external client's).
+	Sweep func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error
+}
+
+// Run runs each client's sweep in turn against the session's target. Every
+// record gets the session's netem spec and server, goes to the records
+// output (the Output with Keep and Open) as it is measured, and is
+// returned. With keepGoing (rpclab compare) a client that fails is
+// reported (ClientFailed) and the next one runs. If the child server exits,
+// the step in progress is kept as failed with the server's exit status,
+// no further step runs, and the error wraps ErrServerExited.
+func (s *Session) Run(ctx context.Context, clients []Client, keepGoing bool) ([]result.Record, error) {
+	if len(clients) == 0 {
+		return nil, ErrNoClient
+	}
+	wctx, stop := s.Watch(ctx)
+	defer stop()
+	r := &runner{s: s, w: s.recordsWriter(), ctx: ctx}
+	var errs []error
+	for _, c := range clients {
+		s.cfg.progress(Event{Kind: ClientStarted, Client: c.Name, Conns: c.Conns})
+		err := r.client(wctx, c)
+		if serr := r.serverErr(); serr != nil {
+			return r.recs, errors.Join(append(errs, serr)...)
+		}
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil || !keepGoing {
+			errs = append(errs, err)
+			break
+		}
+		s.cfg.progress(Event{Kind: ClientFailed, Client: c.Name, Err: err})
+		errs = append(errs, fmt.Errorf("%s client: %w", c.Name, err))
+	}
+	return r.recs, errors.Join(errs...)
+}
+
+// runner is one Run: the records kept and the step in progress.
+type runner struct {
+	s       *Session
+	ctx     context.Context // the caller's: once it ends, so does the server, by our hand
+	w       *result.Writer
+	recs    []result.Record
+	cur     *Event // the step started and not ended
+	stopped bool   // the server died and its step is kept
+}
+
+func (s *Session) recordsWriter() *result.Writer {
+	for _, o := range s.cfg.outputs {
+		if o.Keep && o.Open && s.files[o.Name] != nil {
+			return result.NewWriter(s.files[o.Name])
+		}
+	}
+	return nil
+}
+
+// client runs c's sweep; a step the server died in is kept as failed.
+func (r *runner) client(ctx context.Context, c Client) error {
+	spec := c.Spec
+	spec.Target = r.s.Target
+	if r.s.Server != "" {
+		spec.Server = r.s.Server
+	}
+	prog := loadgen.Progress{
+		Start: func(i, n int, st loadgen.Step) {
+			r.cur = &Event{Kind: StepStarted, I: i, N: n, Step: st, Client: c.Name}
+			r.s.cfg.progress(*r.cur)
+		},
+		End: func(i, n int, st loadgen.Step, rec *result.Record) {
+			r.cur = nil
+			r.s.cfg.progress(Event{Kind: StepEnded, I: i, N: n, Step: st, Record: rec, Client: c.Name})
+		},
+	}
+	err := c.Sweep(ctx, &spec, r.sink, prog)
+	if r.cur == nil || r.stopped || ctx.Err() == nil {
+		return err
+	}
+	// The step was cut off before it measured anything, by the caller
+	// (interrupted) or by the server's death (failed, in sink): keep it,
+	// so the records say where the run ended.
+	rec := unmeasured(&spec, r.cur.Step, c, r.s.ClientCPUs)
+	rec.Status, rec.Error = result.StatusInterrupted, "cut off before the step measured anything"
+	werr := r.sink(rec)
+	if r.cur != nil { // not ended by sink
+		e := *r.cur
+		e.Kind, e.Record = StepEnded, rec
+		r.cur = nil
+		r.s.cfg.progress(e)
+	}
+	if werr != nil && !errors.Is(werr, ErrServerExited) {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// sink keeps rec. Once the child server is dead, rec is the last: it is
+// kept as failed with the server's exit status, its end is reported, and
+// the sweep is stopped with the server's error.
+func (r *runner) sink(rec *result.Record) error {
+	rec.Spec.Netem = r.s.Netem
+	if r.s.Server != "" { // other languages' clients do not know who started the server
+		rec.Spec.Server = r.s.Server
+	}
+	serr := r.serverErr()
+	if serr != nil {
+		rec.Status = result.StatusFailed
+		rec.Error = "the server exited during this step: " + serr.Error()
+	}
+	r.recs = append(r.recs, *rec)
+	if r.w != nil {
+		if err := r.w.Write(rec); err != nil {
+			return err
+		}
+	}
+	if serr == nil {
+		return nil
+	}
+	// loadgen reports no end for a step whose record was refused.
+	r.stopped = true
+	if r.cur != nil {
+		e := *r.cur
+		e.Kind, e.Record = StepEnded, rec
+		r.cur = nil
+		r.s.cfg.progress(e)
+	}
+	return serr
+}
+
+// serverErr is the session's ServerErr while the caller's context runs:
+// a server stopped because the caller was interrupted did not die.
+func (r *runner) serverErr() error {
+	if r.ctx.Err() != nil {
+		return nil
+	}
+	return r.s.ServerErr()
+}
+
+// unmeasured is the failed record of a step that measured nothing.
+func unmeasured(spec *loadgen.Spec, st loadgen.Step, c Client, cpus []int) *result.Record {
+	host, _ := os.Hostname()
+	model := c.LoadModel
+	if model == "" {
+		model = "closed"
+	}
+	rec := &result.Record{
+		SchemaVersion: result.SchemaVersion,
+		Kind:          "ping",
+		Status:        result.StatusFailed,
+		StartedAt:     time.Now().UTC(),
+		Spec: result.Spec{
+			Target: spec.Target, RPC: st.RPC, ConnMode: string(st.Conn.Kind), ConnsRequested: st.Conn.Conns(st.Inflight),
+			Pick: string(st.Conn.Pick), Inflight: st.Inflight, PayloadBytes: spec.PayloadBytes,
+			WarmupNS: int64(spec.Warmup), IntervalNS: int64(spec.Interval), LoadModel: model, Server: spec.Server,
+		},
+		Env:           result.Env{Language: c.Name, HostCPUs: runtime.NumCPU(), ClientCPUs: cpus, Hostname: host, OS: runtime.GOOS},
+		Errors:        map[string]int64{},
+		ConnsObserved: -1,
+	}
+	if c.Name == "go" {
+		rec.Env.GRPCImpl, rec.Env.GRPCVersion, rec.Env.RuntimeVersion = "grpc-go", grpc.Version, runtime.Version()
+	}
+	return rec
+}
