@@ -172,7 +172,7 @@ func (r *runner) sink(rec *result.Record) error {
 	serr := r.serverErr()
 	if serr != nil {
 		rec.Status = result.StatusFailed
-		rec.Error = "the server exited during this step: " + serr.Error()
+		rec.Error = serr.Error()
 	}
 	r.recs = append(r.recs, *rec)
 	if r.w != nil {

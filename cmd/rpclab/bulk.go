@@ -9,20 +9,24 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/report"
 )
 
+// bulkFlags are rpclab bulk's flags.
+type bulkFlags struct {
+	spec                bulk.Spec
+	sizes, chunks       []string
+	warmup, maxMsg, out string
+	charts              string
+	nf                  netemFlags
+	noPin, force        bool
+}
+
 func newBulkCmd() *cobra.Command {
-	var (
-		spec                bulk.Spec
-		sizes, chunks       []string
-		warmup, maxMsg, out string
-		charts              string
-		nf                  netemFlags
-		noPin, force        bool
-	)
+	var bf bulkFlags
 	cmd := &cobra.Command{
 		Use:   "bulk",
 		Short: "Measure what moving bytes costs over gRPC against raw TCP, HTTP/1.1, h2c and a sidechannel",
@@ -48,103 +52,119 @@ process, pinned to the last CPU, and pins itself to the others.`,
   rpclab bulk --size 256MiB --chunk 1MiB --streams 1,4 --duration 5s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			stderr := cmd.ErrOrStderr()
-			parse := func(flag string, vals []string) ([]int64, error) {
-				var ns []int64
-				for _, v := range vals {
-					n, err := bulk.ParseBytes(v)
-					if err != nil {
-						return nil, usageError{fmt.Errorf("--%s: %w", flag, err)}
-					}
-					ns = append(ns, n)
-				}
-				return ns, nil
-			}
-			var err error
-			if spec.Sizes, err = parse("size", sizes); err != nil {
+			if err := bf.parse(cmd.Flags()); err != nil {
 				return err
 			}
-			cs, err := parse("chunk", chunks)
-			if err != nil {
-				return err
-			}
-			spec.Chunks = nil
-			for _, c := range cs {
-				if c > 1<<31-1 {
-					return usageError{fmt.Errorf("--chunk %s is too large", bulk.FormatBytes(c))}
-				}
-				spec.Chunks = append(spec.Chunks, int(c))
-			}
-			spec.Warmup = -1
-			if warmup != "" {
-				w, err := parse("warmup", []string{warmup})
-				if err != nil {
-					return err
-				}
-				spec.Warmup = w[0]
-			}
-			if maxMsg != "" {
-				m, err := parse("max-message-size", []string{maxMsg})
-				if err != nil {
-					return err
-				}
-				if m[0] > 1<<31-1 {
-					return usageError{fmt.Errorf("--max-message-size %s is above 2 GiB", maxMsg)}
-				}
-				spec.MaxMessage = int(m[0])
-			}
-			if cmd.Flags().Changed("duration") && cmd.Flags().Changed("requests") {
-				return usageError{errors.New("--requests and --duration exclude each other")}
-			}
-			// Check the spec before starting a server for it.
-			check := spec
-			if check.Target == "" {
-				check.Target = "127.0.0.1:0"
-			}
-			if err := check.Validate(); err != nil {
-				return usageError{err}
-			}
-
-			recs, err := runBulk(cmd, &spec, &bulkOutputs{out: out, charts: charts, force: force}, &nf, noPin)
-			if len(recs) > 0 {
-				stdout := cmd.OutOrStdout()
-				fmt.Fprintln(stdout)
-				if terr := report.BulkTable(stdout, recs); terr != nil {
-					return terr
-				}
-				if out != "" {
-					fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), out)
-				}
-				if charts != "" {
-					if cerr := writeBulkCharts(charts, recs); cerr != nil {
-						return cerr
-					}
-					fmt.Fprintf(stderr, "rpclab: charts written to %s\n", charts)
-				}
-			}
-			var ue *bulk.UsageError
-			if errors.As(err, &ue) {
-				return usageError{err}
-			}
-			return err
+			recs, err := runBulk(cmd, &bf.spec, &bulkOutputs{out: bf.out, charts: bf.charts, force: bf.force}, &bf.nf, bf.noPin)
+			return bf.finish(cmd, recs, err)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&spec.Target, "target", "", "host:port of an rpclab server (default: start one as a child process on a free loopback port)")
-	f.StringSliceVar(&spec.Transports, "transport", bulk.Transports, "transports to measure (comma-separated)")
-	f.StringSliceVar(&sizes, "size", []string{"1GiB"}, "bytes per download (comma-separated; units B, KiB, MiB, GiB or kB, MB, GB)")
-	f.StringSliceVar(&chunks, "chunk", []string{"16KiB", "64KiB", "1MiB"}, "message (gRPC) or write size (others), comma-separated")
-	f.IntSliceVar(&spec.Streams, "streams", []int{1}, "concurrent downloads, each on its own connection (comma-separated)")
-	f.IntVar(&spec.RequestsPerStream, "requests", 1, "downloads per stream in each step")
-	f.DurationVar(&spec.MinDuration, "duration", 0, "instead of --requests: keep downloading for this long per step")
-	f.StringVar(&warmup, "warmup", "", "bytes each stream downloads before a step, unmeasured (default: min(size, 8MiB); 0: none)")
-	f.StringVar(&maxMsg, "max-message-size", "", "gRPC client max receive message size (default: grpc-go's 4MiB); raise it for chunks of 4MiB and more")
-	f.StringVar(&out, "out", "", "write the records as JSON Lines to this file (docs/bulk.schema.json); an existing non-empty file is refused unless --force")
-	f.BoolVar(&force, "force", false, "overwrite an existing --out file")
-	f.StringVar(&charts, "charts", "", "write SVG charts (throughput and CPU per GiB against chunk, server allocation per MiB against size) into this folder")
-	nf.register(f)
-	f.BoolVar(&noPin, "no-pin", false, "do not pin the child server and this process to separate CPUs")
+	bf.register(cmd.Flags())
 	return cmd
+}
+
+// parse maps the flags to bf.spec and checks it before any server starts.
+func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
+	parse := func(flag string, vals []string) ([]int64, error) {
+		var ns []int64
+		for _, v := range vals {
+			n, err := bulk.ParseBytes(v)
+			if err != nil {
+				return nil, usageError{fmt.Errorf("--%s: %w", flag, err)}
+			}
+			ns = append(ns, n)
+		}
+		return ns, nil
+	}
+	var err error
+	if bf.spec.Sizes, err = parse("size", bf.sizes); err != nil {
+		return err
+	}
+	cs, err := parse("chunk", bf.chunks)
+	if err != nil {
+		return err
+	}
+	bf.spec.Chunks = nil
+	for _, c := range cs {
+		if c > 1<<31-1 {
+			return usageError{fmt.Errorf("--chunk %s is too large", bulk.FormatBytes(c))}
+		}
+		bf.spec.Chunks = append(bf.spec.Chunks, int(c))
+	}
+	bf.spec.Warmup = -1
+	if bf.warmup != "" {
+		w, err := parse("warmup", []string{bf.warmup})
+		if err != nil {
+			return err
+		}
+		bf.spec.Warmup = w[0]
+	}
+	if bf.maxMsg != "" {
+		m, err := parse("max-message-size", []string{bf.maxMsg})
+		if err != nil {
+			return err
+		}
+		if m[0] > 1<<31-1 {
+			return usageError{fmt.Errorf("--max-message-size %s is above 2 GiB", bf.maxMsg)}
+		}
+		bf.spec.MaxMessage = int(m[0])
+	}
+	if fs.Changed("duration") && fs.Changed("requests") {
+		return usageError{errors.New("--requests and --duration exclude each other")}
+	}
+	// Check the spec before starting a server for it.
+	check := bf.spec
+	if check.Target == "" {
+		check.Target = "127.0.0.1:0"
+	}
+	if err := check.Validate(); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// finish prints the table and writes the charts of what was measured,
+// then maps err to an exit code.
+func (bf *bulkFlags) finish(cmd *cobra.Command, recs []bulk.Record, err error) error {
+	stderr := cmd.ErrOrStderr()
+	if len(recs) > 0 {
+		stdout := cmd.OutOrStdout()
+		fmt.Fprintln(stdout)
+		if terr := report.BulkTable(stdout, recs); terr != nil {
+			return terr
+		}
+		if bf.out != "" {
+			fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), bf.out)
+		}
+		if bf.charts != "" {
+			if cerr := writeBulkCharts(bf.charts, recs); cerr != nil {
+				return cerr
+			}
+			fmt.Fprintf(stderr, "rpclab: charts written to %s\n", bf.charts)
+		}
+	}
+	var ue *bulk.UsageError
+	if errors.As(err, &ue) {
+		return usageError{err}
+	}
+	return err
+}
+
+func (bf *bulkFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&bf.spec.Target, "target", "", "host:port of an rpclab server (default: start one as a child process on a free loopback port)")
+	f.StringSliceVar(&bf.spec.Transports, "transport", bulk.Transports, "transports to measure (comma-separated)")
+	f.StringSliceVar(&bf.sizes, "size", []string{"1GiB"}, "bytes per download (comma-separated; units B, KiB, MiB, GiB or kB, MB, GB)")
+	f.StringSliceVar(&bf.chunks, "chunk", []string{"16KiB", "64KiB", "1MiB"}, "message (gRPC) or write size (others), comma-separated")
+	f.IntSliceVar(&bf.spec.Streams, "streams", []int{1}, "concurrent downloads, each on its own connection (comma-separated)")
+	f.IntVar(&bf.spec.RequestsPerStream, "requests", 1, "downloads per stream in each step")
+	f.DurationVar(&bf.spec.MinDuration, "duration", 0, "instead of --requests: keep downloading for this long per step")
+	f.StringVar(&bf.warmup, "warmup", "", "bytes each stream downloads before a step, unmeasured (default: min(size, 8MiB); 0: none)")
+	f.StringVar(&bf.maxMsg, "max-message-size", "", "gRPC client max receive message size (default: grpc-go's 4MiB); raise it for chunks of 4MiB and more")
+	f.StringVar(&bf.out, "out", "", "write the records as JSON Lines to this file (docs/bulk.schema.json); an existing non-empty file is refused unless --force")
+	f.BoolVar(&bf.force, "force", false, "overwrite an existing --out file")
+	f.StringVar(&bf.charts, "charts", "", "write SVG charts (throughput and CPU per GiB against chunk, server allocation per MiB against size) into this folder")
+	bf.nf.register(f)
+	f.BoolVar(&bf.noPin, "no-pin", false, "do not pin the child server and this process to separate CPUs")
 }
 
 // writeBulkCharts writes each of report.BulkFigures as an SVG file in dir.

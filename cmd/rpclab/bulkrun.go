@@ -76,7 +76,7 @@ func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlag
 	sink := func(r *bulk.Record) error {
 		serr := s.ServerErr()
 		if serr != nil && ctx.Err() == nil {
-			r.Status, r.Error = result.StatusFailed, "the server exited during this step: "+serr.Error()
+			r.Status, r.Error = result.StatusFailed, serr.Error()
 		}
 		recs = append(recs, *r)
 		if jsonl != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/flow"
+	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
@@ -24,6 +25,7 @@ func newFlowCmd() *cobra.Command {
 		payloads       []string
 		rate, out, dir string
 		window         int
+		force          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "flow",
@@ -49,81 +51,14 @@ by design. Client, server and proxy share this process.`,
   rpclab flow --transport grpc-dynamic,grpc-fixed --payload 4MB --rtt 32ms --rate 1gbit`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			spec.Payloads = nil
-			for _, p := range payloads {
-				n, err := bulk.ParseBytes(p)
-				if err != nil {
-					return usageError{fmt.Errorf("--payload: %w", err)}
-				}
-				spec.Payloads = append(spec.Payloads, n)
+			if err := parseFlow(&spec, payloads, rate, window); err != nil {
+				return err
 			}
-			if rate != "" {
-				r, err := netem.ParseRate(rate)
-				if err != nil {
-					return usageError{fmt.Errorf("--rate: %w", err)}
-				}
-				spec.RateBps = r
+			outs := []lab.Output{{Name: "--out", Path: out, Keep: true}, {Name: "--charts", Path: dir, Dir: true}}
+			if err := lab.CheckOutputs(nil, force, outs...); err != nil {
+				return labError(err)
 			}
-			if window < 0 || window > 1<<31-1 {
-				return usageError{fmt.Errorf("--window: %d is outside 65535..2147483647", window)}
-			}
-			spec.FixedWindow = int32(window)
-			if err := spec.Validate(); err != nil {
-				return usageError{err}
-			}
-			var jsonl *os.File
-			if out != "" {
-				f, err := os.Create(out)
-				if err != nil {
-					return usageError{fmt.Errorf("--out: %w", err)}
-				}
-				defer f.Close()
-				jsonl = f
-			}
-			var recs []flow.Record
-			sink := func(r *flow.Record) error {
-				recs = append(recs, *r)
-				fmt.Fprintf(stderr, "  %-12s first %8.1f ms  steady %8.1f ms  (%d RPCs, %s)\n", r.Transport,
-					float64(r.FirstNS)/1e6, float64(r.SteadyNS)/1e6, len(r.RPCNS), r.Status)
-				if jsonl != nil {
-					return flow.WriteJSONL(jsonl, r)
-				}
-				return nil
-			}
-			progress := func(i, n int, c flow.Cell) {
-				fmt.Fprintf(stderr, "[%d/%d] RTT %v, %s, %s\n", i+1, n, c.RTT, report.PayloadLabel(c.Payload), c.Transport)
-			}
-			err := flow.Run(ctx, &spec, sink, progress)
-			if len(recs) > 0 {
-				fmt.Fprintln(stdout)
-				if terr := report.FlowTable(stdout, recs); terr != nil {
-					return terr
-				}
-				if out != "" {
-					fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), out)
-				}
-				if dir != "" {
-					if cerr := writeFlowCharts(dir, recs); cerr != nil {
-						return cerr
-					}
-					fmt.Fprintf(stderr, "rpclab: charts written to %s\n", dir)
-				}
-			}
-			if err != nil && ctx.Err() != nil {
-				return fmt.Errorf("interrupted: %d cells measured and kept: %w", len(recs), ctx.Err())
-			}
-			var failed int
-			for _, r := range recs {
-				if r.Status == result.StatusFailed {
-					failed++
-				}
-			}
-			if err == nil && failed > 0 {
-				err = fmt.Errorf("flow: %d of %d cells failed", failed, len(recs))
-			}
-			return err
+			return runFlow(cmd, &spec, out, dir)
 		},
 	}
 	f := cmd.Flags()
@@ -134,7 +69,8 @@ by design. Client, server and proxy share this process.`,
 	f.IntVar(&spec.RPCs, "rpcs", 20, "RPCs per cell, one after another on one connection")
 	f.DurationVar(&spec.Budget, "budget", 10*time.Second, "time limit per cell (then truncated)")
 	f.IntVar(&window, "window", 64<<10, "stream and connection window of grpc-fixed, bytes")
-	f.StringVarP(&out, "out", "o", "", "write flow records (JSON Lines) to this file")
+	f.StringVarP(&out, "out", "o", "", "write flow records (JSON Lines) to this file; an existing non-empty file is refused unless --force")
+	f.BoolVar(&force, "force", false, "overwrite an existing --out file")
 	f.StringVar(&dir, "charts", "", "write a PNG chart per RTT and payload to this directory")
 	return cmd
 }
@@ -155,4 +91,89 @@ func writeFlowCharts(dir string, recs []flow.Record) error {
 		return fmt.Errorf("--charts: %w", err)
 	}
 	return nil
+}
+
+// parseFlow maps the flags to spec and validates it.
+func parseFlow(spec *flow.Spec, payloads []string, rate string, window int) error {
+	spec.Payloads = nil
+	for _, p := range payloads {
+		n, err := bulk.ParseBytes(p)
+		if err != nil {
+			return usageError{fmt.Errorf("--payload: %w", err)}
+		}
+		spec.Payloads = append(spec.Payloads, n)
+	}
+	if rate != "" {
+		r, err := netem.ParseRate(rate)
+		if err != nil {
+			return usageError{fmt.Errorf("--rate: %w", err)}
+		}
+		spec.RateBps = r
+	}
+	if window < 0 || window > 1<<31-1 {
+		return usageError{fmt.Errorf("--window: %d is outside 65535..2147483647", window)}
+	}
+	spec.FixedWindow = int32(window)
+	if err := spec.Validate(); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// runFlow measures spec, writing records to out and charts to dir (both
+// checked already), and prints the table.
+func runFlow(cmd *cobra.Command, spec *flow.Spec, out, dir string) error {
+	ctx := cmd.Context()
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	var jsonl *os.File
+	if out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			return usageError{fmt.Errorf("--out: %w", err)}
+		}
+		defer f.Close()
+		jsonl = f
+	}
+	var recs []flow.Record
+	sink := func(r *flow.Record) error {
+		recs = append(recs, *r)
+		fmt.Fprintf(stderr, "  %-12s first %8.1f ms  steady %8.1f ms  (%d RPCs, %s)\n", r.Transport,
+			float64(r.FirstNS)/1e6, float64(r.SteadyNS)/1e6, len(r.RPCNS), r.Status)
+		if jsonl != nil {
+			return flow.WriteJSONL(jsonl, r)
+		}
+		return nil
+	}
+	progress := func(i, n int, c flow.Cell) {
+		fmt.Fprintf(stderr, "[%d/%d] RTT %v, %s, %s\n", i+1, n, c.RTT, report.PayloadLabel(c.Payload), c.Transport)
+	}
+	err := flow.Run(ctx, spec, sink, progress)
+	if len(recs) > 0 {
+		fmt.Fprintln(stdout)
+		if terr := report.FlowTable(stdout, recs); terr != nil {
+			return terr
+		}
+		if out != "" {
+			fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), out)
+		}
+		if dir != "" {
+			if cerr := writeFlowCharts(dir, recs); cerr != nil {
+				return cerr
+			}
+			fmt.Fprintf(stderr, "rpclab: charts written to %s\n", dir)
+		}
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %d cells measured and kept: %w", len(recs), ctx.Err())
+	}
+	var failed int
+	for _, r := range recs {
+		if r.Status == result.StatusFailed {
+			failed++
+		}
+	}
+	if err == nil && failed > 0 {
+		err = fmt.Errorf("flow: %d of %d cells failed", failed, len(recs))
+	}
+	return err
 }

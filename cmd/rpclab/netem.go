@@ -109,6 +109,9 @@ its accuracy and cost on this machine.`,
 			if upstream == "" {
 				return usageError{fmt.Errorf("--upstream: empty: give the server's host:port")}
 			}
+			if err := checkCPUs("--cpus", cpus); err != nil {
+				return err
+			}
 			if len(cpus) > 0 {
 				if err := procstat.Pin(0, cpus); err != nil {
 					return err

@@ -43,6 +43,9 @@ A truncated last line (a run that was killed) is skipped with a warning.`,
 			if out == "" && pngDir == "" {
 				return usageError{errors.New("report: give -o FILE.html, --png DIR, or both")}
 			}
+			if err := checkReportOutputs(files, out, pngDir); err != nil {
+				return err
+			}
 			runs, warnings, err := report.Load(files)
 			if err != nil {
 				return err

@@ -40,6 +40,9 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
   rpclab serve --impl cpp --listen 127.0.0.1:50051 -- --num-cqs=2`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkCPUs("--cpus", cpus); err != nil {
+				return err
+			}
 			switch impl {
 			case "go":
 				if len(args) > 0 {

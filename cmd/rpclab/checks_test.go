@@ -1,0 +1,147 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOutputsAreCheckedBeforeTheWork: an output that is an input or
+// another output, a records file that exists, or an output that cannot be
+// written is refused with exit 2 naming the flag, before anything is
+// measured (no server started, at once), and no file is touched.
+func TestOutputsAreCheckedBeforeTheWork(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.jsonl")
+	const oldText = "{\"kind\":\"ping\"}\n"
+	if err := os.WriteFile(old, []byte(oldText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	same := filepath.Join(dir, "same.out")
+	fast := []string{"--warmup", "0s", "--interval", "100ms", "--inflight", "1"}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"report over its input", []string{"report", old, "-o", old}, []string{"-o " + old, "the same file"}},
+		{"sweep records and CSV in one file", append([]string{"sweep", "-o", same, "--csv", same}, fast...), []string{"--csv " + same, "--out"}},
+		{"sweep over earlier records", append([]string{"sweep", "-o", old}, fast...), []string{"--out " + old, "--force"}},
+		{"demo over earlier records", append([]string{"demo", "-o", old}, fast...), []string{"--out " + old, "--force"}},
+		{"compare report in a missing folder", append([]string{"compare", "--clients", "go", "-o", "", "--report", "/nonexistent/x.html"}, fast...), []string{"--report /nonexistent/x.html"}},
+		{"compare PNGs where no folder can be", append([]string{"compare", "--clients", "go", "-o", "", "--png", "/proc/rpclab-nonexist"}, fast...), []string{"--png /proc/rpclab-nonexist"}},
+		{"bulk charts where no folder can be", []string{"bulk", "--size", "1MiB", "--charts", "/proc/rpclab-nonexist"}, []string{"--charts /proc/rpclab-nonexist"}},
+		{"bulk over earlier records", []string{"bulk", "--size", "1MiB", "--out", old}, []string{"--out " + old, "--force"}},
+		{"flow charts where no folder can be", []string{"flow", "--payload", "1KB", "--rtt", "0", "--charts", "/proc/rpclab-nonexist"}, []string{"--charts /proc/rpclab-nonexist"}},
+		{"flow over earlier records", []string{"flow", "--payload", "1KB", "--rtt", "0", "-o", old}, []string{"--out " + old, "--force"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			code, _, stderr := runInProcess(tc.args...)
+			if code != exitUsage {
+				t.Errorf("got exit %d (%q), want %d", code, stderr, exitUsage)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("got %q, want it to name %s", stderr, w)
+				}
+			}
+			if strings.Contains(stderr, "started server") || time.Since(start) > 2*time.Second {
+				t.Errorf("measured before refusing (%v): %s", time.Since(start), stderr)
+			}
+			if b, _ := os.ReadFile(old); string(b) != oldText {
+				t.Errorf("%s now holds %q", old, b)
+			}
+			if _, err := os.Stat(same); err == nil {
+				t.Errorf("%s was created", same)
+			}
+		})
+	}
+}
+
+// TestForceOverwritesRecords: with --force an earlier records file is
+// replaced by the new records.
+func TestForceOverwritesRecords(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	if err := os.WriteFile(out, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runInProcess("sweep", "--target", closedPort(t), "--inflight", "1", "--conn", "shared",
+		"--warmup", "0s", "--interval", "100ms", "--dial-timeout", "200ms", "-o", out, "--force")
+	if code != exitFailure { // the target is unreachable: one failed record
+		t.Fatalf("got exit %d (%s), want %d", code, stderr, exitFailure)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || bytes.Contains(b, []byte("old")) || !bytes.Contains(b, []byte(`"status":"failed"`)) {
+		t.Errorf("got %q (%v), want the new failed record only", b, err)
+	}
+}
+
+// TestDemoReportInAReadOnlyPlace: demo's fixed report path is checked with
+// the records, before the sweep (the working directory is /proc, where
+// nothing can be created, even by root).
+func TestDemoReportInAReadOnlyPlace(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	cmd := rpclabCmd(ctx, "demo", "-o", filepath.Join(t.TempDir(), "r.jsonl"), "--inflight", "1", "--interval", "100ms")
+	cmd.Dir = "/proc"
+	b, err := cmd.CombinedOutput()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != exitUsage || !strings.Contains(string(b), "--report rpclab-report.html") ||
+		strings.Contains(string(b), "started server") {
+		t.Errorf("got %v: %s; want exit %d naming --report before any server starts", err, b, exitUsage)
+	}
+}
+
+func TestCPUsOutOfRangeIsAUsageError(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--listen", "127.0.0.1:0", "--cpus", "99"},
+		{"netem", "--upstream", "127.0.0.1:1", "--cpus", "0,99"},
+	} {
+		code, _, stderr := runInProcess(args...)
+		if code != exitUsage || !strings.Contains(stderr, "--cpus: CPU 99 is not online") {
+			t.Errorf("%v: got exit %d, %q; want %d naming --cpus and CPU 99", args, code, stderr, exitUsage)
+		}
+	}
+}
+
+func TestStatusTextSaysTheStatusOnce(t *testing.T) {
+	tests := []struct{ status, msg, want string }{
+		{"interrupted", "interrupted: the interval was cut short", "interrupted: the interval was cut short"},
+		{"failed", "target unreachable", "failed: target unreachable"},
+		{"failed", "", "failed"},
+		{"interrupted", "interrupted", "interrupted"},
+	}
+	for _, tc := range tests {
+		if got := statusText(tc.status, tc.msg); got != tc.want {
+			t.Errorf("statusText(%q, %q) = %q, want %q", tc.status, tc.msg, got, tc.want)
+		}
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+	}{
+		{"0", []int{0}},
+		{"0-3", []int{0, 1, 2, 3}},
+		{"0-1,4,6-7", []int{0, 1, 4, 6, 7}},
+	}
+	for _, tc := range tests {
+		got, err := parseCPUList(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("parseCPUList(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := parseCPUList("0-x"); err == nil {
+		t.Error("parseCPUList(\"0-x\"): no error")
+	}
+}
