@@ -124,6 +124,33 @@ func TestRunEndsWhenTheServerDies(t *testing.T) {
 	}
 }
 
+// TestRunKeepsWhatTheDeadServerServed kills the child server half a
+// second into step 2's interval: step 2 is kept as failed with what it
+// measured before the death, and Run returns at once.
+func TestRunKeepsWhatTheDeadServerServed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	killed := make(chan time.Time, 1)
+	s, _ := session(t, ctx, func(s *Session, i int) {
+		if i == 1 {
+			time.AfterFunc(500*time.Millisecond, func() {
+				killed <- time.Now()
+				s.child.Kill()
+			})
+		}
+	})
+	recs, err := s.Run(ctx, []Client{goClient(t)}, false)
+	if !errors.Is(err, ErrServerExited) {
+		t.Fatalf("got %v, want ErrServerExited", err)
+	}
+	if d := time.Since(<-killed); d > time.Second {
+		t.Errorf("Run returned %v after the server died, want at once", d)
+	}
+	if len(recs) != 2 || recs[1].Status != result.StatusFailed || recs[1].Requests == 0 || !strings.Contains(recs[1].Error, "signal: killed") {
+		t.Fatalf("got %d records (%+v), want step 2 failed with the RPCs it measured", len(recs), recs)
+	}
+}
+
 // TestRunKeepsTheInterruptedStep cancels the caller's context as step 2
 // starts: step 2 is kept, marked interrupted, and the server's exit (our
 // own stop) is not reported as a death.

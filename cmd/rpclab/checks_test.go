@@ -105,9 +105,13 @@ func TestCPUsOutOfRangeIsAUsageError(t *testing.T) {
 		{"serve", "--listen", "127.0.0.1:0", "--cpus", "99"},
 		{"netem", "--upstream", "127.0.0.1:1", "--cpus", "0,99"},
 	} {
-		code, _, stderr := runInProcess(args...)
-		if code != exitUsage || !strings.Contains(stderr, "--cpus: CPU 99 is not online") {
-			t.Errorf("%v: got exit %d, %q; want %d naming --cpus and CPU 99", args, code, stderr, exitUsage)
+		// A child with a deadline: a server that accepts the flag serves on.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cmd := rpclabCmd(ctx, args...)
+		b, _ := cmd.CombinedOutput()
+		cancel()
+		if cmd.ProcessState.ExitCode() != exitUsage || !strings.Contains(string(b), "--cpus: CPU 99 is not online") {
+			t.Errorf("%v: got exit %d, %q; want %d naming --cpus and CPU 99", args, cmd.ProcessState.ExitCode(), b, exitUsage)
 		}
 	}
 }
