@@ -85,17 +85,24 @@ Start with "rpclab demo".`,
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newServeCmd(), newBulkCmd(), newSweepCmd(), newDemoCmd(), newValidateCmd(), newReportCmd(), newNetemCmd(), newFlowCmd(), newDoctorCmd(), newCompareCmd())
-	// Wrong positional arguments are usage errors too (exit 2).
-	for _, c := range root.Commands() {
-		if c.Args != nil {
-			args := c.Args
-			c.Args = func(cmd *cobra.Command, a []string) error {
-				if err := args(cmd, a); err != nil {
-					return usageError{err}
-				}
-				return nil
+	usageArgs(root)
+	return root
+}
+
+// usageArgs makes wrong positional arguments usage errors (exit 2) in c's
+// subcommands, at every depth ("rpclab netem selftest extra" too).
+func usageArgs(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+		if sub.Args == nil {
+			continue
+		}
+		args := sub.Args
+		sub.Args = func(cmd *cobra.Command, a []string) error {
+			if err := args(cmd, a); err != nil {
+				return usageError{err}
 			}
+			return nil
 		}
 	}
-	return root
 }

@@ -69,6 +69,7 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		{"unknown client", []string{"sweep", "--client", "cobol"}, "--client"},
 		{"demo too", []string{"demo", "--conn", "pool:-1"}, "--conn"},
 		{"serve args", []string{"serve", "extra"}, "unexpected arguments"},
+		{"nested command args", []string{"netem", "selftest", "extra"}, "extra"},
 		{"serve unknown impl", []string{"serve", "--impl", "java"}, "--impl"},
 		{"serve go flag for cpp", []string{"serve", "--impl", "cpp", "--num-stream-workers", "2"}, "--num-stream-workers"},
 		{"compare with --client", []string{"compare", "--client", "java"}, "--client"},
