@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +26,7 @@ type bulkOutputs struct {
 // front of each listener (with --delay and the like) are started. A step
 // the child server died in is kept as failed, and the error names the
 // server's exit status.
-func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlags, noPin bool) ([]bulk.Record, error) {
+func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlags, noPin bool) (recs []bulk.Record, err error) {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
 	d := newDrawer(stderr, false)
@@ -53,7 +54,7 @@ func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlag
 	if err != nil {
 		return nil, labError(err)
 	}
-	defer s.Close()
+	defer func() { err = errors.Join(err, s.Close()) }()
 	if err := s.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -71,7 +72,6 @@ func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlag
 	}
 	wctx, stop := s.Watch(ctx)
 	defer stop()
-	var recs []bulk.Record
 	jsonl := s.File("--out")
 	sink := func(r *bulk.Record) error {
 		serr := s.ServerErr()

@@ -24,7 +24,7 @@ import (
 // starts the child server (without --target) and the netem proxy, and runs
 // every client (one, or with rpclab compare each of sf.clients in turn);
 // then the tables, CSV, verdict and HTML report are written.
-func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) error {
+func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
 	compare := len(sf.clients) > 0
@@ -46,7 +46,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) error {
 	if err != nil {
 		return labError(err)
 	}
-	defer s.Close()
+	defer func() { err = errors.Join(err, s.Close()) }()
 
 	// Every client is built before the server starts, so no build runs
 	// beside a measurement.
