@@ -131,14 +131,6 @@ func (s *Session) startChild(ctx context.Context) error {
 	return nil
 }
 
-// Dead is closed when the child server has exited (never without one).
-func (s *Session) Dead() <-chan struct{} {
-	if s.child == nil {
-		return nil
-	}
-	return s.child.Done()
-}
-
 // ServerErr is nil while the child server runs (or without one), and
 // after it exited an error wrapping ErrServerExited with its pid, exit
 // status or signal, and its stderr.
