@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/loadgen"
 )
 
@@ -24,7 +26,7 @@ type sweepFlags struct {
 	step          int
 	conns         []string
 	rpcs          []string
-	payload       int
+	payload       string
 	warmup        time.Duration
 	interval      time.Duration
 	dialTimeout   time.Duration
@@ -54,7 +56,7 @@ func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 	f.IntVar(&sf.step, "step", 1, "... in steps of this size")
 	f.StringSliceVar(&sf.conns, "conn", d.conns, "connection layouts: shared (one connection), per-worker (one per worker), pool:N (N connections round-robin), pool:N:least-loaded")
 	f.StringSliceVar(&sf.rpcs, "rpc", []string{"unary"}, "RPC kinds: unary, streaming (bidi ping-pong, one stream per worker)")
-	f.IntVar(&sf.payload, "payload", 0, "request and response payload in bytes")
+	f.StringVar(&sf.payload, "payload", "0", "request and response payload: bytes, or with a unit (1KiB, 64KB)")
 	f.DurationVar(&sf.warmup, "warmup", d.warmup, "warm-up per step, not recorded (fresh connections every step)")
 	f.DurationVar(&sf.interval, "interval", d.interval, "measured time per step")
 	f.DurationVar(&sf.dialTimeout, "dial-timeout", 5*time.Second, "how long a step waits for its connections before it fails")
@@ -80,11 +82,15 @@ type sweepDefaults struct {
 
 // spec maps the flags to a loadgen.Spec; fs tells which flags were set.
 func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
+	payload, err := bulk.ParseBytes(sf.payload)
+	if err != nil || payload > math.MaxInt32 {
+		return nil, usageError{fmt.Errorf("--payload: %q is not a payload size (bytes, or with a unit: 1KiB, 64KB; at most 4MiB)", sf.payload)}
+	}
 	s := &loadgen.Spec{
 		Target:       sf.target,
 		RPCs:         sf.rpcs,
 		Inflight:     sf.inflight,
-		PayloadBytes: sf.payload,
+		PayloadBytes: int(payload),
 		Warmup:       sf.warmup,
 		Interval:     sf.interval,
 		DialTimeout:  sf.dialTimeout,
