@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/proto/bulkpb"
 	"github.com/rpclab/rpclab/result"
 )
@@ -331,8 +332,8 @@ func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceC
 	if err != nil {
 		return fail(fmt.Errorf("server usage before the step: %w", err))
 	}
-	ResetPeakRSS()
-	c0, err := ReadUsage()
+	procstat.ResetPeakRSS()
+	c0, err := procstat.ReadUsage()
 	if err != nil {
 		return fail(err)
 	}
@@ -357,7 +358,7 @@ func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceC
 		}
 	})
 	elapsed := time.Since(t0)
-	c1, cerr := ReadUsage()
+	c1, cerr := procstat.ReadUsage()
 	s1, serr := askInfo(context.WithoutCancel(ctx), ctl, false)
 
 	for _, w := range ws {

@@ -178,7 +178,7 @@ func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Reco
 	cmd.Stdout, cmd.Stderr = relay, relay
 	// A grandchild that keeps the pipe open must not hold up Wait.
 	cmd.WaitDelay = 2 * time.Second
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	cmd.SysProcAttr = procstat.DieWithParent(&syscall.SysProcAttr{Setpgid: true})
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("loadgen: start the %s client: %w", e.Lang, err)
 	}
@@ -378,6 +378,9 @@ type sample struct {
 }
 
 func (s *sampler) run(done <-chan struct{}, pid int, target string, every time.Duration) {
+	// Off the client's CPUs (it inherited the driver's pin), so sampling
+	// does not take the CPU the client is measured on; see docs/results.md.
+	_, _ = procstat.LockThreadOffCPUsOf(pid)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

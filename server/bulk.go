@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/proto/bulkpb"
 )
 
@@ -263,9 +264,9 @@ func (b *Bulk) SidechannelDownload(ctx context.Context, req *bulkpb.DownloadRequ
 // Info answers with the listeners' addresses and the process's usage.
 func (b *Bulk) Info(_ context.Context, req *bulkpb.InfoRequest) (*bulkpb.InfoResponse, error) {
 	if req.GetResetPeakRss() {
-		bulk.ResetPeakRSS()
+		procstat.ResetPeakRSS()
 	}
-	u, err := bulk.ReadUsage()
+	u, err := procstat.ReadUsage()
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}

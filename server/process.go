@@ -50,7 +50,7 @@ func StartProcess(ctx context.Context, argv []string, cpus []int, startTimeout t
 	}
 	p := &Process{cmd: cmd, done: make(chan struct{}), stderr: &lockedWriter{}}
 	cmd.Stderr = p.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = procstat.DieWithParent(nil)
 	// Pinned from the fork on, so a server that sizes its thread pools from
 	// its CPU mask at start (the C++ server's --num-cqs) sees its own CPUs.
 	pinned, err := procstat.StartPinned(cmd, cpus)

@@ -1,290 +1,67 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
 // Package procstat reads what the operating system knows about a process:
-// its CPU time, the TCP connections it holds to a given address, and which
-// CPUs it may run on. rpclab uses it to count the connections a client really
-// opened (not the ones its code meant to open) and to charge CPU to a client.
+// its CPU time and memory, the TCP connections it holds to a given address,
+// and which CPUs it may run on. rpclab uses it to count the connections a
+// client really opened (not the ones its code meant to open), to charge CPU
+// to a client, and to pin client and server to their own CPUs. It is the one
+// place rpclab reads process usage from.
+//
 // It reads Linux's /proc, and the kernel's sock_diag netlink interface for
-// the peers of a process's sockets (as ss does); on other systems the calls
-// return ErrUnsupported.
+// the peers of a process's sockets (as ss does). Linux only: on other
+// systems every call about another process, and pinning, returns
+// ErrUnsupported; this process's own CPU time and allocations (ReadUsage,
+// CPUTime(0)) are read wherever getrusage exists.
 package procstat
 
 import (
-	"bufio"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strconv"
-	"strings"
+	"runtime/metrics"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// ErrUnsupported is returned where /proc is not available.
-var ErrUnsupported = errors.New("procstat: not supported on this system")
+// ErrUnsupported is returned where the call needs Linux (/proc,
+// sched_setaffinity, sock_diag).
+var ErrUnsupported = errors.New("procstat: Linux only: not supported on this system")
 
-// CPUTime returns the user plus system CPU time the process pid has used.
-// pid 0 means this process (read with getrusage, so it costs no file I/O).
-func CPUTime(pid int) (time.Duration, error) {
-	if pid == 0 || pid == os.Getpid() {
-		var ru unix.Rusage
-		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-			return 0, fmt.Errorf("procstat: getrusage: %w", err)
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// Usage is what this process has used so far; two of them bracket a
+// measured step.
+type Usage struct {
+	// CPU is user plus system CPU time (getrusage, as CPUTime(0)).
+	CPU time.Duration
+	// AllocBytes and Allocs are the cumulative heap allocations of the Go
+	// runtime (runtime/metrics /gc/heap/allocs:bytes and :objects).
+	AllocBytes, Allocs uint64
+	// PeakRSS is VmHWM in bytes: the peak resident set since the process
+	// started or since ResetPeakRSS (-1 when it cannot be read, as on
+	// systems other than Linux).
+	PeakRSS int64
+}
+
+var allocSamples = []string{"/gc/heap/allocs:bytes", "/gc/heap/allocs:objects"}
+
+// ReadUsage samples this process.
+func ReadUsage() (Usage, error) {
+	var u Usage
+	cpu, err := selfCPU()
 	if err != nil {
-		return 0, fmt.Errorf("procstat: cpu of pid %d: %w", pid, err)
+		return u, err
 	}
-	// The command name (field 2) may hold spaces; fields count from after ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("procstat: malformed /proc/%d/stat", pid)
+	u.CPU = cpu
+	s := []metrics.Sample{{Name: allocSamples[0]}, {Name: allocSamples[1]}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		u.AllocBytes = s[0].Value.Uint64()
 	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); utime is field 14, stime field 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("procstat: malformed /proc/%d/stat", pid)
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		u.Allocs = s[1].Value.Uint64()
 	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("procstat: malformed /proc/%d/stat", pid)
-	}
-	return time.Duration((ut + st) * int64(time.Second) / clockTicks), nil
+	u.PeakRSS = peakRSS()
+	return u, nil
 }
 
-// clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
-const clockTicks = 100
-
-// ConnsTo counts the established TCP connections that process pid (0: this
-// process) holds to the address target ("host:port"), as ss or lsof would
-// show them. The host may be a name; it is resolved.
-func ConnsTo(pid int, target string) (int, error) {
-	if runtime.GOOS != "linux" {
-		return 0, ErrUnsupported
-	}
-	if pid == 0 {
-		pid = os.Getpid()
-	}
-	want, err := resolve(target)
-	if err != nil {
-		return 0, err
-	}
-	inodes, err := socketInodes(pid)
-	if err != nil {
-		return 0, err
-	}
-	if sameNetns(pid) {
-		if n, err := diagCount(inodes, want); err == nil {
-			return n, nil
-		}
-	} // else, or where sock_diag is refused: the /proc tables (slower)
-	return tableCount(pid, inodes, want)
-}
-
-// tableCount counts as diagCount does, from /proc/PID/net/tcp and tcp6.
-func tableCount(pid int, inodes map[string]bool, want map[netip.AddrPort]bool) (int, error) {
-	n := 0
-	for _, f := range []string{"tcp", "tcp6"} {
-		c, err := countInTable(fmt.Sprintf("/proc/%d/net/%s", pid, f), inodes, want)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return 0, err
-		}
-		n += c
-	}
-	return n, nil
-}
-
-func resolve(target string) (map[netip.AddrPort]bool, error) {
-	host, port, err := net.SplitHostPort(target)
-	if err != nil {
-		return nil, fmt.Errorf("procstat: target %q: %w", target, err)
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil {
-		return nil, fmt.Errorf("procstat: target %q: bad port", target)
-	}
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = append(addrs, a)
-	} else {
-		ips, err := net.LookupIP(host)
-		if err != nil {
-			return nil, fmt.Errorf("procstat: resolve %q: %w", host, err)
-		}
-		for _, ip := range ips {
-			if a, ok := netip.AddrFromSlice(ip); ok {
-				addrs = append(addrs, a)
-			}
-		}
-	}
-	want := map[netip.AddrPort]bool{}
-	for _, a := range addrs {
-		a = a.Unmap()
-		want[netip.AddrPortFrom(a, uint16(p))] = true
-		if a.IsUnspecified() { // ":port" means any local address
-			want[netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(p))] = true
-			want[netip.AddrPortFrom(netip.IPv6Loopback(), uint16(p))] = true
-		}
-	}
-	return want, nil
-}
-
-func socketInodes(pid int) (map[string]bool, error) {
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("procstat: list sockets of pid %d: %w", pid, err)
-	}
-	m := map[string]bool{}
-	for _, e := range ents {
-		l, err := os.Readlink(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue // closed while we looked
-		}
-		if strings.HasPrefix(l, "socket:[") {
-			m[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
-		}
-	}
-	return m, nil
-}
-
-// tcpEstablished is the state code of ESTABLISHED in /proc/net/tcp.
-const tcpEstablished = "01"
-
-func countInTable(path string, inodes map[string]bool, want map[netip.AddrPort]bool) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Scan() // header
-	n := 0
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		// sl local rem st tx:rx tr:when retrnsmt uid timeout inode
-		if len(fs) < 10 || fs[3] != tcpEstablished || !inodes[fs[9]] {
-			continue
-		}
-		rem, err := parseHexAddr(fs[2])
-		if err != nil {
-			continue
-		}
-		if want[rem] {
-			n++
-		}
-	}
-	return n, sc.Err()
-}
-
-// parseHexAddr parses /proc/net/tcp's "0100007F:C350": the address as 32-bit
-// words in host (little-endian) order, then the port in hex.
-func parseHexAddr(s string) (netip.AddrPort, error) {
-	a, p, ok := strings.Cut(s, ":")
-	if !ok {
-		return netip.AddrPort{}, fmt.Errorf("procstat: bad address %q", s)
-	}
-	raw, err := hex.DecodeString(a)
-	if err != nil || (len(raw) != 4 && len(raw) != 16) {
-		return netip.AddrPort{}, fmt.Errorf("procstat: bad address %q", s)
-	}
-	for i := 0; i < len(raw); i += 4 {
-		raw[i], raw[i+1], raw[i+2], raw[i+3] = raw[i+3], raw[i+2], raw[i+1], raw[i]
-	}
-	port, err := strconv.ParseUint(p, 16, 16)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("procstat: bad port %q", s)
-	}
-	ip, _ := netip.AddrFromSlice(raw)
-	return netip.AddrPortFrom(ip.Unmap(), uint16(port)), nil
-}
-
-// Pin restricts every thread of process pid (0: this process) to cpus.
-// Threads started later inherit the mask from the thread that starts them.
-// It makes two passes so a thread started during the first is caught.
-func Pin(pid int, cpus []int) error {
-	if runtime.GOOS != "linux" {
-		return ErrUnsupported
-	}
-	if pid == 0 {
-		pid = os.Getpid()
-	}
-	var set unix.CPUSet
-	for _, c := range cpus {
-		set.Set(c)
-	}
-	for pass := 0; pass < 2; pass++ {
-		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		if err != nil {
-			return fmt.Errorf("procstat: pin pid %d: %w", pid, err)
-		}
-		for _, e := range ents {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fmt.Errorf("procstat: pin thread %d to %v: %w", tid, cpus, err)
-			}
-		}
-	}
-	return nil
-}
-
-// StartPinned starts cmd with its affinity already restricted to cpus, so
-// that a child which sizes itself from its CPU mask at start (the C++
-// server's --num-cqs, a runtime's thread pool) sees the CPUs it will run
-// on. The fork happens on this goroutine's OS thread, locked to it, with the
-// thread's mask narrowed for the fork and restored after it; Go creates new
-// threads for other goroutines from a template thread meanwhile, so no other
-// thread inherits the narrow mask. If the mask cannot be set (a CPU outside
-// this process's own mask), cmd starts unpinned and pinned is false; err is
-// cmd.Start's.
-func StartPinned(cmd *exec.Cmd, cpus []int) (pinned bool, err error) {
-	if len(cpus) == 0 || runtime.GOOS != "linux" {
-		return false, cmd.Start()
-	}
-	var set, old unix.CPUSet
-	for _, c := range cpus {
-		set.Set(c)
-	}
-	runtime.LockOSThread()
-	if unix.SchedGetaffinity(0, &old) != nil || unix.SchedSetaffinity(0, &set) != nil {
-		runtime.UnlockOSThread()
-		return false, cmd.Start()
-	}
-	err = cmd.Start()
-	if unix.SchedSetaffinity(0, &old) != nil {
-		// Keep the thread locked to this goroutine, so that no other
-		// goroutine runs on the narrow mask.
-		return true, err
-	}
-	runtime.UnlockOSThread()
-	return true, err
-}
-
-// AllowedCPUs lists the CPUs this process may run on.
-func AllowedCPUs() ([]int, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("procstat: affinity: %w", err)
-	}
-	var cpus []int
-	for c := 0; c < 1024 && len(cpus) < set.Count(); c++ {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus, nil
+// unsupported wraps ErrUnsupported with what was asked.
+func unsupported(what string) error {
+	return fmt.Errorf("%w (%s)", ErrUnsupported, what)
 }

@@ -134,9 +134,166 @@ func TestPinAndAllowedCPUs(t *testing.T) {
 		t.Skip("no sleep command:", err)
 	}
 	defer cmd.Process.Kill()
-	if err := Pin(cmd.Process.Pid, cpus[:1]); err != nil {
-		t.Fatalf("Pin: %v", err)
+	// Every CPU but the first, then the first alone: each time every
+	// thread of the child has exactly the mask asked for, read back from
+	// the kernel and from /proc.
+	masks := [][]int{cpus[:1]}
+	if len(cpus) > 1 {
+		masks = [][]int{cpus[1:], cpus[:1]}
 	}
+	for _, want := range masks {
+		if err := Pin(cmd.Process.Pid, want); err != nil {
+			t.Fatalf("Pin(%v): %v", want, err)
+		}
+		if got := affinity(t, cmd.Process.Pid); !slices.Equal(got, want) {
+			t.Errorf("after Pin(%v), sched_getaffinity of the child = %v", want, got)
+		}
+		if got := cpusAllowedList(t, cmd.Process.Pid); got != listString(want) {
+			t.Errorf("after Pin(%v), the child's Cpus_allowed_list = %q, want %q", want, got, listString(want))
+		}
+	}
+	// Pin(0, …) pins this process's own threads; restore after.
+	if len(cpus) > 1 {
+		defer Pin(0, cpus)
+		if err := Pin(0, cpus[:1]); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := AllowedCPUs(); !slices.Equal(got, cpus[:1]) {
+			t.Errorf("after Pin(0, %v), AllowedCPUs() = %v", cpus[:1], got)
+		}
+	}
+}
+
+// affinity reads the CPU mask of pid with sched_getaffinity.
+func affinity(t *testing.T, pid int) []int {
+	t.Helper()
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(pid, &set); err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for c := range cpuSetSize {
+		if set.IsSet(c) {
+			got = append(got, c)
+		}
+	}
+	return got
+}
+
+// cpusAllowedList is the Cpus_allowed_list line of /proc/PID/status.
+func cpusAllowedList(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatal("no Cpus_allowed_list")
+	return ""
+}
+
+// listString writes cpus as the kernel's list format ("0-2,5").
+func listString(cpus []int) string {
+	var parts []string
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(cpus[i]))
+		} else {
+			parts = append(parts, strconv.Itoa(cpus[i])+"-"+strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// A goroutine sampling a child pinned to some CPUs runs on the others, and
+// only its thread moves.
+func TestLockThreadOffCPUsOf(t *testing.T) {
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cpus) < 2 {
+		t.Skip("needs two CPUs")
+	}
+	cmd := exec.Command("sleep", "5")
+	if pinned, err := StartPinned(cmd, cpus[:1]); err != nil || !pinned {
+		t.Fatalf("StartPinned: %v, %v", pinned, err)
+	}
+	defer cmd.Process.Kill()
+	type res struct {
+		got, mine []int
+		err       error
+	}
+	ch := make(chan res)
+	go func() {
+		got, err := LockThreadOffCPUsOf(cmd.Process.Pid)
+		ch <- res{got, affinity(t, 0), err}
+	}()
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if want := cpus[1:]; !slices.Equal(r.got, want) || !slices.Equal(r.mine, want) {
+		t.Errorf("LockThreadOffCPUsOf(child on %v) = %v, the thread's mask %v; want %v", cpus[:1], r.got, r.mine, want)
+	}
+	if got, _ := AllowedCPUs(); !slices.Equal(got, cpus) {
+		t.Errorf("this goroutine's thread has %v after, want %v", got, cpus)
+	}
+	// A child on every CPU leaves nowhere to go: an error, not a silent stay.
+	all := exec.Command("sleep", "5")
+	if err := all.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer all.Process.Kill()
+	go func() {
+		_, err := LockThreadOffCPUsOf(all.Process.Pid)
+		ch <- res{err: err}
+	}()
+	if r := <-ch; r.err == nil {
+		t.Error("LockThreadOffCPUsOf(child on every CPU) = nil error, want one")
+	}
+}
+
+func TestReadUsage(t *testing.T) {
+	u0, err := ReadUsage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := make([][]byte, 0, 100)
+	for range 100 {
+		sink = append(sink, make([]byte, 64<<10))
+	}
+	x := 0
+	for i := 0; i < 20_000_000; i++ {
+		x += i ^ x
+	}
+	_ = x
+	u1, err := ReadUsage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u1.CPU <= u0.CPU {
+		t.Errorf("CPU did not grow: %v then %v", u0.CPU, u1.CPU)
+	}
+	if d := u1.AllocBytes - u0.AllocBytes; d < 100*64<<10 {
+		t.Errorf("allocations grew by %d bytes after allocating %d", d, 100*64<<10)
+	}
+	if u1.PeakRSS < 100*64<<10 || u1.PeakRSS < u0.PeakRSS {
+		t.Errorf("PeakRSS = %d then %d, want at least the %d bytes held", u0.PeakRSS, u1.PeakRSS, 100*64<<10)
+	}
+	if !ResetPeakRSS() {
+		t.Log("clear_refs refused; the reset is not checked")
+	}
+	_ = sink
 }
 
 // A child started pinned sees its mask from its first instruction, and the
