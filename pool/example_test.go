@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"runtime"
 	"time"
 
 	"google.golang.org/grpc"
@@ -75,6 +76,8 @@ func ExampleWithPolicy() {
 		return
 	}
 	defer p.Close()
-	fmt.Println(p.Size() == pool.DefaultSize(), p.Stats().Policy)
+	// Without WithSize: one connection per usable CPU, 2 at least, 8 at most.
+	cpus := runtime.GOMAXPROCS(0)
+	fmt.Println(p.Size() == min(max(cpus, 2), 8), p.Stats().Policy)
 	// Output: true least-loaded
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -88,10 +89,25 @@ func TestDefaultSize(t *testing.T) {
 			t.Errorf("clampSize(%d): got %d, want %d", tc.cpus, got, tc.want)
 		}
 	}
-	p := newPool(t, "127.0.0.1:1", WithLazy())
-	if got, want := p.Size(), DefaultSize(); got != want {
-		t.Errorf("Size of a pool without WithSize: got %d, want %d", got, want)
+	// A pool without WithSize has one connection per CPU the process may
+	// use (GOMAXPROCS), clamped to 2..8, as DefaultSize's doc says.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, tc := range []struct{ procs, want int }{{1, 2}, {2, 2}, {3, 3}, {5, 5}, {8, 8}, {9, 8}, {32, 8}} {
+		runtime.GOMAXPROCS(tc.procs)
+		p, err := New("127.0.0.1:1", plaintext, WithLazy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		size, conns := p.Size(), len(p.Stats().Conns)
+		p.Close()
+		if got := size; got != tc.want {
+			t.Errorf("Size of a pool without WithSize at GOMAXPROCS %d: got %d, want %d", tc.procs, got, tc.want)
+		}
+		if got := conns; got != tc.want {
+			t.Errorf("connections of a pool without WithSize at GOMAXPROCS %d: got %d, want %d", tc.procs, got, tc.want)
+		}
 	}
+	checkNoWatchers(t)
 }
 
 func TestPolicyString(t *testing.T) {
