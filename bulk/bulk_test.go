@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"net"
 	"os"
 	"os/signal"
@@ -229,6 +230,8 @@ func TestParseBytes(t *testing.T) {
 	}{
 		{"65536", 65536, true}, {"64KiB", 64 << 10, true}, {"1GiB", 1 << 30, true}, {"16 MiB", 16 << 20, true},
 		{"1MB", 1e6, true}, {"0", 0, true}, {"1.5GiB", 0, false}, {"lots", 0, false}, {"9999999TiB", 0, false},
+		{"9223372036854775807", 1<<63 - 1, true}, {"9223372036854775808", 0, false}, {"8388608TiB", 0, false},
+		{"8388607TiB", 8388607 << 40, true}, {"-1", 0, false}, {"-1KB", 0, false}, {"-0", 0, true},
 	}
 	for _, tc := range tests {
 		got, err := bulk.ParseBytes(tc.in)
@@ -236,9 +239,70 @@ func TestParseBytes(t *testing.T) {
 			t.Errorf("ParseBytes(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
+	// Each error names the value and what is wrong with it.
+	for in, want := range map[string]string{
+		"-1": "negative", "-1KB": "negative", "-99999999999999999999": "negative",
+		"9999999TiB": "above the largest byte count", "99999999999999999999": "above the largest byte count",
+		"1.5GiB": "want an integer",
+	} {
+		_, err := bulk.ParseBytes(in)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), strconv.Quote(in)) || !errors.Is(err, bulk.ErrBadBytes) {
+			t.Errorf("ParseBytes(%q) = %v, want an ErrBadBytes naming %q and saying %q", in, err, in, want)
+		}
+	}
 	for _, n := range []int64{64 << 10, 1 << 30, 1000, 3 << 20} {
 		if got, _ := bulk.ParseBytes(bulk.FormatBytes(n)); got != n {
 			t.Errorf("ParseBytes(FormatBytes(%d)) = %d, want %d", n, got, n)
+		}
+	}
+}
+
+// A cancelled context stops ExpectedCRC at once, whatever the size; the
+// size that once spun for hours is refused by Validate.
+func TestExpectedCRCStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if _, err := bulk.ExpectedCRC(ctx, bulk.MaxSize); !errors.Is(err, context.Canceled) {
+		t.Errorf("ExpectedCRC(cancelled, MaxSize) = %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := bulk.ExpectedCRC(ctx, bulk.MaxSize-1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ExpectedCRC(50ms, MaxSize-1) = %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("cancelled ExpectedCRC took %v, want well under 2s", d)
+	}
+	// A small size agrees with the stream.
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	size := int64(bulk.MaxChunk + 12345)
+	got, err := bulk.ExpectedCRC(ctx, size)
+	want := crc32.Update(crc32.Update(0, crc32.MakeTable(crc32.Castagnoli), bulk.Stream(0, bulk.MaxChunk)),
+		crc32.MakeTable(crc32.Castagnoli), bulk.Stream(bulk.MaxChunk, 12345))
+	if err != nil || got != want {
+		t.Errorf("ExpectedCRC(%d) = %08x, %v; want %08x", size, got, err, want)
+	}
+}
+
+func TestValidateRefusesSizesAboveMaxSize(t *testing.T) {
+	for _, tc := range []struct {
+		size, warmup int64
+		ok           bool
+	}{
+		{bulk.MaxSize, -1, true},
+		{bulk.MaxSize + 1, -1, false},
+		{1 << 20, bulk.MaxSize, true},
+		{1 << 20, bulk.MaxSize + 1, false},
+	} {
+		s := bulk.Spec{Target: "127.0.0.1:1", Transports: []string{"tcp"}, Sizes: []int64{tc.size}, Chunks: []int{1 << 16}, Warmup: tc.warmup}
+		err := s.Validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("Validate(size %d, warm-up %d) = %v, want ok=%v", tc.size, tc.warmup, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "64GiB") {
+			t.Errorf("Validate(size %d, warm-up %d) = %q, want it to name the limit 64GiB", tc.size, tc.warmup, err)
 		}
 	}
 }

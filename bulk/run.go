@@ -80,6 +80,9 @@ func (s *Spec) Validate() error {
 		if n <= 0 {
 			return usage("--size %d: a download must be at least 1 byte", n)
 		}
+		if n > MaxSize {
+			return usage("--size %s (%d bytes) is above the largest download, %s", FormatBytes(n), n, FormatBytes(MaxSize))
+		}
 	}
 	if len(s.Streams) == 0 {
 		s.Streams = []int{1}
@@ -116,6 +119,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.Warmup < -1 {
 		return usage("--warmup %d must be 0 or more", s.Warmup)
+	}
+	if s.Warmup > MaxSize {
+		return usage("--warmup %s is above the largest download, %s", FormatBytes(s.Warmup), FormatBytes(MaxSize))
 	}
 	return nil
 }
@@ -298,9 +304,11 @@ func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceC
 		warm = min(st.Size, 8<<20)
 	}
 	rec.Spec.WarmupBytes = warm
-	ExpectedCRC(st.Size) // computed before the interval, not in it
-	if warm > 0 {
-		ExpectedCRC(warm)
+	// Computed before the interval, not in it.
+	for _, n := range []int64{st.Size, warm} {
+		if _, err := ExpectedCRC(ctx, n); err != nil {
+			return fail(err)
+		}
 	}
 
 	ws := make([]*worker, st.Streams)
@@ -416,7 +424,11 @@ func fetch(ctx context.Context, d downloader, size int64, chunk int, v *verifier
 	if v.n != size {
 		return fmt.Errorf("integrity: got %d bytes, want %d", v.n, size)
 	}
-	if want := ExpectedCRC(size); v.crc != want {
+	want, err := ExpectedCRC(ctx, size)
+	if err != nil {
+		return err
+	}
+	if v.crc != want {
 		return fmt.Errorf("integrity: CRC-32C of the %d bytes is %08x, want %08x", size, v.crc, want)
 	}
 	return nil

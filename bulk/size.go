@@ -3,7 +3,9 @@
 package bulk
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -16,8 +18,13 @@ var units = []struct {
 	{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"kB", 1e3}, {"B", 1},
 }
 
-// ParseBytes parses a byte count: an integer with an optional unit, binary
-// (KiB, MiB, GiB, TiB) or decimal (kB, MB, GB, TB), as "64KiB" or "1GiB".
+// ErrBadBytes is wrapped by every error of ParseBytes.
+var ErrBadBytes = errors.New("bulk: not a byte count")
+
+// ParseBytes parses a byte count: an integer from 0 up with an optional
+// unit, binary (KiB, MiB, GiB, TiB) or decimal (kB, MB, GB, TB), as "64KiB"
+// or "1GiB". Its errors name the value and what was wrong with it (not a
+// number, negative, above the largest int64 byte count).
 func ParseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	mult := int64(1)
@@ -28,11 +35,17 @@ func ParseBytes(s string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("bulk: %q is not a byte count (e.g. 65536, 64KiB, 1GiB)", s)
-	}
-	if n != 0 && (n*mult/mult != n || n*mult < 0) {
-		return 0, fmt.Errorf("bulk: %q overflows", s)
+	switch {
+	case err != nil && errors.Is(err, strconv.ErrRange) && strings.HasPrefix(t, "-"):
+		return 0, fmt.Errorf("%w: %q is negative (a byte count is 0 or more)", ErrBadBytes, s)
+	case err != nil && errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("%w: %q is above the largest byte count, %d (8 EiB)", ErrBadBytes, s, int64(math.MaxInt64))
+	case err != nil:
+		return 0, fmt.Errorf("%w: %q (want an integer and a unit, e.g. 65536, 64KiB, 1GiB, 10MB)", ErrBadBytes, s)
+	case n < 0:
+		return 0, fmt.Errorf("%w: %q is negative (a byte count is 0 or more)", ErrBadBytes, s)
+	case n > math.MaxInt64/mult:
+		return 0, fmt.Errorf("%w: %q is above the largest byte count, %d (8 EiB)", ErrBadBytes, s, int64(math.MaxInt64))
 	}
 	return n * mult, nil
 }

@@ -109,6 +109,9 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 		}
 		bf.spec.MaxMessage = int(m[0])
 	}
+	if bf.spec.RequestsPerStream < 1 {
+		return usageError{fmt.Errorf("--requests %d: each stream makes at least 1 download", bf.spec.RequestsPerStream)}
+	}
 	if fs.Changed("duration") && fs.Changed("requests") {
 		return usageError{errors.New("--requests and --duration exclude each other")}
 	}

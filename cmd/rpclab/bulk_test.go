@@ -26,6 +26,12 @@ func TestBulkBadInputIsAUsageError(t *testing.T) {
 		{"chunk above the server's", []string{"--chunk", "32MiB", "--transport", "tcp"}, []string{"--chunk 32MiB", "16MiB"}},
 		{"requests and duration", []string{"--requests", "2", "--duration", "1s"}, []string{"--requests and --duration"}},
 		{"arguments", []string{"now"}, []string{"unknown command"}},
+		// Before the limit, this spun computing the CRC of 9.5 PiB and ignored SIGINT.
+		{"size above the largest", []string{"--size", "9999999GiB", "--transport", "tcp"}, []string{"--size 9999999GiB", "64GiB"}},
+		{"size past int64", []string{"--size", "9999999TiB"}, []string{"--size", `"9999999TiB"`, "above the largest byte count"}},
+		{"negative size", []string{"--size", "-1"}, []string{"--size", `"-1"`, "negative"}},
+		{"zero requests", []string{"--requests", "0"}, []string{"--requests 0"}},
+		{"warm-up above the largest", []string{"--warmup", "65GiB"}, []string{"--warmup 65GiB", "64GiB"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
