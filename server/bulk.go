@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -48,6 +49,7 @@ type Bulk struct {
 
 	info bulkpb.InfoResponse // addresses only; set before serving
 	sc   registry
+	cfg  bulkConfig
 
 	closers   []func() // set up by StartBulk before it returns
 	wg        sync.WaitGroup
@@ -62,23 +64,37 @@ var _ bulkpb.BulkServiceServer = (*Bulk)(nil)
 
 // NewBulk returns a Bulk without the extra listeners: Download and Info
 // work, the other transports are absent.
-func NewBulk() *Bulk {
-	return &Bulk{sc: registry{m: map[[bulk.SidechannelTokenLen]byte]chan net.Conn{}}}
+// The options are StartBulk's; only the maximum size applies without the
+// listeners.
+func NewBulk(opts ...BulkOption) (*Bulk, error) {
+	b := &Bulk{sc: registry{m: map[[bulk.SidechannelTokenLen]byte]chan net.Conn{}}, cfg: defaultBulkConfig()}
+	for _, o := range opts {
+		if err := o(&b.cfg); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // RegisterBulk registers b (a NewBulk when nil) on s.
 func RegisterBulk(s *grpc.Server, b *Bulk) {
 	if b == nil {
-		b = NewBulk()
+		b, _ = NewBulk() // no options, no error
 	}
 	bulkpb.RegisterBulkServiceServer(s, b)
 }
 
 // StartBulk starts the bulk listeners on host (port 0 each): a grpc-tuned
 // gRPC server, raw TCP, HTTP (1.1 and h2c) and the sidechannel. They run
-// until ctx ends or Close is called.
-func StartBulk(ctx context.Context, host string) (*Bulk, error) {
-	b := NewBulk()
+// until ctx ends or Close is called. Every transport refuses a request
+// above the maximum size (WithMaxBulkSize); the raw listeners close a
+// connection that stays silent (WithBulkReadTimeout) and cap how many are
+// open (WithMaxBulkConns).
+func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, error) {
+	b, err := NewBulk(opts...)
+	if err != nil {
+		return nil, err
+	}
 	var lis [4]net.Listener // grpc-tuned, tcp, http, sidechannel
 	for i := range lis {
 		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
@@ -106,7 +122,8 @@ func StartBulk(ctx context.Context, host string) (*Bulk, error) {
 	hs.Protocols = new(http.Protocols)
 	hs.Protocols.SetHTTP1(true)
 	hs.Protocols.SetUnencryptedHTTP2(true)
-	b.goServe(func() { _ = hs.Serve(lis[2]) }, func() { hs.Close() })
+	hl := netutil.LimitListener(lis[2], b.cfg.maxConns)
+	b.goServe(func() { _ = hs.Serve(hl) }, func() { hs.Close() })
 
 	b.goServe(func() { b.acceptLoop(lis[3], b.hello) }, func() { lis[3].Close() })
 
@@ -161,6 +178,11 @@ func (b *Bulk) acceptLoop(lis net.Listener, handle func(net.Conn)) {
 		if b.conns == nil {
 			b.conns = map[net.Conn]struct{}{}
 		}
+		if len(b.conns) >= b.cfg.maxConns { // refuse, not queue: a raw peer sees the close
+			b.mu.Unlock()
+			c.Close()
+			continue
+		}
 		tc := &trackedConn{Conn: c, b: b}
 		b.conns[tc] = struct{}{}
 		b.mu.Unlock()
@@ -188,8 +210,20 @@ func (t *trackedConn) Close() error {
 	return t.Conn.Close()
 }
 
-func sizesErr(size int64, chunk int32) error {
-	if err := bulk.CheckSizes(size, int(chunk)); err != nil {
+// checkSizes checks a request against bulk.CheckSizes and this server's
+// maximum size per request.
+func (b *Bulk) checkSizes(size int64, chunk int) error {
+	if err := bulk.CheckSizes(size, chunk); err != nil {
+		return err
+	}
+	if size > b.cfg.maxSize {
+		return fmt.Errorf("%w: size %d is above this server's maximum of %d bytes (%s)", ErrTooLarge, size, b.cfg.maxSize, bulk.FormatBytes(b.cfg.maxSize))
+	}
+	return nil
+}
+
+func (b *Bulk) sizesErr(size int64, chunk int32) error {
+	if err := b.checkSizes(size, int(chunk)); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	return nil
@@ -201,7 +235,7 @@ func sizesErr(size int64, chunk int32) error {
 // protobuf Chunk marshalled by grpc-go's codec.
 func (b *Bulk) Download(req *bulkpb.DownloadRequest, stream bulkpb.BulkService_DownloadServer) error {
 	size, chunk := req.GetSizeBytes(), req.GetChunkBytes()
-	if err := sizesErr(size, chunk); err != nil {
+	if err := b.sizesErr(size, chunk); err != nil {
 		return err
 	}
 	raw := false
@@ -234,7 +268,7 @@ func (b *Bulk) Download(req *bulkpb.DownloadRequest, stream bulkpb.BulkService_D
 // token, writes the bytes there, closes the connection and answers.
 func (b *Bulk) SidechannelDownload(ctx context.Context, req *bulkpb.DownloadRequest) (*bulkpb.SidechannelResult, error) {
 	size, chunk := req.GetSizeBytes(), req.GetChunkBytes()
-	if err := sizesErr(size, chunk); err != nil {
+	if err := b.sizesErr(size, chunk); err != nil {
 		return nil, err
 	}
 	tok := req.GetSidechannelToken()
@@ -300,10 +334,12 @@ func writeStream(w io.Writer, size int64, chunk int) (int64, error) {
 func (b *Bulk) serveTCP(c net.Conn) {
 	defer c.Close()
 	for {
+		_ = c.SetReadDeadline(time.Now().Add(b.cfg.readTimeout))
 		size, chunk, err := bulk.ReadTCPRequest(c)
-		if err != nil {
+		if err != nil || b.checkSizes(size, chunk) != nil {
 			return
 		}
+		_ = c.SetReadDeadline(time.Time{})
 		if _, err := writeStream(c, size, chunk); err != nil {
 			return
 		}
@@ -323,7 +359,7 @@ func (b *Bulk) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "size and chunk must be integers: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if err := bulk.CheckSizes(size, chunk); err != nil {
+	if err := b.checkSizes(size, chunk); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}

@@ -5,7 +5,9 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strings"
@@ -25,14 +27,14 @@ import (
 const defaultTestTimeout = 30 * time.Second
 
 // startBulk serves the ping and bulk services on loopback in this process.
-func startBulk(ctx context.Context, t *testing.T) (bulkpb.BulkServiceClient, *bulkpb.InfoResponse) {
+func startBulk(ctx context.Context, t *testing.T, opts ...server.BulkOption) (bulkpb.BulkServiceClient, *bulkpb.InfoResponse) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sctx, stop := context.WithCancel(ctx)
-	b, err := server.StartBulk(sctx, "127.0.0.1")
+	b, err := server.StartBulk(sctx, "127.0.0.1", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,5 +144,144 @@ func TestBulkHTTPAndTCPRejectBadRequests(t *testing.T) {
 	_ = conn.SetReadDeadline(time.Now().Add(defaultTestTimeout))
 	if n, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
 		t.Errorf("after a bad request: got %d bytes, %v; want EOF", n, err)
+	}
+}
+
+// A request above the maximum size is refused on every transport before a
+// byte is sent; one at the maximum is served.
+func TestBulkMaxSize(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	const limit = 1 << 20
+	c, info := startBulk(ctx, t, server.WithMaxBulkSize(limit))
+	for _, tc := range []struct {
+		size int64
+		ok   bool
+	}{{limit, true}, {limit + 1, false}, {1 << 62, false}, {math.MaxInt64, false}} {
+		// gRPC
+		st, err := c.Download(ctx, &bulkpb.DownloadRequest{SizeBytes: tc.size, ChunkBytes: 64 << 10})
+		var n int64
+		if err == nil {
+			for {
+				m, rerr := st.Recv()
+				if rerr != nil {
+					err = rerr
+					break
+				}
+				n += int64(len(m.GetData()))
+			}
+		}
+		if tc.ok && (n != tc.size || !errors.Is(err, io.EOF)) {
+			t.Errorf("gRPC size %d: got %d bytes, %v; want them all", tc.size, n, err)
+		}
+		if !tc.ok && (n != 0 || status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "maximum of 1048576")) {
+			t.Errorf("gRPC size %d: got %d bytes, %v; want InvalidArgument naming the maximum and no byte", tc.size, n, err)
+		}
+		// HTTP
+		resp, err := http.Get(fmt.Sprintf("http://%s/bulk?size=%d&chunk=65536", info.HttpAddr, tc.size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if tc.ok && (resp.StatusCode != 200 || int64(len(body)) != tc.size) {
+			t.Errorf("HTTP size %d: got %d with %d bytes, want 200 with them all", tc.size, resp.StatusCode, len(body))
+		}
+		if !tc.ok && (resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "maximum")) {
+			t.Errorf("HTTP size %d: got %d %q, want 400 naming the maximum", tc.size, resp.StatusCode, body[:min(len(body), 200)])
+		}
+		// Raw TCP: the connection is closed without a byte.
+		conn, err := net.Dial("tcp", info.TcpAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req [bulk.TCPRequestLen]byte
+		bulk.EncodeTCPRequest(&req, tc.size, 64<<10)
+		if _, err := conn.Write(req[:]); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		got, err := io.Copy(io.Discard, io.LimitReader(conn, tc.size))
+		conn.Close()
+		if tc.ok && got != tc.size {
+			t.Errorf("raw TCP size %d: got %d bytes (%v), want them all", tc.size, got, err)
+		}
+		if !tc.ok && (got != 0 || err != nil) {
+			t.Errorf("raw TCP size %d: got %d bytes (%v), want the connection closed with none", tc.size, got, err)
+		}
+	}
+	// The default is bulk.MaxSize.
+	c, info = startBulk(ctx, t)
+	_, err := c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: bulk.MaxSize + 1, ChunkBytes: 64 << 10})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "64GiB") {
+		t.Errorf("sidechannel size MaxSize+1 at the default: %v, want InvalidArgument naming 64GiB", err)
+	}
+	resp, err := http.Get(fmt.Sprintf("http://%s/bulk?size=%d&chunk=65536", info.HttpAddr, int64(math.MaxInt64)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("HTTP size MaxInt64 at the default: %d, want 400", resp.StatusCode)
+	}
+}
+
+// A silent raw connection is closed after the read timeout, and no more
+// than the cap stay open.
+func TestBulkRawListenerLimits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	const timeout = 300 * time.Millisecond
+	_, info := startBulk(ctx, t, server.WithBulkReadTimeout(timeout), server.WithMaxBulkConns(2))
+
+	// closedWithin reports whether the server closes c within d.
+	closedWithin := func(c net.Conn, d time.Duration) bool {
+		_ = c.SetReadDeadline(time.Now().Add(d))
+		_, err := c.Read(make([]byte, 1))
+		var ne net.Error
+		return !(errors.As(err, &ne) && ne.Timeout())
+	}
+	dial := func(addr string) net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	start := time.Now()
+	a, b := dial(info.TcpAddr), dial(info.TcpAddr)
+	time.Sleep(50 * time.Millisecond) // both accepted
+	third := dial(info.SidechannelAddr)
+	if !closedWithin(third, 100*time.Millisecond) {
+		t.Error("a third raw connection past a cap of 2 stayed open, want it closed at once")
+	}
+	if closedWithin(a, 50*time.Millisecond) {
+		t.Fatalf("a silent connection was closed after %v, before the %v read timeout", time.Since(start), timeout)
+	}
+	if !closedWithin(a, 5*time.Second) || !closedWithin(b, time.Second) {
+		t.Errorf("silent connections still open %v after they connected, want them closed after %v", time.Since(start), timeout)
+	}
+	// Room again once they are gone: a request is served.
+	time.Sleep(50 * time.Millisecond)
+	c := dial(info.TcpAddr)
+	var req [bulk.TCPRequestLen]byte
+	bulk.EncodeTCPRequest(&req, 1000, 100)
+	if _, err := c.Write(req[:]); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := io.ReadFull(c, make([]byte, 1000)); err != nil {
+		t.Errorf("after the silent ones closed: read %d bytes, %v; want 1000", n, err)
+	}
+}
+
+func TestBulkOptionsRefuseNegatives(t *testing.T) {
+	for name, o := range map[string]server.BulkOption{
+		"size": server.WithMaxBulkSize(-1), "conns": server.WithMaxBulkConns(-1), "timeout": server.WithBulkReadTimeout(-time.Second),
+	} {
+		if _, err := server.NewBulk(o); !errors.Is(err, server.ErrBadOption) {
+			t.Errorf("NewBulk(negative %s) = %v, want ErrBadOption", name, err)
+		}
 	}
 }

@@ -140,3 +140,24 @@ func TestSweepWithDelay(t *testing.T) {
 		t.Errorf("validate: exit %d: %s", code, stderr)
 	}
 }
+
+func TestServeBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"certificate without key", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key"},
+		{"missing certificate", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", "/nonexistent/c.pem", "--tls-key", "/nonexistent/k.pem"}, "/nonexistent/c.pem"},
+		{"negative max bulk size", []string{"serve", "--listen", "127.0.0.1:0", "--max-bulk-size", "-1"}, "--max-bulk-size"},
+		{"negative bulk conns", []string{"serve", "--listen", "127.0.0.1:0", "--max-bulk-conns", "-1"}, "maximum bulk connections -1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runInProcess(tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("got exit %d and %q, want exit %d and a message naming %s", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}

@@ -3,15 +3,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/server"
 )
@@ -20,6 +23,11 @@ func newServeCmd() *cobra.Command {
 	var (
 		listen     string
 		o          server.Options
+		tlsCert    string
+		tlsKey     string
+		maxBulk    string
+		bulkConns  int
+		bulkRead   time.Duration
 		cpus       []int
 		impl       string
 		clientsDir string
@@ -32,11 +40,19 @@ gRPC project's benchmark clients can drive it as well as rpclab.
 
 The first line on stdout is "listening on ADDR". SIGINT or SIGTERM stops it.
 
+It has no authentication: keep it on loopback (the default), or give it
+--tls-cert and --tls-key. With TLS, the ping and bulk services are served on
+the one TLS port and the plaintext bulk listeners (grpc-tuned, raw TCP,
+HTTP, sidechannel) are not started. Every bulk request is refused above
+--max-bulk-size; the raw bulk listeners close connections silent for
+--bulk-read-timeout and hold at most --max-bulk-conns.
+
 With --impl cpp, rpclab builds (if needed) and becomes the C++ asynchronous
 completion-queue server of clients/cpp (the same wire; no bulk services);
 arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 		Example: `  rpclab serve --listen 127.0.0.1:50051
-  rpclab serve --listen :0 --cpus 1   # a free port, pinned to CPU 1
+  rpclab serve --listen 127.0.0.1:0 --cpus 1   # a free port, pinned to CPU 1
+  rpclab serve --listen :50051 --tls-cert cert.pem --tls-key key.pem
   rpclab serve --impl cpp --listen 127.0.0.1:50051 -- --num-cqs=2`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -64,15 +80,44 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 				}
 				runtime.GOMAXPROCS(len(cpus))
 			}
+			if tlsCert != "" || tlsKey != "" {
+				cfg, err := server.LoadTLS(tlsCert, tlsKey)
+				if errors.Is(err, server.ErrBadOption) {
+					return usageError{fmt.Errorf("--tls-cert and --tls-key: %w", err)}
+				} else if err != nil {
+					return usageError{fmt.Errorf("--tls-cert %s, --tls-key %s: %w", tlsCert, tlsKey, err)}
+				}
+				o.TLS = cfg
+			}
+			var bopts []server.BulkOption
+			if maxBulk != "" {
+				n, err := bulk.ParseBytes(maxBulk)
+				if err != nil {
+					return usageError{fmt.Errorf("--max-bulk-size: %w", err)}
+				}
+				bopts = append(bopts, server.WithMaxBulkSize(n))
+			}
+			bopts = append(bopts, server.WithMaxBulkConns(bulkConns), server.WithBulkReadTimeout(bulkRead))
 			lis, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
 			}
-			// The bulk transports listen beside it; clients learn their
-			// ports from BulkService.Info.
 			host, _, _ := net.SplitHostPort(lis.Addr().String())
-			b, err := server.StartBulk(cmd.Context(), host)
-			if err != nil {
+			if ip := net.ParseIP(host); o.TLS == nil && (ip == nil || !ip.IsLoopback()) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "rpclab: warning: serving %s without TLS or authentication to every host that can reach it\n", lis.Addr())
+			}
+			var b *server.Bulk
+			if o.TLS == nil {
+				// The bulk transports listen beside it; clients learn their
+				// ports from BulkService.Info.
+				b, err = server.StartBulk(cmd.Context(), host, bopts...)
+			} else {
+				b, err = server.NewBulk(bopts...) // the plaintext listeners stay off
+			}
+			if errors.Is(err, server.ErrBadOption) {
+				lis.Close()
+				return usageError{err}
+			} else if err != nil {
 				lis.Close()
 				return err
 			}
@@ -83,12 +128,17 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&listen, "listen", "127.0.0.1:50051", "address to listen on (\":0\" or \"127.0.0.1:0\" picks a free port)")
+	f.StringVar(&listen, "listen", "127.0.0.1:50051", "address to listen on (\"127.0.0.1:0\" picks a free port; a non-loopback address serves everyone, see --tls-cert)")
 	f.Uint32Var(&o.MaxConcurrentStreams, "max-concurrent-streams", 0, "streams allowed per connection (0: unlimited)")
 	f.Uint32Var(&o.NumStreamWorkers, "num-stream-workers", 0, "serve streams on this many fixed goroutines (0: a goroutine per stream)")
 	f.BoolVar(&o.SharedWriteBuffer, "shared-write-buffer", false, "release each connection's write buffer between flushes")
 	f.IntVar(&o.WriteBufferSize, "write-buffer", 0, "per-connection write buffer in bytes (0: grpc-go's 32 KiB)")
 	f.IntVar(&o.ReadBufferSize, "read-buffer", 0, "per-connection read buffer in bytes (0: grpc-go's 32 KiB)")
+	f.StringVar(&tlsCert, "tls-cert", "", "serve TLS with this PEM certificate (chain); needs --tls-key")
+	f.StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	f.StringVar(&maxBulk, "max-bulk-size", "", "largest bulk download one request may ask for (default 64GiB)")
+	f.IntVar(&bulkConns, "max-bulk-conns", 0, fmt.Sprintf("connections each raw bulk listener holds open at most (0: %d)", server.DefaultMaxBulkConns))
+	f.DurationVar(&bulkRead, "bulk-read-timeout", 0, fmt.Sprintf("close a raw TCP bulk connection that sends no request for this long (0: %v)", server.DefaultBulkReadTimeout))
 	f.IntSliceVar(&cpus, "cpus", nil, "pin the server to these CPUs and set GOMAXPROCS to their count")
 	f.StringVar(&impl, "impl", "go", "server implementation: go, or cpp (clients/cpp's async server, built on first use)")
 	f.StringVar(&clientsDir, "clients-dir", "", "with --impl cpp: the clients/ folder of an rpclab checkout (default: found above the working directory)")

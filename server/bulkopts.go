@@ -1,0 +1,82 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rpclab/rpclab/bulk"
+)
+
+// DefaultMaxBulkConns caps the connections the raw bulk listeners (raw TCP
+// and the sidechannel) hold open at once, and the HTTP listener's, when
+// WithMaxBulkConns is not given: far above what a bulk run opens (one per
+// stream and transport), far below a process's file descriptor limit.
+const DefaultMaxBulkConns = 256
+
+// DefaultBulkReadTimeout is how long the raw TCP listener waits for a
+// request (the first on a connection, or the next after a download) before
+// it closes the connection, when WithBulkReadTimeout is not given. A bulk
+// client sends its next request at once; a silent connection is a leak.
+const DefaultBulkReadTimeout = 30 * time.Second
+
+// BulkOption configures StartBulk.
+type BulkOption func(*bulkConfig) error
+
+type bulkConfig struct {
+	maxSize     int64
+	maxConns    int
+	readTimeout time.Duration
+}
+
+func defaultBulkConfig() bulkConfig {
+	return bulkConfig{maxSize: bulk.MaxSize, maxConns: DefaultMaxBulkConns, readTimeout: DefaultBulkReadTimeout}
+}
+
+// WithMaxBulkSize sets the most bytes one bulk request may ask for, on every
+// transport (default bulk.MaxSize, 64 GiB; 0 means the default). A larger
+// request is refused before a byte is sent (gRPC InvalidArgument, HTTP 400,
+// raw TCP and sidechannel: the connection is closed).
+func WithMaxBulkSize(n int64) BulkOption {
+	return func(c *bulkConfig) error {
+		if n < 0 {
+			return fmt.Errorf("%w: maximum bulk size %d is negative", ErrBadOption, n)
+		}
+		if n > 0 {
+			c.maxSize = n
+		}
+		return nil
+	}
+}
+
+// WithMaxBulkConns caps the connections each extra bulk listener holds
+// open (default DefaultMaxBulkConns; 0 means the default). Past it, the raw
+// TCP and sidechannel listeners close a new connection at once, and the
+// HTTP listener waits to accept it until one closes.
+func WithMaxBulkConns(n int) BulkOption {
+	return func(c *bulkConfig) error {
+		if n < 0 {
+			return fmt.Errorf("%w: maximum bulk connections %d is negative", ErrBadOption, n)
+		}
+		if n > 0 {
+			c.maxConns = n
+		}
+		return nil
+	}
+}
+
+// WithBulkReadTimeout sets how long the raw TCP listener waits for a
+// request before it closes the connection (default DefaultBulkReadTimeout;
+// 0 means the default).
+func WithBulkReadTimeout(d time.Duration) BulkOption {
+	return func(c *bulkConfig) error {
+		if d < 0 {
+			return fmt.Errorf("%w: bulk read timeout %v is negative", ErrBadOption, d)
+		}
+		if d > 0 {
+			c.readTimeout = d
+		}
+		return nil
+	}
+}
