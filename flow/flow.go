@@ -114,8 +114,9 @@ type Record struct {
 	SchemaVersion int    `json:"schema_version"`
 	Kind          string `json:"kind"` // "flow"
 	// Status is "ok" (every RPC ran), "truncated" (the budget ended the
-	// cell first, possibly before any RPC finished) or "failed" (an
-	// error; Error says which).
+	// cell first, possibly before any RPC finished), "interrupted" (the
+	// run was stopped during the cell; the RPCs measured until then are
+	// kept) or "failed" (an error; Error says which).
 	Status    string    `json:"status"`
 	Error     string    `json:"error,omitempty"`
 	StartedAt time.Time `json:"started_at"`
@@ -218,10 +219,14 @@ func Run(ctx context.Context, s *Spec, sink func(*Record) error, progress func(i
 			progress(i, len(cells), c)
 		}
 		rec := runCell(ctx, s, srv, c, payload[:c.Payload])
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if ctx.Err() != nil && rec.Status != result.StatusOK {
+			// Stopped inside the cell: what was measured is kept, marked.
+			rec.Status, rec.Error = result.StatusInterrupted, ctx.Err().Error()
 		}
 		if err := sink(rec); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
@@ -272,8 +277,8 @@ func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte)
 		err := cl.call(cctx, payload)
 		d := time.Since(t)
 		if err != nil {
-			if cctx.Err() != nil && ctx.Err() == nil {
-				break // the budget ended
+			if cctx.Err() != nil {
+				break // the budget ended, or the run was stopped (Run marks it)
 			}
 			return fail(fmt.Errorf("flow: RPC %d: %w", i+1, err))
 		}

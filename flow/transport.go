@@ -36,8 +36,12 @@ func startServers(s *Spec, maxPayload int64) (*servers, error) {
 	msg := grpc.MaxRecvMsgSize(int(maxPayload) + 1<<10)
 	srv := &servers{
 		dynamic: server.New(server.Options{}, msg),
+		// The Static options say what grpc-fixed means: these windows, BDP
+		// estimation off. In grpc-go v1.85.0 InitialWindowSize and
+		// InitialConnWindowSize turn it off too (both set
+		// staticWindowSize); the Static ones keep doing so by name.
 		fixed: server.New(server.Options{}, msg,
-			grpc.InitialWindowSize(s.FixedWindow), grpc.InitialConnWindowSize(s.FixedWindow)),
+			grpc.StaticStreamWindowSize(s.FixedWindow), grpc.StaticConnWindowSize(s.FixedWindow)),
 		lis: map[string]net.Listener{},
 	}
 	mux := http.NewServeMux()
@@ -91,7 +95,7 @@ func dial(ctx context.Context, transport, addr string, s *Spec) (client, error) 
 	case GRPCDynamic, GRPCFixed:
 		opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 		if transport == GRPCFixed {
-			opts = append(opts, grpc.WithInitialWindowSize(s.FixedWindow), grpc.WithInitialConnWindowSize(s.FixedWindow))
+			opts = append(opts, grpc.WithStaticStreamWindowSize(s.FixedWindow), grpc.WithStaticConnWindowSize(s.FixedWindow))
 		}
 		cc, err := grpc.NewClient(addr, opts...)
 		if err != nil {
