@@ -20,10 +20,12 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
 )
@@ -55,6 +57,23 @@ const FirstRPCs = 10
 
 // MaxPayload bounds one request.
 const MaxPayload = 1 << 30
+
+// ErrBadPayload is wrapped by Validate's error for a payload out of range.
+var ErrBadPayload = errors.New("flow: bad payload")
+
+// payloadString writes p as a user would have: decimal units when they
+// divide it ("10GB"), else binary ("64KiB").
+func payloadString(p int64) string {
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}} {
+		if p != 0 && p%u.m == 0 {
+			return strconv.FormatInt(p/u.m, 10) + u.s
+		}
+	}
+	return bulk.FormatBytes(p)
+}
 
 // Spec is a study: every transport x payload x RTT is one cell.
 type Spec struct {
@@ -98,7 +117,7 @@ func (s *Spec) Validate() error {
 	}
 	for _, p := range s.Payloads {
 		if p < 0 || p > MaxPayload {
-			return fmt.Errorf("flow: payload %d bytes is outside 0..%d", p, MaxPayload)
+			return fmt.Errorf("%w: %s (%d bytes) is outside 0..%s, the largest payload", ErrBadPayload, payloadString(p), p, bulk.FormatBytes(MaxPayload))
 		}
 	}
 	for _, r := range s.RTTs {

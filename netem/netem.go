@@ -41,19 +41,27 @@ type Link struct {
 }
 
 // Validate reports a negative or out-of-range field.
+// Its errors wrap ErrBadDelay, ErrBadJitter or ErrBadRate, so a caller can
+// name the setting.
 func (l Link) Validate() error {
 	switch {
 	case l.Delay < 0:
-		return fmt.Errorf("netem: negative delay %v", l.Delay)
+		return fmt.Errorf("%w: negative delay %v", ErrBadDelay, l.Delay)
 	case l.Jitter < 0:
-		return fmt.Errorf("netem: negative jitter %v", l.Jitter)
+		return fmt.Errorf("%w: negative jitter %v", ErrBadJitter, l.Jitter)
 	case l.RateBps < 0:
-		return fmt.Errorf("netem: negative rate %d bit/s", l.RateBps)
+		return fmt.Errorf("%w: negative rate %d bit/s", ErrBadRate, l.RateBps)
 	case l.RateBps > 0 && l.RateBps < 8:
-		return fmt.Errorf("netem: rate %d bit/s is below one byte per second", l.RateBps)
+		return fmt.Errorf("%w: rate %d bit/s is below one byte per second", ErrBadRate, l.RateBps)
 	}
 	return nil
 }
+
+// ErrBadDelay and ErrBadJitter are wrapped by Link.Validate's errors.
+var (
+	ErrBadDelay  = errors.New("netem: bad delay")
+	ErrBadJitter = errors.New("netem: bad jitter")
+)
 
 // IsZero reports whether the link adds nothing.
 func (l Link) IsZero() bool { return l == Link{} }
@@ -129,14 +137,17 @@ var ErrBadRate = errors.New("netem: bad rate")
 
 // ParseRate parses a bandwidth as tc(8) writes it: a number and a unit,
 // "100mbit", "1gbit", "2.5gbit", "10kbit", "500bit", or bytes per second
-// with "bps" ("125mbps" = 1gbit). A bare number is bits per second. "0"
-// means unlimited.
+// with "bps" ("125mbps" = 1gbit). A bare number is bits per second, from 1
+// Mbit/s up: a smaller bare number ("2000", read as 2 kbit/s, a link that
+// fails every RPC) is refused with a hint to write the unit ("2000bit" if
+// that is meant). "0" means unlimited.
 func ParseRate(s string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	mult := 1.0
+	unit := false
 	for _, u := range rateUnits {
 		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			t, mult, unit = strings.TrimSuffix(t, u.suffix), u.mult, true
 			break
 		}
 	}
@@ -152,6 +163,9 @@ func ParseRate(s string) (int64, error) {
 		return 0, fmt.Errorf("%w %q: below one byte per second", ErrBadRate, s)
 	case bps > math.MaxInt64/2:
 		return 0, fmt.Errorf("%w %q: too large", ErrBadRate, s)
+	case !unit && bps > 0 && bps < 1e6:
+		return 0, fmt.Errorf("%w %q: a number without a unit is bits per second, %s here, slower than any link rpclab studies; "+
+			"write the unit: %[2]smbit, %[2]skbit, or %[2]sbit if you mean it", ErrBadRate, s, FormatRate(int64(bps)))
 	}
 	return int64(bps), nil
 }

@@ -22,7 +22,10 @@ func TestParseRate(t *testing.T) {
 		{in: "64kbit", want: 64e3},
 		{in: "800bit", want: 800},
 		{in: "125mbps", want: 1e9}, // bytes per second, as tc(8)
-		{in: "1000", want: 1000},
+		{in: "1000000", want: 1e6},
+		{in: "2000bit", want: 2000},
+		{in: "1000", wantErr: true}, // bare and below 1 Mbit/s: a missing unit
+		{in: "2000", wantErr: true},
 		{in: "0", want: 0},
 		{in: " 10mbit ", want: 10e6},
 		{in: "1 gigabit", wantErr: true},

@@ -62,21 +62,32 @@ type SelfTestResult struct {
 
 const pingSize = 64
 
+// ErrBadSelfTest is wrapped by SelfTestConfig.Validate's errors.
+var ErrBadSelfTest = errors.New("netem: selftest")
+
+// Validate reports the first bad field of c.
+func (c SelfTestConfig) Validate() error {
+	if c.Pings < 1 {
+		return fmt.Errorf("%w: pings must be at least 1", ErrBadSelfTest)
+	}
+	if c.Budget <= 0 {
+		return fmt.Errorf("%w: budget must be positive", ErrBadSelfTest)
+	}
+	for _, r := range c.RTTs {
+		if r < 0 {
+			return fmt.Errorf("%w: negative RTT %v", ErrBadSelfTest, r)
+		}
+	}
+	return nil
+}
+
 // SelfTest measures the emulator against loopback: the round trip of a
 // 64-byte ping directly and through a Proxy at each RTT, and the CPU the
 // proxy spends per GiB. It runs in this process, so its figures include
 // the client and server it starts.
 func SelfTest(ctx context.Context, cfg SelfTestConfig) (*SelfTestResult, error) {
-	if cfg.Pings < 1 {
-		return nil, errors.New("netem: selftest: pings must be at least 1")
-	}
-	if cfg.Budget <= 0 {
-		return nil, errors.New("netem: selftest: budget must be positive")
-	}
-	for _, r := range cfg.RTTs {
-		if r < 0 {
-			return nil, fmt.Errorf("netem: selftest: negative RTT %v", r)
-		}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	echo, err := startEcho()
 	if err != nil {

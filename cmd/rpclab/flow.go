@@ -114,7 +114,9 @@ func parseFlow(spec *flow.Spec, payloads []string, rate string, window int) erro
 		return usageError{fmt.Errorf("--window: %d is outside 65535..2147483647", window)}
 	}
 	spec.FixedWindow = int32(window)
-	if err := spec.Validate(); err != nil {
+	if err := spec.Validate(); errors.Is(err, flow.ErrBadPayload) {
+		return usageError{fmt.Errorf("--payload: %w", err)}
+	} else if err != nil {
 		return usageError{err}
 	}
 	return nil

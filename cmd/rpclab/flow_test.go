@@ -18,6 +18,8 @@ func TestFlowBadFlags(t *testing.T) {
 		want string
 	}{
 		{"payload in words", []string{"flow", "--payload", "lots"}, "--payload"},
+		{"negative payload", []string{"flow", "--payload", "-1KB"}, `--payload: bulk: not a byte count: "-1KB" is negative`},
+		{"payload above the largest", []string{"flow", "--payload", "10GB"}, "--payload: flow: bad payload: 10GB (10000000000 bytes) is outside 0..1GiB, the largest payload"},
 		{"unknown transport", []string{"flow", "--transport", "smtp"}, "unknown transport"},
 		{"negative rtt", []string{"flow", "--rtt=-1ms"}, "negative RTT"},
 		{"bad rate", []string{"flow", "--rate", "1 gigabit"}, "--rate"},

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -66,8 +67,23 @@ func (nf *netemFlags) network(fs *pflag.FlagSet) (n netem.Network, ok bool, err 
 		}
 	}
 	n = netem.Network{Up: up, Down: down}
-	if err := n.Validate(); err != nil {
-		return n, ok, usageError{err}
+	for _, l := range []struct {
+		link   netem.Link
+		prefix string
+	}{{up, "--"}, {down, "--down-"}} {
+		err := l.link.Validate()
+		for _, f := range []struct {
+			sentinel error
+			name     string
+			val      string
+		}{{netem.ErrBadDelay, "delay", l.link.Delay.String()}, {netem.ErrBadJitter, "jitter", l.link.Jitter.String()}, {netem.ErrBadRate, "rate", netem.FormatRate(l.link.RateBps)}} {
+			if errors.Is(err, f.sentinel) {
+				return n, ok, usageError{fmt.Errorf("%s%s %s: %w", l.prefix, f.name, f.val, err)}
+			}
+		}
+		if err != nil {
+			return n, ok, usageError{err}
+		}
 	}
 	if nf.queue <= 0 {
 		return n, ok, usageError{fmt.Errorf("--netem-queue: %d bytes: must be positive", nf.queue)}
@@ -155,13 +171,21 @@ RTT minus the set RTT), then --bulk bytes sent to an echo server and back
 directly and through a 0-delay proxy, to give the proxy's CPU per GiB.`,
 		Example: `  rpclab netem selftest
   rpclab netem selftest --rtt 0,100us,1ms,16ms --pings 2000 --json selftest.json`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, a []string) error {
+			if err := cobra.NoArgs(cmd, a); err != nil {
+				return usageError{err} // a subcommand: main's wrapping covers only the top level
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b, err := bulk.ParseBytes(bulkStr)
 			if err != nil {
 				return usageError{fmt.Errorf("--bulk: %w", err)}
 			}
 			cfg.BulkBytes = b
+			if err := cfg.Validate(); err != nil {
+				return usageError{err}
+			}
 			res, err := netem.SelfTest(cmd.Context(), cfg)
 			if err != nil {
 				return err

@@ -24,8 +24,11 @@ func TestNetemBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"negative delay", []string{"netem", "--upstream", "127.0.0.1:1", "--delay=-1ms"}, "negative delay"},
-		{"negative down delay", []string{"netem", "--upstream", "127.0.0.1:1", "--down-delay=-1us"}, "negative delay"},
+		{"negative delay", []string{"netem", "--upstream", "127.0.0.1:1", "--delay=-1ms"}, "--delay -1ms: netem: bad delay: negative delay"},
+		{"negative down delay", []string{"netem", "--upstream", "127.0.0.1:1", "--down-delay=-1us"}, "--down-delay -1µs"},
+		{"negative jitter", []string{"netem", "--upstream", "127.0.0.1:1", "--jitter=-1us"}, "--jitter -1µs"},
+		{"rate without a unit", []string{"netem", "--upstream", "127.0.0.1:1", "--rate", "2000"}, "--rate: netem: bad rate \"2000\": a number without a unit is bits per second, 2kbit here"},
+		{"selftest extra argument", []string{"netem", "selftest", "extra"}, "unknown command"},
 		{"rate in words", []string{"netem", "--upstream", "127.0.0.1:1", "--rate", "1 gigabit"}, "--rate"},
 		{"no upstream", []string{"netem", "--delay", "1ms"}, "--upstream"},
 		{"upstream without port", []string{"netem", "--upstream", "localhost"}, "missing port"},
@@ -38,8 +41,8 @@ func TestNetemBadFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runInProcess(tc.args...)
-			if code == exitOK || !strings.Contains(stderr, tc.want) {
-				t.Errorf("got exit %d and %q, want an error naming %s", code, stderr, tc.want)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("got exit %d and %q, want exit %d and an error naming %s", code, stderr, exitUsage, tc.want)
 			}
 		})
 	}
