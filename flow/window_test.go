@@ -18,21 +18,21 @@ import (
 // grpc-fixed is held by its window: through rpclab's netem at an emulated
 // RTT, a 1 MiB request on 64 KiB windows needs about payload/window round
 // trips (the sender may have one window in flight per RTT). grpc-dynamic's
-// windows grow (BDP estimation): after the first requests it needs far
-// fewer. Removing the fixed window settings on either side, or turning BDP
+// windows grow (BDP estimation): after the first requests it needs under
+// half as many. Removing the fixed window settings on either side, or turning BDP
 // estimation off for grpc-dynamic, makes this fail.
 func TestWindowsHoldAndGrow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	const (
-		rtt     = 10 * time.Millisecond
+		rtt     = 40 * time.Millisecond // long beside the CPU a 1 MiB RPC costs, even under -race
 		payload = 1 << 20
 		window  = 64 << 10
 		trips   = payload / window // 16
 	)
 	s := &Spec{
 		Transports: []string{GRPCFixed, GRPCDynamic}, Payloads: []int64{payload}, RTTs: []time.Duration{rtt},
-		RPCs: 6, Budget: 20 * time.Second, FixedWindow: window,
+		RPCs: 5, Budget: 30 * time.Second, FixedWindow: window,
 	}
 	recs := map[string]*Record{}
 	if err := Run(ctx, s, func(r *Record) error { recs[r.Transport] = r; return nil }, nil); err != nil {
@@ -53,10 +53,10 @@ func TestWindowsHoldAndGrow(t *testing.T) {
 				i+1, time.Duration(d), floor, trips, rtt, window)
 		}
 	}
-	// Dynamic: after warm-up, under a third of those round trips, and
-	// faster than its own first RPC and than any fixed one.
+	// Dynamic: after warm-up, under half of those round trips, and
+	// faster than any fixed one.
 	warm := slices.Min(dyn.RPCNS[2:])
-	if limit := time.Duration(trips/3) * rtt; time.Duration(warm) > limit {
+	if limit := time.Duration(trips/2) * rtt; time.Duration(warm) > limit {
 		t.Errorf("grpc-dynamic's fastest RPC after warm-up took %v, want under %v: its windows did not grow", time.Duration(warm), limit)
 	}
 	if warm >= slices.Min(fixed.RPCNS) {
@@ -73,12 +73,12 @@ func TestWindowsHoldAndGrow(t *testing.T) {
 	}
 	defer srv.close()
 	for _, tr := range []string{GRPCFixed, GRPCDynamic} {
-		times := downloads(ctx, t, s, srv, tr, rtt, payload, 5)
+		times := downloads(ctx, t, s, srv, tr, rtt, payload, 4)
 		switch {
 		case tr == GRPCFixed && time.Duration(slices.Min(times)) < floor:
 			t.Errorf("grpc-fixed's client received 1 MiB in %v, want at least %v: its window did not hold", durations(times), floor)
-		case tr == GRPCDynamic && time.Duration(slices.Min(times[2:])) > time.Duration(trips/3)*rtt:
-			t.Errorf("grpc-dynamic's client received 1 MiB in %v, want under %v after warm-up", durations(times), time.Duration(trips/3)*rtt)
+		case tr == GRPCDynamic && time.Duration(slices.Min(times[2:])) > time.Duration(trips/2)*rtt:
+			t.Errorf("grpc-dynamic's client received 1 MiB in %v, want under %v after warm-up", durations(times), time.Duration(trips/2)*rtt)
 		}
 	}
 }
@@ -134,7 +134,7 @@ func TestRunKeepsTheInterruptedCell(t *testing.T) {
 		recs = append(recs, r)
 		return nil
 	}
-	// Stop once the cell has run a while (each RPC takes ~160 ms).
+	// Stop once the cell has run a while (each RPC takes ~160 ms at 10 ms RTT).
 	progress := func(int, int, Cell) { time.AfterFunc(700*time.Millisecond, stop) }
 	start := time.Now()
 	err := Run(rctx, s, sink, progress)
