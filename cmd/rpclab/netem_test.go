@@ -153,7 +153,8 @@ func TestServeBadFlags(t *testing.T) {
 		{"certificate without key", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", "c.pem"}, "--tls-cert and --tls-key"},
 		{"missing certificate", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", "/nonexistent/c.pem", "--tls-key", "/nonexistent/k.pem"}, "/nonexistent/c.pem"},
 		{"negative max bulk size", []string{"serve", "--listen", "127.0.0.1:0", "--max-bulk-size", "-1"}, "--max-bulk-size"},
-		{"negative bulk conns", []string{"serve", "--listen", "127.0.0.1:0", "--max-bulk-conns", "-1"}, "maximum bulk connections -1"},
+		{"negative bulk conns", []string{"serve", "--listen", "127.0.0.1:0", "--max-bulk-conns", "-1"}, "--max-bulk-conns: server: bad option: maximum bulk connections -1"},
+		{"negative bulk read timeout", []string{"serve", "--listen", "127.0.0.1:0", "--bulk-read-timeout", "-1s"}, "--bulk-read-timeout: server: bad option"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

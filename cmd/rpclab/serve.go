@@ -89,15 +89,28 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 				}
 				o.TLS = cfg
 			}
-			var bopts []server.BulkOption
+			var maxBulkBytes int64
 			if maxBulk != "" {
 				n, err := bulk.ParseBytes(maxBulk)
 				if err != nil {
 					return usageError{fmt.Errorf("--max-bulk-size: %w", err)}
 				}
-				bopts = append(bopts, server.WithMaxBulkSize(n))
+				maxBulkBytes = n
 			}
-			bopts = append(bopts, server.WithMaxBulkConns(bulkConns), server.WithBulkReadTimeout(bulkRead))
+			var bopts []server.BulkOption
+			for _, f := range []struct {
+				name string
+				opt  server.BulkOption
+			}{
+				{"--max-bulk-size", server.WithMaxBulkSize(maxBulkBytes)},
+				{"--max-bulk-conns", server.WithMaxBulkConns(bulkConns)},
+				{"--bulk-read-timeout", server.WithBulkReadTimeout(bulkRead)},
+			} {
+				if _, err := server.NewBulk(f.opt); err != nil { // each checked alone, to name its flag
+					return usageError{fmt.Errorf("%s: %w", f.name, err)}
+				}
+				bopts = append(bopts, f.opt)
+			}
 			lis, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
