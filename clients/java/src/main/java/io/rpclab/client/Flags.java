@@ -4,6 +4,7 @@ package io.rpclab.client;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** The flags of docs/clients.md, parsed and checked as rpclab's own sweep checks them. */
 final class Flags {
@@ -65,17 +66,22 @@ final class Flags {
   }
 
   static Flags parse(String[] args) throws UsageException {
+    return parse(args, System.getenv());
+  }
+
+  /** Parses args, with env standing for the process environment ($RPCLAB_JAVA_STUB, $RPCLAB_JAVA_JIT_WARMUP). */
+  static Flags parse(String[] args, Map<String, String> env) throws UsageException {
     Flags f = new Flags();
     String inflightList = null;
     Integer min = null;
     Integer max = null;
     Integer step = null;
     String connList = "shared,per-worker";
-    String stubEnv = System.getenv("RPCLAB_JAVA_STUB");
+    String stubEnv = env.get("RPCLAB_JAVA_STUB");
     if (stubEnv != null && !stubEnv.isBlank()) {
       f.stub = stubEnv.trim();
     }
-    String jitEnv = System.getenv("RPCLAB_JAVA_JIT_WARMUP");
+    String jitEnv = env.get("RPCLAB_JAVA_JIT_WARMUP");
     if (jitEnv != null && !jitEnv.isBlank()) {
       f.jitWarmupNs = GoDuration.parse("RPCLAB_JAVA_JIT_WARMUP", jitEnv);
     }
@@ -154,6 +160,7 @@ final class Flags {
     if (f.target.isEmpty()) {
       throw new UsageException("--target", "required (HOST:PORT)");
     }
+    checkTarget(f.target);
     if (inflightList != null && (min != null || max != null || step != null)) {
       throw new UsageException("--inflight", "give a list or --min-inflight/--max-inflight, not both");
     }
@@ -162,14 +169,18 @@ final class Flags {
         f.inflight.add(integer("--inflight", s));
       }
     } else if (min != null || max != null) {
+      // As rpclab sweep: the range needs its top; its bottom defaults to 1.
+      if (max == null) throw new UsageException("--min-inflight", "needs --max-inflight");
       int lo = min == null ? 1 : min;
-      int hi = max == null ? lo : max;
+      int hi = max;
       int st = step == null ? 1 : step;
       if (lo < 1) throw new UsageException("--min-inflight", "must be at least 1, got " + lo);
       if (hi < lo) throw new UsageException("--max-inflight", hi + " is below --min-inflight " + lo);
       if (st < 1) throw new UsageException("--step", "must be at least 1, got " + st);
       if (hi > MAX_INFLIGHT) throw new UsageException("--max-inflight", hi + " is above " + MAX_INFLIGHT);
       for (int n = lo; n <= hi; n += st) f.inflight.add(n);
+    } else if (step != null) {
+      throw new UsageException("--step", "needs --max-inflight (it is the step of the --min-inflight..--max-inflight range)");
     } else {
       f.inflight.addAll(List.of(1, 2, 4, 8, 16, 32));
     }
@@ -198,6 +209,37 @@ final class Flags {
     }
     if (f.jitWarmupNs < 0) throw new UsageException("--jit-warmup", "negative duration");
     return f;
+  }
+
+  /**
+   * Checks a HOST:PORT target up front: grpc-java would otherwise log an exception from its resolver
+   * thread and the step would wait out --dial-timeout. A URI target (dns:///..., unix:...) is left to
+   * grpc-java.
+   */
+  static void checkTarget(String t) throws UsageException {
+    if (t.matches("^[a-z][a-z0-9+.-]*:.*") && (t.contains(":/") || t.startsWith("unix:"))) {
+      return;
+    }
+    int c = t.lastIndexOf(':');
+    if (c < 0) {
+      throw new UsageException("--target", "\"" + t + "\" has no port (want HOST:PORT)");
+    }
+    String host = t.substring(0, c);
+    if (host.isEmpty()) {
+      throw new UsageException("--target", "\"" + t + "\" has no host (want HOST:PORT)");
+    }
+    if (host.contains(":") && !(host.startsWith("[") && host.endsWith("]"))) {
+      throw new UsageException("--target", "\"" + t + "\": write an IPv6 address in brackets ([::1]:PORT)");
+    }
+    int port;
+    try {
+      port = Integer.parseInt(t.substring(c + 1));
+    } catch (NumberFormatException e) {
+      port = -1;
+    }
+    if (port < 1 || port > 65535) {
+      throw new UsageException("--target", "\"" + t + "\": port \"" + t.substring(c + 1) + "\" is not in 1..65535");
+    }
   }
 
   static Conn conn(String s) throws UsageException {

@@ -21,7 +21,7 @@ public final class Main {
   /** Set once a signal asks the client to stop; read by every step. */
   static final AtomicBoolean stopping = new AtomicBoolean();
   /** Counted down on a signal, so sleeps end at once. */
-  static final CountDownLatch stopLatch = new CountDownLatch(1);
+  private static volatile CountDownLatch stopLatch = new CountDownLatch(1);
 
   private Main() {}
 
@@ -36,9 +36,7 @@ public final class Main {
     }
     Thread main = Thread.currentThread();
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      stopping.set(true);
-      stopLatch.countDown();
-      Step.cancelCurrent();
+      stop();
       try {
         main.join(2000); // let the running step write its record
       } catch (InterruptedException ignored) {
@@ -107,6 +105,19 @@ public final class Main {
       }
     }
     return failed > 0 ? 1 : 0;
+  }
+
+  /** What a signal does: every step stops, sleeps end, the running step's RPCs are cancelled. */
+  static void stop() {
+    stopping.set(true);
+    stopLatch.countDown();
+    Step.cancelCurrent();
+  }
+
+  /** Undoes stop() (for tests, which stop steps in one JVM). */
+  static void resetStop() {
+    stopLatch = new CountDownLatch(1);
+    stopping.set(false);
   }
 
   /** Sleeps up to ns nanoseconds; returns false if a signal asked to stop. */

@@ -4,6 +4,8 @@ package io.rpclab.client;
 
 import java.nio.ByteBuffer;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.Base64;
 import java.util.Locale;
 import java.util.zip.Deflater;
@@ -109,7 +111,7 @@ final class Record {
     if (!error.isEmpty()) {
       b.append(",\"error\":").append(str(error));
     }
-    b.append(",\"started_at\":").append(str(startedAt.toString()));
+    b.append(",\"started_at\":").append(str(rfc3339(startedAt)));
     b.append(",\"spec\":{\"target\":").append(str(f.target))
         .append(",\"rpc\":").append(str(rpc))
         .append(",\"conn_mode\":").append(str(conn.kind()))
@@ -146,6 +148,14 @@ final class Record {
         .append(",\"client_cpu_ns_per_rpc\":").append(num(cpuPerRpc))
         .append('}');
     return b.toString();
+  }
+
+  /** RFC 3339 in UTC with nanoseconds, always with a fraction (Instant.toString drops a zero one). */
+  private static final DateTimeFormatter RFC3339 =
+      DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSS'Z'", Locale.ROOT).withZone(ZoneOffset.UTC);
+
+  static String rfc3339(Instant t) {
+    return RFC3339.format(t);
   }
 
   static String num(double v) {

@@ -199,14 +199,8 @@ final class Step {
     if (!warmed) {
       return null; // stopped during the warm-up: nothing was measured
     }
-    Histogram h = new Histogram(1, Worker.HIGHEST, 3);
     long[] byCode = new long[Worker.CODES];
-    for (Worker w : workers) {
-      h.add(w.hist);
-      for (int c = 0; c < byCode.length; c++) {
-        byCode[c] += w.byCode[c];
-      }
-    }
+    Histogram h = merge(workers, byCode);
     rec.startedAt = started;
     rec.fill(h, byCode, elapsed, cpu);
     if (interrupted) {
@@ -214,6 +208,18 @@ final class Step {
       rec.error = "interrupted: the interval was cut short";
     }
     return rec;
+  }
+
+  /** Merges the workers' histograms into a new one and adds their counts per status code into byCode. */
+  static Histogram merge(Worker[] workers, long[] byCode) {
+    Histogram h = new Histogram(1, Worker.HIGHEST, 3);
+    for (Worker w : workers) {
+      h.add(w.hist);
+      for (int c = 0; c < byCode.length; c++) {
+        byCode[c] += w.byCode[c];
+      }
+    }
+    return h;
   }
 
   private static String seconds(long ns) {

@@ -82,7 +82,7 @@ final class Worker implements Runnable {
    * Records one finished RPC if it began and ended inside the measured interval and did not fail
    * because the step itself was cancelled.
    */
-  private void done(int began, long ns, Status.Code code) {
+  void done(int began, long ns, Status.Code code) {
     if (code != Status.Code.OK && ctx.isCancelled()) {
       return;
     }

@@ -1,0 +1,136 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package io.rpclab.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Main.run: the sweep's steps in order, one JSON line each, and its exit code. */
+class MainTest {
+  @AfterEach
+  void clearStop() {
+    Main.resetStop();
+  }
+
+  static List<JsonObject> lines(ByteArrayOutputStream out) {
+    List<JsonObject> recs = new ArrayList<>();
+    for (String l : out.toString(StandardCharsets.UTF_8).split("\n", -1)) {
+      if (!l.isEmpty()) {
+        recs.add(JsonParser.parseString(l).getAsJsonObject());
+      }
+    }
+    assertTrue(out.toString(StandardCharsets.UTF_8).endsWith("\n"), "each record ends its line");
+    return recs;
+  }
+
+  static String step(JsonObject r) {
+    JsonObject s = r.getAsJsonObject("spec");
+    return s.get("rpc").getAsString() + " " + s.get("conn_mode").getAsString() + " " + s.get("inflight").getAsInt();
+  }
+
+  @Test
+  void stepsRunInOrderRpcConnInflight() throws Exception {
+    try (TestServer srv = new TestServer()) {
+      Flags f = StepTest.flags(srv.target(), "--inflight", "1,2", "--conn", "shared,per-worker",
+          "--rpc", "unary,streaming", "--warmup", "0s", "--interval", "100ms");
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      int code = Main.run(f, out);
+      List<String> got = lines(out).stream().map(MainTest::step).toList();
+      assertEquals(List.of("unary shared 1", "unary shared 2", "unary per-worker 1", "unary per-worker 2",
+          "streaming shared 1", "streaming shared 2", "streaming per-worker 1", "streaming per-worker 2"), got);
+      boolean allOk = true;
+      for (JsonObject r : lines(out)) {
+        assertEquals("java", r.getAsJsonObject("env").get("language").getAsString());
+        allOk &= r.get("status").getAsString().equals("ok");
+      }
+      // (A loaded machine may leave a 100 ms step of a cold JVM with no RPC: then the exit code must say so.)
+      assertEquals(allOk ? 0 : 1, code, "exit code; records: " + out);
+      assertTrue(lines(out).stream().filter(r -> r.get("status").getAsString().equals("ok")).count() >= 4,
+          "most steps ok: " + out);
+    }
+  }
+
+  /** After a step that cannot connect, the rest are written as not run, at once; exit 1. */
+  @Test
+  void unreachableTargetSkipsTheRest() throws Exception {
+    String target = "127.0.0.1:" + StepTest.closedPort();
+    Flags f = StepTest.flags(target, "--inflight", "1,2", "--conn", "shared,pool:2", "--dial-timeout", "200ms");
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    long t0 = System.nanoTime();
+    assertEquals(1, Main.run(f, out));
+    long took = System.nanoTime() - t0;
+    List<JsonObject> recs = lines(out);
+    assertEquals(4, recs.size());
+    assertTrue(recs.get(0).get("error").getAsString().startsWith("target unreachable: no connection to " + target),
+        recs.get(0).toString());
+    for (JsonObject r : recs.subList(1, 4)) {
+      assertEquals("failed", r.get("status").getAsString());
+      assertEquals("target unreachable: not run: step 1 (shared unary inflight=1) could not connect",
+          r.get("error").getAsString());
+    }
+    assertEquals("pool 2", recs.get(3).getAsJsonObject("spec").get("conn_mode").getAsString() + " "
+        + recs.get(3).getAsJsonObject("spec").get("inflight").getAsInt());
+    assertTrue(took < 3_000_000_000L, "took " + took / 1e6 + " ms");
+  }
+
+  /** A failed step does not end the sweep; it makes the exit code 1. */
+  @Test
+  void failedStepsAreWrittenAndExitOne() throws Exception {
+    try (TestServer srv = new TestServer()) {
+      srv.failEvery = 1;
+      Flags f = StepTest.flags(srv.target(), "--inflight", "1,2", "--conn", "shared", "--warmup", "200ms",
+          "--interval", "500ms");
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      assertEquals(1, Main.run(f, out));
+      List<JsonObject> recs = lines(out);
+      assertEquals(2, recs.size());
+      long failed = 0;
+      for (JsonObject r : recs) {
+        assertEquals("failed", r.get("status").getAsString());
+        if (r.get("requests").getAsLong() > 0) { // (a cold JVM on a loaded machine may finish none)
+          assertEquals("every RPC failed (" + r.get("requests").getAsLong() + ")", r.get("error").getAsString());
+          failed += r.getAsJsonObject("errors").get("ResourceExhausted").getAsLong();
+        }
+      }
+      assertTrue(failed > 0, "failed RPCs counted: " + out);
+    }
+  }
+
+  /** A signal mid-sweep: the running step's interrupted record is written, no later step runs, exit 1. */
+  @Test
+  void stopEndsTheSweepKeepingTheRecord() throws Exception {
+    try (TestServer srv = new TestServer()) {
+      Flags f = StepTest.flags(srv.target(), "--inflight", "1,2,4", "--conn", "shared", "--warmup", "0s",
+          "--interval", "10m");
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      CompletableFuture<Integer> code = CompletableFuture.supplyAsync(() -> {
+        try {
+          return Main.run(f, out);
+        } catch (java.io.IOException e) {
+          throw new RuntimeException(e);
+        }
+      });
+      long end = System.nanoTime() + 30_000_000_000L;
+      while (srv.calls.get() < 100 && System.nanoTime() < end) {
+        Thread.sleep(5);
+      }
+      Main.stop();
+      assertEquals(1, code.get(5, TimeUnit.SECONDS));
+      List<JsonObject> recs = lines(out);
+      assertEquals(1, recs.size(), recs.toString());
+      assertEquals("interrupted", recs.get(0).get("status").getAsString());
+      assertTrue(recs.get(0).get("requests").getAsLong() > 0);
+    }
+  }
+}
