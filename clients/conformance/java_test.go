@@ -31,6 +31,17 @@ func init() { expectations["java"] = ownConnPerChannel }
 
 func TestJavaDirect(t *testing.T) { testDirect(t, "java") }
 
+// TestJavaUnit runs the Java client's own JUnit tests (flags, durations,
+// the record and its histogram, the worker merge, steps against a Netty
+// server on loopback) with Maven Surefire, fetching the test dependencies
+// from Maven Central like build.sh (RPCLAB_MVN_FLAGS=-o: from ~/.m2 only).
+func TestJavaUnit(t *testing.T) {
+	selected(t, "java")
+	build(t, "java")
+	args := append([]string{"-q", "-B", "-Dstyle.color=never"}, strings.Fields(os.Getenv("RPCLAB_MVN_FLAGS"))...)
+	unitTests(t, "java", "mvn", append(args, "test")...)
+}
+
 // TestJavaAsyncStub runs the Java client's second unary path (async stub,
 // calls chained in callbacks) through rpclab sweep: records must validate,
 // decode, and show the same connections per layout as the blocking stub.

@@ -5,11 +5,12 @@
 # the protos changed since the last build; quiet and quick when up to date.
 # Needs a JDK (17+) and Maven; dependencies come from Maven Central into
 # ~/.m2/repository (set RPCLAB_MVN_FLAGS=-o to build offline from that cache).
+# The unit tests (src/test, `mvn test`) run from clients/conformance TestJavaUnit.
 set -euo pipefail
 cd "$(dirname "$0")"
 stamp=target/.rpclab-built
 if [[ -f $stamp && -f target/classpath.txt ]] &&
-  [[ -z $(find pom.xml src ../../proto/grpc/testing -newer "$stamp" -print -quit) ]]; then
+  [[ -z $(find pom.xml src/main ../../proto/grpc/testing -newer "$stamp" -print -quit) ]]; then
   exit 0
 fi
 command -v mvn >/dev/null || { echo "clients/java/build.sh: mvn not found (apt-get install maven openjdk-17-jdk-headless)" >&2; exit 1; }

@@ -15,8 +15,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Main.run: the sweep's steps in order, one JSON line each, and its exit code. */
+@Timeout(120) // a hung step fails its test instead of the whole run
 class MainTest {
   @AfterEach
   void clearStop() {

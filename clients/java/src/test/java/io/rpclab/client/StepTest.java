@@ -23,8 +23,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Steps against a real grpc-java server on loopback. */
+@Timeout(120) // a hung step fails its test instead of the whole run
 class StepTest {
   @AfterEach
   void clearStop() {
@@ -264,6 +266,31 @@ class StepTest {
       assertEquals(0, errors(rec), "the step's own cancellation is not an error: " + rec);
       assertTrue(rec.get("duration_ns").getAsLong() < 60_000_000_000L, rec.toString());
       assertTrue(srv.drained());
+    }
+  }
+
+  /** A signal cancels the RPCs in flight: a step waiting on slow calls still ends at once. */
+  @Test
+  void stopCancelsTheCallsInFlight() throws Exception {
+    try (TestServer srv = new TestServer()) {
+      srv.delayMs = 20_000;
+      Flags f = flags(srv.target(), "--warmup", "0s", "--interval", "10m");
+      Flags.Conn shared = Flags.conn("shared");
+      CompletableFuture<Record> step = CompletableFuture.supplyAsync(
+          () -> new Step(f, RecordTest.ENV, "unary", shared, 2).run());
+      long end = System.nanoTime() + 30_000_000_000L;
+      while (srv.calls.get() < 2 && System.nanoTime() < end) {
+        Thread.sleep(5);
+      }
+      assertEquals(2, srv.calls.get(), "both workers' calls are in flight");
+      long t0 = System.nanoTime();
+      Main.stop();
+      Record r = step.get(10, TimeUnit.SECONDS);
+      long took = System.nanoTime() - t0;
+      assertTrue(took < 2_000_000_000L, "the step took " + took / 1e6 + " ms to stop with 20 s calls in flight");
+      JsonObject rec = RecordTest.json(r);
+      assertEquals("interrupted", rec.get("status").getAsString(), rec.toString());
+      assertEquals(0, rec.get("requests").getAsLong(), "cancelled calls are not counted: " + rec);
     }
   }
 
