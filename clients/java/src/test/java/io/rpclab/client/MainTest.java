@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,6 +24,11 @@ class MainTest {
   @AfterEach
   void clearStop() {
     Main.resetStop();
+  }
+
+  @BeforeAll
+  static void warmJvm() throws Exception {
+    StepTest.warmJvm();
   }
 
   static List<JsonObject> lines(ByteArrayOutputStream out) {
