@@ -20,6 +20,7 @@ import (
 
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
 )
@@ -149,7 +150,7 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 	deadline := time.Now().Add(o.Budget)
 	layouts := []loadgen.ConnMode{{Kind: loadgen.Shared}}
 	for _, n := range o.Pools {
-		layouts = append(layouts, loadgen.ConnMode{Kind: loadgen.Pooled, N: n, Pick: loadgen.RoundRobin})
+		layouts = append(layouts, loadgen.ConnMode{Kind: loadgen.Pooled, N: n, Pick: pool.RoundRobin})
 	}
 	// Spread the budget evenly over the layouts.
 	per := o.Budget / time.Duration(len(layouts))

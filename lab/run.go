@@ -129,16 +129,16 @@ func (r *runner) client(ctx context.Context, c Client) error {
 	if r.s.Server != "" {
 		spec.Server = r.s.Server
 	}
-	prog := loadgen.Progress{
-		Start: func(i, n int, st loadgen.Step) {
-			r.cur = &Event{Kind: StepStarted, I: i, N: n, Step: st, Client: c.Name}
+	prog := loadgen.Progress(func(ev loadgen.Event) {
+		switch ev.Kind {
+		case loadgen.StepStarted:
+			r.cur = &Event{Kind: StepStarted, I: ev.I, N: ev.N, Step: ev.Step, Client: c.Name}
 			r.s.cfg.progress(*r.cur)
-		},
-		End: func(i, n int, st loadgen.Step, rec *result.Record) {
+		case loadgen.StepEnded:
 			r.cur = nil
-			r.s.cfg.progress(Event{Kind: StepEnded, I: i, N: n, Step: st, Record: rec, Client: c.Name})
-		},
-	}
+			r.s.cfg.progress(Event{Kind: StepEnded, I: ev.I, N: ev.N, Step: ev.Step, Record: ev.Record, Client: c.Name})
+		}
+	})
 	err := c.Sweep(ctx, &spec, r.sink, prog)
 	if r.cur == nil || r.stopped || ctx.Err() == nil {
 		return err
@@ -217,7 +217,7 @@ func unmeasured(spec *loadgen.Spec, st loadgen.Step, c Client, cpus []int) *resu
 		StartedAt:     time.Now().UTC(),
 		Spec: result.Spec{
 			Target: spec.Target, RPC: st.RPC, ConnMode: string(st.Conn.Kind), ConnsRequested: st.Conn.Conns(st.Inflight),
-			Pick: string(st.Conn.Pick), Inflight: st.Inflight, PayloadBytes: spec.PayloadBytes,
+			Pick: st.Conn.PickName(), Inflight: st.Inflight, PayloadBytes: spec.PayloadBytes,
 			WarmupNS: int64(spec.Warmup), IntervalNS: int64(spec.Interval), LoadModel: model, Server: spec.Server,
 		},
 		Env:           result.Env{Language: c.Name, HostCPUs: runtime.NumCPU(), ClientCPUs: cpus, Hostname: host, OS: runtime.GOOS},

@@ -5,10 +5,7 @@ package loadgen
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,11 +13,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/internal/procstat"
-	"github.com/rpclab/rpclab/pool"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
@@ -42,7 +39,7 @@ type Options struct {
 	ClientCPUs []int
 }
 
-// phases of a step, read by every worker without a lock.
+// phases of a closed-loop step, read by every worker without a lock.
 const (
 	phaseWarmup int32 = iota
 	phaseMeasure
@@ -53,41 +50,52 @@ const (
 // until they are ready (at most spec.DialTimeout), runs step.Inflight workers
 // that each keep one RPC in flight for spec.Warmup then spec.Interval, and
 // returns the record of the interval. If ctx ends during the interval the
-// record covers what ran and has status "interrupted"; if it ends earlier,
-// RunStep returns ctx's error and no record.
+// record covers what ran and has status "interrupted" (or "failed" with
+// ctx's cause, see Sweep); if it ends earlier, RunStep returns ctx's error
+// and no record.
 func RunStep(ctx context.Context, spec *Spec, step Step, o Options) (*result.Record, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	rec, _, err := runStep(ctx, spec, step, o)
+	rec, _, err := runClosed(ctx, spec, step, Capped{}, o)
 	return rec, err
 }
 
-// runStep is RunStep; cause is the error of a failed set-up (nil otherwise).
-func runStep(ctx context.Context, spec *Spec, step Step, o Options) (rec *result.Record, cause, err error) {
-	rec = newRecord(spec, step, o)
-	pools, err := openLayout(spec.Target, step, o)
-	if err != nil {
-		return failed(rec, err), err, nil
+// Capped is a closed-loop step for rpclab doctor, aimed at a user's
+// service: step.Inflight workers each keep one call of Call (the ping when
+// nil) in flight, and together never exceed MaxRPS.
+type Capped struct {
+	// Call and Request replace the ping when set (see OpenSpec.Call).
+	Call    *anycall.Method
+	Request proto.Message
+	// MaxRPS caps the step's rate (0: no cap): each worker waits out its
+	// share, MaxRPS/Inflight, between calls.
+	MaxRPS float64
+}
+
+// RunCappedStep runs one closed-loop step under c's cap and returns its
+// record (load_model "closed"), as RunStep.
+func RunCappedStep(ctx context.Context, spec *Spec, step Step, c Capped, o Options) (*result.Record, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
 	}
-	defer func() {
-		for _, p := range pools {
-			_ = p.Close()
-		}
-	}()
-	dctx, cancel := context.WithTimeout(ctx, spec.DialTimeout)
-	for _, p := range pools {
-		if err = p.Connect(dctx); err != nil {
-			break
-		}
+	if c.MaxRPS < 0 {
+		return nil, usageErr(ErrMaxRPS, "negative rate %v", c.MaxRPS)
 	}
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		cause = fmt.Errorf("%w: no connection to %s within %v: %v", ErrUnreachable, spec.Target, spec.DialTimeout, err)
-		return failed(rec, cause), cause, nil
+	rec, _, err := runClosed(ctx, spec, step, c, o)
+	return rec, err
+}
+
+// runClosed runs a closed-loop step (see RunStep); cause is the error of a
+// failed set-up (nil otherwise).
+func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) (rec *result.Record, cause, err error) {
+	f, cause, err := openFrame(ctx, spec, step, o)
+	if f == nil || cause != nil {
+		return recOf(f), cause, err
+	}
+	defer f.close()
+	if c.Call != nil {
+		f.rec.Spec.Call = strings.TrimPrefix(c.Call.Path, "/")
 	}
 
 	runCtx, stop := context.WithCancel(ctx)
@@ -95,50 +103,45 @@ func runStep(ctx context.Context, spec *Spec, step Step, o Options) (rec *result
 	var phase atomic.Int32
 	recs := make([]*stats.Recorder, step.Inflight)
 	var wg sync.WaitGroup
-	body := make([]byte, spec.PayloadBytes)
+	req := pingRequest(spec.PayloadBytes, make([]byte, spec.PayloadBytes))
+	var gap time.Duration
+	if c.MaxRPS > 0 {
+		gap = time.Duration(float64(step.Inflight) * 1e9 / c.MaxRPS)
+	}
 	for i := range recs {
 		recs[i] = stats.NewRecorder()
-		w := &worker{
-			cc:      pools[i%len(pools)],
-			rec:     recs[i],
-			phase:   &phase,
-			timeout: spec.RPCTimeout,
-			req: &pb.SimpleRequest{
-				ResponseSize: int32(spec.PayloadBytes),
-				Payload:      &pb.Payload{Body: body},
-			},
+		cl := &caller{rec: recs[i], req: req, timeout: spec.RPCTimeout, call: c.Call, callReq: c.Request}
+		if c.Call != nil {
+			cl.callResp = c.Call.NewResponse()
 		}
+		cc := f.conns[i%len(f.conns)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if step.RPC == Streaming {
-				w.streaming(runCtx)
+			if step.RPC == Streaming && c.Call == nil {
+				cl.streaming(runCtx, cc, &phase)
 			} else {
-				w.unary(runCtx)
+				cl.closedLoop(runCtx, cc, &phase, gap)
 			}
 		}()
 	}
 
-	interrupted := false
-	endStep := func() {
+	if !sleepCtx(ctx, spec.Warmup) {
 		phase.Store(phaseDone)
 		stop()
 		wg.Wait()
-	}
-	if !sleepCtx(ctx, spec.Warmup) {
-		endStep()
 		return nil, nil, ctx.Err()
 	}
 	cpu0, _ := procstat.CPUTime(0)
 	start := time.Now()
 	phase.Store(phaseMeasure)
-	rec.StartedAt = start.UTC()
+	f.rec.StartedAt = start.UTC()
 
 	// Count the connections the OS sees half-way through the interval.
-	rec.ConnsObserved = -1
+	var interrupted bool
 	if sleepCtx(ctx, spec.Interval/2) {
-		if n, err := procstat.ConnsTo(0, hostPort(spec.Target)); err == nil {
-			rec.ConnsObserved = n
+		if n, err := procstat.ConnsTo(0, HostPort(spec.Target)); err == nil {
+			f.rec.ConnsObserved = n
 		}
 		interrupted = !sleepCtx(ctx, spec.Interval-time.Since(start))
 	} else {
@@ -149,213 +152,145 @@ func runStep(ctx context.Context, spec *Spec, step Step, o Options) (rec *result
 	cpu1, _ := procstat.CPUTime(0)
 	stop()
 	wg.Wait()
-
-	sum := stats.Merge(recs...)
-	fill(rec, sum, elapsed, cpu1-cpu0)
-	if interrupted {
-		rec.Status = result.StatusInterrupted
-		rec.Error = "interrupted: the interval was cut short"
-	}
-	return rec, nil, nil
+	return f.finish(ctx, stats.Merge(recs...), elapsed, cpu1-cpu0, interrupted), nil, nil
 }
 
-// worker keeps one RPC in flight at a time on cc.
-type worker struct {
-	cc      grpc.ClientConnInterface
+// recOf is f's record (nil without a frame).
+func recOf(f *frame) *result.Record {
+	if f == nil {
+		return nil
+	}
+	return f.rec
+}
+
+// caller makes RPCs one at a time and records them in its own recorder;
+// the closed loop's workers and the open loop's callers are callers.
+type caller struct {
 	rec     *stats.Recorder
-	phase   *atomic.Int32
-	timeout time.Duration
 	req     *pb.SimpleRequest
+	resp    pb.SimpleResponse
+	timeout time.Duration
+	// call, callReq and callResp replace the ping with any method.
+	call     *anycall.Method
+	callReq  proto.Message
+	callResp proto.Message
+	// msgs counts the replies of measured calls (server-streaming calls
+	// have any number).
+	msgs int64
+	last int
 }
 
-// done reports a finished RPC: it is recorded only if it both began and
-// ended inside the measured interval, and did not fail because the run
-// itself was stopped.
-func (w *worker) done(ctx context.Context, began int32, d time.Duration, err error) {
-	if err != nil && ctx.Err() != nil {
-		return
+func (c *caller) invoke(ctx context.Context, cc grpc.ClientConnInterface) error {
+	if c.call != nil {
+		n, err := c.call.Call(ctx, cc, c.callReq, c.callResp)
+		c.last = n
+		return err
 	}
-	if began == phaseMeasure && w.phase.Load() == phaseMeasure {
-		w.rec.Record(d, status.Code(err))
-	}
+	c.last = 1
+	return cc.Invoke(ctx, unaryMethod, c.req, &c.resp)
 }
 
-func (w *worker) unary(ctx context.Context) {
-	resp := &pb.SimpleResponse{}
+// invokeBy makes one RPC on cc that ends by deadline (none when zero): the
+// per-RPC timeout of every loop.
+func (c *caller) invokeBy(ctx context.Context, cc grpc.ClientConnInterface, deadline time.Time) error {
+	if deadline.IsZero() {
+		return c.invoke(ctx, cc)
+	}
+	cctx, cancel := context.WithDeadline(ctx, deadline)
+	err := c.invoke(cctx, cc)
+	cancel()
+	return err
+}
+
+// deadline is the per-RPC deadline of an RPC meant to start at t.
+func (c *caller) deadline(t time.Time) time.Time {
+	if c.timeout <= 0 {
+		return time.Time{}
+	}
+	return t.Add(c.timeout)
+}
+
+// closedLoop keeps one RPC in flight on cc, starting each at most every
+// gap (0: at once), until the phase is done or ctx ends. An RPC is
+// recorded only if it both began and ended inside the measured interval
+// and did not fail because the run itself was stopped.
+func (c *caller) closedLoop(ctx context.Context, cc grpc.ClientConnInterface, phase *atomic.Int32, gap time.Duration) {
+	var t *time.Timer
+	if gap > 0 {
+		t = time.NewTimer(time.Hour)
+		defer t.Stop()
+	}
+	next := time.Now()
 	for {
-		ph := w.phase.Load()
+		ph := phase.Load()
 		if ph == phaseDone || ctx.Err() != nil {
 			return
 		}
-		t0 := time.Now()
-		var err error
-		if w.timeout > 0 {
-			cctx, cancel := context.WithTimeout(ctx, w.timeout)
-			err = w.cc.Invoke(cctx, unaryMethod, w.req, resp)
-			cancel()
-		} else {
-			err = w.cc.Invoke(ctx, unaryMethod, w.req, resp)
+		if gap > 0 {
+			if w := time.Until(next); w > 0 {
+				t.Reset(w)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					return
+				}
+			}
+			next = next.Add(gap)
 		}
-		w.done(ctx, ph, time.Since(t0), err)
+		t0 := time.Now()
+		err := c.invokeBy(ctx, cc, c.deadline(t0))
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		if ph == phaseMeasure && phase.Load() == phaseMeasure {
+			c.rec.Record(time.Since(t0), status.Code(err))
+		}
 	}
 }
 
-func (w *worker) streaming(ctx context.Context) {
-	resp := &pb.SimpleResponse{}
-	for w.phase.Load() != phaseDone && ctx.Err() == nil {
-		ph := w.phase.Load()
+// streaming keeps one ping in flight on a bidi stream of cc, opening a new
+// stream when one breaks, and records as closedLoop does.
+func (c *caller) streaming(ctx context.Context, cc grpc.ClientConnInterface, phase *atomic.Int32) {
+	done := func(began int32, d time.Duration, err error) {
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		if began == phaseMeasure && phase.Load() == phaseMeasure {
+			c.rec.Record(d, status.Code(err))
+		}
+	}
+	for phase.Load() != phaseDone && ctx.Err() == nil {
+		ph := phase.Load()
 		t0 := time.Now()
-		s, err := w.cc.NewStream(ctx, &streamDesc, streamingMethod)
+		s, err := cc.NewStream(ctx, &streamDesc, streamingMethod)
 		if err != nil {
-			w.done(ctx, ph, time.Since(t0), err)
+			done(ph, time.Since(t0), err)
 			continue
 		}
 		for {
-			ph := w.phase.Load()
+			ph := phase.Load()
 			if ph == phaseDone || ctx.Err() != nil {
 				return
 			}
 			t0 := time.Now()
 			// SendMsg reports a broken stream as io.EOF; RecvMsg then
 			// returns the stream's status, so its error is the one kept.
-			_ = s.SendMsg(w.req)
-			err := s.RecvMsg(resp)
+			_ = s.SendMsg(c.req)
+			err := s.RecvMsg(&c.resp)
 			if err == nil {
-				w.done(ctx, ph, time.Since(t0), nil)
+				done(ph, time.Since(t0), nil)
 				continue
 			}
 			if errors.Is(err, io.EOF) {
 				err = status.Error(codes.Unavailable, "stream ended by the server")
 			}
-			w.done(ctx, ph, time.Since(t0), err)
+			done(ph, time.Since(t0), err)
 			break
 		}
 	}
 }
 
-func openLayout(target string, step Step, o Options) ([]*pool.Pool, error) {
-	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, o.DialOptions...)
-	var pools []*pool.Pool
-	policy := pool.RoundRobin
-	if step.Conn.Pick == LeastLoaded {
-		policy = pool.LeastLoaded
-	}
-	add := func(size int) error {
-		p, err := pool.New(target, pool.WithSize(size), pool.WithPolicy(policy), pool.WithDialOptions(dial...))
-		if err != nil {
-			return err
-		}
-		pools = append(pools, p)
-		return nil
-	}
-	var err error
-	switch step.Conn.Kind {
-	case Shared:
-		err = add(1)
-	case PerWorker:
-		for i := 0; i < step.Inflight && err == nil; i++ {
-			err = add(1)
-		}
-	case Pooled:
-		err = add(step.Conn.N)
-	default:
-		err = fmt.Errorf("unknown connection mode %q", step.Conn.Kind)
-	}
-	if err != nil {
-		for _, p := range pools {
-			_ = p.Close()
-		}
-		return nil, err
-	}
-	return pools, nil
-}
-
-func newRecord(spec *Spec, step Step, o Options) *result.Record {
-	host, _ := os.Hostname()
-	return &result.Record{
-		SchemaVersion: result.SchemaVersion,
-		Kind:          "ping",
-		Status:        result.StatusOK,
-		StartedAt:     time.Now().UTC(),
-		Spec: result.Spec{
-			Target:         spec.Target,
-			RPC:            step.RPC,
-			ConnMode:       step.Conn.Kind,
-			ConnsRequested: step.Conn.Conns(step.Inflight),
-			Pick:           step.Conn.Pick,
-			Inflight:       step.Inflight,
-			PayloadBytes:   spec.PayloadBytes,
-			WarmupNS:       int64(spec.Warmup),
-			IntervalNS:     int64(spec.Interval),
-			LoadModel:      "closed",
-			Server:         spec.Server,
-		},
-		Env: result.Env{
-			Language:       "go",
-			GRPCImpl:       "grpc-go",
-			GRPCVersion:    grpc.Version,
-			RuntimeVersion: runtime.Version(),
-			HostCPUs:       runtime.NumCPU(),
-			ClientCPUs:     o.ClientCPUs,
-			Hostname:       host,
-			OS:             runtime.GOOS,
-		},
-		Errors:        map[string]int64{},
-		ConnsObserved: -1,
-	}
-}
-
-func failed(rec *result.Record, err error) *result.Record {
-	rec.Status = result.StatusFailed
-	rec.Error = err.Error()
-	return rec
-}
-
-func fill(rec *result.Record, sum *stats.Summary, elapsed, cpu time.Duration) {
-	rec.Requests = sum.Total()
-	rec.Errors = sum.Errors()
-	rec.DurationNS = int64(elapsed)
-	if elapsed > 0 {
-		rec.ThroughputRPS = float64(sum.OK()) / elapsed.Seconds()
-	}
-	rec.Latency = stats.Quantiles(sum.Hist)
-	if h, err := stats.EncodeHistogram(sum.Hist); err == nil {
-		rec.HistogramHDR = h
-	}
-	rec.ClientCPUNS = int64(cpu)
-	if rec.Requests > 0 {
-		rec.ClientCPUNSPerRPC = float64(cpu) / float64(rec.Requests)
-	}
-	if sum.OK() == 0 {
-		rec.Status = result.StatusFailed
-		switch {
-		case rec.Requests == 0:
-			rec.Error = "no RPC completed in the interval"
-		default:
-			rec.Error = fmt.Sprintf("every RPC failed (%d)", rec.Requests)
-		}
-	}
-}
-
-// hostPort strips a "scheme:///" prefix from a target.
-func hostPort(target string) string {
-	if i := strings.Index(target, ":///"); i >= 0 {
-		return target[i+4:]
-	}
-	return target
-}
-
-// sleepCtx sleeps for d; it returns false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+// pingRequest is the BenchmarkService request asking for n bytes back.
+func pingRequest(n int, body []byte) *pb.SimpleRequest {
+	return &pb.SimpleRequest{ResponseSize: int32(n), Payload: &pb.Payload{Body: body}}
 }

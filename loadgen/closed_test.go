@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpclab/rpclab/pool"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -55,7 +57,7 @@ func TestSweepCountsRealConnections(t *testing.T) {
 	spec.RPCs = []string{Unary, Streaming}
 	spec.Inflight = []int{1, 4}
 	spec.PayloadBytes = 100
-	spec.Conns = []ConnMode{{Kind: Shared}, {Kind: PerWorker}, {Kind: Pooled, N: 2, Pick: RoundRobin}}
+	spec.Conns = []ConnMode{{Kind: Shared}, {Kind: PerWorker}, {Kind: Pooled, N: 2, Pick: pool.RoundRobin}}
 	var recs []*result.Record
 	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error {
 		recs = append(recs, r)
@@ -64,7 +66,7 @@ func TestSweepCountsRealConnections(t *testing.T) {
 			return err
 		}
 		return result.Validate(b)
-	}, Progress{})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +74,8 @@ func TestSweepCountsRealConnections(t *testing.T) {
 		t.Fatalf("got %d records, want %d", got, want)
 	}
 	for _, r := range recs {
-		want := map[string]int{Shared: 1, PerWorker: r.Spec.Inflight, Pooled: 2}[r.Spec.ConnMode]
-		if r.Spec.ConnMode == Pooled && r.Spec.Inflight == 1 {
+		want := map[ConnKind]int{Shared: 1, PerWorker: r.Spec.Inflight, Pooled: 2}[ConnKind(r.Spec.ConnMode)]
+		if ConnKind(r.Spec.ConnMode) == Pooled && r.Spec.Inflight == 1 {
 			// One worker on a round-robin pool of 2 touches both connections.
 			want = 2
 		}
@@ -118,8 +120,10 @@ func TestErrorsCountedByCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != result.StatusOK {
-		t.Errorf("status %q, want ok (some RPCs succeed)", rec.Status)
+	// Half the RPCs fail, far above MaxErrorShare: the step is failed,
+	// and its figures are kept (issue 16).
+	if rec.Status != result.StatusFailed || !strings.Contains(rec.Error, "ResourceExhausted") || rec.ThroughputRPS <= 0 {
+		t.Errorf("status %q (%s), throughput %v; want failed naming ResourceExhausted, figures kept", rec.Status, rec.Error, rec.ThroughputRPS)
 	}
 	nerr := rec.Errors["ResourceExhausted"]
 	if nerr == 0 || len(rec.Errors) != 1 {
@@ -141,7 +145,7 @@ func TestEveryRPCFailingMarksStepFailed(t *testing.T) {
 			t.Errorf("got status %q errors %v, want failed with PermissionDenied", r.Status, r.Errors)
 		}
 		return nil
-	}, Progress{})
+	}, nil)
 	if err == nil {
 		t.Error("Sweep = nil error, want one for the failed step")
 	}
@@ -160,7 +164,7 @@ func TestUnreachableTargetFailsFastAndSkipsTheRest(t *testing.T) {
 	spec.DialTimeout = 500 * time.Millisecond
 	var recs []*result.Record
 	start := time.Now()
-	err = Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, Progress{})
+	err = Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 	if err == nil {
 		t.Fatal("Sweep = nil error, want an error")
 	}
@@ -190,11 +194,11 @@ func TestServerDiesMidSweep(t *testing.T) {
 	spec.Interval = time.Second
 	spec.DialTimeout = 500 * time.Millisecond
 	var recs []*result.Record
-	prog := Progress{Start: func(i, n int, st Step) {
-		if i == 0 {
+	prog := Progress(func(ev Event) {
+		if ev.Kind == StepStarted && ev.I == 0 {
 			time.AfterFunc(spec.Warmup+spec.Interval/4, s.Stop)
 		}
-	}}
+	})
 	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, prog)
 	if err == nil {
 		t.Fatal("Sweep = nil error, want an error")
@@ -220,7 +224,7 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 	time.AfterFunc(spec.Warmup+time.Second, cancel)
 	var recs []*result.Record
 	start := time.Now()
-	err := Sweep(ctx, spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, Progress{})
+	err := Sweep(ctx, spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Sweep = %v, want context.Canceled", err)
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/internal/procstat"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
 	"github.com/rpclab/rpclab/verdict"
@@ -51,10 +50,11 @@ type OpenSpec struct {
 	// milliseconds). The record says which ran ("timer" where nanosleep
 	// is not available).
 	Pacing string
-	// MaxOutstanding bounds the RPCs in flight (default
-	// DefaultMaxOutstanding). When the schedule needs more, the next send
-	// waits for one to end: its latency still counts from its intended
-	// time, and the wait is counted in the record's max_outstanding_hits.
+	// MaxOutstanding bounds the RPCs in flight, 1..100000 (rpclab's
+	// default is DefaultMaxOutstanding; 0 is an error, not a default).
+	// When the schedule needs more, the next send waits for one to end:
+	// its latency still counts from its intended time, and the wait is
+	// counted in the record's max_outstanding_hits.
 	MaxOutstanding int
 	// SLO, if set, is the objective each rate is checked against; a
 	// layout's sweep stops at the first rate that misses it.
@@ -84,33 +84,26 @@ func (o *OpenSpec) pacing() string {
 // Validate checks o and returns a *UsageError naming the flag at fault.
 func (o *OpenSpec) Validate() error {
 	if len(o.Rates) == 0 {
-		return usageErr("--rps", "no rate given")
+		return usageErr(ErrRate, "no rate given")
 	}
 	for _, r := range o.Rates {
 		if !(r > 0) || math.IsInf(r, 0) {
-			return usageErr("--rps", "%v is not a positive number of RPCs per second", r)
+			return usageErr(ErrRate, "%v is not a positive number of RPCs per second", r)
 		}
 	}
 	if _, err := NewPacer(o.Arrival, 1, 0); err != nil {
 		return err
 	}
 	if o.Pacing != "" && o.Pacing != TimerPacing && o.Pacing != PrecisePacing {
-		return usageErr("--pacing", "unknown pacing %q (want %s or %s)", o.Pacing, TimerPacing, PrecisePacing)
+		return usageErr(ErrPacing, "unknown pacing %q (want %s or %s)", o.Pacing, TimerPacing, PrecisePacing)
 	}
-	if o.MaxOutstanding < 0 || o.MaxOutstanding > 100000 {
-		return usageErr("--max-outstanding", "%d is outside 1..100000", o.MaxOutstanding)
+	if o.MaxOutstanding < 1 || o.MaxOutstanding > 100000 {
+		return usageErr(ErrMaxOutstanding, "%d is outside 1..100000", o.MaxOutstanding)
 	}
 	if o.Drain < 0 {
-		return usageErr("--drain", "negative duration %v", o.Drain)
+		return usageErr(ErrDrain, "negative duration %v", o.Drain)
 	}
 	return nil
-}
-
-func (o *OpenSpec) maxOutstanding() int {
-	if o.MaxOutstanding == 0 {
-		return DefaultMaxOutstanding
-	}
-	return o.MaxOutstanding
 }
 
 // SweepOpen runs every step of spec once per rate of open, rates ascending,
@@ -126,7 +119,7 @@ func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink f
 	}
 	for _, r := range spec.RPCs {
 		if r != Unary {
-			return nil, usageErr("--rpc", "the open loop sends unary RPCs only, got %q", r)
+			return nil, usageErr(ErrRPC, "the open loop sends unary RPCs only, got %q", r)
 		}
 	}
 	rates := slices.Clone(open.Rates)
@@ -138,12 +131,10 @@ func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink f
 	for _, st := range steps {
 		res := verdict.SLOResult{Conn: st.Conn.String(), RPC: st.RPC, Inflight: st.Inflight}
 		for _, rate := range rates {
-			if prog.Start != nil {
-				prog.Start(i, n, st)
-			}
+			prog.Started(i, n, st)
 			rec, cause, err := runOpenStep(ctx, spec, st, &open, rate, o)
 			if err != nil {
-				return out, err
+				return out, stopped(ctx, err)
 			}
 			if rec.Status == result.StatusFailed {
 				failedSteps++
@@ -151,12 +142,10 @@ func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink f
 			if err := sink(rec); err != nil {
 				return out, err
 			}
-			if prog.End != nil {
-				prog.End(i, n, st, rec)
-			}
+			prog.Ended(i, n, st, rec)
 			i++
-			if rec.Status == result.StatusInterrupted {
-				return out, ctx.Err()
+			if ctx.Err() != nil {
+				return out, stopped(ctx, ctx.Err())
 			}
 			if cause != nil {
 				return out, cause
@@ -191,272 +180,221 @@ func RunOpenStep(ctx context.Context, spec *Spec, step Step, open OpenSpec, rate
 	return rec, err
 }
 
-// job is one scheduled send: when it was meant to go, on which connection,
-// and whether it falls in the measured interval. Jobs travel by value.
-type job struct {
-	intended time.Time
-	conn     int
-	measured bool
-}
+// MaxUnsentShare is the share of an open-loop step's scheduled sends that
+// may go unmade (the client could not keep up) while the step stays "ok":
+// above it the step is "overloaded". 1%: a client that keeps up misses at
+// most the few sends due in the last moment of the interval.
+const MaxUnsentShare = 0.01
 
 // runOpenStep opens the step's layout, then sends unary RPCs on the
 // pacer's schedule for spec.Warmup+spec.Interval, whatever the replies.
 // One scheduler goroutine hands each send to an idle caller goroutine,
 // starting a new one when none is idle, up to MaxOutstanding; beyond that
-// the send waits and the wait is counted. Latency counts from the intended
-// send time; the scheduler records the schedule lag (handed-off minus
-// intended). Only sends intended inside the interval are recorded.
+// the send waits and the wait is counted. The step ends at the interval's
+// end on the clock: sends due but not made by then are counted as unsent,
+// and RPCs still in flight get the drain, then are cut off. Latency counts
+// from the intended send time; the scheduler records the schedule lag
+// (handed-off minus intended). Only sends intended inside the interval are
+// recorded.
 func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rate float64, o Options) (rec *result.Record, cause, err error) {
-	rec = newRecord(spec, step, o)
-	rec.Spec.LoadModel = "open"
-	rec.Spec.RateRPS = rate
-	rec.Spec.Arrival = open.Arrival
-	if rec.Spec.Arrival == "" {
-		rec.Spec.Arrival = Constant
-	}
-	rec.Spec.Pacing = open.pacing()
-	if open.Call != nil {
-		rec.Spec.Call = strings.TrimPrefix(open.Call.Path, "/")
-	}
-	maxOut := open.maxOutstanding()
-	rec.Spec.MaxOutstanding = maxOut
 	pacer, err := NewPacer(open.Arrival, rate, open.Seed+1)
 	if err != nil {
 		return nil, nil, err
 	}
-	pools, err := openLayout(spec.Target, step, o)
-	if err != nil {
-		return failed(rec, err), err, nil
+	f, cause, err := openFrame(ctx, spec, step, o)
+	if f != nil {
+		open.describe(f.rec, rate)
 	}
-	defer func() {
-		for _, p := range pools {
-			_ = p.Close()
-		}
-	}()
-	dctx, cancel := context.WithTimeout(ctx, spec.DialTimeout)
-	for _, p := range pools {
-		if err = p.Connect(dctx); err != nil {
-			break
-		}
+	if f == nil || cause != nil {
+		return recOf(f), cause, err
 	}
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		cause = fmt.Errorf("%w: no connection to %s within %v: %v", ErrUnreachable, spec.Target, spec.DialTimeout, err)
-		return failed(rec, cause), cause, nil
-	}
-	conns := make([]grpc.ClientConnInterface, len(pools))
-	for i, p := range pools {
-		conns[i] = p
-	}
+	defer f.close()
 
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	body := make([]byte, spec.PayloadBytes)
-	req := pingRequest(spec.PayloadBytes, body)
-	jobs := make(chan job) // unbuffered: a send succeeds only when a caller is idle
-	var wg sync.WaitGroup
-	var callers []*stats.Recorder
-	var cls []*caller
-	spawn := func(first job) {
-		r := stats.NewRecorder()
-		callers = append(callers, r)
-		c := &caller{conns: conns, rec: r, req: req, timeout: spec.RPCTimeout, call: open.Call, callReq: open.Request}
-		if c.call != nil {
-			c.callResp = c.call.NewResponse()
-		}
-		cls = append(cls, c)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c.do(runCtx, ctx, first)
-			for j := range jobs {
-				c.do(runCtx, ctx, j)
-			}
-		}()
+	d := newDispatcher(ctx, f.conns, spec, open)
+	defer d.cancel()
+	sched := &scheduler{
+		pacer: pacer, clock: wallClock(open.pacing()),
+		warmup: spec.Warmup, end: spec.Warmup + spec.Interval, conns: len(f.conns),
+		hand: d.hand, handWait: d.handWait,
 	}
-
-	lag := stats.NewRecorder()
-	var hits int64
-	var sent int64
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	end := spec.Warmup + spec.Interval
-	start := time.Now()
-	measureAt := start.Add(spec.Warmup)
 	var cpu0 time.Duration
 	cpuTaken := false
-	rec.ConnsObserved = -1
+	sched.onMeasure = func(at time.Time) {
+		cpu0, _ = procstat.CPUTime(0)
+		cpuTaken = true
+		f.rec.StartedAt = at.UTC()
+	}
 	connsDone := make(chan int, 1)
 	go func() {
 		n := -1
-		if sleepCtx(runCtx, spec.Warmup+spec.Interval/2) {
-			if v, err := procstat.ConnsTo(0, hostPort(spec.Target)); err == nil {
+		if sleepCtx(d.runCtx, spec.Warmup+spec.Interval/2) {
+			if v, err := procstat.ConnsTo(0, HostPort(spec.Target)); err == nil {
 				n = v
 			}
 		}
 		connsDone <- n
 	}()
-	interrupted := false
-	next := 0
-	waitUntil := func(ctx context.Context, at time.Time) bool {
-		if wait := time.Until(at); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return false
-			}
-		}
-		return true
-	}
-	if open.pacing() == PrecisePacing {
-		waitUntil = precisePacing(waitUntil)
-	}
-schedule:
-	for {
-		off := pacer.Next()
-		if off >= end {
-			break
-		}
-		at := start.Add(off)
-		if !waitUntil(ctx, at) {
-			interrupted = true
-			break schedule
-		}
-		measured := off >= spec.Warmup
-		if measured && !cpuTaken {
-			cpu0, _ = procstat.CPUTime(0)
-			cpuTaken = true
-			rec.StartedAt = at.UTC()
-		}
-		j := job{intended: at, conn: next, measured: measured}
-		next++
-		if next == len(conns) {
-			next = 0
-		}
-		select {
-		case jobs <- j:
-		default:
-			if len(callers) < maxOut {
-				spawn(j)
-				break
-			}
-			if measured {
-				hits++
-			}
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				interrupted = true
-				break schedule
-			}
-		}
-		if measured {
-			sent++
-			lag.Record(time.Since(at), codes.OK)
-		}
-	}
-	// The interval ends on the clock, not at the last send.
-	if !interrupted && !sleepCtx(ctx, time.Until(start.Add(end))) {
-		interrupted = true
-	}
-	elapsed := time.Since(measureAt)
-	if !interrupted {
-		elapsed = spec.Interval
-	}
-	cpu1, _ := procstat.CPUTime(0)
-	close(jobs)
-	drain := open.Drain
-	if drain == 0 {
-		drain = max(2*time.Second, spec.RPCTimeout)
-	}
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	dt := time.NewTimer(drain)
-	select {
-	case <-finished:
-	case <-dt.C:
-		stop() // callers record what is cut off as DeadlineExceeded
-		<-finished
-	case <-ctx.Done():
-		interrupted = true
-		<-finished
-	}
-	dt.Stop()
-	stop()
-	rec.ConnsObserved = <-connsDone
 
-	sum := stats.Merge(callers...)
-	fill(rec, sum, elapsed, cpu1-cpu0)
+	start := time.Now()
+	sr := sched.run(ctx, start)
+	elapsed := max(sr.stopped.Sub(start.Add(spec.Warmup)), 0)
+	cpu1, _ := procstat.CPUTime(0)
+	if !d.drain(open.drain(spec)) {
+		sr.interrupted = true
+	}
+	d.cancel()
+	f.rec.ConnsObserved = <-connsDone
+
+	rec = f.finish(ctx, stats.Merge(d.recs...), elapsed, cpu1-cpu0, sr.interrupted)
 	if !cpuTaken {
 		rec.ClientCPUNS, rec.ClientCPUNSPerRPC = 0, 0
 	}
-	ls := stats.Merge(lag)
-	q := stats.Quantiles(ls.Hist)
+	q := stats.Quantiles(stats.Merge(sr.lag).Hist)
 	rec.ScheduleLag = &q
-	if h, err := stats.EncodeHistogram(ls.Hist); err == nil {
+	if h, err := stats.EncodeHistogram(stats.Merge(sr.lag).Hist); err == nil {
 		rec.ScheduleLagHDR = h
 	}
 	if open.Call != nil && open.Call.ServerStreaming() {
 		var msgs int64
-		for _, c := range cls {
+		for _, c := range d.callers {
 			msgs += c.msgs
 		}
 		rec.Messages = &msgs
 	}
-	rec.MaxOutstandingHits = &hits
-	rec.Sent = &sent
-	peak := int64(len(callers))
+	rec.MaxOutstandingHits = &sr.hits
+	rec.Sent = &sr.sent
+	rec.Unsent = &sr.unsent
+	peak := int64(len(d.callers))
 	rec.PeakOutstanding = &peak
-	if interrupted {
-		rec.Status = result.StatusInterrupted
-		rec.Error = "interrupted: the interval was cut short"
+	if due := sr.sent + sr.unsent; rec.Status == result.StatusOK && float64(sr.unsent) > MaxUnsentShare*float64(due) {
+		rec.Status = result.StatusOverloaded
+		rec.Error = fmt.Sprintf("overloaded: %d of the %d sends due in the interval were not made by its end (more than %g%%): the client could not keep up",
+			sr.unsent, due, 100*MaxUnsentShare)
 	}
 	return rec, nil, nil
 }
 
-// caller makes the RPCs handed to it, one at a time; it owns its recorder.
-type caller struct {
-	conns   []grpc.ClientConnInterface
-	rec     *stats.Recorder
-	req     *pb.SimpleRequest
-	resp    pb.SimpleResponse
-	timeout time.Duration
-	// call, callReq and callResp replace the ping with any method.
-	call     *anycall.Method
-	callReq  proto.Message
-	callResp proto.Message
-	// msgs counts the replies of measured calls (server-streaming calls
-	// have any number).
-	msgs int64
-	last int
-}
-
-func (c *caller) invoke(ctx context.Context, cc grpc.ClientConnInterface) error {
-	if c.call != nil {
-		n, err := c.call.Call(ctx, cc, c.callReq, c.callResp)
-		c.last = n
-		return err
+// describe writes the open loop's settings into rec's spec.
+func (o *OpenSpec) describe(rec *result.Record, rate float64) {
+	rec.Spec.LoadModel = "open"
+	rec.Spec.RateRPS = rate
+	rec.Spec.Arrival = o.Arrival
+	if rec.Spec.Arrival == "" {
+		rec.Spec.Arrival = Constant
 	}
-	c.last = 1
-	return cc.Invoke(ctx, unaryMethod, c.req, &c.resp)
+	rec.Spec.Pacing = o.pacing()
+	if o.Call != nil {
+		rec.Spec.Call = strings.TrimPrefix(o.Call.Path, "/")
+	}
+	rec.Spec.MaxOutstanding = o.MaxOutstanding
 }
 
-// do makes j's RPC under runCtx (ended by the drain) and records it if
+// drain is how long RPCs in flight at the interval's end are waited for.
+func (o *OpenSpec) drain(spec *Spec) time.Duration {
+	if o.Drain > 0 {
+		return o.Drain
+	}
+	return max(2*time.Second, spec.RPCTimeout)
+}
+
+// dispatcher hands the scheduler's sends to caller goroutines, starting
+// one when none is idle, up to MaxOutstanding. Each caller owns its
+// recorder; they are merged after the step.
+type dispatcher struct {
+	// runCtx is parent until the drain ends it (cancel).
+	runCtx, parent context.Context
+	cancel         context.CancelFunc
+	conns          []grpc.ClientConnInterface
+	spec           *Spec
+	open           *OpenSpec
+	body           []byte
+	jobs           chan job // unbuffered: a send succeeds only when a caller is idle
+	wg             sync.WaitGroup
+	callers        []*caller
+	recs           []*stats.Recorder
+	wait           *time.Timer
+}
+
+func newDispatcher(parent context.Context, conns []grpc.ClientConnInterface, spec *Spec, open *OpenSpec) *dispatcher {
+	d := &dispatcher{parent: parent, conns: conns, spec: spec, open: open,
+		body: make([]byte, spec.PayloadBytes), jobs: make(chan job), wait: time.NewTimer(time.Hour)}
+	d.wait.Stop()
+	d.runCtx, d.cancel = context.WithCancel(parent)
+	return d
+}
+
+func (d *dispatcher) hand(j job) bool {
+	select {
+	case d.jobs <- j:
+		return true
+	default:
+	}
+	if len(d.callers) >= d.open.MaxOutstanding {
+		return false
+	}
+	d.spawn(j)
+	return true
+}
+
+func (d *dispatcher) handWait(ctx context.Context, j job, by time.Time) bool {
+	d.wait.Reset(time.Until(by))
+	defer d.wait.Stop()
+	select {
+	case d.jobs <- j:
+		return true
+	case <-d.wait.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// spawn starts a caller with first as its first job.
+func (d *dispatcher) spawn(first job) {
+	r := stats.NewRecorder()
+	c := &caller{rec: r, req: pingRequest(d.spec.PayloadBytes, d.body), timeout: d.spec.RPCTimeout, call: d.open.Call, callReq: d.open.Request}
+	if c.call != nil {
+		c.callResp = c.call.NewResponse()
+	}
+	d.recs = append(d.recs, r)
+	d.callers = append(d.callers, c)
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		c.send(d.runCtx, d.parent, d.conns, first)
+		for j := range d.jobs {
+			c.send(d.runCtx, d.parent, d.conns, j)
+		}
+	}()
+}
+
+// drain ends the sends and waits up to max for the RPCs in flight; those
+// still running then are cut off (and counted as DeadlineExceeded). It
+// returns false if the run was stopped meanwhile.
+func (d *dispatcher) drain(max time.Duration) bool {
+	close(d.jobs)
+	finished := make(chan struct{})
+	go func() { d.wg.Wait(); close(finished) }()
+	t := time.NewTimer(max)
+	defer t.Stop()
+	select {
+	case <-finished:
+		return true
+	case <-t.C:
+		d.cancel()
+		<-finished
+		return d.parent.Err() == nil
+	case <-d.parent.Done():
+		<-finished
+		return false
+	}
+}
+
+// send makes j's RPC under runCtx (ended by the drain) and records it if
 // measured. An RPC cut off by the drain counts as DeadlineExceeded; one cut
 // off because parent (the run) was stopped is not recorded.
-func (c *caller) do(runCtx, parent context.Context, j job) {
-	var err error
-	if c.timeout > 0 {
-		cctx, cancel := context.WithDeadline(runCtx, j.intended.Add(c.timeout))
-		err = c.invoke(cctx, c.conns[j.conn])
-		cancel()
-	} else {
-		err = c.invoke(runCtx, c.conns[j.conn])
-	}
+func (c *caller) send(runCtx, parent context.Context, conns []grpc.ClientConnInterface, j job) {
+	err := c.invokeBy(runCtx, conns[j.conn], c.deadline(j.intended))
 	if !j.measured {
 		return
 	}
@@ -470,9 +408,4 @@ func (c *caller) do(runCtx, parent context.Context, j job) {
 		code = codes.DeadlineExceeded
 	}
 	c.rec.Record(d, code)
-}
-
-// pingRequest is the BenchmarkService request asking for n bytes back.
-func pingRequest(n int, body []byte) *pb.SimpleRequest {
-	return &pb.SimpleRequest{ResponseSize: int32(n), Payload: &pb.Payload{Body: body}}
 }

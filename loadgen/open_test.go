@@ -74,7 +74,7 @@ func testOpenLoopShowsStall(t *testing.T, pacing string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, Arrival: Constant, Pacing: pacing}, 500, Options{})
+	open, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, Arrival: Constant, Pacing: pacing, MaxOutstanding: DefaultMaxOutstanding}, 500, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +160,8 @@ func TestSweepOpenSLO(t *testing.T) {
 			t.Fatal(err)
 		}
 		var recs []*result.Record
-		res, err := SweepOpen(ctx, spec, OpenSpec{Rates: []float64{200, 100}, SLO: slo}, Options{},
-			func(r *result.Record) error { recs = append(recs, r); return nil }, Progress{})
+		res, err := SweepOpen(ctx, spec, OpenSpec{Rates: []float64{200, 100}, SLO: slo, MaxOutstanding: DefaultMaxOutstanding}, Options{},
+			func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestSweepOpenSLO(t *testing.T) {
 			t.Errorf("%s: got %d records, want 2 (a layout stops at its first miss)", tc.slo, len(recs))
 		}
 		for _, r := range recs {
-			if r.Spec.Inflight != 2 || (r.Spec.ConnMode == PerWorker && r.ConnsObserved != -1 && r.ConnsObserved != 2) {
+			if r.Spec.Inflight != 2 || (ConnKind(r.Spec.ConnMode) == PerWorker && r.ConnsObserved != -1 && r.ConnsObserved != 2) {
 				t.Errorf("got inflight %d conns %d for %s, want 2 and 2", r.Spec.Inflight, r.ConnsObserved, r.Spec.ConnMode)
 			}
 		}
@@ -194,22 +194,25 @@ func TestOpenBadInput(t *testing.T) {
 		name string
 		open OpenSpec
 		rpc  string
+		want error
 	}{
-		{"no rate", OpenSpec{}, Unary},
-		{"zero rate", OpenSpec{Rates: []float64{0}}, Unary},
-		{"bad arrival", OpenSpec{Rates: []float64{1}, Arrival: "bursty"}, Unary},
-		{"bad pacing", OpenSpec{Rates: []float64{1}, Pacing: "spin"}, Unary},
-		{"negative bound", OpenSpec{Rates: []float64{1}, MaxOutstanding: -1}, Unary},
-		{"streaming", OpenSpec{Rates: []float64{1}}, Streaming},
+		{"no rate", OpenSpec{MaxOutstanding: 1}, Unary, ErrRate},
+		{"zero rate", OpenSpec{Rates: []float64{0}, MaxOutstanding: 1}, Unary, ErrRate},
+		{"bad arrival", OpenSpec{Rates: []float64{1}, Arrival: "bursty", MaxOutstanding: 1}, Unary, ErrArrival},
+		{"bad pacing", OpenSpec{Rates: []float64{1}, Pacing: "spin", MaxOutstanding: 1}, Unary, ErrPacing},
+		{"negative bound", OpenSpec{Rates: []float64{1}, MaxOutstanding: -1}, Unary, ErrMaxOutstanding},
+		// 0 is not a silent default (issue 16).
+		{"zero bound", OpenSpec{Rates: []float64{1}, MaxOutstanding: 0}, Unary, ErrMaxOutstanding},
+		{"streaming", OpenSpec{Rates: []float64{1}, MaxOutstanding: 1}, Streaming, ErrRPC},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := *spec
 			s.RPCs = []string{tc.rpc}
-			_, err := SweepOpen(testCtx(t), &s, tc.open, Options{}, func(*result.Record) error { return nil }, Progress{})
+			_, err := SweepOpen(testCtx(t), &s, tc.open, Options{}, func(*result.Record) error { return nil }, nil)
 			var ue *UsageError
-			if !errors.As(err, &ue) {
-				t.Errorf("got %v, want a *UsageError", err)
+			if !errors.As(err, &ue) || !errors.Is(err, tc.want) {
+				t.Errorf("got %v, want a *UsageError for %v", err, tc.want)
 			}
 		})
 	}
@@ -249,7 +252,7 @@ func TestOpenLoopServerStreamingCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := OpenSpec{Rates: []float64{100}, Call: m, Request: req}
+	open := OpenSpec{Rates: []float64{100}, Call: m, Request: req, MaxOutstanding: DefaultMaxOutstanding}
 	rec, err := RunOpenStep(testCtx(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}, open, 100, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -262,26 +265,56 @@ func TestOpenLoopServerStreamingCall(t *testing.T) {
 	}
 }
 
-// TestPrecisePacingStopsWhenCancelled: a cancelled step stops within one
-// sleep slice even when the next send is far off.
+// TestPrecisePacingStopsWhenCancelled drives the precise pacing's
+// nanosleep path (every wait is nanosleepMin or longer) and cancels the
+// step while it sleeps: the sends keep their schedule, the step stops
+// within one sleep slice even when the next send is far off, and the
+// record says it was interrupted.
 func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
+	if !nanosleepPacing {
+		t.Skip("no nanosleep here: precise pacing is the timer's")
+	}
 	target := startServer(t, server.New(server.Options{}))
-	spec := shortSpec(target)
-	spec.Warmup = 0
-	spec.Interval = time.Minute
-	spec.Conns = []ConnMode{{Kind: Shared}}
-	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
-	ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
-	defer cancel()
-	// One send a minute: the scheduler sleeps through the whole step.
-	rec, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{1.0 / 60}, Pacing: PrecisePacing}, 1.0/60, Options{})
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatal(err)
+	tests := []struct {
+		name             string
+		rate             float64
+		minSent, maxSent int64
+	}{
+		// Sends 20 ms apart: each wait sleeps in the kernel; about 15 in
+		// 300 ms, less the dial.
+		{"every 20ms", 50, 8, 16},
+		// Sends at 0 and 30 s: the scheduler is asleep when cancelled.
+		{"every 30s", 1.0 / 30, 1, 1},
 	}
-	if rec != nil && rec.Status != result.StatusInterrupted {
-		t.Errorf("got status %q, want interrupted", rec.Status)
-	}
-	if ctx.Err() == nil {
-		t.Error("the step ended before it was cancelled")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := shortSpec(target)
+			spec.Warmup = 0
+			spec.Interval = time.Minute
+			spec.Conns = []ConnMode{{Kind: Shared}}
+			step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
+			ctx, cancel := context.WithCancel(testCtx(t))
+			defer cancel()
+			const cancelAfter = 300 * time.Millisecond
+			open := OpenSpec{Rates: []float64{tc.rate}, Pacing: PrecisePacing, MaxOutstanding: DefaultMaxOutstanding}
+			start := time.Now()
+			time.AfterFunc(cancelAfter, cancel)
+			rec, err := RunOpenStep(ctx, spec, step, open, tc.rate, Options{})
+			elapsed := time.Since(start)
+			if err != nil {
+				t.Fatalf("got error %v, want an interrupted record", err)
+			}
+			if rec.Status != result.StatusInterrupted || rec.Spec.Pacing != PrecisePacing {
+				t.Errorf("got status %q pacing %q, want interrupted, precise", rec.Status, rec.Spec.Pacing)
+			}
+			if *rec.Sent < tc.minSent || *rec.Sent > tc.maxSent {
+				t.Errorf("got %d sends in %v, want %d..%d at %v rps", *rec.Sent, cancelAfter, tc.minSent, tc.maxSent, tc.rate)
+			}
+			// One 10 ms sleep slice, the drain of an idle client, and
+			// slack for a loaded machine: far below the next send.
+			if elapsed > cancelAfter+2*time.Second {
+				t.Errorf("the step took %v after a cancel at %v", elapsed, cancelAfter)
+			}
+		})
 	}
 }

@@ -1,102 +1,115 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-// Package loadgen decides when RPCs happen and how many are in flight: the
-// closed-loop workers of one step and the sweep over the cross product of
-// connection layouts, RPC kinds and in-flight counts (as grpc-go's
-// benchmain does). It records through package stats and returns
-// result.Records; it formats nothing.
+// Package loadgen decides when RPCs happen and how many are in flight. A
+// Spec is a sweep over the cross product of connection layouts, RPC kinds
+// and in-flight counts (as grpc-go's benchmain does); each Step runs in one
+// frame (its record, its layout opened and ready, its failure causes) under
+// one of three loops: the closed loop (each worker keeps one RPC in
+// flight), the closed loop over any method under a rate cap (Capped), and
+// the open loop (a Pacer's schedule, kept on a clock, whatever the
+// replies). It records through package stats and returns result.Records;
+// it formats nothing. Other languages' clients run in loadgen/extclient.
 package loadgen
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/result"
 )
 
-// UsageError is a problem with what was asked for (a bad flag value), as
-// opposed to a failure while measuring. The CLI exits with code 2 for it.
-type UsageError struct {
-	Field string
-	Err   error
-}
-
-func (e *UsageError) Error() string { return fmt.Sprintf("%s: %v", e.Field, e.Err) }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usageErr(field, format string, args ...any) error {
-	return &UsageError{Field: field, Err: fmt.Errorf(format, args...)}
-}
+// ConnKind is the kind of a connection layout, as --conn and the record's
+// spec.conn_mode spell it.
+type ConnKind string
 
 // Connection layout kinds.
 const (
 	// Shared: every worker uses one ClientConn, so one TCP connection.
-	Shared = "shared"
+	Shared ConnKind = "shared"
 	// PerWorker: each worker has its own ClientConn and TCP connection.
-	PerWorker = "per-worker"
+	PerWorker ConnKind = "per-worker"
 	// Pooled: N ClientConns in a pool.Pool, shared by all workers.
-	Pooled = "pool"
-)
-
-// Pick policies of a pooled layout.
-const (
-	RoundRobin  = "round-robin"
-	LeastLoaded = "least-loaded"
+	Pooled ConnKind = "pool"
 )
 
 // ConnMode is a connection layout: "shared", "per-worker" or "pool:N"
 // (optionally "pool:N:least-loaded").
 type ConnMode struct {
-	Kind string
+	Kind ConnKind
 	// N is the pool size (Pooled only).
 	N int
-	// Pick is the pool's pick policy (Pooled only).
-	Pick string
+	// Pick is the pool's pick policy (Pooled only; the zero value is
+	// pool.RoundRobin).
+	Pick pool.Policy
 }
 
 // ParseConnMode parses the --conn syntax.
 func ParseConnMode(s string) (ConnMode, error) {
 	parts := strings.Split(strings.TrimSpace(s), ":")
-	switch parts[0] {
+	switch kind := ConnKind(parts[0]); kind {
 	case Shared, PerWorker:
 		if len(parts) != 1 {
-			return ConnMode{}, usageErr("--conn", "%q takes no size", parts[0])
+			return ConnMode{}, usageErr(ErrConn, "%q takes no size", parts[0])
 		}
-		return ConnMode{Kind: parts[0]}, nil
+		return ConnMode{Kind: kind}, nil
 	case Pooled:
 		if len(parts) < 2 || len(parts) > 3 {
-			return ConnMode{}, usageErr("--conn", "%q: want pool:N or pool:N:round-robin|least-loaded", s)
+			return ConnMode{}, usageErr(ErrConn, "%q: want pool:N or pool:N:round-robin|least-loaded", s)
 		}
 		n, err := strconv.Atoi(parts[1])
 		if err != nil || n < 1 {
-			return ConnMode{}, usageErr("--conn", "%q: pool size must be an integer of at least 1", s)
+			return ConnMode{}, usageErr(ErrConn, "%q: pool size must be an integer of at least 1", s)
 		}
-		m := ConnMode{Kind: Pooled, N: n, Pick: RoundRobin}
+		m := ConnMode{Kind: Pooled, N: n, Pick: pool.RoundRobin}
 		if len(parts) == 3 {
-			switch parts[2] {
-			case RoundRobin, LeastLoaded:
-				m.Pick = parts[2]
-			default:
-				return ConnMode{}, usageErr("--conn", "%q: unknown pick policy %q (want round-robin or least-loaded)", s, parts[2])
+			p, err := pool.ParsePolicy(parts[2])
+			if err != nil {
+				return ConnMode{}, usageErr(ErrConn, "%q: unknown pick policy %q (want round-robin or least-loaded)", s, parts[2])
 			}
+			m.Pick = p
 		}
 		return m, nil
 	default:
-		return ConnMode{}, usageErr("--conn", "unknown connection mode %q (want shared, per-worker or pool:N)", s)
+		return ConnMode{}, usageErr(ErrConn, "unknown connection mode %q (want shared, per-worker or pool:N)", s)
 	}
 }
 
-// String gives the --conn syntax back.
+// ConnModeOf is the layout a record's spec describes (its conn_mode,
+// conns_requested and pick). A kind this package does not run (another
+// language's layout, such as "channel-per-worker") keeps its name.
+func ConnModeOf(s result.Spec) ConnMode {
+	m := ConnMode{Kind: ConnKind(s.ConnMode)}
+	if m.Kind == Pooled {
+		m.N = s.ConnsRequested
+		if p, err := pool.ParsePolicy(s.Pick); err == nil {
+			m.Pick = p
+		}
+	}
+	return m
+}
+
+// String gives the --conn syntax back; it is the one formatter of a layout
+// (a record's layout: ConnModeOf(rec.Spec).String()).
 func (m ConnMode) String() string {
 	switch {
 	case m.Kind != Pooled:
-		return m.Kind
-	case m.Pick == "" || m.Pick == RoundRobin:
+		return string(m.Kind)
+	case m.Pick == pool.RoundRobin:
 		return fmt.Sprintf("pool:%d", m.N)
 	default:
 		return fmt.Sprintf("pool:%d:%s", m.N, m.Pick)
 	}
+}
+
+// PickName is the record's spec.pick: the policy of a pool, "" otherwise.
+func (m ConnMode) PickName() string {
+	if m.Kind != Pooled {
+		return ""
+	}
+	return m.Pick.String()
 }
 
 // Conns is how many connections the layout opens for inflight workers.
@@ -146,10 +159,13 @@ const MaxInflight = 20000
 // Validate checks s and returns a *UsageError naming the field at fault.
 func (s *Spec) Validate() error {
 	if s.Target == "" {
-		return usageErr("--target", "empty")
+		return usageErr(ErrTarget, "empty")
+	}
+	if err := checkTarget(s.Target); err != nil {
+		return &UsageError{Setting: ErrTarget, Err: err}
 	}
 	if len(s.Conns) == 0 {
-		return usageErr("--conn", "no connection mode given")
+		return usageErr(ErrConn, "no connection mode given")
 	}
 	return s.ValidateLoad()
 }
@@ -159,35 +175,35 @@ func (s *Spec) Validate() error {
 // they start) or hand the layouts to a client of another language.
 func (s *Spec) ValidateLoad() error {
 	if len(s.RPCs) == 0 {
-		return usageErr("--rpc", "no RPC kind given")
+		return usageErr(ErrRPC, "no RPC kind given")
 	}
 	for _, r := range s.RPCs {
 		if r != Unary && r != Streaming {
-			return usageErr("--rpc", "unknown RPC kind %q (want unary or streaming)", r)
+			return usageErr(ErrRPC, "unknown RPC kind %q (want unary or streaming)", r)
 		}
 	}
 	if len(s.Inflight) == 0 {
-		return usageErr("--inflight", "no in-flight count given")
+		return usageErr(ErrInflight, "no in-flight count given")
 	}
 	for _, n := range s.Inflight {
 		if n < 1 || n > MaxInflight {
-			return usageErr("--inflight", "%d is outside 1..%d", n, MaxInflight)
+			return usageErr(ErrInflight, "%d is outside 1..%d", n, MaxInflight)
 		}
 	}
 	if s.PayloadBytes < 0 || s.PayloadBytes > 4<<20-64 {
-		return usageErr("--payload", "%d is outside 0..%d bytes (gRPC's default 4 MiB message limit)", s.PayloadBytes, 4<<20-64)
+		return usageErr(ErrPayload, "%d is outside 0..%d bytes (gRPC's default 4 MiB message limit)", s.PayloadBytes, 4<<20-64)
 	}
 	if s.Warmup < 0 {
-		return usageErr("--warmup", "negative duration %v", s.Warmup)
+		return usageErr(ErrWarmup, "negative duration %v", s.Warmup)
 	}
 	if s.Interval <= 0 {
-		return usageErr("--interval", "must be positive, got %v", s.Interval)
+		return usageErr(ErrInterval, "must be positive, got %v", s.Interval)
 	}
 	if s.DialTimeout <= 0 {
-		return usageErr("--dial-timeout", "must be positive, got %v", s.DialTimeout)
+		return usageErr(ErrDialTimeout, "must be positive, got %v", s.DialTimeout)
 	}
 	if s.RPCTimeout < 0 {
-		return usageErr("--rpc-timeout", "negative duration %v", s.RPCTimeout)
+		return usageErr(ErrRPCTimeout, "negative duration %v", s.RPCTimeout)
 	}
 	return nil
 }
@@ -196,13 +212,13 @@ func (s *Spec) ValidateLoad() error {
 func InflightRange(lo, hi, step int) ([]int, error) {
 	switch {
 	case lo < 1:
-		return nil, usageErr("--min-inflight", "must be at least 1, got %d", lo)
+		return nil, usageErr(ErrMinInflight, "must be at least 1, got %d", lo)
 	case hi < lo:
-		return nil, usageErr("--max-inflight", "%d is below --min-inflight %d", hi, lo)
+		return nil, usageErr(ErrMaxInflight, "%d is below --min-inflight %d", hi, lo)
 	case step < 1:
-		return nil, usageErr("--step", "must be at least 1, got %d", step)
+		return nil, usageErr(ErrInflightStep, "must be at least 1, got %d", step)
 	case hi > MaxInflight:
-		return nil, usageErr("--max-inflight", "%d is above %d", hi, MaxInflight)
+		return nil, usageErr(ErrMaxInflight, "%d is above %d", hi, MaxInflight)
 	}
 	var out []int
 	for n := lo; n <= hi; n += step {
@@ -231,6 +247,3 @@ func (s *Spec) Steps() []Step {
 	}
 	return out
 }
-
-// ErrUnreachable marks a step that could not connect to the target.
-var ErrUnreachable = errors.New("target unreachable")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpclab/rpclab/pool"
 )
 
 func TestParseConnMode(t *testing.T) {
@@ -18,8 +20,8 @@ func TestParseConnMode(t *testing.T) {
 	}{
 		{in: "shared", want: ConnMode{Kind: Shared}},
 		{in: "per-worker", want: ConnMode{Kind: PerWorker}},
-		{in: "pool:4", want: ConnMode{Kind: Pooled, N: 4, Pick: RoundRobin}},
-		{in: "pool:2:least-loaded", want: ConnMode{Kind: Pooled, N: 2, Pick: LeastLoaded}},
+		{in: "pool:4", want: ConnMode{Kind: Pooled, N: 4, Pick: pool.RoundRobin}},
+		{in: "pool:2:least-loaded", want: ConnMode{Kind: Pooled, N: 2, Pick: pool.LeastLoaded}},
 		{in: "pool:0", wantErr: "at least 1"},
 		{in: "pool:-3", wantErr: "at least 1"},
 		{in: "pool:x", wantErr: "at least 1"},
@@ -33,8 +35,8 @@ func TestParseConnMode(t *testing.T) {
 			got, err := ParseConnMode(tc.in)
 			if tc.wantErr != "" {
 				var ue *UsageError
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ue) || ue.Field != "--conn" {
-					t.Fatalf("got %v, want a --conn usage error containing %q", err, tc.wantErr)
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ue) || !errors.Is(err, ErrConn) {
+					t.Fatalf("got %v, want a connection layout usage error containing %q", err, tc.wantErr)
 				}
 				return
 			}
@@ -52,22 +54,22 @@ func TestInflightRange(t *testing.T) {
 	tests := []struct {
 		lo, hi, step int
 		want         []int
-		wantField    string
+		wantField    error
 	}{
 		{lo: 1, hi: 4, step: 1, want: []int{1, 2, 3, 4}},
 		{lo: 2, hi: 10, step: 4, want: []int{2, 6, 10}},
 		{lo: 5, hi: 5, step: 1, want: []int{5}},
-		{lo: 8, hi: 2, step: 1, wantField: "--max-inflight"},
-		{lo: 0, hi: 2, step: 1, wantField: "--min-inflight"},
-		{lo: 1, hi: 2, step: 0, wantField: "--step"},
-		{lo: 1, hi: MaxInflight + 1, step: 1, wantField: "--max-inflight"},
+		{lo: 8, hi: 2, step: 1, wantField: ErrMaxInflight},
+		{lo: 0, hi: 2, step: 1, wantField: ErrMinInflight},
+		{lo: 1, hi: 2, step: 0, wantField: ErrInflightStep},
+		{lo: 1, hi: MaxInflight + 1, step: 1, wantField: ErrMaxInflight},
 	}
 	for _, tc := range tests {
 		got, err := InflightRange(tc.lo, tc.hi, tc.step)
-		if tc.wantField != "" {
+		if tc.wantField != nil {
 			var ue *UsageError
-			if !errors.As(err, &ue) || ue.Field != tc.wantField {
-				t.Errorf("InflightRange(%d,%d,%d) = %v, want a %s usage error", tc.lo, tc.hi, tc.step, err, tc.wantField)
+			if !errors.As(err, &ue) || !errors.Is(err, tc.wantField) {
+				t.Errorf("InflightRange(%d,%d,%d) = %v, want a %v usage error", tc.lo, tc.hi, tc.step, err, tc.wantField)
 			}
 			continue
 		}
@@ -88,35 +90,40 @@ func TestSpecValidate(t *testing.T) {
 	tests := []struct {
 		name      string
 		mod       func(*Spec)
-		wantField string
+		wantField error
 	}{
-		{"valid", func(*Spec) {}, ""},
-		{"no target", func(s *Spec) { s.Target = "" }, "--target"},
-		{"no conns", func(s *Spec) { s.Conns = nil }, "--conn"},
-		{"bad rpc", func(s *Spec) { s.RPCs = []string{"bidi"} }, "--rpc"},
-		{"no inflight", func(s *Spec) { s.Inflight = nil }, "--inflight"},
-		{"zero inflight", func(s *Spec) { s.Inflight = []int{4, 0} }, "--inflight"},
-		{"negative payload", func(s *Spec) { s.PayloadBytes = -1 }, "--payload"},
-		{"huge payload", func(s *Spec) { s.PayloadBytes = 8 << 20 }, "--payload"},
-		{"negative warmup", func(s *Spec) { s.Warmup = -time.Second }, "--warmup"},
-		{"zero interval", func(s *Spec) { s.Interval = 0 }, "--interval"},
-		{"zero dial timeout", func(s *Spec) { s.DialTimeout = 0 }, "--dial-timeout"},
-		{"negative rpc timeout", func(s *Spec) { s.RPCTimeout = -1 }, "--rpc-timeout"},
+		{"valid", func(*Spec) {}, nil},
+		{"dns target", func(s *Spec) { s.Target = "dns:///localhost:50051" }, nil},
+		{"unix target", func(s *Spec) { s.Target = "unix:///tmp/x.sock" }, nil},
+		{"no port", func(s *Spec) { s.Target = "127.0.0.1" }, ErrTarget},
+		{"port out of range", func(s *Spec) { s.Target = "127.0.0.1:99999" }, ErrTarget},
+		{"port zero", func(s *Spec) { s.Target = "localhost:0" }, ErrTarget},
+		{"no target", func(s *Spec) { s.Target = "" }, ErrTarget},
+		{"no conns", func(s *Spec) { s.Conns = nil }, ErrConn},
+		{"bad rpc", func(s *Spec) { s.RPCs = []string{"bidi"} }, ErrRPC},
+		{"no inflight", func(s *Spec) { s.Inflight = nil }, ErrInflight},
+		{"zero inflight", func(s *Spec) { s.Inflight = []int{4, 0} }, ErrInflight},
+		{"negative payload", func(s *Spec) { s.PayloadBytes = -1 }, ErrPayload},
+		{"huge payload", func(s *Spec) { s.PayloadBytes = 8 << 20 }, ErrPayload},
+		{"negative warmup", func(s *Spec) { s.Warmup = -time.Second }, ErrWarmup},
+		{"zero interval", func(s *Spec) { s.Interval = 0 }, ErrInterval},
+		{"zero dial timeout", func(s *Spec) { s.DialTimeout = 0 }, ErrDialTimeout},
+		{"negative rpc timeout", func(s *Spec) { s.RPCTimeout = -1 }, ErrRPCTimeout},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := validSpec()
 			tc.mod(&s)
 			err := s.Validate()
-			if tc.wantField == "" {
+			if tc.wantField == nil {
 				if err != nil {
 					t.Fatalf("got %v, want no error", err)
 				}
 				return
 			}
 			var ue *UsageError
-			if !errors.As(err, &ue) || ue.Field != tc.wantField {
-				t.Fatalf("got %v, want a %s usage error", err, tc.wantField)
+			if !errors.As(err, &ue) || !errors.Is(err, tc.wantField) {
+				t.Fatalf("got %v, want a %v usage error", err, tc.wantField)
 			}
 		})
 	}
@@ -151,31 +158,6 @@ func TestConnsRequested(t *testing.T) {
 	} {
 		if got := tc.m.Conns(tc.inflight); got != tc.want {
 			t.Errorf("%v.Conns(%d) = %d, want %d", tc.m, tc.inflight, got, tc.want)
-		}
-	}
-}
-
-func TestHasLayout(t *testing.T) {
-	tests := []struct {
-		lang, conn string
-		want       bool
-	}{
-		{"go", "shared", true},
-		{"java", "per-worker", true},
-		{"rust", "pool:4", true},
-		{"go", "pool:4:least-loaded", true},
-		{"java", "pool:4:least-loaded", false},
-		{"go", "channel-per-worker", false},
-		{"java", "local-pool", false},
-		{"rust", "distinct-args", false},
-		{"cpp", "channel-per-worker", true},
-		{"python", "local-pool", true},
-		{"node", "distinct-args", true},
-		{"cpp", "carrier-pigeon", false},
-	}
-	for _, tc := range tests {
-		if got := HasLayout(tc.lang, tc.conn); got != tc.want {
-			t.Errorf("HasLayout(%q, %q) = %v, want %v", tc.lang, tc.conn, got, tc.want)
 		}
 	}
 }

@@ -11,18 +11,16 @@ import (
 	"github.com/rpclab/rpclab/result"
 )
 
-// Progress is told about each step as it starts and ends. Either func may be
-// nil. i counts from 0; n is the number of steps.
-type Progress struct {
-	Start func(i, n int, s Step)
-	End   func(i, n int, s Step, r *result.Record)
-}
-
 // Sweep runs every step of spec in order and hands each record to sink as
 // soon as it is measured, so a stopped sweep loses nothing that was
 // measured. When a step cannot reach the target, the steps after it are not
 // run: each gets a failed record saying so. Sweep returns ctx's error if it
 // was stopped, an error if any step failed, or sink's first error.
+//
+// To end a sweep at once on a failure it cannot see (the server it
+// measures died), cancel ctx with a cause (context.WithCancelCause): the
+// step running then gets a failed record saying "stopped: <cause>", and
+// Sweep returns the cause itself, so errors.Is finds it.
 func Sweep(ctx context.Context, spec *Spec, o Options, sink func(*result.Record) error, prog Progress) error {
 	if err := spec.Validate(); err != nil {
 		return err
@@ -31,17 +29,15 @@ func Sweep(ctx context.Context, spec *Spec, o Options, sink func(*result.Record)
 	var failedSteps int
 	var unreachable string
 	for i, st := range steps {
-		if prog.Start != nil {
-			prog.Start(i, len(steps), st)
-		}
+		prog.Started(i, len(steps), st)
 		var rec *result.Record
 		if unreachable != "" {
 			rec = failed(newRecord(spec, st, o), fmt.Errorf("%w: not run: %s", ErrUnreachable, unreachable))
 		} else {
 			var cause, err error
-			rec, cause, err = runStep(ctx, spec, st, o)
+			rec, cause, err = runClosed(ctx, spec, st, Capped{}, o)
 			if err != nil {
-				return err // stopped before the step measured anything
+				return stopped(ctx, err) // stopped before the step measured anything
 			}
 			if errors.Is(cause, ErrUnreachable) {
 				unreachable = fmt.Sprintf("step %d (%s %s inflight=%d) could not connect", i+1, st.Conn, st.RPC, st.Inflight)
@@ -53,11 +49,9 @@ func Sweep(ctx context.Context, spec *Spec, o Options, sink func(*result.Record)
 		if err := sink(rec); err != nil {
 			return err
 		}
-		if prog.End != nil {
-			prog.End(i, len(steps), st, rec)
-		}
-		if rec.Status == result.StatusInterrupted {
-			return ctx.Err()
+		prog.Ended(i, len(steps), st, rec)
+		if ctx.Err() != nil {
+			return stopped(ctx, ctx.Err())
 		}
 	}
 	if failedSteps > 0 {
@@ -69,4 +63,13 @@ func Sweep(ctx context.Context, spec *Spec, o Options, sink func(*result.Record)
 // Duration is how long spec takes to run, connection set-up aside.
 func (s *Spec) Duration() time.Duration {
 	return time.Duration(len(s.Steps())) * (s.Warmup + s.Interval)
+}
+
+// stopped is the error of a sweep stopped with err: ctx's cause when ctx
+// was cancelled with one (see Sweep), err otherwise.
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
 }

@@ -3,6 +3,7 @@
 package pool
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 
@@ -118,4 +119,15 @@ func (p *Pool) usableFrom(i int) *slot {
 		}
 	}
 	return p.slots[i]
+}
+
+// ParsePolicy is the Policy that String spells s ("round-robin" or
+// "least-loaded"); other names are an error wrapping ErrInvalidOption.
+func ParsePolicy(s string) (Policy, error) {
+	for _, p := range []Policy{RoundRobin, LeastLoaded} {
+		if s == p.String() {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown policy %q (want round-robin or least-loaded)", ErrInvalidOption, s)
 }

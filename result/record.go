@@ -22,12 +22,18 @@ const SchemaVersion = 1
 const (
 	// StatusOK: the step ran its full interval and at least one RPC succeeded.
 	StatusOK = "ok"
-	// StatusFailed: the step could not run (target unreachable) or no RPC
-	// succeeded. Error says why.
+	// StatusFailed: the step could not run (target unreachable), no RPC
+	// succeeded, more than 1% of its RPCs failed (the figures are kept), or
+	// the run was stopped by a failure (a dead server). Error says why.
 	StatusFailed = "failed"
 	// StatusInterrupted: the run was stopped (Ctrl-C) during the measured
 	// interval; the figures cover the part that ran.
 	StatusInterrupted = "interrupted"
+	// StatusOverloaded: an open-loop step whose client could not make the
+	// sends its schedule asked for: more than 1% of them were not made by
+	// the interval's end (unsent). The figures are what was made and
+	// completed; the step is not a clean measurement of the offered rate.
+	StatusOverloaded = "overloaded"
 )
 
 // Record is one measured step of a run.
@@ -68,8 +74,11 @@ type Record struct {
 	// records. Latency above then counts from each RPC's intended send
 	// time, so a client or connection that falls behind shows in it.
 	//
-	// Sent counts the sends intended inside the interval.
+	// Sent counts the sends intended inside the interval that were made.
 	Sent *int64 `json:"sent,omitempty"`
+	// Unsent counts the sends due inside the interval that the client did
+	// not make by its end (sent + unsent is what the schedule asked for).
+	Unsent *int64 `json:"unsent,omitempty"`
 	// ScheduleLag is how late sends left compared with the schedule
 	// (handed to a caller minus intended), with its HDR histogram: a
 	// growing lag means the client itself is behind, not the server.

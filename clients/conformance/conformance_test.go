@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/loadgen/extclient"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -83,12 +83,12 @@ func unitTests(t *testing.T, lang, name string, args ...string) {
 
 // build builds lang's client (if out of date) with a generous bound, so
 // the tests that run it can bound it tightly, and returns it.
-func build(t *testing.T, lang string, conns ...string) *loadgen.External {
+func build(t *testing.T, lang string, conns ...string) *extclient.External {
 	t.Helper()
 	if len(conns) == 0 {
 		conns = []string{"shared"}
 	}
-	e, err := loadgen.NewExternal("..", lang, conns, os.Stderr)
+	e, err := extclient.NewExternal("..", lang, conns, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func rpclab(t *testing.T, timeout time.Duration, args ...string) (stdout, stderr
 
 // TestClients runs a short sweep per language and checks its records.
 func TestClients(t *testing.T) {
-	for _, lang := range loadgen.Languages {
+	for _, lang := range extclient.Languages {
 		t.Run(lang, func(t *testing.T) {
 			selected(t, lang)
 			exps := expectations[lang]
@@ -227,7 +227,7 @@ func TestClients(t *testing.T) {
 
 // TestClientsBadInput checks the exit codes of the contract.
 func TestClientsBadInput(t *testing.T) {
-	for _, lang := range loadgen.Languages {
+	for _, lang := range extclient.Languages {
 		t.Run(lang, func(t *testing.T) {
 			selected(t, lang)
 			client := filepath.Join("..", lang, "rpclab-client")
@@ -273,7 +273,7 @@ func TestCompare(t *testing.T) {
 		t.Skip("RPCLAB_CLIENTS is not set")
 	}
 	langs := []string{"go"}
-	for _, l := range loadgen.Languages {
+	for _, l := range extclient.Languages {
 		if _, err := os.Stat(filepath.Join("..", l, "build.sh")); err == nil && (env == "all" || slices.Contains(strings.Split(env, ","), l)) {
 			langs = append(langs, l)
 		}

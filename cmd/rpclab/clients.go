@@ -10,13 +10,14 @@ import (
 	"strings"
 
 	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/loadgen/extclient"
 )
 
 // labClient is one client a lab runs: the in-process Go client (ext nil)
 // or another language's, with the layouts it sweeps.
 type labClient struct {
 	lang  string
-	ext   *loadgen.External
+	ext   *extclient.External
 	conns []string
 	// goConns are conns parsed for the Go client of rpclab compare (nil
 	// otherwise: a plain sweep's spec carries its own).
@@ -35,7 +36,7 @@ func planClients(sf *sweepFlags, stderr io.Writer) ([]labClient, error) {
 	for _, lang := range sf.clients {
 		c := labClient{lang: lang}
 		for _, conn := range sf.conns {
-			if loadgen.HasLayout(lang, conn) {
+			if extclient.HasLayout(lang, conn) {
 				c.conns = append(c.conns, conn)
 				used[conn] = true
 			}
@@ -86,7 +87,7 @@ func buildClients(ctx context.Context, sf *sweepFlags, clients []labClient, stde
 	return out, errors.Join(errs...)
 }
 
-func buildClient(ctx context.Context, sf *sweepFlags, c labClient, stderr io.Writer) (*loadgen.External, error) {
+func buildClient(ctx context.Context, sf *sweepFlags, c labClient, stderr io.Writer) (*extclient.External, error) {
 	fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", c.lang)
 	return buildExternal(ctx, sf.clientsDir, c.lang, c.conns, stderr)
 }
@@ -94,15 +95,15 @@ func buildClient(ctx context.Context, sf *sweepFlags, c labClient, stderr io.Wri
 // buildExternal finds clients/<lang> under clientsDir (by default the
 // clients/ folder above the working directory or the executable) and
 // builds it if it is out of date.
-func buildExternal(ctx context.Context, clientsDir, lang string, conns []string, stderr io.Writer) (*loadgen.External, error) {
+func buildExternal(ctx context.Context, clientsDir, lang string, conns []string, stderr io.Writer) (*extclient.External, error) {
 	if clientsDir == "" {
-		d, err := loadgen.FindClientsDir()
+		d, err := extclient.FindClientsDir()
 		if err != nil {
 			return nil, err
 		}
 		clientsDir = d
 	}
-	e, err := loadgen.NewExternal(clientsDir, lang, conns, stderr)
+	e, err := extclient.NewExternal(clientsDir, lang, conns, stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/loadgen/extclient"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -77,18 +77,18 @@ metric.`,
 	return cmd
 }
 
-// availableClients is go and every language of loadgen.Languages whose
+// availableClients is go and every language of extclient.Languages whose
 // clients/<lang>/build.sh exists.
 func availableClients(clientsDir string) []string {
 	out := []string{"go"}
 	if clientsDir == "" {
-		d, err := loadgen.FindClientsDir()
+		d, err := extclient.FindClientsDir()
 		if err != nil {
 			return out
 		}
 		clientsDir = d
 	}
-	for _, l := range loadgen.Languages {
+	for _, l := range extclient.Languages {
 		if _, err := os.Stat(filepath.Join(clientsDir, l, "build.sh")); err == nil {
 			out = append(out, l)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/loadgen/extclient"
 )
 
 // Exit codes.
@@ -51,9 +52,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "rpclab:", err)
 	var ue usageError
 	var le *loadgen.UsageError
+	if errors.As(err, &le) {
+		fmt.Fprintf(stderr, "rpclab: %s: %v\n", flagOf(le.Setting), le.Err)
+	} else {
+		fmt.Fprintln(stderr, "rpclab:", err)
+	}
 	switch {
 	case errors.As(err, &ue), errors.As(err, &le):
 		return exitUsage
@@ -105,4 +110,24 @@ func usageArgs(c *cobra.Command) {
 			return nil
 		}
 	}
+}
+
+// flags names the flag of each setting a *loadgen.UsageError can name.
+var flags = map[error]string{
+	loadgen.ErrTarget: "--target", loadgen.ErrConn: "--conn", loadgen.ErrRPC: "--rpc",
+	loadgen.ErrInflight: "--inflight", loadgen.ErrMinInflight: "--min-inflight",
+	loadgen.ErrMaxInflight: "--max-inflight", loadgen.ErrInflightStep: "--step",
+	loadgen.ErrPayload: "--payload", loadgen.ErrWarmup: "--warmup", loadgen.ErrInterval: "--interval",
+	loadgen.ErrDialTimeout: "--dial-timeout", loadgen.ErrRPCTimeout: "--rpc-timeout",
+	loadgen.ErrRate: "--rps", loadgen.ErrArrival: "--arrival", loadgen.ErrPacing: "--pacing",
+	loadgen.ErrMaxOutstanding: "--max-outstanding", loadgen.ErrDrain: "--drain", loadgen.ErrMaxRPS: "--max-rps",
+	extclient.ErrClient: "--client", extclient.ErrClientsDir: "--clients-dir", extclient.ErrClientFlags: "--client",
+}
+
+// flagOf is the flag of setting (its own name if it has none).
+func flagOf(setting error) string {
+	if f, ok := flags[setting]; ok {
+		return f
+	}
+	return setting.Error()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/loadgen/extclient"
 )
 
 // sweepFlags are the flags sweep and demo share.
@@ -117,12 +118,12 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 		return nil, usageError{errors.New("--conn: no connection mode given")}
 	}
 	for i, lang := range append([]string{sf.client}, sf.clients...) {
-		if lang != "go" && !slices.Contains(loadgen.Languages, lang) {
+		if lang != "go" && !slices.Contains(extclient.Languages, lang) {
 			flag := "--client"
 			if i > 0 {
 				flag = "--clients"
 			}
-			return nil, usageError{fmt.Errorf("%s: unknown client %q (want go, %s)", flag, lang, strings.Join(loadgen.Languages, ", "))}
+			return nil, usageError{fmt.Errorf("%s: unknown client %q (want go, %s)", flag, lang, strings.Join(extclient.Languages, ", "))}
 		}
 	}
 	if sf.client == "go" && len(sf.clients) == 0 {

@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package loadgen
+package extclient
 
 import (
 	"slices"
@@ -44,5 +44,30 @@ func TestLineWriterPassesWholeLines(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != long {
 		t.Fatalf("a %d-byte partial line: got %d writes, want it passed on in one", len(long), len(got))
+	}
+}
+
+func TestHasLayout(t *testing.T) {
+	tests := []struct {
+		lang, conn string
+		want       bool
+	}{
+		{"go", "shared", true},
+		{"java", "per-worker", true},
+		{"rust", "pool:4", true},
+		{"go", "pool:4:least-loaded", true},
+		{"java", "pool:4:least-loaded", false},
+		{"go", "channel-per-worker", false},
+		{"java", "local-pool", false},
+		{"rust", "distinct-args", false},
+		{"cpp", "channel-per-worker", true},
+		{"python", "local-pool", true},
+		{"node", "distinct-args", true},
+		{"cpp", "carrier-pigeon", false},
+	}
+	for _, tc := range tests {
+		if got := HasLayout(tc.lang, tc.conn); got != tc.want {
+			t.Errorf("HasLayout(%q, %q) = %v, want %v", tc.lang, tc.conn, got, tc.want)
+		}
 	}
 }

@@ -1,6 +1,10 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package loadgen
+// Package extclient runs the load generators of other languages
+// (clients/<lang>/, docs/clients.md): it builds one, runs it on a
+// loadgen.Spec, relays its output, tails the records it writes and counts
+// the connections its process holds, as the operating system sees them.
+package extclient
 
 import (
 	"bufio"
@@ -20,6 +24,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -37,12 +42,13 @@ var CCoreLayouts = []string{"channel-per-worker", "local-pool", "distinct-args"}
 // the Go client's (package pool).
 func HasLayout(lang, conn string) bool {
 	kind, rest, _ := strings.Cut(conn, ":")
-	switch {
-	case kind == Shared || kind == PerWorker:
+	switch loadgen.ConnKind(kind) {
+	case loadgen.Shared, loadgen.PerWorker:
 		return true
-	case kind == Pooled:
+	case loadgen.Pooled:
 		return lang == "go" || !strings.Contains(rest, ":")
-	case slices.Contains(CCoreLayouts, kind):
+	}
+	if slices.Contains(CCoreLayouts, kind) {
 		return lang == "cpp" || lang == "python" || lang == "node"
 	}
 	return false
@@ -89,7 +95,7 @@ func FindClientsDir() (string, error) {
 			d = parent
 		}
 	}
-	return "", errors.New("loadgen: no clients/ folder found above the working directory or the executable; pass --clients-dir")
+	return "", fmt.Errorf("extclient: %w: none above the working directory or the executable", ErrNoClientsDir)
 }
 
 // NewExternal checks that clients/<lang> exists under clientsDir.
@@ -99,18 +105,18 @@ func NewExternal(clientsDir, lang string, conns []string, stderr io.Writer) (*Ex
 		known = known || l == lang
 	}
 	if !known {
-		return nil, usageErr("--client", "unknown client %q (want go, %s)", lang, strings.Join(Languages, ", "))
+		return nil, usageErr(ErrClient, "unknown client %q (want go, %s)", lang, strings.Join(Languages, ", "))
 	}
 	// Absolute, since build.sh and rpclab-client run with Dir set to it.
 	dir, err := filepath.Abs(filepath.Join(clientsDir, lang))
 	if err != nil {
-		return nil, usageErr("--clients-dir", "%v", err)
+		return nil, usageErr(ErrClientsDir, "%v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "build.sh")); err != nil {
-		return nil, usageErr("--client", "%s has no build.sh: %v", dir, err)
+		return nil, usageErr(ErrClient, "%s has no build.sh: %v", dir, err)
 	}
 	if len(conns) == 0 {
-		return nil, usageErr("--conn", "no connection mode given")
+		return nil, usageErr(loadgen.ErrConn, "no connection mode given")
 	}
 	return &External{Lang: lang, Dir: dir, Conns: conns, Stderr: stderr, SampleEvery: 50 * time.Millisecond}, nil
 }
@@ -121,13 +127,13 @@ func (e *External) Build(ctx context.Context) error {
 	cmd.Dir = e.Dir
 	cmd.Stdout, cmd.Stderr = e.Stderr, e.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("loadgen: build the %s client (%s/build.sh): %w", e.Lang, e.Dir, err)
+		return fmt.Errorf("extclient: build the %s client (%s/build.sh): %w", e.Lang, e.Dir, err)
 	}
 	return nil
 }
 
 // Args maps spec to the client's flags (docs/clients.md).
-func (e *External) Args(spec *Spec, out string) []string {
+func (e *External) Args(spec *loadgen.Spec, out string) []string {
 	ns := make([]string, len(spec.Inflight))
 	for i, n := range spec.Inflight {
 		ns[i] = strconv.Itoa(n)
@@ -158,13 +164,13 @@ func (e *ExitError) Error() string {
 // writes it, with conns_observed set from the operating system: the most
 // connections the client process held to the target during the record's
 // interval. When ctx ends the client gets SIGTERM, and what it wrote is kept.
-func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Record) error, prog Progress) error {
+func (e *External) Sweep(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
 	if err := spec.ValidateLoad(); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp("", "rpclab-"+e.Lang+"-*.jsonl")
 	if err != nil {
-		return fmt.Errorf("loadgen: %w", err)
+		return fmt.Errorf("extclient: %w", err)
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
@@ -180,7 +186,7 @@ func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Reco
 	cmd.WaitDelay = 2 * time.Second
 	cmd.SysProcAttr = procstat.DieWithParent(&syscall.SysProcAttr{Setpgid: true})
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("loadgen: start the %s client: %w", e.Lang, err)
+		return fmt.Errorf("extclient: start the %s client: %w", e.Lang, err)
 	}
 	done := make(chan struct{})
 	var werr error
@@ -194,11 +200,11 @@ func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Reco
 	}()
 
 	smp := &sampler{}
-	go smp.run(done, cmd.Process.Pid, hostPort(spec.Target), e.SampleEvery)
+	go smp.run(done, cmd.Process.Pid, loadgen.HostPort(spec.Target), e.SampleEvery)
 
 	f, err := os.Open(tmp.Name())
 	if err != nil {
-		return fmt.Errorf("loadgen: %w", err)
+		return fmt.Errorf("extclient: %w", err)
 	}
 	defer f.Close()
 	tail := &tailer{r: bufio.NewReader(f)}
@@ -206,16 +212,16 @@ func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Reco
 	// The step at index i in the client's order (docs/clients.md: rpc,
 	// conn, inflight, outermost first), for progress before its record
 	// arrives.
-	stepAt := func(i int) Step {
+	stepAt := func(i int) loadgen.Step {
 		inf, conn, rpc := spec.Inflight[i%len(spec.Inflight)], e.Conns[i/len(spec.Inflight)%len(e.Conns)], spec.RPCs[i/(len(spec.Inflight)*len(e.Conns))]
-		m, err := ParseConnMode(conn)
+		m, err := loadgen.ParseConnMode(conn)
 		if err != nil { // a C-core layout: no ConnMode of the Go client
-			m = ConnMode{Kind: conn}
+			m = loadgen.ConnMode{Kind: loadgen.ConnKind(conn)}
 		}
-		return Step{Conn: m, RPC: rpc, Inflight: inf}
+		return loadgen.Step{Conn: m, RPC: rpc, Inflight: inf}
 	}
-	if prog.Start != nil && steps > 0 {
-		prog.Start(0, steps, stepAt(0))
+	if steps > 0 {
+		prog.Started(0, steps, stepAt(0))
 	}
 	n, failedSteps := 0, 0
 	emit := func() error {
@@ -229,12 +235,10 @@ func (e *External) Sweep(ctx context.Context, spec *Spec, sink func(*result.Reco
 			if serr := sink(r); serr != nil {
 				return serr
 			}
-			if prog.End != nil {
-				prog.End(n, steps, Step{Conn: ConnMode{Kind: r.Spec.ConnMode, N: r.Spec.ConnsRequested, Pick: r.Spec.Pick}, RPC: r.Spec.RPC, Inflight: r.Spec.Inflight}, r)
-			}
+			prog.Ended(n, steps, loadgen.Step{Conn: loadgen.ConnModeOf(r.Spec), RPC: r.Spec.RPC, Inflight: r.Spec.Inflight}, r)
 			n++
-			if prog.Start != nil && n < steps {
-				prog.Start(n, steps, stepAt(n))
+			if n < steps {
+				prog.Started(n, steps, stepAt(n))
 			}
 		}
 		return err
@@ -280,15 +284,15 @@ loop:
 	if errors.As(werr, &ee) {
 		code := ee.ExitCode()
 		if code == 2 {
-			return usageErr("--client "+e.Lang, "the client rejected its flags (see its message above)")
+			return usageErr(ErrClientFlags, "the %s client rejected its flags (see its message above)", e.Lang)
 		}
 		return &ExitError{Lang: e.Lang, Code: code}
 	}
 	if werr != nil {
-		return fmt.Errorf("loadgen: the %s client: %w", e.Lang, werr)
+		return fmt.Errorf("extclient: the %s client: %w", e.Lang, werr)
 	}
 	if failedSteps > 0 {
-		return fmt.Errorf("loadgen: %d of %d steps failed", failedSteps, n)
+		return fmt.Errorf("extclient: %d of %d steps failed", failedSteps, n)
 	}
 	return nil
 }
@@ -348,19 +352,19 @@ func (t *tailer) next() ([]result.Record, error) {
 		t.partial = append(t.partial, b...)
 		if errors.Is(err, io.EOF) {
 			if t.final && len(strings.TrimSpace(string(t.partial))) > 0 {
-				return recs, fmt.Errorf("loadgen: the client's last record is truncated: %w", result.ErrTruncated)
+				return recs, fmt.Errorf("extclient: the client's last record is truncated: %w", result.ErrTruncated)
 			}
 			return recs, nil
 		}
 		if err != nil {
-			return recs, fmt.Errorf("loadgen: read client records: %w", err)
+			return recs, fmt.Errorf("extclient: read client records: %w", err)
 		}
 		t.line++
 		line := t.partial
 		t.partial = nil
 		got, err := result.Read(strings.NewReader(string(line)))
 		if err != nil {
-			return recs, fmt.Errorf("loadgen: the client's record %d: %w", t.line, err)
+			return recs, fmt.Errorf("extclient: the client's record %d: %w", t.line, err)
 		}
 		recs = append(recs, got...)
 	}

@@ -1,0 +1,280 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package loadgen
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
+)
+
+// MaxErrorShare is the share of a step's RPCs that may fail while the step
+// stays "ok": above it the step is "failed" (its figures are kept), so it
+// enters no verdict as a clean step. 1%: a step whose server died, or that
+// a netem rate starved, loses far more; a healthy step loses none.
+const MaxErrorShare = 0.01
+
+// frame is what every step shares, whatever decides when its RPCs happen
+// (the closed loop, the closed loop over any method, the open loop): its
+// record and its connection layout, opened and ready.
+type frame struct {
+	spec  *Spec
+	step  Step
+	rec   *result.Record
+	pools []*pool.Pool
+	// conns are the pools as the callers use them; worker i of a closed
+	// loop uses conns[i%len(conns)].
+	conns []grpc.ClientConnInterface
+}
+
+// openFrame makes the step's record and opens its layout, waiting until
+// every connection is ready (at most spec.DialTimeout). If that fails, the
+// frame's record is failed and cause says why (it wraps ErrUnreachable
+// when the target could not be reached); the frame is then closed. err is
+// ctx's error when ctx ended first; there is no frame then.
+func openFrame(ctx context.Context, spec *Spec, step Step, o Options) (f *frame, cause, err error) {
+	f = &frame{spec: spec, step: step, rec: newRecord(spec, step, o)}
+	if cause := checkFDs(step.Conn.Conns(step.Inflight)); cause != nil {
+		return f.fail(cause), cause, nil
+	}
+	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, o.DialOptions...)
+	f.pools, err = openLayout(spec.Target, step, dial)
+	if err != nil {
+		return f.fail(err), err, nil
+	}
+	if err := f.connect(ctx, dial); err != nil {
+		f.close()
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return f.fail(err), err, nil
+	}
+	f.conns = make([]grpc.ClientConnInterface, len(f.pools))
+	for i, p := range f.pools {
+		f.conns[i] = p
+	}
+	return f, nil, nil
+}
+
+// connect waits for every connection of the layout. Beside it, one probe
+// connection watches for a failure whose cause is known (refused, no such
+// host, not a gRPC or not a TLS server): it ends the wait at once and is
+// returned, where the layout alone would wait out the dial timeout.
+func (f *frame) connect(ctx context.Context, dial []grpc.DialOption) error {
+	dctx, cancel := context.WithTimeout(ctx, f.spec.DialTimeout)
+	defer cancel()
+	probed := make(chan error, 1)
+	go func() {
+		err := probe(dctx, f.spec.Target, dial)
+		if err != nil && dctx.Err() == nil {
+			cancel()
+		}
+		probed <- err
+	}()
+	var err error
+	for _, p := range f.pools {
+		if err = p.Connect(dctx); err != nil {
+			break
+		}
+	}
+	cancel()
+	perr := <-probed
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case perr != nil && !errors.Is(perr, context.DeadlineExceeded) && !errors.Is(perr, context.Canceled):
+		return perr
+	}
+	return fmt.Errorf("%w: no connection to %s within %v: %v", ErrUnreachable, f.spec.Target, f.spec.DialTimeout, err)
+}
+
+func (f *frame) close() {
+	for _, p := range f.pools {
+		_ = p.Close()
+	}
+}
+
+// fail marks the frame's record failed with err.
+func (f *frame) fail(err error) *frame {
+	failed(f.rec, err)
+	return f
+}
+
+// finish fills the record from what the callers measured over elapsed,
+// with cpu the client's CPU time meanwhile, and sets its status: failed
+// when no RPC succeeded or more than MaxErrorShare failed; when the step
+// was cut short, interrupted, or failed with the cause ctx was cancelled
+// with (see Sweep).
+func (f *frame) finish(ctx context.Context, sum *stats.Summary, elapsed, cpu time.Duration, interrupted bool) *result.Record {
+	rec := f.rec
+	fill(rec, sum, elapsed, cpu)
+	if nerr := rec.Requests - sum.OK(); rec.Status == result.StatusOK && float64(nerr) > MaxErrorShare*float64(rec.Requests) {
+		rec.Status = result.StatusFailed
+		rec.Error = fmt.Sprintf("%d of %d RPCs failed (%.1f%%, more than the %g%% a step may lose): %s",
+			nerr, rec.Requests, 100*float64(nerr)/float64(rec.Requests), 100*MaxErrorShare, errorCounts(rec.Errors))
+	}
+	if interrupted {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
+			rec.Status = result.StatusFailed
+			rec.Error = "stopped: " + cause.Error()
+		} else {
+			rec.Status = result.StatusInterrupted
+			rec.Error = "interrupted: the interval was cut short"
+		}
+	}
+	return rec
+}
+
+// errorCounts lists failed RPCs by code, most first.
+func errorCounts(errs map[string]int64) string {
+	codes := slices.Collect(maps.Keys(errs))
+	slices.SortFunc(codes, func(a, b string) int {
+		if c := cmp.Compare(errs[b], errs[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%s %d", c, errs[c])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func openLayout(target string, step Step, dial []grpc.DialOption) ([]*pool.Pool, error) {
+	var pools []*pool.Pool
+	add := func(size int) error {
+		p, err := pool.New(target, pool.WithSize(size), pool.WithPolicy(step.Conn.Pick), pool.WithDialOptions(dial...))
+		if err != nil {
+			return err
+		}
+		pools = append(pools, p)
+		return nil
+	}
+	var err error
+	switch step.Conn.Kind {
+	case Shared:
+		err = add(1)
+	case PerWorker:
+		for i := 0; i < step.Inflight && err == nil; i++ {
+			err = add(1)
+		}
+	case Pooled:
+		err = add(step.Conn.N)
+	default:
+		err = fmt.Errorf("loadgen: unknown connection mode %q", step.Conn.Kind)
+	}
+	if err != nil {
+		for _, p := range pools {
+			_ = p.Close()
+		}
+		return nil, err
+	}
+	return pools, nil
+}
+
+func newRecord(spec *Spec, step Step, o Options) *result.Record {
+	host, _ := os.Hostname()
+	return &result.Record{
+		SchemaVersion: result.SchemaVersion,
+		Kind:          "ping",
+		Status:        result.StatusOK,
+		StartedAt:     time.Now().UTC(),
+		Spec: result.Spec{
+			Target:         spec.Target,
+			RPC:            step.RPC,
+			ConnMode:       string(step.Conn.Kind),
+			ConnsRequested: step.Conn.Conns(step.Inflight),
+			Pick:           step.Conn.PickName(),
+			Inflight:       step.Inflight,
+			PayloadBytes:   spec.PayloadBytes,
+			WarmupNS:       int64(spec.Warmup),
+			IntervalNS:     int64(spec.Interval),
+			LoadModel:      "closed",
+			Server:         spec.Server,
+		},
+		Env: result.Env{
+			Language:       "go",
+			GRPCImpl:       "grpc-go",
+			GRPCVersion:    grpc.Version,
+			RuntimeVersion: runtime.Version(),
+			HostCPUs:       runtime.NumCPU(),
+			ClientCPUs:     o.ClientCPUs,
+			Hostname:       host,
+			OS:             runtime.GOOS,
+		},
+		Errors:        map[string]int64{},
+		ConnsObserved: -1,
+	}
+}
+
+func failed(rec *result.Record, err error) *result.Record {
+	rec.Status = result.StatusFailed
+	rec.Error = err.Error()
+	return rec
+}
+
+func fill(rec *result.Record, sum *stats.Summary, elapsed, cpu time.Duration) {
+	rec.Requests = sum.Total()
+	rec.Errors = sum.Errors()
+	rec.DurationNS = int64(elapsed)
+	if elapsed > 0 {
+		rec.ThroughputRPS = float64(sum.OK()) / elapsed.Seconds()
+	}
+	rec.Latency = stats.Quantiles(sum.Hist)
+	if h, err := stats.EncodeHistogram(sum.Hist); err == nil {
+		rec.HistogramHDR = h
+	}
+	rec.ClientCPUNS = int64(cpu)
+	if rec.Requests > 0 {
+		rec.ClientCPUNSPerRPC = float64(cpu) / float64(rec.Requests)
+	}
+	if sum.OK() == 0 {
+		rec.Status = result.StatusFailed
+		switch {
+		case rec.Requests == 0:
+			rec.Error = "no RPC completed in the interval"
+		default:
+			rec.Error = fmt.Sprintf("every RPC failed (%d): %s", rec.Requests, errorCounts(rec.Errors))
+		}
+	}
+}
+
+// HostPort strips a "scheme:///" prefix from a target.
+func HostPort(target string) string {
+	if i := strings.Index(target, ":///"); i >= 0 {
+		return target[i+4:]
+	}
+	return target
+}
+
+// sleepCtx sleeps for d; it returns false if ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,178 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package loadgen
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/rpclab/rpclab/stats"
+)
+
+// job is one scheduled send: when it was meant to go, on which connection,
+// and whether it falls in the measured interval. Jobs travel by value.
+type job struct {
+	intended time.Time
+	conn     int
+	measured bool
+}
+
+// clock is what the open loop's scheduler reads and waits on. The real one
+// is the wall clock with the step's pacing; tests give a fake one so the
+// schedule runs in no wall time (as netem/clock.go and grpc-go's
+// benchmark/latency).
+type clock struct {
+	now func() time.Time
+	// sleepUntil returns at or after t, or false as soon as ctx ends.
+	sleepUntil func(ctx context.Context, t time.Time) bool
+}
+
+// wallClock is the clock of a real step: Go's timer (TimerPacing), or a
+// nanosleep for waits of nanosleepMin or more (PrecisePacing).
+func wallClock(pacing string) clock {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	wait := func(ctx context.Context, at time.Time) bool {
+		if d := time.Until(at); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				timer.Stop()
+				return false
+			}
+		}
+		return ctx.Err() == nil
+	}
+	if pacing == PrecisePacing {
+		wait = precisePacing(wait)
+	}
+	return clock{now: time.Now, sleepUntil: wait}
+}
+
+// scheduler runs an open loop's schedule: it takes each send's offset
+// from the pacer, waits for it on its clock and hands the send on. The
+// schedule ends at warmup+interval on the clock: a send of the interval
+// still unmade then (the client could not keep up) is counted as unsent,
+// not made late; a warm-up send still unmade when the interval begins is
+// dropped, so that a client behind in its warm-up starts the interval on
+// time.
+type scheduler struct {
+	pacer       Pacer
+	clock       clock
+	warmup, end time.Duration // end: warmup + interval
+	conns       int           // sends go to the connections in turn
+	// hand gives j to an idle caller, or starts one, without waiting
+	// (false: none is idle and no more may start).
+	hand func(j job) bool
+	// handWait gives j to the next caller to be idle, waiting until by at
+	// most (false: by passed or ctx ended).
+	handWait func(ctx context.Context, j job, by time.Time) bool
+	// onMeasure is called at the first send of the interval (may be nil).
+	onMeasure func(at time.Time)
+}
+
+// scheduleResult is what the scheduler counted; only sends intended in
+// the interval count.
+type scheduleResult struct {
+	// sent were handed to a caller; unsent were due in the interval but
+	// not made by its end; hits had to wait for a caller (MaxOutstanding).
+	sent, unsent, hits int64
+	// lag records how late each send was handed on (schedule lag).
+	lag *stats.Recorder
+	// stopped is when the schedule ended (the interval's end, or when ctx
+	// ended); interrupted: ctx ended.
+	stopped     time.Time
+	interrupted bool
+}
+
+// run runs the schedule from start until its end or ctx's.
+func (s *scheduler) run(ctx context.Context, start time.Time) scheduleResult {
+	r := scheduleResult{lag: stats.NewRecorder()}
+	measureAt, endAt := start.Add(s.warmup), start.Add(s.end)
+	measuring := false
+	next := 0
+	for {
+		off := s.pacer.Next()
+		if off >= s.end {
+			break
+		}
+		at := start.Add(off)
+		if !s.clock.sleepUntil(ctx, at) {
+			r.interrupted = true
+			break
+		}
+		measured := off >= s.warmup
+		now := s.clock.now()
+		if !now.Before(endAt) {
+			r.unsent += s.unsent(off)
+			break
+		}
+		if !measured && !now.Before(measureAt) {
+			continue // a warm-up send too late to matter: the interval starts on time
+		}
+		if measured && !measuring {
+			measuring = true
+			if s.onMeasure != nil {
+				s.onMeasure(at)
+			}
+		}
+		j := job{intended: at, conn: next, measured: measured}
+		next = (next + 1) % s.conns
+		if !s.hand(j) {
+			by := measureAt
+			if measured {
+				r.hits++
+				by = endAt
+			}
+			if !s.handWait(ctx, j, by) {
+				if ctx.Err() != nil {
+					r.interrupted = true
+					break
+				}
+				if !measured {
+					continue // no caller came free before the interval
+				}
+				r.unsent += s.unsent(off)
+				break
+			}
+		}
+		if measured {
+			r.sent++
+			r.lag.Record(s.clock.now().Sub(at), codes.OK)
+		}
+	}
+	// The interval ends on the clock, not at the last send.
+	if !r.interrupted && !s.clock.sleepUntil(ctx, endAt) {
+		r.interrupted = true
+	}
+	r.stopped = s.clock.now()
+	return r
+}
+
+// maxCounted bounds how many of the pacer's remaining sends unsent counts
+// one by one; past it the rest are estimated from the rate (at 10 million
+// a second, one second of schedule).
+const maxCounted = 10_000_000
+
+// unsent counts the sends of the interval from the one at off (not made)
+// to the end of the schedule.
+func (s *scheduler) unsent(off time.Duration) int64 {
+	var n int64
+	if off >= s.warmup {
+		n = 1
+	}
+	for i := 0; i < maxCounted; i++ {
+		o := s.pacer.Next()
+		if o >= s.end {
+			return n
+		}
+		if o >= s.warmup {
+			n++
+		}
+		off = o
+	}
+	return n + int64((s.end-max(off, s.warmup)).Seconds()*s.pacer.Rate())
+}
