@@ -250,3 +250,87 @@ func listen(tb testing.TB) net.Listener {
 	}
 	return lis
 }
+
+// failEvery fails one unary call in every n with Unavailable.
+type failEvery struct {
+	server.Ping
+	n, count atomic.Int64
+}
+
+func (f *failEvery) UnaryCall(ctx context.Context, req *pb.SimpleRequest) (*pb.SimpleResponse, error) {
+	if f.count.Add(1)%f.n.Load() == 0 {
+		return nil, status.Error(codes.Unavailable, "one in n fails")
+	}
+	return f.Ping.UnaryCall(ctx, req)
+}
+
+// TestErrorShareFailsStep: a step may lose MaxErrorShare of its RPCs and
+// stay ok; above that it is failed, with its figures kept, so it enters no
+// verdict as a clean step (issue 16: a step whose server was killed was
+// written "ok" with Unavailable=109315).
+func TestErrorShareFailsStep(t *testing.T) {
+	tests := []struct {
+		every      int64
+		wantStatus string
+	}{
+		{every: 200, wantStatus: result.StatusOK},    // 0.5%
+		{every: 50, wantStatus: result.StatusFailed}, // 2%
+	}
+	for _, tc := range tests {
+		f := &failEvery{}
+		f.n.Store(tc.every)
+		s := grpc.NewServer()
+		pb.RegisterBenchmarkServiceServer(s, f)
+		spec := shortSpec(startServer(t, s))
+		spec.Conns = []ConnMode{{Kind: Shared}}
+		spec.Inflight = []int{4}
+		spec.Interval = time.Second
+		rec, err := RunStep(testCtx(t), spec, spec.Steps()[0], Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		share := float64(rec.Errors["Unavailable"]) / float64(rec.Requests)
+		t.Logf("one in %d: %d of %d failed (%.2f%%): %s %s", tc.every, rec.Errors["Unavailable"], rec.Requests, 100*share, rec.Status, rec.Error)
+		if rec.Requests < 2*tc.every {
+			t.Fatalf("only %d requests: too few to judge one failure in %d", rec.Requests, tc.every)
+		}
+		if rec.Status != tc.wantStatus || rec.ThroughputRPS <= 0 {
+			t.Errorf("one in %d failing: got status %q (%s), throughput %v; want %q with figures", tc.every, rec.Status, rec.Error, rec.ThroughputRPS, tc.wantStatus)
+		}
+		if tc.wantStatus == result.StatusFailed && !strings.Contains(rec.Error, "Unavailable") {
+			t.Errorf("got error %q, want it to name the code", rec.Error)
+		}
+	}
+}
+
+var errServerDied = errors.New("the server exited with signal: killed")
+
+// TestSweepStopsOnCause: cancelling the sweep's context with a cause (a
+// dead server, as the lab sees it) ends the running step at once as
+// failed with that cause, and Sweep returns the cause.
+func TestSweepStopsOnCause(t *testing.T) {
+	target := startServer(t, server.New(server.Options{}))
+	spec := shortSpec(target)
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	spec.Inflight = []int{1, 2}
+	spec.Interval = 10 * time.Second
+	ctx, cancel := context.WithCancelCause(testCtx(t))
+	defer cancel(nil)
+	var recs []*result.Record
+	start := time.Now()
+	err := Sweep(ctx, spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil },
+		func(ev Event) {
+			if ev.Kind == StepStarted {
+				time.AfterFunc(spec.Warmup+300*time.Millisecond, func() { cancel(errServerDied) })
+			}
+		})
+	if !errors.Is(err, errServerDied) {
+		t.Fatalf("Sweep = %v, want the cause", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("stopping took %v, want at once", d)
+	}
+	if len(recs) != 1 || recs[0].Status != result.StatusFailed || !strings.Contains(recs[0].Error, errServerDied.Error()) || recs[0].Requests == 0 {
+		t.Fatalf("got %d records (%+v), want one failed record naming the cause, with what it measured", len(recs), recs)
+	}
+}

@@ -135,7 +135,7 @@ func (f *frame) finish(ctx context.Context, sum *stats.Summary, elapsed, cpu tim
 			rec.Error = "stopped: " + cause.Error()
 		} else {
 			rec.Status = result.StatusInterrupted
-			rec.Error = "interrupted: the interval was cut short"
+			rec.Error = "the interval was cut short"
 		}
 	}
 	return rec

@@ -191,7 +191,8 @@ const MaxUnsentShare = 0.01
 // One scheduler goroutine hands each send to an idle caller goroutine,
 // starting a new one when none is idle, up to MaxOutstanding; beyond that
 // the send waits and the wait is counted. The step ends at the interval's
-// end on the clock: sends due but not made by then are counted as unsent,
+// end on the clock (up to maxLate after it while sends due in the interval
+// are being made): sends due but not made by then are counted as unsent,
 // and RPCs still in flight get the drain, then are cut off. Latency counts
 // from the intended send time; the scheduler records the schedule lag
 // (handed-off minus intended). Only sends intended inside the interval are
@@ -214,7 +215,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	defer d.cancel()
 	sched := &scheduler{
 		pacer: pacer, clock: wallClock(open.pacing()),
-		warmup: spec.Warmup, end: spec.Warmup + spec.Interval, conns: len(f.conns),
+		warmup: spec.Warmup, end: spec.Warmup + spec.Interval, late: maxLate(spec.Interval), conns: len(f.conns),
 		hand: d.hand, handWait: d.handWait,
 	}
 	var cpu0 time.Duration
@@ -266,9 +267,12 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	rec.Unsent = &sr.unsent
 	peak := int64(len(d.callers))
 	rec.PeakOutstanding = &peak
-	if due := sr.sent + sr.unsent; rec.Status == result.StatusOK && float64(sr.unsent) > MaxUnsentShare*float64(due) {
+	// Overloaded says more than "no RPC completed" of a client so far
+	// behind that none of its sends ended in time.
+	overloaded := float64(sr.unsent) > MaxUnsentShare*float64(sr.sent+sr.unsent)
+	if due := sr.sent + sr.unsent; overloaded && !sr.interrupted && (rec.Status == result.StatusOK || rec.Requests == 0) {
 		rec.Status = result.StatusOverloaded
-		rec.Error = fmt.Sprintf("overloaded: %d of the %d sends due in the interval were not made by its end (more than %g%%): the client could not keep up",
+		rec.Error = fmt.Sprintf("%d of the %d sends due in the interval were not made by its end (more than %g%%): the client could not keep up",
 			sr.unsent, due, 100*MaxUnsentShare)
 	}
 	return rec, nil, nil

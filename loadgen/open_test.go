@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -316,5 +317,56 @@ func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
 				t.Errorf("the step took %v after a cancel at %v", elapsed, cancelAfter)
 			}
 		})
+	}
+}
+
+// TestOpenLoopPastCapacity: 1e6 RPCs a second from one client is far past
+// what it can send. The step still ends at its interval (issue 16: a 2 s
+// step at 200000 rps took 15.7 s), counts what it did not send, says it
+// was overloaded, and gives the throughput of what completed over the time
+// it really took.
+func TestOpenLoopPastCapacity(t *testing.T) {
+	target := startServer(t, server.New(server.Options{}))
+	spec := shortSpec(target)
+	spec.Warmup, spec.Interval = 200*time.Millisecond, 500*time.Millisecond
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	step := Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}
+	const rate = 1e6
+	// A bound of 100 in flight: the sends also wait for a free caller, a
+	// wait the interval's end must cut too.
+	open := OpenSpec{Rates: []float64{rate}, MaxOutstanding: 100, Drain: 500 * time.Millisecond}
+	start := time.Now()
+	rec, err := RunOpenStep(testCtx(t), spec, step, open, rate, Options{})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("took %v: status %s (%s), sent %d, unsent %d, requests %d, %.0f rps over %v",
+		took, rec.Status, rec.Error, *rec.Sent, *rec.Unsent, rec.Requests, rec.ThroughputRPS, time.Duration(rec.DurationNS))
+	if bound := spec.Warmup + spec.Interval + open.Drain + 5*time.Second; took > bound {
+		t.Errorf("the step took %v, want at most %v (its warm-up, interval and drain, and set-up and slack for -race)", took, bound)
+	}
+	if rec.Status != result.StatusOverloaded || !strings.Contains(rec.Error, "not made") {
+		t.Errorf("got status %q (%s), want overloaded", rec.Status, rec.Error)
+	}
+	// Constant pacing: the interval holds exactly rate x interval sends.
+	if due := *rec.Sent + *rec.Unsent; due != int64(rate*spec.Interval.Seconds()) || *rec.Unsent == 0 {
+		t.Errorf("got sent %d + unsent %d, want %d with some unsent", *rec.Sent, *rec.Unsent, int64(rate*spec.Interval.Seconds()))
+	}
+	d := time.Duration(rec.DurationNS)
+	if d < spec.Interval || d > spec.Interval+maxLate(spec.Interval)+250*time.Millisecond {
+		t.Errorf("got duration %v, want the interval as it ran (%v and a little)", d, spec.Interval)
+	}
+	ok := rec.Requests
+	for _, n := range rec.Errors {
+		ok -= n
+	}
+	if want := float64(ok) / d.Seconds(); rec.ThroughputRPS != want || rec.ThroughputRPS >= rate/2 {
+		t.Errorf("got throughput %.0f, want %.0f (completed over the real duration), far below the offered %v", rec.ThroughputRPS, want, rate)
+	}
+	if b, err := json.Marshal(rec); err != nil {
+		t.Fatal(err)
+	} else if err := result.Validate(b); err != nil {
+		t.Errorf("record does not validate: %v", err)
 	}
 }

@@ -54,16 +54,19 @@ func wallClock(pacing string) clock {
 
 // scheduler runs an open loop's schedule: it takes each send's offset
 // from the pacer, waits for it on its clock and hands the send on. The
-// schedule ends at warmup+interval on the clock: a send of the interval
-// still unmade then (the client could not keep up) is counted as unsent,
-// not made late; a warm-up send still unmade when the interval begins is
-// dropped, so that a client behind in its warm-up starts the interval on
-// time.
+// schedule ends at warmup+interval on the clock, or up to late after it
+// while sends due in the interval are still being made: a send of the
+// interval still unmade then (the client could not keep up) is counted as
+// unsent; a warm-up send still unmade when the interval begins is dropped,
+// so that a client behind in its warm-up starts the interval on time.
 type scheduler struct {
 	pacer       Pacer
 	clock       clock
 	warmup, end time.Duration // end: warmup + interval
-	conns       int           // sends go to the connections in turn
+	// late is how long past end the schedule may run to make sends
+	// already due (see maxLate).
+	late  time.Duration
+	conns int // sends go to the connections in turn
 	// hand gives j to an idle caller, or starts one, without waiting
 	// (false: none is idle and no more may start).
 	hand func(j job) bool
@@ -92,8 +95,12 @@ type scheduleResult struct {
 func (s *scheduler) run(ctx context.Context, start time.Time) scheduleResult {
 	r := scheduleResult{lag: stats.NewRecorder()}
 	measureAt, endAt := start.Add(s.warmup), start.Add(s.end)
+	stopAt := endAt.Add(s.late)
 	measuring := false
 	next := 0
+	// unsentFrom is the offset of the first send of the interval not made
+	// (-1: none), counted once the schedule has stopped.
+	unsentFrom := time.Duration(-1)
 	for {
 		off := s.pacer.Next()
 		if off >= s.end {
@@ -106,8 +113,8 @@ func (s *scheduler) run(ctx context.Context, start time.Time) scheduleResult {
 		}
 		measured := off >= s.warmup
 		now := s.clock.now()
-		if !now.Before(endAt) {
-			r.unsent += s.unsent(off)
+		if !now.Before(stopAt) {
+			unsentFrom = off
 			break
 		}
 		if !measured && !now.Before(measureAt) {
@@ -125,7 +132,7 @@ func (s *scheduler) run(ctx context.Context, start time.Time) scheduleResult {
 			by := measureAt
 			if measured {
 				r.hits++
-				by = endAt
+				by = stopAt
 			}
 			if !s.handWait(ctx, j, by) {
 				if ctx.Err() != nil {
@@ -135,7 +142,7 @@ func (s *scheduler) run(ctx context.Context, start time.Time) scheduleResult {
 				if !measured {
 					continue // no caller came free before the interval
 				}
-				r.unsent += s.unsent(off)
+				unsentFrom = off
 				break
 			}
 		}
@@ -149,8 +156,18 @@ func (s *scheduler) run(ctx context.Context, start time.Time) scheduleResult {
 		r.interrupted = true
 	}
 	r.stopped = s.clock.now()
+	if unsentFrom >= 0 {
+		r.unsent = s.unsent(unsentFrom)
+	}
 	return r
 }
+
+// maxLate is how long past its interval an open-loop step may keep making
+// sends that were due in it: a tenth of the interval, at most 100 ms. A
+// client that falls behind for a moment (a pause of the machine, a
+// collection) catches up and loses nothing; one that cannot keep up ends
+// there and counts what it did not send.
+func maxLate(interval time.Duration) time.Duration { return min(interval/10, 100*time.Millisecond) }
 
 // maxCounted bounds how many of the pacer's remaining sends unsent counts
 // one by one; past it the rest are estimated from the rate (at 10 million

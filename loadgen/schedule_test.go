@@ -43,13 +43,14 @@ func TestSchedulerOnFakeClock(t *testing.T) {
 		warmup, interval time.Duration
 		// handCost is the clock time each hand-off takes; busy: no caller
 		// is ever idle, and waiting for one takes waitCost (0: none comes).
-		handCost, waitCost time.Duration
-		busy               bool
-		wantSent           int64
-		wantUnsent         int64
-		wantHits           int64
-		wantLagMax         time.Duration
-		wantMeasureAt      time.Duration
+		// late: how long past the interval sends already due may go on.
+		handCost, waitCost, late time.Duration
+		busy                     bool
+		wantSent                 int64
+		wantUnsent               int64
+		wantHits                 int64
+		wantLagMax               time.Duration
+		wantMeasureAt            time.Duration
 	}{
 		// 1000 rps for 1 s after 100 ms of warm-up: every send on time.
 		{name: "keeps up", rate: 1000, warmup: 100 * time.Millisecond, interval: time.Second,
@@ -59,6 +60,12 @@ func TestSchedulerOnFakeClock(t *testing.T) {
 		// at 1 s (before issue 16 it went on for 5 s).
 		{name: "client too slow", rate: 100000, interval: time.Second, handCost: 50 * time.Microsecond,
 			wantSent: 20000, wantUnsent: 80000, wantLagMax: 800 * time.Millisecond},
+		// The same client allowed 100 ms past the interval: 2000 more
+		// sends, and it stops there.
+		{name: "client too slow, late allowed", rate: 100000, interval: time.Second, handCost: 50 * time.Microsecond,
+			late: 100 * time.Millisecond, wantSent: 22000, wantUnsent: 78000, wantLagMax: 880 * time.Millisecond},
+		// A client that keeps up does not use the allowance.
+		{name: "keeps up, late allowed", rate: 1000, interval: time.Second, late: 100 * time.Millisecond, wantSent: 1000},
 		// The same client with 100 ms of warm-up: it is behind when the
 		// interval begins, drops the late warm-up sends and starts the
 		// interval on time.
@@ -83,7 +90,7 @@ func TestSchedulerOnFakeClock(t *testing.T) {
 			}
 			var measureAt time.Time
 			s := &scheduler{
-				pacer: pacer, clock: fc.clock(), warmup: tc.warmup, end: tc.warmup + tc.interval, conns: 3,
+				pacer: pacer, clock: fc.clock(), warmup: tc.warmup, end: tc.warmup + tc.interval, late: tc.late, conns: 3,
 				hand: func(job) bool {
 					if tc.busy {
 						return false
@@ -108,8 +115,12 @@ func TestSchedulerOnFakeClock(t *testing.T) {
 			if r.sent != tc.wantSent || r.unsent != tc.wantUnsent || r.hits != tc.wantHits {
 				t.Errorf("got sent %d unsent %d hits %d, want %d, %d, %d", r.sent, r.unsent, r.hits, tc.wantSent, tc.wantUnsent, tc.wantHits)
 			}
-			if got, want := r.stopped, start.Add(tc.warmup+tc.interval); !got.Equal(want) {
-				t.Errorf("stopped at %v, want %v (the interval's end)", got.Sub(start), want.Sub(start))
+			want := start.Add(tc.warmup + tc.interval)
+			if tc.wantUnsent > 0 {
+				want = want.Add(tc.late) // it used its allowance and stopped there
+			}
+			if got := r.stopped; !got.Equal(want) {
+				t.Errorf("stopped at %v, want %v (the interval's end, and the allowance if behind)", got.Sub(start), want.Sub(start))
 			}
 			if tc.wantSent > 0 && !measureAt.Equal(start.Add(tc.wantMeasureAt)) {
 				t.Errorf("interval's first send at %v, want %v", measureAt.Sub(start), tc.wantMeasureAt)

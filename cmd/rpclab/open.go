@@ -55,7 +55,7 @@ func (of *openFlags) register(f *pflag.FlagSet) {
 	f.Float64SliceVar(&of.rates, "rps", nil, "open loop: offered rates in RPCs per second, e.g. 1000,5000,20000 (sends follow a schedule whatever the replies; latency counts from the intended send time). --inflight is then the connection count of per-worker")
 	f.StringVar(&of.arrival, "arrival", loadgen.Constant, "open loop: arrival process, constant or poisson")
 	f.StringVar(&of.pacing, "pacing", loadgen.PrecisePacing, "open loop: how the scheduler waits for each send: precise (a wait of 150 µs or more is a nanosleep, which ends within about 0.1 ms; shorter waits use a Go timer) or timer (Go's timers only: an idle client wakes up to about 1 ms late, which shows as schedule lag and in the latency)")
-	f.IntVar(&of.maxOutstanding, "max-outstanding", loadgen.DefaultMaxOutstanding, "open loop: most RPCs in flight; a send that finds this many waits, and the record counts it (max_outstanding_hits)")
+	f.IntVar(&of.maxOutstanding, "max-outstanding", loadgen.DefaultMaxOutstanding, "open loop: most RPCs in flight, 1..100000; a send that finds this many waits, and the record counts it (max_outstanding_hits)")
 	f.StringVar(&of.call, "call", "", "open loop: call this method of the target instead of the ping, as package.Service/Method (found by server reflection, or --protoset)")
 	f.StringVar(&of.data, "data", "", "request of --call as JSON (protojson mapping of the input type; default {})")
 	f.StringVar(&of.dataFile, "data-file", "", "read the --call request JSON from this file")
