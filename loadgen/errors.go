@@ -28,7 +28,6 @@ var (
 	ErrPacing         = errors.New("pacing")
 	ErrMaxOutstanding = errors.New("max outstanding")
 	ErrDrain          = errors.New("drain")
-	ErrSLO            = errors.New("SLO")
 	ErrMaxRPS         = errors.New("rate cap")
 )
 

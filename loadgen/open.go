@@ -250,32 +250,39 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	if !cpuTaken {
 		rec.ClientCPUNS, rec.ClientCPUNSPerRPC = 0, 0
 	}
-	q := stats.Quantiles(stats.Merge(sr.lag).Hist)
+	sr.fill(rec, d, open.Call != nil && open.Call.ServerStreaming())
+	return rec, nil, nil
+}
+
+// fill writes the open loop's counts into rec (the server-streaming
+// calls' messages when streaming) and marks it overloaded when more than
+// MaxUnsentShare of the interval's sends were not made.
+func (r *scheduleResult) fill(rec *result.Record, d *dispatcher, streaming bool) {
+	q := stats.Quantiles(stats.Merge(r.lag).Hist)
 	rec.ScheduleLag = &q
-	if h, err := stats.EncodeHistogram(stats.Merge(sr.lag).Hist); err == nil {
+	if h, err := stats.EncodeHistogram(stats.Merge(r.lag).Hist); err == nil {
 		rec.ScheduleLagHDR = h
 	}
-	if open.Call != nil && open.Call.ServerStreaming() {
+	if streaming {
 		var msgs int64
 		for _, c := range d.callers {
 			msgs += c.msgs
 		}
 		rec.Messages = &msgs
 	}
-	rec.MaxOutstandingHits = &sr.hits
-	rec.Sent = &sr.sent
-	rec.Unsent = &sr.unsent
+	rec.MaxOutstandingHits = &r.hits
+	rec.Sent = &r.sent
+	rec.Unsent = &r.unsent
 	peak := int64(len(d.callers))
 	rec.PeakOutstanding = &peak
 	// Overloaded says more than "no RPC completed" of a client so far
 	// behind that none of its sends ended in time.
-	overloaded := float64(sr.unsent) > MaxUnsentShare*float64(sr.sent+sr.unsent)
-	if due := sr.sent + sr.unsent; overloaded && !sr.interrupted && (rec.Status == result.StatusOK || rec.Requests == 0) {
+	overloaded := float64(r.unsent) > MaxUnsentShare*float64(r.sent+r.unsent)
+	if due := r.sent + r.unsent; overloaded && !r.interrupted && (rec.Status == result.StatusOK || rec.Requests == 0) {
 		rec.Status = result.StatusOverloaded
 		rec.Error = fmt.Sprintf("%d of the %d sends due in the interval were not made by its end (more than %g%%): the client could not keep up",
-			sr.unsent, due, 100*MaxUnsentShare)
+			r.unsent, due, 100*MaxUnsentShare)
 	}
-	return rec, nil, nil
 }
 
 // describe writes the open loop's settings into rec's spec.

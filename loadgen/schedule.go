@@ -85,8 +85,9 @@ type scheduleResult struct {
 	sent, unsent, hits int64
 	// lag records how late each send was handed on (schedule lag).
 	lag *stats.Recorder
-	// stopped is when the schedule ended (the interval's end, or when ctx
-	// ended); interrupted: ctx ended.
+	// stopped is when sending ended: the interval's end, the last late
+	// send that caught up, the end of the allowance when sends were cut,
+	// or when ctx ended (interrupted).
 	stopped     time.Time
 	interrupted bool
 }
@@ -101,6 +102,7 @@ func (s *scheduler) run(ctx context.Context, start time.Time) scheduleResult {
 	// unsentFrom is the offset of the first send of the interval not made
 	// (-1: none), counted once the schedule has stopped.
 	unsentFrom := time.Duration(-1)
+	var lastSent time.Time
 	for {
 		off := s.pacer.Next()
 		if off >= s.end {
@@ -147,15 +149,28 @@ func (s *scheduler) run(ctx context.Context, start time.Time) scheduleResult {
 			}
 		}
 		if measured {
+			lastSent = s.clock.now()
 			r.sent++
-			r.lag.Record(s.clock.now().Sub(at), codes.OK)
+			r.lag.Record(lastSent.Sub(at), codes.OK)
 		}
 	}
 	// The interval ends on the clock, not at the last send.
 	if !r.interrupted && !s.clock.sleepUntil(ctx, endAt) {
 		r.interrupted = true
 	}
-	r.stopped = s.clock.now()
+	switch {
+	case r.interrupted:
+		r.stopped = s.clock.now()
+	case unsentFrom >= 0:
+		r.stopped = stopAt // cut: it was sending until then
+	default:
+		// The end of the interval, or of the late sends that caught up;
+		// not the moment this goroutine woke after it.
+		r.stopped = endAt
+		if lastSent.After(endAt) {
+			r.stopped = lastSent
+		}
+	}
 	if unsentFrom >= 0 {
 		r.unsent = s.unsent(unsentFrom)
 	}
