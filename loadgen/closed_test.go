@@ -284,7 +284,7 @@ func TestErrorShareFailsStep(t *testing.T) {
 		spec := shortSpec(startServer(t, s))
 		spec.Conns = []ConnMode{{Kind: Shared}}
 		spec.Inflight = []int{4}
-		spec.Interval = time.Second
+		spec.Interval = 2 * time.Second // enough RPCs under -race on a loaded machine
 		rec, err := RunStep(testCtx(t), spec, spec.Steps()[0], Options{})
 		if err != nil {
 			t.Fatal(err)

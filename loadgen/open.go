@@ -215,7 +215,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	defer d.cancel()
 	sched := &scheduler{
 		pacer: pacer, clock: wallClock(open.pacing()),
-		warmup: spec.Warmup, end: spec.Warmup + spec.Interval, late: maxLate(spec.Interval), conns: len(f.conns),
+		warmup: spec.Warmup, end: spec.Warmup + spec.Interval, late: maxLate, conns: len(f.conns),
 		hand: d.hand, handWait: d.handWait,
 	}
 	var cpu0 time.Duration

@@ -343,7 +343,8 @@ func TestOpenLoopPastCapacity(t *testing.T) {
 	}
 	t.Logf("took %v: status %s (%s), sent %d, unsent %d, requests %d, %.0f rps over %v",
 		took, rec.Status, rec.Error, *rec.Sent, *rec.Unsent, rec.Requests, rec.ThroughputRPS, time.Duration(rec.DurationNS))
-	if bound := spec.Warmup + spec.Interval + open.Drain + 5*time.Second; took > bound {
+	// Before issue 16 it ran until every send was made: minutes here.
+	if bound := spec.Warmup + spec.Interval + open.Drain + 10*time.Second; took > bound {
 		t.Errorf("the step took %v, want at most %v (its warm-up, interval and drain, and set-up and slack for -race)", took, bound)
 	}
 	if rec.Status != result.StatusOverloaded || !strings.Contains(rec.Error, "not made") {
@@ -354,7 +355,7 @@ func TestOpenLoopPastCapacity(t *testing.T) {
 		t.Errorf("got sent %d + unsent %d, want %d with some unsent", *rec.Sent, *rec.Unsent, int64(rate*spec.Interval.Seconds()))
 	}
 	d := time.Duration(rec.DurationNS)
-	if d < spec.Interval || d > spec.Interval+maxLate(spec.Interval)+250*time.Millisecond {
+	if d < spec.Interval || d > spec.Interval+maxLate+250*time.Millisecond {
 		t.Errorf("got duration %v, want the interval as it ran (%v and a little)", d, spec.Interval)
 	}
 	ok := rec.Requests
