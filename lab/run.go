@@ -170,6 +170,17 @@ func (r *runner) sink(rec *result.Record) error {
 		rec.Spec.Server = r.s.Server
 	}
 	serr := r.serverErr()
+	if serr == nil && rec.Status == result.StatusFailed && r.s.child != nil && r.ctx.Err() == nil {
+		// loadgen names a refused or reset connection at once, which can
+		// beat the news of the child's death: give it a moment.
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-r.s.child.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		serr = r.serverErr()
+	}
 	if serr != nil {
 		rec.Status = result.StatusFailed
 		rec.Error = serr.Error()

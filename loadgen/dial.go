@@ -113,6 +113,6 @@ var dialCauses = []struct {
 	{[]string{"too many open files"}, "out of file descriptors"},
 	{[]string{"first record does not look like a TLS handshake", "tls: "}, "the TLS handshake failed: the server may not use TLS, or its certificate is not trusted"},
 	{[]string{"HTTP/1"}, "an HTTP/1 server answers there, not a gRPC server"},
-	{[]string{"error reading server preface", "http2: "}, "the server does not speak gRPC over HTTP/2 (or it expects TLS where the client dialled plaintext)"},
 	{[]string{"connection reset by peer", "EOF"}, "the server closed the connection during the handshake"},
+	{[]string{"error reading server preface", "http2: "}, "the server does not speak gRPC over HTTP/2 (or it expects TLS where the client dialled plaintext)"},
 }
