@@ -11,19 +11,24 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/doctor"
+	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
 )
 
+// doctorCmdFlags are doctor's flags.
+type doctorCmdFlags struct {
+	o     doctor.Options
+	of    openFlags
+	out   string
+	call  string
+	force bool
+}
+
 func newDoctorCmd() *cobra.Command {
-	var (
-		o    = doctor.DefaultOptions("")
-		of   openFlags
-		out  string
-		call string
-	)
+	df := doctorCmdFlags{o: doctor.DefaultOptions("")}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "A one-minute study of your service: is the client's connection the bottleneck?",
@@ -35,61 +40,14 @@ connection is the bottleneck, the pool to use (the fewest connections reaching
 
 It takes about --budget (1 minute), and never sends faster than --max-rps nor
 keeps more than --max-inflight RPCs in flight: it is aimed at real services.
-Without --call it sends the BenchmarkService ping.`,
+Without --call it sends the BenchmarkService ping. An existing records file
+given to --out is kept unless --force.`,
 		Example: `  rpclab doctor --target localhost:50051
   rpclab doctor --target api.internal:443 --tls --call shop.Catalog/GetItem --data '{"id": 7}' --max-rps 2000 --max-inflight 32`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if o.Target == "" {
-				return usageError{errors.New("--target: required (host:port of your service)")}
-			}
-			// Refuse bad options before resolving --call or opening --out.
-			if err := o.Validate(); err != nil {
-				return doctorFlagError(err)
-			}
-			dial, err := of.conn.DialOptions()
-			if err != nil {
-				return usageError{err}
-			}
-			o.Load.DialOptions = dial
-			if call != "" {
-				of.call = call
-				spec := &loadgen.Spec{Target: o.Target, DialTimeout: o.DialTimeout}
-				if spec.DialTimeout == 0 {
-					spec.DialTimeout = 5 * time.Second
-				}
-				m, req, err := of.resolve(ctx, spec)
-				if err != nil {
-					return err
-				}
-				o.Call, o.Request = m, req
-			}
-			var jsonl *result.Writer
-			if out != "" {
-				f, err := os.Create(out)
-				if err != nil {
-					return usageError{fmt.Errorf("--out: %w", err)}
-				}
-				defer f.Close()
-				jsonl = result.NewWriter(f)
-			}
-			o.Step = func(r *result.Record) {
-				fmt.Fprintf(stderr, "rpclab doctor: %-7s in-flight %-3d %8.0f req/s  p99 %.1f µs  %s\n",
-					verdict.ConnLabel(r), r.Spec.Inflight, r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.Status)
-				if jsonl != nil {
-					_ = jsonl.Write(r)
-				}
-			}
-			fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v\n", o.Target, o.Budget)
-			d, err := doctor.Run(ctx, o)
-			if d != nil && len(d.Records) > 0 && err == nil {
-				report.DoctorText(stdout, &d.Diagnosis, d.Capped)
-			}
-			return doctorFlagError(err)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDoctor(cmd, &df) },
 	}
+	o, of := &df.o, &df.of
 	f := cmd.Flags()
 	f.StringVar(&o.Target, "target", "", "host:port of the service to study")
 	f.DurationVar(&o.Budget, "budget", o.Budget, "about how long the study takes")
@@ -97,8 +55,9 @@ Without --call it sends the BenchmarkService ping.`,
 	f.IntVar(&o.MaxInflight, "max-inflight", o.MaxInflight, "never keep more RPCs than this in flight")
 	f.IntSliceVar(&o.Pools, "pools", o.Pools, "pool sizes compared with one shared connection")
 	f.DurationVar(&o.DialTimeout, "dial-timeout", o.DialTimeout, "how long a step waits for its connections")
-	f.StringVarP(&out, "out", "o", "", "write the steps' result records (JSON Lines) to this file")
-	f.StringVar(&call, "call", "", "method to call instead of the ping, as package.Service/Method")
+	f.StringVarP(&df.out, "out", "o", "", "write the steps' result records (JSON Lines) to this file")
+	f.BoolVar(&df.force, "force", false, "overwrite an existing --out records file")
+	f.StringVar(&df.call, "call", "", "method to call instead of the ping, as package.Service/Method")
 	f.StringVar(&of.data, "data", "", "request of --call as JSON")
 	f.StringVar(&of.dataFile, "data-file", "", "read the --call request JSON from this file")
 	f.StringVar(&of.protoset, "protoset", "", "FileDescriptorSet defining --call, for servers without reflection")
@@ -110,6 +69,62 @@ Without --call it sends the BenchmarkService ping.`,
 	f.StringVar(&of.conn.Authority, "authority", "", ":authority header, and the name the certificate must carry")
 	f.StringArrayVar(&of.conn.Headers, "header", nil, "metadata key=value sent with every call (repeatable)")
 	return cmd
+}
+
+// runDoctor checks doctor's options and outputs, runs the study, and prints
+// its diagnosis.
+func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
+	ctx, o := cmd.Context(), &df.o
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if o.Target == "" {
+		return usageError{errors.New("--target: required (host:port of your service)")}
+	}
+	// Refuse bad options and outputs before resolving --call or measuring.
+	if err := o.Validate(); err != nil {
+		return doctorFlagError(err)
+	}
+	if err := lab.CheckOutputs(nil, df.force, lab.Output{Name: "--out", Path: df.out, Keep: true}); err != nil {
+		return usageError{err}
+	}
+	dial, err := df.of.conn.DialOptions()
+	if err != nil {
+		return usageError{err}
+	}
+	o.Load.DialOptions = dial
+	if df.call != "" {
+		df.of.call = df.call
+		spec := &loadgen.Spec{Target: o.Target, DialTimeout: o.DialTimeout}
+		if spec.DialTimeout == 0 {
+			spec.DialTimeout = 5 * time.Second
+		}
+		m, req, err := df.of.resolve(ctx, spec)
+		if err != nil {
+			return err
+		}
+		o.Call, o.Request = m, req
+	}
+	var jsonl *result.Writer
+	if df.out != "" {
+		f, err := os.Create(df.out)
+		if err != nil {
+			return usageError{fmt.Errorf("--out: %w", err)}
+		}
+		defer f.Close()
+		jsonl = result.NewWriter(f)
+	}
+	o.Step = func(r *result.Record) {
+		fmt.Fprintf(stderr, "rpclab doctor: %-7s in-flight %-3d %8.0f req/s  p99 %.1f µs  %s\n",
+			verdict.ConnLabel(r), r.Spec.Inflight, r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.Status)
+		if jsonl != nil {
+			_ = jsonl.Write(r)
+		}
+	}
+	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v\n", o.Target, o.Budget)
+	d, err := doctor.Run(ctx, *o)
+	if d != nil && len(d.Records) > 0 && err == nil {
+		report.DoctorText(stdout, &d.Diagnosis, d.Capped)
+	}
+	return doctorFlagError(err)
 }
 
 // doctorFlags names the flag behind each of doctor's option errors.

@@ -106,6 +106,10 @@ func bidiTarget(t *testing.T) string {
 }
 
 func TestDoctorBadFlags(t *testing.T) {
+	kept := filepath.Join(t.TempDir(), "kept.jsonl")
+	if err := os.WriteFile(kept, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -123,6 +127,7 @@ func TestDoctorBadFlags(t *testing.T) {
 		{"budget 0s", []string{"doctor", "--target", "127.0.0.1:1", "--budget", "0s"}, "--budget: doctor: bad budget: 0s is not a positive duration"},
 		{"budget -1s", []string{"doctor", "--target", "127.0.0.1:1", "--budget", "-1s"}, "--budget"},
 		{"dial-timeout 0", []string{"doctor", "--target", "127.0.0.1:1", "--dial-timeout", "0s"}, "--dial-timeout"},
+		{"existing out", []string{"doctor", "--target", "127.0.0.1:1", "-o", kept}, "--out " + kept + ": the file exists"},
 		{"bidi call", []string{"doctor", "--target", bidiTarget(t), "--call", "grpc.testing.BenchmarkService/StreamingCall", "--data", "{}"}, "--call: doctor: unsupported call: /grpc.testing.BenchmarkService/StreamingCall is a client-streaming or bidirectional method"},
 	}
 	for _, tc := range tests {

@@ -19,19 +19,22 @@ import (
 	"github.com/rpclab/rpclab/server"
 )
 
+// serveFlags are serve's flags.
+type serveFlags struct {
+	listen     string
+	o          server.Options
+	tlsCert    string
+	tlsKey     string
+	maxBulk    string
+	bulkConns  int
+	bulkRead   time.Duration
+	cpus       []int
+	impl       string
+	clientsDir string
+}
+
 func newServeCmd() *cobra.Command {
-	var (
-		listen     string
-		o          server.Options
-		tlsCert    string
-		tlsKey     string
-		maxBulk    string
-		bulkConns  int
-		bulkRead   time.Duration
-		cpus       []int
-		impl       string
-		clientsDir string
-	)
+	var sf serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the ping server (grpc.testing.BenchmarkService)",
@@ -56,106 +59,121 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
   rpclab serve --impl cpp --listen 127.0.0.1:50051 -- --num-cqs=2`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkCPUs("--cpus", cpus); err != nil {
+			if err := checkCPUs("--cpus", sf.cpus); err != nil {
 				return err
 			}
-			switch impl {
+			switch sf.impl {
 			case "go":
 				if len(args) > 0 {
 					return usageError{fmt.Errorf("serve: unexpected arguments %q (server flags after -- go with --impl cpp)", args)}
 				}
+				return serveGo(cmd, &sf)
 			case "cpp":
 				for _, name := range []string{"max-concurrent-streams", "num-stream-workers", "shared-write-buffer", "write-buffer", "read-buffer"} {
 					if cmd.Flags().Changed(name) {
 						return usageError{fmt.Errorf("--%s is a flag of the Go server; the C++ server takes its own after --", name)}
 					}
 				}
-				return execCppServer(cmd, clientsDir, listen, cpus, args)
+				return execCppServer(cmd, sf.clientsDir, sf.listen, sf.cpus, args)
 			default:
-				return usageError{fmt.Errorf("--impl: unknown server %q (want go or cpp)", impl)}
+				return usageError{fmt.Errorf("--impl: unknown server %q (want go or cpp)", sf.impl)}
 			}
-			if len(cpus) > 0 {
-				if err := procstat.Pin(0, cpus); err != nil {
-					return err
-				}
-				runtime.GOMAXPROCS(len(cpus))
-			}
-			if tlsCert != "" || tlsKey != "" {
-				cfg, err := server.LoadTLS(tlsCert, tlsKey)
-				if errors.Is(err, server.ErrBadOption) {
-					return usageError{fmt.Errorf("--tls-cert and --tls-key: %w", err)}
-				} else if err != nil {
-					return usageError{fmt.Errorf("--tls-cert %s, --tls-key %s: %w", tlsCert, tlsKey, err)}
-				}
-				o.TLS = cfg
-			}
-			var maxBulkBytes int64
-			if maxBulk != "" {
-				n, err := bulk.ParseBytes(maxBulk)
-				if err != nil {
-					return usageError{fmt.Errorf("--max-bulk-size: %w", err)}
-				}
-				maxBulkBytes = n
-			}
-			var bopts []server.BulkOption
-			for _, f := range []struct {
-				name string
-				opt  server.BulkOption
-			}{
-				{"--max-bulk-size", server.WithMaxBulkSize(maxBulkBytes)},
-				{"--max-bulk-conns", server.WithMaxBulkConns(bulkConns)},
-				{"--bulk-read-timeout", server.WithBulkReadTimeout(bulkRead)},
-			} {
-				if _, err := server.NewBulk(f.opt); err != nil { // each checked alone, to name its flag
-					return usageError{fmt.Errorf("%s: %w", f.name, err)}
-				}
-				bopts = append(bopts, f.opt)
-			}
-			lis, err := net.Listen("tcp", listen)
-			if err != nil {
-				return fmt.Errorf("serve: %w", err)
-			}
-			host, _, _ := net.SplitHostPort(lis.Addr().String())
-			if ip := net.ParseIP(host); o.TLS == nil && (ip == nil || !ip.IsLoopback()) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "rpclab: warning: serving %s without TLS or authentication to every host that can reach it\n", lis.Addr())
-			}
-			var b *server.Bulk
-			if o.TLS == nil {
-				// The bulk transports listen beside it; clients learn their
-				// ports from BulkService.Info.
-				b, err = server.StartBulk(cmd.Context(), host, bopts...)
-			} else {
-				b, err = server.NewBulk(bopts...) // the plaintext listeners stay off
-			}
-			if errors.Is(err, server.ErrBadOption) {
-				lis.Close()
-				return usageError{err}
-			} else if err != nil {
-				lis.Close()
-				return err
-			}
-			defer b.Close()
-			o.Bulk = b
-			fmt.Fprintf(cmd.OutOrStdout(), "%s%s\n", server.ListeningPrefix, lis.Addr())
-			return server.Serve(cmd.Context(), lis, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&listen, "listen", "127.0.0.1:50051", "address to listen on (\"127.0.0.1:0\" picks a free port; a non-loopback address serves everyone, see --tls-cert)")
-	f.Uint32Var(&o.MaxConcurrentStreams, "max-concurrent-streams", 0, "streams allowed per connection (0: unlimited)")
-	f.Uint32Var(&o.NumStreamWorkers, "num-stream-workers", 0, "serve streams on this many fixed goroutines (0: a goroutine per stream)")
-	f.BoolVar(&o.SharedWriteBuffer, "shared-write-buffer", false, "release each connection's write buffer between flushes")
-	f.IntVar(&o.WriteBufferSize, "write-buffer", 0, "per-connection write buffer in bytes (0: grpc-go's 32 KiB)")
-	f.IntVar(&o.ReadBufferSize, "read-buffer", 0, "per-connection read buffer in bytes (0: grpc-go's 32 KiB)")
-	f.StringVar(&tlsCert, "tls-cert", "", "serve TLS with this PEM certificate (chain); needs --tls-key")
-	f.StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
-	f.StringVar(&maxBulk, "max-bulk-size", "", "largest bulk download one request may ask for (default 64GiB)")
-	f.IntVar(&bulkConns, "max-bulk-conns", 0, fmt.Sprintf("connections each raw bulk listener holds open at most (0: %d)", server.DefaultMaxBulkConns))
-	f.DurationVar(&bulkRead, "bulk-read-timeout", 0, fmt.Sprintf("close a raw TCP bulk connection that sends no request for this long (0: %v)", server.DefaultBulkReadTimeout))
-	f.IntSliceVar(&cpus, "cpus", nil, "pin the server to these CPUs and set GOMAXPROCS to their count")
-	f.StringVar(&impl, "impl", "go", "server implementation: go, or cpp (clients/cpp's async server, built on first use)")
-	f.StringVar(&clientsDir, "clients-dir", "", "with --impl cpp: the clients/ folder of an rpclab checkout (default: found above the working directory)")
+	f.StringVar(&sf.listen, "listen", "127.0.0.1:50051", "address to listen on (\"127.0.0.1:0\" picks a free port; a non-loopback address serves everyone, see --tls-cert)")
+	f.Uint32Var(&sf.o.MaxConcurrentStreams, "max-concurrent-streams", 0, "streams allowed per connection (0: unlimited)")
+	f.Uint32Var(&sf.o.NumStreamWorkers, "num-stream-workers", 0, "serve streams on this many fixed goroutines (0: a goroutine per stream)")
+	f.BoolVar(&sf.o.SharedWriteBuffer, "shared-write-buffer", false, "release each connection's write buffer between flushes")
+	f.IntVar(&sf.o.WriteBufferSize, "write-buffer", 0, "per-connection write buffer in bytes (0: grpc-go's 32 KiB)")
+	f.IntVar(&sf.o.ReadBufferSize, "read-buffer", 0, "per-connection read buffer in bytes (0: grpc-go's 32 KiB)")
+	f.StringVar(&sf.tlsCert, "tls-cert", "", "serve TLS with this PEM certificate (chain); needs --tls-key")
+	f.StringVar(&sf.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	f.StringVar(&sf.maxBulk, "max-bulk-size", "", "largest bulk download one request may ask for (default 64GiB)")
+	f.IntVar(&sf.bulkConns, "max-bulk-conns", 0, fmt.Sprintf("connections each raw bulk listener holds open at most (0: %d)", server.DefaultMaxBulkConns))
+	f.DurationVar(&sf.bulkRead, "bulk-read-timeout", 0, fmt.Sprintf("close a raw TCP bulk connection that sends no request for this long (0: %v)", server.DefaultBulkReadTimeout))
+	f.IntSliceVar(&sf.cpus, "cpus", nil, "pin the server to these CPUs and set GOMAXPROCS to their count")
+	f.StringVar(&sf.impl, "impl", "go", "server implementation: go, or cpp (clients/cpp's async server, built on first use)")
+	f.StringVar(&sf.clientsDir, "clients-dir", "", "with --impl cpp: the clients/ folder of an rpclab checkout (default: found above the working directory)")
 	return cmd
+}
+
+// options maps the TLS and bulk flags to the server's options, naming the
+// flag of a bad one.
+func (sf *serveFlags) options() ([]server.BulkOption, error) {
+	if sf.tlsCert != "" || sf.tlsKey != "" {
+		cfg, err := server.LoadTLS(sf.tlsCert, sf.tlsKey)
+		if errors.Is(err, server.ErrBadOption) {
+			return nil, usageError{fmt.Errorf("--tls-cert and --tls-key: %w", err)}
+		} else if err != nil {
+			return nil, usageError{fmt.Errorf("--tls-cert %s, --tls-key %s: %w", sf.tlsCert, sf.tlsKey, err)}
+		}
+		sf.o.TLS = cfg
+	}
+	var maxBulkBytes int64
+	if sf.maxBulk != "" {
+		n, err := bulk.ParseBytes(sf.maxBulk)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--max-bulk-size: %w", err)}
+		}
+		maxBulkBytes = n
+	}
+	var bopts []server.BulkOption
+	for _, f := range []struct {
+		name string
+		opt  server.BulkOption
+	}{
+		{"--max-bulk-size", server.WithMaxBulkSize(maxBulkBytes)},
+		{"--max-bulk-conns", server.WithMaxBulkConns(sf.bulkConns)},
+		{"--bulk-read-timeout", server.WithBulkReadTimeout(sf.bulkRead)},
+	} {
+		if _, err := server.NewBulk(f.opt); err != nil { // each checked alone, to name its flag
+			return nil, usageError{fmt.Errorf("%s: %w", f.name, err)}
+		}
+		bopts = append(bopts, f.opt)
+	}
+	return bopts, nil
+}
+
+// serveGo runs rpclab's Go server until the command's context ends.
+func serveGo(cmd *cobra.Command, sf *serveFlags) error {
+	if len(sf.cpus) > 0 {
+		if err := procstat.Pin(0, sf.cpus); err != nil {
+			return err
+		}
+		runtime.GOMAXPROCS(len(sf.cpus))
+	}
+	bopts, err := sf.options()
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", sf.listen)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	host, _, _ := net.SplitHostPort(lis.Addr().String())
+	if ip := net.ParseIP(host); sf.o.TLS == nil && (ip == nil || !ip.IsLoopback()) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "rpclab: warning: serving %s without TLS or authentication to every host that can reach it\n", lis.Addr())
+	}
+	var b *server.Bulk
+	if sf.o.TLS == nil {
+		// The bulk transports listen beside it; clients learn their
+		// ports from BulkService.Info.
+		b, err = server.StartBulk(cmd.Context(), host, bopts...)
+	} else {
+		b, err = server.NewBulk(bopts...) // the plaintext listeners stay off
+	}
+	if errors.Is(err, server.ErrBadOption) {
+		lis.Close()
+		return usageError{err}
+	} else if err != nil {
+		lis.Close()
+		return err
+	}
+	defer b.Close()
+	sf.o.Bulk = b
+	fmt.Fprintf(cmd.OutOrStdout(), "%s%s\n", server.ListeningPrefix, lis.Addr())
+	return server.Serve(cmd.Context(), lis, sf.o)
 }
 
 // execCppServer builds clients/cpp if needed, pins this process to cpus,
