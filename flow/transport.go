@@ -5,7 +5,6 @@ package flow
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -13,8 +12,6 @@ import (
 	"net/http"
 	"time"
 
-	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/h2c"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
@@ -52,7 +49,10 @@ func startServers(s *Spec, maxPayload int64) (*servers, error) {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	srv.httpSrv = &http.Server{Handler: h2c.NewHandler(mux, &http2.Server{}), ReadHeaderTimeout: 10 * time.Second}
+	// HTTP/1.1 and h2c (HTTP/2 with prior knowledge) on one port.
+	srv.httpSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, Protocols: new(http.Protocols)}
+	srv.httpSrv.Protocols.SetHTTP1(true)
+	srv.httpSrv.Protocols.SetUnencryptedHTTP2(true)
 	for _, t := range []string{GRPCDynamic, GRPCFixed, HTTP1} {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -110,17 +110,14 @@ func dial(ctx context.Context, transport, addr string, s *Spec) (client, error) 
 		}
 		return &grpcClient{cc: cc, c: pb.NewBenchmarkServiceClient(cc)}, nil
 	case H2C:
-		var d net.Dialer
-		tr := &http2.Transport{AllowHTTP: true,
-			DialTLSContext: func(ctx context.Context, network, a string, _ *tls.Config) (net.Conn, error) {
-				return d.DialContext(ctx, network, a)
-			}}
-		return &httpClient{c: &http.Client{Transport: tr}, url: "http://" + addr + "/upload", closeFn: tr.CloseIdleConnections}, nil
+		tr := &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true, Protocols: new(http.Protocols)}
+		tr.Protocols.SetUnencryptedHTTP2(true)
+		return &httpClient{c: &http.Client{Transport: tr}, url: "http://" + addr + "/upload", closeFn: tr.CloseIdleConnections, proto: 2}, nil
 	case HTTP1:
 		tr := &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}
 		tr.Protocols = new(http.Protocols)
 		tr.Protocols.SetHTTP1(true)
-		return &httpClient{c: &http.Client{Transport: tr}, url: "http://" + addr + "/upload", closeFn: tr.CloseIdleConnections}, nil
+		return &httpClient{c: &http.Client{Transport: tr}, url: "http://" + addr + "/upload", closeFn: tr.CloseIdleConnections, proto: 1}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", transport)
 }
@@ -143,6 +140,9 @@ type httpClient struct {
 	c       *http.Client
 	url     string
 	closeFn func()
+	// proto is the HTTP major version the transport must have spoken:
+	// a silent fall back to HTTP/1.1 would time the wrong protocol.
+	proto int
 }
 
 func (h *httpClient) call(ctx context.Context, payload []byte) error {
@@ -161,6 +161,9 @@ func (h *httpClient) call(ctx context.Context, payload []byte) error {
 	}
 	if resp.StatusCode != http.StatusOK {
 		return errors.New(resp.Status)
+	}
+	if resp.ProtoMajor != h.proto {
+		return fmt.Errorf("spoke %s, want HTTP/%d", resp.Proto, h.proto)
 	}
 	return nil
 }

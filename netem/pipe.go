@@ -3,7 +3,6 @@
 package netem
 
 import (
-	"errors"
 	"io"
 	"net"
 	"os"
@@ -409,9 +408,4 @@ func (p *pipe) setDeadline(t time.Time, read bool) {
 		(*tm).Reset(time.Until(t))
 	}
 	p.cond.Broadcast()
-}
-
-// errIsClosed reports errors that mean a connection ended normally.
-func errIsClosed(err error) bool {
-	return err == nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed)
 }

@@ -323,7 +323,9 @@ func (p *Pool) Close() error {
 		return ErrClosed
 	}
 	p.cancel()
-	p.mu.Lock() // a replacement in progress finishes registering first
+	// A barrier: a replacement in progress finishes registering first.
+	p.mu.Lock()
+	//lint:ignore SA2001 the empty section is the barrier
 	p.mu.Unlock()
 	p.wg.Wait()
 

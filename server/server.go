@@ -34,9 +34,6 @@ type Options struct {
 	// NumStreamWorkers serves streams on a fixed pool of goroutines instead
 	// of one new goroutine per stream (0: a goroutine per stream).
 	NumStreamWorkers uint32 `json:"num_stream_workers,omitempty"`
-	// SharedWriteBuffer lets connections release their write buffer between
-	// flushes (grpc.SharedWriteBuffer).
-	SharedWriteBuffer bool `json:"shared_write_buffer,omitempty"`
 	// WriteBufferSize and ReadBufferSize set the per-connection buffers in
 	// bytes (0: grpc-go's default of 32 KiB).
 	WriteBufferSize int `json:"write_buffer_size,omitempty"`
@@ -69,9 +66,6 @@ func (o Options) ServerOptions() []grpc.ServerOption {
 	}
 	if o.NumStreamWorkers > 0 {
 		opts = append(opts, grpc.NumStreamWorkers(o.NumStreamWorkers))
-	}
-	if o.SharedWriteBuffer {
-		opts = append(opts, grpc.SharedWriteBuffer(true))
 	}
 	if o.WriteBufferSize > 0 {
 		opts = append(opts, grpc.WriteBufferSize(o.WriteBufferSize))

@@ -16,7 +16,6 @@ package procstat
 
 import (
 	"errors"
-	"fmt"
 	"runtime/metrics"
 	"time"
 )
@@ -59,9 +58,4 @@ func ReadUsage() (Usage, error) {
 	}
 	u.PeakRSS = peakRSS()
 	return u, nil
-}
-
-// unsupported wraps ErrUnsupported with what was asked.
-func unsupported(what string) error {
-	return fmt.Errorf("%w (%s)", ErrUnsupported, what)
 }

@@ -5,6 +5,7 @@
 package procstat
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -52,4 +53,9 @@ func DieWithParent(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
 		attr = &syscall.SysProcAttr{}
 	}
 	return attr
+}
+
+// unsupported wraps ErrUnsupported with what was asked.
+func unsupported(what string) error {
+	return fmt.Errorf("%w (%s)", ErrUnsupported, what)
 }
