@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# rpclab beside its peers, one table per comparison, every figure with its
+# ratio to rpclab (docs/peers.md says what each measures and how).
+#
+#   scripts/peers/run.sh [loadgen|pools|netem|all]   (default all)
+#
+# The server (or proxy) is pinned to the last CPU and every client to the
+# others with taskset; a client's CPU is its whole process's user+sys, taken
+# by the parent from wait4. The peers are installed here, at pinned
+# versions, from the Go module proxy and Debian; nothing is committed. A
+# peer that fails to install or run is reported in its row; the others run.
+#
+# Sizes (environment):
+#   SECONDS_PER_RUN=10     loadgen: seconds per tool per cell
+#   INFLIGHT=1,8,32,64     loadgen: in-flight counts
+#   LAYOUTS=shared,per-worker
+#   CALLGRIND=0            loadgen: 1 = instructions per RPC under valgrind's callgrind instead of CPU time
+#   CALLGRIND_RPCS=20000   with CALLGRIND=1: RPCs per run of ghz and h2load (rpclab and grpc-go's client run SECONDS_PER_RUN)
+#   BENCHTIME=2s           pools: -benchtime per cell
+#   POOL_BENCH=Pools       pools: Pools (calls) or Pick (the pick alone) or 'Pools|Pick'
+#   NETEM_DELAYS=50us,1ms,16ms  NETEM_SAMPLES=2000  NETEM_RTT_BUDGET=20s  NETEM_BULK=5s
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+what=${1:-all}
+case "$what" in loadgen|pools|netem|all) ;; *) echo "usage: $0 [loadgen|pools|netem|all]" >&2; exit 2 ;; esac
+
+# Pinned peers: ghz's newest release on the module proxy; grpc-go's benchmark
+# client at rpclab's own grpc-go version (read from go.mod); toxiproxy v2.
+GHZ_VERSION=v0.93.0
+TOXIPROXY_VERSION=v2.5.0
+GRPC_VERSION=$(go list -m -f '{{.Version}}' google.golang.org/grpc)
+tools="$root/.tools/peers"
+mkdir -p "$tools"
+
+last=$(( $(nproc) - 1 ))
+server_cpus=$last
+client_cpus="0-$(( last > 0 ? last - 1 : 0 ))"
+[ "$last" -eq 0 ] && echo "run.sh: one CPU only: server and clients share it" >&2
+
+note() { echo "run.sh: $*" >&2; }
+
+# goinstall NAME PKG@VERSION: install into its own folder (grpc-go's client
+# and toxiproxy's server would both be called "client"/"server"); prints the
+# binary's path, or nothing if the install failed.
+goinstall() {
+  local name=$1 pkg=$2 dir="$tools/$1-${2##*@}"
+  local bin="$dir/$(basename "${pkg%@*}")"
+  if [ ! -x "$bin" ]; then
+    if ! GOBIN="$dir" GOFLAGS=-mod=mod go install "$pkg" >"$tools/$name.install.log" 2>&1; then
+      note "$name: go install $pkg failed (see $tools/$name.install.log)"
+      return 0
+    fi
+  fi
+  echo "$bin"
+}
+
+aptinstall() { # aptinstall CMD PACKAGE
+  command -v "$1" >/dev/null && return 0
+  note "installing Debian's $2"
+  { apt-get install -y "$2" || { apt-get update && apt-get install -y "$2"; }; } >"$tools/$2.install.log" 2>&1 \
+    || note "$2: apt-get install failed (see $tools/$2.install.log)"
+}
+
+go build -o bin/rpclab ./cmd/rpclab
+(cd bench/peers && go build -o "$root/bin/peers" ./cmd/peers)
+
+run_loadgen() {
+  local ghz grpcclient
+  ghz=$(goinstall ghz "github.com/bojand/ghz/cmd/ghz@$GHZ_VERSION")
+  grpcclient=$(goinstall grpc-client "google.golang.org/grpc/benchmark/client@$GRPC_VERSION")
+  aptinstall h2load nghttp2-client
+  local cg=()
+  if [ "${CALLGRIND:-0}" = 1 ]; then
+    aptinstall valgrind valgrind
+    cg=(--callgrind --callgrind-rpcs "${CALLGRIND_RPCS:-20000}")
+  fi
+  taskset -c "$client_cpus" bin/peers loadgen --rpclab bin/rpclab --ghz "$ghz" --grpc-client "$grpcclient" \
+    --h2load "$(command -v h2load || true)" --nghttp "$(command -v nghttp || true)" --proto-dir proto \
+    --inflight "${INFLIGHT:-1,8,32,64}" --layouts "${LAYOUTS:-shared,per-worker}" --seconds "${SECONDS_PER_RUN:-10}" \
+    --server-cpus "$server_cpus" --client-cpus "$client_cpus" "${cg[@]}"
+}
+
+run_pools() {
+  local t
+  t=$(mktemp -d)
+  (cd bench/peers && go test -c -o "$t/peers.test" .)
+  # The server is rpclab itself in a child process on the server CPU; the
+  # benchmark (every pool and its goroutines) on the client CPUs.
+  (cd bench/peers && taskset -c "$client_cpus" "$t/peers.test" -test.run '^$' -test.bench "${POOL_BENCH:-Pools}" \
+    -test.benchmem -test.benchtime "${BENCHTIME:-2s}" -peers.server "$root/bin/rpclab" -peers.server-cpus "$server_cpus") \
+    | tee "$t/bench.txt" >&2 || note "pools: the benchmark failed (its output is above)"
+  bin/peers pooltable <"$t/bench.txt"
+  rm -rf "$t"
+}
+
+run_netem() {
+  local tox
+  tox=$(goinstall toxiproxy "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION")
+  taskset -c "$client_cpus" bin/peers netem --rpclab bin/rpclab --toxiproxy "$tox" --proxy-cpus "$server_cpus" \
+    --delays "${NETEM_DELAYS:-50us,1ms,16ms}" --samples "${NETEM_SAMPLES:-2000}" \
+    --rtt-seconds "${NETEM_RTT_BUDGET:-20s}" --bulk "${NETEM_BULK:-5s}"
+}
+
+status=0
+for part in loadgen pools netem; do
+  [ "$what" = all ] || [ "$what" = "$part" ] || continue
+  echo
+  "run_$part" || { status=1; note "$part: failed"; }
+done
+exit $status
