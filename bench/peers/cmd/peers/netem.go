@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -110,13 +109,13 @@ func runNetem(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "emulators: added delay's error (RTT through the proxy - direct RTT %v - 2 x delay) over %d-byte round trips, and the proxy's CPU per GiB pushed one way; proxies on CPUs %s\n",
 		base.Round(100*time.Nanosecond), c.msg, c.proxyCPUs)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "delay (one way)\tproxy\tsamples\terr p50\terr p99\tGiB\tMiB/s\tcpu s/GiB\tx/rpclab |err p50|\tx/rpclab |err p99|\tx/rpclab cpu/GiB\t")
+	fmt.Fprintln(tw, "delay (one way)\tproxy\tsamples\terr p50\terr p99\tGiB\tMiB/s\tcpu s/GiB\tx/rpclab |err p50|\tx/rpclab |err p99|\tx/rpclab cpu/GiB\tnote\t")
 	tox := newToxi(ctx, c)
 	defer tox.stop()
 	for _, d := range c.delays {
 		rows := []neRow{
-			measureProxy(ctx, c, "rpclab-netem", d, up.Addr().String(), base, startRPCLabNetem),
-			measureProxy(ctx, c, "toxiproxy", d, up.Addr().String(), base, tox.start),
+			measureProxy(ctx, c, "rpclab-netem", d, up, base, startRPCLabNetem),
+			measureProxy(ctx, c, "toxiproxy", d, up, base, tox.start),
 		}
 		printNERows(tw, rows)
 	}
@@ -127,7 +126,7 @@ func printNERows(w io.Writer, rows []neRow) {
 	b := rows[0]
 	for _, r := range rows {
 		if r.err != "" {
-			fmt.Fprintf(w, "%v\t%s\t%s\t\n", r.delay, r.proxy, "FAILED: "+r.err)
+			fmt.Fprintf(w, "%v\t%s\t%sFAILED: %s\t\n", r.delay, r.proxy, strings.Repeat("-\t", 9), r.err)
 			continue
 		}
 		r1, r2, r3 := "-", "-", "-"
@@ -137,11 +136,11 @@ func printNERows(w io.Writer, rows []neRow) {
 			r3 = fmt.Sprintf("%.2f", r.cpuPerGiB()/b.cpuPerGiB())
 		}
 		gib := float64(r.bytes) / (1 << 30)
-		fmt.Fprintf(w, "%v\t%s\t%d\t%v\t%v\t%.2f\t%.0f\t%.2f\t%s\t%s\t%s\t\n", r.delay, r.proxy, r.samples,
+		fmt.Fprintf(w, "%v\t%s\t%d\t%v\t%v\t%.2f\t%.0f\t%.2f\t%s\t%s\t%s\t\t\n", r.delay, r.proxy, r.samples,
 			r.errP50.Round(time.Microsecond/10), r.errP99.Round(time.Microsecond/10), gib,
 			float64(r.bytes)/(1<<20)/r.bulkWall.Seconds(), r.cpuPerGiB(), r1, r2, r3)
 	}
-	fmt.Fprintln(w, "\t\t\t\t\t\t\t\t\t\t\t")
+	fmt.Fprintln(w, strings.Repeat("\t", 12))
 }
 
 func ratio(a, b time.Duration) string {
@@ -167,9 +166,9 @@ type proxy struct {
 
 type starter func(ctx context.Context, c *neConfig, upstream string, d time.Duration) (*proxy, error)
 
-func measureProxy(ctx context.Context, c *neConfig, name string, d time.Duration, upstream string, base time.Duration, start starter) neRow {
+func measureProxy(ctx context.Context, c *neConfig, name string, d time.Duration, up *upstream, base time.Duration, start starter) neRow {
 	r := neRow{proxy: name, delay: d}
-	p, err := start(ctx, c, upstream, d)
+	p, err := start(ctx, c, up.Addr().String(), d)
 	if err != nil {
 		r.err = err.Error()
 		return r
@@ -193,7 +192,7 @@ func measureProxy(ctx context.Context, c *neConfig, name string, d time.Duration
 		return r
 	}
 	t0 := time.Now()
-	n, err := push(ctx, p.addr, c.bulk)
+	n, err := push(ctx, up, p.addr, c.bulk)
 	r.bulkWall = time.Since(t0)
 	cpu1, err2 := procstat.CPUTime(p.pid)
 	if err == nil {
@@ -331,26 +330,34 @@ func (t *toxi) post(path string, body any, into any) error {
 	return nil
 }
 
-// The upstream: a connection's first byte picks echo ('E') or sink ('S':
-// read to EOF, then answer the byte count as 8 bytes big-endian).
-func startUpstream() (net.Listener, error) {
+// upstream is the server behind the proxies: a connection's first byte
+// picks echo ('E') or sink ('S': read to EOF, then send the count of bytes
+// received on sunk; toxiproxy closes both directions when the client
+// closes its side, so the count cannot go back over the connection).
+type upstream struct {
+	net.Listener
+	sunk chan int64
+}
+
+func startUpstream() (*upstream, error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
+	u := &upstream{Listener: lis, sunk: make(chan int64, 1)}
 	go func() {
 		for {
 			conn, err := lis.Accept()
 			if err != nil {
 				return
 			}
-			go serveUpstream(conn)
+			go u.serve(conn)
 		}
 	}()
-	return lis, nil
+	return u, nil
 }
 
-func serveUpstream(conn net.Conn) {
+func (u *upstream) serve(conn net.Conn) {
 	defer conn.Close()
 	var mode [1]byte
 	if _, err := io.ReadFull(conn, mode[:]); err != nil {
@@ -361,9 +368,7 @@ func serveUpstream(conn net.Conn) {
 		_, _ = io.Copy(conn, conn)
 	case 'S':
 		n, _ := io.Copy(io.Discard, conn)
-		var b [8]byte
-		binary.BigEndian.PutUint64(b[:], uint64(n))
-		_, _ = conn.Write(b[:])
+		u.sunk <- n + 1 // the mode byte counts: the proxy carried it
 	}
 }
 
@@ -406,9 +411,9 @@ func rtts(ctx context.Context, addr string, n int, budget time.Duration, msg int
 	return out, nil
 }
 
-// push writes to a sink upstream through addr for d and returns the bytes
+// push writes to the sink of up through addr for d and returns the bytes
 // the upstream received.
-func push(ctx context.Context, addr string, d time.Duration) (int64, error) {
+func push(ctx context.Context, up *upstream, addr string, d time.Duration) (int64, error) {
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return 0, err
@@ -428,11 +433,16 @@ func push(ctx context.Context, addr string, d time.Duration) (int64, error) {
 	if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
 		return 0, err
 	}
-	var b [8]byte
-	if _, err := io.ReadFull(conn, b[:]); err != nil {
-		return 0, fmt.Errorf("reading the upstream's count: %w", err)
+	t := time.NewTimer(30 * time.Second)
+	defer t.Stop()
+	select {
+	case n := <-up.sunk:
+		return n, nil
+	case <-t.C:
+		return 0, errors.New("the upstream saw no end of the bulk stream within 30 s")
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
-	return int64(binary.BigEndian.Uint64(b[:])), nil
 }
 
 func median(sorted []time.Duration) time.Duration { return quantile(sorted, 0.5) }

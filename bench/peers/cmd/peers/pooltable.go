@@ -102,7 +102,15 @@ func runPoolTable(in io.Reader, out io.Writer) error {
 			r1 = ratioF(b.metrics["rpc/s"], bl.metrics["rpc/s"])
 			r2 = ratioF(b.metrics["allocs/op"], bl.metrics["allocs/op"])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", strings.TrimPrefix(b.bench, "Benchmark"), b.conns, b.parallel, b.peer,
+		// The fixed peers hold their own count whatever the cell's.
+		held := b.conns
+		switch b.peer {
+		case "bare-conn":
+			held = "1"
+		case "per-goroutine":
+			held = b.parallel
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", strings.TrimPrefix(b.bench, "Benchmark"), held, b.parallel, b.peer,
 			metric(b, "rpc/s", 0), metric(b, "ns/op", 1), metric(b, "allocs/op", 1), metric(b, "B/op", 0), r1, r2)
 	}
 	if err := tw.Flush(); err != nil {
