@@ -163,9 +163,9 @@ func runLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		what, c.serverCPUs, c.clientCPUs, c.seconds)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if c.callgrind {
-		fmt.Fprintln(tw, "layout\tinflight\ttool\trequests\tinstr/rpc\tx/rpclab instr\tnote\t")
+		fmt.Fprintln(tw, "layout\tinflight\ttool\trequests\tinstr/rpc\trpclab/x instr\tnote\t")
 	} else {
-		fmt.Fprintln(tw, "layout\tinflight\ttool\trequests\treq/s\tcpu µs/rpc\tsrv µs/rpc\tp50\tp99\tx/rpclab cpu\tx/rpclab req/s\tnote\t")
+		fmt.Fprintln(tw, "layout\tinflight\ttool\trequests\treq/s\tcpu µs/rpc\tsrv µs/rpc\tp50\tp99\trpclab/x cpu\trpclab/x req/s\tnote\t")
 	}
 	for _, layout := range c.layouts {
 		for _, n := range c.inflight {
@@ -212,15 +212,15 @@ func printLGRows(w io.Writer, callgrind bool, layout string, n int, rows []lgRow
 		if callgrind {
 			ratio := "-"
 			if base != nil {
-				ratio = fmt.Sprintf("%.2f", r.instrPerRPC()/base.instrPerRPC())
+				ratio = fmt.Sprintf("%.2f", base.instrPerRPC()/r.instrPerRPC())
 			}
 			fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%.0f\t%s\t%s\t\n", layout, n, r.tool, r.requests, r.instrPerRPC(), ratio, r.note)
 			continue
 		}
 		rc, rr := "-", "-"
 		if base != nil {
-			rc = fmt.Sprintf("%.2f", r.cpuPerRPC()/base.cpuPerRPC())
-			rr = fmt.Sprintf("%.2f", r.rps/base.rps)
+			rc = fmt.Sprintf("%.2f", base.cpuPerRPC()/r.cpuPerRPC())
+			rr = fmt.Sprintf("%.2f", base.rps/r.rps)
 		}
 		srv := "-"
 		if r.requests > 0 {

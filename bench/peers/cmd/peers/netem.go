@@ -109,7 +109,7 @@ func runNetem(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "emulators: added delay's error (RTT through the proxy - direct RTT %v - 2 x delay) over %d-byte round trips, and the proxy's CPU per GiB pushed one way; proxies on CPUs %s\n",
 		base.Round(100*time.Nanosecond), c.msg, c.proxyCPUs)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "delay (one way)\tproxy\tsamples\terr p50\terr p99\tGiB\tMiB/s\tcpu s/GiB\tx/rpclab |err p50|\tx/rpclab |err p99|\tx/rpclab cpu/GiB\tnote\t")
+	fmt.Fprintln(tw, "delay (one way)\tproxy\tsamples\terr p50\terr p99\tGiB\tMiB/s\tcpu s/GiB\trpclab/x |err p50|\trpclab/x |err p99|\trpclab/x cpu/GiB\tnote\t")
 	tox := newToxi(ctx, c)
 	defer tox.stop()
 	for _, d := range c.delays {
@@ -131,9 +131,9 @@ func printNERows(w io.Writer, rows []neRow) {
 		}
 		r1, r2, r3 := "-", "-", "-"
 		if b.err == "" {
-			r1 = ratio(absD(r.errP50), absD(b.errP50))
-			r2 = ratio(absD(r.errP99), absD(b.errP99))
-			r3 = fmt.Sprintf("%.2f", r.cpuPerGiB()/b.cpuPerGiB())
+			r1 = ratio(absD(b.errP50), absD(r.errP50))
+			r2 = ratio(absD(b.errP99), absD(r.errP99))
+			r3 = fmt.Sprintf("%.2f", b.cpuPerGiB()/r.cpuPerGiB())
 		}
 		gib := float64(r.bytes) / (1 << 30)
 		fmt.Fprintf(w, "%v\t%s\t%d\t%v\t%v\t%.2f\t%.0f\t%.2f\t%s\t%s\t%s\t\t\n", r.delay, r.proxy, r.samples,

@@ -109,8 +109,8 @@ func TestPoolTable(t *testing.T) {
 	lines := strings.Split(out.String(), "\n")
 	tests := []struct{ peer, want string }{
 		{"rpclab-pool", "1.00 1.00"},
-		{"google-api-pool", "2.00 2.00"},
-		{"per-goroutine", "0.50 1.00"},
+		{"google-api-pool", "0.50 0.50"},
+		{"per-goroutine", "2.00 1.00"},
 	}
 	for _, tc := range tests {
 		found := false

@@ -83,7 +83,7 @@ func runPoolTable(in io.Reader, out io.Writer) error {
 	}
 	fmt.Fprintln(out, "pools: unary pings from `parallel` goroutines through each peer, real rpclab server on loopback")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "bench\tconns\tparallel\tpeer\trpc/s\tns/op\tallocs/op\tB/op\tx/rpclab rpc/s\tx/rpclab allocs\t")
+	fmt.Fprintln(tw, "bench\tconns\tparallel\tpeer\trpc/s\tns/op\tallocs/op\tB/op\trpclab/x rpc/s\trpclab/x allocs\t")
 	base := map[string]benchLine{}
 	for _, b := range lines {
 		if b.peer == "rpclab-pool" {
@@ -99,8 +99,8 @@ func runPoolTable(in io.Reader, out io.Writer) error {
 		prev = cell
 		r1, r2 := "-", "-"
 		if bl, ok := base[cell]; ok {
-			r1 = ratioF(b.metrics["rpc/s"], bl.metrics["rpc/s"])
-			r2 = ratioF(b.metrics["allocs/op"], bl.metrics["allocs/op"])
+			r1 = ratioF(bl.metrics["rpc/s"], b.metrics["rpc/s"])
+			r2 = ratioF(bl.metrics["allocs/op"], b.metrics["allocs/op"])
 		}
 		// The fixed peers hold their own count whatever the cell's.
 		held := b.conns
