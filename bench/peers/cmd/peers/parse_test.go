@@ -165,3 +165,57 @@ func TestRunUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintLGRowsRatios(t *testing.T) {
+	rows := []lgRow{
+		{tool: "rpclab", requests: 1000, rps: 100, cpu: 10 * time.Millisecond},
+		{tool: "ghz", requests: 1000, rps: 50, cpu: 20 * time.Millisecond},
+		{tool: "h2load", err: "not installed"},
+	}
+	var out strings.Builder
+	printLGRows(&out, false, "shared", 8, rows)
+	lines := strings.Split(out.String(), "\n")
+	tests := []struct{ tool, want string }{
+		{"rpclab", "1.00 1.00"},
+		{"ghz", "0.50 2.00"}, // rpclab spends half the CPU per RPC and serves twice the rate
+	}
+	for _, tc := range tests {
+		found := false
+		for _, l := range lines {
+			f := strings.Fields(l)
+			if len(f) > 2 && f[2] == tc.tool {
+				found = true
+				if got := strings.Join(f[len(f)-2:], " "); got != tc.want {
+					t.Errorf("%s ratios: got %q, want %q (line %q)", tc.tool, got, tc.want, l)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no row for %s in:\n%s", tc.tool, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "FAILED: not installed") {
+		t.Errorf("the failed tool's row is missing:\n%s", out.String())
+	}
+}
+
+func TestPrintNERowsRatios(t *testing.T) {
+	rows := []neRow{
+		{proxy: "rpclab-netem", delay: time.Millisecond, samples: 10, errP50: 10 * time.Microsecond, errP99: 40 * time.Microsecond,
+			bytes: 1 << 30, bulkWall: time.Second, proxyCPU: time.Second},
+		{proxy: "toxiproxy", delay: time.Millisecond, samples: 10, errP50: -40 * time.Microsecond, errP99: 80 * time.Microsecond,
+			bytes: 1 << 30, bulkWall: time.Second, proxyCPU: 4 * time.Second},
+	}
+	var out strings.Builder
+	printNERows(&out, rows)
+	for _, l := range strings.Split(out.String(), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 1 && f[1] == "toxiproxy" {
+			if got, want := strings.Join(f[len(f)-3:], " "), "0.25 0.50 0.25"; got != want {
+				t.Errorf("toxiproxy ratios: got %q, want %q", got, want)
+			}
+			return
+		}
+	}
+	t.Errorf("no toxiproxy row in:\n%s", out.String())
+}
