@@ -23,6 +23,9 @@ const nanosleepPacing = true
 // punctual there (schedule lag P50 about 30 µs).
 const nanosleepMin = 150 * time.Microsecond
 
+// nanosleep is the kernel sleep of precisePacing (a hook for tests).
+var nanosleep = unix.Nanosleep
+
 // precisePacing returns the wait of --pacing precise: Go's timers cannot
 // wake an idle client sooner than the next whole millisecond (the
 // runtime's netpoller waits in milliseconds), so waits of nanosleepMin or
@@ -46,7 +49,7 @@ func precisePacing(timerWait func(context.Context, time.Time) bool) func(context
 			// Slices of at most 10 ms, so that a cancelled ctx is noticed;
 			// EINTR: the loop sleeps the rest.
 			ts := unix.NsecToTimespec(int64(min(d, 10*time.Millisecond)))
-			_ = unix.Nanosleep(&ts, nil)
+			_ = nanosleep(&ts, nil)
 		}
 	}
 }

@@ -161,3 +161,27 @@ func TestConnsRequested(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseConnMode: --conn never panics; what it accepts is a layout
+// of at least one connection whose String parses back to it, and what it
+// refuses is a usage error naming the layout setting.
+func FuzzParseConnMode(f *testing.F) {
+	for _, s := range []string{"shared", "per-worker", "pool:4", "pool:2:least-loaded", "pool:0", "pool", "pool:2:random", "shared:2", " pool:8 ", "pool:99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseConnMode(s)
+		if err != nil {
+			if !errors.Is(err, ErrConn) {
+				t.Fatalf("ParseConnMode(%q): got %v, want an error wrapping ErrConn", s, err)
+			}
+			return
+		}
+		if m.Conns(1) < 1 {
+			t.Fatalf("ParseConnMode(%q) = %+v opens %d connections for one worker", s, m, m.Conns(1))
+		}
+		if back, err := ParseConnMode(m.String()); err != nil || back != m {
+			t.Fatalf("ParseConnMode(%q) = %+v; its String %q parses to %+v, %v", s, m, m.String(), back, err)
+		}
+	})
+}

@@ -11,3 +11,9 @@ for b in clients/*/build.sh; do
   bash "$b"
 done
 go test -race -timeout 30m ./... 2>&1 | tee /tmp/rpclab-test.log
+# The peers' comparison module (its own go.mod): its pools and parsers work.
+(cd bench/peers && go test -race -timeout 10m ./...)
+# Every parser of outside input meets new inputs for a bounded time.
+FUZZTIME=${FUZZTIME:-10s} scripts/fuzz.sh
+# The tests that guard a number users read fail when that number breaks.
+go run ./scripts/mutate

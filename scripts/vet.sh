@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Conventions, checked by grep as grpc-go's vet.sh does, then gofmt and go vet.
+# Conventions, checked by grep as grpc-go's vet.sh does, then gofmt, go vet
+# (Linux and darwin), go mod tidy and staticcheck.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -19,4 +20,9 @@ if git grep -n 'time\.After(' -- '*.go' ':!*_test.go' >/dev/null; then
   git grep -n 'time\.After(' -- '*.go' ':!*_test.go'; echo "vet: time.After outside tests (allocates a timer per call)"; fail=1
 fi
 go vet ./...
+# The Linux-only parts sit behind build tags: the rest must build and vet elsewhere.
+GOOS=darwin go vet ./... || { echo "vet: GOOS=darwin go vet failed"; fail=1; }
+go mod tidy -diff || { echo "vet: go.mod/go.sum are not tidy (run go mod tidy)"; fail=1; }
+# staticcheck, pinned; go run fetches it from the Go module proxy once.
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || { echo "vet: staticcheck"; fail=1; }
 exit $fail

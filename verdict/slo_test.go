@@ -31,3 +31,28 @@ func TestParseSLO(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSLO: --slo never panics; what it accepts is a quantile in
+// (0, 100) with a positive bound that parses back from its String, and
+// what it refuses wraps ErrBadSLO.
+func FuzzParseSLO(f *testing.F) {
+	for _, s := range []string{"p99=1ms", "p999=250us", " p50=2s ", "p99.5=3ms", "p99", "q99=1ms", "p99=soon", "p0=1ms", "p99=-1ms", "p101=1ms", "p=1ms", "p9.9.9=1ms"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		slo, err := ParseSLO(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadSLO) {
+				t.Fatalf("ParseSLO(%q): got %v, want an error wrapping ErrBadSLO", s, err)
+			}
+			return
+		}
+		if !(slo.Q > 0 && slo.Q < 100) || slo.Bound <= 0 {
+			t.Fatalf("ParseSLO(%q) = %+v: quantile or bound out of range", s, slo)
+		}
+		back, err := ParseSLO(slo.String())
+		if err != nil || back.Q != slo.Q || back.Bound != slo.Bound {
+			t.Fatalf("ParseSLO(%q) = %+v; its String %q parses to %+v, %v", s, slo, slo.String(), back, err)
+		}
+	})
+}
