@@ -80,11 +80,11 @@ func TestEveryTransportMoves64MiBIntact(t *testing.T) {
 	p := startServer(ctx, t)
 	spec := &bulk.Spec{Target: p.Addr, Transports: bulk.Transports, Sizes: []int64{64 << 20},
 		Chunks: []int{64 << 10}, Warmup: 0}
-	var got []bulk.Record
+	var got []result.BulkRecord
 	var jsonl bytes.Buffer
-	err := bulk.Run(ctx, spec, bulk.Options{}, func(r *bulk.Record) error {
+	err := bulk.Run(ctx, spec, bulk.Options{}, func(r *result.BulkRecord) error {
 		got = append(got, *r)
-		return bulk.WriteJSONL(&jsonl, r)
+		return result.NewWriter(&jsonl).Write(r)
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -102,9 +102,9 @@ func TestEveryTransportMoves64MiBIntact(t *testing.T) {
 				r.Spec.Transport, r.ServerCPUNS, r.ServerAllocBytes, r.ThroughputBytesPerS)
 		}
 	}
-	back, err := bulk.ReadJSONL(&jsonl)
-	if err != nil || len(back) != len(got) {
-		t.Errorf("ReadJSONL: got %d records, %v; want %d records that match the schema", len(back), err, len(got))
+	back, err := result.ReadAll(ctx, &jsonl)
+	if err != nil || len(back.Bulk) != len(got) {
+		t.Errorf("ReadAll: got %d records, %v; want %d records that match the schema", len(back.Bulk), err, len(got))
 	}
 }
 
@@ -146,8 +146,8 @@ func TestServerKilledMidTransfer(t *testing.T) {
 			}()
 			spec := &bulk.Spec{Target: p.Addr, Transports: []string{tr}, Sizes: []int64{1 << 40 / 1024},
 				Chunks: []int{64 << 10}, MinDuration: defaultTestTimeout, Warmup: 0}
-			var recs []bulk.Record
-			err := bulk.Run(ctx, spec, bulk.Options{}, func(r *bulk.Record) error {
+			var recs []result.BulkRecord
+			err := bulk.Run(ctx, spec, bulk.Options{}, func(r *result.BulkRecord) error {
 				recs = append(recs, *r)
 				return nil
 			})
@@ -168,10 +168,10 @@ func TestServerKilledMidTransfer(t *testing.T) {
 				t.Errorf("got server CPU %d ns from a dead server, want -1", r.ServerCPUNS)
 			}
 			var b bytes.Buffer
-			if err := bulk.WriteJSONL(&b, &r); err != nil {
+			if err := result.NewWriter(&b).Write(&r); err != nil {
 				t.Fatal(err)
 			}
-			if err := bulk.Validate(bytes.TrimSpace(b.Bytes())); err != nil {
+			if err := result.Validate(bytes.TrimSpace(b.Bytes())); err != nil {
 				t.Errorf("the failed record does not match the schema: %v", err)
 			}
 		})

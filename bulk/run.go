@@ -170,13 +170,13 @@ type Options struct {
 // Progress is told when each step starts and ends.
 type Progress struct {
 	Start func(i, n int, s Step)
-	End   func(i, n int, s Step, r *Record)
+	End   func(i, n int, s Step, r *result.BulkRecord)
 }
 
 // Run runs every step of spec against spec.Target and hands each record to
 // sink. It stops at the first failed step (after sinking its record, marked
 // failed, with the bytes moved until the failure) and returns its error.
-func Run(ctx context.Context, spec *Spec, o Options, sink func(*Record) error) error {
+func Run(ctx context.Context, spec *Spec, o Options, sink func(*result.BulkRecord) error) error {
 	if err := spec.Validate(); err != nil {
 		return err
 	}
@@ -265,14 +265,14 @@ type worker struct {
 	err      error
 }
 
-func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceClient, ep endpoints, st Step) *Record {
+func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceClient, ep endpoints, st Step) *result.BulkRecord {
 	host, _ := os.Hostname()
-	rec := &Record{
+	rec := &result.BulkRecord{
 		SchemaVersion: result.SchemaVersion,
-		Kind:          Kind,
+		Kind:          result.KindBulk,
 		Status:        result.StatusOK,
 		StartedAt:     time.Now().UTC(),
-		Spec: StepSpec{
+		Spec: result.BulkSpec{
 			Target: spec.Target, Transport: st.Transport, SizeBytes: st.Size, ChunkBytes: st.Chunk,
 			Streams: st.Streams, RequestsPerStream: spec.RequestsPerStream, MinDurationNS: int64(spec.MinDuration),
 			MaxMessageBytes: spec.MaxMessage, Server: spec.Server, Netem: o.Netem,
@@ -291,7 +291,7 @@ func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceC
 		ClientPeakRSSBytes:     -1,
 		ServerPeakRSSBytes:     -1,
 	}
-	fail := func(err error) *Record {
+	fail := func(err error) *result.BulkRecord {
 		rec.Status = result.StatusFailed
 		if ctx.Err() != nil {
 			rec.Status = result.StatusInterrupted

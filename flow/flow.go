@@ -10,7 +10,7 @@
 // Each cell (transport, payload, RTT) gets a fresh connection, set up by one
 // empty request, then RPCs run one after another; the record keeps the time
 // of each and the steady state (the median after the tenth). Records are
-// JSON Lines of their own kind, "flow", documented in docs/flow.md.
+// result.FlowRecord values (kind "flow"), documented in docs/flow.md.
 package flow
 
 import (
@@ -29,9 +29,6 @@ import (
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
 )
-
-// Kind is the kind of flow records.
-const Kind = "flow"
 
 // Transports.
 const (
@@ -128,47 +125,8 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
-// Record is one cell of the study.
-type Record struct {
-	SchemaVersion int    `json:"schema_version"`
-	Kind          string `json:"kind"` // "flow"
-	// Status is "ok" (every RPC ran), "truncated" (the budget ended the
-	// cell first, possibly before any RPC finished), "interrupted" (the
-	// run was stopped during the cell; the RPCs measured until then are
-	// kept) or "failed" (an error; Error says which).
-	Status    string    `json:"status"`
-	Error     string    `json:"error,omitempty"`
-	StartedAt time.Time `json:"started_at"`
-
-	Transport    string `json:"transport"`
-	PayloadBytes int64  `json:"payload_bytes"`
-	// RTTNS is the emulated round-trip time; RateBps the bandwidth per
-	// direction (0: unlimited).
-	RTTNS   int64 `json:"rtt_ns"`
-	RateBps int64 `json:"rate_bps"`
-	// WindowBytes is the fixed window of grpc-fixed; 0 otherwise.
-	WindowBytes int `json:"window_bytes"`
-	// RPCsRequested is how many RPCs the cell asked for; RPCNS holds the
-	// time of each that finished, first to last (client send to reply).
-	RPCsRequested int     `json:"rpcs_requested"`
-	RPCNS         []int64 `json:"rpc_ns"`
-	// FirstNS is RPCNS[0]; SteadyNS the median of RPCNS from the
-	// SteadyFrom-th RPC (1-based) on: after the first ten, or over the
-	// last half when fewer than 11 finished.
-	FirstNS    int64 `json:"first_ns"`
-	SteadyNS   int64 `json:"steady_ns"`
-	SteadyFrom int   `json:"steady_from"`
-	// BudgetNS bounds the cell.
-	BudgetNS int64 `json:"budget_ns"`
-
-	Env result.Env `json:"env"`
-}
-
-// Statuses besides result.StatusOK and result.StatusFailed.
-const StatusTruncated = "truncated"
-
 // steady fills FirstNS, SteadyNS and SteadyFrom from RPCNS.
-func (r *Record) steady() {
+func steady(r *result.FlowRecord) {
 	n := len(r.RPCNS)
 	if n == 0 {
 		return
@@ -212,7 +170,7 @@ func (s *Spec) Cells() []Cell {
 // measured. progress, if not nil, is told before each cell. Run returns
 // ctx's error if it was stopped, or sink's first error; failed cells are
 // records, not errors.
-func Run(ctx context.Context, s *Spec, sink func(*Record) error, progress func(i, n int, c Cell)) error {
+func Run(ctx context.Context, s *Spec, sink func(*result.FlowRecord) error, progress func(i, n int, c Cell)) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
@@ -253,10 +211,10 @@ func Run(ctx context.Context, s *Spec, sink func(*Record) error, progress func(i
 }
 
 // runCell measures one cell through its own proxy and connection.
-func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte) *Record {
+func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte) *result.FlowRecord {
 	host, _ := os.Hostname()
-	rec := &Record{
-		SchemaVersion: result.SchemaVersion, Kind: Kind, StartedAt: time.Now().UTC(),
+	rec := &result.FlowRecord{
+		SchemaVersion: result.SchemaVersion, Kind: result.KindFlow, StartedAt: time.Now().UTC(),
 		Transport: c.Transport, PayloadBytes: c.Payload, RTTNS: int64(c.RTT), RateBps: s.RateBps,
 		RPCsRequested: s.RPCs, BudgetNS: int64(s.Budget), RPCNS: []int64{},
 		Env: result.Env{Language: "go", GRPCImpl: "grpc-go", GRPCVersion: grpc.Version,
@@ -265,9 +223,9 @@ func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte)
 	if c.Transport == GRPCFixed {
 		rec.WindowBytes = int(s.FixedWindow)
 	}
-	fail := func(err error) *Record {
+	fail := func(err error) *result.FlowRecord {
 		rec.Status, rec.Error = result.StatusFailed, err.Error()
-		rec.steady()
+		steady(rec)
 		return rec
 	}
 	link := netem.Link{Delay: c.RTT / 2, RateBps: s.RateBps}
@@ -306,10 +264,10 @@ func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte)
 			break
 		}
 	}
-	rec.steady()
+	steady(rec)
 	switch {
 	case len(rec.RPCNS) < s.RPCs:
-		rec.Status = StatusTruncated
+		rec.Status = result.StatusTruncated
 	default:
 		rec.Status = result.StatusOK
 	}

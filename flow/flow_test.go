@@ -30,9 +30,9 @@ func TestRunAllTransports(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	s := smallSpec()
-	var recs []*Record
+	var recs []*result.FlowRecord
 	var seen []Cell
-	err := Run(ctx, s, func(r *Record) error { recs = append(recs, r); return nil },
+	err := Run(ctx, s, func(r *result.FlowRecord) error { recs = append(recs, r); return nil },
 		func(i, n int, c Cell) { seen = append(seen, c) })
 	if err != nil {
 		t.Fatal(err)
@@ -42,8 +42,8 @@ func TestRunAllTransports(t *testing.T) {
 	}
 	for _, r := range recs {
 		name := r.Transport + "/" + time.Duration(r.RTTNS).String()
-		if r.Status != result.StatusOK || len(r.RPCNS) != 3 || r.Kind != Kind {
-			t.Errorf("%s: got status %q (%s), %d RPCs, kind %q; want ok, 3, %q", name, r.Status, r.Error, len(r.RPCNS), r.Kind, Kind)
+		if r.Status != result.StatusOK || len(r.RPCNS) != 3 || r.Kind != result.KindFlow {
+			t.Errorf("%s: got status %q (%s), %d RPCs, kind %q; want ok, 3, %q", name, r.Status, r.Error, len(r.RPCNS), r.Kind, result.KindFlow)
 			continue
 		}
 		for i, d := range r.RPCNS {
@@ -68,11 +68,11 @@ func TestBudgetTruncates(t *testing.T) {
 	defer cancel()
 	s := &Spec{Transports: []string{GRPCFixed}, Payloads: []int64{4 << 20}, RTTs: []time.Duration{20 * time.Millisecond},
 		RPCs: 50, Budget: 300 * time.Millisecond, FixedWindow: 64 << 10}
-	var rec *Record
-	if err := Run(ctx, s, func(r *Record) error { rec = r; return nil }, nil); err != nil {
+	var rec *result.FlowRecord
+	if err := Run(ctx, s, func(r *result.FlowRecord) error { rec = r; return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != StatusTruncated || len(rec.RPCNS) >= 50 {
+	if rec.Status != result.StatusTruncated || len(rec.RPCNS) >= 50 {
 		t.Fatalf("got status %q with %d RPCs (%s), want truncated", rec.Status, len(rec.RPCNS), rec.Error)
 	}
 }
@@ -91,8 +91,8 @@ func TestSteady(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Record{RPCNS: tc.rpcs}
-			r.steady()
+			r := result.FlowRecord{RPCNS: tc.rpcs}
+			steady(&r)
 			if r.SteadyNS != tc.want || r.SteadyFrom != tc.wantFrom || r.FirstNS != tc.rpcs[0] {
 				t.Errorf("got steady %d from %d first %d, want %d from %d first %d", r.SteadyNS, r.SteadyFrom, r.FirstNS, tc.want, tc.wantFrom, tc.rpcs[0])
 			}

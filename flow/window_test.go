@@ -34,12 +34,12 @@ func TestWindowsHoldAndGrow(t *testing.T) {
 		Transports: []string{GRPCFixed, GRPCDynamic}, Payloads: []int64{payload}, RTTs: []time.Duration{rtt},
 		RPCs: 5, Budget: 30 * time.Second, FixedWindow: window,
 	}
-	recs := map[string]*Record{}
-	if err := Run(ctx, s, func(r *Record) error { recs[r.Transport] = r; return nil }, nil); err != nil {
+	recs := map[string]*result.FlowRecord{}
+	if err := Run(ctx, s, func(r *result.FlowRecord) error { recs[r.Transport] = r; return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	fixed, dyn := recs[GRPCFixed], recs[GRPCDynamic]
-	for _, r := range []*Record{fixed, dyn} {
+	for _, r := range []*result.FlowRecord{fixed, dyn} {
 		if r == nil || r.Status != result.StatusOK || len(r.RPCNS) != s.RPCs {
 			t.Fatalf("got %+v, want both cells ok with %d RPCs", r, s.RPCs)
 		}
@@ -129,8 +129,8 @@ func TestRunKeepsTheInterruptedCell(t *testing.T) {
 		Transports: []string{GRPCFixed}, Payloads: []int64{1 << 20}, RTTs: []time.Duration{10 * time.Millisecond},
 		RPCs: 1000, Budget: 30 * time.Second, FixedWindow: 64 << 10,
 	}
-	var recs []*Record
-	sink := func(r *Record) error {
+	var recs []*result.FlowRecord
+	sink := func(r *result.FlowRecord) error {
 		recs = append(recs, r)
 		return nil
 	}

@@ -23,8 +23,8 @@ type bulkGroup struct {
 // BulkTable writes one row per bulk record, with its throughput and CPU per
 // GiB relative to the tcp step of the same size, chunk and streams ("x tcp";
 // "-" without one).
-func BulkTable(w io.Writer, recs []bulk.Record) error {
-	tcp := map[bulkGroup]*bulk.Record{}
+func BulkTable(w io.Writer, recs []result.BulkRecord) error {
+	tcp := map[bulkGroup]*result.BulkRecord{}
 	for i := range recs {
 		r := &recs[i]
 		if r.Spec.Transport == bulk.TCP && r.Status == result.StatusOK {
@@ -60,7 +60,7 @@ func BulkTable(w io.Writer, recs []bulk.Record) error {
 
 // bulkCPUPerGiB is client plus server CPU seconds per GiB (client only when the
 // server's is unknown).
-func bulkCPUPerGiB(r *bulk.Record) float64 {
+func bulkCPUPerGiB(r *result.BulkRecord) float64 {
 	c := r.ClientCPUSPerGiB
 	if r.ServerCPUSPerGiB > 0 {
 		c += r.ServerCPUSPerGiB
@@ -90,7 +90,7 @@ func bulkMiB(b int64) string {
 // server's heap bytes allocated per MiB against the download size, one line
 // per transport (a line falling towards zero is memory O(1) per request).
 // Only records with status ok are charted.
-func BulkFigures(recs []bulk.Record) []Figure {
+func BulkFigures(recs []result.BulkRecord) []Figure {
 	type sizeKey struct {
 		size    int64
 		streams int
@@ -121,7 +121,7 @@ func BulkFigures(recs []bulk.Record) []Figure {
 			transports = append(transports, r.Spec.Transport)
 		}
 	}
-	series := func(keep func(*bulk.Record) bool, x, y func(*bulk.Record) float64) []Series {
+	series := func(keep func(*result.BulkRecord) bool, x, y func(*result.BulkRecord) float64) []Series {
 		var ss []Series
 		for i, t := range transports {
 			s := Series{Label: t, Color: i, Shape: i}
@@ -137,23 +137,23 @@ func BulkFigures(recs []bulk.Record) []Figure {
 		}
 		return ss
 	}
-	kib := func(r *bulk.Record) float64 { return float64(r.Spec.ChunkBytes) / (1 << 10) }
+	kib := func(r *result.BulkRecord) float64 { return float64(r.Spec.ChunkBytes) / (1 << 10) }
 	var figs []Figure
 	for _, k := range sizeKeys {
-		keep := func(r *bulk.Record) bool { return r.Spec.SizeBytes == k.size && r.Spec.Streams == k.streams }
+		keep := func(r *result.BulkRecord) bool { return r.Spec.SizeBytes == k.size && r.Spec.Streams == k.streams }
 		where := fmt.Sprintf("%s per download, %d stream(s)", bulk.FormatBytes(k.size), k.streams)
 		figs = append(figs,
 			Figure{Kind: "bulk-throughput", Title: "Throughput, " + where, XLabel: "chunk (KiB)", YLabel: "MB/s",
-				Series: series(keep, kib, func(r *bulk.Record) float64 { return r.ThroughputBytesPerS / 1e6 })},
+				Series: series(keep, kib, func(r *result.BulkRecord) float64 { return r.ThroughputBytesPerS / 1e6 })},
 			Figure{Kind: "bulk-cpu", Title: "CPU per GiB (client + server), " + where, XLabel: "chunk (KiB)", YLabel: "CPU s/GiB",
 				Series: series(keep, kib, bulkCPUPerGiB)})
 	}
 	for _, k := range chunkKeys {
-		keep := func(r *bulk.Record) bool {
+		keep := func(r *result.BulkRecord) bool {
 			return r.Spec.ChunkBytes == k.chunk && r.Spec.Streams == k.streams && r.ServerAllocBytesPerMiB > 0
 		}
-		s := series(keep, func(r *bulk.Record) float64 { return float64(r.Spec.SizeBytes) / (1 << 20) },
-			func(r *bulk.Record) float64 { return r.ServerAllocBytesPerMiB })
+		s := series(keep, func(r *result.BulkRecord) float64 { return float64(r.Spec.SizeBytes) / (1 << 20) },
+			func(r *result.BulkRecord) float64 { return r.ServerAllocBytesPerMiB })
 		sizes := map[float64]bool{}
 		for _, l := range s {
 			for _, p := range l.Points {

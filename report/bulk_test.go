@@ -7,21 +7,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/result"
 )
 
-func bulkRec(transport string, size int64, chunk int, mbps, cliCPU, srvCPU, alloc float64) bulk.Record {
-	return bulk.Record{
-		Kind: bulk.Kind, Status: result.StatusOK,
-		Spec:                bulk.StepSpec{Transport: transport, SizeBytes: size, ChunkBytes: chunk, Streams: 1},
+func bulkRec(transport string, size int64, chunk int, mbps, cliCPU, srvCPU, alloc float64) result.BulkRecord {
+	return result.BulkRecord{
+		Kind: result.KindBulk, Status: result.StatusOK,
+		Spec:                result.BulkSpec{Transport: transport, SizeBytes: size, ChunkBytes: chunk, Streams: 1},
 		ThroughputBytesPerS: mbps * 1e6, ClientCPUSPerGiB: cliCPU, ServerCPUSPerGiB: srvCPU,
 		ServerAllocBytesPerMiB: alloc, ClientPeakRSSBytes: 64 << 20, ServerPeakRSSBytes: -1,
 	}
 }
 
 func TestBulkTableRatiosToTCP(t *testing.T) {
-	recs := []bulk.Record{
+	recs := []result.BulkRecord{
 		bulkRec("grpc", 1<<30, 64<<10, 500, 1.0, 1.0, 2000),
 		bulkRec("tcp", 1<<30, 64<<10, 2000, 0.25, 0.25, 10),
 		bulkRec("grpc", 1<<30, 1<<20, 800, 0.5, 0.5, 300), // no tcp step at this chunk
@@ -54,7 +53,7 @@ func TestBulkTableRatiosToTCP(t *testing.T) {
 }
 
 func TestBulkFigures(t *testing.T) {
-	var recs []bulk.Record
+	var recs []result.BulkRecord
 	for _, size := range []int64{16 << 20, 1 << 30} {
 		for _, chunk := range []int{16 << 10, 64 << 10} {
 			recs = append(recs, bulkRec("grpc", size, chunk, 400, 1, 1, 2000), bulkRec("grpc-tuned", size, chunk, 1500, 0.4, 0.3, 300),

@@ -25,7 +25,7 @@ func ms(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 1, 6
 // ten RPCs and the steady state, in milliseconds; then, per RTT and
 // payload, the ratio of gRPC with dynamic windows to fixed windows and to
 // the HTTP transports.
-func FlowTable(w io.Writer, recs []flow.Record) error {
+func FlowTable(w io.Writer, recs []result.FlowRecord) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "RTT\tpayload\ttransport\t")
 	for i := 1; i <= flow.FirstRPCs; i++ {
@@ -57,13 +57,13 @@ func FlowTable(w io.Writer, recs []flow.Record) error {
 	}
 	fmt.Fprintln(w, "\ntimes in ms per RPC (client send to reply) on one fresh connection; steady = median after the 10th RPC.")
 
-	by := map[flowKey]map[string]*flow.Record{}
+	by := map[flowKey]map[string]*result.FlowRecord{}
 	var keys []flowKey
 	for i := range recs {
 		r := &recs[i]
 		k := flowKey{r.RTTNS, r.PayloadBytes}
 		if by[k] == nil {
-			by[k] = map[string]*flow.Record{}
+			by[k] = map[string]*result.FlowRecord{}
 			keys = append(keys, k)
 		}
 		if len(r.RPCNS) > 0 {
@@ -116,7 +116,7 @@ type FlowChart struct {
 
 // FlowCharts returns one chart per RTT and payload: the time of each RPC
 // against its index, one line per transport (log Y).
-func FlowCharts(recs []flow.Record) []FlowChart {
+func FlowCharts(recs []result.FlowRecord) []FlowChart {
 	var keys []flowKey
 	figs := map[flowKey]*Figure{}
 	for i := range recs {

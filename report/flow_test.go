@@ -11,8 +11,8 @@ import (
 	"github.com/rpclab/rpclab/result"
 )
 
-func flowRec(transport string, rpcs ...int64) flow.Record {
-	r := flow.Record{Kind: flow.Kind, Status: result.StatusOK, Transport: transport, PayloadBytes: 1e6,
+func flowRec(transport string, rpcs ...int64) result.FlowRecord {
+	r := result.FlowRecord{Kind: result.KindFlow, Status: result.StatusOK, Transport: transport, PayloadBytes: 1e6,
 		RTTNS: int64(64 * time.Millisecond), RPCsRequested: len(rpcs), RPCNS: rpcs}
 	if len(rpcs) > 0 {
 		r.FirstNS, r.SteadyNS = rpcs[0], rpcs[len(rpcs)-1]
@@ -21,12 +21,12 @@ func flowRec(transport string, rpcs ...int64) flow.Record {
 }
 
 func TestFlowTableRatios(t *testing.T) {
-	recs := []flow.Record{
+	recs := []result.FlowRecord{
 		flowRec(flow.GRPCDynamic, 455e6, 69e6),
 		flowRec(flow.GRPCFixed, 1030e6, 1030e6),
 		flowRec(flow.HTTP1, 65e6, 69e6),
 	}
-	recs[1].Status = flow.StatusTruncated
+	recs[1].Status = result.StatusTruncated
 	recs[1].RPCsRequested = 20
 	var b strings.Builder
 	if err := FlowTable(&b, recs); err != nil {
@@ -48,7 +48,7 @@ func TestFlowTableRatios(t *testing.T) {
 }
 
 func TestFlowCharts(t *testing.T) {
-	recs := []flow.Record{flowRec(flow.GRPCDynamic, 3e6, 2e6, 1e6), flowRec(flow.H2C, 1e6, 1e6, 1e6), flowRec(flow.HTTP1)}
+	recs := []result.FlowRecord{flowRec(flow.GRPCDynamic, 3e6, 2e6, 1e6), flowRec(flow.H2C, 1e6, 1e6, 1e6), flowRec(flow.HTTP1)}
 	charts := FlowCharts(recs)
 	if len(charts) != 1 {
 		t.Fatalf("got %d charts, want 1", len(charts))

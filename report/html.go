@@ -89,6 +89,16 @@ type htmlDoc struct {
 	Multi   bool
 	Before  string
 	After   string
+	// Kinds are the sections of bulk and flow records, in that order.
+	Kinds []htmlKind
+}
+
+// htmlKind is the section of one record kind other than ping: its text
+// table, as the command that measured it prints it, and its charts.
+type htmlKind struct {
+	ID, Title, Caption string
+	Table              string
+	Figs               []htmlFigure
 }
 
 // HTML writes one self-contained HTML report of runs: per group, the four
@@ -98,10 +108,24 @@ type htmlDoc struct {
 // overlay in every figure and a table compares the first run with the last.
 // The page loads nothing: no script, no font, no image from anywhere.
 func HTML(w io.Writer, runs []Run, notes []string) error {
-	if len(runs) == 0 {
+	return HTMLResults(w, &Results{Runs: runs}, notes)
+}
+
+// HTMLResults writes one self-contained HTML report of every kind in res:
+// the ping runs as HTML does, then a section for the bulk records and one
+// for the flow records, each with its table (as rpclab bulk and rpclab flow
+// print it) and its charts.
+func HTMLResults(w io.Writer, res *Results, notes []string) error {
+	runs := res.Runs
+	if len(runs) == 0 && len(res.Bulk) == 0 && len(res.Flow) == 0 {
 		return fmt.Errorf("report: html: %w", ErrEmpty)
 	}
 	doc := htmlDoc{Notes: notes, Multi: len(runs) > 1}
+	kinds, err := htmlKinds(res)
+	if err != nil {
+		return err
+	}
+	doc.Kinds = kinds
 	var names []string
 	for _, run := range runs {
 		names = append(names, run.Name)
@@ -128,6 +152,9 @@ func HTML(w io.Writer, runs []Run, notes []string) error {
 		}
 		hr.First, hr.Last = first.UTC().Format("2006-01-02 15:04:05Z"), last.UTC().Format("2006-01-02 15:04:05Z")
 		doc.Runs = append(doc.Runs, hr)
+	}
+	if len(runs) == 0 {
+		names = res.Names
 	}
 	doc.Title = "rpclab report: " + strings.Join(names, " vs ")
 	if doc.Multi {

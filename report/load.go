@@ -3,6 +3,7 @@
 package report
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,13 +12,15 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
 	"github.com/rpclab/rpclab/verdict"
 )
 
-// ErrEmpty reports a results file without a single record.
-var ErrEmpty = errors.New("no result records")
+// ErrEmpty reports a results file without a single record; it is
+// result.ErrNoRecords, so validate and report say the same.
+var ErrEmpty = result.ErrNoRecords
 
-// Run is the records of one results file. Several runs overlay in one
+// Run is the ping records of one results file. Several runs overlay in one
 // report (before and after a change).
 type Run struct {
 	// Name labels the run in legends, tables and verdicts; Load uses the
@@ -26,52 +29,127 @@ type Run struct {
 	Records []result.Record
 }
 
-// Load reads results files, one Run per file, in the order given. A
-// truncated last line (a writer killed mid-line) is skipped with a warning
-// and the records before it are kept. Any other bad line, an unknown schema
-// version or a file without records is an error naming the file. A file
-// that mixes targets is kept, with a warning: each target gets its own
-// charts. A file that mixes emulated networks (two sweeps appended, with and
-// without --delay) becomes a run per network, named after it, so that the
-// runs overlay instead of mixing in one line.
+// Results is every record read from results files, by kind: the ping
+// records as runs (see Load), and the bulk and flow records of every file
+// in the order given. Each kind gets its own section in a report.
+type Results struct {
+	// Names labels each file, as Run.Name does.
+	Names []string
+	Runs  []Run
+	Bulk  []result.BulkRecord
+	Flow  []result.FlowRecord
+}
+
+// Kinds lists the kinds present, ping first, then bulk, then flow.
+func (r *Results) Kinds() []string {
+	var out []string
+	if len(r.Runs) > 0 {
+		out = append(out, result.KindPing)
+	}
+	if len(r.Bulk) > 0 {
+		out = append(out, result.KindBulk)
+	}
+	if len(r.Flow) > 0 {
+		out = append(out, result.KindFlow)
+	}
+	return out
+}
+
+// Load reads results files of ping records, one Run per file, in the
+// order given; see LoadAll. A file without ping records is an error naming
+// it.
 func Load(paths []string) (runs []Run, warnings []string, err error) {
+	res, warnings, err := LoadAll(context.Background(), paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(res.Bulk) > 0 || len(res.Flow) > 0 {
+		return nil, nil, fmt.Errorf("report: the files hold %s records; Load reads ping records only (LoadAll reads every kind)", strings.Join(res.Kinds(), " and "))
+	}
+	return res.Runs, warnings, nil
+}
+
+// LoadAll reads results files of every kind (ping, bulk, flow; a file may
+// mix them), in the order given. Ping records make one Run per file. A
+// truncated last line (a writer killed mid-line) is skipped with a warning
+// and the records before it are kept. Any other bad line, an unknown kind
+// or schema version, or a file without records is an error naming the
+// file. A file whose ping records mix targets is kept, with a warning:
+// each target gets its own charts. A file that mixes emulated networks
+// (two sweeps appended, with and without --delay) becomes a run per
+// network, named after it, so that the runs overlay instead of mixing in
+// one line. A record whose latencies exceeded the histogram's range
+// (latency_clamped) gets a warning. Reading stops when ctx is done.
+func LoadAll(ctx context.Context, paths []string) (res *Results, warnings []string, err error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("report: no results files given")
 	}
-	names := runNames(paths)
+	res = &Results{Names: runNames(paths)}
+	var runs []Run
 	for i, p := range paths {
-		recs, err := result.ReadFile(p)
+		set, err := result.ReadAllFile(ctx, p)
 		why := "the file is empty or blank"
 		if err != nil {
 			var le *result.LineError
 			if !errors.Is(err, result.ErrTruncated) || !errors.As(err, &le) {
+				if errors.Is(err, result.ErrNoRecords) {
+					return nil, nil, fmt.Errorf("report: %s: %w (%s)", p, ErrEmpty, why)
+				}
 				return nil, nil, fmt.Errorf("report: %w", err)
 			}
 			why = "its only record is truncated"
-			warnings = append(warnings, fmt.Sprintf("%s: line %d is truncated (a writer stopped mid-line); skipped it and kept the %d records before it", p, le.Line, len(recs)))
+			warnings = append(warnings, fmt.Sprintf("%s: line %d is truncated (a writer stopped mid-line); skipped it and kept the %d records before it", p, le.Line, set.Len()))
+		}
+		if set.Len() == 0 {
+			return nil, nil, fmt.Errorf("report: %s: %w (%s)", p, ErrEmpty, why)
+		}
+		res.Bulk = append(res.Bulk, set.Bulk...)
+		res.Flow = append(res.Flow, set.Flow...)
+		recs := set.Ping
+		if w := clampedWarning(p, recs); w != "" {
+			warnings = append(warnings, w)
 		}
 		if len(recs) == 0 {
-			return nil, nil, fmt.Errorf("report: %s: %w (%s)", p, ErrEmpty, why)
+			continue
 		}
 		if ts := targets(recs); len(ts) > 1 {
 			warnings = append(warnings, fmt.Sprintf("%s: records of %d targets (%s); each target gets its own charts", p, len(ts), strings.Join(ts, ", ")))
 		}
 		nets := byNetwork(recs)
 		if len(nets) == 1 {
-			runs = append(runs, Run{Name: names[i], Records: recs})
+			runs = append(runs, Run{Name: res.Names[i], Records: recs})
 			continue
 		}
 		labels := make([]string, len(nets))
 		for j, n := range nets {
 			labels[j] = n.label
-			runs = append(runs, Run{Name: names[i] + " (" + n.label + ")", Records: n.recs})
+			runs = append(runs, Run{Name: res.Names[i] + " (" + n.label + ")", Records: n.recs})
 		}
 		warnings = append(warnings, fmt.Sprintf("%s: records of %d emulated networks (%s); each is a run of its own", p, len(nets), strings.Join(labels, "; ")))
 	}
 	if len(runs) > 1 && !shareGroup(runs) {
 		warnings = append(warnings, "the files share no group (same client, target, RPC kind and payload): nothing overlays, each is charted on its own")
 	}
-	return runs, warnings, nil
+	res.Runs = runs
+	return res, warnings, nil
+}
+
+// clampedWarning says which records of a file had latencies above the
+// histogram's range; "" when none did.
+func clampedWarning(path string, recs []result.Record) string {
+	var n int
+	var total int64
+	for i := range recs {
+		if recs[i].LatencyClamped > 0 {
+			n++
+			total += recs[i].LatencyClamped
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d record(s) have %d RPC(s) slower than the histogram's range (%v), counted as %v (latency_clamped): their highest latency quantiles are a floor, not a measurement",
+		path, n, total, time.Duration(stats.HighestTrackable), time.Duration(stats.HighestTrackable))
 }
 
 // runNames labels each path by its base name, or by the whole path when base

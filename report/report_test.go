@@ -47,7 +47,7 @@ func TestLoadBadInput(t *testing.T) {
 		records  int
 		warning  string
 	}{
-		{file: "empty.jsonl", wantErr: "report: testdata/empty.jsonl: no result records (the file is empty or blank)", sentinel: ErrEmpty},
+		{file: "empty.jsonl", wantErr: "report: testdata/empty.jsonl: no records (the file is empty or blank)", sentinel: ErrEmpty},
 		{file: "unknown-version.jsonl", wantErr: "line 2: schema_version 99 is not supported (this rpclab reads 1)"},
 		{file: "missing.jsonl", wantErr: "no such file or directory"},
 		{file: "truncated.jsonl", records: 3, warning: "testdata/truncated.jsonl: line 4 is truncated (a writer stopped mid-line); skipped it and kept the 3 records before it"},
@@ -80,7 +80,7 @@ func TestLoadBadInput(t *testing.T) {
 	if err := os.WriteFile(one, []byte(`{"schema_version":1,"kind":"pi`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Load([]string{one}); err == nil || !strings.Contains(err.Error(), "no result records (its only record is truncated)") {
+	if _, _, err := Load([]string{one}); err == nil || !strings.Contains(err.Error(), "no records (its only record is truncated)") {
 		t.Errorf("got %v, want an error saying its only record is truncated", err)
 	}
 	if _, _, err := Load(nil); err == nil {

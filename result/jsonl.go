@@ -5,6 +5,7 @@ package result
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,8 +13,9 @@ import (
 	"os"
 )
 
-// Writer appends records to a JSON Lines stream. Each Write is flushed at
-// once, so a run that is stopped keeps every record measured so far.
+// Writer appends records of any kind to a JSON Lines stream. Each Write is
+// flushed at once (and a file synced), so a run that is stopped keeps every
+// record measured so far.
 type Writer struct {
 	w   io.Writer
 	enc *json.Encoder
@@ -24,10 +26,10 @@ func NewWriter(w io.Writer) *Writer {
 	return &Writer{w: w, enc: json.NewEncoder(w)}
 }
 
-// Write appends r as one line.
-func (w *Writer) Write(r *Record) error {
+// Write appends r (a *Record, *BulkRecord or *FlowRecord) as one line.
+func (w *Writer) Write(r Kinded) error {
 	if err := w.enc.Encode(r); err != nil {
-		return fmt.Errorf("result: write: %w", err)
+		return fmt.Errorf("result: write %s record: %w", r.recordKind(), err)
 	}
 	if f, ok := w.w.(*os.File); ok {
 		_ = f.Sync()
@@ -35,51 +37,87 @@ func (w *Writer) Write(r *Record) error {
 	return nil
 }
 
-// ErrTruncated reports a last line that is not a complete record, as left by
-// a writer that was killed mid-line. Read returns the records before it.
-var ErrTruncated = errors.New("result: last line is truncated")
+// MaxLineBytes bounds one line of a results file. The longest record
+// rpclab writes (a flow cell of many RPCs, a ping record's histogram) is a
+// few hundred KiB.
+const MaxLineBytes = 64 << 20
 
-// LineError is a malformed line in a results file.
-type LineError struct {
-	Line int
-	Err  error
+// Set is the records of one stream or file, by kind, each kind in the order
+// of its lines.
+type Set struct {
+	Ping []Record
+	Bulk []BulkRecord
+	Flow []FlowRecord
+	// kinds lists the kinds present, in order of first appearance.
+	kinds []string
 }
 
-func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
-func (e *LineError) Unwrap() error { return e.Err }
+// Len is the number of records of every kind.
+func (s *Set) Len() int { return len(s.Ping) + len(s.Bulk) + len(s.Flow) }
 
-// Read parses a JSON Lines stream of records and validates each against the
-// schema. Blank lines are skipped. A malformed last line without a final
-// newline is a truncated write: the records before it are returned with an
-// error wrapping ErrTruncated. Any other bad line is an error naming it.
-func Read(r io.Reader) ([]Record, error) {
-	br := bufio.NewReader(r)
-	var recs []Record
-	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return recs, fmt.Errorf("result: read: %w", err)
-		}
-		last := errors.Is(err, io.EOF)
-		trimmed := bytes.TrimSpace(b)
-		if len(trimmed) > 0 {
-			rec, perr := parse(trimmed)
-			switch {
-			case perr == nil:
-				recs = append(recs, rec)
-			case last && !bytes.HasSuffix(b, []byte("\n")) && !json.Valid(trimmed):
-				return recs, &LineError{Line: line, Err: ErrTruncated}
-			default:
-				return recs, &LineError{Line: line, Err: perr}
-			}
-		}
-		if last {
-			return recs, nil
-		}
+// Kinds lists the kinds present, in order of their first record.
+func (s *Set) Kinds() []string { return append([]string(nil), s.kinds...) }
+
+// Add appends other's records to s (the records of several files).
+func (s *Set) Add(other *Set) {
+	s.Ping = append(s.Ping, other.Ping...)
+	s.Bulk = append(s.Bulk, other.Bulk...)
+	s.Flow = append(s.Flow, other.Flow...)
+	for _, k := range other.kinds {
+		s.noteKind(k)
 	}
 }
 
-// ReadFile reads a results file; see Read.
+func (s *Set) noteKind(k string) {
+	for _, have := range s.kinds {
+		if have == k {
+			return
+		}
+	}
+	s.kinds = append(s.kinds, k)
+}
+
+// ReadAll parses a JSON Lines stream of records of every kind, dispatching
+// on each line's "kind", and validates each against its kind's schema.
+// Blank lines are skipped. A malformed last line without a final newline
+// is a truncated write: the records before it are returned with a
+// *LineError wrapping ErrTruncated. Any other bad line (not JSON, an
+// unknown schema_version or kind, a schema violation, a line longer than
+// MaxLineBytes) is a *LineError naming it, returned with the records
+// before it. A stream without records is ErrNoRecords. Reading stops with
+// ctx's error when ctx is done.
+func ReadAll(ctx context.Context, r io.Reader) (*Set, error) {
+	set, err := read(ctx, r, "")
+	if err == nil && set.Len() == 0 {
+		err = ErrNoRecords
+	}
+	return set, err
+}
+
+// ReadAllFile reads a results file of any kinds; see ReadAll. Errors name
+// the file.
+func ReadAllFile(ctx context.Context, path string) (*Set, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return &Set{}, fmt.Errorf("result: %w", err)
+	}
+	defer f.Close()
+	set, err := ReadAll(ctx, f)
+	if err != nil {
+		return set, fmt.Errorf("%s: %w", path, err)
+	}
+	return set, nil
+}
+
+// Read parses a stream of ping records; see ReadAll. A record of another
+// kind is a *LineError naming its line. An empty stream is no records and
+// no error.
+func Read(r io.Reader) ([]Record, error) {
+	set, err := read(context.Background(), r, KindPing)
+	return set.Ping, err
+}
+
+// ReadFile reads a file of ping records; see Read.
 func ReadFile(path string) ([]Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -93,25 +131,109 @@ func ReadFile(path string) ([]Record, error) {
 	return recs, nil
 }
 
-func parse(b []byte) (Record, error) {
+// read is the one reader behind ReadAll and Read: only records of kind
+// only are accepted when only is not empty.
+func read(ctx context.Context, r io.Reader, only string) (*Set, error) {
+	set := &Set{}
+	br := bufio.NewReaderSize(r, 64<<10)
+	for line := 1; ; line++ {
+		b, err := readLine(ctx, br)
+		if err != nil && !errors.Is(err, io.EOF) {
+			if errors.Is(err, ErrLineTooLong) {
+				return set, &LineError{Line: line, Err: err}
+			}
+			if ctx.Err() != nil {
+				return set, fmt.Errorf("result: reading stopped at line %d: %w", line, err)
+			}
+			return set, fmt.Errorf("result: read line %d: %w", line, err)
+		}
+		last := errors.Is(err, io.EOF)
+		trimmed := bytes.TrimSpace(b)
+		if len(trimmed) > 0 {
+			perr := parse(set, trimmed, only)
+			switch {
+			case perr == nil:
+			case last && !bytes.HasSuffix(b, []byte("\n")) && !json.Valid(trimmed):
+				return set, &LineError{Line: line, Err: ErrTruncated}
+			default:
+				return set, &LineError{Line: line, Err: perr}
+			}
+		}
+		if last {
+			return set, nil
+		}
+	}
+}
+
+// readLine returns the next line with its newline (without one at the end
+// of the stream, with io.EOF). It checks ctx between chunks, so an endless
+// line (/dev/zero) ends at MaxLineBytes or when ctx is done.
+func readLine(ctx context.Context, br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return line, err
+		}
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > MaxLineBytes {
+			return nil, ErrLineTooLong
+		}
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// parse checks one line and appends its record to set.
+func parse(set *Set, b []byte, only string) error {
 	var probe struct {
-		SchemaVersion *int `json:"schema_version"`
+		SchemaVersion *int    `json:"schema_version"`
+		Kind          *string `json:"kind"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
-		return Record{}, fmt.Errorf("not a JSON object: %w", err)
+		return fmt.Errorf("not a JSON object: %w", err)
 	}
 	if probe.SchemaVersion == nil {
-		return Record{}, errors.New("not an rpclab record: no schema_version")
+		return errors.New("not an rpclab record: no schema_version")
 	}
 	if *probe.SchemaVersion != SchemaVersion {
-		return Record{}, fmt.Errorf("schema_version %d is not supported (this rpclab reads %d)", *probe.SchemaVersion, SchemaVersion)
+		return fmt.Errorf("schema_version %d is not supported (this rpclab reads %d)", *probe.SchemaVersion, SchemaVersion)
 	}
-	if err := Validate(b); err != nil {
-		return Record{}, err
+	if probe.Kind == nil {
+		return fmt.Errorf("%w: no \"kind\" key", ErrUnknownKind)
 	}
-	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
-		return Record{}, fmt.Errorf("record: %w", err)
+	kind := *probe.Kind
+	if _, ok := schemaSource[kind]; !ok {
+		return fmt.Errorf("%w %q (this rpclab reads %q)", ErrUnknownKind, kind, Kinds)
 	}
-	return r, nil
+	if only != "" && kind != only {
+		return fmt.Errorf("a %q record where %q records are expected", kind, only)
+	}
+	if err := ValidateKind(kind, b); err != nil {
+		return err
+	}
+	var err error
+	switch kind {
+	case KindPing:
+		var r Record
+		if err = json.Unmarshal(b, &r); err == nil {
+			set.Ping = append(set.Ping, r)
+		}
+	case KindBulk:
+		var r BulkRecord
+		if err = json.Unmarshal(b, &r); err == nil {
+			set.Bulk = append(set.Bulk, r)
+		}
+	case KindFlow:
+		var r FlowRecord
+		if err = json.Unmarshal(b, &r); err == nil {
+			set.Flow = append(set.Flow, r)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s record: %w", kind, err)
+	}
+	set.noteKind(kind)
+	return nil
 }

@@ -1,11 +1,16 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-// Package result defines the one result record that every rpclab client, in
-// every language, writes: one JSON object per measured step, one per line
-// (JSON Lines). Keys are snake_case and carry their unit (_ns, _bps, _rps).
-// docs/results.md documents each field and docs/result.schema.json is the
-// schema every writer is tested against. Package report is the only reader
-// that formats records for people.
+// Package result defines every record rpclab writes, one JSON object per
+// measured step, one per line (JSON Lines): the ping record (Record, kind
+// "ping") that every rpclab client, in every language, writes; the bulk
+// record (BulkRecord, kind "bulk") of rpclab bulk; and the flow record
+// (FlowRecord, kind "flow") of rpclab flow. Keys are snake_case and carry
+// their unit (_ns, _bps, _rps). docs/results.md, docs/bulk.md and
+// docs/flow.md document each field, and docs/result.schema.json,
+// docs/bulk.schema.json and docs/flow.schema.json are the schemas every
+// writer is tested against. One Writer writes every kind and one reader
+// (ReadAll) reads every kind, dispatching on "kind". Package report is the
+// only reader that formats records for people.
 package result
 
 import (
@@ -17,6 +22,26 @@ import (
 // SchemaVersion is the version of the record layout written by this code.
 // Readers reject records of a version they do not know.
 const SchemaVersion = 1
+
+// Record kinds: the "kind" key of every record.
+const (
+	KindPing = "ping" // Record
+	KindBulk = "bulk" // BulkRecord
+	KindFlow = "flow" // FlowRecord
+)
+
+// Kinds lists every record kind this code reads and writes.
+var Kinds = []string{KindPing, KindBulk, KindFlow}
+
+// Kinded is a record of any kind: *Record, *BulkRecord or *FlowRecord.
+// Writer writes any of them.
+type Kinded interface {
+	recordKind() string
+}
+
+func (*Record) recordKind() string     { return KindPing }
+func (*BulkRecord) recordKind() string { return KindBulk }
+func (*FlowRecord) recordKind() string { return KindFlow }
 
 // Step statuses.
 const (
@@ -58,6 +83,10 @@ type Record struct {
 	ThroughputRPS float64 `json:"throughput_rps"`
 	// Latency of successful RPCs, from the client's send to its receipt.
 	Latency stats.Latency `json:"latency"`
+	// LatencyClamped counts successful RPCs slower than the histogram's
+	// highest trackable value (stats.HighestTrackable, 100 s), which enter
+	// Latency and HistogramHDR as that value; absent when none.
+	LatencyClamped int64 `json:"latency_clamped,omitempty"`
 	// HistogramHDR is the latency histogram (nanoseconds) in HdrHistogram's
 	// compressed V2 base64 form, so records of any language merge exactly.
 	HistogramHDR string `json:"histogram_hdr"`

@@ -4,6 +4,7 @@ package result
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -12,32 +13,71 @@ import (
 	"github.com/rpclab/rpclab/docs"
 )
 
-var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(docs.ResultSchema))
-	if err != nil {
-		return nil, err
+// schemaSource is the embedded schema of each kind and the name errors give it.
+var schemaSource = map[string]struct {
+	doc  []byte
+	file string
+}{
+	KindPing: {docs.ResultSchema, "docs/result.schema.json"},
+	KindBulk: {docs.BulkSchema, "docs/bulk.schema.json"},
+	KindFlow: {docs.FlowSchema, "docs/flow.schema.json"},
+}
+
+// schemas compiles every kind's schema once.
+var schemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
+	out := make(map[string]*jsonschema.Schema, len(schemaSource))
+	for kind, src := range schemaSource {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src.doc))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", src.file, err)
+		}
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		url := "https://rpclab.dev/schema/" + kind + "-v1.json"
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", src.file, err)
+		}
+		s, err := c.Compile(url)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", src.file, err)
+		}
+		out[kind] = s
 	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	const url = "https://rpclab.dev/schema/result-v1.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
+	return out, nil
 })
 
-// Validate checks one JSON-encoded record against docs/result.schema.json.
+// Validate checks one JSON-encoded record against the schema of its kind
+// (its "kind" key): docs/result.schema.json for "ping",
+// docs/bulk.schema.json for "bulk", docs/flow.schema.json for "flow".
 func Validate(record []byte) error {
-	s, err := compiled()
+	var probe struct {
+		Kind *string `json:"kind"`
+	}
+	if err := json.Unmarshal(record, &probe); err != nil {
+		return fmt.Errorf("not a JSON object: %w", err)
+	}
+	if probe.Kind == nil {
+		return fmt.Errorf("%w: no \"kind\" key", ErrUnknownKind)
+	}
+	return ValidateKind(*probe.Kind, record)
+}
+
+// ValidateKind checks one JSON-encoded record against the schema of kind.
+func ValidateKind(kind string, record []byte) error {
+	all, err := schemas()
 	if err != nil {
 		return fmt.Errorf("result: schema: %w", err)
+	}
+	s, ok := all[kind]
+	if !ok {
+		return fmt.Errorf("%w: %q (this rpclab reads %q)", ErrUnknownKind, kind, Kinds)
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(record))
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
 	if err := s.Validate(v); err != nil {
-		return fmt.Errorf("does not match the result schema: %w", err)
+		return fmt.Errorf("does not match the result schema for kind %q (%s): %w", kind, schemaSource[kind].file, err)
 	}
 	return nil
 }

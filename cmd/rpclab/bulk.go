@@ -13,6 +13,7 @@ import (
 
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/report"
+	"github.com/rpclab/rpclab/result"
 )
 
 // bulkFlags are rpclab bulk's flags.
@@ -128,7 +129,7 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 
 // finish prints the table and writes the charts of what was measured,
 // then maps err to an exit code.
-func (bf *bulkFlags) finish(cmd *cobra.Command, recs []bulk.Record, err error) error {
+func (bf *bulkFlags) finish(cmd *cobra.Command, recs []result.BulkRecord, err error) error {
 	stderr := cmd.ErrOrStderr()
 	if len(recs) > 0 {
 		stdout := cmd.OutOrStdout()
@@ -171,7 +172,7 @@ func (bf *bulkFlags) register(f *pflag.FlagSet) {
 }
 
 // writeBulkCharts writes each of report.BulkFigures as an SVG file in dir.
-func writeBulkCharts(dir string, recs []bulk.Record) error {
+func writeBulkCharts(dir string, recs []result.BulkRecord) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--charts: %w", err)
 	}

@@ -64,7 +64,8 @@ func TestBulkEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := bulk.ReadJSONL(f)
+	set, err := result.ReadAll(t.Context(), f)
+	recs := set.Bulk
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,8 @@ func TestBulkThroughNetem(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := bulk.ReadJSONL(f)
+	set, err := result.ReadAll(t.Context(), f)
+	recs := set.Bulk
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("got %d records, %v; want 3", len(recs), err)
 	}

@@ -26,7 +26,7 @@ type bulkOutputs struct {
 // front of each listener (with --delay and the like) are started. A step
 // the child server died in is kept as failed, and the error names the
 // server's exit status.
-func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlags, noPin bool) (recs []bulk.Record, err error) {
+func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlags, noPin bool) (recs []result.BulkRecord, err error) {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
 	d := newDrawer(stderr, false)
@@ -73,14 +73,14 @@ func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlag
 	wctx, stop := s.Watch(ctx)
 	defer stop()
 	jsonl := s.File("--out")
-	sink := func(r *bulk.Record) error {
+	sink := func(r *result.BulkRecord) error {
 		serr := s.ServerErr()
 		if serr != nil && ctx.Err() == nil {
 			r.Status, r.Error = result.StatusFailed, serr.Error()
 		}
 		recs = append(recs, *r)
 		if jsonl != nil {
-			if err := bulk.WriteJSONL(jsonl, r); err != nil {
+			if err := result.NewWriter(jsonl).Write(r); err != nil {
 				return err
 			}
 		}
@@ -99,7 +99,7 @@ func bulkProgress(cmd *cobra.Command) bulk.Progress {
 	var started time.Time
 	return bulk.Progress{
 		Start: func(int, int, bulk.Step) { started = time.Now() },
-		End: func(i, n int, s bulk.Step, r *bulk.Record) {
+		End: func(i, n int, s bulk.Step, r *result.BulkRecord) {
 			line := fmt.Sprintf("[%d/%d] %-11s size=%-7s chunk=%-6s streams=%d", i+1, n, s.Transport,
 				bulk.FormatBytes(s.Size), bulk.FormatBytes(int64(s.Chunk)), s.Streams)
 			if r.Status == result.StatusOK {

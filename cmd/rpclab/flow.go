@@ -75,7 +75,7 @@ by design. Client, server and proxy share this process.`,
 	return cmd
 }
 
-func writeFlowCharts(dir string, recs []flow.Record) error {
+func writeFlowCharts(dir string, recs []result.FlowRecord) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--charts: %w", err)
 	}
@@ -136,13 +136,13 @@ func runFlow(cmd *cobra.Command, spec *flow.Spec, out, dir string) error {
 		defer f.Close()
 		jsonl = f
 	}
-	var recs []flow.Record
-	sink := func(r *flow.Record) error {
+	var recs []result.FlowRecord
+	sink := func(r *result.FlowRecord) error {
 		recs = append(recs, *r)
 		fmt.Fprintf(stderr, "  %-12s first %8.1f ms  steady %8.1f ms  (%d RPCs, %s)\n", r.Transport,
 			float64(r.FirstNS)/1e6, float64(r.SteadyNS)/1e6, len(r.RPCNS), r.Status)
 		if jsonl != nil {
-			return flow.WriteJSONL(jsonl, r)
+			return result.NewWriter(jsonl).Write(r)
 		}
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rpclab/rpclab/flow"
+	"github.com/rpclab/rpclab/result"
 )
 
 func TestFlowBadFlags(t *testing.T) {
@@ -56,7 +57,8 @@ func TestFlowEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := flow.ReadJSONL(f)
+	set, err := result.ReadAll(t.Context(), f)
+	recs := set.Flow
 	if err != nil {
 		t.Fatal(err)
 	}

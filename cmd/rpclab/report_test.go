@@ -40,7 +40,7 @@ func TestReportCommand(t *testing.T) {
 		{name: "mixed targets", args: []string{"report", fixturePath("mixed-targets.jsonl"), "-o", html},
 			stderr: []string{"records of 2 targets"}},
 		{name: "empty file", args: []string{"report", fixturePath("empty.jsonl"), "-o", html}, code: exitFailure,
-			stderr: []string{"empty.jsonl: no result records (the file is empty or blank)"}},
+			stderr: []string{"empty.jsonl: no records (the file is empty or blank)"}},
 		{name: "unknown schema version", args: []string{"report", fixturePath("unknown-version.jsonl"), "-o", html}, code: exitFailure,
 			stderr: []string{"line 2: schema_version 99 is not supported (this rpclab reads 1)"}},
 		{name: "missing file", args: []string{"report", filepath.Join(dir, "nope.jsonl")}, code: exitFailure,

@@ -3,15 +3,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -20,58 +16,35 @@ func newValidateCmd() *cobra.Command {
 		Use:   "validate FILE.jsonl...",
 		Short: "Check result files against the record schemas",
 		Long: `Check that every line of each JSON Lines file is a result record that matches
-its schema: docs/result.schema.json for ping records (what every rpclab client
-must write), docs/bulk.schema.json for "rpclab bulk" records. The first
-record's kind picks the schema. Prints the number of records per file; exits 1
-naming the first bad line.`,
+the schema of its kind: docs/result.schema.json for ping records (what every
+rpclab client must write), docs/bulk.schema.json for "rpclab bulk" records,
+docs/flow.schema.json for "rpclab flow" records. A file may mix kinds. Prints
+the number of records per file and kind; exits 1 naming the file and the first
+bad line, or a file without records.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			for _, f := range files {
-				n, err := validateFile(f)
+				set, err := result.ReadAllFile(cmd.Context(), f)
 				if err != nil {
-					return err
+					return fmt.Errorf("validate: %w", err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d records ok\n", f, n)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d records ok%s\n", f, set.Len(), kindCounts(set))
 			}
 			return nil
 		},
 	}
 }
 
-func validateFile(path string) (int, error) {
-	if firstKind(path) == "bulk" {
-		f, err := os.Open(path)
-		if err != nil {
-			return 0, err
-		}
-		defer f.Close()
-		recs, err := bulk.ReadJSONL(f)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", path, err)
-		}
-		return len(recs), nil
-	}
-	recs, err := result.ReadFile(path)
-	return len(recs), err
-}
-
-// firstKind is the "kind" of the file's first JSON line ("" if none).
-func firstKind(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
+// kindCounts is " (3 ping, 2 bulk)" for a file of several kinds, "" for one.
+func kindCounts(set *result.Set) string {
+	kinds := set.Kinds()
+	if len(kinds) < 2 {
 		return ""
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		if b := bytes.TrimSpace(sc.Bytes()); len(b) > 0 {
-			var probe struct {
-				Kind string `json:"kind"`
-			}
-			_ = json.Unmarshal(b, &probe)
-			return probe.Kind
-		}
+	n := map[string]int{result.KindPing: len(set.Ping), result.KindBulk: len(set.Bulk), result.KindFlow: len(set.Flow)}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", n[k], k)
 	}
-	return ""
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -1,39 +1,22 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package bulk
+package result
 
-import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
-	"sync"
-	"time"
+import "time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/rpclab/rpclab/docs"
-	"github.com/rpclab/rpclab/result"
-)
-
-// Kind is the record kind of bulk steps.
-const Kind = "bulk"
-
-// Record is one measured bulk step: one transport, size, chunk and stream
-// count. It is written as one JSON line, like result.Record, with the same
+// BulkRecord is one measured bulk step (rpclab bulk): one transport, size, chunk and stream
+// count. It is written as one JSON line, like Record, with the same
 // schema_version, status values and env; docs/bulk.schema.json is its
 // schema and docs/bulk.md documents every field.
-type Record struct {
+type BulkRecord struct {
 	SchemaVersion int       `json:"schema_version"`
 	Kind          string    `json:"kind"` // always "bulk"
 	Status        string    `json:"status"`
 	Error         string    `json:"error,omitempty"`
 	StartedAt     time.Time `json:"started_at"`
 
-	Spec StepSpec   `json:"spec"`
-	Env  result.Env `json:"env"`
+	Spec BulkSpec `json:"spec"`
+	Env  Env      `json:"env"`
 
 	// Requests counts downloads that completed with the right length and
 	// checksum in the measured interval.
@@ -70,10 +53,10 @@ type Record struct {
 	ServerPeakRSSBytes int64 `json:"server_peak_rss_bytes"`
 }
 
-// StepSpec is what was asked for in one step.
-type StepSpec struct {
+// BulkSpec is what was asked for in one bulk step.
+type BulkSpec struct {
 	Target string `json:"target"`
-	// Transport is one of Transports.
+	// Transport is one of bulk.Transports.
 	Transport  string `json:"transport"`
 	SizeBytes  int64  `json:"size_bytes"`
 	ChunkBytes int    `json:"chunk_bytes"`
@@ -93,72 +76,5 @@ type StepSpec struct {
 	Server string `json:"server,omitempty"`
 	// Netem is the emulated network between client and server (a netem
 	// proxy in front of each listener); absent on a direct path.
-	Netem *result.NetemSpec `json:"netem,omitempty"`
-}
-
-var schema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(docs.BulkSchema))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	const url = "https://rpclab.dev/schema/bulk-v1.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-})
-
-// Validate checks one JSON-encoded bulk record against docs/bulk.schema.json.
-func Validate(record []byte) error {
-	s, err := schema()
-	if err != nil {
-		return fmt.Errorf("bulk: schema: %w", err)
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(record))
-	if err != nil {
-		return fmt.Errorf("bulk: not JSON: %w", err)
-	}
-	if err := s.Validate(v); err != nil {
-		return fmt.Errorf("bulk: does not match the bulk record schema: %w", err)
-	}
-	return nil
-}
-
-// WriteJSONL appends r to w as one JSON line; a file is synced, so a run
-// that is killed keeps every record written so far.
-func WriteJSONL(w io.Writer, r *Record) error {
-	if err := json.NewEncoder(w).Encode(r); err != nil {
-		return fmt.Errorf("bulk: write record: %w", err)
-	}
-	if f, ok := w.(*os.File); ok {
-		_ = f.Sync()
-	}
-	return nil
-}
-
-// ReadJSONL reads bulk records, validating each line against the schema.
-func ReadJSONL(rd io.Reader) ([]Record, error) {
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var recs []Record
-	for line := 1; sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		if err := Validate(b); err != nil {
-			return recs, fmt.Errorf("line %d: %w", line, err)
-		}
-		var r Record
-		if err := json.Unmarshal(b, &r); err != nil {
-			return recs, fmt.Errorf("bulk: line %d: %w", line, err)
-		}
-		recs = append(recs, r)
-	}
-	if err := sc.Err(); err != nil {
-		return recs, fmt.Errorf("bulk: read: %w", err)
-	}
-	return recs, nil
+	Netem *NetemSpec `json:"netem,omitempty"`
 }
