@@ -237,7 +237,7 @@ func fill(rec *result.Record, sum *stats.Summary, elapsed, cpu time.Duration) {
 	if elapsed > 0 {
 		rec.ThroughputRPS = float64(sum.OK()) / elapsed.Seconds()
 	}
-	rec.Latency = stats.Quantiles(sum.Hist)
+	rec.Latency, rec.LatencyClamped = stats.Quantiles(sum.Hist), sum.Clamped
 	if h, err := stats.EncodeHistogram(sum.Hist); err == nil {
 		rec.HistogramHDR = h
 	}

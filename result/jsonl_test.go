@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +127,41 @@ func TestGoldenRecordsValidate(t *testing.T) {
 	}
 	if len(recs) == 0 {
 		t.Fatal("no records in the fixture")
+	}
+}
+
+// committedFiles are the records committed in the repository, of every kind.
+func committedFiles(t testing.TB) []string {
+	t.Helper()
+	var files []string
+	for _, g := range []string{"../testdata/results/*.jsonl", "../docs/img/*.jsonl", "testdata/*.jsonl"} {
+		m, err := filepath.Glob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	return files
+}
+
+// TestCommittedRecordsValidate: every record committed with the docs and
+// the testdata, of every kind, still matches its kind's schema, and every
+// kind has committed records.
+func TestCommittedRecordsValidate(t *testing.T) {
+	seen := map[string]int{}
+	for _, f := range committedFiles(t) {
+		set, err := ReadAllFile(t.Context(), f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		seen[KindPing] += len(set.Ping)
+		seen[KindBulk] += len(set.Bulk)
+		seen[KindFlow] += len(set.Flow)
+	}
+	for _, k := range Kinds {
+		if seen[k] == 0 {
+			t.Errorf("no committed %s records, want some", k)
+		}
 	}
 }

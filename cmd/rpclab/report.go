@@ -19,8 +19,10 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report FILE.jsonl...",
 		Short: "Write an HTML report with charts (and PNGs) from result files",
-		Long: `Read result files (JSON Lines, as every rpclab client writes them) and write
-one self-contained HTML report: for every group of records (same client
+		Long: `Read result files (JSON Lines, as rpclab writes them: ping records of
+sweep, demo, compare and every rpclab client, bulk records of "rpclab bulk",
+flow records of "rpclab flow"; a file may mix kinds) and write one
+self-contained HTML report, with a section per kind. For ping records: for every group of records (same client
 language, target, RPC kind and payload) throughput against in-flight beside
 the ideal line, P50/P99/P99.9 latency, efficiency (throughput over the ideal
 line) and client CPU per RPC, the table of every record, and the verdict on
@@ -31,7 +33,12 @@ Give two files or more to overlay runs, e.g. before and after adopting a
 connection pool: every chart shows both, labelled by file name, and a table
 compares the last file with the first.
 
-A truncated last line (a run that was killed) is skipped with a warning.`,
+Bulk and flow records get their own section: the table "rpclab bulk" or
+"rpclab flow" prints, and their charts.
+
+A truncated last line (a run that was killed) is skipped with a warning. An
+empty file, a bad line, an unknown kind or schema version is an error naming
+the file and line.`,
 		Example: `  rpclab report rpclab-results.jsonl -o report.html
   rpclab report before.jsonl after.jsonl -o compare.html
   rpclab report results.jsonl --png docs/img`,
@@ -46,7 +53,7 @@ A truncated last line (a run that was killed) is skipped with a warning.`,
 			if err := checkReportOutputs(files, out, pngDir); err != nil {
 				return err
 			}
-			runs, warnings, err := report.Load(files)
+			res, warnings, err := report.LoadAll(cmd.Context(), files)
 			if err != nil {
 				return err
 			}
@@ -55,16 +62,21 @@ A truncated last line (a run that was killed) is skipped with a warning.`,
 				fmt.Fprintln(stderr, "rpclab: warning:", w)
 			}
 			if out != "" {
-				if err := writeHTMLReport(out, runs, warnings); err != nil {
+				if err := writeHTMLResults(out, res, warnings); err != nil {
 					return err
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), "report written to", absPath(out))
 			}
 			if pngDir != "" {
-				paths, err := report.WritePNGs(pngDir, runs)
+				paths, err := report.WritePNGs(pngDir, res.Runs)
 				if err != nil {
 					return err
 				}
+				more, err := report.WriteKindPNGs(pngDir, res)
+				if err != nil {
+					return err
+				}
+				paths = append(paths, more...)
 				for _, p := range paths {
 					fmt.Fprintln(cmd.OutOrStdout(), "chart written to", p)
 				}
@@ -82,6 +94,18 @@ A truncated last line (a run that was killed) is skipped with a warning.`,
 func writeHTMLReport(path string, runs []report.Run, notes []string) error {
 	var b bytes.Buffer
 	if err := report.HTML(&b, runs, notes); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// writeHTMLResults is writeHTMLReport for records of every kind.
+func writeHTMLResults(path string, res *report.Results, notes []string) error {
+	var b bytes.Buffer
+	if err := report.HTMLResults(&b, res, notes); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
