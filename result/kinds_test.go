@@ -78,6 +78,8 @@ func TestReadAllBadInput(t *testing.T) {
 		{name: "unknown schema version", in: ping + strings.Replace(flow, `"schema_version":1`, `"schema_version":2`, 1), wantRecs: 1, wantErr: "line 2: schema_version 2 is not supported"},
 		{name: "truncated last line", in: flow + bulk[:60], wantRecs: 1, wantErr: "line 2", sentinel: ErrTruncated, truncated: true},
 		{name: "bulk schema violation", in: strings.Replace(bulk, `"transport":"tcp"`, `"transport":"pigeon"`, 1), wantErr: "docs/bulk.schema.json"},
+		{name: "exponent the validator cannot expand", in: strings.Replace(bulk, `"bytes":1048576`, `"bytes":0.372E506666666667`, 1), wantErr: "line 1: number \"0.372E506666666667\" is out of range"},
+		{name: "huge exponent in an unknown key", in: strings.Replace(flow, `{"schema_version":1`, `{"x":1e-9999999,"schema_version":1`, 1), wantErr: "out of range"},
 		{name: "flow schema violation", in: strings.Replace(flow, `"transport":"h2c"`, `"transport":"pigeon"`, 1), wantErr: "docs/flow.schema.json"},
 	}
 	for _, tc := range tests {
