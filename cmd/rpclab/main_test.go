@@ -312,8 +312,14 @@ func TestServePrintsAddressAndStopsOnSIGTERM(t *testing.T) {
 }
 
 func TestValidatePicksTheSchemaByKind(t *testing.T) {
-	for _, f := range []string{"../../docs/img/demo-results.jsonl", "../../docs/img/bulk-results.jsonl", "../../testdata/results/go-sweep.jsonl",
-		"../../docs/img/compare-results.jsonl", "../../docs/img/pool-results.jsonl", "../../docs/img/rtt0-rtt5-results.jsonl"} {
+	files := []string{"../../docs/img/demo-results.jsonl", "../../docs/img/bulk-results.jsonl", "../../testdata/results/go-sweep.jsonl",
+		"../../docs/img/compare-results.jsonl", "../../docs/img/pool-results.jsonl", "../../docs/img/rtt0-rtt5-results.jsonl",
+		"../../result/testdata/flow.jsonl"}
+	for _, g := range []string{"../../docs/img/*.jsonl", "../../testdata/results/*.jsonl", "../../result/testdata/*.jsonl"} {
+		m, _ := filepath.Glob(g)
+		files = append(files, m...) // every committed record file, of every kind
+	}
+	for _, f := range files {
 		if code, out, stderr := runInProcess("validate", f); code != exitOK || !strings.Contains(out, "records ok") {
 			t.Errorf("validate %s: exit %d, %q %q", f, code, out, stderr)
 		}
