@@ -37,7 +37,8 @@ func TestValidateAndReportEveryKind(t *testing.T) {
 		t.Errorf("validate: exit %d, %q %q; want 0 and %q", code, out, stderr, want)
 	}
 	page, pngs := filepath.Join(dir, "r.html"), filepath.Join(dir, "img")
-	if code, out, stderr := runInProcess("report", mixed, "-o", page, "--png", pngs); code != exitOK {
+	code, out, stderr = runInProcess("report", mixed, "-o", page, "--png", pngs)
+	if code != exitOK {
 		t.Fatalf("report: exit %d, %q %q", code, out, stderr)
 	}
 	b, err := os.ReadFile(page)
@@ -52,6 +53,9 @@ func TestValidateAndReportEveryKind(t *testing.T) {
 	for _, want := range []string{"bulk-throughput-1.png", "flow-rtt64ms-1MB.png", "go-unary-0b-closed-rpclab-go-server-throughput.png"} {
 		if _, err := os.Stat(filepath.Join(pngs, want)); err != nil {
 			t.Errorf("chart %s: %v", want, err)
+		}
+		if line := "chart written to " + filepath.Join(pngs, want); !strings.Contains(out, line) {
+			t.Errorf("stdout %q lacks %q", out, line)
 		}
 	}
 	// The bulk records committed with docs/bulk.md alone: once refused.
