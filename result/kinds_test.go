@@ -146,10 +146,12 @@ func TestValidateRejectsBadRecords(t *testing.T) {
 type zeros byte
 
 func (z zeros) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = byte(z)
+	block := bytes.Repeat([]byte{byte(z)}, 64<<10)
+	n := 0
+	for n < len(p) {
+		n += copy(p[n:], block)
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // TestReadAllBoundsALine: a line past MaxLineBytes is an error naming it,
