@@ -95,13 +95,18 @@ func ReadAll(ctx context.Context, r io.Reader) (*Set, error) {
 }
 
 // ReadAllFile reads a results file of any kinds; see ReadAll. Errors name
-// the file.
+// the file. When ctx is done the file is closed, so even a read blocked on
+// a pipe or FIFO ends.
 func ReadAllFile(ctx context.Context, path string) (*Set, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return &Set{}, fmt.Errorf("result: %w", err)
 	}
 	defer f.Close()
+	// A read blocked on a pipe or FIFO that no one writes returns when ctx
+	// is done: closing the file ends it.
+	stop := context.AfterFunc(ctx, func() { f.Close() })
+	defer stop()
 	set, err := ReadAll(ctx, f)
 	if err != nil {
 		return set, fmt.Errorf("%s: %w", path, err)
@@ -143,7 +148,7 @@ func read(ctx context.Context, r io.Reader, only string) (*Set, error) {
 				return set, &LineError{Line: line, Err: err}
 			}
 			if ctx.Err() != nil {
-				return set, fmt.Errorf("result: reading stopped at line %d: %w", line, err)
+				return set, fmt.Errorf("result: reading stopped at line %d: %w", line, ctx.Err())
 			}
 			return set, fmt.Errorf("result: read line %d: %w", line, err)
 		}
