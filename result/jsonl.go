@@ -58,16 +58,6 @@ func (s *Set) Len() int { return len(s.Ping) + len(s.Bulk) + len(s.Flow) }
 // Kinds lists the kinds present, in order of their first record.
 func (s *Set) Kinds() []string { return append([]string(nil), s.kinds...) }
 
-// Add appends other's records to s (the records of several files).
-func (s *Set) Add(other *Set) {
-	s.Ping = append(s.Ping, other.Ping...)
-	s.Bulk = append(s.Bulk, other.Bulk...)
-	s.Flow = append(s.Flow, other.Flow...)
-	for _, k := range other.kinds {
-		s.noteKind(k)
-	}
-}
-
 func (s *Set) noteKind(k string) {
 	for _, have := range s.kinds {
 		if have == k {
