@@ -1,0 +1,196 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+// Command ratios prints, from several runs of the same sweep (one records
+// file per run), each layout's throughput as a ratio to a base layout at
+// every in-flight count, run by run, and the range over the runs. A ratio the
+// README reads as a finding is printed by this command from repeated runs:
+//
+//	for i in 1 2 3; do rpclab sweep ... -o run$i.jsonl; done
+//	go run ./scripts/ratios run1.jsonl run2.jsonl run3.jsonl
+//
+// Steps that are not ok are left out; a cell missing in a run is shown as -.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("ratios", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	base := fs.String("base", "shared", "the layout every other layout is divided by")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: go run ./scripts/ratios [--base LAYOUT] RUN.jsonl...")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	var runs [][]result.Record
+	for _, path := range fs.Args() {
+		set, err := result.ReadAllFile(context.Background(), path)
+		if err != nil {
+			fmt.Fprintf(stderr, "ratios: %v\n", err)
+			return 1
+		}
+		runs = append(runs, set.Ping)
+	}
+	t, err := build(runs, *base)
+	if err != nil {
+		fmt.Fprintf(stderr, "ratios: %v\n", err)
+		return 1
+	}
+	t.print(stdout, fs.Args())
+	return 0
+}
+
+// errNoBase: no run has an ok step of the base layout.
+var errNoBase = errors.New("no run has an ok step of the base layout")
+
+// cell is one (series, layout, in-flight) position; ratio[i] is run i's
+// throughput over the base layout's at the same in-flight (0: missing).
+type cell struct {
+	series, layout string
+	inflight       int
+	ratio          []float64
+}
+
+type table struct {
+	base  string
+	cells []*cell
+}
+
+// series names what stays fixed across layouts: client, target, RPC kind,
+// payload and load model.
+func series(r *result.Record) string {
+	return fmt.Sprintf("%s client -> %s, %s, %d B, %s", r.Env.Language, verdict.TargetLabel(r),
+		r.Spec.RPC, r.Spec.PayloadBytes, r.Spec.LoadModel)
+}
+
+func build(runs [][]result.Record, base string) (*table, error) {
+	t := &table{base: base}
+	index := map[string]*cell{}
+	found := false
+	for i, recs := range runs {
+		tput := map[string]float64{} // series|layout|inflight -> req/s
+		for j := range recs {
+			r := &recs[j]
+			if r.Status == result.StatusOK {
+				tput[series(r)+"|"+verdict.ConnLabel(r)+"|"+strconv.Itoa(r.Spec.Inflight)] = r.ThroughputRPS
+			}
+		}
+		for j := range recs {
+			r := &recs[j]
+			layout := verdict.ConnLabel(r)
+			if r.Status != result.StatusOK || layout == base {
+				continue
+			}
+			s, n := series(r), strconv.Itoa(r.Spec.Inflight)
+			b := tput[s+"|"+base+"|"+n]
+			if b <= 0 {
+				continue
+			}
+			found = true
+			k := s + "|" + layout + "|" + n
+			c := index[k]
+			if c == nil {
+				c = &cell{series: s, layout: layout, inflight: r.Spec.Inflight, ratio: make([]float64, len(runs))}
+				index[k] = c
+				t.cells = append(t.cells, c)
+			}
+			c.ratio[i] = r.ThroughputRPS / b
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("%w %q", errNoBase, base)
+	}
+	slices.SortStableFunc(t.cells, func(a, b *cell) int {
+		if c := strings.Compare(a.series, b.series); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.layout, b.layout); c != 0 {
+			return c
+		}
+		return a.inflight - b.inflight
+	})
+	return t, nil
+}
+
+// span is the smallest and largest ratio over the runs that have one.
+func (c *cell) span() (lo, hi float64, n int) {
+	for _, v := range c.ratio {
+		if v <= 0 {
+			continue
+		}
+		if n == 0 || v < lo {
+			lo = v
+		}
+		if n == 0 || v > hi {
+			hi = v
+		}
+		n++
+	}
+	return lo, hi, n
+}
+
+func (t *table) print(w io.Writer, names []string) {
+	var tw *tabwriter.Writer
+	last := ""
+	for _, c := range t.cells {
+		if c.series != last {
+			if tw != nil {
+				tw.Flush()
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "%s: throughput / %s's\n", c.series, t.base)
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprint(tw, "layout\tinflight\t")
+			for i := range names {
+				fmt.Fprintf(tw, "run %d\t", i+1)
+			}
+			fmt.Fprint(tw, "range\n")
+			last = c.series
+		}
+		fmt.Fprintf(tw, "%s\t%d\t", c.layout, c.inflight)
+		for _, v := range c.ratio {
+			if v > 0 {
+				fmt.Fprintf(tw, "%.2fx\t", v)
+			} else {
+				fmt.Fprint(tw, "-\t")
+			}
+		}
+		lo, hi, n := c.span()
+		switch {
+		case n == 1:
+			fmt.Fprintf(tw, "%.2fx (one run)\n", lo)
+		default:
+			fmt.Fprintf(tw, "%.2f-%.2fx\n", lo, hi)
+		}
+	}
+	if tw != nil {
+		tw.Flush()
+	}
+	for i, n := range names {
+		fmt.Fprintf(w, "run %d: %s\n", i+1, n)
+	}
+}

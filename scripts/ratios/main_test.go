@@ -1,0 +1,92 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+func rec(conn string, n int, rps float64, status string) result.Record {
+	return result.Record{
+		SchemaVersion: result.SchemaVersion, Kind: result.KindPing, Status: status,
+		Spec: result.Spec{Target: "127.0.0.1:1", RPC: "unary", LoadModel: "closed", Inflight: n,
+			ConnMode: conn, ConnsRequested: 1},
+		Env:           result.Env{Language: "go"},
+		ThroughputRPS: rps,
+	}
+}
+
+func TestBuildRatiosPerRunAndRange(t *testing.T) {
+	run1 := []result.Record{rec("shared", 4, 1000, result.StatusOK), rec("per-worker", 4, 1500, result.StatusOK),
+		rec("shared", 8, 2000, result.StatusOK), rec("per-worker", 8, 2000, result.StatusFailed)}
+	run2 := []result.Record{rec("per-worker", 4, 1200, result.StatusOK), rec("shared", 4, 1000, result.StatusOK),
+		rec("shared", 8, 1000, result.StatusOK), rec("per-worker", 8, 3000, result.StatusOK)}
+	tb, err := build([][]result.Record{run1, run2}, "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.cells) != 2 {
+		t.Fatalf("got %d cells, want 2 (per-worker at 4 and 8)", len(tb.cells))
+	}
+	at4, at8 := tb.cells[0], tb.cells[1]
+	if at4.inflight != 4 || at4.ratio[0] != 1.5 || at4.ratio[1] != 1.2 {
+		t.Errorf("in-flight 4: got %d %v, want 4 [1.5 1.2]", at4.inflight, at4.ratio)
+	}
+	if lo, hi, n := at4.span(); lo != 1.2 || hi != 1.5 || n != 2 {
+		t.Errorf("span at 4: got %v-%v over %d, want 1.2-1.5 over 2", lo, hi, n)
+	}
+	// A failed step is left out: run 1 has no ratio at 8.
+	if at8.ratio[0] != 0 || at8.ratio[1] != 3 {
+		t.Errorf("in-flight 8: got %v, want [0 3]", at8.ratio)
+	}
+	var out bytes.Buffer
+	tb.print(&out, []string{"a", "b"})
+	for _, want := range []string{"per-worker  4         1.50x  1.20x  1.20-1.50x", "3.00x  3.00x (one run)", "run 2: b"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if _, err := build([][]result.Record{run1}, "pool:4"); !errors.Is(err, errNoBase) {
+		t.Errorf("missing base: got %v, want errNoBase", err)
+	}
+}
+
+func TestRunReadsCommittedRecords(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"../../docs/img/demo-results.jsonl"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	// The demo's records hold shared and per-worker at in-flight 4.
+	if !strings.Contains(out.String(), "per-worker  4") {
+		t.Errorf("no per-worker row at in-flight 4:\n%s", out.String())
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "usage"},
+		{[]string{"--nope"}, 2, "-nope"},
+		{[]string{bad}, 1, "bad.jsonl"},
+		{[]string{"--base", "pool:9", "../../docs/img/demo-results.jsonl"}, 1, "pool:9"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(c.args, &out, &errb); code != c.code || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: got exit %d %q, want %d naming %q", c.args, code, errb.String(), c.code, c.want)
+		}
+	}
+}
