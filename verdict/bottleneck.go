@@ -22,6 +22,9 @@ type Verdict struct {
 	Ratio float64
 	// Best names the best multi-connection layout.
 	Best string
+	// Gain is a SharedOnly verdict's throughput at Inflight over its
+	// throughput at in-flight 1.
+	Gain float64
 	// SharedEfficiency is shared's throughput over its ideal line;
 	// BestEfficiency is Best's (0 when there is no in-flight-1 step).
 	SharedEfficiency, BestEfficiency float64
@@ -88,21 +91,28 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 	shared := map[int]Row{}
 	multi := map[int][]Row{}
 	traps := map[int][]Row{}
+	others := false
 	for _, row := range rows {
 		r := row.Rec
 		n := r.Spec.Inflight
 		if r.Spec.ConnsRequested <= 1 {
 			if r.Spec.ConnMode == "shared" {
 				shared[n] = row
+			} else {
+				others = true
 			}
 			continue
 		}
+		others = true
 		if Trapped(r) {
 			traps[n] = append(traps[n], row)
 		}
 		if Conns(r) > 1 {
 			multi[n] = append(multi[n], row)
 		}
+	}
+	if !others {
+		return sharedOnly(lang, rpc, shared)
 	}
 	v, ok := judgeMulti(lang, rpc, shared, multi)
 	tn := 0
@@ -112,9 +122,26 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 		}
 	}
 	if tn == 0 {
+		// No shared step beside the trap (YDB's original client alone):
+		// the trap is judged at its highest in-flight count.
+		for n := range traps {
+			tn = max(tn, n)
+		}
+	}
+	if tn == 0 {
 		return v, ok
 	}
 	return trap(lang, rpc, shared[tn], traps[tn], v, ok), true
+}
+
+// A105Note says that gRPC's connection scaling does not remove the
+// bottleneck the trap hides (the trap verdict and the README say so): it
+// opens a second connection only at the server's stream limit, and the
+// bottleneck shows with streams far below it (inflight of them here).
+func A105Note(inflight int) string {
+	return fmt.Sprintf("gRPC's connection scaling (gRFC A105, max_connections_per_subchannel) does not remove this bottleneck: "+
+		"it opens a second connection only when one reaches the server's MAX_CONCURRENT_STREAMS (often 100; unlimited by default in grpc-go's server), "+
+		"and the bottleneck shows far below that limit (here at %d stream%s in flight).", inflight, plural(inflight))
 }
 
 // trap words the verdict on a group where a layout at in-flight n got
@@ -130,11 +157,13 @@ func trap(lang, rpc string, s Row, trapped []Row, v Verdict, ok bool) Verdict {
 	r := t.Rec
 	out := Verdict{Kind: Trap, Language: lang, RPC: rpc, Inflight: r.Spec.Inflight, Trapped: ConnLabel(r),
 		Requested: r.Spec.ConnsRequested, Observed: r.ConnsObserved}
-	if s.Rec.ThroughputRPS > 0 {
+	than := ""
+	if s.Rec != nil && s.Rec.ThroughputRPS > 0 {
 		out.Ratio = r.ThroughputRPS / s.Rec.ThroughputRPS
+		than = fmt.Sprintf(" (%.2fx shared's throughput)", out.Ratio)
 	}
-	out.Text = fmt.Sprintf("%s %s, in-flight %d: the trap: %s asked for %d connections but the OS saw %d, so it measured %d connection%s, not %d (%.2fx shared's throughput): %s",
-		lang, rpc, r.Spec.Inflight, out.Trapped, out.Requested, out.Observed, out.Observed, plural(out.Observed), out.Requested, out.Ratio, TrapWhy(r))
+	out.Text = fmt.Sprintf("%s %s, in-flight %d: the trap: %s asked for %d connections but the OS saw %d, so it measured %d connection%s, not %d%s: %s %s",
+		lang, rpc, r.Spec.Inflight, out.Trapped, out.Requested, out.Observed, out.Observed, plural(out.Observed), out.Requested, than, TrapWhy(r), A105Note(r.Spec.Inflight))
 	if ok {
 		out.Text += " Among the layouts that got their connections: " + v.Text
 		out.Conns, out.Enough, out.Best = v.Conns, v.Enough, v.Best
@@ -213,7 +242,11 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 		if v.Enough != v.Best {
 			advice += fmt.Sprintf(" reached %.0f%% of %s", 100*enough.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
 		}
-		v.Text = head + ". Client-side connection bottleneck: " + advice + "; package pool spreads RPCs over them)."
+		spread := "; package pool spreads RPCs over them)."
+		if lang != "go" {
+			spread = ", each channel with distinct arguments or its own subchannel pool)."
+		}
+		v.Text = head + ". Client-side connection bottleneck: " + advice + spread
 	case v.ClientBusy >= ClientCPUBusy && !(s.IdealRPS > 0 && s.Efficiency >= ScalingEfficiency):
 		v.Kind = ClientCPUBound
 		cpus := clientCPUs(busy.Rec)
@@ -273,7 +306,7 @@ func bestRatio(shared Row, multi []Row) float64 {
 // Text joins the verdicts into one paragraph per group.
 func Text(vs []Verdict) string {
 	if len(vs) == 0 {
-		return "No verdict: the run needs a shared layout and a multi-connection layout at a common in-flight count."
+		return "No verdict: the run needs a shared layout measured at in-flight 1 and one more count, or a shared and a multi-connection layout at a common in-flight count."
 	}
 	parts := make([]string, len(vs))
 	for i, v := range vs {

@@ -129,15 +129,20 @@ func TestVerdictThresholds(t *testing.T) {
 	}
 }
 
-func TestVerdictNeedsTwoLayouts(t *testing.T) {
+// TestVerdictOneLayout: the shared layout alone gets the shared-only
+// verdict, not a comparison; no records get none.
+func TestVerdictOneLayout(t *testing.T) {
 	var shared []result.Record
 	for _, r := range fixture(t, "healthy.jsonl") {
 		if r.Spec.ConnMode == "shared" {
 			shared = append(shared, r)
 		}
 	}
-	if vs := Verdicts(shared); len(vs) != 0 {
-		t.Errorf("got %d verdicts from one layout, want 0", len(vs))
+	if vs := Verdicts(shared); len(vs) != 1 || vs[0].Kind != SharedOnly || !strings.Contains(vs[0].Text, "still scales") {
+		t.Errorf("got %+v from one layout, want a shared-only verdict that it still scales", vs)
+	}
+	if vs := Verdicts(nil); len(vs) != 0 {
+		t.Errorf("got %d verdicts from no records, want 0", len(vs))
 	}
 	if got, want := Text(nil), "No verdict"; !strings.HasPrefix(got, want) {
 		t.Errorf("got %q, want it to start with %q", got, want)

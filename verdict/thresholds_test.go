@@ -258,6 +258,8 @@ func TestREADMEStatesThresholds(t *testing.T) {
 		fmt.Sprintf("kept at least %g%% of its pinned CPUs busy", 100*ClientCPUBusy),
 		fmt.Sprintf("flattens together below %g%% of its ideal line", 100*FlatEfficiency),
 		fmt.Sprintf("shared is still at %g%% of its ideal line or more", 100*ScalingEfficiency),
+		fmt.Sprintf("is judged at %dx its in-flight-1 count", SharedOnlyInflight),
+		"gRFC A105 (`max_connections_per_subchannel`)",
 	} {
 		if !strings.Contains(readme, want) {
 			t.Errorf("README.md does not say %q", want)

@@ -35,6 +35,12 @@ package verdict
 //  5. inconclusive: anything else (or no in-flight-1 step to draw the ideal
 //     line from, or fewer than MinInflights common in-flight counts where
 //     a bottleneck would otherwise be called).
+//  6. shared-only: the group has the shared layout and nothing else (YDB's
+//     published single-connection table): its gain and efficiency at
+//     SharedOnlyInflight times in-flight 1, read against FlatEfficiency
+//     and ScalingEfficiency, and the advice to add connections and measure
+//     again, since one layout cannot tell a connection bottleneck from a
+//     limit elsewhere.
 const (
 	// BottleneckRatio: when the best multi-connection layout gets at least
 	// this multiple of the shared connection's throughput, the shared
@@ -63,6 +69,12 @@ const (
 	// only one of its connections, so a gain measured there is noise; and
 	// one count gives nothing to confirm a ratio with.
 	MinInflights = 2
+	// SharedOnlyInflight: a run of the shared layout alone is judged at
+	// this in-flight count, ten times in-flight 1, as YDB's post reads its
+	// single-connection table (10x the in-flight RPCs, 3.7x the
+	// throughput); at the highest count measured when the run stops below
+	// it.
+	SharedOnlyInflight = 10
 )
 
 // Kind names a verdict.
@@ -87,6 +99,10 @@ const (
 	// saw (identical channel arguments sharing one subchannel in C-core
 	// stacks and grpc-js): it did not measure what it is named after.
 	Trap Kind = "trap"
+	// SharedOnly: only the shared layout was measured; the verdict says
+	// how far one connection scaled and to add connections and measure
+	// again.
+	SharedOnly Kind = "shared-only"
 	// Inconclusive: between the thresholds, or not enough data.
 	Inconclusive Kind = "inconclusive"
 )

@@ -11,6 +11,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -28,8 +29,8 @@ type layout struct {
 	cpuUS float64
 }
 
-func rec(target, server string, l layout, i int, t0 time.Time) result.Record {
-	n := inflight[i]
+func rec(target, server string, l layout, counts []int, i int, t0 time.Time) result.Record {
+	n := counts[i]
 	rps := l.rps[i]
 	p50 := int64(float64(n) / rps * 1e9)
 	interval := 3 * time.Second
@@ -124,15 +125,51 @@ func write(name string, recs []result.Record) []byte {
 }
 
 func run(target, server string, ls ...layout) []result.Record {
+	return runAt(inflight, target, server, ls...)
+}
+
+// runAt is run at the in-flight counts given.
+func runAt(counts []int, target, server string, ls ...layout) []result.Record {
 	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	var out []result.Record
 	for _, l := range ls {
-		for i := range inflight {
-			out = append(out, rec(target, server, l, i, t0))
+		for i := range counts {
+			out = append(out, rec(target, server, l, counts, i, t0))
 			t0 = t0.Add(time.Minute)
 		}
 	}
 	return out
+}
+
+// cpp makes recs the C++ client's (the C-core stack, where channels with
+// identical arguments share one connection), its OS-observed connection
+// count set by observed for the layout named.
+func cpp(recs []result.Record, layout string, observed func(n int) int) []result.Record {
+	for i := range recs {
+		r := &recs[i]
+		r.Env.Language, r.Env.GRPCImpl, r.Env.GRPCVersion = "cpp", "grpc-c++", "1.51.1"
+		r.Env.RuntimeVersion = "GCC 14.2.0, C++17 (sync API)"
+		if r.Spec.ConnMode == layout {
+			r.ConnsObserved = observed(r.Spec.Inflight)
+		}
+	}
+	return recs
+}
+
+// sharedOnlyRPS is a single-connection curve from in-flight 1 to 21 that
+// flattens as YDB's post describes its single-connection table: 10x the
+// in-flight RPCs give 3.7x the throughput (rps(n) = rps(1)*n/(1+(n-1)*a),
+// a = (10/3.7-1)/9). The absolute numbers are rpclab's, not YDB's.
+func sharedOnlyRPS() ([]int, []float64) {
+	const base = 10000.0
+	a := (10/3.7 - 1) / 9
+	var counts []int
+	var rps []float64
+	for n := 1; n <= 21; n++ {
+		counts = append(counts, n)
+		rps = append(rps, math.Round(base*float64(n)/(1+float64(n-1)*a)))
+	}
+	return counts, rps
 }
 
 func main() {
@@ -154,6 +191,25 @@ func main() {
 		layout{"per-worker", same, []float64{5000, 9900, 19700, 39000, 76500, 150000}, 16}))
 
 	write("open-loop.jsonl", openRun(own))
+
+	// Issue 14's three C++ runs. shared-only: the shared layout alone, in
+	// the shape of YDB's single-connection table (in-flight 1..21, 3.7x the
+	// throughput at 10x the in-flight; source: E. Ivanov, "The Surprising
+	// gRPC Client Bottleneck in Low-Latency Networks", blog.ydb.tech, 2025).
+	counts, rps := sharedOnlyRPS()
+	write("shared-only.jsonl", cpp(runAt(counts, own, "cpp", layout{"shared", one, rps, 30}), "shared", one))
+	// channel-per-worker-trap: YDB's original client, a channel per worker
+	// with identical arguments: the OS sees one connection at every worker
+	// count, and the curve is shared's.
+	flat := []float64{5000, 8000, 11000, 12500, 13000, 13200}
+	write("channel-per-worker-trap.jsonl", cpp(run(own, "cpp",
+		layout{"shared", one, flat, 30},
+		layout{"channel-per-worker", same, []float64{5000, 8100, 11200, 12600, 13100, 13300}, 31}), "channel-per-worker", one))
+	// local-pool-fixed: the fix, each channel on its own subchannel pool and
+	// connection (seen by the OS), about 6x shared at in-flight 32.
+	write("local-pool-fixed.jsonl", cpp(run(own, "cpp",
+		layout{"shared", one, flat, 30},
+		layout{"local-pool", same, []float64{5000, 9800, 19000, 36000, 62000, 79200}, 26}), "local-pool", same))
 
 	if err := os.WriteFile("empty.jsonl", nil, 0o644); err != nil {
 		fail(err)

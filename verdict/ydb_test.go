@@ -1,0 +1,143 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package verdict
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+// TestYDBFixtures: issue 14's three runs get their labels and advice. The
+// shared layout alone (the shape of YDB's single-connection table) says
+// shared only, with its gain at 10x in-flight (3.7x) and what that means;
+// channel-per-worker with one connection seen is the trap, with its cause,
+// fix and gRFC A105's limit; local-pool with its connections seen is a
+// connection bottleneck at about 6x.
+func TestYDBFixtures(t *testing.T) {
+	for _, tc := range []struct {
+		file     string
+		kind     Kind
+		inflight int
+		text     []string
+	}{
+		{"shared-only.jsonl", SharedOnly, 10, []string{
+			"cpp unary, shared only: at in-flight 10 (10x in-flight 1) one connection gave 3.7x the throughput of in-flight 1 (37000 vs 10000 req/s), 37% of its ideal line",
+			"P50 grew 2.7x (100 to 270 µs)",
+			"One connection stopped scaling: 10x the in-flight RPCs for 3.7x the throughput, so latency grows about linearly with in-flight",
+			"add connections (--conn shared,per-worker,pool:4; in C++, Python and Node local-pool or distinct-args, not channel-per-worker) and measure again"}},
+		{"channel-per-worker-trap.jsonl", Trap, 32, []string{
+			"cpp unary, in-flight 32: the trap: channel-per-worker asked for 32 connections but the OS saw 1, so it measured 1 connection, not 32 (1.01x shared's throughput)",
+			"identical arguments share one subchannel", "--conn local-pool or distinct-args",
+			"gRFC A105, max_connections_per_subchannel", "only when one reaches the server's MAX_CONCURRENT_STREAMS", "far below that limit (here at 32 streams in flight)"}},
+		{"local-pool-fixed.jsonl", ConnBottleneck, 32, []string{
+			"cpp unary, in-flight 32: local-pool gave 6.00x the throughput of one shared connection (79200 vs 13200 req/s)",
+			"Client-side connection bottleneck: use 32 connections (local-pool, each channel with distinct arguments or its own subchannel pool)."}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			vs := Verdicts(fixture(t, tc.file))
+			if len(vs) != 1 || vs[0].Kind != tc.kind || vs[0].Inflight != tc.inflight {
+				t.Fatalf("got %+v, want one %s verdict at in-flight %d", vs, tc.kind, tc.inflight)
+			}
+			for _, part := range tc.text {
+				if !strings.Contains(vs[0].Text, part) {
+					t.Errorf("verdict %q lacks %q", vs[0].Text, part)
+				}
+			}
+		})
+	}
+	if v := Verdicts(fixture(t, "shared-only.jsonl"))[0]; math.Abs(v.Gain-3.7) > 0.005 || math.Abs(v.SharedEfficiency-0.37) > 0.0005 {
+		t.Errorf("shared only: got gain %.4f, efficiency %.4f; want 3.7 and 0.37", v.Gain, v.SharedEfficiency)
+	}
+	if v := Verdicts(fixture(t, "local-pool-fixed.jsonl"))[0]; math.Abs(v.Ratio-6) > 0.01 || v.Conns != 32 {
+		t.Errorf("fixed: got ratio %.2f advising %d connections; want 6.00 and 32", v.Ratio, v.Conns)
+	}
+}
+
+// TestTrapWithoutShared: YDB's original client alone (channel-per-worker,
+// no shared layout beside it) is still the trap, at its top in-flight
+// count, with no ratio to shared.
+func TestTrapWithoutShared(t *testing.T) {
+	var recs []result.Record
+	for _, r := range fixture(t, "channel-per-worker-trap.jsonl") {
+		if r.Spec.ConnMode == "channel-per-worker" {
+			recs = append(recs, r)
+		}
+	}
+	vs := Verdicts(recs)
+	if len(vs) != 1 || vs[0].Kind != Trap || vs[0].Inflight != 32 || vs[0].Ratio != 0 {
+		t.Fatalf("got %+v, want one trap at in-flight 32 without a ratio", vs)
+	}
+	if want := "asked for 32 connections but the OS saw 1, so it measured 1 connection, not 32: channels with identical arguments"; !strings.Contains(vs[0].Text, want) {
+		t.Errorf("verdict %q lacks %q", vs[0].Text, want)
+	}
+}
+
+// sharedRun is the shared layout alone at in-flight 1, 10 and 20, with
+// throughput rps(1) = 1000 and efficiency eff10 at 10 and eff20 at 20.
+func sharedRun(eff10, eff20 float64, counts ...int) []result.Record {
+	if len(counts) == 0 {
+		counts = []int{1, 10, 20}
+	}
+	effs := map[int]float64{1: 1, 10: eff10, 20: eff20, 5: eff10}
+	var recs []result.Record
+	for _, n := range counts {
+		recs = append(recs, rec("shared", n, 1000*float64(n)*effs[n]))
+	}
+	return recs
+}
+
+// TestSharedOnlyThresholds: a shared-only run is judged at
+// SharedOnlyInflight when it has it (else at its highest count), against
+// FlatEfficiency and ScalingEfficiency, each on both sides of its edge.
+func TestSharedOnlyThresholds(t *testing.T) {
+	const below = 0.01
+	for _, tc := range []struct {
+		name     string
+		recs     []result.Record
+		inflight int
+		text     string
+	}{
+		{"at SharedOnlyInflight, judged there", sharedRun(0.3, 0.9), SharedOnlyInflight, "One connection stopped scaling"},
+		{"without SharedOnlyInflight, judged at the top", sharedRun(0.9, 0.3, 1, 5, 20), 20, "One connection stopped scaling"},
+		{"without SharedOnlyInflight, below it", sharedRun(0.3, 0.9, 1, 5), 5, "One connection stopped scaling"},
+		{"just below FlatEfficiency", sharedRun(FlatEfficiency-below, 0), 10, "One connection stopped scaling"},
+		{"at FlatEfficiency", sharedRun(FlatEfficiency, 0), 10, "One connection scales only part of the way: add connections"},
+		{"just below ScalingEfficiency", sharedRun(ScalingEfficiency-below, 0), 10, "One connection scales only part of the way"},
+		{"at ScalingEfficiency", sharedRun(ScalingEfficiency, 0), 10, "One connection still scales at these counts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := Verdicts(tc.recs)
+			if len(vs) != 1 || vs[0].Kind != SharedOnly || vs[0].Inflight != tc.inflight {
+				t.Fatalf("got %+v, want one %s verdict at in-flight %d", vs, SharedOnly, tc.inflight)
+			}
+			if !strings.Contains(vs[0].Text, tc.text) {
+				t.Errorf("got %q, want it to contain %q", vs[0].Text, tc.text)
+			}
+		})
+	}
+}
+
+// TestSharedOnlyNeeds: no verdict without an in-flight-1 step or a second
+// in-flight count, and none for a shared-only group once another layout
+// is beside it.
+func TestSharedOnlyNeeds(t *testing.T) {
+	if vs := Verdicts(sharedRun(0.3, 0.3, 10, 20)); len(vs) != 0 {
+		t.Errorf("no in-flight 1: got %+v, want no verdict", vs)
+	}
+	if vs := Verdicts(sharedRun(0.3, 0.3, 1)); len(vs) != 0 {
+		t.Errorf("in-flight 1 only: got %+v, want no verdict", vs)
+	}
+	recs := append(sharedRun(0.3, 0.3), rec("per-worker", 10, 3000), rec("per-worker", 20, 6000))
+	if vs := Verdicts(recs); len(vs) != 1 || vs[0].Kind == SharedOnly {
+		t.Errorf("with per-worker beside shared: got %+v, want the comparison's verdict", vs)
+	}
+	// A second one-connection layout (pool:1) is not the shared layout
+	// alone, and gives nothing to compare either.
+	recs = append(sharedRun(0.3, 0.3), rec("pool:1", 10, 3000), rec("pool:1", 20, 6000))
+	if vs := Verdicts(recs); len(vs) != 0 {
+		t.Errorf("with pool:1 beside shared: got %+v, want no verdict", vs)
+	}
+}
