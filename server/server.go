@@ -85,6 +85,7 @@ func New(o Options, extra ...grpc.ServerOption) *grpc.Server {
 	pb.RegisterBenchmarkServiceServer(s, &Ping{})
 	RegisterBulk(s, o.Bulk)
 	RegisterDebug(s)
+	RegisterUsage(s)
 	reflection.Register(s) // so rpclab sweep --call and other tools can list the services
 	return s
 }
