@@ -121,6 +121,13 @@ type Record struct {
 	Messages *int64 `json:"messages,omitempty"`
 	// PeakOutstanding is the most RPCs the schedule needed in flight at once.
 	PeakOutstanding *int64 `json:"peak_outstanding,omitempty"`
+
+	// Source says where an imported record came from (rpclab import: a
+	// post, another tool's output file); absent from records rpclab
+	// measured. An imported record has only what its source gave: no
+	// histogram (histogram_hdr empty) unless the source had one,
+	// conns_observed -1, no client CPU.
+	Source string `json:"source,omitempty"`
 }
 
 // Spec is what was asked for: the parameters of the step.

@@ -1,0 +1,97 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package imports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+// ghzReport is the part of ghz's JSON report (runner.Report) read here:
+// durations are nanoseconds.
+type ghzReport struct {
+	Date    string `json:"date"`
+	Count   int64  `json:"count"`
+	Total   int64  `json:"total"`
+	Average int64  `json:"average"`
+	Fastest int64  `json:"fastest"`
+	Slowest int64  `json:"slowest"`
+	Options struct {
+		Host        string `json:"host"`
+		Call        string `json:"call"`
+		Concurrency int    `json:"concurrency"`
+		Connections int    `json:"connections"`
+		CPUs        int    `json:"CPUs"`
+	} `json:"options"`
+	StatusCodeDist      map[string]int64 `json:"statusCodeDistribution"`
+	LatencyDistribution []struct {
+		Percentage int   `json:"percentage"`
+		Latency    int64 `json:"latency"`
+	} `json:"latencyDistribution"`
+}
+
+// ParseGhz reads one ghz JSON report into one record: in-flight is ghz's
+// concurrency, the layout its connections (shared for one, else a pool
+// that ghz fills round-robin), throughput its OK responses over its total
+// time, latency its percentiles (ghz gives no P99.9: left 0), its fastest
+// and slowest as min and max. ghz keeps no histogram rpclab can merge.
+func ParseGhz(data []byte, o Options) ([]result.Record, error) {
+	var g ghzReport
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&g); err != nil {
+		return nil, fmt.Errorf("%w: ghz JSON: %v", ErrBadInput, err)
+	}
+	if g.Count <= 0 || g.Total <= 0 {
+		return nil, fmt.Errorf("%w: ghz JSON: count %d over total %d ns: no calls to import", ErrBadInput, g.Count, g.Total)
+	}
+	if g.Options.Concurrency < 1 {
+		return nil, fmt.Errorf("%w: ghz JSON: options.concurrency %d: want 1 or more", ErrBadInput, g.Options.Concurrency)
+	}
+	r := base(o)
+	r.Spec.Target = or(g.Options.Host, r.Spec.Target)
+	r.Spec.Inflight = g.Options.Concurrency
+	r.Spec.Call = g.Options.Call
+	if c := g.Options.Connections; c > 1 {
+		r.Spec.ConnMode, r.Spec.ConnsRequested, r.Spec.Pick = "pool", c, "round-robin"
+	}
+	r.Env = result.Env{Language: "go", GRPCImpl: "grpc-go", RuntimeVersion: "ghz", HostCPUs: g.Options.CPUs}
+	if t, err := time.Parse(time.RFC3339, g.Date); err == nil {
+		r.StartedAt = t.UTC()
+	}
+	ok := g.Count
+	for code, n := range g.StatusCodeDist {
+		if n < 0 {
+			return nil, fmt.Errorf("%w: ghz JSON: statusCodeDistribution %s is %d", ErrBadInput, code, n)
+		}
+		if code != "OK" {
+			r.Errors[code] = n
+			ok -= n
+		}
+	}
+	if ok <= 0 {
+		r.Status = result.StatusFailed
+		r.Error = "ghz: no call returned OK"
+		ok = 0
+	}
+	r.Requests, r.DurationNS = g.Count, g.Total
+	r.ThroughputRPS = float64(ok) / time.Duration(g.Total).Seconds()
+	r.Latency.MinNS, r.Latency.MeanNS, r.Latency.P100NS = g.Fastest, float64(g.Average), g.Slowest
+	for _, d := range g.LatencyDistribution {
+		switch d.Percentage {
+		case 50:
+			r.Latency.P50NS = d.Latency
+		case 90:
+			r.Latency.P90NS = d.Latency
+		case 99:
+			r.Latency.P99NS = d.Latency
+		}
+	}
+	if r.Status == result.StatusOK && (r.Latency.P50NS <= 0 || r.Latency.P99NS < r.Latency.P50NS) {
+		return nil, fmt.Errorf("%w: ghz JSON: latencyDistribution lacks a P50 and P99 in order", ErrBadInput)
+	}
+	return []result.Record{r}, nil
+}
