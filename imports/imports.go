@@ -60,13 +60,14 @@ type Options struct {
 }
 
 // Detect names the format of data: YDB's CSV header (or its "CSV
-// Results:" line), a JSON object with ghz's latencyDistribution, or
-// benchmain's "_Latency:" lines.
+// Results:" line, or a first line starting "inflight,", so that a wrong
+// header is named as such), a JSON object with ghz's latencyDistribution,
+// or benchmain's "_Latency:" lines.
 func Detect(data []byte) (Format, error) {
 	text := string(data)
 	trim := bytes.TrimSpace(data)
 	switch {
-	case strings.Contains(text, ydbHeader) || strings.Contains(text, "CSV Results:"):
+	case strings.Contains(text, ydbHeader) || strings.Contains(text, "CSV Results:") || strings.HasPrefix(string(trim), "inflight,"):
 		return YDBCSV, nil
 	case len(trim) > 0 && trim[0] == '{' && bytes.Contains(data, []byte(`"latencyDistribution"`)):
 		return GhzJSON, nil

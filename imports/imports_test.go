@@ -49,7 +49,10 @@ func TestDetect(t *testing.T) {
 			t.Errorf("%s: got %q, %v; want %q", tc.file, got, err, tc.want)
 		}
 	}
-	for _, in := range []string{"", "hello\n", `{"a":1}`, "inflight,throughput\n1,2\n"} {
+	if got, err := Detect([]byte("\ninflight,rps\n1,2\n")); err != nil || got != YDBCSV {
+		t.Errorf("a first line starting inflight,: got %q, %v; want %q, so its header is named", got, err, YDBCSV)
+	}
+	for _, in := range []string{"", "hello\n", `{"a":1}`, "rps,inflight\n1,2\n"} {
 		_, err := Detect([]byte(in))
 		if !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), "ydb-csv") ||
 			!strings.Contains(err.Error(), "ghz-json") || !strings.Contains(err.Error(), "benchmain") {

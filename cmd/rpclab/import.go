@@ -1,0 +1,140 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rpclab/rpclab/imports"
+	"github.com/rpclab/rpclab/lab"
+	"github.com/rpclab/rpclab/result"
+)
+
+type importFlags struct {
+	out, format, source, target, rpc, conn string
+	force                                  bool
+}
+
+func newImportCmd() *cobra.Command {
+	var f importFlags
+	cmd := &cobra.Command{
+		Use:   "import FILE... -o OUT.jsonl",
+		Short: "Turn YDB's CSV, ghz's JSON or grpc-go's benchmain output into result records",
+		Long: `Turn another tool's results into rpclab result records, so "rpclab report"
+draws them beside a local run and the verdict judges them:
+
+  ydb-csv    YDB's grpc_ping_client CSV: the header
+             inflight,throughput,p50,p90,p99,p99_9,p100 (latencies in µs), from
+             YDB's post, from a run of YDB's client, or from rpclab's C++ client
+             in YDB mode (its whole output, or the CSV after "CSV Results:")
+  ghz-json   a ghz report (ghz --format json)
+  benchmain  grpc-go's benchmark/benchmain output
+
+The format is detected from each file unless --format names it. Every record
+carries --source (default: "<format>: <file>"), where its numbers came from.
+What a source does not give is left out: no histogram, connections not
+observed (-1), no client CPU. Every file is read and checked before anything
+is written; a bad line is named and nothing is written (exit 2).
+
+Example:
+  rpclab import --source "YDB blog, 2025" --conn shared ydb.csv -o ydb.jsonl
+  rpclab report ydb.jsonl ours.jsonl -o overlay.html`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			return runImport(cmd, f, files)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "out", "o", "", "write the records (JSON Lines) to this file (required); an existing non-empty file is refused unless --force")
+	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
+	fl.StringVar(&f.format, "format", "", "ydb-csv, ghz-json or benchmain (default: detected from each file)")
+	fl.StringVar(&f.source, "source", "", `where the numbers come from, carried by every record (default "<format>: <file>")`)
+	fl.StringVar(&f.target, "target", "", `what was measured, when the source does not say (YDB's CSV, benchmain; default "imported")`)
+	fl.StringVar(&f.rpc, "rpc", "unary", "YDB's CSV: unary, or streaming (the client's --streaming)")
+	fl.StringVar(&f.conn, "conn", "shared", "YDB's CSV: the layout it ran, shared (YDB's client's default: one connection), channel-per-worker or local-pool (--local-pool)")
+	return cmd
+}
+
+func runImport(cmd *cobra.Command, f importFlags, files []string) error {
+	if f.out == "" {
+		return usageError{errors.New("--out: required (the records file to write)")}
+	}
+	format := imports.Format(f.format)
+	if format != "" && !isFormat(format) {
+		return usageError{fmt.Errorf("--format %q: want one of %s", f.format, imports.Known)}
+	}
+	if f.rpc != "unary" && f.rpc != "streaming" {
+		return usageError{fmt.Errorf("--rpc %q: want unary or streaming", f.rpc)}
+	}
+	switch f.conn {
+	case "shared", "channel-per-worker", "local-pool":
+	default:
+		return usageError{fmt.Errorf("--conn %q: want shared, channel-per-worker or local-pool", f.conn)}
+	}
+	if err := lab.CheckOutputs(files, f.force, lab.Output{Name: "--out", Path: f.out, Keep: true}); err != nil {
+		return usageError{err}
+	}
+	var all []result.Record
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return usageError{err}
+		}
+		ff := format
+		if ff == "" {
+			if ff, err = imports.Detect(data); err != nil {
+				return usageError{fmt.Errorf("%s: %w", file, err)}
+			}
+		}
+		src := f.source
+		if src == "" {
+			src = fmt.Sprintf("%s: %s", ff, filepath.Base(file))
+		}
+		recs, err := imports.Parse(data, ff, imports.Options{Source: src, Target: f.target, RPC: f.rpc, ConnMode: f.conn})
+		if err != nil {
+			return usageError{fmt.Errorf("%s: %w", file, err)}
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d records (%s)\n", file, len(recs), ff)
+		all = append(all, recs...)
+	}
+	var b bytes.Buffer
+	w := result.NewWriter(&b)
+	for i := range all {
+		if err := w.Write(&all[i]); err != nil {
+			return fmt.Errorf("import: record %d: %w", i+1, err)
+		}
+	}
+	// Written whole or not at all: a temporary file beside --out, renamed.
+	tmp, err := os.CreateTemp(filepath.Dir(f.out), ".rpclab-import-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", f.out, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b.Bytes()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--out %s: %w", f.out, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--out %s: %w", f.out, err)
+	}
+	if err := os.Rename(tmp.Name(), f.out); err != nil {
+		return fmt.Errorf("--out %s: %w", f.out, err)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "rpclab: %d records written to %s\n", len(all), f.out)
+	return nil
+}
+
+func isFormat(f imports.Format) bool {
+	for _, k := range imports.Formats {
+		if k == f {
+			return true
+		}
+	}
+	return false
+}
