@@ -29,8 +29,6 @@ const (
 	streamingMethod = "/grpc.testing.BenchmarkService/StreamingCall"
 )
 
-var streamDesc = grpc.StreamDesc{StreamName: "StreamingCall", ServerStreams: true, ClientStreams: true}
-
 // Options are the Go-only settings of a run (not echoed into records).
 type Options struct {
 	// DialOptions are added to every connection (default: plaintext).
@@ -103,14 +101,14 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 	var phase atomic.Int32
 	recs := make([]*stats.Recorder, step.Inflight)
 	var wg sync.WaitGroup
-	req := pingRequest(spec.PayloadBytes, make([]byte, spec.PayloadBytes))
+	p := pingOf(spec.Service, make([]byte, spec.PayloadBytes))
 	var gap time.Duration
 	if c.MaxRPS > 0 {
 		gap = time.Duration(float64(step.Inflight) * 1e9 / c.MaxRPS)
 	}
 	for i := range recs {
 		recs[i] = stats.NewRecorder()
-		cl := &caller{rec: recs[i], req: req, timeout: spec.RPCTimeout, call: c.Call, callReq: c.Request}
+		cl := &caller{rec: recs[i], ping: p, resp: p.newResp(), timeout: spec.RPCTimeout, call: c.Call, callReq: c.Request}
 		if c.Call != nil {
 			cl.callResp = c.Call.NewResponse()
 		}
@@ -132,6 +130,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 		wg.Wait()
 		return nil, nil, ctx.Err()
 	}
+	f.usage0 = f.readUsage(ctx)
 	cpu0, _ := procstat.CPUTime(0)
 	start := time.Now()
 	phase.Store(phaseMeasure)
@@ -150,6 +149,10 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 	phase.Store(phaseDone)
 	elapsed := time.Since(start)
 	cpu1, _ := procstat.CPUTime(0)
+	if f.usage0 != nil {
+		// Read even when ctx ended (Ctrl-C), so an interrupted step keeps it.
+		f.usage1 = f.readUsage(context.WithoutCancel(ctx))
+	}
 	stop()
 	wg.Wait()
 	return f.finish(ctx, stats.Merge(recs...), elapsed, cpu1-cpu0, interrupted), nil, nil
@@ -166,9 +169,10 @@ func recOf(f *frame) *result.Record {
 // caller makes RPCs one at a time and records them in its own recorder;
 // the closed loop's workers and the open loop's callers are callers.
 type caller struct {
-	rec     *stats.Recorder
-	req     *pb.SimpleRequest
-	resp    pb.SimpleResponse
+	rec *stats.Recorder
+	// ping is the service's ping, resp this caller's reply to it.
+	ping    ping
+	resp    any
 	timeout time.Duration
 	// call, callReq and callResp replace the ping with any method.
 	call     *anycall.Method
@@ -187,7 +191,7 @@ func (c *caller) invoke(ctx context.Context, cc grpc.ClientConnInterface) error 
 		return err
 	}
 	c.last = 1
-	return cc.Invoke(ctx, unaryMethod, c.req, &c.resp)
+	return cc.Invoke(ctx, c.ping.unary, c.ping.req, c.resp)
 }
 
 // invokeBy makes one RPC on cc that ends by deadline (none when zero): the
@@ -262,7 +266,7 @@ func (c *caller) streaming(ctx context.Context, cc grpc.ClientConnInterface, pha
 	for phase.Load() != phaseDone && ctx.Err() == nil {
 		ph := phase.Load()
 		t0 := time.Now()
-		s, err := cc.NewStream(ctx, &streamDesc, streamingMethod)
+		s, err := cc.NewStream(ctx, c.ping.desc, c.ping.streaming)
 		if err != nil {
 			done(ph, time.Since(t0), err)
 			continue
@@ -275,8 +279,8 @@ func (c *caller) streaming(ctx context.Context, cc grpc.ClientConnInterface, pha
 			t0 := time.Now()
 			// SendMsg reports a broken stream as io.EOF; RecvMsg then
 			// returns the stream's status, so its error is the one kept.
-			_ = s.SendMsg(c.req)
-			err := s.RecvMsg(&c.resp)
+			_ = s.SendMsg(c.ping.req)
+			err := s.RecvMsg(c.resp)
 			if err == nil {
 				done(ph, time.Since(t0), nil)
 				continue

@@ -29,6 +29,7 @@ var (
 	ErrMaxOutstanding = errors.New("max outstanding")
 	ErrDrain          = errors.New("drain")
 	ErrMaxRPS         = errors.New("rate cap")
+	ErrService        = errors.New("service")
 )
 
 // UsageError is a problem with what was asked for (a bad setting), as

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/proto/usagepb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
 )
@@ -39,6 +40,42 @@ type frame struct {
 	// conns are the pools as the callers use them; worker i of a closed
 	// loop uses conns[i%len(conns)].
 	conns []grpc.ClientConnInterface
+	// usage0 and usage1 are the server's CPU time read at the interval's
+	// start and end (nil when the server did not answer).
+	usage0, usage1 *usagepb.UsageResponse
+}
+
+// UsageTimeout bounds each read of the server's CPU time: a server that
+// does not serve rpclab.v1.UsageService answers Unimplemented at once, so
+// only a stalled server waits it out, and the step goes on without.
+const UsageTimeout = time.Second
+
+// readUsage asks the server for its CPU time on the frame's first
+// connection (nil when it does not answer: a foreign server).
+func (f *frame) readUsage(ctx context.Context) *usagepb.UsageResponse {
+	ctx, cancel := context.WithTimeout(ctx, UsageTimeout)
+	defer cancel()
+	u, err := usagepb.NewUsageServiceClient(f.conns[0]).Usage(ctx, &usagepb.UsageRequest{})
+	if err != nil {
+		return nil
+	}
+	return u
+}
+
+// serverCPU is the server's CPU between the frame's two reads over
+// elapsed; nil when a read is missing or the two came from different
+// processes (a restarted server).
+func (f *frame) serverCPU(elapsed time.Duration, requests int64) *result.ServerCPU {
+	u0, u1 := f.usage0, f.usage1
+	if u0 == nil || u1 == nil || u0.GetPid() != u1.GetPid() || u1.GetCpuNs() < u0.GetCpuNs() || u1.GetCpus() < 1 || elapsed <= 0 {
+		return nil
+	}
+	s := &result.ServerCPU{CPUNS: u1.GetCpuNs() - u0.GetCpuNs(), CPUs: int(u1.GetCpus())}
+	if requests > 0 {
+		s.CPUNSPerRPC = float64(s.CPUNS) / float64(requests)
+	}
+	s.Busy = float64(s.CPUNS) / float64(elapsed) / float64(s.CPUs)
+	return s
 }
 
 // openFrame makes the step's record and opens its layout, waiting until
@@ -117,13 +154,15 @@ func (f *frame) fail(err error) *frame {
 }
 
 // finish fills the record from what the callers measured over elapsed,
-// with cpu the client's CPU time meanwhile, and sets its status: failed
+// with cpu the client's CPU time meanwhile (and the server's, when the
+// frame read it), and sets its status: failed
 // when no RPC succeeded or more than MaxErrorShare failed; when the step
 // was cut short, interrupted, or failed with the cause ctx was cancelled
 // with (see Sweep).
 func (f *frame) finish(ctx context.Context, sum *stats.Summary, elapsed, cpu time.Duration, interrupted bool) *result.Record {
 	rec := f.rec
 	fill(rec, sum, elapsed, cpu)
+	rec.ServerCPU = f.serverCPU(elapsed, rec.Requests)
 	if nerr := rec.Requests - sum.OK(); rec.Status == result.StatusOK && float64(nerr) > MaxErrorShare*float64(rec.Requests) {
 		rec.Status = result.StatusFailed
 		rec.Error = fmt.Sprintf("%d of %d RPCs failed (%.1f%%, more than the %g%% a step may lose): %s",
@@ -198,6 +237,7 @@ func newRecord(spec *Spec, step Step, o Options) *result.Record {
 		StartedAt:     time.Now().UTC(),
 		Spec: result.Spec{
 			Target:         spec.Target,
+			Service:        spec.Service.RecordName(),
 			RPC:            step.RPC,
 			ConnMode:       string(step.Conn.Kind),
 			ConnsRequested: step.Conn.Conns(step.Inflight),

@@ -363,7 +363,8 @@ func (d *dispatcher) handWait(ctx context.Context, j job, by time.Time) bool {
 // spawn starts a caller with first as its first job.
 func (d *dispatcher) spawn(first job) {
 	r := stats.NewRecorder()
-	c := &caller{rec: r, req: pingRequest(d.spec.PayloadBytes, d.body), timeout: d.spec.RPCTimeout, call: d.open.Call, callReq: d.open.Request}
+	p := pingOf(d.spec.Service, d.body)
+	c := &caller{rec: r, ping: p, resp: p.newResp(), timeout: d.spec.RPCTimeout, call: d.open.Call, callReq: d.open.Request}
 	if c.call != nil {
 		c.callResp = c.call.NewResponse()
 	}

@@ -133,8 +133,10 @@ const (
 // Spec is a sweep: every combination of Conns x RPCs x Inflight is one step
 // of Warmup (not recorded) then Interval (recorded), on fresh connections.
 type Spec struct {
-	// Target is host:port of a BenchmarkService server.
-	Target   string
+	// Target is host:port of a server of Service.
+	Target string
+	// Service is the ping service the steps drive (zero: Benchmark).
+	Service  Service
 	Conns    []ConnMode
 	RPCs     []string
 	Inflight []int
@@ -189,6 +191,12 @@ func (s *Spec) ValidateLoad() error {
 		if n < 1 || n > MaxInflight {
 			return usageErr(ErrInflight, "%d is outside 1..%d", n, MaxInflight)
 		}
+	}
+	if _, err := ParseService(string(s.Service)); err != nil {
+		return err
+	}
+	if s.Service == YDBDebug && s.PayloadBytes != 0 {
+		return usageErr(ErrPayload, "%d bytes: %s's ping has no payload (want 0)", s.PayloadBytes, YDBDebug)
 	}
 	if s.PayloadBytes < 0 || s.PayloadBytes > 4<<20-64 {
 		return usageErr(ErrPayload, "%d is outside 0..%d bytes (gRPC's default 4 MiB message limit)", s.PayloadBytes, 4<<20-64)

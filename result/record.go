@@ -98,6 +98,11 @@ type Record struct {
 	// interval; ClientCPUNSPerRPC divides it by Requests.
 	ClientCPUNS       int64   `json:"client_cpu_ns"`
 	ClientCPUNSPerRPC float64 `json:"client_cpu_ns_per_rpc"`
+	// ServerCPU is the server process's own CPU over the interval, read
+	// through rpclab.v1.UsageService at its start and end (closed loop);
+	// absent when the server does not answer that service (a foreign
+	// server: a YDB node, another tool's server) or a read failed.
+	ServerCPU *ServerCPU `json:"server_cpu,omitempty"`
 
 	// Open loop only (spec.load_model "open"); absent from closed-loop
 	// records. Latency above then counts from each RPC's intended send
@@ -133,6 +138,10 @@ type Record struct {
 // Spec is what was asked for: the parameters of the step.
 type Spec struct {
 	Target string `json:"target"`
+	// Service is the ping service the step drove: "ydb-debug" (YDB's
+	// Ydb.Debug.V1.DebugService, PingPlainGrpc and PingStream); absent for
+	// "benchmark" (grpc.testing.BenchmarkService), the default.
+	Service string `json:"service,omitempty"`
 	// RPC is "unary" or "streaming" (bidi ping-pong on one stream per worker).
 	RPC string `json:"rpc"`
 	// ConnMode names the connection layout: "shared", "per-worker", "pool",
@@ -170,6 +179,20 @@ type Spec struct {
 	// Call is the method called instead of the ping ("pkg.Service/Method",
 	// rpclab sweep --call); absent for the ping.
 	Call string `json:"call,omitempty"`
+}
+
+// ServerCPU is a server's own CPU use over a step's interval, as the
+// server reported it (rpclab.v1.UsageService).
+type ServerCPU struct {
+	// CPUNS is the server process's user+system CPU time between the two
+	// reads; CPUNSPerRPC divides it by the record's requests.
+	CPUNS       int64   `json:"cpu_ns"`
+	CPUNSPerRPC float64 `json:"cpu_ns_per_rpc"`
+	// CPUs is how many CPUs the server process may run on.
+	CPUs int `json:"cpus"`
+	// Busy is the share of those CPUs the server kept busy: CPUNS over the
+	// record's duration_ns times CPUs.
+	Busy float64 `json:"busy"`
 }
 
 // NetemSpec is the emulated network of a step: one link per direction.
