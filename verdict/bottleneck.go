@@ -45,6 +45,11 @@ type Verdict struct {
 	// BusyLayout names that layout.
 	ClientBusy float64
 	BusyLayout string
+	// ServerBusy is the larger share of the server's CPUs kept busy under
+	// shared or Best at Inflight, ServerLayout names that layout; both
+	// are zero when the records do not carry the server's CPU.
+	ServerBusy   float64
+	ServerLayout string
 	// Trapped names the layout of a Trap verdict, with the connections it
 	// asked for (Requested) and those the OS saw (Observed).
 	Trapped             string
@@ -52,12 +57,14 @@ type Verdict struct {
 	Text                string
 }
 
-// Verdicts judges every group of records that has a shared layout and at
-// least one multi-connection layout at a common in-flight count.
+// Verdicts judges every group of records (same client, target, service,
+// RPC kind and payload) that has a shared layout and at least one
+// multi-connection layout at a common in-flight count, or the shared
+// layout alone.
 func Verdicts(recs []result.Record) []Verdict {
 	type key struct {
-		lang, target, rpc string
-		payload           int
+		lang, target, service, rpc string
+		payload                    int
 	}
 	groups := map[key][]Row{}
 	var order []key
@@ -68,7 +75,7 @@ func Verdicts(recs []result.Record) []Verdict {
 		if r.Status != result.StatusOK || IsOpen(r) {
 			continue
 		}
-		k := key{r.Env.Language, TargetLabel(r), r.Spec.RPC, r.Spec.PayloadBytes}
+		k := key{r.Env.Language, TargetLabel(r), r.Spec.Service, r.Spec.RPC, r.Spec.PayloadBytes}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -261,8 +268,7 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 		}
 		v.Text += ", so more connections cannot help until the client has CPU to spare: give it more cores, or cheaper RPCs, and sweep again."
 	case s.IdealRPS > 0 && s.Efficiency < FlatEfficiency:
-		v.Kind = BoundElsewhere
-		v.Text = head + ". Every layout flattens together: the limit is not the client's connection but the server, the CPU or the network."
+		flat(&v, head, s, best)
 	case s.IdealRPS > 0 && s.Efficiency >= ScalingEfficiency:
 		v.Kind = Scales
 		v.Text = head + ". Throughput still grows with in-flight on one connection: no bottleneck at these counts."
@@ -289,6 +295,39 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 		}
 	}
 	return v, true
+}
+
+// flat words a verdict where every layout flattens together, by the
+// server's CPU when the records carry it: server-bound at ServerCPUBusy or
+// above, not-the-server below, bound-elsewhere without it.
+func flat(v *Verdict, head string, s, best Row) {
+	const together = ". Every layout flattens together"
+	sb, sok := ServerBusy(s.Rec)
+	bb, bok := ServerBusy(best.Rec)
+	if !sok && !bok {
+		v.Kind = BoundElsewhere
+		v.Text = head + together + ": the limit is not the client's connection but the server, the CPU or the network (the server's CPU was not recorded: it does not answer rpclab.v1.UsageService)."
+		return
+	}
+	busy := s.Rec
+	if bok && (!sok || bb > sb) {
+		busy = best.Rec
+	}
+	sc := busy.ServerCPU
+	v.ServerBusy, v.ServerLayout = sc.Busy, ConnLabel(busy)
+	kept := fmt.Sprintf("the server kept %.0f%% of its %d CPU%s busy under %s (%.1f µs of server CPU per RPC)",
+		100*sc.Busy, sc.CPUs, plural(sc.CPUs), v.ServerLayout, sc.CPUNSPerRPC/1e3)
+	if sc.Busy >= ServerCPUBusy {
+		v.Kind = ServerBound
+		v.Text = head + together + ", and " + kept + ": the server is the limit, not the client's connection; give the server more CPU (or a cheaper handler) and sweep again."
+		return
+	}
+	v.Kind = NotServer
+	v.Text = head + together + ", yet " + kept
+	if v.ClientBusy > 0 {
+		v.Text += fmt.Sprintf(", and the client %.0f%% of its", 100*v.ClientBusy)
+	}
+	v.Text += ": not the server's CPU and not the client's connection; the limit is between them or inside one of them without using CPU (the network's bandwidth or delay, a lock, a queue, a thread pool)."
 }
 
 // bestRatio is the best multi-connection throughput over shared's.

@@ -38,9 +38,9 @@ func TargetLabel(r *result.Record) string {
 func IsOpen(r *result.Record) bool { return r.Spec.LoadModel == "open" }
 
 // seriesKey groups records that form one in-flight series: same client,
-// target, layout, RPC kind and payload.
+// target, layout, service, RPC kind and payload.
 func seriesKey(r *result.Record) string {
-	return strings.Join([]string{r.Env.Language, r.Spec.Target, ConnLabel(r), r.Spec.RPC,
+	return strings.Join([]string{r.Env.Language, r.Spec.Target, ConnLabel(r), r.Spec.Service, r.Spec.RPC,
 		strconv.Itoa(r.Spec.PayloadBytes), r.Spec.LoadModel}, "|")
 }
 
@@ -85,6 +85,16 @@ func ClientBusy(r *result.Record) float64 {
 		return 0
 	}
 	return float64(r.ClientCPUNS) / float64(r.DurationNS) / float64(clientCPUs(r))
+}
+
+// ServerBusy is the share of the server's CPUs that its process kept busy
+// over r's interval (server_cpu.busy); ok is false when r does not carry
+// it (a server without rpclab.v1.UsageService, an imported record).
+func ServerBusy(r *result.Record) (busy float64, ok bool) {
+	if r == nil || r.ServerCPU == nil {
+		return 0, false
+	}
+	return r.ServerCPU.Busy, true
 }
 
 func clientCPUs(r *result.Record) int {

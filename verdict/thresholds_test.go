@@ -43,6 +43,19 @@ func TestThresholdEdges(t *testing.T) {
 		}
 		return recs
 	}
+	// withServer gives shared and pool:4 at in-flight 32 the server's CPU
+	// at those shares of its 2 CPUs (a negative share: none).
+	withServer := func(recs []result.Record, shared, pool float64) []result.Record {
+		for i := range recs {
+			share := map[string]float64{"shared": shared, "pool": pool}[recs[i].Spec.ConnMode]
+			if recs[i].Spec.Inflight == 32 && share >= 0 {
+				d := recs[i].DurationNS
+				recs[i].ServerCPU = &result.ServerCPU{CPUNS: int64(share * 2 * float64(d)), CPUs: 2, Busy: share,
+					CPUNSPerRPC: share * 2 * float64(d) / float64(recs[i].Requests)}
+			}
+		}
+		return recs
+	}
 	only := func(recs []result.Record, counts ...int) []result.Record {
 		var out []result.Record
 		for _, r := range recs {
@@ -90,6 +103,12 @@ func TestThresholdEdges(t *testing.T) {
 		{"shared just below ScalingEfficiency", sweep(1000, 1000, ScalingEfficiency-below, ScalingEfficiency-below), Inconclusive, "more connections help a little"},
 		{"client at ClientCPUBusy", withBusy(sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), ClientCPUBusy), ClientCPUBound, "pool:4 kept 90% of its 1 CPU busy"},
 		{"client just below ClientCPUBusy", withBusy(sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), ClientCPUBusy-below), BoundElsewhere, "Every layout flattens together"},
+		{"server at ServerCPUBusy", withServer(sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), -1, ServerCPUBusy), ServerBound, "the server kept 90% of its 2 CPUs busy under pool:4"},
+		{"server just below ServerCPUBusy", withServer(sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), -1, ServerCPUBusy-below), NotServer, "yet the server kept 89% of its 2 CPUs busy under pool:4"},
+		{"server busy under shared, idle under pool", withServer(sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), ServerCPUBusy, 0.1), ServerBound, "the server kept 90% of its 2 CPUs busy under shared"},
+		{"server busy under pool, idle under shared", withServer(sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), 0.1, ServerCPUBusy), ServerBound, "under pool:4"},
+		{"server's CPU not recorded", sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), BoundElsewhere, "the server's CPU was not recorded"},
+		{"server idle but the client full", withServer(withBusy(sweep(1000, 1000, FlatEfficiency-below, FlatEfficiency-below), ClientCPUBusy), 0.1, 0.1), ClientCPUBound, "pool:4 kept 90% of its 1 CPU busy"},
 		{"one in-flight count, below MinInflights", only(sweep(1000, 1000, 0.5, 1), 32), Inconclusive, "Inconclusive: needs both layouts measured at 2 in-flight counts"},
 		{"two in-flight counts, at MinInflights", only(sweep(1000, 1000, 0.5, 1), 16, 32), ConnBottleneck, "use 4 connections"},
 	}

@@ -24,8 +24,13 @@ package verdict
 //     shared or the best layout kept at least ClientCPUBusy of the client's
 //     CPUs busy: the client's own CPU is the limit, so more connections
 //     cannot help until it has CPU to spare.
-//  3. bound-elsewhere: shared's efficiency is below FlatEfficiency and more
-//     connections do not help: every layout flattens together.
+//  3. every layout flattens together: shared's efficiency is below
+//     FlatEfficiency and more connections do not help. When the records
+//     carry the server's CPU (server_cpu, from rpclab.v1.UsageService):
+//     server-bound if shared or the best layout kept at least
+//     ServerCPUBusy of the server's CPUs busy, else not-the-server; without
+//     it, bound-elsewhere (the server, the CPU or the network), saying the
+//     server's CPU was not recorded.
 //  4. scales: shared's efficiency is at least ScalingEfficiency.
 //  0. trap: a layout asked for more connections than the OS saw; the
 //     text names the cause and the fix, then judges the layouts that got
@@ -60,6 +65,11 @@ const (
 	// pinned to (all the host's when unpinned), busy with user+system time
 	// over the interval, the client has no CPU to spare.
 	ClientCPUBusy = 0.9
+	// ServerCPUBusy: at or above this share of the CPUs the server process
+	// may run on, busy over the interval (server_cpu.busy), the server has
+	// no CPU to spare; the same line as the client's, so the two sides of
+	// a run are read alike.
+	ServerCPUBusy = ClientCPUBusy
 	// Growth: a layout whose throughput at twice the in-flight count is
 	// below Growth times the previous one has stopped growing (rpclab
 	// doctor stops raising its in-flight count there; see Grew).
@@ -85,8 +95,16 @@ const (
 	// ConnBottleneck: more connections give clearly more throughput.
 	ConnBottleneck Kind = "connection-bottleneck"
 	// BoundElsewhere: every layout flattens together; the limit is the
-	// server, the CPU or the network, not the client's connections.
+	// server, the CPU or the network, not the client's connections (the
+	// records do not say how busy the server was).
 	BoundElsewhere Kind = "bound-elsewhere"
+	// ServerBound: every layout flattens together and the server kept at
+	// least ServerCPUBusy of its CPUs busy: the server is the limit.
+	ServerBound Kind = "server-bound"
+	// NotServer: every layout flattens together, yet the server kept less
+	// than ServerCPUBusy of its CPUs busy (YDB's "the server was idle"):
+	// neither the client's connection nor the server's CPU is the limit.
+	NotServer Kind = "not-the-server"
 	// ClientCPUBound: the client's own CPU is full; more connections cannot
 	// help it.
 	ClientCPUBound Kind = "client-cpu-bound"

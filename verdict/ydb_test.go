@@ -141,3 +141,18 @@ func TestSharedOnlyNeeds(t *testing.T) {
 		t.Errorf("with pool:1 beside shared: got %+v, want no verdict", vs)
 	}
 }
+
+// TestServicesJudgedApart: the same sweep against BenchmarkService and
+// YDB's DebugService (spec.service ydb-debug) in one file is two groups,
+// two verdicts, each on its own ideal line.
+func TestServicesJudgedApart(t *testing.T) {
+	bench := sweep(1000, 1000, 0.3, 0.3)
+	ydb := sweep(300, 300, 1, 1) // its in-flight-1 step must not set bench's ideal line
+	for i := range ydb {
+		ydb[i].Spec.Service = "ydb-debug"
+	}
+	vs := Verdicts(append(bench, ydb...))
+	if len(vs) != 2 || vs[0].Kind != BoundElsewhere || vs[1].Kind != Scales {
+		t.Fatalf("got %+v, want bound-elsewhere (benchmark) then scales (ydb-debug)", vs)
+	}
+}

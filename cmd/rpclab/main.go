@@ -121,6 +121,7 @@ var flags = map[error]string{
 	loadgen.ErrDialTimeout: "--dial-timeout", loadgen.ErrRPCTimeout: "--rpc-timeout",
 	loadgen.ErrRate: "--rps", loadgen.ErrArrival: "--arrival", loadgen.ErrPacing: "--pacing",
 	loadgen.ErrMaxOutstanding: "--max-outstanding", loadgen.ErrDrain: "--drain", loadgen.ErrMaxRPS: "--max-rps",
+	loadgen.ErrService:  "--service",
 	extclient.ErrClient: "--client", extclient.ErrClientsDir: "--clients-dir", extclient.ErrClientFlags: "--client",
 }
 

@@ -27,6 +27,7 @@ type sweepFlags struct {
 	step          int
 	conns         []string
 	rpcs          []string
+	service       string
 	payload       string
 	warmup        time.Duration
 	interval      time.Duration
@@ -57,6 +58,7 @@ func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 	f.IntVar(&sf.step, "step", 1, "... in steps of this size")
 	f.StringSliceVar(&sf.conns, "conn", d.conns, "connection layouts: shared (one connection), per-worker (one per worker), pool:N (N connections round-robin), pool:N:least-loaded")
 	f.StringSliceVar(&sf.rpcs, "rpc", []string{"unary"}, "RPC kinds: unary, streaming (bidi ping-pong, one stream per worker)")
+	f.StringVar(&sf.service, "service", "benchmark", "ping service: benchmark (grpc.testing.BenchmarkService), or ydb-debug (YDB's Ydb.Debug.V1.DebugService: PingPlainGrpc for --rpc unary, PingStream for streaming; no payload), as a YDB node's gRPC layer answers it")
 	f.StringVar(&sf.payload, "payload", "0", "request and response payload: bytes, or with a unit (1KiB, 64KB)")
 	f.DurationVar(&sf.warmup, "warmup", d.warmup, "warm-up per step, not recorded (fresh connections every step)")
 	f.DurationVar(&sf.interval, "interval", d.interval, "measured time per step")
@@ -87,8 +89,21 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 	if err != nil || payload > math.MaxInt32 {
 		return nil, usageError{fmt.Errorf("--payload: %q is not a payload size (bytes, or with a unit: 1KiB, 64KB; at most 4MiB)", sf.payload)}
 	}
+	service, err := loadgen.ParseService(sf.service)
+	if err != nil {
+		return nil, err
+	}
+	if service != loadgen.Benchmark {
+		switch {
+		case sf.client != "go" || len(sf.clients) > 0:
+			return nil, usageError{fmt.Errorf("--service %s: only the go client drives it from rpclab (the C++ client speaks it in YDB mode: clients/cpp/rpclab-client --host HOST:PORT, see docs/clients.md)", service)}
+		case sf.open.call != "":
+			return nil, usageError{fmt.Errorf("--service %s and --call are exclusive (--call names its own method)", service)}
+		}
+	}
 	s := &loadgen.Spec{
 		Target:       sf.target,
+		Service:      service,
 		RPCs:         sf.rpcs,
 		Inflight:     sf.inflight,
 		PayloadBytes: int(payload),
@@ -176,7 +191,8 @@ different files, and -o refuses an existing non-empty file (earlier records)
 unless --force is given.`,
 		Example: `  rpclab sweep --inflight 1,2,4,8,16,32 --conn shared,per-worker,pool:4
   rpclab sweep --min-inflight 1 --max-inflight 16 --conn shared,per-worker --interval 5s
-  rpclab sweep --target 10.0.0.5:50051 --rpc unary,streaming --payload 1024 -o results.jsonl`,
+  rpclab sweep --target 10.0.0.5:50051 --rpc unary,streaming --payload 1024 -o results.jsonl
+  rpclab sweep --target a-ydb-node:2135 --service ydb-debug --min-inflight 1 --max-inflight 32`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec, err := sf.spec(cmd.Flags())
