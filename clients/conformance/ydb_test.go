@@ -482,3 +482,35 @@ func parseYDBSummaryOnly(t *testing.T, stdout string) int {
 	}
 	return rows
 }
+
+// TestSweepYDBDebugCppServer: rpclab sweep --service ydb-debug, with the
+// C++ server as its child, pings YDB's DebugService unary and streaming:
+// every step ok with spec.service ydb-debug. The C++ server does not
+// answer rpclab.v1.UsageService, so the records carry no server_cpu (as
+// for any foreign server).
+func TestSweepYDBDebugCppServer(t *testing.T) {
+	selected(t, "cpp")
+	build(t, "cpp")
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	_, stderr, code := rpclab(t, 3*time.Minute, "sweep", "--service", "ydb-debug", "--server", "cpp", "--clients-dir", ".",
+		"--rpc", "unary,streaming", "--inflight", "1,4", "--conn", "shared,per-worker", "--warmup", "200ms", "--interval", "1s", "-o", out)
+	if code != 0 {
+		t.Fatalf("sweep --service ydb-debug --server cpp: exit %d; stderr:\n%s", code, stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 8 {
+		t.Fatalf("got %d records, want 8", len(recs))
+	}
+	for _, r := range recs {
+		if r.Status != result.StatusOK || r.Requests == 0 || r.Spec.Service != "ydb-debug" || r.Spec.Server != "cpp" {
+			t.Errorf("%s %s inflight=%d: status %q (%s), %d requests, service %q, server %q; want ok, ydb-debug, cpp",
+				r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r.Status, r.Error, r.Requests, r.Spec.Service, r.Spec.Server)
+		}
+		if r.ServerCPU != nil {
+			t.Errorf("%s %s inflight=%d: server_cpu %+v from a server without UsageService, want none", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r.ServerCPU)
+		}
+	}
+}
