@@ -91,8 +91,8 @@ func TestYDBCSV(t *testing.T) {
 	r := recs[1]
 	if r.Spec.Inflight != 10 || r.ThroughputRPS != 37000.5 || r.Latency.P50NS != 270000 || r.Latency.P90NS != 300000 ||
 		r.Latency.P99NS != 400000 || r.Latency.P999NS != 800000 || r.Latency.P100NS != 2000000 ||
-		r.Spec.ConnMode != "shared" || r.Spec.ConnsRequested != 1 || r.Spec.RPC != "unary" || r.Spec.Target != "imported" {
-		t.Errorf("got %+v %+v, want in-flight 10, 37000.5 req/s, µs as ns, shared unary", r.Spec, r.Latency)
+		r.Spec.ConnMode != "shared" || r.Spec.ConnsRequested != 1 || r.Spec.RPC != "unary" || r.Spec.Target != "imported" || r.Spec.Service != "ydb-debug" {
+		t.Errorf("got %+v %+v, want in-flight 10, 37000.5 req/s, µs as ns, shared unary on ydb-debug", r.Spec, r.Latency)
 	}
 	recs, _ = Parse(read(t, "ydb-output.txt"), YDBCSV, Options{Source: "run", ConnMode: "local-pool", RPC: "streaming"})
 	if r := recs[1]; r.Spec.ConnsRequested != 2 || r.Spec.RPC != "streaming" || r.ThroughputRPS != 18000 {

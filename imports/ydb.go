@@ -23,7 +23,8 @@ const maxValue = 1e12
 // count (throughput in RPCs per second, latencies in µs). In a whole output
 // of YDB's client the CSV starts after "CSV Results:"; it ends at the first
 // blank line after its rows. Every row becomes a record of layout
-// o.ConnMode (default shared) and kind o.RPC (default unary). A wrong
+// o.ConnMode (default shared) and kind o.RPC (default unary), service
+// ydb-debug (YDB's client pings Ydb.Debug.V1.DebugService). A wrong
 // header, a short or long row, a value that is not a number (or negative,
 // or an in-flight count below 1) is an error naming its line.
 func ParseYDBCSV(data []byte, o Options) ([]result.Record, error) {
@@ -105,6 +106,7 @@ func ParseYDBCSV(data []byte, o Options) ([]result.Record, error) {
 		}
 		r := base(o)
 		r.Spec.RPC, r.Spec.ConnMode, r.Spec.Inflight = rpc, mode, n
+		r.Spec.Service = "ydb-debug" // YDB's client pings Ydb.Debug.V1.DebugService
 		if mode != "shared" {
 			r.Spec.ConnsRequested = n
 		}
