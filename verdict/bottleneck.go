@@ -75,7 +75,7 @@ func Verdicts(recs []result.Record) []Verdict {
 		if r.Status != result.StatusOK || IsOpen(r) {
 			continue
 		}
-		k := key{r.Env.Language, TargetLabel(r), r.Spec.Service, r.Spec.RPC, r.Spec.PayloadBytes}
+		k := key{r.Env.Language, TargetLabel(r), Service(r), r.Spec.RPC, r.Spec.PayloadBytes}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}

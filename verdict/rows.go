@@ -40,7 +40,7 @@ func IsOpen(r *result.Record) bool { return r.Spec.LoadModel == "open" }
 // seriesKey groups records that form one in-flight series: same client,
 // target, layout, service, RPC kind and payload.
 func seriesKey(r *result.Record) string {
-	return strings.Join([]string{r.Env.Language, r.Spec.Target, ConnLabel(r), r.Spec.Service, r.Spec.RPC,
+	return strings.Join([]string{r.Env.Language, r.Spec.Target, ConnLabel(r), Service(r), r.Spec.RPC,
 		strconv.Itoa(r.Spec.PayloadBytes), r.Spec.LoadModel}, "|")
 }
 
@@ -85,6 +85,15 @@ func ClientBusy(r *result.Record) float64 {
 		return 0
 	}
 	return float64(r.ClientCPUNS) / float64(r.DurationNS) / float64(clientCPUs(r))
+}
+
+// Service is the ping service r drove: its spec.service, "benchmark" when
+// absent (the default).
+func Service(r *result.Record) string {
+	if r.Spec.Service == "" {
+		return "benchmark"
+	}
+	return r.Spec.Service
 }
 
 // ServerBusy is the share of the server's CPUs that its process kept busy

@@ -275,6 +275,7 @@ func TestREADMEStatesThresholds(t *testing.T) {
 		fmt.Sprintf("gets at least %gx shared's throughput", BottleneckRatio),
 		fmt.Sprintf("connections that reach %g%% of the best", 100*EnoughOfBest),
 		fmt.Sprintf("kept at least %g%% of its pinned CPUs busy", 100*ClientCPUBusy),
+		fmt.Sprintf("server kept at least %g%% of its CPUs busy", 100*ServerCPUBusy),
 		fmt.Sprintf("flattens together below %g%% of its ideal line", 100*FlatEfficiency),
 		fmt.Sprintf("shared is still at %g%% of its ideal line or more", 100*ScalingEfficiency),
 		fmt.Sprintf("is judged at %dx its in-flight-1 count", SharedOnlyInflight),

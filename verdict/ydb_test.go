@@ -144,9 +144,15 @@ func TestSharedOnlyNeeds(t *testing.T) {
 
 // TestServicesJudgedApart: the same sweep against BenchmarkService and
 // YDB's DebugService (spec.service ydb-debug) in one file is two groups,
-// two verdicts, each on its own ideal line.
+// two verdicts, each on its own ideal line; benchmark named and benchmark
+// absent are one.
 func TestServicesJudgedApart(t *testing.T) {
 	bench := sweep(1000, 1000, 0.3, 0.3)
+	for i := range bench {
+		if i%2 == 0 {
+			bench[i].Spec.Service = "benchmark" // the default, named or not
+		}
+	}
 	ydb := sweep(300, 300, 1, 1) // its in-flight-1 step must not set bench's ideal line
 	for i := range ydb {
 		ydb[i].Spec.Service = "ydb-debug"
