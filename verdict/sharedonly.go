@@ -51,5 +51,13 @@ func sharedOnly(lang, rpc string, shared map[int]Row) (Verdict, bool) {
 	default:
 		v.Text += ". One connection scales only part of the way: " + measure
 	}
+	if sc := s.Rec.ServerCPU; sc != nil && s.Efficiency < ScalingEfficiency {
+		v.ServerBusy, v.ServerLayout = sc.Busy, ConnLabel(s.Rec)
+		if sc.Busy >= ServerCPUBusy {
+			v.Text += fmt.Sprintf(" At in-flight %d the server kept %.0f%% of its %d CPU%s busy: it may well be the limit itself.", n, 100*sc.Busy, sc.CPUs, plural(sc.CPUs))
+		} else {
+			v.Text += fmt.Sprintf(" At in-flight %d the server kept only %.0f%% of its %d CPU%s busy, so its CPU is not the limit (YDB's \"the server was idle\").", n, 100*sc.Busy, sc.CPUs, plural(sc.CPUs))
+		}
+	}
 	return v, true
 }

@@ -162,3 +162,42 @@ func TestServicesJudgedApart(t *testing.T) {
 		t.Fatalf("got %+v, want bound-elsewhere (benchmark) then scales (ydb-debug)", vs)
 	}
 }
+
+// TestSharedOnlyServerCPU: a shared-only run that carries the server's CPU
+// at its judged in-flight count says whether the server was busy (at
+// ServerCPUBusy) or idle (just below: YDB's "the server was idle"), and
+// the kind stays shared only; without it the text says nothing of the
+// server.
+func TestSharedOnlyServerCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		busy float64
+		want string
+	}{
+		{"server at ServerCPUBusy", ServerCPUBusy, "At in-flight 10 the server kept 90% of its 4 CPUs busy: it may well be the limit itself."},
+		{"server just below ServerCPUBusy", ServerCPUBusy - 0.01, "At in-flight 10 the server kept only 89% of its 4 CPUs busy, so its CPU is not the limit"},
+		{"no server CPU", -1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := fixture(t, "shared-only.jsonl")
+			for i := range recs {
+				if recs[i].Spec.Inflight == 10 && tc.busy >= 0 {
+					recs[i].ServerCPU = &result.ServerCPU{CPUNS: 1, CPUs: 4, Busy: tc.busy, CPUNSPerRPC: 1}
+				}
+			}
+			vs := Verdicts(recs)
+			if len(vs) != 1 || vs[0].Kind != SharedOnly {
+				t.Fatalf("got %+v, want one shared-only verdict", vs)
+			}
+			if tc.want == "" {
+				if strings.Contains(vs[0].Text, "the server kept") {
+					t.Errorf("verdict %q speaks of the server's CPU, which no record has", vs[0].Text)
+				}
+				return
+			}
+			if !strings.Contains(vs[0].Text, tc.want) {
+				t.Errorf("verdict %q lacks %q", vs[0].Text, tc.want)
+			}
+		})
+	}
+}
