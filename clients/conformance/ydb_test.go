@@ -237,6 +237,9 @@ func TestCppYDBBlogCommands(t *testing.T) {
 						if string(rec.Spec.RPC) != wantRPC {
 							t.Errorf("record %d: rpc %q, want %q", i, rec.Spec.RPC, wantRPC)
 						}
+						if rec.Spec.Service != "ydb-debug" {
+							t.Errorf("record %d: service %q, want ydb-debug (YDB mode pings DebugService)", i, rec.Spec.Service)
+						}
 						if rec.Spec.ConnsRequested != n {
 							t.Errorf("in-flight %d: conns_requested %d, want %d (a channel per in-flight)", n, rec.Spec.ConnsRequested, n)
 						}

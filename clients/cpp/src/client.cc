@@ -533,6 +533,7 @@ std::optional<YdbStep> RunYdbStep(const YdbFlags& y, int inflight, int step) {
   YdbStep out;
   Record& rec = out.rec;
   rec.rpc = y.streaming ? "streaming" : "unary";
+  rec.service = "ydb-debug";  // Ydb.Debug.V1.DebugService
   rec.inflight = inflight;
   int nch = y.Channels(inflight);
   rec.channels = nch;

@@ -129,7 +129,9 @@ std::string Record::Json(const Flags& f, const Env& env) const {
   b += "{\"schema_version\":1,\"kind\":\"ping\",\"status\":" + JsonString(status);
   if (!error.empty()) b += ",\"error\":" + JsonString(error);
   b += ",\"started_at\":" + JsonString(Rfc3339(started_at));
-  b += ",\"spec\":{\"target\":" + JsonString(f.target) + ",\"rpc\":" + JsonString(rpc) +
+  b += ",\"spec\":{\"target\":" + JsonString(f.target);
+  if (!service.empty()) b += ",\"service\":" + JsonString(service);
+  b += ",\"rpc\":" + JsonString(rpc) +
        ",\"conn_mode\":" + JsonString(conn.Name()) + ",\"conns_requested\":" + std::to_string(channels > 0 ? channels : conn.Conns(inflight));
   if (conn.kind == ConnKind::kPool) b += ",\"pick\":\"round-robin\"";
   b += ",\"inflight\":" + std::to_string(inflight) + ",\"payload_bytes\":" + std::to_string(f.payload) +

@@ -43,6 +43,7 @@ struct Record {
   std::chrono::system_clock::time_point started_at = std::chrono::system_clock::now();
   bool unreachable = false;  // the step could not connect: later steps are not run
   std::string rpc;
+  std::string service;  // spec.service: "ydb-debug" in YDB mode; empty (the key absent) for BenchmarkService
   Conn conn;
   int inflight = 0;
   int64_t requests = 0;
