@@ -51,7 +51,7 @@ type sweepFlags struct {
 }
 
 func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
-	f.StringVar(&sf.target, "target", "", "host:port of a BenchmarkService server (default: start rpclab's own server as a child process on a free loopback port)")
+	f.StringVar(&sf.target, "target", "", "host:port of a server of --service (default: start rpclab's own server as a child process on a free loopback port)")
 	f.IntSliceVar(&sf.inflight, "inflight", d.inflight, "in-flight counts to sweep (comma-separated; one worker per in-flight RPC)")
 	f.IntVar(&sf.minInflight, "min-inflight", 0, "sweep in-flight from this count (instead of --inflight)")
 	f.IntVar(&sf.maxInflight, "max-inflight", 0, "... up to this count")
