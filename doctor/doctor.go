@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -178,7 +177,7 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 			}
 			if rec.Status == result.StatusFailed {
 				if len(d.Records) == 1 {
-					return d, fmt.Errorf("doctor: %s", failure(rec))
+					return d, fmt.Errorf("doctor: %s", rec.Error)
 				}
 				break
 			}
@@ -203,21 +202,4 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 	}
 	d.Diagnosis = verdict.Diagnose(d.Records)
 	return d, nil
-}
-
-// failure says why a step failed: its error and, when RPCs failed, the
-// most common status code with its count.
-func failure(rec *result.Record) string {
-	if len(rec.Errors) == 0 {
-		return rec.Error
-	}
-	codes := make([]string, 0, len(rec.Errors))
-	for c := range rec.Errors {
-		codes = append(codes, c)
-	}
-	sort.Slice(codes, func(i, j int) bool {
-		a, b := rec.Errors[codes[i]], rec.Errors[codes[j]]
-		return a > b || (a == b && codes[i] < codes[j])
-	})
-	return fmt.Sprintf("%s: mostly %s (%d of %d)", rec.Error, codes[0], rec.Errors[codes[0]], rec.Requests)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -212,7 +213,7 @@ type unimplemented struct {
 }
 
 // TestDoctorEveryRPCFailed: when the first step's RPCs all fail, the error
-// names the status code they failed with.
+// names the status code they failed with and the server's message.
 func TestDoctorEveryRPCFailed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
@@ -228,7 +229,8 @@ func TestDoctorEveryRPCFailed(t *testing.T) {
 	o.Budget, o.MaxInflight, o.Pools = 6*time.Second, 2, []int{2}
 	o.Warmup, o.Interval = 100*time.Millisecond, 300*time.Millisecond
 	_, err = doctor.Run(ctx, o)
-	if err == nil || !strings.Contains(err.Error(), "every RPC failed") || !strings.Contains(err.Error(), "mostly Unimplemented") {
-		t.Errorf("got %v, want every RPC failed, mostly Unimplemented", err)
+	want := regexp.MustCompile(`^doctor: every RPC failed \([1-9][0-9]*\): Unimplemented: method UnaryCall not implemented$`)
+	if err == nil || !want.MatchString(err.Error()) {
+		t.Errorf("got %v, want %s", err, want)
 	}
 }

@@ -247,7 +247,7 @@ func (c *caller) closedLoop(ctx context.Context, cc grpc.ClientConnInterface, ph
 			return
 		}
 		if ph == phaseMeasure && phase.Load() == phaseMeasure {
-			c.rec.Record(time.Since(t0), status.Code(err))
+			c.rec.RecordErr(time.Since(t0), status.Code(err), err)
 		}
 	}
 }
@@ -260,7 +260,7 @@ func (c *caller) streaming(ctx context.Context, cc grpc.ClientConnInterface, pha
 			return
 		}
 		if began == phaseMeasure && phase.Load() == phaseMeasure {
-			c.rec.Record(d, status.Code(err))
+			c.rec.RecordErr(d, status.Code(err), err)
 		}
 	}
 	for phase.Load() != phaseDone && ctx.Err() == nil {

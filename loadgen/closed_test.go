@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -125,6 +126,9 @@ func TestErrorsCountedByCode(t *testing.T) {
 	if rec.Status != result.StatusFailed || !strings.Contains(rec.Error, "ResourceExhausted") || rec.ThroughputRPS <= 0 {
 		t.Errorf("status %q (%s), throughput %v; want failed naming ResourceExhausted, figures kept", rec.Status, rec.Error, rec.ThroughputRPS)
 	}
+	if want := "ResourceExhausted: every other call fails"; rec.ErrorSample != want || !strings.HasSuffix(rec.Error, "; first: "+want) {
+		t.Errorf("got error %q, sample %q; want the sample %q in both", rec.Error, rec.ErrorSample, want)
+	}
 	nerr := rec.Errors["ResourceExhausted"]
 	if nerr == 0 || len(rec.Errors) != 1 {
 		t.Errorf("errors %v, want only ResourceExhausted", rec.Errors)
@@ -143,6 +147,11 @@ func TestEveryRPCFailingMarksStepFailed(t *testing.T) {
 	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error {
 		if r.Status != result.StatusFailed || r.Errors["PermissionDenied"] == 0 {
 			t.Errorf("got status %q errors %v, want failed with PermissionDenied", r.Status, r.Errors)
+		}
+		// The error names the code and the server's message (issue 16:
+		// "every RPC failed (5542)" said neither).
+		if want := fmt.Sprintf("every RPC failed (%d): PermissionDenied: no", r.Requests); r.Error != want || r.ErrorSample != "PermissionDenied: no" {
+			t.Errorf("got error %q, sample %q; want %q, sample %q", r.Error, r.ErrorSample, want, "PermissionDenied: no")
 		}
 		return nil
 	}, nil)

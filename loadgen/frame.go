@@ -165,8 +165,8 @@ func (f *frame) finish(ctx context.Context, sum *stats.Summary, elapsed, cpu tim
 	rec.ServerCPU = f.serverCPU(elapsed, rec.Requests)
 	if nerr := rec.Requests - sum.OK(); rec.Status == result.StatusOK && float64(nerr) > MaxErrorShare*float64(rec.Requests) {
 		rec.Status = result.StatusFailed
-		rec.Error = fmt.Sprintf("%d of %d RPCs failed (%.1f%%, more than the %g%% a step may lose): %s",
-			nerr, rec.Requests, 100*float64(nerr)/float64(rec.Requests), 100*MaxErrorShare, errorCounts(rec.Errors))
+		rec.Error = fmt.Sprintf("%d of %d RPCs failed (%.1f%%, more than the %g%% a step may lose): %s%s",
+			nerr, rec.Requests, 100*float64(nerr)/float64(rec.Requests), 100*MaxErrorShare, errorCounts(rec.Errors), sampleSuffix(rec))
 	}
 	if interrupted {
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) && !errors.Is(cause, context.DeadlineExceeded) {
@@ -178,6 +178,14 @@ func (f *frame) finish(ctx context.Context, sum *stats.Summary, elapsed, cpu tim
 		}
 	}
 	return rec
+}
+
+// sampleSuffix is "; first: <code>: <message>" when rec has an error sample.
+func sampleSuffix(rec *result.Record) string {
+	if rec.ErrorSample == "" {
+		return ""
+	}
+	return "; first: " + rec.ErrorSample
 }
 
 // errorCounts lists failed RPCs by code, most first.
@@ -278,6 +286,7 @@ func fill(rec *result.Record, sum *stats.Summary, elapsed, cpu time.Duration) {
 		rec.ThroughputRPS = float64(sum.OK()) / elapsed.Seconds()
 	}
 	rec.Latency, rec.LatencyClamped = stats.Quantiles(sum.Hist), sum.Clamped
+	rec.ErrorSample = sum.ErrorSample()
 	if h, err := stats.EncodeHistogram(sum.Hist); err == nil {
 		rec.HistogramHDR = h
 	}
@@ -291,9 +300,24 @@ func fill(rec *result.Record, sum *stats.Summary, elapsed, cpu time.Duration) {
 		case rec.Requests == 0:
 			rec.Error = "no RPC completed in the interval"
 		default:
-			rec.Error = fmt.Sprintf("every RPC failed (%d): %s", rec.Requests, errorCounts(rec.Errors))
+			rec.Error = everyFailed(rec)
 		}
 	}
+}
+
+// everyFailed says that every RPC of rec failed, with its error sample:
+// "every RPC failed (5542): Unimplemented: unknown method Foo"; when they
+// failed with several codes, the counts come first: "every RPC failed
+// (5542: Unavailable 5000, DeadlineExceeded 542): Unavailable: ...".
+func everyFailed(rec *result.Record) string {
+	counts := fmt.Sprint(rec.Requests)
+	if len(rec.Errors) > 1 || rec.ErrorSample == "" {
+		counts += ": " + errorCounts(rec.Errors)
+	}
+	if rec.ErrorSample == "" {
+		return "every RPC failed (" + counts + ")"
+	}
+	return "every RPC failed (" + counts + "): " + rec.ErrorSample
 }
 
 // HostPort strips a "scheme:///" prefix from a target.

@@ -402,6 +402,9 @@ func (d *dispatcher) drain(max time.Duration) bool {
 	}
 }
 
+// errCutOff is the sample error of RPCs the drain cut off (see send).
+var errCutOff = status.Error(codes.DeadlineExceeded, "still in flight when the step's drain ended")
+
 // send makes j's RPC under runCtx (ended by the drain) and records it if
 // measured. An RPC cut off by the drain counts as DeadlineExceeded; one cut
 // off because parent (the run) was stopped is not recorded.
@@ -417,7 +420,7 @@ func (c *caller) send(runCtx, parent context.Context, conns []grpc.ClientConnInt
 		if parent.Err() != nil {
 			return
 		}
-		code = codes.DeadlineExceeded
+		code, err = codes.DeadlineExceeded, errCutOff
 	}
-	c.rec.Record(d, code)
+	c.rec.RecordErr(d, code, err)
 }

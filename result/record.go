@@ -77,6 +77,10 @@ type Record struct {
 	Requests int64 `json:"requests"`
 	// Errors counts failed RPCs by status code name ("Unavailable", ...).
 	Errors map[string]int64 `json:"errors"`
+	// ErrorSample is one failed RPC's status code and message
+	// ("Unimplemented: unknown method Foo"), of the most common failing
+	// code: the first such error a worker saw. Absent when none failed.
+	ErrorSample string `json:"error_sample,omitempty"`
 	// DurationNS is the measured interval as it really ran.
 	DurationNS int64 `json:"duration_ns"`
 	// ThroughputRPS is successful RPCs per second of DurationNS.

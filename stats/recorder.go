@@ -8,10 +8,13 @@ package stats
 
 import (
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Histogram geometry shared by every recorder, so any two merge exactly.
@@ -32,6 +35,8 @@ type Recorder struct {
 	hist    *hdrhistogram.Histogram
 	byCode  [numCodes]int64
 	clamped int64
+	// samples holds the first error seen with each code (RecordErr).
+	samples [numCodes]error
 }
 
 // NewRecorder returns an empty recorder.
@@ -64,11 +69,26 @@ func (r *Recorder) Record(d time.Duration, c codes.Code) {
 	_ = r.hist.RecordValue(v) // in range by construction
 }
 
+// RecordErr is Record for an RPC that ended with err, with c its code (the
+// caller's, so it may reclassify err). The first error the recorder sees
+// with each failing code is kept as that code's sample (Summary.ErrorSample);
+// later ones are only counted, so this takes no lock and allocates nothing.
+func (r *Recorder) RecordErr(d time.Duration, c codes.Code, err error) {
+	if uint32(c) >= numCodes {
+		c = codes.Unknown
+	}
+	if c != codes.OK && err != nil && r.samples[c] == nil {
+		r.samples[c] = err
+	}
+	r.Record(d, c)
+}
+
 // Reset empties the recorder so it can be reused for the next step.
 func (r *Recorder) Reset() {
 	r.hist.Reset()
 	r.byCode = [numCodes]int64{}
 	r.clamped = 0
+	r.samples = [numCodes]error{}
 }
 
 // Summary is the merged outcome of a set of recorders.
@@ -79,6 +99,8 @@ type Summary struct {
 	ByCode [numCodes]int64
 	// Clamped counts latencies above HighestTrackable, recorded as it.
 	Clamped int64
+	// samples holds, for each code, the first recorder's sample error.
+	samples [numCodes]error
 }
 
 // Merge combines recorders into one Summary. The recorders are not changed.
@@ -90,8 +112,54 @@ func Merge(rs ...*Recorder) *Summary {
 			s.ByCode[i] += n
 		}
 		s.Clamped += r.clamped
+		for i, e := range r.samples {
+			if s.samples[i] == nil {
+				s.samples[i] = e
+			}
+		}
 	}
 	return s
+}
+
+// MaxSampleBytes bounds ErrorSample's message: a server chooses the text of
+// its errors, and a record is no place for a megabyte of it.
+const MaxSampleBytes = 256
+
+// ErrorSample is one failed RPC's code and message, "Unimplemented: unknown
+// method Foo", taken from the most common failing code that has a sample
+// (RecordErr; ties go to the code whose name sorts first, as the record's
+// error lists them). The message is cut at MaxSampleBytes. It is empty when
+// no RPC failed with a sample.
+func (s *Summary) ErrorSample() string {
+	best := -1
+	for i, e := range s.samples {
+		if e == nil || i == int(codes.OK) {
+			continue
+		}
+		if best < 0 || s.ByCode[i] > s.ByCode[best] ||
+			(s.ByCode[i] == s.ByCode[best] && codes.Code(i).String() < codes.Code(best).String()) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	msg := s.samples[best].Error()
+	if st, ok := status.FromError(s.samples[best]); ok {
+		msg = st.Message()
+	}
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if len(msg) > MaxSampleBytes {
+		cut := MaxSampleBytes
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "..."
+	}
+	if msg == "" {
+		return codes.Code(best).String()
+	}
+	return codes.Code(best).String() + ": " + msg
 }
 
 // Total is the number of RPCs that ended, whatever their code.

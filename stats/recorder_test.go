@@ -3,10 +3,13 @@
 package stats
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestRecorderCountsAndQuantiles(t *testing.T) {
@@ -129,5 +132,72 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 	r := NewRecorder()
 	if n := testing.AllocsPerRun(1000, func() { r.Record(42*time.Microsecond, codes.OK) }); n != 0 {
 		t.Errorf("Record allocates %v times per call, want 0", n)
+	}
+}
+
+func TestErrorSample(t *testing.T) {
+	unimpl := status.Error(codes.Unimplemented, "unknown method Foo")
+	unavail := status.Error(codes.Unavailable, "connection refused")
+	tests := []struct {
+		name   string
+		record func(a, b *Recorder)
+		want   string
+	}{
+		{"none", func(a, b *Recorder) { a.RecordErr(time.Millisecond, codes.OK, nil) }, ""},
+		{"counted without a sample", func(a, b *Recorder) { a.Record(time.Millisecond, codes.Unavailable) }, ""},
+		{"the first error is kept", func(a, b *Recorder) {
+			a.RecordErr(time.Millisecond, codes.Unimplemented, unimpl)
+			a.RecordErr(time.Millisecond, codes.Unimplemented, status.Error(codes.Unimplemented, "later"))
+		}, "Unimplemented: unknown method Foo"},
+		{"the most common code wins", func(a, b *Recorder) {
+			a.RecordErr(time.Millisecond, codes.Unavailable, unavail)
+			b.RecordErr(time.Millisecond, codes.Unimplemented, unimpl)
+			b.RecordErr(time.Millisecond, codes.Unimplemented, unimpl)
+		}, "Unimplemented: unknown method Foo"},
+		{"a tie goes to the name that sorts first", func(a, b *Recorder) {
+			a.RecordErr(time.Millisecond, codes.Unimplemented, unimpl)
+			b.RecordErr(time.Millisecond, codes.Unavailable, unavail)
+		}, "Unavailable: connection refused"},
+		{"counts merge across recorders", func(a, b *Recorder) {
+			a.RecordErr(time.Millisecond, codes.Unavailable, unavail)
+			a.Record(time.Millisecond, codes.Unimplemented)
+			b.RecordErr(time.Millisecond, codes.Unimplemented, unimpl)
+		}, "Unimplemented: unknown method Foo"},
+		{"the code is the caller's", func(a, b *Recorder) {
+			a.RecordErr(time.Millisecond, codes.DeadlineExceeded, errors.New("cut off"))
+		}, "DeadlineExceeded: cut off"},
+		{"an OK code keeps no sample", func(a, b *Recorder) { a.RecordErr(time.Millisecond, codes.OK, unavail) }, ""},
+		{"an empty message", func(a, b *Recorder) { a.RecordErr(time.Millisecond, codes.Internal, status.Error(codes.Internal, "")) }, "Internal"},
+		{"a long message is cut", func(a, b *Recorder) {
+			a.RecordErr(time.Millisecond, codes.Internal, status.Error(codes.Internal, strings.Repeat("é", MaxSampleBytes)))
+		}, "Internal: " + strings.Repeat("é", MaxSampleBytes/2) + "..."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := NewRecorder(), NewRecorder()
+			tc.record(a, b)
+			if got := Merge(a, b).ErrorSample(); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// The first recorder's sample is the merged one; Reset forgets it.
+	a, b := NewRecorder(), NewRecorder()
+	a.RecordErr(time.Millisecond, codes.Unavailable, unavail)
+	b.RecordErr(time.Millisecond, codes.Unavailable, status.Error(codes.Unavailable, "b's"))
+	if got, want := Merge(a, b).ErrorSample(), "Unavailable: connection refused"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	a.Reset()
+	if got := Merge(a).ErrorSample(); got != "" {
+		t.Errorf("after Reset, got %q, want none", got)
+	}
+}
+
+func TestRecordErrDoesNotAllocate(t *testing.T) {
+	r := NewRecorder()
+	err := status.Error(codes.Unavailable, "connection refused")
+	if n := testing.AllocsPerRun(1000, func() { r.RecordErr(time.Millisecond, codes.Unavailable, err) }); n != 0 {
+		t.Errorf("RecordErr allocates %v times per call, want 0", n)
 	}
 }
