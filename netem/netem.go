@@ -132,6 +132,12 @@ var rateUnits = []struct {
 	{"tbps", 8e12}, {"gbps", 8e9}, {"mbps", 8e6}, {"kbps", 8e3}, {"bps", 8},
 }
 
+// SlowRateBps is 1 Mbit/s: a rate below it is slower than any link rpclab
+// studies. ParseRate refuses a bare number below it (it is most likely a
+// forgotten unit), and rpclab hints at the unit when every step behind
+// such a rate failed.
+const SlowRateBps = 1_000_000
+
 // ErrBadRate is wrapped by ParseRate's errors.
 var ErrBadRate = errors.New("netem: bad rate")
 
@@ -163,7 +169,7 @@ func ParseRate(s string) (int64, error) {
 		return 0, fmt.Errorf("%w %q: below one byte per second", ErrBadRate, s)
 	case bps > math.MaxInt64/2:
 		return 0, fmt.Errorf("%w %q: too large", ErrBadRate, s)
-	case !unit && bps > 0 && bps < 1e6:
+	case !unit && bps > 0 && bps < SlowRateBps:
 		return 0, fmt.Errorf("%w %q: a number without a unit is bits per second, %s here, slower than any link rpclab studies; "+
 			"write the unit: %[2]smbit, %[2]skbit, or %[2]sbit if you mean it", ErrBadRate, s, FormatRate(int64(bps)))
 	}

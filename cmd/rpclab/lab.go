@@ -67,6 +67,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 	if werr := writeResults(cmd, s, sf, open, recs, sloRes); werr != nil {
 		return errors.Join(err, werr)
 	}
+	if h := sf.netem.slowRateHint(cmd.Flags(), recs); h != "" {
+		fmt.Fprintln(stderr, "rpclab: hint:", h)
+	}
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("interrupted: %d steps measured and kept: %w", len(recs), ctx.Err())
 	}

@@ -9,7 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,6 +20,7 @@ import (
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
 
@@ -89,6 +93,36 @@ func (nf *netemFlags) network(fs *pflag.FlagSet) (n netem.Network, ok bool, err 
 		return n, ok, usageError{fmt.Errorf("--netem-queue: %d bytes: must be positive", nf.queue)}
 	}
 	return n, ok, nil
+}
+
+// slowRateHint says, when every record failed behind an emulated rate
+// below netem.SlowRateBps (--rate or --down-rate), what that rate is and
+// the unit most likely meant: "--rate 2000bit is 2 kbit/s (250 bytes/s)
+// per direction; did you mean 2000mbit?". It is empty otherwise.
+func (nf *netemFlags) slowRateHint(fs *pflag.FlagSet, recs []result.Record) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	for _, r := range recs {
+		if r.Status != result.StatusFailed {
+			return ""
+		}
+	}
+	for _, f := range []struct{ name, val string }{{"rate", nf.rate}, {"down-rate", nf.downRate}} {
+		if !fs.Changed(f.name) {
+			continue
+		}
+		bps, err := netem.ParseRate(f.val)
+		if err != nil || bps == 0 || bps >= netem.SlowRateBps {
+			continue
+		}
+		num := strings.TrimRightFunc(strings.TrimSpace(f.val), unicode.IsLetter)
+		rate := netem.FormatRate(bps) // "2kbit"
+		i := strings.IndexFunc(rate, unicode.IsLetter)
+		return fmt.Sprintf("every step failed, and --%s %s is %s %s/s (%s bytes/s) per direction, slower than any link rpclab studies; did you mean %smbit?",
+			f.name, f.val, rate[:i], rate[i:], strconv.FormatFloat(float64(bps)/8, 'g', -1, 64), num)
+	}
+	return ""
 }
 
 func newNetemCmd() *cobra.Command {

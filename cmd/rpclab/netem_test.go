@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -35,6 +37,7 @@ func TestNetemBadFlags(t *testing.T) {
 		{"zero queue", []string{"netem", "--upstream", "127.0.0.1:1", "--netem-queue", "0"}, "--netem-queue"},
 		{"sweep negative delay", []string{"sweep", "--delay=-2.5ms"}, "negative delay"},
 		{"sweep bad rate", []string{"sweep", "--rate", "fast"}, "--rate"},
+		{"sweep rate without a unit", []string{"sweep", "--rate", "2000"}, "--rate: netem: bad rate \"2000\": a number without a unit is bits per second, 2kbit here, slower than any link rpclab studies; write the unit: 2000mbit"},
 		{"selftest negative rtt", []string{"netem", "selftest", "--rtt=-1ms", "--bulk", "0"}, "negative RTT"},
 		{"selftest bad bulk", []string{"netem", "selftest", "--bulk", "lots"}, "--bulk"},
 	}
@@ -97,6 +100,59 @@ func TestNetemProxyCommand(t *testing.T) {
 	// The delay is a floor, never a ceiling we assert.
 	if rtt := time.Since(start); rtt < time.Millisecond {
 		t.Errorf("round trip through a 500us+500us link took %v, want at least 1ms", rtt)
+	}
+}
+
+// TestSlowRateHint: when every step failed behind a rate below 1 Mbit/s,
+// the hint names the flag, says the rate with its unit, and offers the
+// mbit one; otherwise there is none (issue 16: "--rate 2000", read as 2
+// kbit/s, deserves a hint when every step fails).
+func TestSlowRateHint(t *testing.T) {
+	failed, ok := result.Record{Status: result.StatusFailed}, result.Record{Status: result.StatusOK}
+	tests := []struct {
+		name string
+		args []string
+		recs []result.Record
+		want string
+	}{
+		{"bits", []string{"--rate", "2000bit"}, []result.Record{failed, failed},
+			"every step failed, and --rate 2000bit is 2 kbit/s (250 bytes/s) per direction, slower than any link rpclab studies; did you mean 2000mbit?"},
+		{"kbit down", []string{"--down-rate", "64kbit"}, []result.Record{failed},
+			"every step failed, and --down-rate 64kbit is 64 kbit/s (8000 bytes/s) per direction, slower than any link rpclab studies; did you mean 64mbit?"},
+		{"bytes", []string{"--rate", "100bps"}, []result.Record{failed},
+			"every step failed, and --rate 100bps is 800 bit/s (100 bytes/s) per direction, slower than any link rpclab studies; did you mean 100mbit?"},
+		{"one step ok", []string{"--rate", "2000bit"}, []result.Record{failed, ok}, ""},
+		{"no step", []string{"--rate", "2000bit"}, nil, ""},
+		{"1 Mbit/s is no hint", []string{"--rate", "1mbit"}, []result.Record{failed}, ""},
+		{"unlimited", []string{"--rate", "0"}, []result.Record{failed}, ""},
+		{"no rate", []string{"--delay", "1ms"}, []result.Record{failed}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var nf netemFlags
+			fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+			nf.register(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if got := nf.slowRateHint(fs, tc.recs); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSweepSlowRateHints: a sweep whose every step fails behind --rate
+// 2000bit prints the hint, and exits 1 with the failed step kept.
+func TestSweepSlowRateHints(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	cmd := rpclabCmd(ctx, "sweep", "--rate", "2000bit", "--payload", "4KiB", "--conn", "shared", "--inflight", "1",
+		"--warmup", "0s", "--interval", "300ms", "--no-pin")
+	b, err := cmd.CombinedOutput()
+	want := "rpclab: hint: every step failed, and --rate 2000bit is 2 kbit/s"
+	if cmd.ProcessState.ExitCode() != exitFailure || !strings.Contains(string(b), want) {
+		t.Errorf("got %v and\n%s\nwant exit %d and %q", err, b, exitFailure, want)
 	}
 }
 
