@@ -229,8 +229,11 @@ func InflightRange(lo, hi, step int) ([]int, error) {
 		return nil, usageErr(ErrMaxInflight, "%d is above %d", hi, MaxInflight)
 	}
 	var out []int
-	for n := lo; n <= hi; n += step {
+	for n := lo; ; n += step {
 		out = append(out, n)
+		if step > hi-n { // the next would pass hi (or overflow)
+			break
+		}
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ package loadgen
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -59,6 +60,11 @@ func TestInflightRange(t *testing.T) {
 		{lo: 1, hi: 4, step: 1, want: []int{1, 2, 3, 4}},
 		{lo: 2, hi: 10, step: 4, want: []int{2, 6, 10}},
 		{lo: 5, hi: 5, step: 1, want: []int{5}},
+		{lo: 1, hi: 2, step: 5, want: []int{1}},
+		// A step that overflows past hi ends the range (it once wrapped to
+		// negative counts, refused as "--inflight -9223372036854775808").
+		{lo: 1, hi: 2, step: math.MaxInt, want: []int{1}},
+		{lo: 2, hi: MaxInflight, step: math.MaxInt - 1, want: []int{2}},
 		{lo: 8, hi: 2, step: 1, wantField: ErrMaxInflight},
 		{lo: 0, hi: 2, step: 1, wantField: ErrMinInflight},
 		{lo: 1, hi: 2, step: 0, wantField: ErrInflightStep},
