@@ -55,8 +55,23 @@ const FirstRPCs = 10
 // MaxPayload bounds one request.
 const MaxPayload = 1 << 30
 
-// ErrBadPayload is wrapped by Validate's error for a payload out of range.
-var ErrBadPayload = errors.New("flow: bad payload")
+// Validate's errors wrap one of these, naming the setting that is wrong.
+var (
+	// ErrBadPayload: a payload out of range, or none.
+	ErrBadPayload = errors.New("flow: bad payload")
+	// ErrBadTransport: an unknown transport, or none.
+	ErrBadTransport = errors.New("flow: bad transport")
+	// ErrBadRTT: a negative RTT, or none.
+	ErrBadRTT = errors.New("flow: bad RTT")
+	// ErrBadRPCs: fewer than one RPC per cell.
+	ErrBadRPCs = errors.New("flow: bad RPC count")
+	// ErrBadBudget: a budget that is not positive.
+	ErrBadBudget = errors.New("flow: bad budget")
+	// ErrBadWindow: a fixed window grpc-go would not keep fixed.
+	ErrBadWindow = errors.New("flow: bad window")
+	// ErrBadRate: a negative rate.
+	ErrBadRate = errors.New("flow: bad rate")
+)
 
 // payloadString writes p as a user would have: decimal units when they
 // divide it ("10GB"), else binary ("64KiB").
@@ -93,23 +108,23 @@ type Spec struct {
 func (s *Spec) Validate() error {
 	switch {
 	case len(s.Transports) == 0:
-		return errors.New("flow: no transport given")
+		return fmt.Errorf("%w: none given", ErrBadTransport)
 	case len(s.Payloads) == 0:
-		return errors.New("flow: no payload size given")
+		return fmt.Errorf("%w: none given", ErrBadPayload)
 	case len(s.RTTs) == 0:
-		return errors.New("flow: no RTT given")
+		return fmt.Errorf("%w: none given", ErrBadRTT)
 	case s.RPCs < 1:
-		return fmt.Errorf("flow: %d RPCs per cell: want at least 1", s.RPCs)
+		return fmt.Errorf("%w: %d RPCs per cell: want at least 1", ErrBadRPCs, s.RPCs)
 	case s.Budget <= 0:
-		return fmt.Errorf("flow: budget %v: must be positive", s.Budget)
+		return fmt.Errorf("%w: %v: must be positive", ErrBadBudget, s.Budget)
 	case s.FixedWindow < 64<<10-1:
-		return fmt.Errorf("flow: fixed window %d: grpc-go keeps BDP estimation on below 65535 bytes", s.FixedWindow)
+		return fmt.Errorf("%w: fixed window %d: grpc-go keeps BDP estimation on below 65535 bytes", ErrBadWindow, s.FixedWindow)
 	case s.RateBps < 0:
-		return fmt.Errorf("flow: negative rate %d", s.RateBps)
+		return fmt.Errorf("%w: negative rate %d", ErrBadRate, s.RateBps)
 	}
 	for _, t := range s.Transports {
 		if !slices.Contains(Transports, t) {
-			return fmt.Errorf("flow: unknown transport %q (want %v)", t, Transports)
+			return fmt.Errorf("%w: unknown transport %q (want %v)", ErrBadTransport, t, Transports)
 		}
 	}
 	for _, p := range s.Payloads {
@@ -119,7 +134,7 @@ func (s *Spec) Validate() error {
 	}
 	for _, r := range s.RTTs {
 		if r < 0 {
-			return fmt.Errorf("flow: negative RTT %v", r)
+			return fmt.Errorf("%w: negative RTT %v", ErrBadRTT, r)
 		}
 	}
 	return nil

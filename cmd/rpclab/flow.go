@@ -114,12 +114,20 @@ func parseFlow(spec *flow.Spec, payloads []string, rate string, window int) erro
 		return usageError{fmt.Errorf("--window: %d is outside 65535..2147483647", window)}
 	}
 	spec.FixedWindow = int32(window)
-	if err := spec.Validate(); errors.Is(err, flow.ErrBadPayload) {
-		return usageError{fmt.Errorf("--payload: %w", err)}
-	} else if err != nil {
-		return usageError{err}
+	err := spec.Validate()
+	if err == nil {
+		return nil
 	}
-	return nil
+	for _, f := range []struct {
+		sentinel error
+		flag     string
+	}{{flow.ErrBadPayload, "--payload"}, {flow.ErrBadTransport, "--transport"}, {flow.ErrBadRTT, "--rtt"},
+		{flow.ErrBadRPCs, "--rpcs"}, {flow.ErrBadBudget, "--budget"}, {flow.ErrBadWindow, "--window"}, {flow.ErrBadRate, "--rate"}} {
+		if errors.Is(err, f.sentinel) {
+			return usageError{fmt.Errorf("%s: %w", f.flag, err)}
+		}
+	}
+	return usageError{err}
 }
 
 // runFlow measures spec, writing records to out and charts to dir (both

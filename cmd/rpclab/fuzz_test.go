@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/flow"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
@@ -23,7 +24,7 @@ import (
 func committedRecords(f *testing.F) []result.Set {
 	f.Helper()
 	var sets []result.Set
-	for _, g := range []string{"../../testdata/results/*.jsonl", "../../docs/img/*.jsonl"} {
+	for _, g := range []string{"../../testdata/results/*.jsonl", "../../docs/img/*.jsonl", "../../result/testdata/*.jsonl"} {
 		files, err := filepath.Glob(g)
 		if err != nil {
 			f.Fatal(err)
@@ -144,6 +145,59 @@ func FuzzNetemFlags(f *testing.F) {
 		}
 		if n.Down != want {
 			t.Fatalf("%q: down link %+v, want %+v", args, n.Down, want)
+		}
+	})
+}
+
+// FuzzFlowFlags: flow's settings (--payload lists, --rtt lists, --rate,
+// --window, --rpcs, --budget, --transport) never panic; what they refuse is
+// a usage error naming one of the flags given; what they accept is a spec
+// that validates. Seeded with the cells of the committed records. Run:
+//
+//	go test -run '^$' -fuzz FuzzFlowFlags -fuzztime 20s ./cmd/rpclab
+func FuzzFlowFlags(f *testing.F) {
+	for _, set := range committedRecords(f) {
+		for _, r := range set.Flow {
+			f.Add(strconv.FormatInt(r.PayloadBytes, 10), time.Duration(r.RTTNS).String(), netem.FormatRate(r.RateBps),
+				strconv.Itoa(r.WindowBytes), strconv.Itoa(r.RPCsRequested), time.Duration(r.BudgetNS).String(), r.Transport)
+		}
+	}
+	f.Add("1KB,1MB", "0,16ms", "1gbit", "65535", "20", "10s", "grpc-dynamic,grpc-fixed")
+	f.Add("-1KB", "-1ms", "2000", "1024", "0", "0s", "smtp")
+	f.Add("10GB", "", "", "-1", "", "-1s", "")
+	f.Fuzz(func(t *testing.T, payloads, rtts, rate, window, rpcs, budget, transports string) {
+		names := []string{"payload", "rtt", "rate", "window", "rpcs", "budget", "transport"}
+		args := flagArgs(names, payloads, rtts, rate, window, rpcs, budget, transports)
+		var (
+			spec       flow.Spec
+			pl         []string
+			rateFlag   string
+			windowFlag int
+		)
+		fs := pflag.NewFlagSet("fuzz", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.StringSliceVar(&spec.Transports, "transport", flow.Transports, "")
+		fs.StringSliceVar(&pl, "payload", []string{"1KB"}, "")
+		fs.DurationSliceVar(&spec.RTTs, "rtt", []time.Duration{0}, "")
+		fs.StringVar(&rateFlag, "rate", "", "")
+		fs.IntVar(&spec.RPCs, "rpcs", 20, "")
+		fs.DurationVar(&spec.Budget, "budget", 10*time.Second, "")
+		fs.IntVar(&windowFlag, "window", 64<<10, "")
+		if err := fs.Parse(args); err != nil {
+			if !namesAFlag(err.Error(), args) {
+				t.Fatalf("%q: the flag error %q names no flag given", args, err)
+			}
+			return
+		}
+		if err := parseFlow(&spec, pl, rateFlag, windowFlag); err != nil {
+			msg, usage := usageMessage(err)
+			if !usage || !namesAFlag(msg, args) {
+				t.Fatalf("%q: got %q (usage error %v), want a usage error naming a flag given", args, msg, usage)
+			}
+			return
+		}
+		if err := spec.Validate(); err != nil {
+			t.Fatalf("%q: accepted a spec that does not validate: %v", args, err)
 		}
 	})
 }
