@@ -3,14 +3,17 @@
 package loadgen
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
 )
@@ -67,5 +70,36 @@ func TestFillWritesErrorSample(t *testing.T) {
 				t.Errorf("the record does not validate: %v", err)
 			}
 		})
+	}
+}
+
+// silentServer never answers: each call waits for its context to end.
+type silentServer struct {
+	pb.UnimplementedBenchmarkServiceServer
+}
+
+func (silentServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.SimpleResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestOpenLoopSampleOfCutOffRPCs: RPCs the drain cuts off count as
+// DeadlineExceeded, and the sample says why, not the "context canceled"
+// the client saw when the drain ended them.
+func TestOpenLoopSampleOfCutOffRPCs(t *testing.T) {
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, silentServer{})
+	spec := shortSpec(startServer(t, s))
+	spec.Warmup = 0
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
+	open := OpenSpec{Rates: []float64{20}, Arrival: Constant, Pacing: TimerPacing, MaxOutstanding: DefaultMaxOutstanding, Drain: 50 * time.Millisecond}
+	rec, err := RunOpenStep(testCtx(t), spec, step, open, 20, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "DeadlineExceeded: still in flight when the step's drain ended"
+	if rec.Status != result.StatusFailed || rec.Errors["DeadlineExceeded"] == 0 || len(rec.Errors) != 1 || rec.ErrorSample != want {
+		t.Errorf("got status %q (%s), errors %v, sample %q; want failed, only DeadlineExceeded, sample %q", rec.Status, rec.Error, rec.Errors, rec.ErrorSample, want)
 	}
 }
