@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -197,6 +198,34 @@ func TestSweepWithDelay(t *testing.T) {
 	code, _, stderr := runInProcess("validate", out)
 	if code != exitOK {
 		t.Errorf("validate: exit %d: %s", code, stderr)
+	}
+}
+
+// TestServeHelpBindsLoopback: serve's default address and every example
+// of its help without TLS bind loopback (issue 16: the help's own
+// "serve --listen :0" served everyone, with no TLS or auth).
+func TestServeHelpBindsLoopback(t *testing.T) {
+	cmd := newServeCmd()
+	loopback := func(addr string) bool {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return false
+		}
+		ip := net.ParseIP(host)
+		return host == "localhost" || (ip != nil && ip.IsLoopback())
+	}
+	if def := cmd.Flags().Lookup("listen").DefValue; !loopback(def) {
+		t.Errorf("got --listen default %q, want a loopback address", def)
+	}
+	for _, line := range strings.Split(cmd.Example, "\n") {
+		f := strings.Fields(line)
+		i := slices.Index(f, "--listen")
+		if i < 0 || slices.Contains(f, "--tls-cert") {
+			continue
+		}
+		if i+1 >= len(f) || !loopback(f[i+1]) {
+			t.Errorf("example %q listens beyond loopback without TLS", strings.TrimSpace(line))
+		}
 	}
 }
 
