@@ -182,6 +182,8 @@ type caller struct {
 	// have any number).
 	msgs int64
 	last int
+	// cut counts measured open-loop calls the drain cut off.
+	cut int64
 }
 
 func (c *caller) invoke(ctx context.Context, cc grpc.ClientConnInterface) error {

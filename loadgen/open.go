@@ -278,11 +278,31 @@ func (r *scheduleResult) fill(rec *result.Record, d *dispatcher, streaming bool)
 	// Overloaded says more than "no RPC completed" of a client so far
 	// behind that none of its sends ended in time.
 	overloaded := float64(r.unsent) > MaxUnsentShare*float64(r.sent+r.unsent)
-	if due := r.sent + r.unsent; overloaded && !r.interrupted && (rec.Status == result.StatusOK || rec.Requests == 0) {
+	// A client that far behind also leaves RPCs in flight at the interval's
+	// end; when the drain's cut-offs are the step's only failures, they are
+	// the overload's doing, not the server's, and the step is overloaded.
+	var cut int64
+	for _, c := range d.callers {
+		cut += c.cut
+	}
+	cutOnly := rec.Status == result.StatusFailed && cut > 0 && rec.Requests-okCount(rec) == cut
+	if due := r.sent + r.unsent; overloaded && !r.interrupted && (rec.Status == result.StatusOK || rec.Requests == 0 || cutOnly) {
 		rec.Status = result.StatusOverloaded
 		rec.Error = fmt.Sprintf("%d of the %d sends due in the interval were not made by its end (more than %g%%): the client could not keep up",
 			r.unsent, due, 100*MaxUnsentShare)
+		if cutOnly {
+			rec.Error += fmt.Sprintf("; %d RPCs still in flight when the drain ended were cut off (DeadlineExceeded)", cut)
+		}
 	}
+}
+
+// okCount is how many of rec's RPCs succeeded.
+func okCount(rec *result.Record) int64 {
+	n := rec.Requests
+	for _, e := range rec.Errors {
+		n -= e
+	}
+	return n
 }
 
 // describe writes the open loop's settings into rec's spec.
@@ -421,6 +441,7 @@ func (c *caller) send(runCtx, parent context.Context, conns []grpc.ClientConnInt
 			return
 		}
 		code, err = codes.DeadlineExceeded, errCutOff
+		c.cut++
 	}
 	c.rec.RecordErr(d, code, err)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -369,5 +370,48 @@ func TestOpenLoopPastCapacity(t *testing.T) {
 		t.Fatal(err)
 	} else if err := result.Validate(b); err != nil {
 		t.Errorf("record does not validate: %v", err)
+	}
+}
+
+// hangServer answers every call at once except every tenth, which waits
+// until the caller gives up.
+type hangServer struct {
+	pb.UnimplementedBenchmarkServiceServer
+	n atomic.Int64
+}
+
+func (s *hangServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.SimpleResponse, error) {
+	if s.n.Add(1)%10 == 0 {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return &pb.SimpleResponse{}, nil
+}
+
+// TestOverloadedStepCutOffsAreNotFailures: a client held at its bound of
+// outstanding calls leaves them in flight at the interval's end; the drain
+// cuts them off. When those cut-offs are the step's only failures, the step
+// is overloaded (what the client could not send), not failed, and says how
+// many were cut off. A step with other failures stays failed.
+func TestOverloadedStepCutOffsAreNotFailures(t *testing.T) {
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, &hangServer{})
+	spec := shortSpec(startServer(t, s))
+	spec.Warmup, spec.Interval = 0, 300*time.Millisecond
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	step := Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}
+	const rate = 2000
+	open := OpenSpec{Rates: []float64{rate}, MaxOutstanding: 20, Drain: 20 * time.Millisecond}
+	rec, err := RunOpenStep(testCtx(t), spec, step, open, rate, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := rec.Errors["DeadlineExceeded"]
+	t.Logf("status %s (%s), requests %d, errors %v, unsent %d", rec.Status, rec.Error, rec.Requests, rec.Errors, *rec.Unsent)
+	if cut == 0 || float64(cut) <= MaxErrorShare*float64(rec.Requests) {
+		t.Fatalf("got %d cut-offs of %d RPCs, want more than %g%% (the test's premise)", cut, rec.Requests, 100*MaxErrorShare)
+	}
+	if rec.Status != result.StatusOverloaded || !strings.Contains(rec.Error, "cut off") {
+		t.Errorf("got status %q (%s), want overloaded naming the cut-offs", rec.Status, rec.Error)
 	}
 }
