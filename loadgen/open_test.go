@@ -76,9 +76,20 @@ func testOpenLoopShowsStall(t *testing.T, pacing string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, Arrival: Constant, Pacing: pacing, MaxOutstanding: DefaultMaxOutstanding}, 500, Options{})
-	if err != nil {
-		t.Fatal(err)
+	// The schedule lag is the client's: a pause of this shared machine
+	// (other processes, -race) shows in it as it would in a real run. An
+	// attempt the machine held back is run again, up to three times; a
+	// scheduler that falls behind by itself fails every attempt.
+	var open *result.Record
+	for attempt := 1; attempt <= 3; attempt++ {
+		open, err = RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, Arrival: Constant, Pacing: pacing, MaxOutstanding: DefaultMaxOutstanding}, 500, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if open.ScheduleLag == nil || time.Duration(open.ScheduleLag.P99NS) < stall/2 {
+			break
+		}
+		t.Logf("attempt %d: schedule lag p99 %v (the machine held the client back); again", attempt, time.Duration(open.ScheduleLag.P99NS))
 	}
 	if closed.Status != result.StatusOK || open.Status != result.StatusOK {
 		t.Fatalf("got statuses %q (%s) and %q (%s), want ok", closed.Status, closed.Error, open.Status, open.Error)
