@@ -187,8 +187,8 @@ func TestSweepOpenSLO(t *testing.T) {
 			if r.MaxRate != tc.wantRate {
 				t.Errorf("%s %s: got max rate %v, want %v (missed %v: %s)", tc.slo, r.Conn, r.MaxRate, tc.wantRate, r.Missed, r.MissedWhy)
 			}
-			if tc.wantRate == 0 && (r.Missed != 100 || r.MissedWhy == "") {
-				t.Errorf("%s %s: got missed %v %q, want 100 with a reason", tc.slo, r.Conn, r.Missed, r.MissedWhy)
+			if tc.wantRate == 0 && (r.Missed != 50 || r.MissedWhy == "") {
+				t.Errorf("%s %s: got missed %v %q, want 50 (the lowest rate) with a reason", tc.slo, r.Conn, r.Missed, r.MissedWhy)
 			}
 		}
 		if tc.wantRate == 0 && len(recs) != 2 {
