@@ -251,7 +251,7 @@ func TestParseBytes(t *testing.T) {
 		}
 	}
 	for _, n := range []int64{64 << 10, 1 << 30, 1000, 3 << 20} {
-		if got, _ := bulk.ParseBytes(bulk.FormatBytes(n)); got != n {
+		if got, _ := bulk.ParseBytes(result.FormatBytes(n)); got != n {
 			t.Errorf("ParseBytes(FormatBytes(%d)) = %d, want %d", n, got, n)
 		}
 	}

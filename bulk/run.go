@@ -81,7 +81,7 @@ func (s *Spec) Validate() error {
 			return usage("--size %d: a download must be at least 1 byte", n)
 		}
 		if n > MaxSize {
-			return usage("--size %s (%d bytes) is above the largest download, %s", FormatBytes(n), n, FormatBytes(MaxSize))
+			return usage("--size %s (%d bytes) is above the largest download, %s", result.FormatBytes(n), n, result.FormatBytes(MaxSize))
 		}
 	}
 	if len(s.Streams) == 0 {
@@ -110,18 +110,18 @@ func (s *Spec) Validate() error {
 	grpcMsgs := slices.ContainsFunc(s.Transports, usesGRPCMessages)
 	for _, c := range s.Chunks {
 		if c < 1 || c > MaxChunk {
-			return usage("--chunk %s is outside 1 B..%s, the largest chunk the bulk server sends", FormatBytes(int64(c)), FormatBytes(MaxChunk))
+			return usage("--chunk %s is outside 1 B..%s, the largest chunk the bulk server sends", result.FormatBytes(int64(c)), result.FormatBytes(MaxChunk))
 		}
 		if m := ChunkMessageSize(c); grpcMsgs && m > s.MaxMessage {
 			return usage("--chunk %s makes a %d-byte gRPC message, above the client's max receive message size of %d bytes (%s); "+
-				"raise it explicitly with --max-message-size or use a smaller chunk", FormatBytes(int64(c)), m, s.MaxMessage, FormatBytes(int64(s.MaxMessage)))
+				"raise it explicitly with --max-message-size or use a smaller chunk", result.FormatBytes(int64(c)), m, s.MaxMessage, result.FormatBytes(int64(s.MaxMessage)))
 		}
 	}
 	if s.Warmup < -1 {
 		return usage("--warmup %d must be 0 or more", s.Warmup)
 	}
 	if s.Warmup > MaxSize {
-		return usage("--warmup %s is above the largest download, %s", FormatBytes(s.Warmup), FormatBytes(MaxSize))
+		return usage("--warmup %s is above the largest download, %s", result.FormatBytes(s.Warmup), result.FormatBytes(MaxSize))
 	}
 	return nil
 }
@@ -224,7 +224,7 @@ func Run(ctx context.Context, spec *Spec, o Options, sink func(*result.BulkRecor
 			return fmt.Errorf("bulk: interrupted: %w", ctx.Err())
 		case result.StatusFailed:
 			return fmt.Errorf("bulk: %s size=%s chunk=%s streams=%d failed: %s",
-				st.Transport, FormatBytes(st.Size), FormatBytes(int64(st.Chunk)), st.Streams, rec.Error)
+				st.Transport, result.FormatBytes(st.Size), result.FormatBytes(int64(st.Chunk)), st.Streams, rec.Error)
 		}
 	}
 	return nil

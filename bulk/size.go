@@ -49,14 +49,3 @@ func ParseBytes(s string) (int64, error) {
 	}
 	return n * mult, nil
 }
-
-// FormatBytes writes n with the largest binary unit that divides it
-// ("64KiB", "1GiB", "1000B").
-func FormatBytes(n int64) string {
-	for _, u := range units[:4] {
-		if n != 0 && n%u.mult == 0 {
-			return strconv.FormatInt(n/u.mult, 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
-}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/result"
 )
 
 // FuzzParseBytes: ParseBytes never panics, every error is an ErrBadBytes
@@ -39,9 +40,9 @@ func FuzzParseBytes(f *testing.F) {
 		if n < 0 {
 			t.Fatalf("ParseBytes(%q) = %d, negative", s, n)
 		}
-		back, err := bulk.ParseBytes(bulk.FormatBytes(n))
+		back, err := bulk.ParseBytes(result.FormatBytes(n))
 		if err != nil || back != n {
-			t.Fatalf("ParseBytes(FormatBytes(%d) = %q) = %d, %v; want %d", n, bulk.FormatBytes(n), back, err, n)
+			t.Fatalf("ParseBytes(FormatBytes(%d) = %q) = %d, %v; want %d", n, result.FormatBytes(n), back, err, n)
 		}
 	})
 }

@@ -16,20 +16,23 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/proto/bulkpb"
+	"github.com/rpclab/rpclab/result"
 )
 
-// Transport names, as --transport spells them.
+// Transport names, as --transport spells them: result's, whose schema
+// lists them.
 const (
-	GRPC        = "grpc"
-	GRPCTuned   = "grpc-tuned"
-	TCP         = "tcp"
-	HTTP1       = "http1"
-	HTTP2       = "http2"
-	Sidechannel = "sidechannel"
+	GRPC        = result.BulkGRPC
+	GRPCTuned   = result.BulkGRPCTuned
+	TCP         = result.BulkTCP
+	HTTP1       = result.BulkHTTP1
+	HTTP2       = result.BulkHTTP2
+	Sidechannel = result.BulkSidechannel
 )
 
-// Transports lists every transport in the order reports show them.
-var Transports = []string{GRPC, GRPCTuned, TCP, HTTP1, HTTP2, Sidechannel}
+// Transports lists every transport in the order reports show them
+// (result.BulkTransports).
+var Transports = result.BulkTransports
 
 // usesGRPCMessages reports whether the transport carries the bytes in gRPC
 // messages, so chunks are bounded by the max receive message size.

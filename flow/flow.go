@@ -25,32 +25,25 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
 )
 
-// Transports.
+// Transports, result's names (their doc comments say what each is).
 const (
-	// GRPCDynamic is grpc-go with its defaults: 64 KiB initial windows
-	// that BDP estimation grows.
-	GRPCDynamic = "grpc-dynamic"
-	// GRPCFixed sets both windows to Spec.FixedWindow on client and server,
-	// which turns BDP estimation off.
-	GRPCFixed = "grpc-fixed"
-	// H2C is golang.org/x/net/http2 without TLS, prior knowledge: a POST
-	// of the payload, with the http2 package's default windows.
-	H2C = "h2c"
-	// HTTP1 is net/http over HTTP/1.1: a POST of the payload.
-	HTTP1 = "http1"
+	GRPCDynamic = result.FlowGRPCDynamic
+	GRPCFixed   = result.FlowGRPCFixed
+	H2C         = result.FlowH2C
+	HTTP1       = result.FlowHTTP1
 )
 
-// Transports lists every transport in the order the study runs them.
-var Transports = []string{GRPCDynamic, GRPCFixed, H2C, HTTP1}
+// Transports lists every transport in the order the study runs them
+// (result.FlowTransports).
+var Transports = result.FlowTransports
 
 // FirstRPCs is how many RPCs a record lists one by one in the table; the
-// steady state is the median of those after them.
-const FirstRPCs = 10
+// steady state is the median of those after them (result.FlowFirstRPCs).
+const FirstRPCs = result.FlowFirstRPCs
 
 // MaxPayload bounds one request.
 const MaxPayload = 1 << 30
@@ -84,7 +77,7 @@ func payloadString(p int64) string {
 			return strconv.FormatInt(p/u.m, 10) + u.s
 		}
 	}
-	return bulk.FormatBytes(p)
+	return result.FormatBytes(p)
 }
 
 // Spec is a study: every transport x payload x RTT is one cell.
@@ -129,7 +122,7 @@ func (s *Spec) Validate() error {
 	}
 	for _, p := range s.Payloads {
 		if p < 0 || p > MaxPayload {
-			return fmt.Errorf("%w: %s (%d bytes) is outside 0..%s, the largest payload", ErrBadPayload, payloadString(p), p, bulk.FormatBytes(MaxPayload))
+			return fmt.Errorf("%w: %s (%d bytes) is outside 0..%s, the largest payload", ErrBadPayload, payloadString(p), p, result.FormatBytes(MaxPayload))
 		}
 	}
 	for _, r := range s.RTTs {

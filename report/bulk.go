@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -27,7 +26,7 @@ func BulkTable(w io.Writer, recs []result.BulkRecord) error {
 	tcp := map[bulkGroup]*result.BulkRecord{}
 	for i := range recs {
 		r := &recs[i]
-		if r.Spec.Transport == bulk.TCP && r.Status == result.StatusOK {
+		if r.Spec.Transport == result.BulkTCP && r.Status == result.StatusOK {
 			tcp[bulkGroup{r.Spec.SizeBytes, r.Spec.ChunkBytes, r.Spec.Streams}] = r
 		}
 	}
@@ -50,7 +49,7 @@ func BulkTable(w io.Writer, recs []result.BulkRecord) error {
 			status += ": " + r.Error
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.Spec.Transport, bulk.FormatBytes(r.Spec.SizeBytes), bulk.FormatBytes(int64(r.Spec.ChunkBytes)), r.Spec.Streams,
+			r.Spec.Transport, result.FormatBytes(r.Spec.SizeBytes), result.FormatBytes(int64(r.Spec.ChunkBytes)), r.Spec.Streams,
 			mbps, ratio, bulkFixed(r.ClientCPUSPerGiB, 3), bulkKnown(r.ServerCPUSPerGiB, 3), cpuRatio,
 			bulkKnown(r.ServerAllocBytesPerMiB, 0), bulkKnown(r.ServerAllocsPerRequest, 0), bulkFixed(r.ClientAllocBytesPerMiB, 0),
 			bulkMiB(r.ClientPeakRSSBytes), bulkMiB(r.ServerPeakRSSBytes), status)
@@ -141,7 +140,7 @@ func BulkFigures(recs []result.BulkRecord) []Figure {
 	var figs []Figure
 	for _, k := range sizeKeys {
 		keep := func(r *result.BulkRecord) bool { return r.Spec.SizeBytes == k.size && r.Spec.Streams == k.streams }
-		where := fmt.Sprintf("%s per download, %d stream(s)", bulk.FormatBytes(k.size), k.streams)
+		where := fmt.Sprintf("%s per download, %d stream(s)", result.FormatBytes(k.size), k.streams)
 		figs = append(figs,
 			Figure{Kind: "bulk-throughput", Title: "Throughput, " + where, XLabel: "chunk (KiB)", YLabel: "MB/s",
 				Series: series(keep, kib, func(r *result.BulkRecord) float64 { return r.ThroughputBytesPerS / 1e6 })},
@@ -164,7 +163,7 @@ func BulkFigures(recs []result.BulkRecord) []Figure {
 			continue // one size says nothing about growth
 		}
 		figs = append(figs, Figure{Kind: "bulk-alloc", LogY: true,
-			Title:  fmt.Sprintf("Server heap allocated per MiB, %s chunks, %d stream(s)", bulk.FormatBytes(int64(k.chunk)), k.streams),
+			Title:  fmt.Sprintf("Server heap allocated per MiB, %s chunks, %d stream(s)", result.FormatBytes(int64(k.chunk)), k.streams),
 			XLabel: "download size (MiB)", YLabel: "bytes allocated per MiB sent", Series: s})
 	}
 	return figs

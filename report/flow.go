@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/rpclab/rpclab/flow"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -28,14 +27,14 @@ func ms(ns int64) string { return strconv.FormatFloat(float64(ns)/1e6, 'f', 1, 6
 func FlowTable(w io.Writer, recs []result.FlowRecord) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "RTT\tpayload\ttransport\t")
-	for i := 1; i <= flow.FirstRPCs; i++ {
+	for i := 1; i <= result.FlowFirstRPCs; i++ {
 		fmt.Fprintf(tw, "#%d\t", i)
 	}
 	fmt.Fprintln(tw, "steady\tstatus\t")
 	for i := range recs {
 		r := &recs[i]
 		fmt.Fprintf(tw, "%v\t%s\t%s\t", time.Duration(r.RTTNS), PayloadLabel(r.PayloadBytes), r.Transport)
-		for j := 0; j < flow.FirstRPCs; j++ {
+		for j := 0; j < result.FlowFirstRPCs; j++ {
 			if j < len(r.RPCNS) {
 				fmt.Fprintf(tw, "%s\t", ms(r.RPCNS[j]))
 			} else {
@@ -72,14 +71,14 @@ func FlowTable(w io.Writer, recs []result.FlowRecord) error {
 	}
 	var lines []string
 	for _, k := range keys {
-		dyn := by[k][flow.GRPCDynamic]
+		dyn := by[k][result.FlowGRPCDynamic]
 		if dyn == nil {
 			continue
 		}
 		line := fmt.Sprintf("RTT %v, %s: grpc-dynamic steady %s ms, first %s ms", time.Duration(k.rtt), PayloadLabel(k.payload), ms(dyn.SteadyNS), ms(dyn.FirstNS))
-		for _, t := range []string{flow.GRPCFixed, flow.H2C, flow.HTTP1} {
+		for _, t := range []string{result.FlowGRPCFixed, result.FlowH2C, result.FlowHTTP1} {
 			if o := by[k][t]; o != nil {
-				line += fmt.Sprintf("; %s/%s %.2fx", flow.GRPCDynamic, t, float64(dyn.SteadyNS)/float64(o.SteadyNS))
+				line += fmt.Sprintf("; %s/%s %.2fx", result.FlowGRPCDynamic, t, float64(dyn.SteadyNS)/float64(o.SteadyNS))
 			}
 		}
 		lines = append(lines, line)
@@ -137,7 +136,7 @@ func FlowCharts(recs []result.FlowRecord) []FlowChart {
 			figs[k] = f
 			keys = append(keys, k)
 		}
-		s := Series{Label: r.Transport, Color: slices.Index(flow.Transports, r.Transport), Shape: len(f.Series)}
+		s := Series{Label: r.Transport, Color: slices.Index(result.FlowTransports, r.Transport), Shape: len(f.Series)}
 		if s.Color < 0 {
 			s.Color = len(f.Series)
 		}

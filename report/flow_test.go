@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/flow"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -22,9 +21,9 @@ func flowRec(transport string, rpcs ...int64) result.FlowRecord {
 
 func TestFlowTableRatios(t *testing.T) {
 	recs := []result.FlowRecord{
-		flowRec(flow.GRPCDynamic, 455e6, 69e6),
-		flowRec(flow.GRPCFixed, 1030e6, 1030e6),
-		flowRec(flow.HTTP1, 65e6, 69e6),
+		flowRec(result.FlowGRPCDynamic, 455e6, 69e6),
+		flowRec(result.FlowGRPCFixed, 1030e6, 1030e6),
+		flowRec(result.FlowHTTP1, 65e6, 69e6),
 	}
 	recs[1].Status = result.StatusTruncated
 	recs[1].RPCsRequested = 20
@@ -48,7 +47,7 @@ func TestFlowTableRatios(t *testing.T) {
 }
 
 func TestFlowCharts(t *testing.T) {
-	recs := []result.FlowRecord{flowRec(flow.GRPCDynamic, 3e6, 2e6, 1e6), flowRec(flow.H2C, 1e6, 1e6, 1e6), flowRec(flow.HTTP1)}
+	recs := []result.FlowRecord{flowRec(result.FlowGRPCDynamic, 3e6, 2e6, 1e6), flowRec(result.FlowH2C, 1e6, 1e6, 1e6), flowRec(result.FlowHTTP1)}
 	charts := FlowCharts(recs)
 	if len(charts) != 1 {
 		t.Fatalf("got %d charts, want 1", len(charts))

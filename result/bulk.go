@@ -56,7 +56,7 @@ type BulkRecord struct {
 // BulkSpec is what was asked for in one bulk step.
 type BulkSpec struct {
 	Target string `json:"target"`
-	// Transport is one of bulk.Transports.
+	// Transport is one of BulkTransports.
 	Transport  string `json:"transport"`
 	SizeBytes  int64  `json:"size_bytes"`
 	ChunkBytes int    `json:"chunk_bytes"`

@@ -23,6 +23,7 @@ import (
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/proto/bulkpb"
+	"github.com/rpclab/rpclab/result"
 )
 
 // SidechannelWait is how long a SidechannelDownload call waits for its
@@ -217,7 +218,7 @@ func (b *Bulk) checkSizes(size int64, chunk int) error {
 		return err
 	}
 	if size > b.cfg.maxSize {
-		return fmt.Errorf("%w: size %d is above this server's maximum of %d bytes (%s)", ErrTooLarge, size, b.cfg.maxSize, bulk.FormatBytes(b.cfg.maxSize))
+		return fmt.Errorf("%w: size %d is above this server's maximum of %d bytes (%s)", ErrTooLarge, size, b.cfg.maxSize, result.FormatBytes(b.cfg.maxSize))
 	}
 	return nil
 }

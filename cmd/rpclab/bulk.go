@@ -88,7 +88,7 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 	bf.spec.Chunks = nil
 	for _, c := range cs {
 		if c > 1<<31-1 {
-			return usageError{fmt.Errorf("--chunk %s is too large", bulk.FormatBytes(c))}
+			return usageError{fmt.Errorf("--chunk %s is too large", result.FormatBytes(c))}
 		}
 		bf.spec.Chunks = append(bf.spec.Chunks, int(c))
 	}

@@ -101,7 +101,7 @@ func bulkProgress(cmd *cobra.Command) bulk.Progress {
 		Start: func(int, int, bulk.Step) { started = time.Now() },
 		End: func(i, n int, s bulk.Step, r *result.BulkRecord) {
 			line := fmt.Sprintf("[%d/%d] %-11s size=%-7s chunk=%-6s streams=%d", i+1, n, s.Transport,
-				bulk.FormatBytes(s.Size), bulk.FormatBytes(int64(s.Chunk)), s.Streams)
+				result.FormatBytes(s.Size), result.FormatBytes(int64(s.Chunk)), s.Streams)
 			if r.Status == result.StatusOK {
 				line += fmt.Sprintf("  %8.0f MB/s", r.ThroughputBytesPerS/1e6)
 			} else {

@@ -1,0 +1,65 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package result
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/rpclab/rpclab/docs"
+)
+
+func TestFormatBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   int64
+		want string
+	}{
+		{0, "0B"},
+		{1000, "1000B"},
+		{1023, "1023B"},
+		{1 << 10, "1KiB"},
+		{64 << 10, "64KiB"},
+		{1536, "1536B"},
+		{3 << 19, "1536KiB"},
+		{1 << 20, "1MiB"},
+		{1 << 30, "1GiB"},
+		{4 << 40, "4TiB"},
+		{1 << 50, "1024TiB"},
+	} {
+		if got := FormatBytes(tc.in); got != tc.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestTransportsMatchSchemas: the transport names a record may carry are
+// the schema's enum, in the same order.
+func TestTransportsMatchSchemas(t *testing.T) {
+	var bulk struct {
+		Properties struct {
+			Spec struct {
+				Properties struct {
+					Transport struct{ Enum []string } `json:"transport"`
+				} `json:"properties"`
+			} `json:"spec"`
+		} `json:"properties"`
+	}
+	var flow struct {
+		Properties struct {
+			Transport struct{ Enum []string } `json:"transport"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(docs.BulkSchema, &bulk); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(docs.FlowSchema, &flow); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := BulkTransports, bulk.Properties.Spec.Properties.Transport.Enum; !slices.Equal(got, want) {
+		t.Errorf("BulkTransports = %v, want docs/bulk.schema.json's %v", got, want)
+	}
+	if got, want := FlowTransports, flow.Properties.Transport.Enum; !slices.Equal(got, want) {
+		t.Errorf("FlowTransports = %v, want docs/flow.schema.json's %v", got, want)
+	}
+}
