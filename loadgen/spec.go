@@ -12,7 +12,6 @@
 package loadgen
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -91,18 +90,9 @@ func ConnModeOf(s result.Spec) ConnMode {
 	return m
 }
 
-// String gives the --conn syntax back; it is the one formatter of a layout
-// (a record's layout: ConnModeOf(rec.Spec).String()).
-func (m ConnMode) String() string {
-	switch {
-	case m.Kind != Pooled:
-		return string(m.Kind)
-	case m.Pick == pool.RoundRobin:
-		return fmt.Sprintf("pool:%d", m.N)
-	default:
-		return fmt.Sprintf("pool:%d:%s", m.N, m.Pick)
-	}
-}
+// String gives the --conn syntax back through result.ConnLabel, the one
+// formatter of a layout, which labels records too (Spec.ConnLabel).
+func (m ConnMode) String() string { return result.ConnLabel(string(m.Kind), m.N, m.PickName()) }
 
 // PickName is the record's spec.pick: the policy of a pool, "" otherwise.
 func (m ConnMode) PickName() string {

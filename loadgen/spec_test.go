@@ -191,3 +191,23 @@ func FuzzParseConnMode(f *testing.F) {
 		}
 	})
 }
+
+// TestConnModeStringIsTheRecordsLabel: a layout prints as --conn spells it,
+// and the record of a step in that layout is labelled the same (one
+// formatter, result.ConnLabel, for both).
+func TestConnModeStringIsTheRecordsLabel(t *testing.T) {
+	spec := &Spec{Target: "127.0.0.1:1", PayloadBytes: 1}
+	for _, want := range []string{"shared", "per-worker", "pool:4", "pool:2:least-loaded"} {
+		m, err := ParseConnMode(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.String(); got != want {
+			t.Errorf("ParseConnMode(%q).String() = %q, want %q", want, got, want)
+		}
+		rec := newRecord(spec, Step{Conn: m, RPC: Unary, Inflight: 8}, Options{})
+		if got := rec.Spec.ConnLabel(); got != want {
+			t.Errorf("the record of a %s step is labelled %q, want %q", want, got, want)
+		}
+	}
+}

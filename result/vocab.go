@@ -63,3 +63,23 @@ func FormatBytes(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + "B"
 }
+
+// ConnLabel names a connection layout as rpclab's --conn spells it:
+// "shared", "per-worker", "pool:4", "pool:4:least-loaded"; a pool's
+// round-robin pick (or none given) is the default and is not written. It
+// is the one formatter of a layout: loadgen's ConnMode.String and every
+// report's label of a record (Spec.ConnLabel) both print through it.
+func ConnLabel(mode string, conns int, pick string) string {
+	switch {
+	case mode != "pool":
+		return mode
+	case pick == "" || pick == "round-robin":
+		return "pool:" + strconv.Itoa(conns)
+	default:
+		return "pool:" + strconv.Itoa(conns) + ":" + pick
+	}
+}
+
+// ConnLabel names the step's connection layout as --conn spells it, from
+// its conn_mode, conns_requested and pick (see the function ConnLabel).
+func (s *Spec) ConnLabel() string { return ConnLabel(s.ConnMode, s.ConnsRequested, s.Pick) }

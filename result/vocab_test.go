@@ -63,3 +63,27 @@ func TestTransportsMatchSchemas(t *testing.T) {
 		t.Errorf("FlowTransports = %v, want docs/flow.schema.json's %v", got, want)
 	}
 }
+
+func TestConnLabel(t *testing.T) {
+	for _, tc := range []struct {
+		mode  string
+		conns int
+		pick  string
+		want  string
+	}{
+		{"shared", 1, "", "shared"},
+		{"per-worker", 8, "", "per-worker"},
+		{"channel-per-worker", 8, "", "channel-per-worker"},
+		{"pool", 4, "", "pool:4"},
+		{"pool", 4, "round-robin", "pool:4"},
+		{"pool", 2, "least-loaded", "pool:2:least-loaded"},
+	} {
+		if got := ConnLabel(tc.mode, tc.conns, tc.pick); got != tc.want {
+			t.Errorf("ConnLabel(%q, %d, %q) = %q, want %q", tc.mode, tc.conns, tc.pick, got, tc.want)
+		}
+		s := Spec{ConnMode: tc.mode, ConnsRequested: tc.conns, Pick: tc.pick}
+		if got := s.ConnLabel(); got != tc.want {
+			t.Errorf("Spec%+v.ConnLabel() = %q, want %q", s, got, tc.want)
+		}
+	}
+}

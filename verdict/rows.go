@@ -3,7 +3,6 @@
 package verdict
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -11,17 +10,9 @@ import (
 )
 
 // ConnLabel names a record's connection layout as --conn spells it
-// ("shared", "per-worker", "pool:4", "pool:4:least-loaded"), from the
-// record's own spec strings.
-func ConnLabel(r *result.Record) string {
-	if r.Spec.ConnMode != "pool" {
-		return r.Spec.ConnMode
-	}
-	if r.Spec.Pick == "" || r.Spec.Pick == "round-robin" {
-		return fmt.Sprintf("pool:%d", r.Spec.ConnsRequested)
-	}
-	return fmt.Sprintf("pool:%d:%s", r.Spec.ConnsRequested, r.Spec.Pick)
-}
+// ("shared", "per-worker", "pool:4", "pool:4:least-loaded"): result's one
+// formatter, which loadgen's ConnMode.String uses too.
+func ConnLabel(r *result.Record) string { return r.Spec.ConnLabel() }
 
 // TargetLabel names what a record measured against. A server that rpclab
 // started itself listens on a random loopback port each run, so its records
