@@ -6,11 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 	"time"
-
-	"google.golang.org/grpc"
 
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/netem"
@@ -214,29 +210,19 @@ func (r *runner) serverErr() error {
 	return r.s.ServerErr()
 }
 
-// unmeasured is the failed record of a step that measured nothing.
+// unmeasured is the failed record of a step that measured nothing:
+// loadgen's record of the step, in c's load model, and for another
+// language's client with only its language (the client's gRPC and runtime
+// are its own to tell).
 func unmeasured(spec *loadgen.Spec, st loadgen.Step, c Client, cpus []int) *result.Record {
-	host, _ := os.Hostname()
-	model := c.LoadModel
-	if model == "" {
-		model = "closed"
+	rec := loadgen.NewRecord(spec, st, loadgen.Options{ClientCPUs: cpus})
+	rec.Status = result.StatusFailed
+	if c.LoadModel != "" {
+		rec.Spec.LoadModel = c.LoadModel
 	}
-	rec := &result.Record{
-		SchemaVersion: result.SchemaVersion,
-		Kind:          "ping",
-		Status:        result.StatusFailed,
-		StartedAt:     time.Now().UTC(),
-		Spec: result.Spec{
-			Target: spec.Target, RPC: st.RPC, ConnMode: string(st.Conn.Kind), ConnsRequested: st.Conn.Conns(st.Inflight),
-			Pick: st.Conn.PickName(), Inflight: st.Inflight, PayloadBytes: spec.PayloadBytes,
-			WarmupNS: int64(spec.Warmup), IntervalNS: int64(spec.Interval), LoadModel: model, Server: spec.Server,
-		},
-		Env:           result.Env{Language: c.Name, HostCPUs: runtime.NumCPU(), ClientCPUs: cpus, Hostname: host, OS: runtime.GOOS},
-		Errors:        map[string]int64{},
-		ConnsObserved: -1,
-	}
-	if c.Name == "go" {
-		rec.Env.GRPCImpl, rec.Env.GRPCVersion, rec.Env.RuntimeVersion = "grpc-go", grpc.Version, runtime.Version()
+	if c.Name != "go" {
+		rec.Env.Language = c.Name
+		rec.Env.GRPCImpl, rec.Env.GRPCVersion, rec.Env.RuntimeVersion = "", "", ""
 	}
 	return rec
 }

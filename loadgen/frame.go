@@ -84,7 +84,7 @@ func (f *frame) serverCPU(elapsed time.Duration, requests int64) *result.ServerC
 // when the target could not be reached); the frame is then closed. err is
 // ctx's error when ctx ended first; there is no frame then.
 func openFrame(ctx context.Context, spec *Spec, step Step, o Options) (f *frame, cause, err error) {
-	f = &frame{spec: spec, step: step, rec: newRecord(spec, step, o)}
+	f = &frame{spec: spec, step: step, rec: NewRecord(spec, step, o)}
 	if cause := checkFDs(step.Conn.Conns(step.Inflight)); cause != nil {
 		return f.fail(cause), cause, nil
 	}
@@ -236,7 +236,13 @@ func openLayout(target string, step Step, dial []grpc.DialOption) ([]*pool.Pool,
 	return pools, nil
 }
 
-func newRecord(spec *Spec, step Step, o Options) *result.Record {
+// NewRecord is the record of a step before it runs: the step's spec (a
+// closed-loop one; the open loop adds its settings), this process's
+// environment as a Go client, status ok and nothing counted. It is the one
+// builder of a ping record: every step's frame starts from it, and so does
+// the record a session keeps for a step cut off before it measured
+// anything (lab).
+func NewRecord(spec *Spec, step Step, o Options) *result.Record {
 	host, _ := os.Hostname()
 	return &result.Record{
 		SchemaVersion: result.SchemaVersion,

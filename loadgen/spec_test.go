@@ -205,7 +205,7 @@ func TestConnModeStringIsTheRecordsLabel(t *testing.T) {
 		if got := m.String(); got != want {
 			t.Errorf("ParseConnMode(%q).String() = %q, want %q", want, got, want)
 		}
-		rec := newRecord(spec, Step{Conn: m, RPC: Unary, Inflight: 8}, Options{})
+		rec := NewRecord(spec, Step{Conn: m, RPC: Unary, Inflight: 8}, Options{})
 		if got := rec.Spec.ConnLabel(); got != want {
 			t.Errorf("the record of a %s step is labelled %q, want %q", want, got, want)
 		}

@@ -32,7 +32,7 @@ func Sweep(ctx context.Context, spec *Spec, o Options, sink func(*result.Record)
 		prog.Started(i, len(steps), st)
 		var rec *result.Record
 		if unreachable != "" {
-			rec = failed(newRecord(spec, st, o), fmt.Errorf("%w: not run: %s", ErrUnreachable, unreachable))
+			rec = failed(NewRecord(spec, st, o), fmt.Errorf("%w: not run: %s", ErrUnreachable, unreachable))
 		} else {
 			var cause, err error
 			rec, cause, err = runClosed(ctx, spec, st, Capped{}, o)
