@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,7 +83,11 @@ func TestEveryTransportMoves64MiBIntact(t *testing.T) {
 		Chunks: []int{64 << 10}, Warmup: 0}
 	var got []result.BulkRecord
 	var jsonl bytes.Buffer
-	err := bulk.Run(ctx, spec, bulk.Options{}, func(r *result.BulkRecord) error {
+	var events []string
+	prog := func(e bulk.Event) {
+		events = append(events, fmt.Sprintf("%d %d/%d %s %v", e.Kind, e.I, e.N, e.Step.Transport, e.Record != nil))
+	}
+	err := bulk.Run(ctx, spec, bulk.Options{Progress: prog}, func(r *result.BulkRecord) error {
 		got = append(got, *r)
 		return result.NewWriter(&jsonl).Write(r)
 	})
@@ -91,6 +96,14 @@ func TestEveryTransportMoves64MiBIntact(t *testing.T) {
 	}
 	if len(got) != len(bulk.Transports) {
 		t.Fatalf("got %d records, want %d", len(got), len(bulk.Transports))
+	}
+	var want []string
+	for i, tr := range bulk.Transports {
+		n := len(bulk.Transports)
+		want = append(want, fmt.Sprintf("%d %d/%d %s false", bulk.StepStarted, i, n, tr), fmt.Sprintf("%d %d/%d %s true", bulk.StepEnded, i, n, tr))
+	}
+	if !slices.Equal(events, want) {
+		t.Errorf("progress: got %q, want %q", events, want)
 	}
 	for i, r := range got {
 		if r.Spec.Transport != bulk.Transports[i] || r.Status != result.StatusOK || r.Requests != 1 || r.Bytes != 64<<20 {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/progress"
 	"github.com/rpclab/rpclab/proto/bulkpb"
 	"github.com/rpclab/rpclab/result"
 )
@@ -154,7 +155,7 @@ func (s *Spec) Steps() []Step {
 type Options struct {
 	// ClientCPUs lists the CPUs this process is pinned to (for the record).
 	ClientCPUs []int
-	// Progress is told about each step (may be zero).
+	// Progress is told about each step (may be nil).
 	Progress Progress
 	// Via, when set, is called once per run for each listener the
 	// transports use ("grpc": the main port, for grpc and the sidechannel's
@@ -167,11 +168,21 @@ type Options struct {
 	Netem *result.NetemSpec
 }
 
-// Progress is told when each step starts and ends.
-type Progress struct {
-	Start func(i, n int, s Step)
-	End   func(i, n int, s Step, r *result.BulkRecord)
-}
+// Progress is told when each step starts and ends (before its record goes
+// to the sink); a nil Progress is told nothing. It is bulk's name for the
+// one progress shape (package internal/progress), as loadgen.Progress is
+// the load generator's.
+type Progress = progress.Func[Step, result.BulkRecord]
+
+// Event is one moment of a run: step I (from 0) of N started or ended.
+type Event = progress.Event[Step, result.BulkRecord]
+
+const (
+	// StepStarted: the step is about to run (Record is nil).
+	StepStarted = progress.Started
+	// StepEnded: the step ran; Record is its record.
+	StepEnded = progress.Ended
+)
 
 // Run runs every step of spec against spec.Target and hands each record to
 // sink. It stops at the first failed step (after sinking its record, marked
@@ -209,13 +220,9 @@ func Run(ctx context.Context, spec *Spec, o Options, sink func(*result.BulkRecor
 	}
 	steps := spec.Steps()
 	for i, st := range steps {
-		if o.Progress.Start != nil {
-			o.Progress.Start(i, len(steps), st)
-		}
+		o.Progress.Started(i, len(steps), st)
 		rec := runStep(ctx, spec, o, ctl, ep, st)
-		if o.Progress.End != nil {
-			o.Progress.End(i, len(steps), st, rec)
-		}
+		o.Progress.Ended(i, len(steps), st, rec)
 		if err := sink(rec); err != nil {
 			return err
 		}

@@ -25,6 +25,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/progress"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
 )
@@ -44,6 +45,21 @@ var Transports = result.FlowTransports
 // FirstRPCs is how many RPCs a record lists one by one in the table; the
 // steady state is the median of those after them (result.FlowFirstRPCs).
 const FirstRPCs = result.FlowFirstRPCs
+
+// Progress is told as each cell starts and ends; a nil Progress is told
+// nothing. It is flow's name for the one progress shape (package
+// internal/progress), as loadgen.Progress is the load generator's.
+type Progress = progress.Func[Cell, result.FlowRecord]
+
+// Event is one moment of a run: cell I (from 0) of N started or ended.
+type Event = progress.Event[Cell, result.FlowRecord]
+
+const (
+	// CellStarted: the cell is about to run (Record is nil).
+	CellStarted = progress.Started
+	// CellEnded: the cell ran and its record went to the sink.
+	CellEnded = progress.Ended
+)
 
 // MaxPayload bounds one request.
 const MaxPayload = 1 << 30
@@ -175,10 +191,11 @@ func (s *Spec) Cells() []Cell {
 }
 
 // Run runs every cell of s and hands each record to sink as soon as it is
-// measured. progress, if not nil, is told before each cell. Run returns
+// measured. progress, if not nil, is told as each cell starts and ends
+// (after its record went to the sink). Run returns
 // ctx's error if it was stopped, or sink's first error; failed cells are
 // records, not errors.
-func Run(ctx context.Context, s *Spec, sink func(*result.FlowRecord) error, progress func(i, n int, c Cell)) error {
+func Run(ctx context.Context, s *Spec, sink func(*result.FlowRecord) error, progress Progress) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
@@ -200,9 +217,7 @@ func Run(ctx context.Context, s *Spec, sink func(*result.FlowRecord) error, prog
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if progress != nil {
-			progress(i, len(cells), c)
-		}
+		progress.Started(i, len(cells), c)
 		rec := runCell(ctx, s, srv, c, payload[:c.Payload])
 		if ctx.Err() != nil && rec.Status != result.StatusOK {
 			// Stopped inside the cell: what was measured is kept, marked.
@@ -211,6 +226,7 @@ func Run(ctx context.Context, s *Spec, sink func(*result.FlowRecord) error, prog
 		if err := sink(rec); err != nil {
 			return err
 		}
+		progress.Ended(i, len(cells), c, rec)
 		if err := ctx.Err(); err != nil {
 			return err
 		}

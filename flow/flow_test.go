@@ -4,6 +4,7 @@ package flow
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +33,24 @@ func TestRunAllTransports(t *testing.T) {
 	s := smallSpec()
 	var recs []*result.FlowRecord
 	var seen []Cell
+	var ended []*result.FlowRecord
 	err := Run(ctx, s, func(r *result.FlowRecord) error { recs = append(recs, r); return nil },
-		func(i, n int, c Cell) { seen = append(seen, c) })
+		func(e Event) {
+			switch e.Kind {
+			case CellStarted:
+				seen = append(seen, e.Step)
+			case CellEnded:
+				ended = append(ended, e.Record)
+			}
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := len(recs), len(s.Cells()); got != want || len(seen) != want {
 		t.Fatalf("got %d records, %d progress calls; want %d", got, len(seen), want)
+	}
+	if !slices.Equal(ended, recs) {
+		t.Errorf("got ends with records %v, want each record sunk, in order (%v)", ended, recs)
 	}
 	for _, r := range recs {
 		name := r.Transport + "/" + time.Duration(r.RTTNS).String()

@@ -135,7 +135,11 @@ func TestRunKeepsTheInterruptedCell(t *testing.T) {
 		return nil
 	}
 	// Stop once the cell has run a while (each RPC takes ~160 ms at 10 ms RTT).
-	progress := func(int, int, Cell) { time.AfterFunc(700*time.Millisecond, stop) }
+	progress := func(e Event) {
+		if e.Kind == CellStarted {
+			time.AfterFunc(700*time.Millisecond, stop)
+		}
+	}
 	start := time.Now()
 	err := Run(rctx, s, sink, progress)
 	if err == nil || rctx.Err() == nil {

@@ -3,9 +3,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,9 +59,18 @@ func TestBulkEndToEnd(t *testing.T) {
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "bulk.jsonl")
 	cmd := rpclabCmd(ctx, "bulk", "--size", "8MiB", "--chunk", "64KiB,1MiB", "--warmup", "0", "--out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("rpclab bulk: %v\n%s", err, stdout)
+		t.Fatalf("rpclab bulk: %v\n%s\n%s", err, stdout, stderr.String())
+	}
+	// A progress line per step, as it ends: its place, settings, throughput and time.
+	n := 2 * len(bulk.Transports)
+	lines := regexp.MustCompile(fmt.Sprintf(`(?m)^\[(\d+)/%d\] (\S+) +size=8MiB +chunk=(64KiB|1MiB) +streams=1 +\d+ MB/s  \(\d+\.\ds\)$`, n)).
+		FindAllStringSubmatch(stderr.String(), -1)
+	if len(lines) != n || lines[0][1] != "1" || lines[0][2] != bulk.Transports[0] || lines[n-1][1] != strconv.Itoa(n) {
+		t.Errorf("got %d progress lines, want %d, [1/%d] %s first:\n%s", len(lines), n, n, bulk.Transports[0], stderr.String())
 	}
 	f, err := os.Open(out)
 	if err != nil {

@@ -97,17 +97,19 @@ func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlag
 func bulkProgress(cmd *cobra.Command) bulk.Progress {
 	stderr := cmd.ErrOrStderr()
 	var started time.Time
-	return bulk.Progress{
-		Start: func(int, int, bulk.Step) { started = time.Now() },
-		End: func(i, n int, s bulk.Step, r *result.BulkRecord) {
-			line := fmt.Sprintf("[%d/%d] %-11s size=%-7s chunk=%-6s streams=%d", i+1, n, s.Transport,
-				result.FormatBytes(s.Size), result.FormatBytes(int64(s.Chunk)), s.Streams)
-			if r.Status == result.StatusOK {
-				line += fmt.Sprintf("  %8.0f MB/s", r.ThroughputBytesPerS/1e6)
-			} else {
-				line += " " + statusText(r.Status, r.Error)
-			}
-			fmt.Fprintf(stderr, "%s  (%.1fs)\n", line, time.Since(started).Seconds())
-		},
+	return func(e bulk.Event) {
+		if e.Kind == bulk.StepStarted {
+			started = time.Now()
+			return
+		}
+		s, r := e.Step, e.Record
+		line := fmt.Sprintf("[%d/%d] %-11s size=%-7s chunk=%-6s streams=%d", e.I+1, e.N, s.Transport,
+			result.FormatBytes(s.Size), result.FormatBytes(int64(s.Chunk)), s.Streams)
+		if r.Status == result.StatusOK {
+			line += fmt.Sprintf("  %8.0f MB/s", r.ThroughputBytesPerS/1e6)
+		} else {
+			line += " " + statusText(r.Status, r.Error)
+		}
+		fmt.Fprintf(stderr, "%s  (%.1fs)\n", line, time.Since(started).Seconds())
 	}
 }

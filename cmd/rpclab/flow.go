@@ -154,8 +154,10 @@ func runFlow(cmd *cobra.Command, spec *flow.Spec, out, dir string) error {
 		}
 		return nil
 	}
-	progress := func(i, n int, c flow.Cell) {
-		fmt.Fprintf(stderr, "[%d/%d] RTT %v, %s, %s\n", i+1, n, c.RTT, report.PayloadLabel(c.Payload), c.Transport)
+	progress := func(e flow.Event) {
+		if e.Kind == flow.CellStarted {
+			fmt.Fprintf(stderr, "[%d/%d] RTT %v, %s, %s\n", e.I+1, e.N, e.Step.RTT, report.PayloadLabel(e.Step.Payload), e.Step.Transport)
+		}
 	}
 	err := flow.Run(ctx, spec, sink, progress)
 	if len(recs) > 0 {

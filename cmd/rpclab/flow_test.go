@@ -3,8 +3,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -53,6 +55,13 @@ func TestFlowEndToEnd(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
+	}
+	// A line as each cell starts, then one as its record comes.
+	n := 2 * len(flow.Transports)
+	starts := regexp.MustCompile(fmt.Sprintf(`(?m)^\[\d+/%d\] RTT (0s|2ms), 100KB, \S+$`, n)).FindAllString(stderr, -1)
+	ends := regexp.MustCompile(`(?m)^  \S+ +first +[\d.]+ ms  steady +[\d.]+ ms  \(2 RPCs, ok\)$`).FindAllString(stderr, -1)
+	if len(starts) != n || len(ends) != n || starts[0] != fmt.Sprintf("[1/%d] RTT 0s, 100KB, grpc-dynamic", n) {
+		t.Errorf("got %d cell lines and %d record lines, want %d each, [1/%d] RTT 0s, 100KB, grpc-dynamic first:\n%s", len(starts), len(ends), n, n, stderr)
 	}
 	f, err := os.Open(out)
 	if err != nil {
