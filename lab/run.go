@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/netem"
@@ -165,18 +164,7 @@ func (r *runner) sink(rec *result.Record) error {
 	if r.s.Server != "" { // other languages' clients do not know who started the server
 		rec.Spec.Server = r.s.Server
 	}
-	serr := r.serverErr()
-	if serr == nil && rec.Status == result.StatusFailed && r.s.child != nil && r.ctx.Err() == nil {
-		// loadgen names a refused or reset connection at once, which can
-		// beat the news of the child's death: give it a moment.
-		t := time.NewTimer(250 * time.Millisecond)
-		select {
-		case <-r.s.child.Done():
-		case <-t.C:
-		}
-		t.Stop()
-		serr = r.serverErr()
-	}
+	serr := r.s.death(r.ctx, rec.Status == result.StatusFailed)
 	if serr != nil {
 		rec.Status = result.StatusFailed
 		rec.Error = serr.Error()
@@ -203,12 +191,7 @@ func (r *runner) sink(rec *result.Record) error {
 
 // serverErr is the session's ServerErr while the caller's context runs:
 // a server stopped because the caller was interrupted did not die.
-func (r *runner) serverErr() error {
-	if r.ctx.Err() != nil {
-		return nil
-	}
-	return r.s.ServerErr()
-}
+func (r *runner) serverErr() error { return r.s.death(r.ctx, false) }
 
 // unmeasured is the failed record of a step that measured nothing:
 // loadgen's record of the step, in c's load model, and for another

@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/result"
@@ -148,6 +149,30 @@ func (s *Session) ServerErr() error {
 		err = fmt.Errorf("%w; its stderr: %s", err, e)
 	}
 	return err
+}
+
+// deathGrace is how long a failed record waits for news of the child
+// server's death: loadgen names a refused or reset connection at once,
+// which can beat the news.
+const deathGrace = 250 * time.Millisecond
+
+// death is ServerErr while ctx runs (a server stopped because the caller
+// was interrupted did not die, so it is nil once ctx ended). For a record
+// that failed (failed true) it first waits up to deathGrace for the
+// child's exit, so the record names the death rather than its symptom.
+func (s *Session) death(ctx context.Context, failed bool) error {
+	if failed && s.child != nil && s.ServerErr() == nil && ctx.Err() == nil {
+		t := time.NewTimer(deathGrace)
+		select {
+		case <-s.child.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return s.ServerErr()
 }
 
 // Watch returns a context that is cancelled, with ServerErr as its cause,

@@ -22,8 +22,8 @@ import (
 
 const defaultTestTimeout = time.Minute
 
-// The test binary doubles as a ping server: with this variable set it
-// serves on a free loopback port, as "rpclab serve" does.
+// The test binary doubles as a ping and bulk server: with this variable set
+// it serves on a free loopback port, as "rpclab serve" does.
 const asServer = "LAB_TEST_AS_SERVER"
 
 func TestMain(m *testing.M) {
@@ -35,8 +35,13 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+		b, err := server.StartBulk(ctx, "127.0.0.1")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		fmt.Printf("%s%s\n", server.ListeningPrefix, lis.Addr())
-		if err := server.Serve(ctx, lis, server.Options{}); err != nil {
+		if err := server.Serve(ctx, lis, server.Options{Bulk: b}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -21,11 +20,9 @@ type bulkOutputs struct {
 	force       bool
 }
 
-// runBulk runs the bulk study in a lab.Session: the outputs are checked
-// first, then the child server (without --target) and a netem proxy in
-// front of each listener (with --delay and the like) are started. A step
-// the child server died in is kept as failed, and the error names the
-// server's exit status.
+// runBulk runs the bulk study in a lab.Session (RunBulk): the outputs are
+// checked first, then the child server (without --target) is started, and
+// a netem proxy in front of each listener (with --delay and the like).
 func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlags, noPin bool) (recs []result.BulkRecord, err error) {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
@@ -58,39 +55,7 @@ func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlag
 	if err := s.Start(ctx); err != nil {
 		return nil, err
 	}
-	spec.Target, spec.Server = s.Target, s.Server
-	o := bulk.Options{ClientCPUs: s.ClientCPUs, Progress: bulkProgress(cmd)}
-	if withNetem {
-		o.Via = func(ctx context.Context, _, addr string) (string, error) {
-			p, err := s.Proxy(ctx, addr)
-			if err != nil {
-				return "", err
-			}
-			return p.Addr, nil
-		}
-		o.Netem = lab.NetemSpec(network, spec.Target)
-	}
-	wctx, stop := s.Watch(ctx)
-	defer stop()
-	jsonl := s.File("--out")
-	sink := func(r *result.BulkRecord) error {
-		serr := s.ServerErr()
-		if serr != nil && ctx.Err() == nil {
-			r.Status, r.Error = result.StatusFailed, serr.Error()
-		}
-		recs = append(recs, *r)
-		if jsonl != nil {
-			if err := result.NewWriter(jsonl).Write(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	err = bulk.Run(wctx, spec, o, sink)
-	if serr := s.ServerErr(); serr != nil && ctx.Err() == nil {
-		return recs, serr
-	}
-	return recs, err
+	return s.RunBulk(ctx, spec, bulk.Options{Progress: bulkProgress(cmd)})
 }
 
 // bulkProgress prints a line per bulk step.
