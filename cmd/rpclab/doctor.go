@@ -21,9 +21,8 @@ import (
 // doctorCmdFlags are doctor's flags.
 type doctorCmdFlags struct {
 	o     doctor.Options
-	of    openFlags
+	call  callFlags
 	out   string
-	call  string
 	force bool
 }
 
@@ -47,7 +46,7 @@ given to --out is kept unless --force.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDoctor(cmd, &df) },
 	}
-	o, of := &df.o, &df.of
+	o := &df.o
 	f := cmd.Flags()
 	f.StringVar(&o.Target, "target", "", "host:port of the service to study")
 	f.DurationVar(&o.Budget, "budget", o.Budget, "about how long the study takes")
@@ -57,17 +56,7 @@ given to --out is kept unless --force.`,
 	f.DurationVar(&o.DialTimeout, "dial-timeout", o.DialTimeout, "how long a step waits for its connections")
 	f.StringVarP(&df.out, "out", "o", "", "write the steps' result records (JSON Lines) to this file")
 	f.BoolVar(&df.force, "force", false, "overwrite an existing --out records file")
-	f.StringVar(&df.call, "call", "", "method to call instead of the ping, as package.Service/Method")
-	f.StringVar(&of.data, "data", "", "request of --call as JSON")
-	f.StringVar(&of.dataFile, "data-file", "", "read the --call request JSON from this file")
-	f.StringVar(&of.protoset, "protoset", "", "FileDescriptorSet defining --call, for servers without reflection")
-	f.StringSliceVar(&of.protos, "proto", nil, ".proto files defining --call, for servers without reflection")
-	f.StringSliceVar(&of.importPaths, "import-path", nil, "import paths of --proto")
-	f.BoolVar(&of.conn.TLS, "tls", false, "connect with TLS")
-	f.StringVar(&of.conn.CACert, "cacert", "", "PEM file of CA certificates to trust (with --tls)")
-	f.BoolVar(&of.conn.InsecureSkipVerify, "insecure-skip-verify", false, "with --tls, accept any server certificate")
-	f.StringVar(&of.conn.Authority, "authority", "", ":authority header, and the name the certificate must carry")
-	f.StringArrayVar(&of.conn.Headers, "header", nil, "metadata key=value sent with every call (repeatable)")
+	df.call.register(f, "method to call instead of the ping, as package.Service/Method")
 	return cmd
 }
 
@@ -86,18 +75,17 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	if err := lab.CheckOutputs(nil, df.force, lab.Output{Name: "--out", Path: df.out, Keep: true}); err != nil {
 		return usageError{err}
 	}
-	dial, err := df.of.conn.DialOptions()
+	dial, err := df.call.conn.DialOptions()
 	if err != nil {
 		return usageError{err}
 	}
 	o.Load.DialOptions = dial
-	if df.call != "" {
-		df.of.call = df.call
+	if df.call.call != "" {
 		spec := &loadgen.Spec{Target: o.Target, DialTimeout: o.DialTimeout}
 		if spec.DialTimeout == 0 {
 			spec.DialTimeout = 5 * time.Second
 		}
-		m, req, err := df.of.resolve(ctx, spec)
+		m, req, err := df.call.resolve(ctx, spec)
 		if err != nil {
 			return err
 		}

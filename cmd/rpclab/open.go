@@ -6,14 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
-	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
@@ -34,13 +30,7 @@ type openFlags struct {
 	pacing         string
 	maxOutstanding int
 	slo            string
-	call           string
-	data           string
-	dataFile       string
-	protoset       string
-	protos         []string
-	importPaths    []string
-	conn           anycall.Conn
+	callFlags
 }
 
 // callFlagNames are the flags that describe --call; openFlagNames every
@@ -56,17 +46,7 @@ func (of *openFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&of.arrival, "arrival", loadgen.Constant, "open loop: arrival process, constant or poisson")
 	f.StringVar(&of.pacing, "pacing", loadgen.PrecisePacing, "open loop: how the scheduler waits for each send: precise (a wait of 150 µs or more is a nanosleep, which ends within about 0.1 ms; shorter waits use a Go timer) or timer (Go's timers only: an idle client wakes up to about 1 ms late, which shows as schedule lag and in the latency)")
 	f.IntVar(&of.maxOutstanding, "max-outstanding", loadgen.DefaultMaxOutstanding, "open loop: most RPCs in flight, 1..100000; a send that finds this many waits, and the record counts it (max_outstanding_hits)")
-	f.StringVar(&of.call, "call", "", "open loop: call this method of the target instead of the ping, as package.Service/Method (found by server reflection, or --protoset)")
-	f.StringVar(&of.data, "data", "", "request of --call as JSON (protojson mapping of the input type; default {})")
-	f.StringVar(&of.dataFile, "data-file", "", "read the --call request JSON from this file")
-	f.StringVar(&of.protoset, "protoset", "", "FileDescriptorSet defining --call (protoc --include_imports --descriptor_set_out), for servers without reflection")
-	f.StringSliceVar(&of.protos, "proto", nil, ".proto files defining --call, compiled in process (no protoc needed), for servers without reflection")
-	f.StringSliceVar(&of.importPaths, "import-path", nil, "import paths of --proto (default: each file's own folder)")
-	f.BoolVar(&of.conn.TLS, "tls", false, "connect with TLS")
-	f.StringVar(&of.conn.CACert, "cacert", "", "PEM file of CA certificates to trust (with --tls; default the system roots)")
-	f.BoolVar(&of.conn.InsecureSkipVerify, "insecure-skip-verify", false, "with --tls, accept any server certificate")
-	f.StringVar(&of.conn.Authority, "authority", "", ":authority header, and the name the server certificate must carry")
-	f.StringArrayVar(&of.conn.Headers, "header", nil, "metadata key=value sent with every call (repeatable)")
+	of.callFlags.register(f, "open loop: call this method of the target instead of the ping, as package.Service/Method (found by server reflection, or --protoset)")
 	f.StringVar(&of.slo, "slo", "", "open loop: latency objective such as p99=1ms; each layout's rates stop at the first one missing it, and the highest sustained rate is printed")
 }
 
@@ -134,44 +114,4 @@ func (of *openFlags) sweep(ctx context.Context, spec *loadgen.Spec, open *loadge
 		open.Call, open.Request = m, req
 	}
 	return loadgen.SweepOpen(ctx, spec, *open, o, sink, prog)
-}
-
-// resolve finds --call (through --protoset, --proto or reflection) and
-// builds its request from --data or --data-file.
-func (of *openFlags) resolve(ctx context.Context, spec *loadgen.Spec) (*anycall.Method, proto.Message, error) {
-	var files *protoregistry.Files
-	var err error
-	switch {
-	case of.protoset != "":
-		if files, err = anycall.LoadProtoset(of.protoset); err != nil {
-			return nil, nil, usageError{err}
-		}
-	case len(of.protos) > 0:
-		if files, err = anycall.LoadProto(ctx, of.protos, of.importPaths); err != nil {
-			return nil, nil, usageError{err}
-		}
-	}
-	rctx, cancel := context.WithTimeout(ctx, spec.DialTimeout)
-	m, err := anycall.ResolveAt(rctx, spec.Target, of.conn, files, of.call)
-	cancel()
-	if err != nil {
-		if errors.Is(err, anycall.ErrUnknownMethod) {
-			return nil, nil, usageError{err}
-		}
-		return nil, nil, err
-	}
-	if of.data != "" && of.dataFile != "" {
-		return nil, nil, usageError{errors.New("--data and --data-file are exclusive")}
-	}
-	data := []byte(of.data)
-	if of.dataFile != "" {
-		if data, err = os.ReadFile(of.dataFile); err != nil {
-			return nil, nil, usageError{fmt.Errorf("--data-file: %w", err)}
-		}
-	}
-	req, err := m.Request(data)
-	if err != nil {
-		return nil, nil, usageError{err}
-	}
-	return m, req, nil
 }

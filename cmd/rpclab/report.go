@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -62,7 +63,7 @@ the file and line.`,
 				fmt.Fprintln(stderr, "rpclab: warning:", w)
 			}
 			if out != "" {
-				if err := writeHTMLResults(out, res, warnings); err != nil {
+				if err := writeHTML(out, func(w io.Writer) error { return report.HTMLResults(w, res, warnings) }); err != nil {
 					return err
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), "report written to", absPath(out))
@@ -89,23 +90,11 @@ the file and line.`,
 	return cmd
 }
 
-// writeHTMLReport renders the whole report before creating the file, so a
-// failed render leaves no half-written report behind.
-func writeHTMLReport(path string, runs []report.Run, notes []string) error {
+// writeHTML renders a whole report with render before creating the file,
+// so a failed render leaves no half-written report behind.
+func writeHTML(path string, render func(io.Writer) error) error {
 	var b bytes.Buffer
-	if err := report.HTML(&b, runs, notes); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	return nil
-}
-
-// writeHTMLResults is writeHTMLReport for records of every kind.
-func writeHTMLResults(path string, res *report.Results, notes []string) error {
-	var b bytes.Buffer
-	if err := report.HTMLResults(&b, res, notes); err != nil {
+	if err := render(&b); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -56,7 +57,7 @@ func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *load
 		return nil
 	}
 	runs := []report.Run{{Name: "rpclab " + cmd.Name(), Records: recs}} // demo, compare
-	if err := writeHTMLReport(sf.report, runs, nil); err != nil {
+	if err := writeHTML(sf.report, func(w io.Writer) error { return report.HTML(w, runs, nil) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "rpclab: report with charts written to %s\n", absPath(sf.report))
