@@ -176,7 +176,10 @@ var pidRe = regexp.MustCompile(`started server \S+ \(pid (\d+)\)`)
 // buffer until the command ends).
 func startSweep(t *testing.T, ctx context.Context, out string) (cmd *exec.Cmd, serverPid int, rest *bytes.Buffer, restDone chan struct{}) {
 	t.Helper()
-	cmd = rpclabCmd(ctx, "sweep", "--inflight", "1,2,4", "--conn", "shared", "--warmup", "0s", "--interval", "1s", "-o", out)
+	// A long dial timeout: on a loaded machine the pinned child server can
+	// take seconds to answer its first connection, and step 1 must be ok.
+	cmd = rpclabCmd(ctx, "sweep", "--inflight", "1,2,4", "--conn", "shared", "--warmup", "0s", "--interval", "1s",
+		"--dial-timeout", "30s", "-o", out)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
