@@ -3,6 +3,7 @@
 package lab
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestUnmeasuredIsLoadgensRecord(t *testing.T) {
 		{"go, no model", Client{Name: "go"}, func(*result.Record) {}},
 		{"go open", Client{Name: "go", LoadModel: "open"}, func(r *result.Record) { r.Spec.LoadModel = "open" }},
 		{"java", Client{Name: "java", LoadModel: "closed"}, func(r *result.Record) {
-			r.Env.Language, r.Env.GRPCImpl, r.Env.GRPCVersion, r.Env.RuntimeVersion = "java", "", "", ""
+			r.Env.Language, r.Env.GRPCImpl, r.Env.GRPCVersion, r.Env.RuntimeVersion = "java", UnknownImpl, "", ""
 		}},
 	}
 	for _, tc := range tests {
@@ -41,6 +42,12 @@ func TestUnmeasuredIsLoadgensRecord(t *testing.T) {
 			want := loadgen.NewRecord(spec, st, loadgen.Options{ClientCPUs: cpus})
 			want.Status = result.StatusFailed
 			tc.want(want)
+			// rpclab validate accepts what rpclab writes.
+			if b, err := json.Marshal(got); err != nil {
+				t.Fatal(err)
+			} else if err := result.Validate(b); err != nil {
+				t.Errorf("the record does not validate: %v", err)
+			}
 			if got.StartedAt.IsZero() {
 				t.Errorf("got no started_at")
 			}
