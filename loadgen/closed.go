@@ -184,6 +184,18 @@ type caller struct {
 	last int
 	// cut counts measured open-loop calls the drain cut off.
 	cut int64
+	// cell, when set, is where the closed loops record instead of rec (a
+	// Live run, snapshotted while it runs).
+	cell *liveCell
+}
+
+// record notes one RPC in the caller's recorder, or its Live cell.
+func (c *caller) record(d time.Duration, code codes.Code, err error) {
+	if c.cell != nil {
+		c.cell.record(d, code, err)
+		return
+	}
+	c.rec.RecordErr(d, code, err)
 }
 
 func (c *caller) invoke(ctx context.Context, cc grpc.ClientConnInterface) error {
@@ -249,7 +261,7 @@ func (c *caller) closedLoop(ctx context.Context, cc grpc.ClientConnInterface, ph
 			return
 		}
 		if ph == phaseMeasure && phase.Load() == phaseMeasure {
-			c.rec.RecordErr(time.Since(t0), status.Code(err), err)
+			c.record(time.Since(t0), status.Code(err), err)
 		}
 	}
 }
@@ -262,7 +274,7 @@ func (c *caller) streaming(ctx context.Context, cc grpc.ClientConnInterface, pha
 			return
 		}
 		if began == phaseMeasure && phase.Load() == phaseMeasure {
-			c.rec.RecordErr(d, status.Code(err), err)
+			c.record(d, status.Code(err), err)
 		}
 	}
 	for phase.Load() != phaseDone && ctx.Err() == nil {

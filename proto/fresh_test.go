@@ -26,7 +26,7 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("genproto.sh: %v\n%s", err, b)
 	}
-	for _, pkg := range []string{"benchpb", "bulkpb", "usagepb", "ydbpb"} {
+	for _, pkg := range []string{"benchpb", "bulkpb", "usagepb", "ydbpb", "workerpb"} {
 		files, _ := filepath.Glob(filepath.Join(out, "proto", pkg, "*.go"))
 		if len(files) == 0 {
 			t.Fatalf("nothing generated for %s", pkg)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the Go code in proto/benchpb, proto/bulkpb, proto/usagepb and proto/ydbpb from proto/.
+# Regenerates the Go code in proto/benchpb, proto/bulkpb, proto/usagepb, proto/ydbpb and proto/workerpb from proto/.
 # Needs protoc (Debian's protobuf-compiler); installs the Go plugins at the
 # versions pinned here into .tools/bin. With an argument, writes into that
 # folder instead of the tree: TestGeneratedCodeIsFresh does that and compares.
@@ -17,7 +17,7 @@ if ! "$tools/protoc-gen-go-grpc" --version 2>/dev/null | grep -q "${PROTOC_GEN_G
 fi
 command -v protoc >/dev/null || { echo "genproto: protoc not found: apt-get install protobuf-compiler" >&2; exit 1; }
 export PATH="$tools:$PATH"
-mkdir -p "$out/proto/benchpb" "$out/proto/bulkpb" "$out/proto/usagepb" "$out/proto/ydbpb"
+mkdir -p "$out/proto/benchpb" "$out/proto/bulkpb" "$out/proto/usagepb" "$out/proto/ydbpb" "$out/proto/workerpb"
 protoc -I "$root/proto" \
   --go_out="$out" --go_opt=module=github.com/rpclab/rpclab \
   --go-grpc_out="$out" --go-grpc_opt=module=github.com/rpclab/rpclab \

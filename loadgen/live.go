@@ -1,0 +1,208 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package loadgen
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/stats"
+)
+
+// Live is a run with no set length, for a worker whose driver decides when
+// to look (gRPC's benchmark protocol, whose marks come when the driver
+// wants): its callers keep going until Stop, and Snapshot merges what they
+// recorded so far. Each caller records into its own cell, with no lock.
+type Live struct {
+	target string
+	f      *frame
+	cells  []*liveCell
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+
+	mu     sync.Mutex // serialises Snapshot and Stop; the callers never take it
+	spares []*stats.Recorder
+	acc    *stats.Summary
+	since  time.Time
+}
+
+// LiveSnapshot is what a Live run measured since its start or last reset.
+type LiveSnapshot struct {
+	*stats.Summary
+	// Elapsed is the time since the start or the last reset.
+	Elapsed time.Duration
+	// Conns is the TCP connections the kernel held from this process to
+	// the target at the snapshot (-1: could not be counted).
+	Conns int
+}
+
+// StartLive opens step's layout to spec.Target, waits until it is ready
+// (at most spec.DialTimeout), and starts step.Inflight callers that run
+// until Stop or until ctx ends. With rate 0 each caller keeps one RPC in
+// flight (a closed loop, unary or streaming); with rate > 0 (unary only)
+// each caller sends at Poisson times of rate/step.Inflight per second, as
+// gRPC's own workers do: a reply later than the next send time delays that
+// send, and latency counts from the send. spec.Warmup and spec.Interval are
+// not used; spec.Conns, RPCs and Inflight are replaced by step's.
+func StartLive(ctx context.Context, spec *Spec, step Step, rate float64, o Options) (*Live, error) {
+	s := *spec
+	s.Conns, s.RPCs, s.Inflight, s.Interval = []ConnMode{step.Conn}, []string{step.RPC}, []int{step.Inflight}, time.Second
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if rate < 0 || (rate > 0 && step.RPC != Unary) {
+		return nil, usageErr(ErrRate, "%v RPCs per second for %s RPCs (a rate paces unary RPCs only)", rate, step.RPC)
+	}
+	f, cause, err := openFrame(ctx, &s, step, o)
+	if err != nil {
+		return nil, err
+	}
+	if cause != nil {
+		return nil, cause
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	l := &Live{target: s.Target, f: f, stop: stop, acc: stats.Merge(), since: time.Now()}
+	go func() { // ctx ending stops the run as Stop does
+		select {
+		case <-ctx.Done():
+		case <-runCtx.Done():
+		}
+		stop()
+	}()
+	p := pingOf(s.Service, make([]byte, s.PayloadBytes))
+	for i := 0; i < step.Inflight; i++ {
+		cell := &liveCell{}
+		cell.cur.Store(stats.NewRecorder())
+		l.cells = append(l.cells, cell)
+		l.spares = append(l.spares, stats.NewRecorder())
+		c := &caller{ping: p, resp: p.newResp(), timeout: s.RPCTimeout, cell: cell}
+		cc := f.conns[i%len(f.conns)]
+		var pacer Pacer
+		if rate > 0 {
+			pacer, _ = NewPacer(Poisson, rate/float64(step.Inflight), uint64(i)+1) // rate checked above
+		}
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			l.run(runCtx, c, cc, pacer, step.RPC)
+		}()
+	}
+	return l, nil
+}
+
+func (l *Live) run(ctx context.Context, c *caller, cc grpc.ClientConnInterface, p Pacer, rpc string) {
+	var phase atomic.Int32
+	phase.Store(phaseMeasure)
+	switch {
+	case p != nil:
+		c.paced(ctx, cc, p)
+	case rpc == Streaming:
+		c.streaming(ctx, cc, &phase)
+	default:
+		c.closedLoop(ctx, cc, &phase, 0)
+	}
+}
+
+// Snapshot merges what every caller recorded since the start or the last
+// reset; with reset, the next snapshot counts from now.
+func (l *Live) Snapshot(reset bool) LiveSnapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	olds := make([]*stats.Recorder, len(l.cells))
+	for i, c := range l.cells {
+		olds[i] = c.swap(l.spares[i])
+	}
+	addSummary(l.acc, stats.Merge(olds...))
+	for i, r := range olds {
+		r.Reset()
+		l.spares[i] = r
+	}
+	out := LiveSnapshot{Summary: stats.Merge(), Elapsed: now.Sub(l.since), Conns: -1}
+	addSummary(out.Summary, l.acc)
+	if n, err := procstat.ConnsTo(0, HostPort(l.target)); err == nil {
+		out.Conns = n
+	}
+	if reset {
+		l.acc, l.since = stats.Merge(), now
+	}
+	return out
+}
+
+// Stop ends the run: it cancels what is in flight (not recorded), waits for
+// every caller and closes the connections. It may be called more than once.
+func (l *Live) Stop() {
+	l.once.Do(func() {
+		l.stop()
+		l.wg.Wait()
+		l.f.close()
+	})
+}
+
+// addSummary adds s into acc.
+func addSummary(acc, s *stats.Summary) {
+	acc.Hist.Merge(s.Hist)
+	for i, n := range s.ByCode {
+		acc.ByCode[i] += n
+	}
+	acc.Clamped += s.Clamped
+}
+
+// liveCell is one caller's recorder, swapped out by Snapshot without a
+// lock: the caller raises busy around each Record, and Snapshot, having
+// swapped in a fresh recorder, waits until busy is down, after which no
+// Record can reach the old one (busy is raised before cur is loaded).
+type liveCell struct {
+	busy atomic.Int32
+	cur  atomic.Pointer[stats.Recorder]
+	_    [48]byte // keep neighbouring cells' counters off one cache line
+}
+
+func (c *liveCell) record(d time.Duration, code codes.Code, err error) {
+	c.busy.Store(1)
+	c.cur.Load().RecordErr(d, code, err)
+	c.busy.Store(0)
+}
+
+// swap puts fresh in place and returns the recorder it replaced, once no
+// Record is writing to it.
+func (c *liveCell) swap(fresh *stats.Recorder) *stats.Recorder {
+	old := c.cur.Swap(fresh)
+	for c.busy.Load() != 0 {
+		runtime.Gosched()
+	}
+	return old
+}
+
+// paced sends one RPC at each of p's times (counted from now), or as soon
+// as the previous one ends if that is later, until ctx ends.
+func (c *caller) paced(ctx context.Context, cc grpc.ClientConnInterface, p Pacer) {
+	start := time.Now()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		if w := time.Until(start.Add(p.Next())); w > 0 {
+			t.Reset(w)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		t0 := time.Now()
+		err := c.invokeBy(ctx, cc, c.deadline(t0))
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		c.record(time.Since(t0), status.Code(err), err)
+	}
+}

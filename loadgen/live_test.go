@@ -1,0 +1,142 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package loadgen
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/stats"
+)
+
+func newRec() *stats.Recorder { return stats.NewRecorder() }
+
+func merged(r *stats.Recorder) int64 { return stats.Merge(r).Total() }
+
+// countingServer is a ping server that counts the unary calls it answered.
+func countingServer(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	count := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		resp, err := h(ctx, req)
+		n.Add(1)
+		return resp, err
+	}
+	return startServer(t, server.New(server.Options{}, grpc.UnaryInterceptor(count))), &n
+}
+
+// waitRecorded snapshots l (without reset) until it has at least n RPCs.
+func waitRecorded(t *testing.T, ctx context.Context, l *Live, n int64) {
+	t.Helper()
+	for l.Snapshot(false).Total() < n {
+		if !sleepCtx(ctx, 5*time.Millisecond) {
+			t.Fatalf("fewer than %d RPCs recorded before the test timeout", n)
+		}
+	}
+}
+
+// TestLiveSnapshotsAndResets runs a Live closed loop against a real server:
+// snapshots without reset grow, a reset starts the count again, and the
+// snapshots between resets add up to what the server answered (less at
+// most the RPCs cut short by Stop, which are not recorded).
+func TestLiveSnapshotsAndResets(t *testing.T) {
+	ctx := testCtx(t)
+	target, served := countingServer(t)
+	spec := shortSpec(target)
+	step := Step{Conn: ConnMode{Kind: Pooled, N: 2, Pick: pool.RoundRobin}, RPC: Unary, Inflight: 4}
+	l, err := StartLive(ctx, spec, step, 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+	waitRecorded(t, ctx, l, 50)
+	a := l.Snapshot(false)
+	b := l.Snapshot(true)
+	if b.Total() < a.Total() || b.Elapsed < a.Elapsed {
+		t.Errorf("got a later snapshot with %d RPCs over %v, want at least the earlier one's %d over %v", b.Total(), b.Elapsed, a.Total(), a.Elapsed)
+	}
+	if runtime.GOOS == "linux" && b.Conns != 2 {
+		t.Errorf("got %d connections seen by the kernel, want 2 (pool:2)", b.Conns)
+	}
+	waitRecorded(t, ctx, l, 20)
+	l.Stop()
+	c := l.Snapshot(true)
+	if c.Total() >= b.Total()+c.Total() || c.Total() < 20 {
+		t.Errorf("got %d RPCs after the reset, want at least 20 and only those since the reset", c.Total())
+	}
+	got, want := b.Total()+c.Total(), served.Load()
+	if got > want || got < want-int64(step.Inflight) {
+		t.Errorf("got %d RPCs recorded, want the server's %d less at most %d cut short", got, want, step.Inflight)
+	}
+	for _, s := range []LiveSnapshot{a, b, c} {
+		if s.Hist.TotalCount() != s.OK() || s.OK() != s.Total() {
+			t.Errorf("got %d latencies for %d OK of %d RPCs, want all equal", s.Hist.TotalCount(), s.OK(), s.Total())
+		}
+	}
+	if d := l.Snapshot(false); d.Total() != 0 {
+		t.Errorf("got %d RPCs after Stop and a reset, want 0", d.Total())
+	}
+}
+
+// TestLivePoisson paces a Live run at a Poisson rate well below what the
+// server answers: the count over a known time stays near rate x time.
+func TestLivePoisson(t *testing.T) {
+	ctx := testCtx(t)
+	target, _ := countingServer(t)
+	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 2}
+	if _, err := StartLive(ctx, shortSpec(target), Step{Conn: step.Conn, RPC: Streaming, Inflight: 1}, 100, Options{}); err == nil {
+		t.Error("got no error for a rate on streaming RPCs, want one")
+	}
+	l, err := StartLive(ctx, shortSpec(target), step, 200, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+	sleepCtx(ctx, 500*time.Millisecond)
+	s := l.Snapshot(false)
+	// 200/s over the elapsed time; a Poisson count of ~100 is within 5 sigma
+	// of 50; a busy machine may send late, never early.
+	want := 200 * s.Elapsed.Seconds()
+	if got := float64(s.Total()); got > want+50 || got < want/4 {
+		t.Errorf("got %v RPCs in %v at 200/s, want about %.0f", got, s.Elapsed, want)
+	}
+}
+
+// TestLiveCellSwapLosesNothing records from one goroutine while another
+// swaps the cell's recorder: every record lands in exactly one recorder.
+func TestLiveCellSwapLosesNothing(t *testing.T) {
+	const n = 200000
+	var c liveCell
+	c.cur.Store(newRec())
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < n; i++ {
+			c.record(time.Microsecond, 0, nil)
+		}
+		close(done)
+	}()
+	var total int64
+	spare := newRec()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		old := c.swap(spare)
+		total += merged(old)
+		old.Reset()
+		spare = old
+	}
+	total += merged(c.swap(spare))
+	if total != n {
+		t.Errorf("got %d records across swaps, want %d", total, n)
+	}
+}
