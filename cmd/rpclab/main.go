@@ -89,7 +89,7 @@ Start with "rpclab demo".`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCmd(), newBulkCmd(), newSweepCmd(), newDemoCmd(), newValidateCmd(), newReportCmd(), newNetemCmd(), newFlowCmd(), newDoctorCmd(), newCompareCmd(), newImportCmd())
+	root.AddCommand(newServeCmd(), newBulkCmd(), newSweepCmd(), newDemoCmd(), newValidateCmd(), newReportCmd(), newNetemCmd(), newFlowCmd(), newDoctorCmd(), newCompareCmd(), newImportCmd(), newWorkerCmd())
 	usageArgs(root)
 	return root
 }

@@ -1,0 +1,13 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package worker
+
+import "errors"
+
+// ErrConfig marks a ClientConfig or ServerConfig this worker cannot run;
+// the message names the field. The driver receives it as InvalidArgument.
+var ErrConfig = errors.New("worker: config")
+
+// ErrBusy marks a RunClient or RunServer that arrived while another one of
+// the same kind was running: a worker runs one client and one server at a time.
+var ErrBusy = errors.New("worker: busy")

@@ -1,0 +1,81 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package worker
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	pb "github.com/rpclab/rpclab/proto/benchpb"
+)
+
+// Defaults of the driver's histogram geometry when histogram_params is
+// absent: gRPC's QPS driver's own (1% buckets, up to 60 s).
+const (
+	DefaultResolution  = 0.01
+	DefaultMaxPossible = 60e9
+)
+
+// maxBuckets bounds the driver's geometry (1% buckets up to 60 s are 2,495).
+const maxBuckets = 1 << 20
+
+// Geometry is the driver's bucket layout: bucket i holds values (in
+// nanoseconds) in [m^i, m^(i+1)) with m = 1+Resolution, values below 1 in
+// bucket 0, values above MaxPossible in the last bucket, as gRPC's C++
+// histogram does.
+type Geometry struct {
+	Resolution  float64
+	MaxPossible float64
+}
+
+// geometryOf reads histogram_params (nil: the defaults).
+func geometryOf(p *pb.HistogramParams) (Geometry, error) {
+	g := Geometry{Resolution: DefaultResolution, MaxPossible: DefaultMaxPossible}
+	if p != nil {
+		g = Geometry{Resolution: p.GetResolution(), MaxPossible: p.GetMaxPossible()}
+	}
+	if !(g.Resolution > 0) || !(g.MaxPossible >= 1) || math.IsInf(g.MaxPossible, 0) {
+		return g, fmt.Errorf("%w: histogram_params: resolution %v, max_possible %v: want resolution > 0 and max_possible >= 1", ErrConfig, g.Resolution, g.MaxPossible)
+	}
+	if n := g.Buckets(); n > maxBuckets || n < 1 {
+		return g, fmt.Errorf("%w: histogram_params: %d buckets (resolution %v up to %v), more than %d", ErrConfig, n, g.Resolution, g.MaxPossible, maxBuckets)
+	}
+	return g, nil
+}
+
+// Buckets is the number of buckets.
+func (g Geometry) Buckets() int { return g.bucketOf(g.MaxPossible) + 1 }
+
+func (g Geometry) bucketOf(v float64) int {
+	v = min(max(v, 1), g.MaxPossible)
+	return int(math.Log(v) / math.Log1p(g.Resolution))
+}
+
+// BucketStart is the lowest value of bucket i.
+func (g Geometry) BucketStart(i int) float64 { return math.Pow(1+g.Resolution, float64(i)) }
+
+// histogramData converts h (nanoseconds) into the driver's geometry. Each
+// HDR bucket (values equal to within 0.1%) lands in the driver's bucket of
+// its midpoint, so a count can move to the neighbouring bucket only when an
+// HDR bucket straddles a boundary; min and max are exact; the sum and sum
+// of squares take each HDR bucket at its midpoint (within 0.1%).
+func (g Geometry) histogramData(h *hdrhistogram.Histogram) *pb.HistogramData {
+	d := &pb.HistogramData{Bucket: make([]uint32, g.Buckets())}
+	if h.TotalCount() == 0 {
+		return d
+	}
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		mid := float64(b.From+b.To) / 2
+		d.Bucket[g.bucketOf(mid)] += uint32(b.Count)
+		d.Sum += mid * float64(b.Count)
+		d.SumOfSquares += mid * mid * float64(b.Count)
+	}
+	d.Count = float64(h.TotalCount())
+	d.MinSeen, d.MaxSeen = float64(h.Min()), float64(h.Max())
+	return d
+}

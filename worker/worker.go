@@ -1,0 +1,136 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+// Package worker serves gRPC's benchmark driver/worker protocol
+// (grpc.testing.WorkerService) with rpclab's engine, so the official QPS
+// driver, or rpclab's, can run rpclab clients and servers on many hosts.
+// RunClient maps the driver's ClientConfig onto a loadgen.Live run and
+// answers each Mark with one ClientStatus; RunServer serves rpclab's ping
+// service. Beside it, rpclab.v1.WorkerDetail returns per mark what gRPC's
+// messages cannot carry: the exact HDR histogram, the CPU time and the TCP
+// connections the kernel saw.
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/proto/workerpb"
+)
+
+// Options configure a Worker.
+type Options struct {
+	// DialTimeout bounds how long RunClient waits for its connections
+	// (default 10 s).
+	DialTimeout time.Duration
+	// ServerHost is the address RunServer's ping server listens on ("":
+	// every interface, as gRPC's workers do).
+	ServerHost string
+	// Logger gets one line per run started or stopped (default: discard).
+	Logger *slog.Logger
+}
+
+// Worker is a WorkerService and a WorkerDetail service.
+type Worker struct {
+	pb.UnimplementedWorkerServiceServer
+	workerpb.UnimplementedWorkerDetailServer
+	o    Options
+	quit chan struct{}
+	once sync.Once
+
+	mu      sync.Mutex
+	client  bool                           // a RunClient is running
+	server  bool                           // a RunServer is running
+	details []*workerpb.MarkDetailResponse // marks of the current or last RunClient
+}
+
+var (
+	_ pb.WorkerServiceServer      = (*Worker)(nil)
+	_ workerpb.WorkerDetailServer = (*Worker)(nil)
+)
+
+// New returns a Worker; it validates o.
+func New(o Options) (*Worker, error) {
+	if o.DialTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative dial timeout %v", ErrConfig, o.DialTimeout)
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Worker{o: o, quit: make(chan struct{})}, nil
+}
+
+// Serve serves the worker's services on lis until ctx ends or a driver
+// calls QuitWorker; it then stops every run and returns.
+func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
+	s := grpc.NewServer()
+	pb.RegisterWorkerServiceServer(s, w)
+	workerpb.RegisterWorkerDetailServer(s, w)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(lis) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("worker: %w", err)
+	case <-ctx.Done():
+	case <-w.quit:
+	}
+	s.Stop()
+	<-done
+	return nil
+}
+
+// CoreCount answers the number of CPUs this process may use.
+func (w *Worker) CoreCount(context.Context, *pb.CoreRequest) (*pb.CoreResponse, error) {
+	return &pb.CoreResponse{Cores: int32(runtime.GOMAXPROCS(0))}, nil
+}
+
+// QuitWorker answers, then ends Serve.
+func (w *Worker) QuitWorker(context.Context, *pb.Void) (*pb.Void, error) {
+	w.o.Logger.Info("worker: quit requested")
+	go w.once.Do(func() { close(w.quit) })
+	return &pb.Void{}, nil
+}
+
+// claim marks a run of one kind as started (false if one already runs).
+func (w *Worker) claim(flag *bool) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if *flag {
+		return false
+	}
+	*flag = true
+	return true
+}
+
+func (w *Worker) release(flag *bool) {
+	w.mu.Lock()
+	*flag = false
+	w.mu.Unlock()
+}
+
+// cpuClock brackets the process's CPU time and the wall time since a reset.
+type cpuClock struct {
+	start     time.Time
+	user, sys time.Duration
+}
+
+func newCPUClock() cpuClock {
+	u, s := rusage()
+	return cpuClock{start: time.Now(), user: u, sys: s}
+}
+
+// since is the wall, user and system time since c.
+func (c cpuClock) since() (wall, user, sys time.Duration) {
+	u, s := rusage()
+	return time.Since(c.start), u - c.user, s - c.sys
+}
