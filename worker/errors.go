@@ -11,3 +11,11 @@ var ErrConfig = errors.New("worker: config")
 // ErrBusy marks a RunClient or RunServer that arrived while another one of
 // the same kind was running: a worker runs one client and one server at a time.
 var ErrBusy = errors.New("worker: busy")
+
+// ErrUnreachable marks a worker the driver could not reach; the message
+// names it.
+var ErrUnreachable = errors.New("worker: unreachable")
+
+// ErrNoDetail marks a mark without rpclab's detail: the worker is not
+// rpclab's (it has no WorkerDetail service), or it was not marked yet.
+var ErrNoDetail = errors.New("worker: no detail")

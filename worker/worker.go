@@ -82,12 +82,26 @@ func (w *Worker) Serve(ctx context.Context, lis net.Listener) error {
 	case err := <-done:
 		return fmt.Errorf("worker: %w", err)
 	case <-ctx.Done():
+		s.Stop()
 	case <-w.quit:
+		// Let QuitWorker's answer (and any RPC about to end) go out, but
+		// do not wait on runs the driver left open.
+		stopped := make(chan struct{})
+		go func() { s.GracefulStop(); close(stopped) }()
+		t := time.NewTimer(quitGrace)
+		select {
+		case <-stopped:
+		case <-t.C:
+			s.Stop()
+		}
+		t.Stop()
 	}
-	s.Stop()
 	<-done
 	return nil
 }
+
+// quitGrace bounds how long QuitWorker waits for open runs to end.
+const quitGrace = time.Second
 
 // CoreCount answers the number of CPUs this process may use.
 func (w *Worker) CoreCount(context.Context, *pb.CoreRequest) (*pb.CoreResponse, error) {
