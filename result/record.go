@@ -137,6 +137,64 @@ type Record struct {
 	// histogram (histogram_hdr empty) unless the source had one,
 	// conns_observed -1, no client CPU.
 	Source string `json:"source,omitempty"`
+
+	// Steps run on several client hosts (rpclab sweep --workers) only;
+	// absent otherwise. The figures above are then the workers' merged:
+	// requests and errors summed, latency and histogram_hdr the exact
+	// merge of their histograms, client_cpu_ns summed, conns_observed
+	// summed (-1 when a worker could not count), duration_ns the longest
+	// worker's.
+	//
+	// Workers is each worker's share of the step.
+	Workers []WorkerShare `json:"workers,omitempty"`
+	// WorkersStartNS is the time from the step's start until every
+	// worker's client was running (its connections ready).
+	WorkersStartNS int64 `json:"workers_start_ns,omitempty"`
+	// Partial: a worker was lost during the step; the figures are the
+	// surviving workers' (status failed, error names the lost worker).
+	Partial bool `json:"partial,omitempty"`
+}
+
+// WorkerShare is one worker's part of a step run on several hosts.
+type WorkerShare struct {
+	// Addr is the worker's host:port as the driver was given it.
+	Addr string `json:"addr"`
+	// Impl is "rpclab" (an rpclab worker: exact HDR histogram, connections
+	// counted) or "official" (a gRPC project worker: its bucket histogram
+	// converted, see histogram_rel_error).
+	Impl string `json:"impl"`
+	// Status is "ok", "idle" (no in-flight share: the step's in-flight
+	// count is below the number of workers) or "lost" (it failed during
+	// the step; error says how).
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Cores is the worker's answer to CoreCount.
+	Cores int `json:"cores"`
+	// Inflight is this worker's share of spec.inflight: an even split,
+	// the first workers taking one more each for the remainder.
+	Inflight      int              `json:"inflight"`
+	Requests      int64            `json:"requests"`
+	Errors        map[string]int64 `json:"errors,omitempty"`
+	DurationNS    int64            `json:"duration_ns"`
+	ThroughputRPS float64          `json:"throughput_rps"`
+	Latency       stats.Latency    `json:"latency"`
+	HistogramHDR  string           `json:"histogram_hdr,omitempty"`
+	// CPUNS is the worker process's user+system CPU time in the interval;
+	// CPUBusy divides it by duration_ns x cores.
+	CPUNS   int64   `json:"cpu_ns"`
+	CPUBusy float64 `json:"cpu_busy"`
+	// GeneratorLimited: cpu_busy above 0.8, the worker's CPUs rather than
+	// the server may be what limits the step.
+	GeneratorLimited bool `json:"generator_limited,omitempty"`
+	// ConnsObserved is the TCP connections the worker's kernel held to the
+	// target at the end of the interval (-1: not counted, an official
+	// worker).
+	ConnsObserved int `json:"conns_observed"`
+	// HistogramRelError bounds the relative error of each latency value
+	// taken from an official worker's buckets (each bucket's count is
+	// placed at its midpoint): half the driver's bucket resolution; 0 for
+	// rpclab workers, whose histogram is exact.
+	HistogramRelError float64 `json:"histogram_rel_error,omitempty"`
 }
 
 // Spec is what was asked for: the parameters of the step.

@@ -112,18 +112,36 @@ func (r *Remote) StartClient(ctx context.Context, cfg *pb.ClientConfig) (*Client
 }
 
 // Mark asks for the client's stats since its start or its last reset;
-// with reset, the next mark counts from this one.
-func (c *ClientRun) Mark(reset bool) (*pb.ClientStats, error) {
-	if err := c.stream.Send(&pb.ClientArgs{Argtype: &pb.ClientArgs_Mark{Mark: &pb.Mark{Reset_: reset}}}); err != nil {
-		_, err = c.stream.Recv()
-		return nil, fmt.Errorf("worker: %s: mark: %w", c.r.Addr, err)
+// with reset, the next mark counts from this one. If ctx ends first, the
+// run is cancelled (the worker stops its client) and Mark returns an error.
+func (c *ClientRun) Mark(ctx context.Context, reset bool) (*pb.ClientStats, error) {
+	type answer struct {
+		st  *pb.ClientStatus
+		err error
 	}
-	st, err := c.stream.Recv()
-	if err != nil {
-		return nil, fmt.Errorf("worker: %s: mark: %w", c.r.Addr, err)
+	done := make(chan answer, 1)
+	go func() {
+		if err := c.stream.Send(&pb.ClientArgs{Argtype: &pb.ClientArgs_Mark{Mark: &pb.Mark{Reset_: reset}}}); err != nil {
+			_, err = c.stream.Recv() // the stream's real error
+			done <- answer{err: err}
+			return
+		}
+		st, err := c.stream.Recv()
+		done <- answer{st, err}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-ctx.Done():
+		c.cancel()
+		<-done
+		a.err = ctx.Err()
+	}
+	if a.err != nil {
+		return nil, fmt.Errorf("worker: %s: mark: %w", c.r.Addr, a.err)
 	}
 	c.marks++
-	return st.GetStats(), nil
+	return a.st.GetStats(), nil
 }
 
 // Detail returns rpclab's detail of the last mark (ErrNoDetail from an

@@ -122,7 +122,7 @@ func TestDriveOfficialAndRPCLabWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range runs {
-		if _, err := runs[i].Mark(true); err != nil {
+		if _, err := runs[i].Mark(ctx, true); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,7 +130,7 @@ func TestDriveOfficialAndRPCLabWorkers(t *testing.T) {
 	waitServed(t, ctx, served, start+400)
 	stats := make([]*pb.ClientStats, 2)
 	for i := range runs {
-		if stats[i], err = runs[i].Mark(false); err != nil {
+		if stats[i], err = runs[i].Mark(ctx, false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -60,6 +60,14 @@ func serve(t *testing.T, s *grpc.Server) string {
 // and returns its address and the channel Serve's result arrives on.
 func startWorker(t *testing.T) (string, <-chan error) {
 	t.Helper()
+	addr, done, _ := startKillableWorker(t)
+	return addr, done
+}
+
+// startKillableWorker is startWorker with a function that stops the
+// worker at once, as if its process died (its streams break).
+func startKillableWorker(t *testing.T) (string, <-chan error, func()) {
+	t.Helper()
 	w, err := New(Options{ServerHost: "127.0.0.1", DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +81,7 @@ func startWorker(t *testing.T) (string, <-chan error) {
 	finished := make(chan struct{})
 	go func() { done <- w.Serve(ctx, lis); close(finished) }()
 	t.Cleanup(func() { cancel(); <-finished })
-	return lis.Addr().String(), done
+	return lis.Addr().String(), done, func() { cancel(); <-finished }
 }
 
 func dial(t *testing.T, ctx context.Context, addr string) *Remote {
@@ -154,7 +162,7 @@ func TestRunClientMarksAndResets(t *testing.T) {
 	}
 	waitServed(t, ctx, served, 200)
 
-	s1, err := run.Mark(false)
+	s1, err := run.Mark(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +193,7 @@ func TestRunClientMarksAndResets(t *testing.T) {
 	}
 
 	t2 := time.Now()
-	s2, err := run.Mark(true) // cumulative since the setup, then reset
+	s2, err := run.Mark(ctx, true) // cumulative since the setup, then reset
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +201,7 @@ func TestRunClientMarksAndResets(t *testing.T) {
 		t.Errorf("mark 2 (no reset before it): got %d RPCs in %vs, want at least mark 1's %d in %vs", okCount(s2), s2.GetTimeElapsed(), okCount(s1), s1.GetTimeElapsed())
 	}
 	waitServed(t, ctx, served, served.Load()+200)
-	s3, err := run.Mark(true)
+	s3, err := run.Mark(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +238,7 @@ func TestRunClientErrorsCounted(t *testing.T) {
 	defer run.Close(ctx)
 	var s *pb.ClientStats
 	for {
-		if s, err = run.Mark(false); err != nil {
+		if s, err = run.Mark(ctx, false); err != nil {
 			t.Fatal(err)
 		}
 		if len(s.GetRequestResults()) > 0 {
@@ -258,7 +266,7 @@ func TestRunClientPoissonIsPaced(t *testing.T) {
 	}
 	defer run.Close(ctx)
 	time.Sleep(300 * time.Millisecond)
-	s, err := run.Mark(false)
+	s, err := run.Mark(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,14 +386,21 @@ func TestMarkDetailUnknownMark(t *testing.T) {
 // TestDialUnreachable: a worker that does not answer is an error naming it.
 func TestDialUnreachable(t *testing.T) {
 	ctx := testCtx(t)
+	addr := closedAddr(t)
+	_, err := Dial(ctx, addr, 300*time.Millisecond)
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), addr) {
+		t.Errorf("got %v, want ErrUnreachable naming %s", err, addr)
+	}
+}
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := lis.Addr().String()
 	lis.Close()
-	_, err = Dial(ctx, addr, 300*time.Millisecond)
-	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), addr) {
-		t.Errorf("got %v, want ErrUnreachable naming %s", err, addr)
-	}
+	return addr
 }

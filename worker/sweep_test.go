@@ -1,0 +1,293 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package worker
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpclab/rpclab/loadgen"
+	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
+)
+
+func sweepSpec(target string, inflight ...int) *loadgen.Spec {
+	return &loadgen.Spec{
+		Target:      target,
+		Conns:       []loadgen.ConnMode{{Kind: loadgen.Shared}},
+		RPCs:        []string{loadgen.Unary},
+		Inflight:    inflight,
+		Warmup:      50 * time.Millisecond,
+		Interval:    300 * time.Millisecond,
+		DialTimeout: 5 * time.Second,
+	}
+}
+
+func collect(recs *[]*result.Record) func(*result.Record) error {
+	return func(r *result.Record) error { *recs = append(*recs, r); return nil }
+}
+
+// checkMerged checks rec's figures are its workers' merged: requests and
+// errors summed, the histogram the exact merge of theirs.
+func checkMerged(t *testing.T, rec *result.Record) {
+	t.Helper()
+	all := stats.Merge().Hist
+	var requests int64
+	for _, w := range rec.Workers {
+		if w.Status != "ok" {
+			continue
+		}
+		requests += w.Requests
+		h, err := stats.DecodeHistogram(w.HistogramHDR)
+		if err != nil {
+			t.Fatalf("%s: %v", w.Addr, err)
+		}
+		ok := w.Requests
+		for _, n := range w.Errors {
+			ok -= n
+		}
+		if h.TotalCount() == 0 || h.TotalCount() != ok {
+			t.Errorf("%s: histogram holds %d, want its %d successful RPCs (more than 0)", w.Addr, h.TotalCount(), ok)
+		}
+		all.Merge(h)
+	}
+	got, err := stats.DecodeHistogram(rec.HistogramHDR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Requests != requests || got.TotalCount() != all.TotalCount() || !slices.Equal(got.Export().Counts, all.Export().Counts) {
+		t.Errorf("merged: got %d requests, histogram of %d; want the workers' sum %d and the merge of theirs (%d)", rec.Requests, got.TotalCount(), requests, all.TotalCount())
+	}
+	if rec.Latency != stats.Quantiles(all) {
+		t.Errorf("merged latency: got %+v, want %+v", rec.Latency, stats.Quantiles(all))
+	}
+}
+
+// TestSweepOnTwoWorkers runs a two-step sweep on two rpclab workers: the
+// in-flight count is split (3 = 2 + 1, 1 = 1 + idle), each record merges
+// the workers' figures exactly, CPU is summed, and each worker's share is
+// kept.
+func TestSweepOnTwoWorkers(t *testing.T) {
+	ctx := testCtx(t)
+	target, _ := startPing(t)
+	a, _ := startWorker(t)
+	b, _ := startWorker(t)
+	remotes, err := Connect(ctx, []string{a, b}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*result.Record
+	if err := Sweep(ctx, remotes, sweepSpec(target, 3, 1), collect(&recs), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2", len(recs))
+	}
+	for i, tc := range []struct {
+		shares []int
+		status []string
+	}{{[]int{2, 1}, []string{"ok", "ok"}}, {[]int{1, 0}, []string{"ok", "idle"}}} {
+		rec := recs[i]
+		if rec.Status != result.StatusOK || len(rec.Workers) != 2 {
+			t.Fatalf("step %d: got status %s (%s) with %d workers, want ok with 2", i+1, rec.Status, rec.Error, len(rec.Workers))
+		}
+		var cpu int64
+		var rps float64
+		for j, w := range rec.Workers {
+			if w.Inflight != tc.shares[j] || w.Status != tc.status[j] || w.Impl != "rpclab" {
+				t.Errorf("step %d worker %d: got share %d, status %s, impl %s; want %d, %s, rpclab", i+1, j, w.Inflight, w.Status, w.Impl, tc.shares[j], tc.status[j])
+			}
+			cpu += w.CPUNS
+			rps += w.ThroughputRPS
+		}
+		if rec.ClientCPUNS != cpu || rec.ClientCPUNS <= 0 || rec.ThroughputRPS != rps || rec.Spec.Inflight != tc.shares[0]+tc.shares[1] {
+			t.Errorf("step %d: got cpu %d, throughput %v, inflight %d; want the workers' sums %d, %v, %d", i+1, rec.ClientCPUNS, rec.ThroughputRPS, rec.Spec.Inflight, cpu, rps, tc.shares[0]+tc.shares[1])
+		}
+		if rec.WorkersStartNS <= 0 {
+			t.Errorf("step %d: got workers_start_ns %d, want it measured", i+1, rec.WorkersStartNS)
+		}
+		checkMerged(t, rec)
+	}
+}
+
+// TestSweepOfficialAndRPCLabWorker: one step on grpc-go's own worker and
+// an rpclab worker; the official worker's buckets are converted (their
+// error stated), and the record is the merge of both.
+func TestSweepOfficialAndRPCLabWorker(t *testing.T) {
+	ctx := testCtx(t)
+	off := startOfficial(t, ctx)
+	rl, _ := startWorker(t)
+	target, _ := startPing(t)
+	remotes, err := Connect(ctx, []string{off, rl}, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := sweepSpec(target, 4)
+	spec.Conns = []loadgen.ConnMode{{Kind: loadgen.Pooled, N: 2}}
+	var recs []*result.Record
+	if err := Sweep(ctx, remotes, spec, collect(&recs), nil); err != nil {
+		t.Fatal(err)
+	}
+	rec := recs[0]
+	o, r := rec.Workers[0], rec.Workers[1]
+	if o.Impl != "official" || o.HistogramRelError != 0.005 || o.ConnsObserved != -1 || r.Impl != "rpclab" || r.HistogramRelError != 0 || r.ConnsObserved != 2 {
+		t.Errorf("got %s (rel error %v, conns %d) and %s (rel error %v, conns %d); want official (0.005, -1) and rpclab (0, 2)",
+			o.Impl, o.HistogramRelError, o.ConnsObserved, r.Impl, r.HistogramRelError, r.ConnsObserved)
+	}
+	if rec.ConnsObserved != -1 || rec.Spec.ConnsRequested != 4 {
+		t.Errorf("got conns observed %d, requested %d; want -1 (an official worker cannot count) and 4", rec.ConnsObserved, rec.Spec.ConnsRequested)
+	}
+	checkMerged(t, rec)
+}
+
+// TestToHDR: a bucket histogram converts with every count kept, each
+// value within half a bucket of where it was, min and max kept.
+func TestToHDR(t *testing.T) {
+	g := Geometry{Resolution: 0.01, MaxPossible: 60e9}
+	d := &pb.HistogramData{Bucket: make([]uint32, g.Buckets()), MinSeen: 1003, MaxSeen: 2_000_000, Count: 6}
+	d.Bucket[g.bucketOf(1003)] = 3
+	d.Bucket[g.bucketOf(50_000)] = 2
+	d.Bucket[g.bucketOf(2_000_000)] = 1
+	h, rel := g.toHDR(d)
+	if h.TotalCount() != 6 || rel != 0.005 {
+		t.Fatalf("got %d values and error %v, want 6 and 0.005", h.TotalCount(), rel)
+	}
+	if h.Min() != 1003 || !h.ValuesAreEquivalent(h.Max(), 2_000_000) {
+		t.Errorf("got min %d, max %d; want 1003 and 2000000", h.Min(), h.Max())
+	}
+	if p := float64(h.ValueAtQuantile(70)); math.Abs(p-50_000)/50_000 > 0.005+0.001 {
+		t.Errorf("got p70 %v, want 50000 within half a bucket", p)
+	}
+}
+
+// TestSweepWorkerLostMidStep: a worker dies during the first step; that
+// step is kept with the survivor's figures, marked partial; the second
+// step runs on the survivor (partial again); Sweep returns an error.
+func TestSweepWorkerLostMidStep(t *testing.T) {
+	ctx := testCtx(t)
+	target, _ := startPing(t)
+	a, _ := startWorker(t)
+	b, _, kill := startKillableWorker(t)
+	remotes, err := Connect(ctx, []string{a, b}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := sweepSpec(target, 2, 2)
+	started := func(i, _ int, _ loadgen.Step) {
+		if i == 0 {
+			go func() { time.Sleep(spec.Warmup + spec.Interval/2); kill() }()
+		}
+	}
+	var recs []*result.Record
+	err = Sweep(ctx, remotes, spec, collect(&recs), started)
+	if err == nil || !strings.Contains(err.Error(), "2 of 2 steps") {
+		t.Errorf("got %v, want an error counting 2 of 2 steps", err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2 (the sweep goes on)", len(recs))
+	}
+	for i, rec := range recs {
+		if rec.Status != result.StatusFailed || !rec.Partial || !strings.Contains(rec.Error, b) || rec.Workers[1].Status != "lost" || rec.Workers[0].Status != "ok" || rec.Requests != rec.Workers[0].Requests || rec.Requests == 0 {
+			t.Errorf("step %d: got status %s, partial %v, error %q, workers %s/%s, requests %d; want failed, partial, naming %s, ok/lost, the survivor's %d",
+				i+1, rec.Status, rec.Partial, rec.Error, rec.Workers[0].Status, rec.Workers[1].Status, rec.Requests, b, rec.Workers[0].Requests)
+		}
+	}
+}
+
+// TestSweepStopped: ctx ending during the interval keeps the step's
+// record (interrupted, with what was measured), ends every worker's run
+// (each is free again at once) and runs no further step.
+func TestSweepStopped(t *testing.T) {
+	ctx := testCtx(t)
+	target, _ := startPing(t)
+	a, _ := startWorker(t)
+	b, _ := startWorker(t)
+	remotes, err := Connect(ctx, []string{a, b}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := sweepSpec(target, 2, 2)
+	spec.Interval = time.Minute
+	sctx, cancel := context.WithCancel(ctx)
+	started := func(int, int, loadgen.Step) {
+		go func() { time.Sleep(spec.Warmup + 300*time.Millisecond); cancel() }()
+	}
+	var recs []*result.Record
+	err = Sweep(sctx, remotes, spec, collect(&recs), started)
+	if !errors.Is(err, context.Canceled) || len(recs) != 1 {
+		t.Fatalf("got %v and %d records, want context.Canceled and 1", err, len(recs))
+	}
+	if rec := recs[0]; rec.Status != result.StatusInterrupted || rec.Requests == 0 {
+		t.Errorf("got status %s with %d requests, want interrupted with what was measured", rec.Status, rec.Requests)
+	}
+	for _, r := range remotes {
+		run, err := r.StartClient(ctx, closedLoop(target, 1, 1))
+		if err != nil {
+			t.Fatalf("%s after the stop: %v (its run was not ended)", r.Addr, err)
+		}
+		run.Close(ctx)
+	}
+}
+
+// TestConnectUnreachable: one unreachable worker among reachable ones is
+// an error naming it, and nothing is run.
+func TestConnectUnreachable(t *testing.T) {
+	ctx := testCtx(t)
+	a, _ := startWorker(t)
+	dead := closedAddr(t)
+	_, err := Connect(ctx, []string{a, dead}, 300*time.Millisecond)
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), dead) || strings.Contains(err.Error(), a) {
+		t.Errorf("got %v, want ErrUnreachable naming %s only", err, dead)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	for _, tc := range []struct {
+		inflight, n int
+		want        []int
+	}{{8, 2, []int{4, 4}}, {7, 2, []int{4, 3}}, {10, 4, []int{3, 3, 2, 2}}, {1, 3, []int{1, 0, 0}}} {
+		if got := Split(tc.inflight, tc.n); !slices.Equal(got, tc.want) {
+			t.Errorf("Split(%d, %d): got %v, want %v", tc.inflight, tc.n, got, tc.want)
+		}
+	}
+}
+
+// TestClientConfigLayouts: each layout as client_channels x outstanding
+// for any worker, and a pool on an official worker only when it divides.
+func TestClientConfigLayouts(t *testing.T) {
+	spec := sweepSpec("127.0.0.1:1", 1)
+	for _, tc := range []struct {
+		conn    string
+		share   int
+		rpclab  bool
+		ch, out int32
+		wantErr bool
+	}{
+		{"shared", 6, false, 1, 6, false},
+		{"per-worker", 6, false, 6, 1, false},
+		{"pool:3", 6, false, 3, 2, false},
+		{"pool:4", 6, false, 0, 0, true},
+		{"pool:4", 6, true, 1, 6, false},
+	} {
+		m, err := loadgen.ParseConnMode(tc.conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := clientConfig(spec, loadgen.Step{Conn: m, RPC: loadgen.Unary, Inflight: tc.share}, tc.share, tc.rpclab)
+		if tc.wantErr {
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("%s share %d official: got %v, want ErrConfig", tc.conn, tc.share, err)
+			}
+			continue
+		}
+		if err != nil || cfg.GetClientChannels() != tc.ch || cfg.GetOutstandingRpcsPerChannel() != tc.out || cfg.GetChannelArgs()[0].GetStrValue() != tc.conn {
+			t.Errorf("%s share %d: got %d x %d (%v), want %d x %d with rpclab.conn=%s", tc.conn, tc.share, cfg.GetClientChannels(), cfg.GetOutstandingRpcsPerChannel(), err, tc.ch, tc.out, tc.conn)
+		}
+	}
+}
