@@ -239,15 +239,18 @@ func newRecord(spec *loadgen.Spec, st loadgen.Step) *result.Record {
 		Status:        result.StatusOK,
 		StartedAt:     time.Now().UTC(),
 		Spec: result.Spec{
-			Target:       spec.Target,
-			RPC:          st.RPC,
-			ConnMode:     string(st.Conn.Kind),
-			Pick:         st.Conn.PickName(),
-			Inflight:     st.Inflight,
-			PayloadBytes: spec.PayloadBytes,
-			WarmupNS:     int64(spec.Warmup),
-			IntervalNS:   int64(spec.Interval),
-			LoadModel:    "closed",
+			Target:   spec.Target,
+			RPC:      st.RPC,
+			ConnMode: string(st.Conn.Kind),
+			// As a one-machine step's, so the layout reads back
+			// (loadgen.ConnModeOf); each worker opens its own.
+			ConnsRequested: st.Conn.Conns(st.Inflight),
+			Pick:           st.Conn.PickName(),
+			Inflight:       st.Inflight,
+			PayloadBytes:   spec.PayloadBytes,
+			WarmupNS:       int64(spec.Warmup),
+			IntervalNS:     int64(spec.Interval),
+			LoadModel:      "closed",
 		},
 		// The driver's: each worker's stack is in workers[].impl.
 		Env: result.Env{
@@ -279,9 +282,6 @@ func merge(rec *result.Record, parts []*part, st loadgen.Step) {
 			w.Status = "idle"
 		case p.err != nil:
 			w.Status, w.Error = "lost", p.err.Error()
-		}
-		if p.share > 0 && p.run != nil {
-			rec.Spec.ConnsRequested += st.Conn.Conns(p.share)
 		}
 		if w.Status != "ok" || p.stats == nil {
 			rec.Workers = append(rec.Workers, w)

@@ -140,8 +140,8 @@ func TestSweepOfficialAndRPCLabWorker(t *testing.T) {
 		t.Errorf("got %s (rel error %v, conns %d) and %s (rel error %v, conns %d); want official (0.005, -1) and rpclab (0, 2)",
 			o.Impl, o.HistogramRelError, o.ConnsObserved, r.Impl, r.HistogramRelError, r.ConnsObserved)
 	}
-	if rec.ConnsObserved != -1 || rec.Spec.ConnsRequested != 4 {
-		t.Errorf("got conns observed %d, requested %d; want -1 (an official worker cannot count) and 4", rec.ConnsObserved, rec.Spec.ConnsRequested)
+	if rec.ConnsObserved != -1 || loadgen.ConnModeOf(rec.Spec) != spec.Conns[0] {
+		t.Errorf("got conns observed %d, layout %v; want -1 (an official worker cannot count) and %v", rec.ConnsObserved, loadgen.ConnModeOf(rec.Spec), spec.Conns[0])
 	}
 	checkMerged(t, rec)
 }

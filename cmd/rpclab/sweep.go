@@ -39,6 +39,8 @@ type sweepFlags struct {
 	png     string
 	netem   netemFlags
 	open    openFlags
+	// workers is sweep --workers (rpclab as the driver of workers).
+	workers []string
 }
 
 func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
@@ -105,6 +107,9 @@ unless --force is given.`,
   rpclab sweep --target a-ydb-node:2135 --service ydb-debug --min-inflight 1 --max-inflight 32`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("workers") {
+				return runWorkerSweep(cmd, &sf)
+			}
 			spec, err := sf.spec(cmd.Flags())
 			if err != nil {
 				return err
@@ -118,5 +123,6 @@ unless --force is given.`,
 		warmup:   5 * time.Second,
 		interval: 10 * time.Second,
 	})
+	registerWorkers(cmd.Flags(), &sf)
 	return cmd
 }

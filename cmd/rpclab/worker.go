@@ -3,14 +3,20 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/report"
+	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/worker"
 )
 
@@ -65,4 +71,120 @@ rpclab's knobs travel in the ClientConfig's channel_args: rpclab.conn
 	f.DurationVar(&dialTimeout, "dial-timeout", 10*time.Second, "how long RunClient waits for its connections to the server")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log each run started and stopped to stderr")
 	return cmd
+}
+
+func registerWorkers(f *pflag.FlagSet, sf *sweepFlags) {
+	f.StringSliceVar(&sf.workers, "workers", nil, "run every step on these benchmark workers at once (host:port,...: rpclab worker, or gRPC's official workers), in-flight split among them; needs --target")
+}
+
+// workerSweepFlags are the sweep flags a sweep on workers reads; any other
+// flag set with --workers is refused.
+var workerSweepFlags = []string{"workers", "target", "inflight", "min-inflight", "max-inflight", "step", "conn", "rpc",
+	"payload", "warmup", "interval", "dial-timeout", "rpc-timeout", "out", "force", "csv"}
+
+// runWorkerSweep is rpclab sweep --workers: rpclab as the driver of gRPC's
+// benchmark protocol, every step on all workers at once.
+func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) error {
+	ctx, stdout, stderr := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	var bad error
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if bad == nil && !slices.Contains(workerSweepFlags, fl.Name) {
+			bad = usageError{fmt.Errorf("--%s is not supported with --workers (the workers run closed-loop Go or official clients against --target)", fl.Name)}
+		}
+	})
+	if bad != nil {
+		return bad
+	}
+	if sf.target == "" {
+		return usageError{errors.New("--workers needs --target: the server every worker can reach")}
+	}
+	for _, w := range sf.workers {
+		if _, _, err := net.SplitHostPort(w); err != nil {
+			return usageError{fmt.Errorf("--workers: %q is not host:port", w)}
+		}
+	}
+	if len(sf.workers) == 0 {
+		return usageError{errors.New("--workers: no worker given")}
+	}
+	spec, err := sf.spec(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	if sf.csv != "" && sf.csv == sf.out {
+		return usageError{fmt.Errorf("--csv and --out are the same file %q", sf.out)}
+	}
+	var out *os.File
+	if sf.out != "" {
+		if st, err := os.Stat(sf.out); err == nil && st.Size() > 0 && !sf.force {
+			return usageError{fmt.Errorf("--out %s: the file exists and is not empty: refusing to overwrite it (give --force to, or another name)", sf.out)}
+		}
+		if out, err = os.Create(sf.out); err != nil {
+			return usageError{fmt.Errorf("--out: %w", err)}
+		}
+		defer out.Close()
+	}
+	remotes, err := worker.Connect(ctx, sf.workers, sf.dialTimeout)
+	if err != nil {
+		return fmt.Errorf("%w (nothing was run)", err)
+	}
+	defer func() {
+		for _, r := range remotes {
+			r.Close()
+		}
+	}()
+	for _, r := range remotes {
+		impl := "official"
+		if r.RPCLab {
+			impl = "rpclab"
+		}
+		fmt.Fprintf(stderr, "rpclab: worker %s: %s, %d cores\n", r.Addr, impl, r.Cores)
+	}
+	var recs []result.Record
+	var w *result.Writer
+	if out != nil {
+		w = result.NewWriter(out)
+	}
+	sink := func(rec *result.Record) error {
+		recs = append(recs, *rec)
+		fmt.Fprintf(stderr, "rpclab: step %d: %s, %.0f req/s over %d workers\n", len(recs), rec.Status, rec.ThroughputRPS, len(rec.Workers))
+		if w != nil {
+			return w.Write(rec)
+		}
+		return nil
+	}
+	steps := len(spec.Steps())
+	fmt.Fprintf(stderr, "rpclab: %d steps on %d workers against %s, about %v\n", steps, len(remotes), spec.Target,
+		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
+	err = worker.Sweep(ctx, remotes, spec, sink, nil)
+	if terr := report.Table(stdout, recs); terr != nil {
+		return errors.Join(err, terr)
+	}
+	fmt.Fprintln(stdout)
+	if terr := report.WorkerTable(stdout, recs); terr != nil {
+		return errors.Join(err, terr)
+	}
+	if sf.csv != "" {
+		if cerr := writeCSVFile(sf.csv, recs); cerr != nil {
+			return errors.Join(err, cerr)
+		}
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %d steps measured and kept, every worker's run ended: %w", len(recs), ctx.Err())
+	}
+	return err
+}
+
+func writeCSVFile(path string, recs []result.Record) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--csv: %w", err)
+	}
+	if err := report.CSV(f, recs); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

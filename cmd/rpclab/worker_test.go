@@ -5,10 +5,16 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
 	"github.com/rpclab/rpclab/worker"
 )
 
@@ -66,4 +72,153 @@ func TestWorkerProcessQuits(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("after QuitWorker: got %v, want exit 0", err)
 	}
+}
+
+// workerProcess starts "rpclab worker" as a process until the test ends
+// and returns its address and the process.
+func workerProcess(t *testing.T, ctx context.Context) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := rpclabCmd(ctx, "worker", "--driver-port", "0", "--host", "127.0.0.1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("got first line %q (%v), want \"listening on ADDR\"", line, err)
+	}
+	return addr, cmd
+}
+
+// TestSweepOnWorkerProcesses runs rpclab sweep --workers on two rpclab
+// worker processes: one record per step, the merged count the sum of the
+// workers', the merged histogram the merge of theirs, and each worker's
+// connections counted by its own process (pool:2 each, 4 in all).
+func TestSweepOnWorkerProcesses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	target := bidiTarget(t)
+	a, _ := workerProcess(t, ctx)
+	b, _ := workerProcess(t, ctx)
+	out := filepath.Join(t.TempDir(), "w.jsonl")
+	code, stdout, stderr := runInProcess("sweep", "--workers", a+","+b, "--target", target, "--conn", "pool:2", "--inflight", "5",
+		"--warmup", "100ms", "--interval", "400ms", "-o", out)
+	if code != exitOK {
+		t.Fatalf("got exit %d: %s", code, stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("got %d records (%v), want 1", len(recs), err)
+	}
+	rec := recs[0]
+	if err := result.Validate(mustJSON(t, rec)); err != nil {
+		t.Errorf("the record does not validate: %v", err)
+	}
+	all := stats.Merge().Hist
+	var sum int64
+	for _, w := range rec.Workers {
+		h, err := stats.DecodeHistogram(w.HistogramHDR)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Merge(h)
+		sum += w.Requests
+		if w.ConnsObserved != 2 {
+			t.Errorf("%s: got %d connections, want 2 (pool:2, counted in its own process)", w.Addr, w.ConnsObserved)
+		}
+	}
+	got, err := stats.DecodeHistogram(rec.HistogramHDR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Requests != sum || sum == 0 || got.TotalCount() != all.TotalCount() || rec.Latency != stats.Quantiles(all) || rec.ConnsObserved != 4 {
+		t.Errorf("got %d requests, histogram of %d, conns %d; want the sum %d, the merge %d, 4", rec.Requests, got.TotalCount(), rec.ConnsObserved, sum, all.TotalCount())
+	}
+	if rec.Workers[0].Inflight != 3 || rec.Workers[1].Inflight != 2 {
+		t.Errorf("got shares %d and %d, want 3 and 2", rec.Workers[0].Inflight, rec.Workers[1].Inflight)
+	}
+	for _, w := range []string{a, b} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout does not show worker %s:\n%s", w, stdout)
+		}
+	}
+}
+
+// TestSweepWorkerUnreachable: an unreachable worker is named, exit 1,
+// nothing run (no record written).
+func TestSweepWorkerUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	a, _ := workerProcess(t, ctx)
+	dead := closedPort(t)
+	out := filepath.Join(t.TempDir(), "w.jsonl")
+	code, _, stderr := runInProcess("sweep", "--workers", a+","+dead, "--target", bidiTarget(t), "--inflight", "2",
+		"--warmup", "0s", "--interval", "200ms", "--dial-timeout", "500ms", "-o", out)
+	if code != exitFailure || !strings.Contains(stderr, dead) || !strings.Contains(stderr, "nothing was run") {
+		t.Errorf("got exit %d, %q; want exit %d naming %s", code, stderr, exitFailure, dead)
+	}
+	if b, _ := os.ReadFile(out); len(b) != 0 {
+		t.Errorf("got records %q, want none", b)
+	}
+}
+
+// TestSweepWorkerKilled: a worker process killed during the first step
+// leaves that step and the next partial (the survivor's figures), the
+// sweep runs both steps, and rpclab exits 1.
+func TestSweepWorkerKilled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	a, _ := workerProcess(t, ctx)
+	b, bp := workerProcess(t, ctx)
+	go func() { time.Sleep(400 * time.Millisecond); bp.Process.Kill() }()
+	out := filepath.Join(t.TempDir(), "w.jsonl")
+	code, _, stderr := runInProcess("sweep", "--workers", a+","+b, "--target", bidiTarget(t), "--conn", "shared", "--inflight", "2,4",
+		"--warmup", "100ms", "--interval", "600ms", "-o", out)
+	if code != exitFailure {
+		t.Errorf("got exit %d, want %d: %s", code, exitFailure, stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("got %d records (%v), want 2", len(recs), err)
+	}
+	for i, rec := range recs {
+		if !rec.Partial || rec.Workers[1].Status != "lost" || rec.Requests == 0 || !strings.Contains(rec.Error, b) {
+			t.Errorf("step %d: got partial %v, worker 2 %s, %d requests, error %q; want partial, lost, the survivor's, naming %s", i+1, rec.Partial, rec.Workers[1].Status, rec.Requests, rec.Error, b)
+		}
+	}
+}
+
+func TestSweepWorkersBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no target", []string{"sweep", "--workers", "127.0.0.1:1"}, "--target"},
+		{"not host:port", []string{"sweep", "--workers", "nohost", "--target", "127.0.0.1:1"}, "--workers"},
+		{"open loop", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:1", "--rps", "100"}, "--rps"},
+		{"netem", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:1", "--delay", "1ms"}, "--delay"},
+		{"bad conn", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:1", "--conn", "pool:0"}, "--conn"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runInProcess(tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("got exit %d and %q, want exit %d naming %s", code, stderr, exitUsage, tc.want)
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, rec result.Record) []byte {
+	t.Helper()
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
