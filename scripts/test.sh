@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/vet.sh
 export RPCLAB_REQUIRE_PROTOC=1 RPCLAB_REQUIRE_BROWSER=1 RPCLAB_CLIENTS=${RPCLAB_CLIENTS:-all}
+# CI runs as root with iproute2 and the Go module proxy: the several-hosts
+# test (network namespaces) and the official grpc-go worker must run.
+export RPCLAB_REQUIRE_NETNS=1 RPCLAB_REQUIRE_OFFICIAL_WORKER=1
 # Build every client first, one at a time (2 cores), so test timings are sane.
 for b in clients/*/build.sh; do
   echo "test: building ${b%/build.sh}"
