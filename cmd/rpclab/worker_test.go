@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
 	"github.com/rpclab/rpclab/worker"
@@ -221,4 +222,55 @@ func mustJSON(t *testing.T, rec result.Record) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestSweepWorkersCtrlC: Ctrl-C during a step keeps its record
+// (interrupted, with what was measured), ends every worker's run (each
+// takes a new client at once) and exits 130.
+func TestSweepWorkersCtrlC(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	target := bidiTarget(t)
+	a, _ := workerProcess(t, ctx)
+	b, _ := workerProcess(t, ctx)
+	out := filepath.Join(t.TempDir(), "w.jsonl")
+	cmd := rpclabCmd(ctx, "sweep", "--workers", a+","+b, "--target", target, "--conn", "shared", "--inflight", "2,4",
+		"--warmup", "100ms", "--interval", "30s", "-o", out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the first step is being measured.
+	for {
+		if recs, _ := result.ReadFile(out); len(recs) > 0 {
+			t.Fatal("a record before the interrupt")
+		}
+		time.Sleep(100 * time.Millisecond)
+		if st, err := os.Stat(out); err == nil && st.Size() == 0 {
+			break // the file is open; the step has started
+		}
+	}
+	time.Sleep(time.Second)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
+		t.Errorf("got %v, want exit %d", err, exitInterrupted)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil || len(recs) != 1 || recs[0].Status != result.StatusInterrupted || recs[0].Requests == 0 {
+		t.Fatalf("got %d records (%v), want 1 interrupted with what was measured", len(recs), err)
+	}
+	for _, w := range []string{a, b} {
+		r, err := worker.Dial(ctx, w, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		run, err := r.StartClient(ctx, &pb.ClientConfig{ServerTargets: []string{target}, ClientChannels: 1, OutstandingRpcsPerChannel: 1})
+		if err != nil {
+			t.Fatalf("%s after Ctrl-C: %v (its run was not ended)", w, err)
+		}
+		run.Close(ctx)
+	}
 }
