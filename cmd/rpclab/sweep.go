@@ -100,11 +100,17 @@ progress is kept as failed with the server's exit status, and rpclab exits 1.
 
 Every output is checked before the first step: -o and --csv must be
 different files, and -o refuses an existing non-empty file (earlier records)
-unless --force is given.`,
+unless --force is given.
+
+With --workers h1:port,h2:port (and --target), rpclab drives benchmark
+workers (rpclab worker, or gRPC's official ones) instead of its own client:
+every step runs on all of them at once, in-flight split among them, and each
+record merges their figures with a per-worker breakdown (docs/workers.md).`,
 		Example: `  rpclab sweep --inflight 1,2,4,8,16,32 --conn shared,per-worker,pool:4
   rpclab sweep --min-inflight 1 --max-inflight 16 --conn shared,per-worker --interval 5s
   rpclab sweep --target 10.0.0.5:50051 --rpc unary,streaming --payload 1024 -o results.jsonl
-  rpclab sweep --target a-ydb-node:2135 --service ydb-debug --min-inflight 1 --max-inflight 32`,
+  rpclab sweep --target a-ydb-node:2135 --service ydb-debug --min-inflight 1 --max-inflight 32
+  rpclab sweep --workers 10.0.0.7:10000,10.0.0.8:10000 --target 10.0.0.5:50051 --inflight 64,256`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("workers") {
