@@ -145,12 +145,15 @@ func RunStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st load
 			ccancel()
 		}
 	})
-	interrupted := !sleepCtx(ctx, spec.Warmup)
-	if !interrupted {
-		each(parts, func(p *part) { p.mark(runCtx, true) })
-		rec.StartedAt = time.Now().UTC()
-		interrupted = !sleepCtx(ctx, spec.Interval)
+	if !sleepCtx(ctx, spec.Warmup) {
+		// Nothing measured yet: the runs end unmarked.
+		merge(rec, parts, st)
+		rec.Status, rec.Error = result.StatusInterrupted, "stopped during the warm-up: nothing was measured"
+		return rec
 	}
+	each(parts, func(p *part) { p.mark(runCtx, true) })
+	rec.StartedAt = time.Now().UTC()
+	interrupted := !sleepCtx(ctx, spec.Interval)
 	each(parts, func(p *part) {
 		p.mark(runCtx, false)
 		if p.err == nil && p.stats != nil && p.r.RPCLab {

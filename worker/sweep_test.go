@@ -291,3 +291,33 @@ func TestClientConfigLayouts(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepStoppedInWarmup: a stop during the warm-up keeps a record that
+// says nothing was measured (the warm-up's RPCs are not counted).
+func TestSweepStoppedInWarmup(t *testing.T) {
+	ctx := testCtx(t)
+	target, served := startPing(t)
+	a, _ := startWorker(t)
+	remotes, err := Connect(ctx, []string{a}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := sweepSpec(target, 2)
+	spec.Warmup = time.Minute
+	sctx, cancel := context.WithCancel(ctx)
+	started := func(int, int, loadgen.Step) {
+		go func() {
+			for served.Load() < 100 && ctx.Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
+			cancel()
+		}()
+	}
+	var recs []*result.Record
+	if err := Sweep(sctx, remotes, spec, collect(&recs), started); !errors.Is(err, context.Canceled) || len(recs) != 1 {
+		t.Fatalf("got %v and %d records, want context.Canceled and 1", err, len(recs))
+	}
+	if rec := recs[0]; rec.Status != result.StatusInterrupted || rec.Requests != 0 || !strings.Contains(rec.Error, "warm-up") {
+		t.Errorf("got %s with %d requests (%q), want interrupted in the warm-up with none counted", rec.Status, rec.Requests, rec.Error)
+	}
+}
