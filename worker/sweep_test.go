@@ -321,3 +321,28 @@ func TestSweepStoppedInWarmup(t *testing.T) {
 		t.Errorf("got %s with %d requests (%q), want interrupted in the warm-up with none counted", rec.Status, rec.Requests, rec.Error)
 	}
 }
+
+// TestMergeFlagsBusyWorker: a worker whose CPU time over its interval
+// and cores is above BusyLimit is flagged as the generator being the
+// limit; CPU is summed; an official worker's buckets are counted as OK.
+func TestMergeFlagsBusyWorker(t *testing.T) {
+	g := Geometry{Resolution: DefaultResolution, MaxPossible: DefaultMaxPossible}
+	stat := func(user float64) *pb.ClientStats {
+		d := &pb.HistogramData{Bucket: make([]uint32, g.Buckets()), MinSeen: 1000, MaxSeen: 1000, Count: 10}
+		d.Bucket[g.bucketOf(1000)] = 10
+		return &pb.ClientStats{Latencies: d, TimeElapsed: 1, TimeUser: user}
+	}
+	parts := []*part{
+		{r: &Remote{Addr: "busy:1", Cores: 2}, share: 1, stats: stat(1.7)},
+		{r: &Remote{Addr: "calm:1", Cores: 2}, share: 1, stats: stat(1.5)},
+	}
+	rec := newRecord(sweepSpec("127.0.0.1:1", 2), loadgen.Step{Conn: loadgen.ConnMode{Kind: loadgen.Shared}, RPC: loadgen.Unary, Inflight: 2})
+	merge(rec, parts, loadgen.Step{Conn: loadgen.ConnMode{Kind: loadgen.Shared}, Inflight: 2})
+	b, c := rec.Workers[0], rec.Workers[1]
+	if !b.GeneratorLimited || c.GeneratorLimited || math.Abs(b.CPUBusy-0.85) > 1e-9 || math.Abs(c.CPUBusy-0.75) > 1e-9 {
+		t.Errorf("got busy %v (flagged %v) and %v (flagged %v), want 0.85 flagged and 0.75 not", b.CPUBusy, b.GeneratorLimited, c.CPUBusy, c.GeneratorLimited)
+	}
+	if rec.ClientCPUNS != int64(3.2e9) || rec.Requests != 20 || rec.Errors["OK"] != 0 {
+		t.Errorf("got cpu %d, requests %d, errors %v; want 3.2e9, 20, none", rec.ClientCPUNS, rec.Requests, rec.Errors)
+	}
+}
