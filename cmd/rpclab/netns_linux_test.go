@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -100,11 +101,18 @@ func (h *hosts) start(ctx context.Context, i int, args ...string) io.Reader {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)
 	}
-	h.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	h.t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if h.t.Failed() {
+			h.t.Logf("%s in %s: stderr:\n%s", args[0], h.names[i], stderr.String())
+		}
+	})
 	return out
 }
 
