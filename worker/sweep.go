@@ -6,14 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/rpclab/rpclab/loadgen"
@@ -234,40 +231,12 @@ func clientConfig(spec *loadgen.Spec, st loadgen.Step, share int, rpclab bool) (
 	return cfg, nil
 }
 
+// newRecord is the record of st as a one-machine step's (loadgen's one
+// builder of a ping record): spec.inflight the total, spec.conns_requested
+// the layout's (each worker opens its own), env the driver's (each
+// worker's stack is in workers[].impl).
 func newRecord(spec *loadgen.Spec, st loadgen.Step) *result.Record {
-	host, _ := os.Hostname()
-	return &result.Record{
-		SchemaVersion: result.SchemaVersion,
-		Kind:          result.KindPing,
-		Status:        result.StatusOK,
-		StartedAt:     time.Now().UTC(),
-		Spec: result.Spec{
-			Target:   spec.Target,
-			RPC:      st.RPC,
-			ConnMode: string(st.Conn.Kind),
-			// As a one-machine step's, so the layout reads back
-			// (loadgen.ConnModeOf); each worker opens its own.
-			ConnsRequested: st.Conn.Conns(st.Inflight),
-			Pick:           st.Conn.PickName(),
-			Inflight:       st.Inflight,
-			PayloadBytes:   spec.PayloadBytes,
-			WarmupNS:       int64(spec.Warmup),
-			IntervalNS:     int64(spec.Interval),
-			LoadModel:      "closed",
-		},
-		// The driver's: each worker's stack is in workers[].impl.
-		Env: result.Env{
-			Language:       "go",
-			GRPCImpl:       "grpc-go",
-			GRPCVersion:    grpc.Version,
-			RuntimeVersion: runtime.Version(),
-			HostCPUs:       runtime.NumCPU(),
-			Hostname:       host,
-			OS:             runtime.GOOS,
-		},
-		Errors:        map[string]int64{},
-		ConnsObserved: -1,
-	}
+	return loadgen.NewRecord(spec, st, loadgen.Options{})
 }
 
 // merge fills rec with every worker's share and the merged figures.
