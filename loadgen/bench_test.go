@@ -4,11 +4,15 @@ package loadgen
 
 import (
 	"context"
+	"flag"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
+	gstats "google.golang.org/grpc/benchmark/stats"
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/rpclab/rpclab/proto/benchpb"
@@ -16,44 +20,111 @@ import (
 	"github.com/rpclab/rpclab/stats"
 )
 
-// BenchmarkUnaryRPC compares the generated stub (a new response per call)
-// with the worker's path (reused request and response, recorded into a
-// per-worker histogram) on one connection to a real loopback server. The
-// difference in allocs/op is what the load generator saves per RPC.
+var benchTarget = flag.String("loadgen.target", "", "BenchmarkUnaryRPC: the server to call (host:port; default: one in the test process, counted with the client)")
+
+// BenchmarkUnaryRPC sets the closed-loop worker's per-RPC path beside
+// grpc-go's own benchmark client's, over one connection to a real server,
+// with inflight goroutines sharing b.N calls:
+//
+//   - path=grpc-client: the loop body of google.golang.org/grpc/benchmark/client
+//     (the generated stub, a new response per call, context.Background(),
+//     time.Now and time.Since, grpc-go's benchmark histogram): the floor.
+//   - path=worker: caller.once on a step's frame (the pool of one
+//     connection) under callContext, as runClosed runs it.
+//   - path=run-ctx: the same with the run's shared cancellable context as
+//     the call context, as the worker did before callContext: grpc-go then
+//     registers each call with it under its one mutex.
+//
+// The server runs in this process (its work counts in every path alike)
+// unless -loadgen.target names one; for instruction counts per RPC, run the
+// test binary under valgrind --tool=callgrind with -loadgen.target and two
+// -test.benchtime counts, and divide the difference (docs/peers.md).
 func BenchmarkUnaryRPC(b *testing.B) {
-	s := server.New(server.Options{})
-	lis := listen(b)
-	go s.Serve(lis)
-	defer s.Stop()
-	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	target := *benchTarget
+	if target == "" {
+		s := server.New(server.Options{})
+		lis := listen(b)
+		go s.Serve(lis)
+		defer s.Stop()
+		target = lis.Addr().String()
+	}
+	// As rpclab's own run context: cancellable, with no deadline (one would
+	// add grpc-go's timeout header and the server's timer to run-ctx).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	req := &pb.SimpleRequest{Payload: &pb.Payload{}}
+	spec := shortSpec(target)
+	f, cause, err := openFrame(ctx, spec, Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}, Options{})
+	if err != nil || cause != nil {
+		b.Fatalf("openFrame: %v %v", err, cause)
+	}
+	defer f.close()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var phase atomic.Int32
+	phase.Store(phaseMeasure)
 
-	b.Run("path=stub", func(b *testing.B) {
-		c := pb.NewBenchmarkServiceClient(cc)
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := c.UnaryCall(ctx, req); err != nil {
-				b.Fatal(err)
+	// Each path makes the per-goroutine state of one in-flight RPC.
+	paths := []struct {
+		name string
+		make func(b *testing.B) func()
+	}{
+		{"grpc-client", func(b *testing.B) func() {
+			client := pb.NewBenchmarkServiceClient(cc)
+			req := &pb.SimpleRequest{}
+			hist := gstats.NewHistogram(gstats.HistogramOptions{NumBuckets: 2495, GrowthFactor: .01})
+			return func() {
+				start := time.Now()
+				if _, err := client.UnaryCall(context.Background(), req); err != nil {
+					b.Error(err)
+				}
+				_ = hist.Add(time.Since(start).Nanoseconds())
+			}
+		}},
+		{"worker", workerPath(runCtx, callContext(runCtx), f, &phase)},
+		{"run-ctx", workerPath(runCtx, runCtx, f, &phase)},
+	}
+	for _, p := range paths {
+		for _, n := range []int{1, 8, 32, 64} {
+			b.Run(fmt.Sprintf("path=%s/inflight=%d", p.name, n), func(b *testing.B) {
+				calls := make([]func(), n)
+				for i := range calls {
+					calls[i] = p.make(b)
+					calls[i]() // warm: the first call sets up the state
+				}
+				var left atomic.Int64
+				left.Store(int64(b.N))
+				var wg sync.WaitGroup
+				b.ReportAllocs()
+				b.ResetTimer()
+				for _, call := range calls {
+					wg.Go(func() {
+						for left.Add(-1) >= 0 {
+							call()
+						}
+					})
+				}
+				wg.Wait()
+			})
+		}
+	}
+}
+
+// workerPath makes a closed-loop worker as runClosed does, whose calls go
+// through f's connection under calls.
+func workerPath(runCtx, calls context.Context, f *frame, phase *atomic.Int32) func(b *testing.B) func() {
+	return func(b *testing.B) func() {
+		p := pingOf(Benchmark, make([]byte, 0))
+		cl := &caller{rec: stats.NewRecorder(), ping: p, resp: p.newResp()}
+		return func() {
+			if !cl.once(runCtx, calls, f.conns[0], phaseMeasure, phase) {
+				b.Error("the run ended")
 			}
 		}
-	})
-	b.Run("path=worker", func(b *testing.B) {
-		rec := stats.NewRecorder()
-		resp := &pb.SimpleResponse{}
-		b.ReportAllocs()
-		for b.Loop() {
-			t0 := time.Now()
-			err := cc.Invoke(ctx, unaryMethod, req, resp)
-			rec.Record(time.Since(t0), codes.OK)
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }

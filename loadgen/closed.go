@@ -98,6 +98,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	calls := callContext(runCtx)
 	var phase atomic.Int32
 	recs := make([]*stats.Recorder, step.Inflight)
 	var wg sync.WaitGroup
@@ -119,7 +120,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 			if step.RPC == Streaming && c.Call == nil {
 				cl.streaming(runCtx, cc, &phase)
 			} else {
-				cl.closedLoop(runCtx, cc, &phase, gap)
+				cl.closedLoop(runCtx, calls, cc, &phase, gap)
 			}
 		}()
 	}
@@ -127,6 +128,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 	if !sleepCtx(ctx, spec.Warmup) {
 		phase.Store(phaseDone)
 		stop()
+		f.cut()
 		wg.Wait()
 		return nil, nil, ctx.Err()
 	}
@@ -154,6 +156,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 		f.usage1 = f.readUsage(context.WithoutCancel(ctx))
 	}
 	stop()
+	f.cut()
 	wg.Wait()
 	return f.finish(ctx, stats.Merge(recs...), elapsed, cpu1-cpu0, interrupted), nil, nil
 }
@@ -220,6 +223,32 @@ func (c *caller) invokeBy(ctx context.Context, cc grpc.ClientConnInterface, dead
 	return err
 }
 
+// callContext is the context a step's unary calls are made under: ctx's
+// values without its cancellation or deadline. grpc-go derives a
+// cancellable context from the one each call is given; from a cancellable
+// parent shared by every worker, that registers the call with the parent
+// and removes it again, under the parent's one mutex, twice per RPC on
+// every worker (grpc-go's own benchmark client calls with
+// context.Background(), which has none of this). A stop still ends the
+// calls in flight at once: whoever cancels the run closes the step's
+// connections right after (frame.cut), and a call on a closed connection
+// ends with codes.Canceled.
+func callContext(ctx context.Context) context.Context {
+	return &uncancelled{ctx}
+}
+
+// uncancelled is context.WithoutCancel without its one allocation per
+// RPC: WithoutCancel's context is a struct value that its Value method
+// boxes into an interface on every lookup that reaches it, and grpc-go
+// looks up a value on every call (TestCallerAddsNoAllocations).
+type uncancelled struct{ parent context.Context }
+
+func (*uncancelled) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*uncancelled) Done() <-chan struct{}       { return nil }
+func (*uncancelled) Err() error                  { return nil }
+func (c *uncancelled) Value(key any) any         { return c.parent.Value(key) }
+func (c *uncancelled) String() string            { return "loadgen.callContext" }
+
 // deadline is the per-RPC deadline of an RPC meant to start at t.
 func (c *caller) deadline(t time.Time) time.Time {
 	if c.timeout <= 0 {
@@ -229,10 +258,12 @@ func (c *caller) deadline(t time.Time) time.Time {
 }
 
 // closedLoop keeps one RPC in flight on cc, starting each at most every
-// gap (0: at once), until the phase is done or ctx ends. An RPC is
-// recorded only if it both began and ended inside the measured interval
-// and did not fail because the run itself was stopped.
-func (c *caller) closedLoop(ctx context.Context, cc grpc.ClientConnInterface, phase *atomic.Int32, gap time.Duration) {
+// gap (0: at once), until the phase is done or ctx ends. Each RPC is made
+// under calls (callContext of ctx): when ctx ends, the calls in flight end
+// when cc is closed. An RPC is recorded only if it both began and ended
+// inside the measured interval and did not fail because the run itself
+// was stopped.
+func (c *caller) closedLoop(ctx, calls context.Context, cc grpc.ClientConnInterface, phase *atomic.Int32, gap time.Duration) {
 	var t *time.Timer
 	if gap > 0 {
 		t = time.NewTimer(time.Hour)
@@ -255,15 +286,27 @@ func (c *caller) closedLoop(ctx context.Context, cc grpc.ClientConnInterface, ph
 			}
 			next = next.Add(gap)
 		}
-		t0 := time.Now()
-		err := c.invokeBy(ctx, cc, c.deadline(t0))
-		if err != nil && ctx.Err() != nil {
+		if !c.once(ctx, calls, cc, ph, phase) {
 			return
 		}
-		if ph == phaseMeasure && phase.Load() == phaseMeasure {
-			c.record(time.Since(t0), status.Code(err), err)
-		}
 	}
+}
+
+// once makes one RPC of the closed loop on cc under calls, begun in phase
+// ph, and records it if it also ended in the measured phase. It returns
+// false if the RPC failed because ctx (the run) ended. This is the whole
+// per-RPC path of a closed-loop worker: it allocates nothing beyond what
+// grpc-go's Invoke does (TestCallerAddsNoAllocations).
+func (c *caller) once(ctx, calls context.Context, cc grpc.ClientConnInterface, ph int32, phase *atomic.Int32) bool {
+	t0 := time.Now()
+	err := c.invokeBy(calls, cc, c.deadline(t0))
+	if err != nil && ctx.Err() != nil {
+		return false
+	}
+	if ph == phaseMeasure && phase.Load() == phaseMeasure {
+		c.record(time.Since(t0), status.Code(err), err)
+	}
+	return true
 }
 
 // streaming keeps one ping in flight on a bidi stream of cc, opening a new

@@ -147,6 +147,13 @@ func (f *frame) close() {
 	}
 }
 
+// cut ends the calls in flight on the frame's connections by closing them
+// (they end with codes.Canceled): the stop of a step whose calls are made
+// under callContext, called after the run's context is cancelled, so the
+// callers see the run ended and do not count these calls. The frame is
+// closed afterwards; a second close is harmless.
+func (f *frame) cut() { f.close() }
+
 // fail marks the frame's record failed with err.
 func (f *frame) fail(err error) *frame {
 	failed(f.rec, err)

@@ -77,6 +77,7 @@ func StartLive(ctx context.Context, spec *Spec, step Step, rate float64, o Optio
 		case <-runCtx.Done():
 		}
 		stop()
+		f.cut() // calls under callContext end when their connections close
 	}()
 	p := pingOf(s.Service, make([]byte, s.PayloadBytes))
 	for i := 0; i < step.Inflight; i++ {
@@ -108,7 +109,7 @@ func (l *Live) run(ctx context.Context, c *caller, cc grpc.ClientConnInterface, 
 	case rpc == Streaming:
 		c.streaming(ctx, cc, &phase)
 	default:
-		c.closedLoop(ctx, cc, &phase, 0)
+		c.closedLoop(ctx, callContext(ctx), cc, &phase, 0)
 	}
 }
 
@@ -143,6 +144,7 @@ func (l *Live) Snapshot(reset bool) LiveSnapshot {
 func (l *Live) Stop() {
 	l.once.Do(func() {
 		l.stop()
+		l.f.cut()
 		l.wg.Wait()
 		l.f.close()
 	})

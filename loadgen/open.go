@@ -211,7 +211,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	}
 	defer f.close()
 
-	d := newDispatcher(ctx, f.conns, spec, open)
+	d := newDispatcher(ctx, f, spec, open)
 	defer d.cancel()
 	sched := &scheduler{
 		pacer: pacer, clock: wallClock(open.pacing()),
@@ -335,22 +335,27 @@ type dispatcher struct {
 	// runCtx is parent until the drain ends it (cancel).
 	runCtx, parent context.Context
 	cancel         context.CancelFunc
-	conns          []grpc.ClientConnInterface
-	spec           *Spec
-	open           *OpenSpec
-	body           []byte
-	jobs           chan job // unbuffered: a send succeeds only when a caller is idle
-	wg             sync.WaitGroup
-	callers        []*caller
-	recs           []*stats.Recorder
-	wait           *time.Timer
+	// calls is callContext(runCtx), the context of every send; cut ends
+	// the sends in flight (frame.cut) after runCtx ended.
+	calls   context.Context
+	cut     func()
+	conns   []grpc.ClientConnInterface
+	spec    *Spec
+	open    *OpenSpec
+	body    []byte
+	jobs    chan job // unbuffered: a send succeeds only when a caller is idle
+	wg      sync.WaitGroup
+	callers []*caller
+	recs    []*stats.Recorder
+	wait    *time.Timer
 }
 
-func newDispatcher(parent context.Context, conns []grpc.ClientConnInterface, spec *Spec, open *OpenSpec) *dispatcher {
-	d := &dispatcher{parent: parent, conns: conns, spec: spec, open: open,
+func newDispatcher(parent context.Context, f *frame, spec *Spec, open *OpenSpec) *dispatcher {
+	d := &dispatcher{parent: parent, conns: f.conns, cut: f.cut, spec: spec, open: open,
 		body: make([]byte, spec.PayloadBytes), jobs: make(chan job), wait: time.NewTimer(time.Hour)}
 	d.wait.Stop()
 	d.runCtx, d.cancel = context.WithCancel(parent)
+	d.calls = callContext(d.runCtx)
 	return d
 }
 
@@ -393,16 +398,17 @@ func (d *dispatcher) spawn(first job) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		c.send(d.runCtx, d.parent, d.conns, first)
+		c.send(d.calls, d.runCtx, d.parent, d.conns, first)
 		for j := range d.jobs {
-			c.send(d.runCtx, d.parent, d.conns, j)
+			c.send(d.calls, d.runCtx, d.parent, d.conns, j)
 		}
 	}()
 }
 
 // drain ends the sends and waits up to max for the RPCs in flight; those
 // still running then are cut off (and counted as DeadlineExceeded). It
-// returns false if the run was stopped meanwhile.
+// returns false if the run was stopped meanwhile (the RPCs in flight are
+// then cut off too, and not counted).
 func (d *dispatcher) drain(max time.Duration) bool {
 	close(d.jobs)
 	finished := make(chan struct{})
@@ -414,9 +420,11 @@ func (d *dispatcher) drain(max time.Duration) bool {
 		return true
 	case <-t.C:
 		d.cancel()
+		d.cut()
 		<-finished
 		return d.parent.Err() == nil
 	case <-d.parent.Done():
+		d.cut()
 		<-finished
 		return false
 	}
@@ -425,11 +433,13 @@ func (d *dispatcher) drain(max time.Duration) bool {
 // errCutOff is the sample error of RPCs the drain cut off (see send).
 var errCutOff = status.Error(codes.DeadlineExceeded, "still in flight when the step's drain ended")
 
-// send makes j's RPC under runCtx (ended by the drain) and records it if
-// measured. An RPC cut off by the drain counts as DeadlineExceeded; one cut
-// off because parent (the run) was stopped is not recorded.
-func (c *caller) send(runCtx, parent context.Context, conns []grpc.ClientConnInterface, j job) {
-	err := c.invokeBy(runCtx, conns[j.conn], c.deadline(j.intended))
+// send makes j's RPC under calls (callContext of runCtx, whose end, the
+// drain's, cuts the RPCs in flight) and records it if measured. An RPC cut
+// off by the drain counts as DeadlineExceeded; one cut off because parent
+// (the run) was stopped is not recorded. Like the closed loop's once, it
+// allocates nothing beyond grpc-go's Invoke (TestCallerAddsNoAllocations).
+func (c *caller) send(calls, runCtx, parent context.Context, conns []grpc.ClientConnInterface, j job) {
+	err := c.invokeBy(calls, conns[j.conn], c.deadline(j.intended))
 	if !j.measured {
 		return
 	}

@@ -1,0 +1,259 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package loadgen
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/stats"
+)
+
+// allocsPerRPC is the mean number of heap allocations of f over n runs,
+// in the whole process (the loopback server's included), measured as
+// testing.AllocsPerRun does (one P, after a warm-up run) but kept as a
+// fraction, so that a background allocation now and then is not rounded
+// into a whole one.
+func allocsPerRPC(n int, f func()) float64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	f()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for range n {
+		f()
+	}
+	runtime.ReadMemStats(&m1)
+	return float64(m1.Mallocs-m0.Mallocs) / float64(n)
+}
+
+// minAllocs is the least of rounds measures of allocsPerRPC: noise only
+// ever adds allocations.
+func minAllocs(rounds, n int, f func()) float64 {
+	best := allocsPerRPC(n, f)
+	for range rounds - 1 {
+		best = min(best, allocsPerRPC(n, f))
+	}
+	return best
+}
+
+// TestCallerAddsNoAllocations: the per-RPC path of a closed-loop worker
+// (caller.once: the call through the step's pool under the step's call
+// context, timed and recorded) and of an open-loop caller (caller.send)
+// allocate nothing beyond what grpc-go's own Invoke allocates on a bare
+// ClientConn with context.Background() (what grpc-go's benchmark client
+// calls with), against the same real loopback server. Counts, not times.
+func TestCallerAddsNoAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("counts allocations over thousands of RPCs")
+	}
+	ctx := testCtx(t)
+	target := startServer(t, server.New(server.Options{}))
+
+	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	req := pingRequest(0, nil)
+	resp := &pb.SimpleResponse{}
+	bare := func() {
+		if err := cc.Invoke(context.Background(), unaryMethod, req, resp); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The step's own set-up: its frame (a shared pool of one connection),
+	// run and call contexts, and a caller as runClosed makes it.
+	spec := shortSpec(target)
+	f, cause, err := openFrame(ctx, spec, Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}, Options{})
+	if err != nil || cause != nil {
+		t.Fatalf("openFrame: %v %v", err, cause)
+	}
+	defer f.close()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	calls := callContext(runCtx)
+	rec := stats.NewRecorder()
+	p := pingOf(Benchmark, make([]byte, spec.PayloadBytes))
+	cl := &caller{rec: rec, ping: p, resp: p.newResp()}
+	var phase atomic.Int32
+	phase.Store(phaseMeasure)
+	closed := func() {
+		if !cl.once(runCtx, calls, f.conns[0], phaseMeasure, &phase) {
+			t.Fatal("once: the run ended")
+		}
+	}
+	open := func() {
+		cl.send(calls, runCtx, ctx, f.conns, job{intended: time.Now(), measured: true})
+	}
+
+	const rounds, n = 3, 2000
+	want := minAllocs(rounds, n, bare)
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"closed loop (once)", closed},
+		{"open loop (send)", open},
+	} {
+		got := minAllocs(rounds, n, tc.f)
+		t.Logf("%s: %.2f allocations per RPC; grpc-go's Invoke alone: %.2f", tc.name, got, want)
+		// An allocation of rpclab's own adds a whole one per RPC.
+		if got-want >= 0.5 {
+			t.Errorf("%s: got %.2f allocations per RPC, want at most grpc-go's Invoke's %.2f (rpclab adds none of its own)", tc.name, got, want)
+		}
+	}
+	if got := stats.Merge(rec).OK(); got < 2*rounds*n {
+		t.Errorf("recorded %d RPCs, want at least %d: the measured path was not the recording one", got, 2*rounds*n)
+	}
+	if errs := stats.Merge(rec).Errors(); len(errs) != 0 {
+		t.Errorf("got errors %v, want none", errs)
+	}
+}
+
+// TestCallsShareNoCancellation: every unary call a step makes, closed or
+// open loop, is given a context with no cancellation of its own (Done is
+// nil), as grpc-go's benchmark client's context.Background(): grpc-go's
+// per-call child context then registers with no parent, where a run
+// context shared by every worker would take its mutex twice per RPC. (The
+// stop ends calls by closing the connections; TestStopEndsCallsInFlight.)
+func TestCallsShareNoCancellation(t *testing.T) {
+	target := startServer(t, server.New(server.Options{}))
+	var calls, cancellable atomic.Int64
+	spy := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if method != unaryMethod { // the step's other calls (the server's CPU time)
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}
+		calls.Add(1)
+		if ctx.Done() != nil {
+			cancellable.Add(1)
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	})
+	spec := shortSpec(target)
+	spec.Conns = []ConnMode{{Kind: Shared}}
+	o := Options{DialOptions: []grpc.DialOption{spy}}
+	for _, conn := range []ConnMode{{Kind: Shared}, {Kind: PerWorker}} {
+		step := Step{Conn: conn, RPC: Unary, Inflight: 2}
+		for _, loop := range []string{"closed", "open"} {
+			calls.Store(0)
+			cancellable.Store(0)
+			var rec *result.Record
+			var err error
+			if loop == "closed" {
+				rec, err = RunStep(testCtx(t), spec, step, o)
+			} else {
+				rec, err = RunOpenStep(testCtx(t), spec, step, OpenSpec{Rates: []float64{500}, MaxOutstanding: 10}, 500, o)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Requests == 0 || calls.Load() == 0 {
+				t.Fatalf("%s loop, %s: status %q (%s) after %d calls, want calls", loop, conn, rec.Status, rec.Error, calls.Load())
+			}
+			if got := cancellable.Load(); got != 0 {
+				t.Errorf("%s loop, %s: got %d of %d calls with a cancellable context, want 0", loop, conn, got, calls.Load())
+			}
+		}
+	}
+}
+
+// stuckServer answers no unary call: each waits until the client goes.
+type stuckServer struct {
+	server.Ping
+	started chan struct{}
+	once    sync.Once
+}
+
+func (h *stuckServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.SimpleResponse, error) {
+	h.once.Do(func() { close(h.started) })
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestStopEndsCallsInFlight: calls that would never end (the server holds
+// them) still end promptly when the run is stopped, in the closed and the
+// open loop, and when the open loop's drain runs out; the calls cut by a
+// stop are not counted, those cut by the drain count as DeadlineExceeded.
+func TestStopEndsCallsInFlight(t *testing.T) {
+	const bound = 10 * time.Second // set-up and slack for -race on a loaded machine
+	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 4}
+	run := func(t *testing.T, f func(ctx context.Context, spec *Spec) (*result.Record, error), stopAfter bool) *result.Record {
+		t.Helper()
+		h := &stuckServer{started: make(chan struct{})}
+		s := grpc.NewServer()
+		pb.RegisterBenchmarkServiceServer(s, h)
+		target := startServer(t, s)
+		ctx, cancel := context.WithCancel(testCtx(t))
+		defer cancel()
+		type out struct {
+			rec *result.Record
+			err error
+		}
+		done := make(chan out, 1)
+		spec := shortSpec(target)
+		spec.Conns = []ConnMode{step.Conn}
+		go func() {
+			rec, err := f(ctx, spec)
+			done <- out{rec, err}
+		}()
+		if stopAfter {
+			select {
+			case <-h.started:
+			case <-time.After(bound):
+				t.Fatal("no call reached the server")
+			}
+			time.Sleep(spec.Warmup + 200*time.Millisecond) // into the interval
+			cancel()
+		}
+		select {
+		case o := <-done:
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+			return o.rec
+		case <-time.After(bound):
+			t.Fatalf("the step did not end within %v of its stop: calls in flight were not cut", bound)
+			return nil
+		}
+	}
+
+	t.Run("closed loop, stopped", func(t *testing.T) {
+		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
+			spec.Interval = time.Minute
+			return RunStep(ctx, spec, step, Options{})
+		}, true)
+		if rec.Status != result.StatusInterrupted || rec.Requests != 0 {
+			t.Errorf("got status %q, %d requests (errors %v), want interrupted with none counted", rec.Status, rec.Requests, rec.Errors)
+		}
+	})
+	t.Run("open loop, stopped", func(t *testing.T) {
+		open := OpenSpec{Rates: []float64{100}, MaxOutstanding: 10, Drain: time.Minute}
+		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
+			spec.Interval = time.Minute
+			return RunOpenStep(ctx, spec, step, open, 100, Options{})
+		}, true)
+		if rec.Status != result.StatusInterrupted || rec.Requests != 0 {
+			t.Errorf("got status %q, %d requests (errors %v), want interrupted with none counted", rec.Status, rec.Requests, rec.Errors)
+		}
+	})
+	t.Run("open loop, drained", func(t *testing.T) {
+		open := OpenSpec{Rates: []float64{100}, MaxOutstanding: 10, Drain: 300 * time.Millisecond}
+		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
+			return RunOpenStep(ctx, spec, step, open, 100, Options{})
+		}, false)
+		if rec.Requests == 0 || rec.Errors["DeadlineExceeded"] != rec.Requests {
+			t.Errorf("got %d requests, errors %v; want every measured call cut by the drain, as DeadlineExceeded", rec.Requests, rec.Errors)
+		}
+	})
+}
