@@ -27,8 +27,9 @@ var benchTarget = flag.String("loadgen.target", "", "BenchmarkUnaryRPC: the serv
 // with inflight goroutines sharing b.N calls:
 //
 //   - path=grpc-client: the loop body of google.golang.org/grpc/benchmark/client
-//     (the generated stub, a new response per call, context.Background(),
-//     time.Now and time.Since, grpc-go's benchmark histogram): the floor.
+//     (its request, the generated stub, a new response per call,
+//     context.Background(), time.Now and time.Since, grpc-go's benchmark
+//     histogram): the floor.
 //   - path=worker: caller.once on a step's frame (the pool of one
 //     connection) under callContext, as runClosed runs it.
 //   - path=run-ctx: the same with the run's shared cancellable context as
@@ -76,7 +77,10 @@ func BenchmarkUnaryRPC(b *testing.B) {
 	}{
 		{"grpc-client", func(b *testing.B) func() {
 			client := pb.NewBenchmarkServiceClient(cc)
-			req := &pb.SimpleRequest{}
+			// The client's request at -req 0 -resp 0 (its payload type,
+			// COMPRESSABLE, is the zero value): the same bytes as the worker's.
+			req := &pb.SimpleRequest{ResponseType: pb.PayloadType_COMPRESSABLE,
+				Payload: &pb.Payload{Type: pb.PayloadType_COMPRESSABLE, Body: make([]byte, 0)}}
 			hist := gstats.NewHistogram(gstats.HistogramOptions{NumBuckets: 2495, GrowthFactor: .01})
 			return func() {
 				start := time.Now()
