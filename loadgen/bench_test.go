@@ -23,15 +23,16 @@ import (
 var benchTarget = flag.String("loadgen.target", "", "BenchmarkUnaryRPC: the server to call (host:port; default: one in the test process, counted with the client)")
 
 // BenchmarkUnaryRPC sets the closed-loop worker's per-RPC path beside
-// grpc-go's own benchmark client's, over one connection to a real server,
-// with inflight goroutines sharing b.N calls:
+// grpc-go's own benchmark client's, against a real server, with inflight
+// goroutines sharing b.N calls over one connection (conn=shared) or one
+// each (conn=per-worker):
 //
 //   - path=grpc-client: the loop body of google.golang.org/grpc/benchmark/client
 //     (its request, the generated stub, a new response per call,
 //     context.Background(), time.Now and time.Since, grpc-go's benchmark
-//     histogram): the floor.
-//   - path=worker: caller.once on a step's frame (the pool of one
-//     connection) under callContext, as runClosed runs it.
+//     histogram) on bare ClientConns: the floor.
+//   - path=worker: caller.once on a step's frame (its pools) under
+//     callContext, as runClosed runs it.
 //   - path=run-ctx: the same with the run's shared cancellable context as
 //     the call context, as the worker did before callContext: grpc-go then
 //     registers each call with it under its one mutex.
@@ -39,7 +40,8 @@ var benchTarget = flag.String("loadgen.target", "", "BenchmarkUnaryRPC: the serv
 // The server runs in this process (its work counts in every path alike)
 // unless -loadgen.target names one; for instruction counts per RPC, run the
 // test binary under valgrind --tool=callgrind with -loadgen.target and two
-// -test.benchtime counts, and divide the difference (docs/peers.md).
+// -test.benchtime counts, and divide the difference (scripts/peers/floor.sh,
+// docs/peers.md).
 func BenchmarkUnaryRPC(b *testing.B) {
 	target := *benchTarget
 	if target == "" {
@@ -53,82 +55,99 @@ func BenchmarkUnaryRPC(b *testing.B) {
 	// add grpc-go's timeout header and the server's timer to run-ctx).
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-
-	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cc.Close()
-	spec := shortSpec(target)
-	f, cause, err := openFrame(ctx, spec, Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}, Options{})
-	if err != nil || cause != nil {
-		b.Fatalf("openFrame: %v %v", err, cause)
-	}
-	defer f.close()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var phase atomic.Int32
 	phase.Store(phaseMeasure)
 
-	// Each path makes the per-goroutine state of one in-flight RPC.
+	// Each path opens conn's layout for n in-flight RPCs and makes the
+	// per-goroutine state of each; done closes what it opened.
 	paths := []struct {
 		name string
-		make func(b *testing.B) func()
+		open func(b *testing.B, conn ConnKind, n int) (calls []func(), done func())
 	}{
-		{"grpc-client", func(b *testing.B) func() {
-			client := pb.NewBenchmarkServiceClient(cc)
-			// The client's request at -req 0 -resp 0 (its payload type,
-			// COMPRESSABLE, is the zero value): the same bytes as the worker's.
-			req := &pb.SimpleRequest{ResponseType: pb.PayloadType_COMPRESSABLE,
-				Payload: &pb.Payload{Type: pb.PayloadType_COMPRESSABLE, Body: make([]byte, 0)}}
-			hist := gstats.NewHistogram(gstats.HistogramOptions{NumBuckets: 2495, GrowthFactor: .01})
-			return func() {
-				start := time.Now()
-				if _, err := client.UnaryCall(context.Background(), req); err != nil {
-					b.Error(err)
+		{"grpc-client", func(b *testing.B, conn ConnKind, n int) ([]func(), func()) {
+			var ccs []*grpc.ClientConn
+			calls := make([]func(), n)
+			for i := range calls {
+				if i == 0 || conn == PerWorker {
+					cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+					if err != nil {
+						b.Fatal(err)
+					}
+					ccs = append(ccs, cc)
 				}
-				_ = hist.Add(time.Since(start).Nanoseconds())
+				client := pb.NewBenchmarkServiceClient(ccs[len(ccs)-1])
+				// The client's request at -req 0 -resp 0 (its payload type,
+				// COMPRESSABLE, is the zero value): the same bytes as the worker's.
+				req := &pb.SimpleRequest{ResponseType: pb.PayloadType_COMPRESSABLE,
+					Payload: &pb.Payload{Type: pb.PayloadType_COMPRESSABLE, Body: make([]byte, 0)}}
+				hist := gstats.NewHistogram(gstats.HistogramOptions{NumBuckets: 2495, GrowthFactor: .01})
+				calls[i] = func() {
+					start := time.Now()
+					if _, err := client.UnaryCall(context.Background(), req); err != nil {
+						b.Error(err)
+					}
+					_ = hist.Add(time.Since(start).Nanoseconds())
+				}
+			}
+			return calls, func() {
+				for _, cc := range ccs {
+					_ = cc.Close()
+				}
 			}
 		}},
-		{"worker", workerPath(runCtx, callContext(runCtx), f, &phase)},
-		{"run-ctx", workerPath(runCtx, runCtx, f, &phase)},
+		{"worker", workerPath(ctx, target, runCtx, callContext(runCtx), &phase)},
+		{"run-ctx", workerPath(ctx, target, runCtx, runCtx, &phase)},
 	}
 	for _, p := range paths {
-		for _, n := range []int{1, 8, 32, 64} {
-			b.Run(fmt.Sprintf("path=%s/inflight=%d", p.name, n), func(b *testing.B) {
-				calls := make([]func(), n)
-				for i := range calls {
-					calls[i] = p.make(b)
-					calls[i]() // warm: the first call sets up the state
-				}
-				var left atomic.Int64
-				left.Store(int64(b.N))
-				var wg sync.WaitGroup
-				b.ReportAllocs()
-				b.ResetTimer()
-				for _, call := range calls {
-					wg.Go(func() {
-						for left.Add(-1) >= 0 {
-							call()
-						}
-					})
-				}
-				wg.Wait()
-			})
+		for _, conn := range []ConnKind{Shared, PerWorker} {
+			for _, n := range []int{1, 8, 32, 64} {
+				b.Run(fmt.Sprintf("path=%s/conn=%s/inflight=%d", p.name, conn, n), func(b *testing.B) {
+					calls, done := p.open(b, conn, n)
+					defer done()
+					for _, call := range calls {
+						call() // warm: the first call on a connection sets it up
+					}
+					var left atomic.Int64
+					left.Store(int64(b.N))
+					var wg sync.WaitGroup
+					b.ReportAllocs()
+					b.ResetTimer()
+					for _, call := range calls {
+						wg.Go(func() {
+							for left.Add(-1) >= 0 {
+								call()
+							}
+						})
+					}
+					wg.Wait()
+				})
+			}
 		}
 	}
 }
 
-// workerPath makes a closed-loop worker as runClosed does, whose calls go
-// through f's connection under calls.
-func workerPath(runCtx, calls context.Context, f *frame, phase *atomic.Int32) func(b *testing.B) func() {
-	return func(b *testing.B) func() {
-		p := pingOf(Benchmark, make([]byte, 0))
-		cl := &caller{rec: stats.NewRecorder(), ping: p, resp: p.newResp()}
-		return func() {
-			if !cl.once(runCtx, calls, f.conns[0], phaseMeasure, phase) {
-				b.Error("the run ended")
+// workerPath opens a step's frame for conn and n as runClosed does, and n
+// closed-loop workers on it whose calls go under calls; worker i uses
+// conns[i%len(conns)], as in runClosed.
+func workerPath(ctx context.Context, target string, runCtx, calls context.Context, phase *atomic.Int32) func(b *testing.B, conn ConnKind, n int) ([]func(), func()) {
+	return func(b *testing.B, conn ConnKind, n int) ([]func(), func()) {
+		f, cause, err := openFrame(ctx, shortSpec(target), Step{Conn: ConnMode{Kind: conn}, RPC: Unary, Inflight: n}, Options{})
+		if err != nil || cause != nil {
+			b.Fatalf("openFrame: %v %v", err, cause)
+		}
+		fns := make([]func(), n)
+		for i := range fns {
+			p := pingOf(Benchmark, make([]byte, 0))
+			cl := &caller{rec: stats.NewRecorder(), ping: p, resp: p.newResp()}
+			cc := f.conns[i%len(f.conns)]
+			fns[i] = func() {
+				if !cl.once(runCtx, calls, cc, phaseMeasure, phase) {
+					b.Error("the run ended")
+				}
 			}
 		}
+		return fns, f.close
 	}
 }

@@ -13,6 +13,7 @@
 #   FLOOR_RPCS=10000                     N
 #   FLOOR_PATHS=grpc-client,worker,run-ctx
 #   FLOOR_INFLIGHT=1,8,32,64
+#   FLOOR_CONNS=shared,per-worker        one connection, or one per in-flight RPC
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rpcs=${FLOOR_RPCS:-10000}
@@ -31,30 +32,34 @@ for _ in $(seq 100); do grep -q '^listening on ' "$work/serve.out" && break; sle
 addr=$(sed -n 's/^listening on //p' "$work/serve.out" | head -1)
 [ -n "$addr" ] || { echo "floor.sh: the server did not start: $(cat "$work/serve.err")" >&2; exit 1; }
 
-# instr PATH N INFLIGHT: callgrind's total instruction count of one run.
+# instr PATH N INFLIGHT CONN: callgrind's total instruction count of one run.
 instr() {
-  local out="$work/cg.$1.$2.$3"
+  local out="$work/cg.$1.$2.$3.$4"
   # Go's asynchronous preemption signals trip callgrind 3.19's signal
   # bookkeeping; without them Go runs.
   taskset -c "$client_cpus" env GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$out" \
-    "$work/loadgen.test" -test.run '^$' -test.bench "^BenchmarkUnaryRPC\$/^path=$1\$/^inflight=$3\$" \
+    "$work/loadgen.test" -test.run '^$' -test.bench "^BenchmarkUnaryRPC\$/^path=$1\$/^conn=$4\$/^inflight=$3\$" \
     -test.benchtime "$2x" -loadgen.target "$addr" >"$out.log" 2>&1 \
-    || { echo "floor.sh: path=$1 inflight=$3 failed: $(tail -3 "$out.log")" >&2; return 1; }
+    || { echo "floor.sh: path=$1 conn=$4 inflight=$3 failed: $(tail -3 "$out.log")" >&2; return 1; }
   sed -n 's/^summary: //p' "$out"
 }
 
 echo "instructions per RPC of the client process (valgrind --tool=callgrind, difference of runs of $rpcs and $((2 * rpcs)) calls); server rpclab serve on CPU $last"
-printf '%-12s %8s %12s %12s\n' path inflight instr/rpc x/grpc-client
+printf '%-12s %-11s %8s %12s %14s\n' path conn inflight instr/rpc x/grpc-client
 IFS=, read -ra inflight <<<"${FLOOR_INFLIGHT:-1,8,32,64}"
 IFS=, read -ra paths <<<"${FLOOR_PATHS:-grpc-client,worker,run-ctx}"
-for n in "${inflight[@]}"; do
-  base=
-  for p in "${paths[@]}"; do
-    a=$(instr "$p" "$rpcs" "$n") && b=$(instr "$p" $((2 * rpcs)) "$n") || { printf '%-12s %8s %12s\n' "$p" "$n" FAILED; continue; }
-    per=$(( (b - a) / rpcs ))
-    [ "$p" = grpc-client ] && base=$per
-    ratio=-
-    [ -n "$base" ] && ratio=$(awk -v a="$per" -v b="$base" 'BEGIN { printf "%.3f", a / b }')
-    printf '%-12s %8s %12s %12s\n' "$p" "$n" "$per" "$ratio"
+IFS=, read -ra conns <<<"${FLOOR_CONNS:-shared,per-worker}"
+for c in "${conns[@]}"; do
+  for n in "${inflight[@]}"; do
+    base=
+    for p in "${paths[@]}"; do
+      a=$(instr "$p" "$rpcs" "$n" "$c") && b=$(instr "$p" $((2 * rpcs)) "$n" "$c") \
+        || { printf '%-12s %-11s %8s %12s\n' "$p" "$c" "$n" FAILED; continue; }
+      per=$(( (b - a) / rpcs ))
+      [ "$p" = grpc-client ] && base=$per
+      ratio=-
+      [ -n "$base" ] && ratio=$(awk -v a="$per" -v b="$base" 'BEGIN { printf "%.3f", a / b }')
+      printf '%-12s %-11s %8s %12s %14s\n' "$p" "$c" "$n" "$per" "$ratio"
+    done
   done
 done
