@@ -240,7 +240,10 @@ func callContext(ctx context.Context) context.Context {
 // uncancelled is context.WithoutCancel without its one allocation per
 // RPC: WithoutCancel's context is a struct value that its Value method
 // boxes into an interface on every lookup that reaches it, and grpc-go
-// looks up a value on every call (TestCallerAddsNoAllocations).
+// looks up a value on every call (TestCallerAddsNoAllocations). Unlike
+// WithoutCancel's, its Value answers context's own key too, so
+// context.Cause of it would be the run's cause; nothing asks (grpc-go asks
+// the child it derives, which answers for itself).
 type uncancelled struct{ parent context.Context }
 
 func (*uncancelled) Deadline() (time.Time, bool) { return time.Time{}, false }
