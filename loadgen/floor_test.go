@@ -247,6 +247,21 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 			t.Errorf("got status %q, %d requests (errors %v), want interrupted with none counted", rec.Status, rec.Requests, rec.Errors)
 		}
 	})
+	t.Run("live run, stopped", func(t *testing.T) {
+		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
+			l, err := StartLive(context.Background(), spec, step, 0, Options{})
+			if err != nil {
+				return nil, err
+			}
+			<-ctx.Done()
+			l.Stop() // must end the calls stuck in the server
+			snap := l.Snapshot(false)
+			return &result.Record{Status: result.StatusInterrupted, Requests: snap.Summary.Total()}, nil
+		}, true)
+		if rec.Requests != 0 {
+			t.Errorf("got %d requests counted, want none (calls cut by a stop are not counted)", rec.Requests)
+		}
+	})
 	t.Run("open loop, drained", func(t *testing.T) {
 		open := OpenSpec{Rates: []float64{100}, MaxOutstanding: 10, Drain: 300 * time.Millisecond}
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
