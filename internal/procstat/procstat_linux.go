@@ -302,44 +302,54 @@ func peakRSS() int64 {
 
 // LockThreadOffCPUsOf locks the calling goroutine to its OS thread and
 // moves that thread onto every CPU the process pid may not run on, so that
-// work this goroutine does (a driver sampling a client it started, which
-// inherited the driver's pin) does not take the client's CPUs. It returns
-// the CPUs the thread may now use. When pid may run on every CPU there is
-// nowhere to go: the thread stays where it was, still locked, and the error
-// says so.
+// the goroutine's work (sampling pid) does not take pid's CPUs. It returns
+// the CPUs the thread may now run on, and restore, which puts the thread's
+// mask back and unlocks it; call restore before the goroutine returns.
 //
-// Call it at the top of a goroutine that runs until it returns, and never
-// unlock: the thread's mask is not the process's any more, so the runtime
-// must discard the thread when the goroutine exits (what a goroutine locked
-// to its thread does), rather than hand it to other goroutines.
-func LockThreadOffCPUsOf(pid int) ([]int, error) {
+// restore matters beyond the mask: a goroutine that returns while locked
+// makes the runtime end its thread, and Linux sends PR_SET_PDEATHSIG to
+// every child that thread started (DieWithParent), so a child server that
+// happened to be started from it would be stopped (seen as a server
+// exiting with status 0 in the middle of a sweep). If the mask cannot be
+// put back, restore leaves the thread locked, and it is ended with its
+// goroutine rather than handed on with the narrow mask.
+func LockThreadOffCPUsOf(pid int) (cpus []int, restore func(), err error) {
 	runtime.LockOSThread()
+	var old unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		runtime.UnlockOSThread()
+		return nil, func() {}, fmt.Errorf("procstat: affinity: %w", err)
+	}
+	restore = func() {
+		if unix.SchedSetaffinity(0, &old) == nil {
+			runtime.UnlockOSThread()
+		}
+	}
 	var theirs unix.CPUSet
 	if err := unix.SchedGetaffinity(pid, &theirs); err != nil {
-		return nil, fmt.Errorf("procstat: affinity of pid %d: %w", pid, err)
+		return nil, restore, fmt.Errorf("procstat: affinity of pid %d: %w", pid, err)
 	}
 	// Every CPU but theirs; the kernel keeps only those online and in this
 	// process's cpuset, and refuses an empty result.
 	var set unix.CPUSet
-	var cpus []int
 	for c := range cpuSetSize {
 		if !theirs.IsSet(c) {
 			set.Set(c)
 		}
 	}
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("procstat: no CPU outside the %d of pid %d: %w", theirs.Count(), pid, err)
+		return nil, restore, fmt.Errorf("procstat: no CPU outside the %d of pid %d: %w", theirs.Count(), pid, err)
 	}
 	var now unix.CPUSet // the kernel writes only the CPUs it has
 	if err := unix.SchedGetaffinity(0, &now); err != nil {
-		return nil, fmt.Errorf("procstat: affinity: %w", err)
+		return nil, restore, fmt.Errorf("procstat: affinity: %w", err)
 	}
 	for c := range cpuSetSize {
 		if now.IsSet(c) {
 			cpus = append(cpus, c)
 		}
 	}
-	return cpus, nil
+	return cpus, restore, nil
 }
 
 // cpuSetSize is the number of CPUs a unix.CPUSet holds (CPU_SETSIZE).

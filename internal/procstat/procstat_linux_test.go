@@ -3,14 +3,17 @@
 package procstat
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -235,8 +238,10 @@ func TestLockThreadOffCPUsOf(t *testing.T) {
 	}
 	ch := make(chan res)
 	go func() {
-		got, err := LockThreadOffCPUsOf(cmd.Process.Pid)
-		ch <- res{got, affinity(t, 0), err}
+		got, restore, err := LockThreadOffCPUsOf(cmd.Process.Pid)
+		mine := affinity(t, 0)
+		restore()
+		ch <- res{got, mine, err}
 	}()
 	r := <-ch
 	if r.err != nil {
@@ -255,7 +260,8 @@ func TestLockThreadOffCPUsOf(t *testing.T) {
 	}
 	defer all.Process.Kill()
 	go func() {
-		_, err := LockThreadOffCPUsOf(all.Process.Pid)
+		_, restore, err := LockThreadOffCPUsOf(all.Process.Pid)
+		restore()
 		ch <- res{err: err}
 	}()
 	if r := <-ch; r.err == nil {
@@ -337,5 +343,73 @@ func TestStartPinned(t *testing.T) {
 		if set.Count() != len(before) {
 			t.Errorf("thread %d has %d CPUs after StartPinned, want %d", tid, set.Count(), len(before))
 		}
+	}
+}
+
+// TestLockThreadOffKeepsChildrenOfTheThread: a child started with
+// DieWithParent from a thread is sent SIGTERM when that thread ends, and a
+// goroutine that returns while locked to its thread ends it. Sampling from
+// the thread a child server was started from (LockThreadOffCPUsOf) must
+// therefore give the thread back (restore), or the server stops mid-sweep
+// (CI saw "the server exited during the run: exit status 0").
+func TestLockThreadOffKeepsChildrenOfTheThread(t *testing.T) {
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cpus) < 2 {
+		t.Skip("needs two CPUs")
+	}
+	pinned := exec.Command("sleep", "30") // a process to move off of
+	if ok, err := StartPinned(pinned, cpus[:1]); err != nil || !ok {
+		t.Fatalf("StartPinned: %v, %v", ok, err)
+	}
+	defer pinned.Process.Kill()
+	child := exec.Command("sleep", "30")
+	child.SysProcAttr = DieWithParent(nil)
+	started := make(chan error)
+	testDone := make(chan struct{})
+	defer close(testDone)
+	errMainThread := errors.New("on the main thread")
+	for try := 0; ; try++ {
+		go func() {
+			// One thread starts the child and then samples, as a session's
+			// server start and an external client's sampler may share one.
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			// The runtime never ends the main thread: the test needs
+			// another, so this goroutine keeps the main thread busy until
+			// the test ends and the next try runs elsewhere.
+			if unix.Gettid() == os.Getpid() {
+				started <- errMainThread
+				<-testDone
+				return
+			}
+			if err := child.Start(); err != nil {
+				started <- err
+				return
+			}
+			_, restore, err := LockThreadOffCPUsOf(pinned.Process.Pid)
+			restore()
+			started <- err
+		}()
+		err := <-started
+		if errors.Is(err, errMainThread) && try < 10 {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	defer child.Process.Kill()
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	timer := time.NewTimer(500 * time.Millisecond)
+	defer timer.Stop()
+	select {
+	case err := <-exited:
+		t.Fatalf("the child started from the sampling thread ended (%v), want it running", err)
+	case <-timer.C:
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"syscall"
 	"time"
 )
@@ -39,11 +38,10 @@ func ResetPeakRSS() bool { return false }
 
 func peakRSS() int64 { return -1 }
 
-// LockThreadOffCPUsOf needs Linux (sched_setaffinity); elsewhere it locks
-// the goroutine to its thread and returns ErrUnsupported.
-func LockThreadOffCPUsOf(int) ([]int, error) {
-	runtime.LockOSThread()
-	return nil, unsupported("CPU pinning")
+// LockThreadOffCPUsOf needs Linux (sched_setaffinity); elsewhere it
+// returns ErrUnsupported and a restore that does nothing.
+func LockThreadOffCPUsOf(int) ([]int, func(), error) {
+	return nil, func() {}, unsupported("CPU pinning")
 }
 
 // DieWithParent returns attr as it is off Linux (there is no

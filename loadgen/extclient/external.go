@@ -384,7 +384,8 @@ type sample struct {
 func (s *sampler) run(done <-chan struct{}, pid int, target string, every time.Duration) {
 	// Off the client's CPUs (it inherited the driver's pin), so sampling
 	// does not take the CPU the client is measured on; see docs/results.md.
-	_, _ = procstat.LockThreadOffCPUsOf(pid)
+	_, restore, _ := procstat.LockThreadOffCPUsOf(pid)
+	defer restore()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
