@@ -70,7 +70,8 @@ func Rows(recs []result.Record) []Row {
 }
 
 // ClientBusy is the share of the client's CPUs (those it was pinned to, else
-// the host's) that its process kept busy over r's interval; 0 when unknown.
+// the host's; on a sweep on workers, theirs together) that its process
+// kept busy over r's interval; 0 when unknown.
 func ClientBusy(r *result.Record) float64 {
 	if r == nil || r.DurationNS <= 0 || r.ClientCPUNS <= 0 {
 		return 0
@@ -97,7 +98,18 @@ func ServerBusy(r *result.Record) (busy float64, ok bool) {
 	return r.ServerCPU.Busy, true
 }
 
+// clientCPUs counts the client's CPUs: on a sweep on workers, the cores
+// of the workers whose figures the record holds (env is the driver's).
 func clientCPUs(r *result.Record) int {
+	if len(r.Workers) > 0 {
+		n := 0
+		for _, w := range r.Workers {
+			if w.Status == "ok" {
+				n += w.Cores
+			}
+		}
+		return max(n, 1)
+	}
 	if n := len(r.Env.ClientCPUs); n > 0 {
 		return n
 	}

@@ -37,10 +37,7 @@ func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *load
 	}
 	fmt.Fprintln(stdout)
 	if open == nil { // the verdict reads closed-loop in-flight series
-		fmt.Fprintln(stdout, verdict.Text(verdict.Verdicts(recs)))
-		for _, n := range verdict.ConnNotes(recs) {
-			fmt.Fprintln(stdout, "Note:", n)
-		}
+		printVerdict(stdout, recs)
 	} else if open.SLO != nil {
 		report.SLOText(stdout, open.SLO.String(), sloRes)
 	}
@@ -69,4 +66,13 @@ func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *load
 		fmt.Fprintf(stderr, "rpclab: %d charts written to %s\n", len(paths), sf.png)
 	}
 	return nil
+}
+
+// printVerdict prints a closed-loop sweep's verdict and its connection
+// notes: the one-machine sweep's and the sweep on workers'.
+func printVerdict(stdout io.Writer, recs []result.Record) {
+	fmt.Fprintln(stdout, verdict.Text(verdict.Verdicts(recs)))
+	for _, n := range verdict.ConnNotes(recs) {
+		fmt.Fprintln(stdout, "Note:", n)
+	}
 }

@@ -163,6 +163,8 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) error {
 		return errors.Join(err, terr)
 	}
 	fmt.Fprintln(stdout)
+	printVerdict(stdout, recs)
+	fmt.Fprintln(stdout)
 	if terr := report.WorkerTable(stdout, recs); terr != nil {
 		return errors.Join(err, terr)
 	}

@@ -16,6 +16,7 @@ import (
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
+	"github.com/rpclab/rpclab/verdict"
 	"github.com/rpclab/rpclab/worker"
 )
 
@@ -147,6 +148,37 @@ func TestSweepOnWorkerProcesses(t *testing.T) {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("stdout does not show worker %s:\n%s", w, stdout)
 		}
+	}
+}
+
+// TestSweepOnWorkersVerdict: a sweep on workers over shared and
+// per-worker prints the verdict a one-machine sweep prints for the same
+// records (verdict.Text of the records it wrote), and the worker table.
+func TestSweepOnWorkersVerdict(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	target := bidiTarget(t)
+	a, _ := workerProcess(t, ctx)
+	b, _ := workerProcess(t, ctx)
+	out := filepath.Join(t.TempDir(), "w.jsonl")
+	code, stdout, stderr := runInProcess("sweep", "--workers", a+","+b, "--target", target, "--conn", "shared,per-worker", "--inflight", "1,4",
+		"--warmup", "50ms", "--interval", "250ms", "-o", out)
+	if code != exitOK {
+		t.Fatalf("got exit %d: %s", code, stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("got %d records (%v), want 4", len(recs), err)
+	}
+	vs := verdict.Verdicts(recs)
+	if len(vs) == 0 {
+		t.Fatalf("no verdict from the records: %+v", recs)
+	}
+	if want := verdict.Text(vs); !strings.Contains(stdout, want) {
+		t.Errorf("stdout does not hold the verdict %q:\n%s", want, stdout)
+	}
+	if !strings.Contains(stdout, a) {
+		t.Errorf("stdout does not show the worker table (worker %s):\n%s", a, stdout)
 	}
 }
 
