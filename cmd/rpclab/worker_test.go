@@ -180,6 +180,14 @@ func TestSweepOnWorkersVerdict(t *testing.T) {
 	if !strings.Contains(stdout, a) {
 		t.Errorf("stdout does not show the worker table (worker %s):\n%s", a, stdout)
 	}
+	// The HTML report of the records is rpclab report's, as for any sweep.
+	html := filepath.Join(t.TempDir(), "r.html")
+	if code, _, stderr := runInProcess("report", out, "-o", html); code != exitOK {
+		t.Errorf("rpclab report of the records: got exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), verdict.Text(vs)[:40]) {
+		t.Errorf("the HTML report does not hold the verdict %q (%v)", verdict.Text(vs)[:40], err)
+	}
 }
 
 // TestSweepWorkerUnreachable: an unreachable worker is named, exit 1,
