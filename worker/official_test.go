@@ -154,8 +154,13 @@ func TestDriveOfficialAndRPCLabWorkers(t *testing.T) {
 				last = b
 			}
 		}
-		if g.bucketOf(lat.GetMinSeen()) != first || g.bucketOf(lat.GetMaxSeen()) != last {
-			t.Errorf("%s: min %v and max %v fall in buckets %d and %d, want the first and last non-empty ones, %d and %d",
+		// grpc-go's worker computes a value's bucket in floating point its
+		// own way; a value within rounding of a bucket's edge may land in the
+		// neighbour (seen: max in 1710 here, 1709 there), so one bucket apart
+		// is the same geometry, and a wrong geometry is hundreds apart.
+		near := func(a, b int) bool { return a-b <= 1 && b-a <= 1 }
+		if !near(g.bucketOf(lat.GetMinSeen()), first) || !near(g.bucketOf(lat.GetMaxSeen()), last) {
+			t.Errorf("%s: min %v and max %v fall in buckets %d and %d, want the first and last non-empty ones (or a neighbour), %d and %d",
 				remotes[i].Addr, lat.GetMinSeen(), lat.GetMaxSeen(), g.bucketOf(lat.GetMinSeen()), g.bucketOf(lat.GetMaxSeen()), first, last)
 		}
 	}
