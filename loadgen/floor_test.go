@@ -249,7 +249,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 	})
 	t.Run("live run, stopped", func(t *testing.T) {
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
-			l, err := StartLive(context.Background(), spec, step, 0, Options{})
+			l, err := StartLive(context.Background(), spec, step, 0, "", Options{})
 			if err != nil {
 				return nil, err
 			}

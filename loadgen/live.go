@@ -49,11 +49,15 @@ type LiveSnapshot struct {
 // (at most spec.DialTimeout), and starts step.Inflight callers that run
 // until Stop or until ctx ends. With rate 0 each caller keeps one RPC in
 // flight (a closed loop, unary or streaming); with rate > 0 (unary only)
-// each caller sends at Poisson times of rate/step.Inflight per second, as
-// gRPC's own workers do: a reply later than the next send time delays that
-// send, and latency counts from the send. spec.Warmup and spec.Interval are
-// not used; spec.Conns, RPCs and Inflight are replaced by step's.
-func StartLive(ctx context.Context, spec *Spec, step Step, rate float64, o Options) (*Live, error) {
+// each caller sends at rate/step.Inflight per second, at times arrival
+// (Poisson, as gRPC's own workers do, or Constant, each caller's schedule
+// offset by its index/rate so the callers' sends interleave) gives: a reply
+// later than the next send time delays that send, and latency counts from
+// the intended send time, so a late send adds its lateness to the latency
+// (coordinated-omission free, as the open loop measures). spec.Warmup and
+// spec.Interval are not used; spec.Conns, RPCs and Inflight are replaced by
+// step's.
+func StartLive(ctx context.Context, spec *Spec, step Step, rate float64, arrival string, o Options) (*Live, error) {
 	s := *spec
 	s.Conns, s.RPCs, s.Inflight, s.Interval = []ConnMode{step.Conn}, []string{step.RPC}, []int{step.Inflight}, time.Second
 	if err := s.Validate(); err != nil {
@@ -61,6 +65,11 @@ func StartLive(ctx context.Context, spec *Spec, step Step, rate float64, o Optio
 	}
 	if rate < 0 || (rate > 0 && step.RPC != Unary) {
 		return nil, usageErr(ErrRate, "%v RPCs per second for %s RPCs (a rate paces unary RPCs only)", rate, step.RPC)
+	}
+	if rate > 0 {
+		if _, err := NewPacer(arrival, rate, 1); err != nil {
+			return nil, err
+		}
 	}
 	f, cause, err := openFrame(ctx, &s, step, o)
 	if err != nil {
@@ -88,24 +97,28 @@ func StartLive(ctx context.Context, spec *Spec, step Step, rate float64, o Optio
 		c := &caller{ping: p, resp: p.newResp(), timeout: s.RPCTimeout, cell: cell}
 		cc := f.conns[i%len(f.conns)]
 		var pacer Pacer
+		var offset time.Duration
 		if rate > 0 {
-			pacer, _ = NewPacer(Poisson, rate/float64(step.Inflight), uint64(i)+1) // rate checked above
+			pacer, _ = NewPacer(arrival, rate/float64(step.Inflight), uint64(i)+1) // rate and arrival checked above
+			if arrival != Poisson {
+				offset = time.Duration(float64(i) / rate * float64(time.Second))
+			}
 		}
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			l.run(runCtx, c, cc, pacer, step.RPC)
+			l.run(runCtx, c, cc, pacer, offset, step.RPC)
 		}()
 	}
 	return l, nil
 }
 
-func (l *Live) run(ctx context.Context, c *caller, cc grpc.ClientConnInterface, p Pacer, rpc string) {
+func (l *Live) run(ctx context.Context, c *caller, cc grpc.ClientConnInterface, p Pacer, offset time.Duration, rpc string) {
 	var phase atomic.Int32
 	phase.Store(phaseMeasure)
 	switch {
 	case p != nil:
-		c.paced(ctx, cc, p)
+		c.paced(ctx, cc, p, time.Now().Add(offset))
 	case rpc == Streaming:
 		c.streaming(ctx, cc, &phase)
 	default:
@@ -185,14 +198,16 @@ func (c *liveCell) swap(fresh *stats.Recorder) *stats.Recorder {
 	return old
 }
 
-// paced sends one RPC at each of p's times (counted from now), or as soon
-// as the previous one ends if that is later, until ctx ends.
-func (c *caller) paced(ctx context.Context, cc grpc.ClientConnInterface, p Pacer) {
-	start := time.Now()
+// paced sends one RPC at each of p's times (counted from start), or as
+// soon as the previous one ends if that is later, until ctx ends. Each
+// latency counts from the intended send time, not from the actual send:
+// a send delayed by a slow reply shows its delay in the latency.
+func (c *caller) paced(ctx context.Context, cc grpc.ClientConnInterface, p Pacer, start time.Time) {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for ctx.Err() == nil {
-		if w := time.Until(start.Add(p.Next())); w > 0 {
+		due := start.Add(p.Next())
+		if w := time.Until(due); w > 0 {
 			t.Reset(w)
 			select {
 			case <-t.C:
@@ -205,6 +220,6 @@ func (c *caller) paced(ctx context.Context, cc grpc.ClientConnInterface, p Pacer
 		if err != nil && ctx.Err() != nil {
 			return
 		}
-		c.record(time.Since(t0), status.Code(err), err)
+		c.record(time.Since(due), status.Code(err), err)
 	}
 }

@@ -4,6 +4,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -51,7 +52,7 @@ func TestLiveSnapshotsAndResets(t *testing.T) {
 	target, served := countingServer(t)
 	spec := shortSpec(target)
 	step := Step{Conn: ConnMode{Kind: Pooled, N: 2, Pick: pool.RoundRobin}, RPC: Unary, Inflight: 4}
-	l, err := StartLive(ctx, spec, step, 0, Options{})
+	l, err := StartLive(ctx, spec, step, 0, "", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +92,10 @@ func TestLivePoisson(t *testing.T) {
 	ctx := testCtx(t)
 	target, _ := countingServer(t)
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 2}
-	if _, err := StartLive(ctx, shortSpec(target), Step{Conn: step.Conn, RPC: Streaming, Inflight: 1}, 100, Options{}); err == nil {
+	if _, err := StartLive(ctx, shortSpec(target), Step{Conn: step.Conn, RPC: Streaming, Inflight: 1}, 100, Poisson, Options{}); err == nil {
 		t.Error("got no error for a rate on streaming RPCs, want one")
 	}
-	l, err := StartLive(ctx, shortSpec(target), step, 200, Options{})
+	l, err := StartLive(ctx, shortSpec(target), step, 200, Poisson, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,5 +139,35 @@ func TestLiveCellSwapLosesNothing(t *testing.T) {
 	total += merged(c.swap(spare))
 	if total != n {
 		t.Errorf("got %d records across swaps, want %d", total, n)
+	}
+}
+
+// TestLivePacedLatencyFromIntendedTime paces one caller at a constant
+// 100/s against a server that stalls its first 200 ms: the sends due
+// during the stall go out late, one after the other, and each latency
+// counts from its intended send time, so many RPCs show most of the stall
+// (measured from the actual send, only the first would).
+func TestLivePacedLatencyFromIntendedTime(t *testing.T) {
+	ctx := testCtx(t)
+	target := startStallServer(t)
+	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
+	if _, err := StartLive(ctx, shortSpec(target), step, 100, "uniform", Options{}); !errors.Is(err, ErrArrival) {
+		t.Errorf("got %v for arrival \"uniform\", want ErrArrival", err)
+	}
+	l, err := StartLive(ctx, shortSpec(target), step, 100, Constant, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+	waitRecorded(t, ctx, l, 25)
+	s := l.Snapshot(false)
+	var slow int64
+	for _, b := range s.Hist.Distribution() {
+		if b.From >= int64(50*time.Millisecond) {
+			slow += b.Count
+		}
+	}
+	if slow < 5 {
+		t.Errorf("got %d of %d latencies at 50 ms or more, want at least 5 (the sends due in the 200 ms stall, counted from their intended times)", slow, s.Hist.TotalCount())
 	}
 }

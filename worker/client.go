@@ -38,12 +38,12 @@ func (w *Worker) RunClient(stream grpc.BidiStreamingServer[pb.ClientArgs, pb.Cli
 	if err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
-	live, err := loadgen.StartLive(stream.Context(), &run.spec, run.step, run.rate, loadgen.Options{})
+	live, err := loadgen.StartLive(stream.Context(), &run.spec, run.step, run.rate, run.arrival, loadgen.Options{})
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "worker: start the client: %v", err)
 	}
 	defer live.Stop()
-	w.o.Logger.Info("worker: client started", "target", run.spec.Target, "conn", run.step.Conn.String(), "inflight", run.step.Inflight, "rate", run.rate)
+	w.o.Logger.Info("worker: client started", "target", run.spec.Target, "conn", run.step.Conn.String(), "inflight", run.step.Inflight, "rate", run.rate, "arrival", run.arrival)
 	w.mu.Lock()
 	w.details = nil
 	w.mu.Unlock()

@@ -21,14 +21,20 @@ const (
 	ArgConn = "rpclab.conn"
 	// ArgRPCTimeout is a deadline on each RPC in milliseconds (int_value).
 	ArgRPCTimeout = "rpclab.rpc_timeout_ms"
+	// ArgArrival is the arrival process of a load_params.poisson run
+	// (str_value "poisson", the default, or "constant": sends evenly spaced
+	// at offered_load, as rpclab sweep --rps --arrival constant sends).
+	ArgArrival = "rpclab.arrival"
 )
 
 // clientRun is what a ClientConfig asks rpclab's engine for.
 type clientRun struct {
 	spec loadgen.Spec
 	step loadgen.Step
-	// rate is the Poisson offered load in RPCs per second (0: closed loop).
-	rate float64
+	// rate is the offered load in RPCs per second (0: closed loop), sent
+	// at arrival's times (loadgen.Poisson unless rpclab.arrival says).
+	rate    float64
+	arrival string
 	geom Geometry
 }
 
@@ -73,6 +79,11 @@ func clientRunOf(cfg *pb.ClientConfig, dialTimeout time.Duration) (*clientRun, e
 	}
 	if err := r.channelArgs(cfg.GetChannelArgs()); err != nil {
 		return nil, err
+	}
+	if r.arrival == "" {
+		r.arrival = loadgen.Poisson
+	} else if r.rate == 0 {
+		return nil, fmt.Errorf("%w: channel_args %s=%q: an arrival process needs load_params.poisson (an offered load)", ErrConfig, ArgArrival, r.arrival)
 	}
 	r.spec.Conns, r.spec.RPCs, r.spec.Inflight, r.spec.Interval = []loadgen.ConnMode{r.step.Conn}, []string{r.step.RPC}, []int{r.step.Inflight}, time.Second
 	if err := r.spec.Validate(); err != nil {
@@ -123,8 +134,15 @@ func (r *clientRun) channelArgs(args []*pb.ChannelArg) error {
 				return fmt.Errorf("%w: channel_args %s=%d: want a positive int_value in milliseconds", ErrConfig, name, ms)
 			}
 			r.spec.RPCTimeout = time.Duration(ms) * time.Millisecond
+		case name == ArgArrival:
+			switch v := a.GetStrValue(); v {
+			case loadgen.Poisson, loadgen.Constant:
+				r.arrival = v
+			default:
+				return fmt.Errorf("%w: channel_args %s=%q: want %q or %q", ErrConfig, name, v, loadgen.Poisson, loadgen.Constant)
+			}
 		case strings.HasPrefix(name, "rpclab."):
-			return fmt.Errorf("%w: channel_args: unknown %q (rpclab's are %s and %s)", ErrConfig, name, ArgConn, ArgRPCTimeout)
+			return fmt.Errorf("%w: channel_args: unknown %q (rpclab's are %s, %s and %s)", ErrConfig, name, ArgConn, ArgRPCTimeout, ArgArrival)
 		}
 	}
 	return nil

@@ -33,6 +33,7 @@ func TestClientRunOf(t *testing.T) {
 		wantRate   float64
 		wantBytes  int
 		wantTimout time.Duration
+		wantArr    string
 	}{
 		{name: "one channel is shared", edit: func(c *pb.ClientConfig) { c.ClientChannels, c.OutstandingRpcsPerChannel = 1, 8 }, wantConn: "shared", wantIn: 8, wantRPC: loadgen.Unary, wantBytes: 16},
 		{name: "one RPC per channel is per-worker", edit: func(c *pb.ClientConfig) { c.ClientChannels, c.OutstandingRpcsPerChannel = 6, 1 }, wantConn: "per-worker", wantIn: 6, wantRPC: loadgen.Unary, wantBytes: 16},
@@ -46,7 +47,11 @@ func TestClientRunOf(t *testing.T) {
 			c.PayloadConfig = &pb.PayloadConfig{Payload: &pb.PayloadConfig_SimpleParams{SimpleParams: &pb.SimpleProtoParams{ReqSize: 1024, RespSize: 1024}}}
 			c.LoadParams = &pb.LoadParams{Load: &pb.LoadParams_Poisson{Poisson: &pb.PoissonParams{OfferedLoad: 250}}}
 			c.ChannelArgs = []*pb.ChannelArg{num(ArgRPCTimeout, 1500)}
-		}, wantConn: "pool:2", wantIn: 6, wantRPC: loadgen.Streaming, wantRate: 250, wantBytes: 1024, wantTimout: 1500 * time.Millisecond},
+		}, wantConn: "pool:2", wantIn: 6, wantRPC: loadgen.Streaming, wantRate: 250, wantBytes: 1024, wantTimout: 1500 * time.Millisecond, wantArr: loadgen.Poisson},
+		{name: "rpclab.arrival constant", edit: func(c *pb.ClientConfig) {
+			c.LoadParams = &pb.LoadParams{Load: &pb.LoadParams_Poisson{Poisson: &pb.PoissonParams{OfferedLoad: 100}}}
+			c.ChannelArgs = []*pb.ChannelArg{str(ArgArrival, loadgen.Constant)}
+		}, wantConn: "pool:2", wantIn: 6, wantRPC: loadgen.Unary, wantRate: 100, wantBytes: 16, wantArr: loadgen.Constant},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := closedLoop("127.0.0.1:5000", 2, 3)
@@ -61,6 +66,9 @@ func TestClientRunOf(t *testing.T) {
 			if r.step.Inflight != tc.wantIn || r.step.RPC != tc.wantRPC || r.rate != tc.wantRate || r.spec.PayloadBytes != tc.wantBytes || r.spec.RPCTimeout != tc.wantTimout {
 				t.Errorf("got inflight %d, rpc %s, rate %v, payload %d, timeout %v; want %d, %s, %v, %d, %v",
 					r.step.Inflight, r.step.RPC, r.rate, r.spec.PayloadBytes, r.spec.RPCTimeout, tc.wantIn, tc.wantRPC, tc.wantRate, tc.wantBytes, tc.wantTimout)
+			}
+			if tc.wantArr != "" && r.arrival != tc.wantArr {
+				t.Errorf("got arrival %q, want %q", r.arrival, tc.wantArr)
 			}
 			if r.spec.Target != "127.0.0.1:5000" {
 				t.Errorf("got target %q, want 127.0.0.1:5000", r.spec.Target)
@@ -100,6 +108,13 @@ func TestClientRunOfErrors(t *testing.T) {
 		{"bad deadline", func(c *pb.ClientConfig) {
 			c.ChannelArgs = []*pb.ChannelArg{{Name: ArgRPCTimeout, Value: &pb.ChannelArg_IntValue{IntValue: -1}}}
 		}, "rpclab.rpc_timeout_ms"},
+		{"bad rpclab.arrival", func(c *pb.ClientConfig) {
+			c.LoadParams = &pb.LoadParams{Load: &pb.LoadParams_Poisson{Poisson: &pb.PoissonParams{OfferedLoad: 100}}}
+			c.ChannelArgs = []*pb.ChannelArg{{Name: ArgArrival, Value: &pb.ChannelArg_StrValue{StrValue: "uniform"}}}
+		}, "rpclab.arrival"},
+		{"rpclab.arrival on a closed loop", func(c *pb.ClientConfig) {
+			c.ChannelArgs = []*pb.ChannelArg{{Name: ArgArrival, Value: &pb.ChannelArg_StrValue{StrValue: loadgen.Constant}}}
+		}, "rpclab.arrival"},
 		{"unknown rpclab arg", func(c *pb.ClientConfig) {
 			c.ChannelArgs = []*pb.ChannelArg{{Name: "rpclab.inflight", Value: &pb.ChannelArg_IntValue{IntValue: 1}}}
 		}, "rpclab.inflight"},
