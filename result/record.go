@@ -172,7 +172,11 @@ type WorkerShare struct {
 	Cores int `json:"cores"`
 	// Inflight is this worker's share of spec.inflight: an even split,
 	// the first workers taking one more each for the remainder.
-	Inflight      int              `json:"inflight"`
+	Inflight int `json:"inflight"`
+	// RateRPS is this worker's share of an open-loop step's spec.rate_rps:
+	// the rate split evenly over the workers with an in-flight share
+	// (absent in a closed-loop step and on an idle worker).
+	RateRPS       float64          `json:"rate_rps,omitempty"`
 	Requests      int64            `json:"requests"`
 	Errors        map[string]int64 `json:"errors,omitempty"`
 	DurationNS    int64            `json:"duration_ns"`

@@ -35,7 +35,7 @@ type clientRun struct {
 	// at arrival's times (loadgen.Poisson unless rpclab.arrival says).
 	rate    float64
 	arrival string
-	geom Geometry
+	geom    Geometry
 }
 
 // clientRunOf maps cfg onto rpclab's engine. Layout: client_channels

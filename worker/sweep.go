@@ -76,16 +76,82 @@ func Split(inflight, n int) []int {
 // or were partial, or sink's first error. started, if not nil, is told
 // each step as it starts.
 func Sweep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, sink func(*result.Record) error, started func(i, n int, st loadgen.Step)) error {
+	return sweep(ctx, remotes, spec, nil, sink, started)
+}
+
+// Open is the open loop of a sweep on workers: each step of the spec runs
+// once at each rate, in the order given.
+type Open struct {
+	// Rates are the total offered loads in RPCs per second, split evenly
+	// over the workers with an in-flight share (rate/n each: a rate has
+	// no remainder to place).
+	Rates []float64
+	// Arrival is loadgen.Constant or loadgen.Poisson. Official workers
+	// send Poisson arrivals only (gRPC's load_params), so Constant needs
+	// every worker to be rpclab's.
+	Arrival string
+}
+
+// Validate checks o against the workers it will run on; a *loadgen.UsageError
+// names the setting at fault (ErrRate or ErrArrival).
+func (o *Open) Validate(remotes []*Remote) error {
+	lo := loadgen.OpenSpec{Rates: o.Rates, Arrival: o.Arrival, MaxOutstanding: loadgen.DefaultMaxOutstanding}
+	if err := lo.Validate(); err != nil {
+		return err
+	}
+	if o.Arrival != loadgen.Poisson {
+		for _, r := range remotes {
+			if !r.RPCLab {
+				return &loadgen.UsageError{Setting: loadgen.ErrArrival, Err: fmt.Errorf("%s is an official worker, whose open loop is Poisson only (gRPC's load_params): want %s arrivals", r.Addr, loadgen.Poisson)}
+			}
+		}
+	}
+	return nil
+}
+
+// SweepOpen is Sweep's open loop: every step at each of open's rates,
+// the rate split evenly over the workers with an in-flight share, each of
+// which paces its callers at its share. The records are open-loop records
+// (spec.load_model open, spec.rate_rps the total, spec.arrival), with
+// each worker's rate in workers[].rate_rps.
+func SweepOpen(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, open Open, sink func(*result.Record) error, started func(i, n int, st loadgen.Step)) error {
+	if err := open.Validate(remotes); err != nil {
+		return err
+	}
+	return sweep(ctx, remotes, spec, &open, sink, started)
+}
+
+// load is one step's load: rate 0 is the closed loop.
+type load struct {
+	rate    float64
+	arrival string
+}
+
+func sweep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, open *Open, sink func(*result.Record) error, started func(i, n int, st loadgen.Step)) error {
 	if len(remotes) == 0 {
 		return fmt.Errorf("%w: no workers given", ErrConfig)
 	}
-	steps := spec.Steps()
+	type stepLoad struct {
+		st loadgen.Step
+		l  load
+	}
+	var steps []stepLoad
+	for _, st := range spec.Steps() {
+		if open == nil {
+			steps = append(steps, stepLoad{st: st})
+			continue
+		}
+		for _, r := range open.Rates {
+			steps = append(steps, stepLoad{st, load{rate: r, arrival: open.Arrival}})
+		}
+	}
 	var bad []string
-	for i, st := range steps {
+	for i, sl := range steps {
+		st := sl.st
 		if started != nil {
 			started(i, len(steps), st)
 		}
-		rec := RunStep(ctx, remotes, spec, st)
+		rec := runStep(ctx, remotes, spec, st, sl.l)
 		if rec.Status == result.StatusFailed {
 			bad = append(bad, fmt.Sprintf("step %d: %s", i+1, rec.Error))
 		}
@@ -106,6 +172,7 @@ func Sweep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, sink func
 type part struct {
 	r      *Remote
 	share  int
+	rate   float64 // its share of an open-loop step's rate
 	run    *ClientRun
 	err    error // lost, and why
 	stats  *pb.ClientStats
@@ -116,11 +183,27 @@ type part struct {
 // with its share of the in-flight count, warms up for spec.Warmup, is
 // marked with a reset, measures for spec.Interval, and is marked again.
 func RunStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st loadgen.Step) *result.Record {
+	return runStep(ctx, remotes, spec, st, load{})
+}
+
+func runStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st loadgen.Step, l load) *result.Record {
 	rec := newRecord(spec, st)
 	shares := Split(st.Inflight, len(remotes))
 	parts := make([]*part, len(remotes))
+	busy := 0
 	for i, r := range remotes {
 		parts[i] = &part{r: r, share: shares[i]}
+		if shares[i] > 0 {
+			busy++
+		}
+	}
+	if l.rate > 0 {
+		rec.Spec.LoadModel, rec.Spec.RateRPS, rec.Spec.Arrival = "open", l.rate, l.arrival
+		for _, p := range parts {
+			if p.share > 0 {
+				p.rate = l.rate / float64(busy)
+			}
+		}
 	}
 	// The runs outlive a Ctrl-C long enough to be marked and ended.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -132,6 +215,7 @@ func RunStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st load
 			p.err = err
 			return
 		}
+		openLoop(cfg, p.rate, l.arrival, p.r.RPCLab)
 		p.run, p.err = p.r.StartClient(runCtx, cfg)
 	})
 	rec.WorkersStartNS = int64(time.Since(begin))
@@ -231,6 +315,19 @@ func clientConfig(spec *loadgen.Spec, st loadgen.Step, share int, rpclab bool) (
 	return cfg, nil
 }
 
+// openLoop turns cfg into an open loop at rate (nothing at rate 0): the
+// protocol's Poisson load_params, and for rpclab's workers the arrival
+// process in rpclab.arrival.
+func openLoop(cfg *pb.ClientConfig, rate float64, arrival string, rpclab bool) {
+	if rate <= 0 {
+		return
+	}
+	cfg.LoadParams = &pb.LoadParams{Load: &pb.LoadParams_Poisson{Poisson: &pb.PoissonParams{OfferedLoad: rate}}}
+	if rpclab && arrival != "" {
+		cfg.ChannelArgs = append(cfg.ChannelArgs, &pb.ChannelArg{Name: ArgArrival, Value: &pb.ChannelArg_StrValue{StrValue: arrival}})
+	}
+}
+
 // newRecord is the record of st as a one-machine step's (loadgen's one
 // builder of a ping record): spec.inflight the total, spec.conns_requested
 // the layout's (each worker opens its own), env the driver's (each
@@ -245,7 +342,7 @@ func merge(rec *result.Record, parts []*part, st loadgen.Step) {
 	var ok int64
 	conns, counted := 0, true
 	for _, p := range parts {
-		w := result.WorkerShare{Addr: p.r.Addr, Impl: "official", Status: "ok", Cores: p.r.Cores, Inflight: p.share, ConnsObserved: -1}
+		w := result.WorkerShare{Addr: p.r.Addr, Impl: "official", Status: "ok", Cores: p.r.Cores, Inflight: p.share, RateRPS: p.rate, ConnsObserved: -1}
 		if p.r.RPCLab {
 			w.Impl = "rpclab"
 		}

@@ -346,3 +346,109 @@ func TestMergeFlagsBusyWorker(t *testing.T) {
 		t.Errorf("got cpu %d, requests %d, errors %v; want 3.2e9, 20, none", rec.ClientCPUNS, rec.Requests, rec.Errors)
 	}
 }
+
+// TestSweepOpenOnTwoWorkers runs an open-loop sweep at 200 RPCs per second
+// on two rpclab workers, at in-flight 3 (both workers send, 100/s each)
+// and 1 (the second worker is idle, the first sends all 200/s): each
+// record is an open-loop record, merged as a closed one is, each worker's
+// rate is stated, and the counts are about rate x interval (a loose bound:
+// the machine is shared; the interval is each worker's own, from mark to
+// mark, which under -race runs well past spec.Interval).
+func TestSweepOpenOnTwoWorkers(t *testing.T) {
+	ctx := testCtx(t)
+	target, _ := startPing(t)
+	a, _ := startWorker(t)
+	b, _ := startWorker(t)
+	remotes, err := Connect(ctx, []string{a, b}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := sweepSpec(target, 3, 1)
+	// The warm-up absorbs the start's lag (under -race the first RPCs are
+	// slow, and the late sends would go out inside a shorter warm-up's
+	// interval, as an open loop catches up).
+	spec.Warmup, spec.Interval = 300*time.Millisecond, 500*time.Millisecond
+	var recs []*result.Record
+	if err := SweepOpen(ctx, remotes, spec, Open{Rates: []float64{200}, Arrival: loadgen.Constant}, collect(&recs), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2", len(recs))
+	}
+	for i, wantRates := range [][]float64{{100, 100}, {200, 0}} {
+		rec := recs[i]
+		if rec.Status != result.StatusOK || len(rec.Workers) != 2 {
+			t.Fatalf("step %d: got status %s (%s) with %d workers, want ok with 2", i+1, rec.Status, rec.Error, len(rec.Workers))
+		}
+		if rec.Spec.LoadModel != "open" || rec.Spec.RateRPS != 200 || rec.Spec.Arrival != loadgen.Constant {
+			t.Errorf("step %d: got load_model %q, rate_rps %v, arrival %q; want open, 200, constant", i+1, rec.Spec.LoadModel, rec.Spec.RateRPS, rec.Spec.Arrival)
+		}
+		var wantAll float64
+		for j, w := range rec.Workers {
+			if w.RateRPS != wantRates[j] {
+				t.Errorf("step %d worker %d: got rate_rps %v, want %v", i+1, j, w.RateRPS, wantRates[j])
+			}
+			d := time.Duration(w.DurationNS)
+			if want := wantRates[j] * d.Seconds(); math.Abs(float64(w.Requests)-want) > want/2 {
+				t.Errorf("step %d worker %d: got %d requests, want within 50%% of %.0f (%v/s over %v)", i+1, j, w.Requests, want, wantRates[j], d)
+			}
+			wantAll += wantRates[j] * d.Seconds()
+		}
+		if math.Abs(float64(rec.Requests)-wantAll) > wantAll/2 {
+			t.Errorf("step %d: got %d requests, want within 50%% of %.0f (200/s over the workers' intervals)", i+1, rec.Requests, wantAll)
+		}
+		checkMerged(t, rec)
+	}
+}
+
+// TestOpenValidate: a rate must be positive, and constant arrivals need
+// every worker to be rpclab's (an official worker's open loop is Poisson).
+func TestOpenValidate(t *testing.T) {
+	rl, off := &Remote{Addr: "a:1", RPCLab: true}, &Remote{Addr: "b:1"}
+	for _, tc := range []struct {
+		name    string
+		open    Open
+		remotes []*Remote
+		want    error
+	}{
+		{"constant on rpclab", Open{Rates: []float64{100}, Arrival: loadgen.Constant}, []*Remote{rl}, nil},
+		{"poisson on official", Open{Rates: []float64{100}, Arrival: loadgen.Poisson}, []*Remote{rl, off}, nil},
+		{"constant on official", Open{Rates: []float64{100}, Arrival: loadgen.Constant}, []*Remote{rl, off}, loadgen.ErrArrival},
+		{"zero rate", Open{Rates: []float64{0}, Arrival: loadgen.Poisson}, []*Remote{rl}, loadgen.ErrRate},
+		{"unknown arrival", Open{Rates: []float64{100}, Arrival: "uniform"}, []*Remote{rl}, loadgen.ErrArrival},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.open.Validate(tc.remotes)
+			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+				t.Errorf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestOpenLoopConfig: an open-loop share is the protocol's Poisson
+// load_params at the worker's rate; rpclab's workers also get
+// rpclab.arrival, official ones do not.
+func TestOpenLoopConfig(t *testing.T) {
+	for _, rpclab := range []bool{true, false} {
+		cfg := closedLoop("127.0.0.1:1", 1, 4)
+		openLoop(cfg, 150, loadgen.Constant, rpclab)
+		if got := cfg.GetLoadParams().GetPoisson().GetOfferedLoad(); got != 150 {
+			t.Errorf("rpclab %v: got offered_load %v, want 150", rpclab, got)
+		}
+		var arrival string
+		for _, a := range cfg.GetChannelArgs() {
+			if a.GetName() == ArgArrival {
+				arrival = a.GetStrValue()
+			}
+		}
+		if want := map[bool]string{true: loadgen.Constant}[rpclab]; arrival != want {
+			t.Errorf("rpclab %v: got %s=%q, want %q", rpclab, ArgArrival, arrival, want)
+		}
+	}
+	cfg := closedLoop("127.0.0.1:1", 1, 4)
+	openLoop(cfg, 0, loadgen.Constant, true)
+	if cfg.GetLoadParams().GetClosedLoop() == nil || len(cfg.GetChannelArgs()) != 0 {
+		t.Errorf("rate 0: got %v, %v; want the closed loop unchanged", cfg.GetLoadParams(), cfg.GetChannelArgs())
+	}
+}

@@ -80,7 +80,7 @@ func registerWorkers(f *pflag.FlagSet, sf *sweepFlags) {
 // workerSweepFlags are the sweep flags a sweep on workers reads; any other
 // flag set with --workers is refused.
 var workerSweepFlags = []string{"workers", "target", "inflight", "min-inflight", "max-inflight", "step", "conn", "rpc",
-	"payload", "warmup", "interval", "dial-timeout", "rpc-timeout", "out", "force", "csv"}
+	"payload", "warmup", "interval", "dial-timeout", "rpc-timeout", "out", "force", "csv", "rps", "arrival"}
 
 // runWorkerSweep is rpclab sweep --workers: rpclab as the driver of gRPC's
 // benchmark protocol, every step on all workers at once.
@@ -89,7 +89,7 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) error {
 	var bad error
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
 		if bad == nil && !slices.Contains(workerSweepFlags, fl.Name) {
-			bad = usageError{fmt.Errorf("--%s is not supported with --workers (the workers run closed-loop Go or official clients against --target)", fl.Name)}
+			bad = usageError{fmt.Errorf("--%s is not supported with --workers (the workers run rpclab's or official clients against --target, closed loop or --rps)", fl.Name)}
 		}
 	})
 	if bad != nil {
@@ -109,6 +109,20 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) error {
 	spec, err := sf.spec(cmd.Flags())
 	if err != nil {
 		return err
+	}
+	var open *worker.Open
+	if cmd.Flags().Changed("rps") {
+		// As on one machine, --inflight defaults to openPerWorkerConns:
+		// here the callers, split over the workers, each pacing its share.
+		if !cmd.Flags().Changed("inflight") && !cmd.Flags().Changed("max-inflight") {
+			spec.Inflight = []int{openPerWorkerConns}
+		}
+		open = &worker.Open{Rates: sf.open.rates, Arrival: sf.open.arrival}
+		if err := open.Validate(nil); err != nil {
+			return err
+		}
+	} else if cmd.Flags().Changed("arrival") {
+		return usageError{errors.New("--arrival needs --rps (the open loop)")}
 	}
 	if err := spec.Validate(); err != nil {
 		return err
@@ -158,7 +172,15 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) error {
 	steps := len(spec.Steps())
 	fmt.Fprintf(stderr, "rpclab: %d steps on %d workers against %s, about %v\n", steps, len(remotes), spec.Target,
 		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
-	err = worker.Sweep(ctx, remotes, spec, sink, nil)
+	if open != nil {
+		if err := open.Validate(remotes); err != nil {
+			return fmt.Errorf("%w (nothing was run)", err)
+		}
+		fmt.Fprintf(stderr, "rpclab: open loop, %s arrivals: each step's rate split evenly over the workers with an in-flight share (workers[].rate_rps)\n", open.Arrival)
+		err = worker.SweepOpen(ctx, remotes, spec, *open, sink, nil)
+	} else {
+		err = worker.Sweep(ctx, remotes, spec, sink, nil)
+	}
 	if terr := report.Table(stdout, recs); terr != nil {
 		return errors.Join(err, terr)
 	}
