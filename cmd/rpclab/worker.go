@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/worker"
@@ -170,12 +171,19 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) error {
 		return nil
 	}
 	steps := len(spec.Steps())
+	if open != nil {
+		if err := open.Validate(remotes); err != nil {
+			var le *loadgen.UsageError
+			if errors.As(err, &le) {
+				return &loadgen.UsageError{Setting: le.Setting, Err: fmt.Errorf("%w (nothing was run)", le.Err)}
+			}
+			return err
+		}
+		steps *= len(open.Rates)
+	}
 	fmt.Fprintf(stderr, "rpclab: %d steps on %d workers against %s, about %v\n", steps, len(remotes), spec.Target,
 		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
 	if open != nil {
-		if err := open.Validate(remotes); err != nil {
-			return fmt.Errorf("%w (nothing was run)", err)
-		}
 		fmt.Fprintf(stderr, "rpclab: open loop, %s arrivals: each step's rate split evenly over the workers with an in-flight share (workers[].rate_rps)\n", open.Arrival)
 		err = worker.SweepOpen(ctx, remotes, spec, *open, sink, nil)
 	} else {

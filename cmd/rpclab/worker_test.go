@@ -6,12 +6,15 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
@@ -242,7 +245,10 @@ func TestSweepWorkersBadFlags(t *testing.T) {
 	}{
 		{"no target", []string{"sweep", "--workers", "127.0.0.1:1"}, "--target"},
 		{"not host:port", []string{"sweep", "--workers", "nohost", "--target", "127.0.0.1:1"}, "--workers"},
-		{"open loop", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:1", "--rps", "100"}, "--rps"},
+		{"rps 0", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:1", "--rps", "0"}, "--rps"},
+		{"arrival without rps", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:1", "--arrival", "poisson"}, "--arrival"},
+		{"unknown arrival", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:1", "--rps", "100", "--arrival", "uniform"}, "--arrival"},
+		{"open loop pacing", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:1", "--rps", "100", "--pacing", "timer"}, "--pacing"},
 		{"netem", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:1", "--delay", "1ms"}, "--delay"},
 		{"bad conn", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:1", "--conn", "pool:0"}, "--conn"},
 	} {
@@ -312,5 +318,79 @@ func TestSweepWorkersCtrlC(t *testing.T) {
 			t.Fatalf("%s after Ctrl-C: %v (its run was not ended)", w, err)
 		}
 		run.Close(ctx)
+	}
+}
+
+// TestSweepOpenOnWorkerProcesses runs rpclab sweep --workers --rps 200 on
+// two rpclab worker processes: an open-loop record (load_model open,
+// rate_rps 200, arrival constant, rpclab's default) that validates, the
+// rate split 100 + 100 and stated per worker, the merged count the sum of
+// the workers', and about the rate over each worker's interval (a loose
+// bound: counts, not timing).
+func TestSweepOpenOnWorkerProcesses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	target := bidiTarget(t)
+	a, _ := workerProcess(t, ctx)
+	b, _ := workerProcess(t, ctx)
+	out := filepath.Join(t.TempDir(), "w.jsonl")
+	code, _, stderr := runInProcess("sweep", "--workers", a+","+b, "--target", target, "--rps", "200", "--inflight", "4", "--conn", "shared",
+		"--warmup", "300ms", "--interval", "500ms", "-o", out)
+	if code != exitOK {
+		t.Fatalf("got exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "rate split evenly") {
+		t.Errorf("stderr does not state the rate split:\n%s", stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("got %d records (%v), want 1", len(recs), err)
+	}
+	rec := recs[0]
+	if err := result.Validate(mustJSON(t, rec)); err != nil {
+		t.Errorf("the record does not validate: %v", err)
+	}
+	if rec.Spec.LoadModel != "open" || rec.Spec.RateRPS != 200 || rec.Spec.Arrival != "constant" {
+		t.Errorf("got load_model %q, rate_rps %v, arrival %q; want open, 200, constant", rec.Spec.LoadModel, rec.Spec.RateRPS, rec.Spec.Arrival)
+	}
+	var sum int64
+	var want float64
+	for _, w := range rec.Workers {
+		if w.RateRPS != 100 || w.Inflight != 2 {
+			t.Errorf("%s: got rate_rps %v, inflight %d; want 100, 2", w.Addr, w.RateRPS, w.Inflight)
+		}
+		sum += w.Requests
+		want += w.RateRPS * time.Duration(w.DurationNS).Seconds()
+	}
+	if rec.Requests != sum || float64(sum) < want/2 || float64(sum) > want*1.5 {
+		t.Errorf("got %d requests, the workers' sum %d; want the sum, within 50%% of %.0f", rec.Requests, sum, want)
+	}
+}
+
+// officialStandIn is a WorkerService that answers CoreCount only and has
+// no WorkerDetail: to the driver, an official worker, enough to be refused
+// before anything runs.
+type officialStandIn struct{ pb.UnimplementedWorkerServiceServer }
+
+func (officialStandIn) CoreCount(context.Context, *pb.CoreRequest) (*pb.CoreResponse, error) {
+	return &pb.CoreResponse{Cores: 1}, nil
+}
+
+// TestSweepOpenConstantOnOfficialWorker: constant arrivals (the default
+// of --rps) on an official worker, whose open loop is Poisson only, are
+// refused with exit 2 naming --arrival and the worker, nothing run.
+func TestSweepOpenConstantOnOfficialWorker(t *testing.T) {
+	s := grpc.NewServer()
+	pb.RegisterWorkerServiceServer(s, officialStandIn{})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(lis)
+	defer s.Stop()
+	addr := lis.Addr().String()
+	code, _, stderr := runInProcess("sweep", "--workers", addr, "--target", "127.0.0.1:1", "--rps", "100", "--warmup", "0s", "--interval", "100ms")
+	if code != exitUsage || !strings.Contains(stderr, "--arrival") || !strings.Contains(stderr, addr) || !strings.Contains(stderr, "nothing was run") {
+		t.Errorf("got exit %d and %q, want exit %d naming --arrival and %s", code, stderr, exitUsage, addr)
 	}
 }
