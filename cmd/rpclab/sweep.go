@@ -104,8 +104,9 @@ unless --force is given.
 
 With --workers h1:port,h2:port (and --target), rpclab drives benchmark
 workers (rpclab worker, or gRPC's official ones) instead of its own client:
-every step runs on all of them at once, in-flight split among them, and each
-record merges their figures with a per-worker breakdown (docs/workers.md).`,
+every step runs on all of them at once, in-flight split among them (and with
+--rps, each rate split evenly over the workers with an in-flight share), and
+each record merges their figures with a per-worker breakdown (docs/workers.md).`,
 		Example: `  rpclab sweep --inflight 1,2,4,8,16,32 --conn shared,per-worker,pool:4
   rpclab sweep --min-inflight 1 --max-inflight 16 --conn shared,per-worker --interval 5s
   rpclab sweep --target 10.0.0.5:50051 --rpc unary,streaming --payload 1024 -o results.jsonl

@@ -42,7 +42,8 @@ The first line on stdout is "listening on ADDR". It has no authentication:
 it listens on every interface unless given --host, as gRPC's workers do.
 
 rpclab's knobs travel in the ClientConfig's channel_args: rpclab.conn
-(a layout as in sweep --conn, e.g. "pool:4") and rpclab.rpc_timeout_ms.`,
+(a layout as in sweep --conn, e.g. "pool:4"), rpclab.rpc_timeout_ms and
+rpclab.arrival ("constant" or "poisson", for a load_params.poisson run).`,
 		Example: `  rpclab worker --driver-port 10000
   rpclab worker --driver-port 10000 --host 127.0.0.1`,
 		Args: cobra.NoArgs,

@@ -370,7 +370,9 @@ func TestSweepOpenOnWorkerProcesses(t *testing.T) {
 // officialStandIn is a WorkerService that answers CoreCount only and has
 // no WorkerDetail: to the driver, an official worker, enough to be refused
 // before anything runs.
-type officialStandIn struct{ pb.UnimplementedWorkerServiceServer }
+type officialStandIn struct {
+	pb.UnimplementedWorkerServiceServer
+}
 
 func (officialStandIn) CoreCount(context.Context, *pb.CoreRequest) (*pb.CoreResponse, error) {
 	return &pb.CoreResponse{Cores: 1}, nil
