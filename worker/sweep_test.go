@@ -144,6 +144,30 @@ func TestSweepOfficialAndRPCLabWorker(t *testing.T) {
 		t.Errorf("got conns observed %d, layout %v; want -1 (an official worker cannot count) and %v", rec.ConnsObserved, loadgen.ConnModeOf(rec.Spec), spec.Conns[0])
 	}
 	checkMerged(t, rec)
+
+	// The open loop: Poisson at 200/s, 100/s each, the official worker
+	// told by load_params alone; the counts are about the rate. In-flight
+	// 1 each: grpc-go's worker sends offered_load from each of its
+	// channels x outstanding goroutines (benchmark_client.go's unaryLoop),
+	// not from the worker as a whole, so only a share of 1 means the same
+	// to it as to the protocol (docs/workers.md).
+	spec = sweepSpec(target, 2)
+	spec.Warmup, spec.Interval = 300*time.Millisecond, 500*time.Millisecond
+	recs = nil
+	if err := SweepOpen(ctx, remotes, spec, Open{Rates: []float64{200}, Arrival: loadgen.Poisson}, collect(&recs), nil); err != nil {
+		t.Fatal(err)
+	}
+	rec = recs[0]
+	if rec.Spec.LoadModel != "open" || rec.Spec.RateRPS != 200 || rec.Spec.Arrival != loadgen.Poisson {
+		t.Errorf("open: got load_model %q, rate_rps %v, arrival %q; want open, 200, poisson", rec.Spec.LoadModel, rec.Spec.RateRPS, rec.Spec.Arrival)
+	}
+	for _, w := range rec.Workers {
+		want := w.RateRPS * time.Duration(w.DurationNS).Seconds()
+		if w.RateRPS != 100 || math.Abs(float64(w.Requests)-want) > want/2 {
+			t.Errorf("open: %s (%s): got rate_rps %v, %d requests; want 100, within 50%% of %.0f", w.Addr, w.Impl, w.RateRPS, w.Requests, want)
+		}
+	}
+	checkMerged(t, rec)
 }
 
 // TestToHDR: a bucket histogram converts with every count kept, each

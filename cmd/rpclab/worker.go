@@ -186,6 +186,11 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) error {
 		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
 	if open != nil {
 		fmt.Fprintf(stderr, "rpclab: open loop, %s arrivals: each step's rate split evenly over the workers with an in-flight share (workers[].rate_rps)\n", open.Arrival)
+		for _, r := range remotes {
+			if !r.RPCLab {
+				fmt.Fprintf(stderr, "rpclab: note: official worker %s reads load_params.poisson.offered_load its own way (grpc-go's worker sends it from each of its in-flight RPCs, so its share times its in-flight share); compare workers[].throughput_rps with workers[].rate_rps (docs/workers.md)\n", r.Addr)
+			}
+		}
 		err = worker.SweepOpen(ctx, remotes, spec, *open, sink, nil)
 	} else {
 		err = worker.Sweep(ctx, remotes, spec, sink, nil)
