@@ -21,6 +21,7 @@ import (
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/proto/usagepb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -47,7 +48,8 @@ func TestCppUnit(t *testing.T) {
 
 // TestCppSweepServer runs rpclab sweep against the C++ server started by
 // rpclab (--server cpp), with the C++ client and with the Go client: every
-// step must succeed, the records validate and name the server.
+// step must succeed, the records validate and name the server, and the Go
+// client's closed-loop records carry the server's CPU (server_cpu).
 func TestCppSweepServer(t *testing.T) {
 	selected(t, "cpp")
 	build(t, "cpp")
@@ -89,6 +91,9 @@ func TestCppSweepServer(t *testing.T) {
 				}
 				if r.ConnsObserved != want {
 					t.Errorf("%s %s inflight=%d: got %d connections, want %d", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r.ConnsObserved, want)
+				}
+				if sc := r.ServerCPU; client == "go" && (sc == nil || sc.CPUNS <= 0 || sc.CPUs < 1 || sc.Busy <= 0) {
+					t.Errorf("%s %s inflight=%d: server_cpu %+v, want the C++ server's CPU over the interval", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, sc)
 				}
 			}
 			if client == "cpp" {
@@ -181,6 +186,123 @@ func TestCppServer(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatalf("the server exited with %v after SIGTERM, want code 0; stderr:\n%s", err, stderr.String())
+	}
+}
+
+// TestCppServerUsage: the C++ server answers rpclab.v1.UsageService as
+// rpclab serve does (server/usage.go): its whole process's user+system CPU
+// time (what the kernel says of its pid around the call), growing with the
+// work it does, the CPUs it may run on now (it follows a later pin), its pid
+// and "cpp". rpclab sweep --target at it then records server_cpu on every
+// closed-loop step, and the steps' CPU together is no more than the server
+// used over the whole sweep.
+func TestCppServerUsage(t *testing.T) {
+	selected(t, "cpp")
+	build(t, "cpp")
+	allowed, err := procstat.AllowedCPUs()
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p, err := server.StartProcess(ctx, []string{filepath.Join("..", "cpp", "rpclab-server"), "--listen", "127.0.0.1:0", "--num-cqs", "2"}, nil, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Stop() }()
+	cc, err := grpc.NewClient(p.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	u := usagepb.NewUsageServiceClient(cc)
+
+	// read asks for the server's usage between two reads of its CPU time
+	// from /proc (whole clock ticks, each of utime and stime rounded down).
+	read := func() *usagepb.UsageResponse {
+		t.Helper()
+		before, err := procstat.CPUTime(p.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := u.Usage(ctx, &usagepb.UsageRequest{})
+		if err != nil {
+			t.Fatalf("Usage: %v", err)
+		}
+		after, err := procstat.CPUTime(p.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const rounding = 2 * 10 * time.Millisecond
+		if got := time.Duration(resp.GetCpuNs()); got < before || got > after+rounding {
+			t.Errorf("got cpu_ns %v, want it between the server's %v and %v (+%v rounding) from /proc", got, before, after, rounding)
+		}
+		if got, want := resp.GetPid(), int64(p.Pid); got != want {
+			t.Errorf("got pid %d, want %d", got, want)
+		}
+		if got, want := resp.GetServer(), "cpp"; got != want {
+			t.Errorf("got server %q, want %q", got, want)
+		}
+		return resp
+	}
+	first := read()
+	if got, want := first.GetCpus(), int32(len(allowed)); got != want {
+		t.Errorf("got cpus %d, want %d (the CPUs the server inherited)", got, want)
+	}
+	// Work that costs the server user time (filling 1 MB replies) and system
+	// time (writing them to the socket).
+	bench := benchpb.NewBenchmarkServiceClient(cc)
+	for range 200 {
+		if _, err := bench.UnaryCall(ctx, &benchpb.SimpleRequest{ResponseSize: 1 << 20}, grpc.MaxCallRecvMsgSize(2<<20)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := read()
+	if second.GetCpuNs() <= first.GetCpuNs() {
+		t.Errorf("cpu_ns went from %d to %d over 200 MB of replies, want it to grow", first.GetCpuNs(), second.GetCpuNs())
+	}
+	if len(allowed) > 1 {
+		if err := procstat.Pin(p.Pid, allowed[len(allowed)-1:]); err != nil {
+			t.Fatal(err)
+		}
+		if got := read().GetCpus(); got != 1 {
+			t.Errorf("pinned to CPU %d: got cpus %d, want 1", allowed[len(allowed)-1], got)
+		}
+		if err := procstat.Pin(p.Pid, allowed); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	start := read()
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	_, stderr, code := rpclab(t, 2*time.Minute, "sweep", "--target", p.Addr, "--inflight", "1,4", "--conn", "shared,per-worker",
+		"--rpc", "unary,streaming", "--payload", "64", "--warmup", "200ms", "--interval", "500ms", "-o", out)
+	if code != 0 {
+		t.Fatalf("sweep --target %s: exit code %d; stderr:\n%s", p.Addr, code, stderr)
+	}
+	end := read()
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs), 8; got != want {
+		t.Fatalf("got %d records, want %d", got, want)
+	}
+	var steps int64
+	for _, r := range recs {
+		sc := r.ServerCPU
+		if r.Status != result.StatusOK || sc == nil {
+			t.Errorf("%s %s inflight=%d: status %q (%s), server_cpu %+v; want ok with the server's CPU", r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, r.Status, r.Error, sc)
+			continue
+		}
+		steps += sc.CPUNS
+		if sc.CPUNS <= 0 || sc.CPUs != len(allowed) || sc.Busy <= 0 || r.Requests == 0 || sc.CPUNSPerRPC != float64(sc.CPUNS)/float64(r.Requests) {
+			t.Errorf("%s %s inflight=%d: server_cpu %+v over %d requests; want cpu_ns > 0, cpus %d, busy > 0, cpu_ns_per_rpc = cpu_ns/requests",
+				r.Spec.ConnMode, r.Spec.RPC, r.Spec.Inflight, sc, r.Requests, len(allowed))
+		}
+	}
+	if whole := end.GetCpuNs() - start.GetCpuNs(); steps > whole {
+		t.Errorf("the steps' server_cpu adds up to %d ns, more than the %d ns the server used over the whole sweep", steps, whole)
 	}
 }
 

@@ -4,7 +4,10 @@
 // gRPC C++ for grpc.testing.BenchmarkService's UnaryCall and StreamingCall
 // (bidi ping-pong), each reply carrying response_size bytes, and for YDB's
 // Ydb.Debug.V1.DebugService's PingPlainGrpc and PingStream (bidi ping-pong),
-// each reply carrying the server's time in CallBackTs (µs since the epoch).
+// each reply carrying the server's time in CallBackTs (µs since the epoch),
+// and for rpclab.v1.UsageService's Usage: the process's own CPU time, CPUs
+// and pid, which rpclab sweep reads at each step's start and end (the
+// record's server_cpu), as rpclab serve answers it (server/usage.go).
 // Its first line on stdout is "listening on ADDR"; SIGINT or SIGTERM stops it.
 //
 // Layout: --num-cqs completion queues, each polled by --workers-per-cq
@@ -17,10 +20,15 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,6 +37,7 @@
 
 #include "flags.h"
 #include "grpc/testing/benchmark_service.grpc.pb.h"
+#include "rpclab/v1/usage.grpc.pb.h"
 #include "ydb/debug/v1/debug.grpc.pb.h"
 
 namespace rpclab {
@@ -37,6 +46,9 @@ namespace {
 using grpc::testing::BenchmarkService;
 using grpc::testing::SimpleRequest;
 using grpc::testing::SimpleResponse;
+using rpclab::v1::UsageRequest;
+using rpclab::v1::UsageResponse;
+using rpclab::v1::UsageService;
 using Ydb::Debug::V1::DebugService;
 using Ydb::Debug::V1::PlainGrpcRequest;
 using Ydb::Debug::V1::PlainGrpcResponse;
@@ -64,8 +76,9 @@ class Handler {
 struct Queue {
   BenchmarkService::AsyncService* service = nullptr;
   DebugService::AsyncService* ydb = nullptr;
+  UsageService::AsyncService* usage = nullptr;
   std::unique_ptr<grpc::ServerCompletionQueue> cq;
-  std::atomic<int> posted_unary{0}, posted_streaming{0}, posted_ydb_unary{0}, posted_ydb_stream{0};
+  std::atomic<int> posted_unary{0}, posted_streaming{0}, posted_ydb_unary{0}, posted_ydb_stream{0}, posted_usage{0};
   std::mutex mu;
   std::vector<std::unique_ptr<Handler>> handlers;  // owned here, freed after the queue drains
 
@@ -145,6 +158,46 @@ struct YdbStreaming {
     q->ydb->RequestPingStream(ctx, s, q->cq.get(), q->cq.get(), tag);
   }
   static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return StampResponse(req, resp, err); }
+};
+
+// AllowedCpus is how many CPUs this process may run on (its affinity mask);
+// the online CPUs if the mask cannot be read.
+int AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 1) {
+    return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  }
+  return CPU_COUNT(&set);
+}
+
+// The server's own usage, as server/usage.go answers it: user+system CPU
+// time of the whole process (getrusage RUSAGE_SELF) in ns, the CPUs it may
+// run on now (rpclab may pin it), its pid. Unimplemented if getrusage fails,
+// so the load generator records no server_cpu rather than a wrong one.
+bool FillUsage(const UsageRequest&, UsageResponse* resp, grpc::Status* err) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) {
+    *err = grpc::Status(grpc::StatusCode::UNIMPLEMENTED, std::string("getrusage: ") + std::strerror(errno));
+    return false;
+  }
+  auto ns = [](const timeval& tv) { return int64_t{tv.tv_sec} * 1000000000 + int64_t{tv.tv_usec} * 1000; };
+  resp->set_cpu_ns(ns(ru.ru_utime) + ns(ru.ru_stime));
+  resp->set_cpus(AllowedCpus());
+  resp->set_pid(static_cast<int64_t>(getpid()));
+  resp->set_server("cpp");
+  return true;
+}
+
+struct UsageUnary {
+  using Req = UsageRequest;
+  using Resp = UsageResponse;
+  static std::atomic<int>& Posted(Queue* q) { return q->posted_usage; }
+  static void Request(Queue* q, grpc::ServerContext* ctx, Req* req, grpc::ServerAsyncResponseWriter<Resp>* w,
+                      void* tag) {
+    q->usage->RequestUsage(ctx, req, w, q->cq.get(), q->cq.get(), tag);
+  }
+  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return FillUsage(req, resp, err); }
 };
 
 template <typename M>
@@ -272,13 +325,6 @@ void Poll(Queue* q, ThreadState* st) {
   }
 }
 
-int AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
-
 int Main(const std::vector<std::string>& args, const sigset_t& stop_signals) {
   std::string listen = "127.0.0.1:0";
   int64_t num_cqs = AllowedCpus(), workers = 1, callbacks = 64;
@@ -301,16 +347,19 @@ int Main(const std::vector<std::string>& args, const sigset_t& stop_signals) {
 
   BenchmarkService::AsyncService service;
   DebugService::AsyncService ydb;
+  UsageService::AsyncService usage;
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(host + ":" + listen.substr(colon + 1), grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
   builder.RegisterService(&ydb);
+  builder.RegisterService(&usage);
   std::vector<std::unique_ptr<Queue>> queues;
   for (int i = 0; i < num_cqs; i++) {
     auto q = std::make_unique<Queue>();
     q->service = &service;
     q->ydb = &ydb;
+    q->usage = &usage;
     q->cq = builder.AddCompletionQueue();
     queues.push_back(std::move(q));
   }
@@ -326,6 +375,9 @@ int Main(const std::vector<std::string>& args, const sigset_t& stop_signals) {
       q->Add<UnaryHandler<YdbUnary>>();
       q->Add<StreamingHandler<YdbStreaming>>();
     }
+    // Usage is read twice a step: one handler per queue, which posts
+    // another when a call takes it.
+    q->Add<UnaryHandler<UsageUnary>>();
   }
   std::vector<std::unique_ptr<ThreadState>> states;
   std::vector<std::thread> threads;
