@@ -197,9 +197,9 @@ func (r *runner) serverErr() error { return r.s.death(r.ctx, false) }
 // loadgen's record of the step, in c's load model, and for another
 // language's client with only its language (the client's gRPC and runtime
 // are its own to tell).
-// UnknownImpl is env.grpc_impl of a record for another language's client
+// unknownImpl is env.grpc_impl of a record for another language's client
 // cut off before it reported its stack.
-const UnknownImpl = "unknown"
+const unknownImpl = "unknown"
 
 func unmeasured(spec *loadgen.Spec, st loadgen.Step, c Client, cpus []int) *result.Record {
 	rec := loadgen.NewRecord(spec, st, loadgen.Options{ClientCPUs: cpus})
@@ -210,7 +210,7 @@ func unmeasured(spec *loadgen.Spec, st loadgen.Step, c Client, cpus []int) *resu
 	if c.Name != "go" {
 		rec.Env.Language = c.Name
 		// The client never reported its stack: say so (the schema wants a name).
-		rec.Env.GRPCImpl, rec.Env.GRPCVersion, rec.Env.RuntimeVersion = UnknownImpl, "", ""
+		rec.Env.GRPCImpl, rec.Env.GRPCVersion, rec.Env.RuntimeVersion = unknownImpl, "", ""
 	}
 	return rec
 }

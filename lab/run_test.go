@@ -33,7 +33,7 @@ func TestUnmeasuredIsLoadgensRecord(t *testing.T) {
 		{"go, no model", Client{Name: "go"}, func(*result.Record) {}},
 		{"go open", Client{Name: "go", LoadModel: "open"}, func(r *result.Record) { r.Spec.LoadModel = "open" }},
 		{"java", Client{Name: "java", LoadModel: "closed"}, func(r *result.Record) {
-			r.Env.Language, r.Env.GRPCImpl, r.Env.GRPCVersion, r.Env.RuntimeVersion = "java", UnknownImpl, "", ""
+			r.Env.Language, r.Env.GRPCImpl, r.Env.GRPCVersion, r.Env.RuntimeVersion = "java", unknownImpl, "", ""
 		}},
 	}
 	for _, tc := range tests {

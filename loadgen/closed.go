@@ -125,7 +125,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 		}()
 	}
 
-	if !sleepCtx(ctx, spec.Warmup) {
+	if !Sleep(ctx, spec.Warmup) {
 		phase.Store(phaseDone)
 		stop()
 		f.cut()
@@ -140,11 +140,11 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 
 	// Count the connections the OS sees half-way through the interval.
 	var interrupted bool
-	if sleepCtx(ctx, spec.Interval/2) {
+	if Sleep(ctx, spec.Interval/2) {
 		if n, err := procstat.ConnsTo(0, HostPort(spec.Target)); err == nil {
 			f.rec.ConnsObserved = n
 		}
-		interrupted = !sleepCtx(ctx, spec.Interval-time.Since(start))
+		interrupted = !Sleep(ctx, spec.Interval-time.Since(start))
 	} else {
 		interrupted = true
 	}

@@ -341,8 +341,9 @@ func HostPort(target string) string {
 	return target
 }
 
-// sleepCtx sleeps for d; it returns false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+// Sleep waits d or until ctx ends; it returns false if ctx ended first
+// (and at once, without waiting, when d <= 0 and ctx has ended).
+func Sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}

@@ -37,7 +37,7 @@ func countingServer(t *testing.T) (string, *atomic.Int64) {
 func waitRecorded(t *testing.T, ctx context.Context, l *Live, n int64) {
 	t.Helper()
 	for l.Snapshot(false).Total() < n {
-		if !sleepCtx(ctx, 5*time.Millisecond) {
+		if !Sleep(ctx, 5*time.Millisecond) {
 			t.Fatalf("fewer than %d RPCs recorded before the test timeout", n)
 		}
 	}
@@ -100,7 +100,7 @@ func TestLivePoisson(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Stop()
-	sleepCtx(ctx, 500*time.Millisecond)
+	Sleep(ctx, 500*time.Millisecond)
 	s := l.Snapshot(false)
 	// 200/s over the elapsed time; a Poisson count of ~100 is within 5 sigma
 	// of 50; a busy machine may send late, never early.

@@ -228,7 +228,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	connsDone := make(chan int, 1)
 	go func() {
 		n := -1
-		if sleepCtx(d.runCtx, spec.Warmup+spec.Interval/2) {
+		if Sleep(d.runCtx, spec.Warmup+spec.Interval/2) {
 			if v, err := procstat.ConnsTo(0, HostPort(spec.Target)); err == nil {
 				n = v
 			}
@@ -285,7 +285,7 @@ func (r *scheduleResult) fill(rec *result.Record, d *dispatcher, streaming bool)
 	for _, c := range d.callers {
 		cut += c.cut
 	}
-	cutOnly := rec.Status == result.StatusFailed && cut > 0 && rec.Requests-okCount(rec) == cut
+	cutOnly := rec.Status == result.StatusFailed && cut > 0 && failures(rec) == cut
 	if due := r.sent + r.unsent; overloaded && !r.interrupted && (rec.Status == result.StatusOK || rec.Requests == 0 || cutOnly) {
 		rec.Status = result.StatusOverloaded
 		rec.Error = fmt.Sprintf("%d of the %d sends due in the interval were not made by its end (more than %g%%): the client could not keep up",
@@ -296,11 +296,11 @@ func (r *scheduleResult) fill(rec *result.Record, d *dispatcher, streaming bool)
 	}
 }
 
-// okCount is how many of rec's RPCs succeeded.
-func okCount(rec *result.Record) int64 {
-	n := rec.Requests
+// failures is how many of rec's RPCs failed.
+func failures(rec *result.Record) int64 {
+	var n int64
 	for _, e := range rec.Errors {
-		n -= e
+		n += e
 	}
 	return n
 }

@@ -226,7 +226,7 @@ func runStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st load
 			ccancel()
 		}
 	})
-	if !sleepCtx(ctx, spec.Warmup) {
+	if !loadgen.Sleep(ctx, spec.Warmup) {
 		// Nothing measured yet: the runs end unmarked.
 		merge(rec, parts, st)
 		rec.Status, rec.Error = result.StatusInterrupted, "stopped during the warm-up: nothing was measured"
@@ -234,7 +234,7 @@ func runStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st load
 	}
 	each(parts, func(p *part) { p.mark(runCtx, true) })
 	rec.StartedAt = time.Now().UTC()
-	interrupted := !sleepCtx(ctx, spec.Interval)
+	interrupted := !loadgen.Sleep(ctx, spec.Interval)
 	each(parts, func(p *part) {
 		p.mark(runCtx, false)
 		if p.err == nil && p.stats != nil && p.r.RPCLab {
@@ -471,19 +471,4 @@ func (g Geometry) toHDR(d *pb.HistogramData) (*hdrhistogram.Histogram, float64) 
 		_ = h.RecordValues(iv, int64(c)) // in range by construction
 	}
 	return h, g.Resolution / 2
-}
-
-// sleepCtx waits d or until ctx ends; false if ctx ended.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
