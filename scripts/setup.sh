@@ -8,6 +8,7 @@ pkgs=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc zlib1g-dev cmake g++ make  # C++ client and server
   chromium fonts-liberation                           # the report's browser test (fonts: readable screenshot)
   python3-venv                                        # Python client
+  iproute2                                            # ip netns and veth: the several-hosts test
 )
 missing=()
 for p in "${pkgs[@]}"; do
