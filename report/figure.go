@@ -5,6 +5,7 @@ package report
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +24,11 @@ const (
 	FigEfficiency = "efficiency"
 	// FigCPU: client CPU time per RPC against in-flight.
 	FigCPU = "cpu"
+	// FigSpeedup: throughput over the same run's throughput at in-flight 1
+	// (its ideal line's base) against in-flight, with the ideal y = x. Only
+	// groups that overlay imported records on local ones get it: it
+	// compares the curves' shapes when their scales differ.
+	FigSpeedup = "speedup"
 	// FigLag: an open-loop group's schedule lag (how late sends left), P50
 	// and P99, against the offered rate.
 	FigLag = "lag"
@@ -30,6 +36,11 @@ const (
 
 // FigureKinds lists the figures every closed-loop group gets.
 var FigureKinds = []string{FigThroughput, FigLatency, FigEfficiency, FigCPU}
+
+// OverlayFigureKinds lists the figures of a closed-loop group with imported
+// records overlaid on local ones: FigureKinds with the speed-up chart after
+// throughput.
+var OverlayFigureKinds = []string{FigThroughput, FigSpeedup, FigLatency, FigEfficiency, FigCPU}
 
 // OpenFigureKinds lists the figures of an open-loop group: the same against
 // the offered rate instead of in-flight, with the schedule lag in place of
@@ -57,8 +68,25 @@ func keyOf(r *result.Record) groupKey {
 	return groupKey{r.Env.Language, verdict.TargetLabel(r), r.Spec.RPC, r.Spec.LoadModel, r.Spec.PayloadBytes}
 }
 
+// overlayKey is what an imported record shares with the local records it
+// is charted over: all of groupKey but the target. An imported record's
+// target is where another party measured (a post, a ghz run elsewhere), so
+// it never equals a local target; its client, RPC kind, payload and load
+// model still say which local charts it compares with.
+type overlayKey struct {
+	Language, RPC, LoadModel string
+	Payload                  int
+}
+
+func (k groupKey) overlay() overlayKey {
+	return overlayKey{k.Language, k.RPC, k.LoadModel, k.Payload}
+}
+
+// isImported says whether r came from rpclab import (it carries source).
+func isImported(r *result.Record) bool { return r.Source != "" }
+
 // Group is the records of every run that share client language, target, RPC
-// kind, payload and load model.
+// kind, payload and load model, and the imported records overlaid on them.
 type Group struct {
 	Title string
 	// Open: the group's records are open-loop steps, charted against the
@@ -70,6 +98,15 @@ type Group struct {
 	// Rows are the group's records, run by run, with their derived ideal
 	// and efficiency.
 	Rows []RunRow
+	// Imported lists the imported runs overlaid on the group's local runs
+	// (empty when the group has no local run, or nothing imported).
+	Imported []Imported
+}
+
+// Imported is an imported run in a group of local runs, with where its
+// numbers come from.
+type Imported struct {
+	Run, Target, Source string
 }
 
 // RunRow is a Row with the name of the run it comes from.
@@ -107,40 +144,107 @@ type Point struct {
 
 var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
 
-// Groups sorts the records of runs into groups and derives their figures.
-// Groups keep the order in which they first appear; inside a figure series
-// are ordered run by run, layout by layout as first seen. Only records with
-// status ok are charted; the rows keep every record.
-func Groups(runs []Run) []Group {
-	type acc struct {
-		key  groupKey
-		rows []RunRow
+// groupAcc is one group's rows as group collects them.
+type groupAcc struct {
+	key  groupKey
+	rows []RunRow
+}
+
+// group sorts the rows of runs into groups, in order of first appearance.
+// A local record goes to the group of its groupKey. An imported record
+// (isImported) goes to every group of local records with its overlayKey,
+// so that a published curve overlays the local runs it compares with; with
+// no such local group it gets its own group by its groupKey, as a local
+// record does.
+func group(runs []Run) []*groupAcc {
+	type keyed struct {
+		rr RunRow
+		k  groupKey
 	}
-	var order []*acc
-	byKey := map[groupKey]*acc{}
+	var all []keyed
+	local := map[overlayKey][]groupKey{}
+	seen := map[groupKey]bool{}
 	for _, run := range runs {
 		for _, row := range verdict.Rows(run.Records) {
 			k := keyOf(row.Rec)
+			all = append(all, keyed{RunRow{Run: run.Name, Row: row}, k})
+			if !isImported(row.Rec) && !seen[k] {
+				seen[k] = true
+				local[k.overlay()] = append(local[k.overlay()], k)
+			}
+		}
+	}
+	var order []*groupAcc
+	byKey := map[groupKey]*groupAcc{}
+	for _, e := range all {
+		keys := []groupKey{e.k}
+		if ks := local[e.k.overlay()]; isImported(e.rr.Rec) && len(ks) > 0 {
+			keys = ks
+		}
+		for _, k := range keys {
 			a := byKey[k]
 			if a == nil {
-				a = &acc{key: k}
+				a = &groupAcc{key: k}
 				byKey[k] = a
 				order = append(order, a)
 			}
-			a.rows = append(a.rows, RunRow{Run: run.Name, Row: row})
+			a.rows = append(a.rows, e.rr)
 		}
 	}
+	return order
+}
+
+// importedRuns lists the imported runs of rows, by run and source in order
+// of appearance, when rows also hold a local record; nil otherwise.
+func importedRuns(rows []RunRow) []Imported {
+	var out []Imported
+	local := false
+	for _, rr := range rows {
+		if !isImported(rr.Rec) {
+			local = true
+			continue
+		}
+		im := Imported{Run: rr.Run, Target: verdict.TargetLabel(rr.Rec), Source: rr.Rec.Source}
+		if !slices.Contains(out, im) {
+			out = append(out, im)
+		}
+	}
+	if !local {
+		return nil
+	}
+	return out
+}
+
+// Groups sorts the records of runs into groups and derives their figures.
+// Groups keep the order in which they first appear; inside a figure series
+// are ordered run by run, layout by layout as first seen. Only records with
+// status ok are charted; the rows keep every record. Imported records
+// (rpclab import: they carry source) overlay every group of local records
+// with the same client language, RPC kind, payload and load model, whatever
+// their target: such a group's closed-loop figures gain the speed-up chart
+// (FigSpeedup), since an imported curve's absolute scale may not be the
+// local one's, and its series say which run is imported and which local.
+// Every run keeps its own ideal line and its own verdict.
+func Groups(runs []Run) []Group {
 	multi := len(runs) > 1
-	out := make([]Group, 0, len(order))
+	accs := group(runs)
+	out := make([]Group, 0, len(accs))
 	slugs := map[string]int{}
-	for _, a := range order {
-		g := Group{Title: groupTitle(a.key), Rows: a.rows, Open: a.key.LoadModel == "open"}
+	for _, a := range accs {
+		g := Group{Title: groupTitle(a.key), Rows: a.rows, Open: a.key.LoadModel == "open", Imported: importedRuns(a.rows)}
+		var with []string
+		for _, im := range g.Imported {
+			with = appendNew(with, im.Target)
+		}
+		if len(with) > 0 {
+			g.Title += ", with the imported " + strings.Join(with, ", ") + " overlaid"
+		}
 		g.Slug = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(fmt.Sprintf("%s-%s-%dB-%s-%s", a.key.Language, a.key.RPC, a.key.Payload, a.key.LoadModel, a.key.Target)), "-"), "-")
 		if n := slugs[g.Slug]; n > 0 {
 			g.Slug = fmt.Sprintf("%s-%d", g.Slug, n+1)
 		}
 		slugs[g.Slug]++
-		g.Figures = figures(a.rows, runs, multi, g.Open)
+		g.Figures = figures(a.rows, runs, multi, g.Open, len(g.Imported) > 0)
 		out = append(out, g)
 	}
 	return out
@@ -154,27 +258,50 @@ func groupTitle(k groupKey) string {
 type line struct {
 	run, conn string
 	runIdx    int
-	rows      []verdict.Row
+	// who names the line's run in labels ("" when the figure has one
+	// run and nothing imported).
+	who  string
+	rows []verdict.Row
 }
 
-func figures(rows []RunRow, runs []Run, multi, open bool) []Figure {
+// lineLabel prefixes label with who, when there is one.
+func (l *line) label(label string) string {
+	if l.who == "" {
+		return label
+	}
+	return l.who + ": " + label
+}
+
+func figures(rows []RunRow, runs []Run, multi, open, overlay bool) []Figure {
 	runIdx := map[string]int{}
 	for i, r := range runs {
 		runIdx[r.Name] = i
 	}
+	type lineKey struct {
+		run, conn string
+		imported  bool
+	}
 	var lines []*line
-	byKey := map[[2]string]*line{}
+	byKey := map[lineKey]*line{}
 	for _, rr := range rows {
 		if rr.Rec.Status != result.StatusOK {
 			continue
 		}
-		k := [2]string{rr.Run, verdict.ConnLabel(rr.Rec)}
+		k := lineKey{rr.Run, verdict.ConnLabel(rr.Rec), isImported(rr.Rec)}
 		if open && rr.Rec.Spec.Arrival != "" && rr.Rec.Spec.Arrival != "constant" {
-			k[1] += " " + rr.Rec.Spec.Arrival
+			k.conn += " " + rr.Rec.Spec.Arrival
 		}
 		l := byKey[k]
 		if l == nil {
-			l = &line{run: rr.Run, conn: k[1], runIdx: runIdx[rr.Run]}
+			l = &line{run: rr.Run, conn: k.conn, runIdx: runIdx[rr.Run]}
+			switch {
+			case overlay && k.imported:
+				l.who = rr.Run + " (imported)"
+			case overlay:
+				l.who = rr.Run + " (local)"
+			case multi:
+				l.who = rr.Run
+			}
 			byKey[k] = l
 			lines = append(lines, l)
 		}
@@ -184,14 +311,10 @@ func figures(rows []RunRow, runs []Run, multi, open bool) []Figure {
 	for _, l := range lines {
 		sort.SliceStable(l.rows, func(i, j int) bool { return xOf(l.rows[i].Rec) < xOf(l.rows[j].Rec) })
 	}
-	label := func(l *line) string {
-		if multi {
-			return l.run + ": " + l.conn
-		}
-		return l.conn
-	}
+	overlay = overlay && !open
 
 	thr := Figure{Kind: FigThroughput, Title: "Throughput vs in-flight", XLabel: "RPCs in flight", YLabel: "throughput (req/s)"}
+	spd := Figure{Kind: FigSpeedup, Title: "Speed-up over in-flight 1", XLabel: "RPCs in flight", YLabel: "throughput / the run's throughput at in-flight 1"}
 	lat := Figure{Kind: FigLatency, Title: "Latency vs in-flight (P50 solid, P99 dashed, P99.9 dotted)", XLabel: "RPCs in flight", YLabel: "latency (µs, log scale)", LogY: true}
 	eff := Figure{Kind: FigEfficiency, Title: "Efficiency: throughput / ideal line", XLabel: "RPCs in flight", YLabel: "efficiency (%)"}
 	cpu := Figure{Kind: FigCPU, Title: "Client CPU per RPC", XLabel: "RPCs in flight", YLabel: "client CPU (µs per RPC)"}
@@ -202,9 +325,10 @@ func figures(rows []RunRow, runs []Run, multi, open bool) []Figure {
 		eff = Figure{Kind: FigLag, Title: "Schedule lag: how late sends left (P50 solid, P99 dashed)", XLabel: x, YLabel: "lag (µs, log scale)", LogY: true}
 		cpu.XLabel = x
 	}
+	bases := runBases(lines)
 	for i, l := range lines {
-		st := Series{Label: label(l), Color: i, Shape: l.runIdx}
-		t, e, c := st, st, st
+		st := Series{Label: l.label(l.conn), Color: i, Shape: l.runIdx}
+		t, e, c, sp := st, st, st, st
 		p50, p99, p999 := st, st, st
 		p50.Label += " P50"
 		p99.Label, p99.Dash = p99.Label+" P99", 1
@@ -212,10 +336,14 @@ func figures(rows []RunRow, runs []Run, multi, open bool) []Figure {
 		lag50, lag99 := st, st
 		lag50.Label += " lag P50"
 		lag99.Label, lag99.Dash = lag99.Label+" lag P99", 1
+		base := bases[l.run]
 		for _, row := range l.rows {
 			r := row.Rec
 			x := xOf(r)
 			t.Points = append(t.Points, Point{x, r.ThroughputRPS})
+			if base != nil {
+				sp.Points = append(sp.Points, Point{x, r.ThroughputRPS / base.Rec.ThroughputRPS})
+			}
 			if row.IdealRPS > 0 {
 				e.Points = append(e.Points, Point{x, 100 * row.Efficiency})
 			}
@@ -241,6 +369,9 @@ func figures(rows []RunRow, runs []Run, multi, open bool) []Figure {
 			}
 		}
 		thr.Series = append(thr.Series, t)
+		if len(sp.Points) > 0 {
+			spd.Series = append(spd.Series, sp)
+		}
 		lat.Series = append(lat.Series, p50, p99, p999)
 		switch {
 		case open:
@@ -258,10 +389,16 @@ func figures(rows []RunRow, runs []Run, multi, open bool) []Figure {
 	}
 	if open {
 		thr.Series = append(thr.Series, offeredLine(lines))
-	} else {
-		thr.Series = append(thr.Series, idealLines(lines, multi)...)
+		return []Figure{thr, lat, eff, cpu}
 	}
-	return []Figure{thr, lat, eff, cpu}
+	thr.Series = append(thr.Series, idealLines(lines, bases)...)
+	if !overlay {
+		return []Figure{thr, lat, eff, cpu}
+	}
+	if len(spd.Series) > 0 {
+		spd.Series = append(spd.Series, speedupIdeal(lines, bases))
+	}
+	return []Figure{thr, spd, lat, eff, cpu}
 }
 
 // offeredLine is an open loop's ideal: throughput equal to the offered rate,
@@ -285,48 +422,83 @@ func offeredLine(lines []*line) Series {
 	return s
 }
 
-// idealLines draws, per run, the ideal line: the in-flight-1 throughput of
-// the run's shared layout (else of its first layout with an in-flight-1
-// step) times in-flight, over the run's in-flight counts.
-func idealLines(lines []*line, multi bool) []Series {
+// runBases picks, per run, the step its ideal line and speed-up start
+// from: the in-flight-1 step of the run's shared layout, else of its first
+// layout with a successful in-flight-1 step. A run without one is absent.
+func runBases(lines []*line) map[string]*verdict.Row {
+	out := map[string]*verdict.Row{}
+	for _, m := range lines {
+		for i := range m.rows {
+			r := &m.rows[i]
+			if r.Rec.Spec.Inflight != 1 || r.Rec.ThroughputRPS <= 0 {
+				continue
+			}
+			if base := out[m.run]; base == nil || (m.conn == "shared" && verdict.ConnLabel(base.Rec) != "shared") {
+				out[m.run] = r
+			}
+		}
+	}
+	return out
+}
+
+// runXs lists the in-flight counts of run's lines, ascending.
+func runXs(lines []*line, run string) []float64 {
+	var xs []float64
+	seen := map[int]bool{}
+	for _, m := range lines {
+		if m.run != run {
+			continue
+		}
+		for _, r := range m.rows {
+			if n := r.Rec.Spec.Inflight; !seen[n] {
+				seen[n] = true
+				xs = append(xs, float64(n))
+			}
+		}
+	}
+	sort.Float64s(xs)
+	return xs
+}
+
+// idealLines draws, per run, the ideal line: the throughput of the run's
+// base step (runBases) times in-flight, over the run's in-flight counts.
+func idealLines(lines []*line, bases map[string]*verdict.Row) []Series {
 	var out []Series
 	done := map[string]bool{}
 	for _, l := range lines {
 		if done[l.run] {
 			continue
 		}
-		var base *verdict.Row
-		var xs []float64
-		seen := map[int]bool{}
-		for _, m := range lines {
-			if m.run != l.run {
-				continue
-			}
-			for i := range m.rows {
-				r := &m.rows[i]
-				n := r.Rec.Spec.Inflight
-				if !seen[n] {
-					seen[n] = true
-					xs = append(xs, float64(n))
-				}
-				if n == 1 && r.Rec.ThroughputRPS > 0 && (base == nil || (m.conn == "shared" && verdict.ConnLabel(base.Rec) != "shared")) {
-					base = r
-				}
-			}
-		}
 		done[l.run] = true
+		base := bases[l.run]
 		if base == nil {
 			continue
 		}
-		sort.Float64s(xs)
-		s := Series{Label: "ideal (" + verdict.ConnLabel(base.Rec) + " at 1 × in-flight)", Color: -1, Dash: 1, Shape: -1}
-		if multi {
-			s.Label = l.run + ": " + s.Label
-		}
-		for _, x := range xs {
+		s := Series{Label: l.label("ideal (" + verdict.ConnLabel(base.Rec) + " at 1 × in-flight)"), Color: -1, Dash: 1, Shape: -1}
+		for _, x := range runXs(lines, l.run) {
 			s.Points = append(s.Points, Point{x, base.Rec.ThroughputRPS * x})
 		}
 		out = append(out, s)
 	}
 	return out
+}
+
+// speedupIdeal is the speed-up chart's one ideal line, y = x: every run's
+// ideal line divided by its own base is the same line, over every in-flight
+// count of the runs with a base.
+func speedupIdeal(lines []*line, bases map[string]*verdict.Row) Series {
+	s := Series{Label: "ideal (speed-up = in-flight)", Color: -1, Dash: 1, Shape: -1}
+	var xs []float64
+	for run := range bases {
+		for _, x := range runXs(lines, run) {
+			if !slices.Contains(xs, x) {
+				xs = append(xs, x)
+			}
+		}
+	}
+	sort.Float64s(xs)
+	for _, x := range xs {
+		s.Points = append(s.Points, Point{x, x})
+	}
+	return s
 }

@@ -221,7 +221,9 @@ func inlineSVG(svg []byte, labelledBy string) string {
 }
 
 // compare pairs the ok records of the first and last run by layout and
-// in-flight count (offered rate in an open loop).
+// in-flight count (offered rate in an open loop). Imported records are
+// left out: measured elsewhere, on another scale perhaps, they are no
+// "before" or "after" of a local run (the speed-up chart compares shapes).
 func compare(rows []RunRow, before, after string) []compareRow {
 	type k struct {
 		conn string
@@ -229,13 +231,13 @@ func compare(rows []RunRow, before, after string) []compareRow {
 	}
 	b := map[k]*result.Record{}
 	for _, rr := range rows {
-		if rr.Run == before && rr.Rec.Status == result.StatusOK {
+		if rr.Run == before && rr.Rec.Status == result.StatusOK && !isImported(rr.Rec) {
 			b[k{verdict.ConnLabel(rr.Rec), xOf(rr.Rec)}] = rr.Rec
 		}
 	}
 	var out []compareRow
 	for _, rr := range rows {
-		if rr.Run != after || rr.Rec.Status != result.StatusOK {
+		if rr.Run != after || rr.Rec.Status != result.StatusOK || isImported(rr.Rec) {
 			continue
 		}
 		key := k{verdict.ConnLabel(rr.Rec), xOf(rr.Rec)}

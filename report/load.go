@@ -128,7 +128,7 @@ func LoadAll(ctx context.Context, paths []string) (res *Results, warnings []stri
 		warnings = append(warnings, fmt.Sprintf("%s: records of %d emulated networks (%s); each is a run of its own", p, len(nets), strings.Join(labels, "; ")))
 	}
 	if len(runs) > 1 && !shareGroup(runs) {
-		warnings = append(warnings, "the files share no group (same client, target, RPC kind and payload): nothing overlays, each is charted on its own")
+		warnings = append(warnings, "the files share no group (same client, RPC kind, payload and load model, and the same target unless a record is imported): nothing overlays, each is charted on its own")
 	}
 	res.Runs = runs
 	return res, warnings, nil
@@ -241,15 +241,14 @@ func targets(recs []result.Record) []string {
 	return out
 }
 
+// shareGroup says whether records of two runs or more are charted
+// together: in one group, or imported records overlaid on local ones.
 func shareGroup(runs []Run) bool {
-	seen := map[groupKey]int{}
-	for i, run := range runs {
-		for j := range run.Records {
-			k := keyOf(&run.Records[j])
-			if prev, ok := seen[k]; ok && prev != i {
+	for _, a := range group(runs) {
+		for _, rr := range a.rows[1:] {
+			if rr.Run != a.rows[0].Run {
 				return true
 			}
-			seen[k] = i
 		}
 	}
 	return false
