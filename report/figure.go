@@ -311,7 +311,6 @@ func figures(rows []RunRow, runs []Run, multi, open, overlay bool) []Figure {
 	for _, l := range lines {
 		sort.SliceStable(l.rows, func(i, j int) bool { return xOf(l.rows[i].Rec) < xOf(l.rows[j].Rec) })
 	}
-	overlay = overlay && !open
 
 	thr := Figure{Kind: FigThroughput, Title: "Throughput vs in-flight", XLabel: "RPCs in flight", YLabel: "throughput (req/s)"}
 	spd := Figure{Kind: FigSpeedup, Title: "Speed-up over in-flight 1", XLabel: "RPCs in flight", YLabel: "throughput / the run's throughput at in-flight 1"}

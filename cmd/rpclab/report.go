@@ -34,6 +34,14 @@ Give two files or more to overlay runs, e.g. before and after adopting a
 connection pool: every chart shows both, labelled by file name, and a table
 compares the last file with the first.
 
+Records of "rpclab import" (they carry source: a published curve, another
+tool's run) are measured elsewhere, so their target never matches a local
+one: they overlay every local group with the same client language, RPC
+kind, payload and load model, labelled "(imported)" beside "(local)". Such
+a group gains a speed-up chart (throughput over each run's own in-flight-1
+throughput, with the ideal y = x), which compares the curves' shapes when
+their scales differ. Each run keeps its own ideal line and verdict.
+
 Bulk and flow records get their own section: the table "rpclab bulk" or
 "rpclab flow" prints, and their charts.
 
@@ -42,6 +50,7 @@ empty file, a bad line, an unknown kind or schema version is an error naming
 the file and line.`,
 		Example: `  rpclab report rpclab-results.jsonl -o report.html
   rpclab report before.jsonl after.jsonl -o compare.html
+  rpclab report docs/published/ydb-2025.jsonl ydb-local.jsonl -o ydb.html
   rpclab report results.jsonl --png docs/img`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {

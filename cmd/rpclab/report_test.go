@@ -7,8 +7,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rpclab/rpclab/report"
 )
 
 func fixturePath(name string) string {
@@ -122,5 +125,31 @@ func TestDemoWritesReport(t *testing.T) {
 	}
 	if got := strings.Count(string(b), `<figure class="chart"`); got != 4 {
 		t.Errorf("got %d charts in the demo's report, want 4", got)
+	}
+}
+
+// TestReportOverlaysPublished: YDB's published curve and a local run of
+// YDB's client mode make one group of charts, with the speed-up chart,
+// and no warning that nothing overlays.
+func TestReportOverlaysPublished(t *testing.T) {
+	pngs := filepath.Join(t.TempDir(), "img")
+	code, stdout, stderr := runInDir(t, t.TempDir(), "report", "../../docs/published/ydb-2025.jsonl",
+		"../../docs/measured/2026-11-23/ydb-local-1-21.jsonl", "--png", pngs)
+	if code != exitOK {
+		t.Fatalf("got exit %d, want %d; stderr: %s", code, exitOK, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("got stderr %q, want none", stderr)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		got = append(got, filepath.Base(strings.TrimPrefix(l, "chart written to ")))
+	}
+	var want []string
+	for _, k := range report.OverlayFigureKinds {
+		want = append(want, "cpp-unary-0b-closed-127-0-0-1-2138-"+k+".png")
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got charts %q, want %q (one group: the local run's, the published curve on it)", got, want)
 	}
 }
