@@ -128,16 +128,19 @@ func newPlot(f *Figure) (*plot.Plot, *plot.Legend, error) {
 	return p, &leg, nil
 }
 
-// inflightTicks labels the measured in-flight counts (at most about ten).
+// inflightTicks labels the measured in-flight counts (at most about ten):
+// every step-th one and the last, leaving out the labelled one before the
+// last when it is closer than a step (1..21 ends 16, 21, not 16, 19, 21).
 func inflightTicks(xs []float64) plot.Ticker {
 	if len(xs) == 0 {
 		return plot.DefaultTicks{}
 	}
 	step := (len(xs) + 9) / 10
+	last := len(xs) - 1
 	var ts plot.ConstantTicks
 	for i, x := range xs {
 		t := plot.Tick{Value: x}
-		if i%step == 0 || i == len(xs)-1 {
+		if i == last || (i%step == 0 && last-i >= step) {
 			t.Label = strconv.FormatFloat(x, 'f', -1, 64)
 		}
 		ts = append(ts, t)
