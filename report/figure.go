@@ -236,8 +236,11 @@ func Groups(runs []Run) []Group {
 		for _, im := range g.Imported {
 			with = appendNew(with, im.Target)
 		}
-		if len(with) > 0 {
-			g.Title += ", with the imported " + strings.Join(with, ", ") + " overlaid"
+		switch {
+		case len(with) == 1 && with[0] == "imported": // rpclab import's default target
+			g.Title += ", with imported records overlaid"
+		case len(with) > 0:
+			g.Title += ", with imported records of " + strings.Join(with, ", ") + " overlaid"
 		}
 		g.Slug = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(fmt.Sprintf("%s-%s-%dB-%s-%s", a.key.Language, a.key.RPC, a.key.Payload, a.key.LoadModel, a.key.Target)), "-"), "-")
 		if n := slugs[g.Slug]; n > 0 {

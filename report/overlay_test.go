@@ -91,6 +91,9 @@ func TestImportedOverlaysLocalRun(t *testing.T) {
 	if g.Slug != "cpp-unary-0b-closed-127-0-0-1-2138" {
 		t.Errorf("got slug %q, want the local run's", g.Slug)
 	}
+	if want := "cpp client, unary RPCs, 0 B payload, closed loop, against 127.0.0.1:2138, with imported records of blog.ydb.tech (YDB 2025, published) overlaid"; g.Title != want {
+		t.Errorf("got title %q, want %q", g.Title, want)
+	}
 	if len(g.Imported) != 1 || g.Imported[0].Run != publishedRun || g.Imported[0].Target != "blog.ydb.tech (YDB 2025, published)" || g.Imported[0].Source != runs[0].Records[0].Source {
 		t.Errorf("got imported %+v, want ydb-2025.jsonl with its target and source", g.Imported)
 	}
