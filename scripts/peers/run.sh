@@ -11,9 +11,12 @@
 # peer that fails to install or run is reported in its row; the others run.
 #
 # Sizes (environment):
-#   SECONDS_PER_RUN=10     loadgen: seconds per tool per cell
+#   SECONDS_PER_RUN=10     loadgen: seconds per tool per cell and repeat
+#   REPEATS=3              loadgen: runs of every tool per cell, the tools in rotating order each repeat;
+#                          the table gives medians and the range of the per-repeat ratios
 #   INFLIGHT=1,8,32,64     loadgen: in-flight counts
 #   LAYOUTS=shared,per-worker
+#   TOOLS=rpclab,ghz,grpc-client,h2load   loadgen: the tools to run (rpclab is every ratio's base)
 #   CALLGRIND=0            loadgen: 1 = instructions per RPC under valgrind's callgrind instead of CPU time
 #   CALLGRIND_RPCS=20000   with CALLGRIND=1: RPCs per run of ghz and h2load (rpclab and grpc-go's client run SECONDS_PER_RUN)
 #   BENCHTIME=2s           pools: -benchtime per cell
@@ -78,6 +81,7 @@ run_loadgen() {
   taskset -c "$client_cpus" bin/peers loadgen --rpclab bin/rpclab --ghz "$ghz" --grpc-client "$grpcclient" \
     --h2load "$(command -v h2load || true)" --nghttp "$(command -v nghttp || true)" --proto-dir proto \
     --inflight "${INFLIGHT:-1,8,32,64}" --layouts "${LAYOUTS:-shared,per-worker}" --seconds "${SECONDS_PER_RUN:-10}" \
+    --repeats "${REPEATS:-3}" --tools "${TOOLS:-rpclab,ghz,grpc-client,h2load}" \
     --server-cpus "$server_cpus" --client-cpus "$client_cpus" "${cg[@]}"
 }
 

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -39,6 +40,7 @@ type lgConfig struct {
 	serverCPUs, clientCPUs                  string
 	callgrind                               bool
 	callgrindRPCs                           int
+	repeats                                 int
 	tools                                   []string
 	work                                    string
 }
@@ -54,6 +56,10 @@ type lgRow struct {
 	instr    int64         // callgrind Ir, 0 when not run under callgrind
 	err      string
 	note     string // said beside the figures (calls a tool cut at its end)
+	// reps are the cell's runs of this tool, one per repeat in repeat
+	// order (failed ones included), when there were more than one; the
+	// row's own figures are then their medians (see summarize).
+	reps []lgRow
 }
 
 func (r lgRow) cpuPerRPC() float64 {
@@ -68,6 +74,121 @@ func (r lgRow) instrPerRPC() float64 {
 		return math.NaN()
 	}
 	return float64(r.instr) / float64(r.requests)
+}
+
+// perRPC is the row's figure: CPU µs per RPC, or with callgrind
+// instructions per RPC; for a row of repeats, the median of theirs.
+func (r lgRow) perRPC(callgrind bool) float64 {
+	if len(r.reps) > 0 {
+		var v []float64
+		for _, x := range r.reps {
+			if x.err == "" {
+				v = append(v, x.perRPC(callgrind))
+			}
+		}
+		return medianOf(v)
+	}
+	if callgrind {
+		return r.instrPerRPC()
+	}
+	return r.cpuPerRPC()
+}
+
+// ratioRange is the least and the most of base's figure over r's, repeat
+// by repeat (each pair measured in the same repeat of the cell); for rows
+// of one run, that run's ratio twice.
+func ratioRange(base, r lgRow, callgrind bool) (lo, hi float64) {
+	if len(base.reps) == 0 || len(r.reps) == 0 {
+		x := base.perRPC(callgrind) / r.perRPC(callgrind)
+		return x, x
+	}
+	lo, hi = math.NaN(), math.NaN()
+	for i := 0; i < len(base.reps) && i < len(r.reps); i++ {
+		b, x := base.reps[i], r.reps[i]
+		if b.err != "" || x.err != "" {
+			continue
+		}
+		q := b.perRPC(callgrind) / x.perRPC(callgrind)
+		if math.IsNaN(lo) || q < lo {
+			lo = q
+		}
+		if math.IsNaN(hi) || q > hi {
+			hi = q
+		}
+	}
+	return lo, hi
+}
+
+// summarize is one tool's row of a cell from its runs, one per repeat:
+// the run itself when there was one; otherwise a row holding every run
+// (reps) whose figures are the medians of the runs that succeeded, with
+// the repeats that failed said in its note. It fails only if every run
+// failed.
+func summarize(tool string, runs []lgRow) lgRow {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	s := lgRow{tool: tool, reps: runs}
+	var req, rps, srv, p50, p99 []float64
+	var notes, errs []string
+	for i, r := range runs {
+		if r.err != "" {
+			errs = append(errs, fmt.Sprintf("repeat %d: %s", i+1, r.err))
+			continue
+		}
+		req = append(req, float64(r.requests))
+		rps = append(rps, r.rps)
+		srv = append(srv, float64(r.srvCPU))
+		if r.p50 > 0 {
+			p50 = append(p50, float64(r.p50))
+		}
+		if r.p99 > 0 {
+			p99 = append(p99, float64(r.p99))
+		}
+		if r.note != "" && !contains(notes, r.note) {
+			notes = append(notes, r.note)
+		}
+	}
+	if len(req) == 0 {
+		s.err = fmt.Sprintf("every one of %d repeats failed: %s", len(runs), strings.Join(errs, "; "))
+		return s
+	}
+	s.requests, s.rps, s.srvCPU = int64(math.Round(medianOf(req))), medianOf(rps), time.Duration(medianOf(srv))
+	if len(p50) > 0 {
+		s.p50 = time.Duration(medianOf(p50))
+	}
+	if len(p99) > 0 {
+		s.p99 = time.Duration(medianOf(p99))
+	}
+	if len(errs) > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d repeats failed (%s)", len(errs), len(runs), strings.Join(errs, "; ")))
+	}
+	s.note = strings.Join(notes, "; ")
+	return s
+}
+
+// medianOf is the median of v (NaN when v is empty); v is sorted in place.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// rotated is the tools in the order repeat rep runs them: each repeat
+// starts one tool later, so no tool always runs first (after the idle
+// start) or right after the same neighbour.
+func rotated(tools []string, rep int) []string {
+	out := make([]string, 0, len(tools))
+	for i := range tools {
+		out = append(out, tools[(i+rep)%len(tools)])
+	}
+	return out
 }
 
 var allTools = []string{"rpclab", "ghz", "grpc-client", "h2load"}
@@ -88,6 +209,7 @@ func parseLoadgenFlags(args []string, stderr io.Writer) (*lgConfig, error) {
 	fs.StringVar(&c.serverCPUs, "server-cpus", "1", "CPUs of the server (taskset list)")
 	fs.StringVar(&c.clientCPUs, "client-cpus", "0", "CPUs of every client (taskset list)")
 	fs.BoolVar(&c.callgrind, "callgrind", false, "run every tool under valgrind --tool=callgrind and report instructions per RPC")
+	fs.IntVar(&c.repeats, "repeats", 1, "runs of every tool per cell, the tools in rotating order each repeat; the table gives the median and the range of the per-repeat ratios")
 	fs.IntVar(&c.callgrindRPCs, "callgrind-rpcs", 20000, "with --callgrind: RPCs per run for the tools that take a count (ghz, h2load); the others run --seconds")
 	tools := fs.String("tools", strings.Join(allTools, ","), "tools to run (comma-separated)")
 	fs.StringVar(&c.work, "work", "", "folder for temporary files (default: a new one under $TMPDIR)")
@@ -112,6 +234,9 @@ func parseLoadgenFlags(args []string, stderr io.Writer) (*lgConfig, error) {
 	}
 	if c.seconds < 1 {
 		return nil, fmt.Errorf("%w: --seconds %d: want at least 1", errUsage, c.seconds)
+	}
+	if c.repeats < 1 {
+		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", errUsage, c.repeats)
 	}
 	if c.callgrindRPCs < 1 {
 		return nil, fmt.Errorf("%w: --callgrind-rpcs %d: want at least 1", errUsage, c.callgrindRPCs)
@@ -159,38 +284,57 @@ func runLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if c.callgrind {
 		what = "instructions per RPC (valgrind --tool=callgrind, whole process)"
 	}
-	fmt.Fprintf(stdout, "load generators: unary, %s; server rpclab serve on CPUs %s, every client on CPUs %s, %d s per run\n",
-		what, c.serverCPUs, c.clientCPUs, c.seconds)
+	fmt.Fprintf(stdout, "load generators: unary, %s; server rpclab serve on CPUs %s, every client on CPUs %s, %d s per run%s\n",
+		what, c.serverCPUs, c.clientCPUs, c.seconds, repeatsNote(c.repeats))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if c.callgrind {
-		fmt.Fprintln(tw, "layout\tinflight\ttool\trequests\tinstr/rpc\trpclab/x instr\tnote\t")
-	} else {
-		fmt.Fprintln(tw, "layout\tinflight\ttool\trequests\treq/s\tcpu µs/rpc\tsrv µs/rpc\tp50\tp99\trpclab/x cpu\trpclab/x req/s\tnote\t")
-	}
+	printLGHeader(tw, c.callgrind)
 	for _, layout := range c.layouts {
 		for _, n := range c.inflight {
+			runs := map[string][]lgRow{}
+			for rep := range c.repeats {
+				for _, t := range rotated(c.tools, rep) {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					s0, _ := procstat.CPUTime(srv.Pid)
+					t0 := time.Now()
+					var r lgRow
+					if c.callgrind {
+						r = callgrindDiff(ctx, c, t, srv.Addr, layout, n, reqFile, h2ok)
+					} else {
+						r = runTool(ctx, c, t, srv.Addr, layout, n, reqFile, h2ok, 1)
+					}
+					s1, _ := procstat.CPUTime(srv.Pid)
+					fmt.Fprintf(stderr, "peers: loadgen %s inflight %d %s (repeat %d of %d): %.1f s wall\n",
+						layout, n, t, rep+1, c.repeats, time.Since(t0).Seconds())
+					r.srvCPU = s1 - s0
+					runs[t] = append(runs[t], r)
+				}
+			}
 			var rows []lgRow
 			for _, t := range c.tools {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				s0, _ := procstat.CPUTime(srv.Pid)
-				t0 := time.Now()
-				var r lgRow
-				if c.callgrind {
-					r = callgrindDiff(ctx, c, t, srv.Addr, layout, n, reqFile, h2ok)
-				} else {
-					r = runTool(ctx, c, t, srv.Addr, layout, n, reqFile, h2ok, 1)
-				}
-				s1, _ := procstat.CPUTime(srv.Pid)
-				fmt.Fprintf(stderr, "peers: loadgen %s inflight %d %s: %.1f s wall\n", layout, n, t, time.Since(t0).Seconds())
-				r.srvCPU = s1 - s0
-				rows = append(rows, r)
+				rows = append(rows, summarize(t, runs[t]))
 			}
 			printLGRows(tw, c.callgrind, layout, n, rows)
 		}
 	}
 	return tw.Flush()
+}
+
+// repeatsNote says how a cell's figures were taken when there were repeats.
+func repeatsNote(repeats int) string {
+	if repeats == 1 {
+		return ""
+	}
+	return fmt.Sprintf("; %d repeats per cell, the tools in rotating order each repeat: each figure is the median of the repeats, each range the least and most of the per-repeat ratios", repeats)
+}
+
+func printLGHeader(w io.Writer, callgrind bool) {
+	if callgrind {
+		fmt.Fprintln(w, "layout\tinflight\ttool\trequests\tinstr/rpc\trpclab/x instr\tinstr range\tnote\t")
+	} else {
+		fmt.Fprintln(w, "layout\tinflight\ttool\trequests\treq/s\tcpu µs/rpc\tsrv µs/rpc\tp50\tp99\trpclab/x cpu\tcpu range\trpclab/x req/s\tnote\t")
+	}
 }
 
 func printLGRows(w io.Writer, callgrind bool, layout string, n int, rows []lgRow) {
@@ -200,36 +344,39 @@ func printLGRows(w io.Writer, callgrind bool, layout string, n int, rows []lgRow
 			base = &rows[i]
 		}
 	}
+	ratios := func(r lgRow) (ratio, span string) {
+		if base == nil {
+			return "-", "-"
+		}
+		lo, hi := ratioRange(*base, r, callgrind)
+		return fmt.Sprintf("%.2f", base.perRPC(callgrind)/r.perRPC(callgrind)), fmt.Sprintf("%.2f-%.2f", lo, hi)
+	}
 	for _, r := range rows {
 		if r.err != "" {
-			cols := 8
+			cols := 9
 			if callgrind {
-				cols = 3
+				cols = 4
 			}
 			fmt.Fprintf(w, "%s\t%d\t%s\t%s%s\n", layout, n, r.tool, strings.Repeat("-\t", cols), "FAILED: "+r.err+"\t")
 			continue
 		}
+		ratio, span := ratios(r)
 		if callgrind {
-			ratio := "-"
-			if base != nil {
-				ratio = fmt.Sprintf("%.2f", base.instrPerRPC()/r.instrPerRPC())
-			}
-			fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%.0f\t%s\t%s\t\n", layout, n, r.tool, r.requests, r.instrPerRPC(), ratio, r.note)
+			fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%.0f\t%s\t%s\t%s\t\n", layout, n, r.tool, r.requests, r.perRPC(true), ratio, span, r.note)
 			continue
 		}
-		rc, rr := "-", "-"
+		rr := "-"
 		if base != nil {
-			rc = fmt.Sprintf("%.2f", base.cpuPerRPC()/r.cpuPerRPC())
 			rr = fmt.Sprintf("%.2f", base.rps/r.rps)
 		}
 		srv := "-"
 		if r.requests > 0 {
 			srv = fmt.Sprintf("%.1f", float64(r.srvCPU.Microseconds())/float64(r.requests))
 		}
-		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			layout, n, r.tool, r.requests, r.rps, r.cpuPerRPC(), srv, dur(r.p50), dur(r.p99), rc, rr, r.note)
+		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			layout, n, r.tool, r.requests, r.rps, r.perRPC(false), srv, dur(r.p50), dur(r.p99), ratio, span, rr, r.note)
 	}
-	fmt.Fprintln(w, strings.Repeat("\t", 12))
+	fmt.Fprintln(w, strings.Repeat("\t", 13))
 }
 
 func dur(d time.Duration) string {

@@ -156,6 +156,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"loadgen", "--rpclab", "/nonexistent"},
 		{"loadgen", "--rpclab", os.Args[0], "--inflight", "0"},
 		{"loadgen", "--rpclab", os.Args[0], "--layouts", "pool"},
+		{"loadgen", "--rpclab", os.Args[0], "--repeats", "0"},
 		{"netem", "--delays", "soon"},
 	}
 	for _, args := range tests {
@@ -176,8 +177,8 @@ func TestPrintLGRowsRatios(t *testing.T) {
 	printLGRows(&out, false, "shared", 8, rows)
 	lines := strings.Split(out.String(), "\n")
 	tests := []struct{ tool, want string }{
-		{"rpclab", "1.00 1.00"},
-		{"ghz", "0.50 2.00"}, // rpclab spends half the CPU per RPC and serves twice the rate
+		{"rpclab", "1.00 1.00-1.00 1.00"},
+		{"ghz", "0.50 0.50-0.50 2.00"}, // rpclab spends half the CPU per RPC and serves twice the rate
 	}
 	for _, tc := range tests {
 		found := false
@@ -185,7 +186,7 @@ func TestPrintLGRowsRatios(t *testing.T) {
 			f := strings.Fields(l)
 			if len(f) > 2 && f[2] == tc.tool {
 				found = true
-				if got := strings.Join(f[len(f)-2:], " "); got != tc.want {
+				if got := strings.Join(f[len(f)-3:], " "); got != tc.want {
 					t.Errorf("%s ratios: got %q, want %q (line %q)", tc.tool, got, tc.want, l)
 				}
 			}
@@ -218,4 +219,73 @@ func TestPrintNERowsRatios(t *testing.T) {
 		}
 	}
 	t.Errorf("no toxiproxy row in:\n%s", out.String())
+}
+
+// rep is one repeat's run of a tool: n requests in cpuMS of CPU.
+func rep(tool string, n int64, cpuMS int) lgRow {
+	return lgRow{tool: tool, requests: n, rps: float64(n) / 5, cpu: time.Duration(cpuMS) * time.Millisecond}
+}
+
+func TestPrintLGRowsRepeats(t *testing.T) {
+	// Three repeats: rpclab at 10, 12, 11 µs/RPC, grpc-client at 10, 10,
+	// 12: medians 11 and 10, per-repeat ratios 1.00, 1.20, 0.92. h2load's
+	// second repeat failed; ghz failed in every repeat.
+	rows := []lgRow{
+		summarize("rpclab", []lgRow{rep("rpclab", 1000, 10), rep("rpclab", 1000, 12), rep("rpclab", 2000, 22)}),
+		summarize("grpc-client", []lgRow{rep("grpc-client", 1000, 10), rep("grpc-client", 3000, 30), rep("grpc-client", 1000, 12)}),
+		summarize("h2load", []lgRow{rep("h2load", 1000, 5), {tool: "h2load", err: "boom"}, rep("h2load", 1000, 3)}),
+		summarize("ghz", []lgRow{{tool: "ghz", err: "no"}, {tool: "ghz", err: "no"}}),
+	}
+	var out strings.Builder
+	printLGRows(&out, false, "shared", 8, rows)
+	tests := []struct {
+		tool string
+		want []string // requests, cpu µs/rpc, rpclab/x cpu, cpu range, rpclab/x req/s
+	}{
+		{"rpclab", []string{"1000", "11.0", "1.00", "1.00-1.00", "1.00"}},
+		{"grpc-client", []string{"1000", "10.0", "1.10", "0.92-1.20", "1.00"}},
+		// Medians over the two repeats that ran (4 µs/RPC), ratios of
+		// those repeats only (10/5 and 11/3).
+		{"h2load", []string{"1000", "4.0", "2.75", "2.00-3.67", "1.00"}},
+	}
+	for _, tc := range tests {
+		var f []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if g := strings.Split(l, "\t"); len(g) > 12 && g[2] == tc.tool {
+				f = g
+			}
+		}
+		if f == nil {
+			t.Errorf("no row for %s in:\n%s", tc.tool, out.String())
+			continue
+		}
+		got := []string{f[3], f[5], f[9], f[10], f[11]}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s: got %q, want %q (line %q)", tc.tool, got, tc.want, f)
+		}
+	}
+	if !strings.Contains(out.String(), "1 of 3 repeats failed (repeat 2: boom)") {
+		t.Errorf("h2load's failed repeat is not noted:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "FAILED: every one of 2 repeats failed") {
+		t.Errorf("ghz's row is not failed:\n%s", out.String())
+	}
+}
+
+func TestRotated(t *testing.T) {
+	tools := []string{"a", "b", "c"}
+	tests := []struct {
+		rep  int
+		want string
+	}{
+		{0, "a b c"},
+		{1, "b c a"},
+		{2, "c a b"},
+		{3, "a b c"},
+	}
+	for _, tc := range tests {
+		if got := strings.Join(rotated(tools, tc.rep), " "); got != tc.want {
+			t.Errorf("rotated(%v, %d): got %q, want %q", tools, tc.rep, got, tc.want)
+		}
+	}
 }
