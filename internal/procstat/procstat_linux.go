@@ -56,6 +56,10 @@ const clockTicks = 100
 // ConnsTo counts the established TCP connections that process pid (0: this
 // process) holds to the address target ("host:port"), as ss or lsof would
 // show them. The host may be a name; it is resolved.
+//
+// This process's own sockets are asked one by one (selfCount); another
+// process's are looked up in the kernel's socket tables (sock_diag, or
+// /proc/PID/net/tcp where that is refused).
 func ConnsTo(pid int, target string) (int, error) {
 	if pid == 0 {
 		pid = os.Getpid()
@@ -64,17 +68,73 @@ func ConnsTo(pid int, target string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if pid == os.Getpid() {
+		if n, err := selfCount(want); err == nil {
+			return n, nil
+		}
+	}
 	inodes, err := socketInodes(pid)
 	if err != nil {
 		return 0, err
 	}
 	if sameNetns(pid) {
-		if n, err := diagCount(inodes, want); err == nil {
+		if n, err := dumpCount(inodes, want); err == nil {
 			return n, nil
 		}
 	} // else, or where sock_diag is refused: the /proc tables (slower)
 	return tableCount(pid, inodes, want)
 }
+
+// selfCount counts this process's established TCP sockets connected to an
+// address of want by asking each of its descriptors (TCP_INFO's state, then
+// getpeername): one or two system calls per descriptor. sock_diag's dump
+// (diagCount) instead walks every bucket of the kernel's connection hash
+// table twice (IPv4, IPv6), however few sockets there are: about 8 ms on
+// this machine, taken from the client's CPU inside the measured interval
+// when a step counts its connections. A descriptor closed or reused while
+// it is looked at counts as what it is when asked, as in a dump.
+func selfCount(want map[netip.AddrPort]bool) (int, error) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0, fmt.Errorf("procstat: list own descriptors: %w", err)
+	}
+	n := 0
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err == nil && establishedTo(fd, want) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// establishedTo reports whether descriptor fd of this process is an
+// established TCP socket whose peer is in want.
+func establishedTo(fd int, want map[netip.AddrPort]bool) bool {
+	// TCP_INFO fails on anything but a TCP socket: ENOTSOCK for a file, a
+	// pipe or a closed descriptor, EOPNOTSUPP for a UDP or Unix socket.
+	if ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO); err != nil || ti.State != tcpStateEstab {
+		return false
+	}
+	sa, err := unix.Getpeername(fd)
+	if err != nil {
+		return false
+	}
+	var peer netip.AddrPort
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		peer = netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
+	case *unix.SockaddrInet6:
+		peer = netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port))
+	default:
+		return false
+	}
+	return want[peer]
+}
+
+// dumpCount is diagCount; tests check that counting this process's own
+// connections never comes to it.
+var dumpCount = diagCount
 
 // tableCount counts as diagCount does, from /proc/PID/net/tcp and tcp6.
 func tableCount(pid int, inodes map[string]bool, want map[netip.AddrPort]bool) (int, error) {
