@@ -43,14 +43,7 @@ var benchTarget = flag.String("loadgen.target", "", "BenchmarkUnaryRPC: the serv
 // -test.benchtime counts, and divide the difference (scripts/peers/floor.sh,
 // docs/peers.md).
 func BenchmarkUnaryRPC(b *testing.B) {
-	target := *benchTarget
-	if target == "" {
-		s := server.New(server.Options{})
-		lis := listen(b)
-		go s.Serve(lis)
-		defer s.Stop()
-		target = lis.Addr().String()
-	}
+	target := benchServer(b)
 	// As rpclab's own run context: cancellable, with no deadline (one would
 	// add grpc-go's timeout header and the server's timer to run-ctx).
 	ctx, cancel := context.WithCancel(context.Background())
@@ -126,6 +119,19 @@ func BenchmarkUnaryRPC(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchServer is -loadgen.target, or else a server in this process that
+// stops when b ends.
+func benchServer(b *testing.B) string {
+	if *benchTarget != "" {
+		return *benchTarget
+	}
+	s := server.New(server.Options{})
+	lis := listen(b)
+	go s.Serve(lis)
+	b.Cleanup(s.Stop)
+	return lis.Addr().String()
 }
 
 // workerPath opens a step's frame for conn and n as runClosed does, and n

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# rpclab's open loop beside grpc-go's own open loop at the same offered
+# Poisson rates, on one connection and on one per worker (docs/peers.md,
+# "The open loop's floor"); every ratio is rpclab's over grpc-go's from the
+# same run, the two tools interleaved (A B A B...).
+#
+#   scripts/peers/openfloor.sh [cpu|callgrind|workers|all]   (default all)
+#
+#   cpu:       loadgen's BenchmarkOpenLoop, path=open (rpclab sweep --rps's
+#              step) beside path=grpc-open (grpc-go's worker's Poisson loop
+#              body), OPENFLOOR_RPCS_S seconds of sends per run: the client
+#              process's CPU (user+sys, all threads) per RPC.
+#   callgrind: the same benchmark under valgrind --tool=callgrind at rates
+#              it can hold, with N and 2N sends: instructions per RPC as the
+#              difference of the two counts over the difference of the RPCs.
+#   workers:   the real binaries: grpc-go's benchmark worker
+#              (~/.cache/rpclab/grpc-go-benchmark-worker-VERSION, built by
+#              go test ./worker) and rpclab worker, each driven alone by
+#              rpclab sweep --workers --rps R --arrival poisson: the worker's
+#              CPU per RPC over the interval (its getrusage, as it reports
+#              to the driver). grpc-go's worker sends offered_load from each
+#              channel x outstanding goroutine, so at per-worker (CONNS
+#              channels) it is given R/CONNS to offer R in all.
+#
+# The server is rpclab serve on the last CPU; clients on the others.
+#
+# Sizes (environment):
+#   OPENFLOOR_RATES=1000,5000,20000   cpu and workers: offered RPCs per second
+#   OPENFLOOR_CG_RATES=100,300        callgrind: offered RPCs per second
+#   OPENFLOOR_CG_SECONDS=4            callgrind: seconds of sends in the N run
+#   OPENFLOOR_SECONDS=3               cpu and workers: seconds of sends per run
+#   OPENFLOOR_REPS=2                  cpu and workers: A B pairs per cell
+#   OPENFLOOR_CONNS=8                 connections of per-worker
+#   OPENFLOOR_LAYOUTS=shared,per-worker
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+what=${1:-all}
+case "$what" in cpu|callgrind|workers|all) ;; *) echo "usage: $0 [cpu|callgrind|workers|all]" >&2; exit 2 ;; esac
+
+rates=${OPENFLOOR_RATES:-1000,5000,20000}
+cg_rates=${OPENFLOOR_CG_RATES:-100,300}
+cg_seconds=${OPENFLOOR_CG_SECONDS:-4}
+seconds=${OPENFLOOR_SECONDS:-3}
+reps=${OPENFLOOR_REPS:-2}
+conns=${OPENFLOOR_CONNS:-8}
+layouts=${OPENFLOOR_LAYOUTS:-shared,per-worker}
+positive() { # NAME VALUE...: each value a positive number, or exit 2 naming it
+  local name=$1 v; shift
+  for v in "$@"; do
+    awk -v v="$v" 'BEGIN { exit !(v ~ /^[0-9]+(\.[0-9]+)?$/ && v > 0) }' \
+      || { echo "openfloor.sh: $name: $v is not a positive number" >&2; exit 2; }
+  done
+}
+IFS=, read -ra rate_list <<<"$rates"
+IFS=, read -ra cg_rate_list <<<"$cg_rates"
+IFS=, read -ra layout_list <<<"$layouts"
+positive OPENFLOOR_RATES "${rate_list[@]}"
+positive OPENFLOOR_CG_RATES "${cg_rate_list[@]}"
+positive OPENFLOOR_CG_SECONDS "$cg_seconds"
+positive OPENFLOOR_SECONDS "$seconds"
+positive OPENFLOOR_REPS "$reps"
+positive OPENFLOOR_CONNS "$conns"
+for l in "${layout_list[@]}"; do
+  case "$l" in shared|per-worker) ;; *) echo "openfloor.sh: OPENFLOOR_LAYOUTS: unknown layout $l (want shared or per-worker)" >&2; exit 2 ;; esac
+done
+
+last=$(( $(nproc) - 1 ))
+client_cpus="0-$(( last > 0 ? last - 1 : 0 ))"
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+
+go build -o "$work/rpclab" ./cmd/rpclab
+go test -c -o "$work/loadgen.test" ./loadgen
+
+# start NAME CMD...: runs CMD in the background and sets started to the
+# address of its first "listening on ADDR" line.
+start() {
+  local name=$1; shift
+  "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q '^listening on ' "$work/$name.out" && break; sleep 0.1; done
+  started=$(sed -n 's/^listening on //p' "$work/$name.out" | head -1)
+  [ -n "$started" ] || { echo "openfloor.sh: $name did not start: $(cat "$work/$name.err")" >&2; exit 1; }
+}
+start serve taskset -c "$last" "$work/rpclab" serve --listen 127.0.0.1:0
+addr=$started
+
+# ratio A B: A/B to three places, or - when B is not a positive number.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "") printf "%.3f", a / b; else printf "-" }'; }
+# range: the min-max of the numbers on stdin (one a line), "-" if none.
+range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR == 0) print "-"; else if (lo == hi) printf "%s", lo; else printf "%s-%s", lo, hi }'; }
+# sends RATE SECONDS: the whole number of sends of SECONDS at RATE.
+sends() { awk -v r="$1" -v s="$2" 'BEGIN { printf "%d", r * s + 0.5 }'; }
+
+# bench PATH LAYOUT RATE N [valgrind args...]: one BenchmarkOpenLoop run;
+# prints "RPCS CPU_NS_PER_RPC" (from its output line) or fails.
+bench() {
+  local p=$1 l=$2 r=$3 n=$4; shift 4
+  local log="$work/b.$p.$l.$r.$n.$RANDOM"
+  taskset -c "$client_cpus" "$@" "$work/loadgen.test" -test.run '^$' \
+    -test.bench "^BenchmarkOpenLoop\$/^path=$p\$/^conn=$l\$/^rate=$r\$" -test.benchtime "${n}x" \
+    -loadgen.target "$addr" -loadgen.rates "$r" -loadgen.conns "$conns" >"$log" 2>&1 \
+    || { echo "openfloor.sh: path=$p conn=$l rate=$r failed: $(tail -3 "$log")" >&2; return 1; }
+  awk '/^BenchmarkOpenLoop/ { for (i = 1; i < NF; i++) { if ($(i+1) == "rpcs") n = $i; if ($(i+1) == "cpu-ns/rpc") c = $i } } END { if (n == "") exit 1; print n, c }' "$log"
+}
+
+if [ "$what" = cpu ] || [ "$what" = all ]; then
+  echo "== client CPU per RPC (user+sys of the whole client process, getrusage), $seconds s of Poisson sends per run, $reps A B pairs; server rpclab serve on CPU $last, clients on $client_cpus"
+  printf '%-11s %8s %14s %14s %13s\n' conn rate grpc-open_ns open_ns open/grpc
+  for l in "${layout_list[@]}"; do
+    for r in "${rate_list[@]}"; do
+      n=$(sends "$r" "$seconds")
+      : >"$work/cpu.g" ; : >"$work/cpu.o" ; : >"$work/cpu.x"
+      for _ in $(seq "$reps"); do
+        g=$(bench grpc-open "$l" "$r" "$n") || g=
+        o=$(bench open "$l" "$r" "$n") || o=
+        [ -n "$g" ] && echo "${g#* }" >>"$work/cpu.g"
+        [ -n "$o" ] && echo "${o#* }" >>"$work/cpu.o"
+        [ -n "$g" ] && [ -n "$o" ] && ratio "${o#* }" "${g#* }" >>"$work/cpu.x" && echo >>"$work/cpu.x"
+      done
+      printf '%-11s %8s %14s %14s %13s\n' "$l" "$r" "$(range <"$work/cpu.g")" "$(range <"$work/cpu.o")" "$(grep -v '^-\?$' "$work/cpu.x" | range)"
+    done
+  done
+fi
+
+if [ "$what" = callgrind ] || [ "$what" = all ]; then
+  command -v valgrind >/dev/null || { echo "openfloor.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
+  echo "== instructions per RPC of the client process (valgrind --tool=callgrind; difference of runs of N and 2N sends over the difference of their RPCs, N = $cg_seconds s of sends)"
+  printf '%-11s %8s %14s %14s %13s\n' conn rate grpc-open_ins open_ins open/grpc
+  # instr PATH LAYOUT RATE N: "RPCS INSTRUCTIONS" of one run under callgrind.
+  instr() {
+    local out="$work/cg.$1.$2.$3.$4"
+    # Go's asynchronous preemption signals trip callgrind 3.19's signal
+    # bookkeeping; without them Go runs (as floor.sh).
+    local got
+    got=$(bench "$1" "$2" "$3" "$4" env GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$out") || return 1
+    echo "${got% *} $(sed -n 's/^summary: //p' "$out")"
+  }
+  for l in "${layout_list[@]}"; do
+    for r in "${cg_rate_list[@]}"; do
+      n=$(sends "$r" "$cg_seconds")
+      per=()
+      for p in grpc-open open; do
+        a=$(instr "$p" "$l" "$r" "$n") && b=$(instr "$p" "$l" "$r" $((2 * n))) \
+          || { per+=(FAILED); continue; }
+        per+=("$(awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); if (y[1] > x[1]) printf "%d", (y[2] - x[2]) / (y[1] - x[1]); else printf "FAILED" }')")
+      done
+      printf '%-11s %8s %14s %14s %13s\n' "$l" "$r" "${per[0]}" "${per[1]}" "$(ratio "${per[1]}" "${per[0]}")"
+    done
+  done
+fi
+
+if [ "$what" = workers ] || [ "$what" = all ]; then
+  ver=$(go list -m -f '{{.Version}}' google.golang.org/grpc)
+  official="${XDG_CACHE_HOME:-$HOME/.cache}/rpclab/grpc-go-benchmark-worker-$ver"
+  echo "== the real workers, each driven alone by rpclab sweep --workers --rps R --arrival poisson (warm-up 1 s, interval $seconds s): the worker's CPU per RPC (its getrusage over the interval), $reps A B pairs"
+  if [ ! -x "$official" ]; then
+    echo "grpc-go's worker $ver: not built ($official; go test ./worker builds it): FAILED"
+  else
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    taskset -c "$client_cpus" "$official" -driver_port "$port" >"$work/official.out" 2>&1 &
+    pids+=($!)
+    gw=127.0.0.1:$port
+    start rworker taskset -c "$client_cpus" "$work/rpclab" worker --driver-port 0 --host 127.0.0.1
+    rw=$started
+    sleep 1 # grpc-go's worker says nothing when it listens
+    # worker ADDR LAYOUT RATE: "RPS CPU_NS_PER_RPC" of one step.
+    worker() {
+      local out="$work/w.$RANDOM.jsonl" inflight=1
+      [ "$2" = per-worker ] && inflight=$conns
+      taskset -c "$client_cpus" "$work/rpclab" sweep --workers "$1" --target "$addr" --conn "$2" --inflight "$inflight" \
+        --rps "$3" --arrival poisson --warmup 1s --interval "${seconds}s" -o "$out" >"$out.log" 2>&1 \
+        || { echo "openfloor.sh: worker $1 conn=$2 rate=$3 failed: $(tail -3 "$out.log")" >&2; return 1; }
+      jq -r 'select(.requests > 0) | "\(.throughput_rps | floor) \(.client_cpu_ns / .requests | floor)"' "$out"
+    }
+    printf '%-11s %8s %14s %14s %13s %16s\n' conn rate grpc-worker_ns rpclab-worker_ns rpclab/grpc 'req/s grpc,rpclab'
+    for l in "${layout_list[@]}"; do
+      for r in "${rate_list[@]}"; do
+        # grpc-go's worker offers its offered_load from every channel.
+        gr=$r
+        [ "$l" = per-worker ] && gr=$(awk -v r="$r" -v c="$conns" 'BEGIN { printf "%g", r / c }')
+        : >"$work/w.g" ; : >"$work/w.r" ; : >"$work/w.x" ; : >"$work/w.t"
+        for _ in $(seq "$reps"); do
+          g=$(worker "$gw" "$l" "$gr") || g=
+          o=$(worker "$rw" "$l" "$r") || o=
+          [ -n "$g" ] && echo "${g#* }" >>"$work/w.g"
+          [ -n "$o" ] && echo "${o#* }" >>"$work/w.r"
+          [ -n "$g" ] && [ -n "$o" ] && ratio "${o#* }" "${g#* }" >>"$work/w.x" && echo >>"$work/w.x"
+          echo "${g% *},${o% *}" >>"$work/w.t"
+        done
+        printf '%-11s %8s %14s %14s %13s %16s\n' "$l" "$r" "$(range <"$work/w.g")" "$(range <"$work/w.r")" \
+          "$(grep -v '^-\?$' "$work/w.x" | range)" "$(paste -sd' ' "$work/w.t")"
+      done
+    done
+  fi
+fi
