@@ -4,6 +4,7 @@ package loadgen
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -122,7 +123,8 @@ func TestCallerAddsNoAllocations(t *testing.T) {
 }
 
 // TestCallsShareNoCancellation: every unary call a step makes, closed or
-// open loop, is given a context with no cancellation of its own (Done is
+// open loop, and every call of a worker's paced callers (Live at a rate),
+// is given a context with no cancellation of its own (Done is
 // nil), as grpc-go's benchmark client's context.Background(): grpc-go's
 // per-call child context then registers with no parent, where a run
 // context shared by every worker would take its mutex twice per RPC. (The
@@ -145,21 +147,35 @@ func TestCallsShareNoCancellation(t *testing.T) {
 	o := Options{DialOptions: []grpc.DialOption{spy}}
 	for _, conn := range []ConnMode{{Kind: Shared}, {Kind: PerWorker}} {
 		step := Step{Conn: conn, RPC: Unary, Inflight: 2}
-		for _, loop := range []string{"closed", "open"} {
+		for _, loop := range []string{"closed", "open", "worker's open"} {
 			calls.Store(0)
 			cancellable.Store(0)
-			var rec *result.Record
-			var err error
-			if loop == "closed" {
-				rec, err = RunStep(testCtx(t), spec, step, o)
-			} else {
-				rec, err = RunOpenStep(testCtx(t), spec, step, OpenSpec{Rates: []float64{500}, MaxOutstanding: 10}, 500, o)
+			var requests int64
+			var why string
+			switch loop {
+			case "closed", "open":
+				var rec *result.Record
+				var err error
+				if loop == "closed" {
+					rec, err = RunStep(testCtx(t), spec, step, o)
+				} else {
+					rec, err = RunOpenStep(testCtx(t), spec, step, OpenSpec{Rates: []float64{500}, MaxOutstanding: 10}, 500, o)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				requests, why = rec.Requests, fmt.Sprintf("status %q (%s)", rec.Status, rec.Error)
+			default: // a worker's paced callers (Live at a rate)
+				l, err := StartLive(testCtx(t), spec, step, 500, Poisson, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(200 * time.Millisecond)
+				l.Stop()
+				requests, why = l.Snapshot(false).Total(), "a Live run"
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rec.Requests == 0 || calls.Load() == 0 {
-				t.Fatalf("%s loop, %s: status %q (%s) after %d calls, want calls", loop, conn, rec.Status, rec.Error, calls.Load())
+			if requests == 0 || calls.Load() == 0 {
+				t.Fatalf("%s loop, %s: %s after %d calls, want calls", loop, conn, why, calls.Load())
 			}
 			if got := cancellable.Load(); got != 0 {
 				t.Errorf("%s loop, %s: got %d of %d calls with a cancellable context, want 0", loop, conn, got, calls.Load())
@@ -255,6 +271,21 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 			}
 			<-ctx.Done()
 			l.Stop() // must end the calls stuck in the server
+			snap := l.Snapshot(false)
+			return &result.Record{Status: result.StatusInterrupted, Requests: snap.Summary.Total()}, nil
+		}, true)
+		if rec.Requests != 0 {
+			t.Errorf("got %d requests counted, want none (calls cut by a stop are not counted)", rec.Requests)
+		}
+	})
+	t.Run("live paced run, stopped", func(t *testing.T) {
+		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
+			l, err := StartLive(context.Background(), spec, step, 100, Poisson, Options{})
+			if err != nil {
+				return nil, err
+			}
+			<-ctx.Done()
+			l.Stop() // must end the paced calls stuck in the server
 			snap := l.Snapshot(false)
 			return &result.Record{Status: result.StatusInterrupted, Requests: snap.Summary.Total()}, nil
 		}, true)

@@ -201,10 +201,13 @@ func (c *liveCell) swap(fresh *stats.Recorder) *stats.Recorder {
 // paced sends one RPC at each of p's times (counted from start), or as
 // soon as the previous one ends if that is later, until ctx ends. Each
 // latency counts from the intended send time, not from the actual send:
-// a send delayed by a slow reply shows its delay in the latency.
+// a send delayed by a slow reply shows its delay in the latency. The calls
+// are made under callContext(ctx), as the closed loop's: when ctx ends,
+// those in flight end as the run closes cc (StartLive's f.cut).
 func (c *caller) paced(ctx context.Context, cc grpc.ClientConnInterface, p Pacer, start time.Time) {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
+	calls := callContext(ctx)
 	for ctx.Err() == nil {
 		due := start.Add(p.Next())
 		if w := time.Until(due); w > 0 {
@@ -216,7 +219,7 @@ func (c *caller) paced(ctx context.Context, cc grpc.ClientConnInterface, p Pacer
 			}
 		}
 		t0 := time.Now()
-		err := c.invokeBy(ctx, cc, c.deadline(t0))
+		err := c.invokeBy(calls, cc, c.deadline(t0))
 		if err != nil && ctx.Err() != nil {
 			return
 		}
