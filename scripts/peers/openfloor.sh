@@ -7,9 +7,10 @@
 #   scripts/peers/openfloor.sh [cpu|callgrind|workers|all]   (default all)
 #
 #   cpu:       loadgen's BenchmarkOpenLoop, path=open (rpclab sweep --rps's
-#              step) beside path=grpc-open (grpc-go's worker's Poisson loop
-#              body), OPENFLOOR_RPCS_S seconds of sends per run: the client
-#              process's CPU (user+sys, all threads) per RPC.
+#              step) and path=open-timer (the same, --pacing timer) beside
+#              path=grpc-open (grpc-go's worker's Poisson loop body),
+#              OPENFLOOR_SECONDS of sends per run: the client process's CPU
+#              (user+sys, all threads) per RPC.
 #   callgrind: the same benchmark under valgrind --tool=callgrind at rates
 #              it can hold, with N and 2N sends: instructions per RPC as the
 #              difference of the two counts over the difference of the RPCs.
@@ -86,8 +87,8 @@ start() {
 start serve taskset -c "$last" "$work/rpclab" serve --listen 127.0.0.1:0
 addr=$started
 
-# ratio A B: A/B to three places, or - when B is not a positive number.
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a != "") printf "%.3f", a / b; else printf "-" }'; }
+# ratio A B: A/B to three places, or - unless both are numbers and B > 0.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { n = "^[0-9]+(\\.[0-9]+)?$"; if (a ~ n && b ~ n && b > 0) printf "%.3f", a / b; else printf "-" }'; }
 # range: the min-max of the numbers on stdin (one a line), "-" if none.
 range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR == 0) print "-"; else if (lo == hi) printf "%s", lo; else printf "%s-%s", lo, hi }'; }
 # sends RATE SECONDS: the whole number of sends of SECONDS at RATE.
@@ -105,21 +106,36 @@ bench() {
   awk '/^BenchmarkOpenLoop/ { for (i = 1; i < NF; i++) { if ($(i+1) == "rpcs") n = $i; if ($(i+1) == "cpu-ns/rpc") c = $i } } END { if (n == "") exit 1; print n, c }' "$log"
 }
 
+# The rpclab paths beside path=grpc-open: open (rpclab sweep --rps's
+# default pacing) and open-timer (--pacing timer).
+rl_paths=(open open-timer)
+header() { # UNIT: the table's header
+  printf '%-11s %8s %14s' conn rate "grpc-open_$1"
+  for p in "${rl_paths[@]}"; do printf ' %14s %16s' "${p}_$1" "$p/grpc"; done
+  echo
+}
+
 if [ "$what" = cpu ] || [ "$what" = all ]; then
-  echo "== client CPU per RPC (user+sys of the whole client process, getrusage), $seconds s of Poisson sends per run, $reps A B pairs; server rpclab serve on CPU $last, clients on $client_cpus"
-  printf '%-11s %8s %14s %14s %13s\n' conn rate grpc-open_ns open_ns open/grpc
+  echo "== client CPU per RPC (user+sys of the whole client process, getrusage), $seconds s of Poisson sends per run, $reps rounds of grpc-open ${rl_paths[*]}; server rpclab serve on CPU $last, clients on $client_cpus"
+  header ns
   for l in "${layout_list[@]}"; do
     for r in "${rate_list[@]}"; do
       n=$(sends "$r" "$seconds")
-      : >"$work/cpu.g" ; : >"$work/cpu.o" ; : >"$work/cpu.x"
+      rm -f "$work"/cpu.*
       for _ in $(seq "$reps"); do
         g=$(bench grpc-open "$l" "$r" "$n") || g=
-        o=$(bench open "$l" "$r" "$n") || o=
-        [ -n "$g" ] && echo "${g#* }" >>"$work/cpu.g"
-        [ -n "$o" ] && echo "${o#* }" >>"$work/cpu.o"
-        [ -n "$g" ] && [ -n "$o" ] && ratio "${o#* }" "${g#* }" >>"$work/cpu.x" && echo >>"$work/cpu.x"
+        [ -n "$g" ] && echo "${g#* }" >>"$work/cpu.grpc-open"
+        for p in "${rl_paths[@]}"; do
+          o=$(bench "$p" "$l" "$r" "$n") || o=
+          [ -n "$o" ] && echo "${o#* }" >>"$work/cpu.$p"
+          [ -n "$g" ] && [ -n "$o" ] && { ratio "${o#* }" "${g#* }"; echo; } >>"$work/cpu.$p.x"
+        done
       done
-      printf '%-11s %8s %14s %14s %13s\n' "$l" "$r" "$(range <"$work/cpu.g")" "$(range <"$work/cpu.o")" "$(grep -v '^-\?$' "$work/cpu.x" | range)"
+      printf '%-11s %8s %14s' "$l" "$r" "$(range <"$work/cpu.grpc-open" 2>/dev/null)"
+      for p in "${rl_paths[@]}"; do
+        printf ' %14s %16s' "$(range <"$work/cpu.$p" 2>/dev/null)" "$(grep -v '^-\?$' "$work/cpu.$p.x" 2>/dev/null | range)"
+      done
+      echo
     done
   done
 fi
@@ -127,7 +143,7 @@ fi
 if [ "$what" = callgrind ] || [ "$what" = all ]; then
   command -v valgrind >/dev/null || { echo "openfloor.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
   echo "== instructions per RPC of the client process (valgrind --tool=callgrind; difference of runs of N and 2N sends over the difference of their RPCs, N = $cg_seconds s of sends)"
-  printf '%-11s %8s %14s %14s %13s\n' conn rate grpc-open_ins open_ins open/grpc
+  header ins
   # instr PATH LAYOUT RATE N: "RPCS INSTRUCTIONS" of one run under callgrind.
   instr() {
     local out="$work/cg.$1.$2.$3.$4"
@@ -137,16 +153,22 @@ if [ "$what" = callgrind ] || [ "$what" = all ]; then
     got=$(bench "$1" "$2" "$3" "$4" env GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$out") || return 1
     echo "${got% *} $(sed -n 's/^summary: //p' "$out")"
   }
+  # per PATH LAYOUT RATE N: instructions per RPC from runs of N and 2N.
+  per() {
+    local a b
+    a=$(instr "$1" "$2" "$3" "$4") && b=$(instr "$1" "$2" "$3" $((2 * $4))) || { echo FAILED; return; }
+    awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); if (y[1] > x[1]) printf "%d", (y[2] - x[2]) / (y[1] - x[1]); else printf "FAILED" }'
+  }
   for l in "${layout_list[@]}"; do
     for r in "${cg_rate_list[@]}"; do
       n=$(sends "$r" "$cg_seconds")
-      per=()
-      for p in grpc-open open; do
-        a=$(instr "$p" "$l" "$r" "$n") && b=$(instr "$p" "$l" "$r" $((2 * n))) \
-          || { per+=(FAILED); continue; }
-        per+=("$(awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); if (y[1] > x[1]) printf "%d", (y[2] - x[2]) / (y[1] - x[1]); else printf "FAILED" }')")
+      g=$(per grpc-open "$l" "$r" "$n")
+      printf '%-11s %8s %14s' "$l" "$r" "$g"
+      for p in "${rl_paths[@]}"; do
+        o=$(per "$p" "$l" "$r" "$n")
+        printf ' %14s %16s' "$o" "$(ratio "$o" "$g")"
       done
-      printf '%-11s %8s %14s %14s %13s\n' "$l" "$r" "${per[0]}" "${per[1]}" "$(ratio "${per[1]}" "${per[0]}")"
+      echo
     done
   done
 fi
