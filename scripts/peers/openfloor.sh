@@ -19,9 +19,11 @@
 #              go test ./worker) and rpclab worker, each driven alone by
 #              rpclab sweep --workers --rps R --arrival poisson: the worker's
 #              CPU per RPC over the interval (its getrusage, as it reports
-#              to the driver). grpc-go's worker sends offered_load from each
-#              channel x outstanding goroutine, so at per-worker (CONNS
-#              channels) it is given R/CONNS to offer R in all.
+#              to the driver). Both run CONNS callers (--inflight CONNS:
+#              shared is one channel with CONNS outstanding RPCs,
+#              per-worker CONNS channels with one); grpc-go's worker sends
+#              offered_load from each of them, so it is given R/CONNS to
+#              offer R in all, where rpclab's splits R over its callers.
 #
 # The server is rpclab serve on the last CPU; clients on the others.
 #
@@ -189,9 +191,8 @@ if [ "$what" = workers ] || [ "$what" = all ]; then
     sleep 1 # grpc-go's worker says nothing when it listens
     # worker ADDR LAYOUT RATE: "RPS CPU_NS_PER_RPC" of one step.
     worker() {
-      local out="$work/w.$RANDOM.jsonl" inflight=1
-      [ "$2" = per-worker ] && inflight=$conns
-      taskset -c "$client_cpus" "$work/rpclab" sweep --workers "$1" --target "$addr" --conn "$2" --inflight "$inflight" \
+      local out="$work/w.$RANDOM.jsonl"
+      taskset -c "$client_cpus" "$work/rpclab" sweep --workers "$1" --target "$addr" --conn "$2" --inflight "$conns" \
         --rps "$3" --arrival poisson --warmup 1s --interval "${seconds}s" -o "$out" >"$out.log" 2>&1 \
         || { echo "openfloor.sh: worker $1 conn=$2 rate=$3 failed: $(tail -3 "$out.log")" >&2; return 1; }
       jq -r 'select(.requests > 0) | "\(.throughput_rps | floor) \(.client_cpu_ns / .requests | floor)"' "$out"
@@ -199,9 +200,9 @@ if [ "$what" = workers ] || [ "$what" = all ]; then
     printf '%-11s %8s %14s %14s %13s %16s\n' conn rate grpc-worker_ns rpclab-worker_ns rpclab/grpc 'req/s grpc,rpclab'
     for l in "${layout_list[@]}"; do
       for r in "${rate_list[@]}"; do
-        # grpc-go's worker offers its offered_load from every channel.
-        gr=$r
-        [ "$l" = per-worker ] && gr=$(awk -v r="$r" -v c="$conns" 'BEGIN { printf "%g", r / c }')
+        # grpc-go's worker offers its offered_load from each of its
+        # channel x outstanding goroutines (CONNS of them either way).
+        gr=$(awk -v r="$r" -v c="$conns" 'BEGIN { printf "%g", r / c }')
         : >"$work/w.g" ; : >"$work/w.r" ; : >"$work/w.x" ; : >"$work/w.t"
         for _ in $(seq "$reps"); do
           g=$(worker "$gw" "$l" "$gr") || g=
