@@ -28,7 +28,7 @@
 # The server is rpclab serve on the last CPU; clients on the others.
 #
 # Sizes (environment):
-#   OPENFLOOR_RATES=1000,5000,20000   cpu and workers: offered RPCs per second
+#   OPENFLOOR_RATES=1000,4000,10000   cpu and workers: offered RPCs per second
 #   OPENFLOOR_CG_RATES=100,300        callgrind: offered RPCs per second
 #   OPENFLOOR_CG_SECONDS=4            callgrind: seconds of sends in the N run
 #   OPENFLOOR_SECONDS=3               cpu and workers: seconds of sends per run
@@ -40,7 +40,7 @@ cd "$(dirname "$0")/../.."
 what=${1:-all}
 case "$what" in cpu|callgrind|workers|all) ;; *) echo "usage: $0 [cpu|callgrind|workers|all]" >&2; exit 2 ;; esac
 
-rates=${OPENFLOOR_RATES:-1000,5000,20000}
+rates=${OPENFLOOR_RATES:-1000,4000,10000}
 cg_rates=${OPENFLOOR_CG_RATES:-100,300}
 cg_seconds=${OPENFLOOR_CG_SECONDS:-4}
 seconds=${OPENFLOOR_SECONDS:-3}
@@ -133,9 +133,9 @@ if [ "$what" = cpu ] || [ "$what" = all ]; then
           [ -n "$g" ] && [ -n "$o" ] && { ratio "${o#* }" "${g#* }"; echo; } >>"$work/cpu.$p.x"
         done
       done
-      printf '%-11s %8s %14s' "$l" "$r" "$(range <"$work/cpu.grpc-open" 2>/dev/null)"
+      printf '%-11s %8s %14s' "$l" "$r" "$(cat "$work/cpu.grpc-open" 2>/dev/null | range)"
       for p in "${rl_paths[@]}"; do
-        printf ' %14s %16s' "$(range <"$work/cpu.$p" 2>/dev/null)" "$(grep -v '^-\?$' "$work/cpu.$p.x" 2>/dev/null | range)"
+        printf ' %14s %16s' "$(cat "$work/cpu.$p" 2>/dev/null | range)" "$(grep -v '^-\?$' "$work/cpu.$p.x" 2>/dev/null | range)"
       done
       echo
     done
