@@ -4,16 +4,16 @@
 # "The open loop's floor"); every ratio is rpclab's over grpc-go's from the
 # same run, the two tools interleaved (A B A B...).
 #
-#   scripts/peers/openfloor.sh [cpu|callgrind|workers|all]   (default all)
+#   scripts/peers/openfloor.sh [cpu|workers|all]   (default all)
 #
 #   cpu:       loadgen's BenchmarkOpenLoop, path=open (rpclab sweep --rps's
 #              step) and path=open-timer (the same, --pacing timer) beside
 #              path=grpc-open (grpc-go's worker's Poisson loop body),
 #              OPENFLOOR_SECONDS of sends per run: the client process's CPU
-#              (user+sys, all threads) per RPC.
-#   callgrind: the same benchmark under valgrind --tool=callgrind at rates
-#              it can hold, with N and 2N sends: instructions per RPC as the
-#              difference of the two counts over the difference of the RPCs.
+#              (user+sys, all threads) per RPC, and the rate each achieved.
+#              (Not callgrind: an open loop's instructions are mostly its
+#              idle wake-ups, which a client slowed 50x does not reproduce;
+#              docs/peers.md says what a try gave.)
 #   workers:   the real binaries: grpc-go's benchmark worker
 #              (~/.cache/rpclab/grpc-go-benchmark-worker-VERSION, built by
 #              go test ./worker) and rpclab worker, each driven alone by
@@ -29,8 +29,6 @@
 #
 # Sizes (environment):
 #   OPENFLOOR_RATES=1000,4000,10000   cpu and workers: offered RPCs per second
-#   OPENFLOOR_CG_RATES=100,300        callgrind: offered RPCs per second
-#   OPENFLOOR_CG_SECONDS=4            callgrind: seconds of sends in the N run
 #   OPENFLOOR_SECONDS=3               cpu and workers: seconds of sends per run
 #   OPENFLOOR_REPS=2                  cpu and workers: A B pairs per cell
 #   OPENFLOOR_CONNS=8                 connections of per-worker
@@ -38,11 +36,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 what=${1:-all}
-case "$what" in cpu|callgrind|workers|all) ;; *) echo "usage: $0 [cpu|callgrind|workers|all]" >&2; exit 2 ;; esac
+case "$what" in cpu|workers|all) ;; *) echo "usage: $0 [cpu|workers|all]" >&2; exit 2 ;; esac
 
 rates=${OPENFLOOR_RATES:-1000,4000,10000}
-cg_rates=${OPENFLOOR_CG_RATES:-100,300}
-cg_seconds=${OPENFLOOR_CG_SECONDS:-4}
 seconds=${OPENFLOOR_SECONDS:-3}
 reps=${OPENFLOOR_REPS:-2}
 conns=${OPENFLOOR_CONNS:-8}
@@ -55,11 +51,8 @@ positive() { # NAME VALUE...: each value a positive number, or exit 2 naming it
   done
 }
 IFS=, read -ra rate_list <<<"$rates"
-IFS=, read -ra cg_rate_list <<<"$cg_rates"
 IFS=, read -ra layout_list <<<"$layouts"
 positive OPENFLOOR_RATES "${rate_list[@]}"
-positive OPENFLOOR_CG_RATES "${cg_rate_list[@]}"
-positive OPENFLOOR_CG_SECONDS "$cg_seconds"
 positive OPENFLOOR_SECONDS "$seconds"
 positive OPENFLOOR_REPS "$reps"
 positive OPENFLOOR_CONNS "$conns"
@@ -97,7 +90,8 @@ range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR == 0) prin
 sends() { awk -v r="$1" -v s="$2" 'BEGIN { printf "%d", r * s + 0.5 }'; }
 
 # bench PATH LAYOUT RATE N [valgrind args...]: one BenchmarkOpenLoop run;
-# prints "RPCS CPU_NS_PER_RPC" (from its output line) or fails.
+# prints "CPU_NS_PER_RPC RPS" (from its output line: CPU per RPC and the
+# rate achieved) or fails.
 bench() {
   local p=$1 l=$2 r=$3 n=$4; shift 4
   local log="$work/b.$p.$l.$r.$n.$RANDOM"
@@ -105,72 +99,62 @@ bench() {
     -test.bench "^BenchmarkOpenLoop\$/^path=$p\$/^conn=$l\$/^rate=$r\$" -test.benchtime "${n}x" \
     -loadgen.target "$addr" -loadgen.rates "$r" -loadgen.conns "$conns" >"$log" 2>&1 \
     || { echo "openfloor.sh: path=$p conn=$l rate=$r failed: $(tail -3 "$log")" >&2; return 1; }
-  awk '/^BenchmarkOpenLoop/ { for (i = 1; i < NF; i++) { if ($(i+1) == "rpcs") n = $i; if ($(i+1) == "cpu-ns/rpc") c = $i } } END { if (n == "") exit 1; print n, c }' "$log"
+  awk '/^BenchmarkOpenLoop/ { for (i = 1; i < NF; i++) { if ($(i+1) == "rpcs/s") r = $i; if ($(i+1) == "cpu-ns/rpc") c = $i } } END { if (c == "") exit 1; printf "%d %d\n", c, r }' "$log"
+}
+
+# match ACHIEVED OFFERED WANT CHAINS: the total rate to offer grpc-go's
+# open loop of CHAINS chains so that it achieves WANT, from one run that
+# achieved ACHIEVED when offered OFFERED. Each chain draws its next gap
+# from when its timer fired, so every send adds the timer's lateness L to
+# its gap: a chain offered o achieves 1/(1/o + L). L is solved from the
+# run, and the offer that achieves WANT is 1/(1/want - L) per chain (at
+# most 4x WANT in all; OFFERED again when nothing was achieved). Its rows
+# then run at the rate rpclab's achieve, which matters because an open
+# loop's CPU per RPC falls as the rate rises.
+match() {
+  awk -v a="$1" -v o="$2" -v w="$3" -v k="$4" 'BEGIN {
+    if (!(a > 0)) { printf "%.1f", o; exit }
+    late = k / a - k / o; g = k / w - late
+    x = (g > 0) ? k / g : 4 * w
+    if (x > 4 * w) x = 4 * w
+    if (x < w) x = w
+    printf "%.1f", x }'
 }
 
 # The rpclab paths beside path=grpc-open: open (rpclab sweep --rps's
 # default pacing) and open-timer (--pacing timer).
 rl_paths=(open open-timer)
-header() { # UNIT: the table's header
-  printf '%-11s %8s %14s' conn rate "grpc-open_$1"
-  for p in "${rl_paths[@]}"; do printf ' %14s %16s' "${p}_$1" "$p/grpc"; done
-  echo
-}
 
 if [ "$what" = cpu ] || [ "$what" = all ]; then
-  echo "== client CPU per RPC (user+sys of the whole client process, getrusage), $seconds s of Poisson sends per run, $reps rounds of grpc-open ${rl_paths[*]}; server rpclab serve on CPU $last, clients on $client_cpus"
-  header ns
+  echo "== client CPU per RPC in ns (user+sys of the whole client process, getrusage), $seconds s of Poisson sends per run, $reps rounds of grpc-open ${rl_paths[*]} after one run of grpc-open to match its achieved rate (grpc-offer: what it is offered); server rpclab serve on CPU $last, clients on $client_cpus; last column: the rates achieved, each round's grpc-open/open/open-timer"
+  printf '%-11s %8s %10s %14s' conn rate grpc-offer grpc-open
+  for p in "${rl_paths[@]}"; do printf ' %14s %16s' "$p" "$p/grpc"; done
+  printf '  %s\n' 'achieved req/s'
   for l in "${layout_list[@]}"; do
     for r in "${rate_list[@]}"; do
       n=$(sends "$r" "$seconds")
       rm -f "$work"/cpu.*
+      chains=1
+      [ "$l" = per-worker ] && chains=$conns
+      g=$(bench grpc-open "$l" "$r" "$n") || g=
+      gr=$(match "${g#* }" "$r" "$r" "$chains")
       for _ in $(seq "$reps"); do
-        g=$(bench grpc-open "$l" "$r" "$n") || g=
-        [ -n "$g" ] && echo "${g#* }" >>"$work/cpu.grpc-open"
+        g=$(bench grpc-open "$l" "$gr" "$n") || g=
+        [ -n "$g" ] && echo "${g% *}" >>"$work/cpu.grpc-open"
+        got=${g#* }
         for p in "${rl_paths[@]}"; do
           o=$(bench "$p" "$l" "$r" "$n") || o=
-          [ -n "$o" ] && echo "${o#* }" >>"$work/cpu.$p"
-          [ -n "$g" ] && [ -n "$o" ] && { ratio "${o#* }" "${g#* }"; echo; } >>"$work/cpu.$p.x"
+          [ -n "$o" ] && echo "${o% *}" >>"$work/cpu.$p"
+          [ -n "$g" ] && [ -n "$o" ] && { ratio "${o% *}" "${g% *}"; echo; } >>"$work/cpu.$p.x"
+          got="$got/${o#* }"
         done
+        echo "$got" >>"$work/cpu.rps"
       done
-      printf '%-11s %8s %14s' "$l" "$r" "$(cat "$work/cpu.grpc-open" 2>/dev/null | range)"
+      printf '%-11s %8s %10s %14s' "$l" "$r" "$gr" "$(cat "$work/cpu.grpc-open" 2>/dev/null | range)"
       for p in "${rl_paths[@]}"; do
         printf ' %14s %16s' "$(cat "$work/cpu.$p" 2>/dev/null | range)" "$(grep -v '^-\?$' "$work/cpu.$p.x" 2>/dev/null | range)"
       done
-      echo
-    done
-  done
-fi
-
-if [ "$what" = callgrind ] || [ "$what" = all ]; then
-  command -v valgrind >/dev/null || { echo "openfloor.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
-  echo "== instructions per RPC of the client process (valgrind --tool=callgrind; difference of runs of N and 2N sends over the difference of their RPCs, N = $cg_seconds s of sends)"
-  header ins
-  # instr PATH LAYOUT RATE N: "RPCS INSTRUCTIONS" of one run under callgrind.
-  instr() {
-    local out="$work/cg.$1.$2.$3.$4"
-    # Go's asynchronous preemption signals trip callgrind 3.19's signal
-    # bookkeeping; without them Go runs (as floor.sh).
-    local got
-    got=$(bench "$1" "$2" "$3" "$4" env GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$out") || return 1
-    echo "${got% *} $(sed -n 's/^summary: //p' "$out")"
-  }
-  # per PATH LAYOUT RATE N: instructions per RPC from runs of N and 2N.
-  per() {
-    local a b
-    a=$(instr "$1" "$2" "$3" "$4") && b=$(instr "$1" "$2" "$3" $((2 * $4))) || { echo FAILED; return; }
-    awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); if (y[1] > x[1]) printf "%d", (y[2] - x[2]) / (y[1] - x[1]); else printf "FAILED" }'
-  }
-  for l in "${layout_list[@]}"; do
-    for r in "${cg_rate_list[@]}"; do
-      n=$(sends "$r" "$cg_seconds")
-      g=$(per grpc-open "$l" "$r" "$n")
-      printf '%-11s %8s %14s' "$l" "$r" "$g"
-      for p in "${rl_paths[@]}"; do
-        o=$(per "$p" "$l" "$r" "$n")
-        printf ' %14s %16s' "$o" "$(ratio "$o" "$g")"
-      done
-      echo
+      printf '  %s\n' "$(paste -sd' ' "$work/cpu.rps")"
     done
   done
 fi
@@ -178,7 +162,7 @@ fi
 if [ "$what" = workers ] || [ "$what" = all ]; then
   ver=$(go list -m -f '{{.Version}}' google.golang.org/grpc)
   official="${XDG_CACHE_HOME:-$HOME/.cache}/rpclab/grpc-go-benchmark-worker-$ver"
-  echo "== the real workers, each driven alone by rpclab sweep --workers --rps R --arrival poisson (warm-up 1 s, interval $seconds s): the worker's CPU per RPC (its getrusage over the interval), $reps A B pairs"
+  echo "== the real workers, each driven alone by rpclab sweep --workers --rps R --arrival poisson (warm-up 1 s, interval $seconds s): the worker's CPU per RPC (its getrusage over the interval), $reps A B pairs after one run of grpc-go's to match its achieved rate (grpc-offer: the offered_load of each of its $conns callers)"
   if [ ! -x "$official" ]; then
     echo "grpc-go's worker $ver: not built ($official; go test ./worker builds it): FAILED"
   else
@@ -197,12 +181,14 @@ if [ "$what" = workers ] || [ "$what" = all ]; then
         || { echo "openfloor.sh: worker $1 conn=$2 rate=$3 failed: $(tail -3 "$out.log")" >&2; return 1; }
       jq -r 'select(.requests > 0) | "\(.throughput_rps | floor) \(.client_cpu_ns / .requests | floor)"' "$out"
     }
-    printf '%-11s %8s %14s %14s %13s %16s\n' conn rate grpc-worker_ns rpclab-worker_ns rpclab/grpc 'req/s grpc,rpclab'
+    printf '%-11s %8s %10s %14s %14s %13s %16s\n' conn rate grpc-offer grpc-worker_ns rpclab-worker_ns rpclab/grpc 'req/s grpc,rpclab'
     for l in "${layout_list[@]}"; do
       for r in "${rate_list[@]}"; do
         # grpc-go's worker offers its offered_load from each of its
         # channel x outstanding goroutines (CONNS of them either way).
-        gr=$(awk -v r="$r" -v c="$conns" 'BEGIN { printf "%g", r / c }')
+        per() { awk -v r="$1" -v c="$conns" 'BEGIN { printf "%.1f", r / c }'; }
+        g=$(worker "$gw" "$l" "$(per "$r")") || g=
+        gr=$(per "$(match "${g% *}" "$r" "$r" "$conns")")
         : >"$work/w.g" ; : >"$work/w.r" ; : >"$work/w.x" ; : >"$work/w.t"
         for _ in $(seq "$reps"); do
           g=$(worker "$gw" "$l" "$gr") || g=
@@ -212,7 +198,7 @@ if [ "$what" = workers ] || [ "$what" = all ]; then
           [ -n "$g" ] && [ -n "$o" ] && ratio "${o#* }" "${g#* }" >>"$work/w.x" && echo >>"$work/w.x"
           echo "${g% *},${o% *}" >>"$work/w.t"
         done
-        printf '%-11s %8s %14s %14s %13s %16s\n' "$l" "$r" "$(range <"$work/w.g")" "$(range <"$work/w.r")" \
+        printf '%-11s %8s %10s %14s %14s %13s %16s\n' "$l" "$r" "$gr" "$(range <"$work/w.g")" "$(range <"$work/w.r")" \
           "$(grep -v '^-\?$' "$work/w.x" | range)" "$(paste -sd' ' "$work/w.t")"
       done
     done
