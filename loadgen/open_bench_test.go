@@ -37,8 +37,9 @@ var (
 //   - path=grpc-open: grpc-go's benchmark worker's open loop
 //     (google.golang.org/grpc@v1.85.0, benchmark/worker/benchmark_client.go:
 //     unaryLoop, lines 259-294, and poissonUnary, lines 342-355): one chain
-//     per channel x outstanding RPC (here one outstanding RPC per channel,
-//     so each chain's rate is rate/conns and the total is rate), each link
+//     per channel x outstanding RPC, here -loadgen.conns chains (one
+//     channel with that many outstanding RPCs, or that many channels with
+//     one each), each at rate/chains so that the total is rate; each link
 //     a time.AfterFunc after an exponential gap (math/rand/v2's
 //     ExpFloat64/lambda) that starts a goroutine for its call
 //     (benchmark.DoUnaryCall, as grpcDoUnaryCall: a new request per call,
@@ -81,7 +82,7 @@ func BenchmarkOpenLoop(b *testing.B) {
 		run  func(b *testing.B, conns int, rate float64) int64
 	}{
 		{"grpc-open", func(b *testing.B, conns int, rate float64) int64 {
-			return grpcOpenLoop(b, target, conns, rate, int64(b.N))
+			return grpcOpenLoop(b, target, conns, *benchConns, rate, int64(b.N))
 		}},
 		{"open", func(b *testing.B, conns int, rate float64) int64 {
 			return rpclabOpenLoop(b, target, conns, rate, b.N, "")
@@ -148,18 +149,19 @@ func (h *grpcLockingHistogram) add(v int64) {
 }
 
 // grpcOpenLoop runs grpc-go's worker's Poisson loop (see BenchmarkOpenLoop)
-// over conns channels at rate in all until n sends were made, and waits
-// for their replies; it returns the RPCs that succeeded.
-func grpcOpenLoop(b *testing.B, target string, conns int, rate float64, n int64) int64 {
+// with chains chains over conns channels (chain i on channel i%conns) at
+// rate in all until n sends were made, and waits for their replies; it
+// returns the RPCs that succeeded.
+func grpcOpenLoop(b *testing.B, target string, conns, chains int, rate float64, n int64) int64 {
 	// The driver's default histogram parameters (resolution 0.01, max 60 s)
 	// as startBenchmarkClient turns them into options (lines 238-243).
 	opts := gstats.HistogramOptions{NumBuckets: int(math.Log(60e9)/math.Log(1.01)) + 1, GrowthFactor: .01, BaseBucketSize: 1.01}
-	lambda := rate / float64(conns)
+	lambda := rate / float64(chains)
 	var left atomic.Int64
 	left.Store(n)
 	var ok atomic.Int64
-	var chains, calls sync.WaitGroup
-	hists := make([]grpcLockingHistogram, conns)
+	var running, calls sync.WaitGroup
+	hists := make([]grpcLockingHistogram, chains)
 	ccs := make([]*grpc.ClientConn, conns)
 	for i := range ccs {
 		cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -173,7 +175,7 @@ func grpcOpenLoop(b *testing.B, target string, conns int, rate float64, n int64)
 	var link func(client pb.BenchmarkServiceClient, idx int)
 	link = func(client pb.BenchmarkServiceClient, idx int) {
 		if left.Add(-1) < 0 {
-			chains.Done()
+			running.Done()
 			return
 		}
 		calls.Add(1)
@@ -190,15 +192,15 @@ func grpcOpenLoop(b *testing.B, target string, conns int, rate float64, n int64)
 		time.AfterFunc(time.Duration(rand.ExpFloat64()/lambda*float64(time.Second)), func() { link(client, idx) })
 	}
 	// unaryLoop: one goroutine per chain schedules its first link.
-	for i, cc := range ccs {
-		client := pb.NewBenchmarkServiceClient(cc)
+	for i := range chains {
+		client := pb.NewBenchmarkServiceClient(ccs[i%conns])
 		hists[i].hist = gstats.NewHistogram(opts)
-		chains.Add(1)
+		running.Add(1)
 		go func() {
 			time.AfterFunc(time.Duration(rand.ExpFloat64()/lambda*float64(time.Second)), func() { link(client, i) })
 		}()
 	}
-	chains.Wait()
+	running.Wait()
 	calls.Wait()
 	for _, cc := range ccs {
 		_ = cc.Close()

@@ -8,7 +8,9 @@
 #
 #   cpu:       loadgen's BenchmarkOpenLoop, path=open (rpclab sweep --rps's
 #              step) and path=open-timer (the same, --pacing timer) beside
-#              path=grpc-open (grpc-go's worker's Poisson loop body),
+#              path=grpc-open (grpc-go's worker's Poisson loop body, CONNS
+#              chains on one connection or one each), all on one
+#              connection or CONNS,
 #              OPENFLOOR_SECONDS of sends per run: the client process's CPU
 #              (user+sys, all threads) per RPC, and the rate each achieved.
 #              (Not callgrind: an open loop's instructions are mostly its
@@ -113,12 +115,12 @@ bench() {
 # loop's CPU per RPC falls as the rate rises.
 match() {
   awk -v a="$1" -v o="$2" -v w="$3" -v k="$4" 'BEGIN {
-    if (!(a > 0)) { printf "%.1f", o; exit }
+    if (!(a > 0)) { printf "%g", o; exit }
     late = k / a - k / o; g = k / w - late
     x = (g > 0) ? k / g : 4 * w
     if (x > 4 * w) x = 4 * w
     if (x < w) x = w
-    printf "%.1f", x }'
+    printf "%g", x }'
 }
 
 # The rpclab paths beside path=grpc-open: open (rpclab sweep --rps's
@@ -134,10 +136,8 @@ if [ "$what" = cpu ] || [ "$what" = all ]; then
     for r in "${rate_list[@]}"; do
       n=$(sends "$r" "$seconds")
       rm -f "$work"/cpu.*
-      chains=1
-      [ "$l" = per-worker ] && chains=$conns
       g=$(bench grpc-open "$l" "$r" "$n") || g=
-      gr=$(match "${g#* }" "$r" "$r" "$chains")
+      gr=$(match "${g#* }" "$r" "$r" "$conns")
       for _ in $(seq "$reps"); do
         g=$(bench grpc-open "$l" "$gr" "$n") || g=
         [ -n "$g" ] && echo "${g% *}" >>"$work/cpu.grpc-open"
