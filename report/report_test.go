@@ -298,6 +298,27 @@ type wantFigure struct {
 
 func checkFigures(t *testing.T, p *page, runs []Run, want map[string][]wantFigure) {
 	t.Helper()
+	checkCharts(t, p, want, func(wf wantFigure, sd svgDoc) {
+		// Each series is one stroked line in the SVG, plus its legend
+		// swatch (2 vertices); together their vertices are every point.
+		if got, want := len(sd.lines), 2*len(wf.series); got != want {
+			t.Errorf("%s chart: got %d stroked lines in the SVG, want %d (series and legend swatches)", wf.kind, got, want)
+		}
+		vertices := 0
+		for _, v := range sd.lines {
+			vertices += v
+		}
+		if want := wf.points + 2*len(wf.series); vertices != want {
+			t.Errorf("%s chart: got %d line vertices in the SVG, want %d", wf.kind, vertices, want)
+		}
+	})
+}
+
+// checkCharts checks, group by group, each chart's kind, the legend the
+// SVG writer drew, its series count and the rows of its data table (one
+// per point, plus a header), then calls more (if not nil) on each chart.
+func checkCharts(t *testing.T, p *page, want map[string][]wantFigure, more func(wantFigure, svgDoc)) {
+	t.Helper()
 	groups := find(p.doc, func(n *html.Node) bool { return n.Data == "section" && hasClass(n, "group") })
 	if len(groups) != len(want) {
 		t.Fatalf("got %d groups, want %d", len(groups), len(want))
@@ -321,31 +342,20 @@ func checkFigures(t *testing.T, p *page, runs []Run, want map[string][]wantFigur
 				t.Fatalf("%s chart: got %d svg elements, want 1", wf.kind, len(svgs))
 			}
 			sd := parseSVG(t, svgs[0])
-			texts := strings.Join(sd.texts, "\n")
+			texts := "\n" + strings.Join(sd.texts, "\n") + "\n"
 			for _, s := range wf.series {
-				if !strings.Contains("\n"+texts+"\n", "\n"+s+"\n") {
+				if !strings.Contains(texts, "\n"+s+"\n") {
 					t.Errorf("%s chart: legend has no %q; texts: %q", wf.kind, s, sd.texts)
 				}
 			}
 			if got, want := attr(c, "data-series"), strconv.Itoa(len(wf.series)); got != want {
 				t.Errorf("%s chart: got data-series %s, want %s", wf.kind, got, want)
 			}
-			// The data table lists every point: one row each, plus a header.
-			rows := find(c, func(n *html.Node) bool { return n.Data == "tr" })
-			if got := len(rows) - 1; got != wf.points {
+			if got := len(find(c, tag("tr"))) - 1; got != wf.points {
 				t.Errorf("%s chart: got %d data rows, want %d points", wf.kind, got, wf.points)
 			}
-			// Each series is one stroked line in the SVG, plus its legend
-			// swatch (2 vertices); together their vertices are every point.
-			if got, want := len(sd.lines), 2*len(wf.series); got != want {
-				t.Errorf("%s chart: got %d stroked lines in the SVG, want %d (series and legend swatches)", wf.kind, got, want)
-			}
-			vertices := 0
-			for _, v := range sd.lines {
-				vertices += v
-			}
-			if want := wf.points + 2*len(wf.series); vertices != want {
-				t.Errorf("%s chart: got %d line vertices in the SVG, want %d", wf.kind, vertices, want)
+			if more != nil {
+				more(wf, sd)
 			}
 		}
 	}
