@@ -49,20 +49,7 @@ func TestParseHexAddr(t *testing.T) {
 }
 
 func TestConnsToCountsRealConnections(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lis.Close()
-	go func() {
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	lis := holdingListener(t)
 	target := lis.Addr().String()
 	for want := 0; want <= 3; want++ {
 		if want > 0 {
@@ -111,20 +98,7 @@ func TestConnsToCountsRealConnections(t *testing.T) {
 // every bucket of its connection hash table, about 8 ms, taken from the
 // client's CPU in the middle of a measured interval).
 func TestConnsToAsksOwnSockets(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lis.Close()
-	go func() {
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
+	lis := holdingListener(t)
 	for range 2 {
 		c, err := net.Dial("tcp", lis.Addr().String())
 		if err != nil {
@@ -537,4 +511,25 @@ func TestLockThreadOffKeepsChildrenOfTheThread(t *testing.T) {
 		t.Fatalf("the child started from the sampling thread ended (%v), want it running", err)
 	case <-timer.C:
 	}
+}
+
+// holdingListener listens on loopback and accepts every connection, holding
+// each open until the test ends.
+func holdingListener(t *testing.T) net.Listener {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lis.Close() })
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	return lis
 }
