@@ -108,18 +108,8 @@ func TestSweepOnWorkerProcesses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	target := bidiTarget(t)
-	a, _ := workerProcess(t, ctx)
-	b, _ := workerProcess(t, ctx)
-	out := filepath.Join(t.TempDir(), "w.jsonl")
-	code, stdout, stderr := runInProcess("sweep", "--workers", a+","+b, "--target", target, "--conn", "pool:2", "--inflight", "5",
-		"--warmup", "100ms", "--interval", "400ms", "-o", out)
-	if code != exitOK {
-		t.Fatalf("got exit %d: %s", code, stderr)
-	}
-	recs, err := result.ReadFile(out)
-	if err != nil || len(recs) != 1 {
-		t.Fatalf("got %d records (%v), want 1", len(recs), err)
-	}
+	sw := sweepOnTwoWorkers(t, ctx, target, 1, "--conn", "pool:2", "--inflight", "5", "--warmup", "100ms", "--interval", "400ms")
+	a, b, recs, stdout := sw.a, sw.b, sw.recs, sw.stdout
 	rec := recs[0]
 	if err := result.Validate(mustJSON(t, rec)); err != nil {
 		t.Errorf("the record does not validate: %v", err)
@@ -161,18 +151,8 @@ func TestSweepOnWorkersVerdict(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	target := bidiTarget(t)
-	a, _ := workerProcess(t, ctx)
-	b, _ := workerProcess(t, ctx)
-	out := filepath.Join(t.TempDir(), "w.jsonl")
-	code, stdout, stderr := runInProcess("sweep", "--workers", a+","+b, "--target", target, "--conn", "shared,per-worker", "--inflight", "1,4",
-		"--warmup", "50ms", "--interval", "250ms", "-o", out)
-	if code != exitOK {
-		t.Fatalf("got exit %d: %s", code, stderr)
-	}
-	recs, err := result.ReadFile(out)
-	if err != nil || len(recs) != 4 {
-		t.Fatalf("got %d records (%v), want 4", len(recs), err)
-	}
+	sw := sweepOnTwoWorkers(t, ctx, target, 4, "--conn", "shared,per-worker", "--inflight", "1,4", "--warmup", "50ms", "--interval", "250ms")
+	a, recs, stdout := sw.a, sw.recs, sw.stdout
 	vs := verdict.Verdicts(recs)
 	if len(vs) == 0 {
 		t.Fatalf("no verdict from the records: %+v", recs)
@@ -185,7 +165,7 @@ func TestSweepOnWorkersVerdict(t *testing.T) {
 	}
 	// The HTML report of the records is rpclab report's, as for any sweep.
 	html := filepath.Join(t.TempDir(), "r.html")
-	if code, _, stderr := runInProcess("report", out, "-o", html); code != exitOK {
+	if code, _, stderr := runInProcess("report", sw.out, "-o", html); code != exitOK {
 		t.Errorf("rpclab report of the records: got exit %d: %s", code, stderr)
 	}
 	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), verdict.Text(vs)[:40]) {
@@ -331,21 +311,11 @@ func TestSweepOpenOnWorkerProcesses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	target := bidiTarget(t)
-	a, _ := workerProcess(t, ctx)
-	b, _ := workerProcess(t, ctx)
-	out := filepath.Join(t.TempDir(), "w.jsonl")
-	code, _, stderr := runInProcess("sweep", "--workers", a+","+b, "--target", target, "--rps", "200", "--inflight", "4", "--conn", "shared",
-		"--warmup", "300ms", "--interval", "500ms", "-o", out)
-	if code != exitOK {
-		t.Fatalf("got exit %d: %s", code, stderr)
+	sw := sweepOnTwoWorkers(t, ctx, target, 1, "--rps", "200", "--inflight", "4", "--conn", "shared", "--warmup", "300ms", "--interval", "500ms")
+	if !strings.Contains(sw.stderr, "rate split evenly") {
+		t.Errorf("stderr does not state the rate split:\n%s", sw.stderr)
 	}
-	if !strings.Contains(stderr, "rate split evenly") {
-		t.Errorf("stderr does not state the rate split:\n%s", stderr)
-	}
-	recs, err := result.ReadFile(out)
-	if err != nil || len(recs) != 1 {
-		t.Fatalf("got %d records (%v), want 1", len(recs), err)
-	}
+	recs := sw.recs
 	rec := recs[0]
 	if err := result.Validate(mustJSON(t, rec)); err != nil {
 		t.Errorf("the record does not validate: %v", err)
@@ -395,4 +365,31 @@ func TestSweepOpenConstantOnOfficialWorker(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "--arrival") || !strings.Contains(stderr, addr) || !strings.Contains(stderr, "nothing was run") {
 		t.Errorf("got exit %d and %q, want exit %d naming --arrival and %s", code, stderr, exitUsage, addr)
 	}
+}
+
+// workerSweep is what sweepOnTwoWorkers ran and got.
+type workerSweep struct {
+	a, b           string // the workers' addresses
+	out            string // the records file
+	recs           []result.Record
+	stdout, stderr string
+}
+
+// sweepOnTwoWorkers starts two rpclab worker processes and runs rpclab
+// sweep --workers on them against target with args and -o; the test stops
+// unless the sweep exits OK and wrote want records.
+func sweepOnTwoWorkers(t *testing.T, ctx context.Context, target string, want int, args ...string) workerSweep {
+	t.Helper()
+	a, _ := workerProcess(t, ctx)
+	b, _ := workerProcess(t, ctx)
+	out := filepath.Join(t.TempDir(), "w.jsonl")
+	code, stdout, stderr := runInProcess(append([]string{"sweep", "--workers", a + "," + b, "--target", target, "-o", out}, args...)...)
+	if code != exitOK {
+		t.Fatalf("got exit %d: %s", code, stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil || len(recs) != want {
+		t.Fatalf("got %d records (%v), want %d", len(recs), err, want)
+	}
+	return workerSweep{a: a, b: b, out: out, recs: recs, stdout: stdout, stderr: stderr}
 }
