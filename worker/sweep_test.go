@@ -76,12 +76,7 @@ func checkMerged(t *testing.T, rec *result.Record) {
 func TestSweepOnTwoWorkers(t *testing.T) {
 	ctx := testCtx(t)
 	target, _ := startPing(t)
-	a, _ := startWorker(t)
-	b, _ := startWorker(t)
-	remotes, err := Connect(ctx, []string{a, b}, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	remotes := twoWorkers(t, ctx)
 	var recs []*result.Record
 	if err := Sweep(ctx, remotes, sweepSpec(target, 3, 1), collect(&recs), nil); err != nil {
 		t.Fatal(err)
@@ -230,12 +225,7 @@ func TestSweepWorkerLostMidStep(t *testing.T) {
 func TestSweepStopped(t *testing.T) {
 	ctx := testCtx(t)
 	target, _ := startPing(t)
-	a, _ := startWorker(t)
-	b, _ := startWorker(t)
-	remotes, err := Connect(ctx, []string{a, b}, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	remotes := twoWorkers(t, ctx)
 	spec := sweepSpec(target, 2, 2)
 	spec.Interval = time.Minute
 	sctx, cancel := context.WithCancel(ctx)
@@ -243,7 +233,7 @@ func TestSweepStopped(t *testing.T) {
 		go func() { time.Sleep(spec.Warmup + 300*time.Millisecond); cancel() }()
 	}
 	var recs []*result.Record
-	err = Sweep(sctx, remotes, spec, collect(&recs), started)
+	err := Sweep(sctx, remotes, spec, collect(&recs), started)
 	if !errors.Is(err, context.Canceled) || len(recs) != 1 {
 		t.Fatalf("got %v and %d records, want context.Canceled and 1", err, len(recs))
 	}
@@ -381,12 +371,7 @@ func TestMergeFlagsBusyWorker(t *testing.T) {
 func TestSweepOpenOnTwoWorkers(t *testing.T) {
 	ctx := testCtx(t)
 	target, _ := startPing(t)
-	a, _ := startWorker(t)
-	b, _ := startWorker(t)
-	remotes, err := Connect(ctx, []string{a, b}, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	remotes := twoWorkers(t, ctx)
 	spec := sweepSpec(target, 3, 1)
 	// The warm-up absorbs the start's lag (under -race the first RPCs are
 	// slow, and the late sends would go out inside a shorter warm-up's
@@ -475,4 +460,16 @@ func TestOpenLoopConfig(t *testing.T) {
 	if cfg.GetLoadParams().GetClosedLoop() == nil || len(cfg.GetChannelArgs()) != 0 {
 		t.Errorf("rate 0: got %v, %v; want the closed loop unchanged", cfg.GetLoadParams(), cfg.GetChannelArgs())
 	}
+}
+
+// twoWorkers starts two rpclab workers on loopback and connects to them.
+func twoWorkers(t *testing.T, ctx context.Context) []*Remote {
+	t.Helper()
+	a, _ := startWorker(t)
+	b, _ := startWorker(t)
+	remotes, err := Connect(ctx, []string{a, b}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return remotes
 }
