@@ -205,16 +205,7 @@ func TestCppServerUsage(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	p, err := server.StartProcess(ctx, []string{filepath.Join("..", "cpp", "rpclab-server"), "--listen", "127.0.0.1:0", "--num-cqs", "2"}, nil, 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = p.Stop() }()
-	cc, err := grpc.NewClient(p.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	p, cc := cppServerConn(t, ctx, "--num-cqs", "2")
 	u := usagepb.NewUsageServiceClient(cc)
 
 	// read asks for the server's usage between two reads of its CPU time
@@ -554,4 +545,21 @@ func TestServeImplCpp(t *testing.T) {
 	if !strings.Contains(stderr.String(), "1 completion queues") {
 		t.Errorf("the C++ server did not take --num-cqs=1; stderr:\n%s", stderr.String())
 	}
+}
+
+// cppServerConn starts the C++ server on a free loopback port with args
+// and dials it; both end with the test.
+func cppServerConn(t *testing.T, ctx context.Context, args ...string) (*server.Process, *grpc.ClientConn) {
+	t.Helper()
+	p, err := server.StartProcess(ctx, append([]string{filepath.Join("..", "cpp", "rpclab-server"), "--listen", "127.0.0.1:0"}, args...), nil, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop() })
+	cc, err := grpc.NewClient(p.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return p, cc
 }

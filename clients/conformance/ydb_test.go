@@ -21,8 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/proto/ydbpb"
 	"github.com/rpclab/rpclab/result"
@@ -307,17 +305,7 @@ func TestCppServerYDB(t *testing.T) {
 	build(t, "cpp")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := server.StartProcess(ctx, []string{filepath.Join("..", "cpp", "rpclab-server"), "--listen", "127.0.0.1:0",
-		"--num-cqs", "1", "--callbacks-per-cq", "1"}, nil, 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = p.Stop() }()
-	cc, err := grpc.NewClient(p.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
+	_, cc := cppServerConn(t, ctx, "--num-cqs", "1", "--callbacks-per-cq", "1")
 	c := ydbpb.NewDebugServiceClient(cc)
 	inWindow := func(what string, ts uint64, before, after time.Time) {
 		t.Helper()
