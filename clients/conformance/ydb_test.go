@@ -21,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/rpclab/rpclab/proto/ydbpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
