@@ -27,8 +27,8 @@ type SLO struct {
 // String gives the pNN=DURATION syntax back.
 func (s SLO) String() string { return s.Name + "=" + s.Bound.String() }
 
-// ParseSLO parses "p99=1ms" (p50, p90, p99, p999, or pNN.N). Its errors
-// wrap ErrBadSLO.
+// ParseSLO parses "p99=1ms" (p50, p90, p99, p999, p100 for the largest, or
+// pNN.N). Its errors wrap ErrBadSLO.
 func ParseSLO(s string) (*SLO, error) {
 	name, bound, ok := strings.Cut(strings.TrimSpace(s), "=")
 	if !ok || !strings.HasPrefix(name, "p") {
