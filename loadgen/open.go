@@ -43,12 +43,13 @@ type OpenSpec struct {
 	// Arrival is Constant or Poisson.
 	Arrival string
 	// Pacing is how the scheduler waits for each send: PrecisePacing (the
-	// default on Linux: a wait of 150 µs or more is a nanosleep, which
-	// ends within about 0.1 ms; shorter ones use a Go timer) or
-	// TimerPacing (Go's timers only: they wake an idle client up to about
-	// 1 ms late, since the runtime's netpoller waits in whole
-	// milliseconds). The record says which ran ("timer" where nanosleep
-	// is not available).
+	// default on Linux: a Go timer, with a kernel timer (timerfd) armed
+	// for the same time to wake the runtime's netpoller then; sends leave
+	// within tens of µs of their time) or TimerPacing (Go's timers only:
+	// they wake an idle client up to about 1 ms late, since the
+	// netpoller waits in whole milliseconds; a wake-up shared by the
+	// sends due within it, so cheaper). The record says which ran
+	// ("timer" where the kernel timer is not available).
 	Pacing string
 	// MaxOutstanding bounds the RPCs in flight, 1..100000 (rpclab's
 	// default is DefaultMaxOutstanding; 0 is an error, not a default).
@@ -73,9 +74,9 @@ type OpenSpec struct {
 }
 
 // pacing is the pacing that runs: Pacing, PrecisePacing by default, and
-// TimerPacing where there is no nanosleep to use.
+// TimerPacing where there is no kernel timer to use.
 func (o *OpenSpec) pacing() string {
-	if o.Pacing == TimerPacing || !nanosleepPacing {
+	if o.Pacing == TimerPacing || !kernelPacing {
 		return TimerPacing
 	}
 	return PrecisePacing
@@ -213,8 +214,11 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 
 	d := newDispatcher(ctx, f, spec, open)
 	defer d.cancel()
+	clk, pacing, closeClock := wallClock(open.pacing())
+	defer closeClock()
+	f.rec.Spec.Pacing = pacing
 	sched := &scheduler{
-		pacer: pacer, clock: wallClock(open.pacing()),
+		pacer: pacer, clock: clk,
 		warmup: spec.Warmup, end: spec.Warmup + spec.Interval, late: maxLate, conns: len(f.conns),
 		hand: d.hand, handWait: d.handWait,
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,12 +59,15 @@ var (
 //     be due, so exactly b.N sends are due in it.
 //   - path=open-timer: the same with --pacing timer (Go's timers only, as
 //     grpc-go's loop waits: they wake an idle client up to about 1 ms late,
-//     where the default pacing sleeps longer waits in nanosleep).
+//     where the default pacing arms a kernel timer for each send).
 //
 // Both time the whole run, connections opened and closed included; each
 // reports its client process's CPU (user+sys, every thread, getrusage)
-// per RPC as cpu-ns/rpc, the RPCs it completed as rpcs, and rpcs over the
-// run's wall time as rpcs/s: grpc-go's chains draw each gap from when
+// per RPC as cpu-ns/rpc, its context switches per RPC (voluntary and not,
+// getrusage: mostly the wake-ups of an idle client) as csw/rpc, the RPCs
+// it completed as rpcs, and rpcs over the run's wall time as rpcs/s;
+// rpclab's paths add their record's schedule lag (lag-p50-us, lag-p99-us)
+// and median latency from the intended send (lat-p50-us): grpc-go's chains draw each gap from when
 // their timer fired, so a late timer lowers the rate they achieve. With
 // the server in this process (no -loadgen.target) the server's CPU counts
 // too. scripts/peers/openfloor.sh runs it against rpclab serve
@@ -100,6 +104,8 @@ func BenchmarkOpenLoop(b *testing.B) {
 			for _, rate := range rates {
 				b.Run(fmt.Sprintf("path=%s/conn=%s/rate=%g", p.name, conn, rate), func(b *testing.B) {
 					b.ReportAllocs()
+					var ru0, ru1 syscall.Rusage
+					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 					cpu0, err := procstat.CPUTime(0)
 					if err != nil {
 						b.Fatal(err)
@@ -110,10 +116,12 @@ func BenchmarkOpenLoop(b *testing.B) {
 					took := time.Since(t0)
 					b.StopTimer()
 					cpu1, _ := procstat.CPUTime(0)
+					_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 					b.ReportMetric(float64(n), "rpcs")
 					b.ReportMetric(float64(n)/took.Seconds(), "rpcs/s")
 					if n > 0 {
 						b.ReportMetric(float64(cpu1-cpu0)/float64(n), "cpu-ns/rpc")
+						b.ReportMetric(float64(ru1.Nvcsw-ru0.Nvcsw+ru1.Nivcsw-ru0.Nivcsw)/float64(n), "csw/rpc")
 					}
 				})
 			}
@@ -241,6 +249,11 @@ func rpclabOpenLoop(b *testing.B, target string, conns int, rate float64, n int,
 	if rec.Status != result.StatusOK {
 		b.Errorf("the step ended %s: %s", rec.Status, rec.Error)
 	}
+	if rec.ScheduleLag != nil {
+		b.ReportMetric(float64(rec.ScheduleLag.P50NS)/1e3, "lag-p50-us")
+		b.ReportMetric(float64(rec.ScheduleLag.P99NS)/1e3, "lag-p99-us")
+	}
+	b.ReportMetric(float64(rec.Latency.P50NS)/1e3, "lat-p50-us")
 	return rec.Requests
 }
 

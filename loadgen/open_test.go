@@ -280,14 +280,13 @@ func TestOpenLoopServerStreamingCall(t *testing.T) {
 	}
 }
 
-// TestPrecisePacingStopsWhenCancelled drives the precise pacing's
-// nanosleep path (every wait is nanosleepMin or longer) and cancels the
-// step while it sleeps: the sends keep their schedule, the step stops
-// within one sleep slice even when the next send is far off, and the
-// record says it was interrupted.
+// TestPrecisePacingStopsWhenCancelled drives the precise pacing (every
+// wait arms the kernel timer) and cancels the step while it waits: the
+// sends keep their schedule, the step stops at once even when the next
+// send is far off, and the record says it was interrupted.
 func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
-	if !nanosleepPacing {
-		t.Skip("no nanosleep here: precise pacing is the timer's")
+	if !kernelPacing {
+		t.Skip("no kernel timer here: precise pacing is the timer's")
 	}
 	target := startServer(t, server.New(server.Options{}))
 	tests := []struct {
@@ -295,7 +294,7 @@ func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
 		rate             float64
 		minSent, maxSent int64
 	}{
-		// Sends 20 ms apart: each wait sleeps in the kernel; about 15 in
+		// Sends 20 ms apart: each wait arms the kernel timer; about 15 in
 		// 300 ms, less the dial.
 		{"every 20ms", 50, 8, 16},
 		// Sends at 0 and 30 s: the scheduler is asleep when cancelled.
@@ -325,8 +324,8 @@ func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
 			if *rec.Sent < tc.minSent || *rec.Sent > tc.maxSent {
 				t.Errorf("got %d sends in %v, want %d..%d at %v rps", *rec.Sent, cancelAfter, tc.minSent, tc.maxSent, tc.rate)
 			}
-			// One 10 ms sleep slice, the drain of an idle client, and
-			// slack for a loaded machine: far below the next send.
+			// The drain of an idle client, and slack for a loaded
+			// machine: far below the next send.
 			if elapsed > cancelAfter+2*time.Second {
 				t.Errorf("the step took %v after a cancel at %v", elapsed, cancelAfter)
 			}

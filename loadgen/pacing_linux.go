@@ -4,52 +4,79 @@ package loadgen
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// nanosleepPacing: PrecisePacing runs here.
-const nanosleepPacing = true
+// kernelPacing: PrecisePacing runs here (unless timerfd is refused).
+const kernelPacing = true
 
-// nanosleepMin is the shortest wait the precise pacing sleeps through with
-// nanosleep; shorter ones use Go's timer. A nanosleep holds the
-// goroutine's P in a system call until the runtime's monitor hands the P to
-// another thread, which a client with one P (GOMAXPROCS 1, the pinned
-// client) pays for in its RPCs' latency when it happens at every send:
-// with a nanosleep for waits down to 50 µs, 10000 rps on one connection
-// had a P50 of 469 and 1081 µs in two runs, against 145 and 152 µs with
-// timers. A client that busy checks its timers often anyway, so they are
-// punctual there (schedule lag P50 about 30 µs).
-const nanosleepMin = 150 * time.Microsecond
+// kernelTimer is a timerfd(2) that Go's netpoller watches and nobody
+// reads: arming it for a time makes the poller's wait end then, and the
+// runtime then runs the Go timers due by then.
+//
+// Go's timers alone cannot wake an idle process sooner than the next
+// whole millisecond (the runtime's netpoller waits in milliseconds), so a
+// 300 µs wait takes up to 1 ms, and the send's lateness counts in its
+// latency. Two other ways were measured and dropped. A nanosleep holds
+// the scheduler's thread and its P: with one P, replies wait behind it,
+// and 4,000 sends/s on eight connections measured a P50 of 141 ms against
+// a 0.2 ms server. A goroutine parked on the timerfd's readiness was as
+// precise but no cheaper (docs/peers.md, "The open loop's floor").
+type kernelTimer struct {
+	fd   int
+	f    *os.File // registers fd with the poller, and closes it
+	spec unix.ItimerSpec
+}
 
-// nanosleep is the kernel sleep of precisePacing (a hook for tests).
-var nanosleep = unix.Nanosleep
-
-// precisePacing returns the wait of --pacing precise: Go's timers cannot
-// wake an idle client sooner than the next whole millisecond (the
-// runtime's netpoller waits in milliseconds), so waits of nanosleepMin or
-// more sleep in the kernel instead (a high-resolution timer, late by the
-// thread's timer slack, 50 µs by default); shorter ones use timerWait.
-func precisePacing(timerWait func(context.Context, time.Time) bool) func(context.Context, time.Time) bool {
-	return func(ctx context.Context, at time.Time) bool {
-		for {
-			d := time.Until(at)
-			if d <= 0 {
-				return true
-			}
-			if d < nanosleepMin {
-				return timerWait(ctx, at)
-			}
-			select {
-			case <-ctx.Done():
-				return false
-			default:
-			}
-			// Slices of at most 10 ms, so that a cancelled ctx is noticed;
-			// EINTR: the loop sleeps the rest.
-			ts := unix.NsecToTimespec(int64(min(d, 10*time.Millisecond)))
-			_ = nanosleep(&ts, nil)
-		}
+// newKernelTimer opens a kernel timer; it fails where timerfd is refused
+// (a seccomp filter, the descriptor limit), and the caller falls back to
+// Go's timers.
+func newKernelTimer() (*kernelTimer, error) {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("timerfd_create", err)
 	}
+	// A non-blocking descriptor: os.NewFile adds it to the poller.
+	return &kernelTimer{fd: fd, f: os.NewFile(uintptr(fd), "rpclab-pacing-timerfd")}, nil
+}
+
+// arm sets the timer to expire at at (one timerfd_settime, replacing any
+// earlier time): the poller's wait ends then, within the kernel's timer
+// precision. Expiries are never read; each one ends a wait of the
+// edge-triggered poller, and re-arming resets the count.
+func (k *kernelTimer) arm(at time.Time) {
+	d := time.Until(at)
+	if d <= 0 {
+		d = 1 // 0 would disarm it
+	}
+	k.spec.Value = unix.NsecToTimespec(int64(d))
+	_ = armTimer(k.fd, &k.spec)
+}
+
+// armTimer is timerfd_settime (a hook for tests).
+var armTimer = func(fd int, spec *unix.ItimerSpec) error {
+	return unix.TimerfdSettime(fd, 0, spec, nil)
+}
+
+func (k *kernelTimer) close() { k.f.Close() }
+
+// precisePacing returns the wait of --pacing precise and what releases
+// it, or ok false where the kernel timer cannot be had: each wait arms
+// the kernel timer for its time, then waits on timerWait (a Go timer),
+// which then fires on time in an idle client, and on the first wake-up a
+// busy client has anyway.
+func precisePacing(timerWait func(context.Context, time.Time) bool) (wait func(context.Context, time.Time) bool, release func(), ok bool) {
+	k, err := newKernelTimer()
+	if err != nil {
+		return timerWait, func() {}, false
+	}
+	return func(ctx context.Context, at time.Time) bool {
+		if time.Until(at) > 0 {
+			k.arm(at)
+		}
+		return timerWait(ctx, at)
+	}, k.close, true
 }

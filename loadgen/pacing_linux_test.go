@@ -3,51 +3,77 @@
 package loadgen
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// TestPrecisePacingChoosesTheKernelSleep checks which wait precise pacing
-// uses: a wait of nanosleepMin or more sleeps in the kernel (and hands
-// only its last part, if any, to the timer); a shorter one never does.
-func TestPrecisePacingChoosesTheKernelSleep(t *testing.T) {
-	tests := []struct {
-		name      string
-		wait      time.Duration
-		wantSleep bool
-	}{
-		{"long wait sleeps in the kernel", 3 * time.Millisecond, true},
-		{"above the edge sleeps in the kernel", nanosleepMin + time.Millisecond, true},
-		{"short wait uses the timer", nanosleepMin / 3, false},
+// TestPrecisePacingArmsTheKernelTimer checks that each precise wait still
+// to come arms the kernel timer once, for its time, and that one already
+// due arms nothing; every wait ends at or after its time.
+func TestPrecisePacingArmsTheKernelTimer(t *testing.T) {
+	var armed []time.Duration
+	armTimer = func(fd int, spec *unix.ItimerSpec) error {
+		armed = append(armed, time.Duration(spec.Value.Nano()))
+		return unix.TimerfdSettime(fd, 0, spec, nil)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			sleeps := 0
-			nanosleep = func(ts *unix.Timespec, left *unix.Timespec) error {
-				sleeps++
-				return unix.Nanosleep(ts, left)
-			}
-			defer func() { nanosleep = unix.Nanosleep }()
-			timers := 0
-			timerWait := func(ctx context.Context, at time.Time) bool {
-				timers++
-				time.Sleep(time.Until(at))
-				return true
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-			defer cancel()
-			if !precisePacing(timerWait)(ctx, time.Now().Add(tc.wait)) {
-				t.Fatal("got a cancelled wait, want it to end at its time")
-			}
-			if got := sleeps > 0; got != tc.wantSleep {
-				t.Errorf("got %d kernel sleeps (and %d timer waits) for a %v wait, want kernel sleep %v", sleeps, timers, tc.wait, tc.wantSleep)
-			}
-			if !tc.wantSleep && timers != 1 {
-				t.Errorf("got %d timer waits for a %v wait, want 1", timers, tc.wait)
-			}
-		})
+	defer func() {
+		armTimer = func(fd int, spec *unix.ItimerSpec) error { return unix.TimerfdSettime(fd, 0, spec, nil) }
+	}()
+	clk, pacing, release := wallClock(PrecisePacing)
+	defer release()
+	if pacing != PrecisePacing {
+		t.Fatalf("wallClock(precise) runs %q: no kernel timer on Linux", pacing)
 	}
+	wait := clk.sleepUntil
+	ctx := testCtx(t)
+	for _, d := range []time.Duration{3 * time.Millisecond, 300 * time.Microsecond, 20 * time.Microsecond} {
+		armed = armed[:0]
+		at := time.Now().Add(d)
+		if !wait(ctx, at) {
+			t.Fatalf("a %v wait returned false", d)
+		}
+		if early := time.Until(at); early > 0 {
+			t.Errorf("a %v wait ended %v early", d, early)
+		}
+		if len(armed) != 1 || armed[0] > d || armed[0] <= 0 {
+			t.Errorf("a %v wait armed the kernel timer for %v, want once, for at most %v", d, armed, d)
+		}
+	}
+	armed = armed[:0]
+	if !wait(ctx, time.Now().Add(-time.Millisecond)) || len(armed) != 0 {
+		t.Errorf("a wait already due armed the kernel timer %d times, want none", len(armed))
+	}
+}
+
+// TestPrecisePacingWakesAnIdleClient waits 300 µs twenty times in an
+// otherwise idle process: with a Go timer alone each takes about 1 ms (the
+// netpoller waits in whole milliseconds), with the kernel timer armed
+// most end within tens of µs. The bound, half of them within 900 µs in
+// one of three tries, tells the two apart on a loaded machine; it is not
+// a measure of speed.
+func TestPrecisePacingWakesAnIdleClient(t *testing.T) {
+	clk, pacing, release := wallClock(PrecisePacing)
+	defer release()
+	if pacing != PrecisePacing {
+		t.Fatalf("wallClock(precise) runs %q: no kernel timer on Linux", pacing)
+	}
+	wait := clk.sleepUntil
+	ctx := testCtx(t)
+	var fast int
+	for range 3 {
+		fast = 0
+		for range 20 {
+			start := time.Now()
+			wait(ctx, start.Add(300*time.Microsecond))
+			if time.Since(start) < 900*time.Microsecond {
+				fast++
+			}
+		}
+		if fast >= 10 {
+			return
+		}
+	}
+	t.Fatalf("%d of 20 waits of 300 µs ended within 900 µs, want at least 10", fast)
 }

@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// nanosleepPacing: PrecisePacing falls back to TimerPacing here.
-const nanosleepPacing = false
+// kernelPacing: PrecisePacing falls back to TimerPacing here.
+const kernelPacing = false
 
-// precisePacing is the timer's wait where there is no nanosleep to use.
-func precisePacing(timerWait func(context.Context, time.Time) bool) func(context.Context, time.Time) bool {
-	return timerWait
+// precisePacing is not available where there is no timerfd.
+func precisePacing(timerWait func(context.Context, time.Time) bool) (func(context.Context, time.Time) bool, func(), bool) {
+	return timerWait, func() {}, false
 }

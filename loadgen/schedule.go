@@ -29,9 +29,11 @@ type clock struct {
 	sleepUntil func(ctx context.Context, t time.Time) bool
 }
 
-// wallClock is the clock of a real step: Go's timer (TimerPacing), or a
-// nanosleep for waits of nanosleepMin or more (PrecisePacing).
-func wallClock(pacing string) clock {
+// wallClock is the clock of a real step: Go's timers (TimerPacing), each
+// wait also arming the kernel timer (PrecisePacing, see precisePacing). It
+// returns the pacing that runs (TimerPacing where the kernel timer cannot
+// be had) and what releases the clock.
+func wallClock(pacing string) (clock, string, func()) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	wait := func(ctx context.Context, at time.Time) bool {
@@ -47,9 +49,11 @@ func wallClock(pacing string) clock {
 		return ctx.Err() == nil
 	}
 	if pacing == PrecisePacing {
-		wait = precisePacing(wait)
+		if precise, release, ok := precisePacing(wait); ok {
+			return clock{now: time.Now, sleepUntil: precise}, PrecisePacing, release
+		}
 	}
-	return clock{now: time.Now, sleepUntil: wait}
+	return clock{now: time.Now, sleepUntil: wait}, TimerPacing, func() {}
 }
 
 // scheduler runs an open loop's schedule: it takes each send's offset

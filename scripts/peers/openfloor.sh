@@ -91,17 +91,19 @@ range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR == 0) prin
 # sends RATE SECONDS: the whole number of sends of SECONDS at RATE.
 sends() { awk -v r="$1" -v s="$2" 'BEGIN { printf "%d", r * s + 0.5 }'; }
 
-# bench PATH LAYOUT RATE N [valgrind args...]: one BenchmarkOpenLoop run;
-# prints "CPU_NS_PER_RPC RPS" (from its output line: CPU per RPC and the
-# rate achieved) or fails.
+# bench PATH LAYOUT RATE N: one BenchmarkOpenLoop run; prints
+# "CPU_NS_PER_RPC RPS CSW_PER_RPC LAT_P50_US" (from its output line: CPU
+# per RPC, the rate achieved, the process's context switches per RPC, and
+# for rpclab's paths the latency P50 from the intended send, "-" for
+# grpc-open) or fails.
 bench() {
-  local p=$1 l=$2 r=$3 n=$4; shift 4
+  local p=$1 l=$2 r=$3 n=$4
   local log="$work/b.$p.$l.$r.$n.$RANDOM"
-  taskset -c "$client_cpus" "$@" "$work/loadgen.test" -test.run '^$' \
+  taskset -c "$client_cpus" "$work/loadgen.test" -test.run '^$' \
     -test.bench "^BenchmarkOpenLoop\$/^path=$p\$/^conn=$l\$/^rate=$r\$" -test.benchtime "${n}x" \
     -loadgen.target "$addr" -loadgen.rates "$r" -loadgen.conns "$conns" >"$log" 2>&1 \
     || { echo "openfloor.sh: path=$p conn=$l rate=$r failed: $(tail -3 "$log")" >&2; return 1; }
-  awk '/^BenchmarkOpenLoop/ { for (i = 1; i < NF; i++) { if ($(i+1) == "rpcs/s") r = $i; if ($(i+1) == "cpu-ns/rpc") c = $i } } END { if (c == "") exit 1; printf "%d %d\n", c, r }' "$log"
+  awk '/^BenchmarkOpenLoop/ { for (i = 1; i < NF; i++) { if ($(i+1) == "rpcs/s") r = $i; if ($(i+1) == "cpu-ns/rpc") c = $i; if ($(i+1) == "csw/rpc") w = $i; if ($(i+1) == "lat-p50-us") q = $i } } END { if (c == "") exit 1; printf "%d %d %s %s\n", c, r, (w == "" ? "-" : w), (q == "" ? "-" : q) }' "$log"
 }
 
 # match ACHIEVED OFFERED WANT CHAINS: the total rate to offer grpc-go's
@@ -128,31 +130,40 @@ match() {
 rl_paths=(open open-timer)
 
 if [ "$what" = cpu ] || [ "$what" = all ]; then
-  echo "== client CPU per RPC in ns (user+sys of the whole client process, getrusage), $seconds s of Poisson sends per run, $reps rounds of grpc-open ${rl_paths[*]} after one run of grpc-open to match its achieved rate (grpc-offer: what it is offered); server rpclab serve on CPU $last, clients on $client_cpus; last column: the rates achieved, each round's grpc-open/open/open-timer"
+  echo "== client CPU per RPC in ns (user+sys of the whole client process, getrusage), $seconds s of Poisson sends per run, $reps rounds of grpc-open ${rl_paths[*]} after one run of grpc-open to match its achieved rate (grpc-offer: what it is offered); csw: the client process's context switches per RPC (its wake-ups); lat-p50-us: rpclab's median latency from the intended send; server rpclab serve on CPU $last, clients on $client_cpus; last column: the rates achieved, each round's grpc-open/open/open-timer"
   printf '%-11s %8s %10s %14s' conn rate grpc-offer grpc-open
   for p in "${rl_paths[@]}"; do printf ' %14s %16s' "$p" "$p/grpc"; done
+  printf ' %12s' csw/grpc-open
+  for p in "${rl_paths[@]}"; do printf ' %12s %14s' "csw/$p" "lat-p50-us/$p"; done
   printf '  %s\n' 'achieved req/s'
   for l in "${layout_list[@]}"; do
     for r in "${rate_list[@]}"; do
       n=$(sends "$r" "$seconds")
-      rm -f "$work"/cpu.*
+      rm -f "$work"/cpu.* "$work"/csw.* "$work"/lat.*
       g=$(bench grpc-open "$l" "$r" "$n") || g=
-      gr=$(match "${g#* }" "$r" "$r" "$conns")
+      read -r _ grps _ <<<"${g:-- -}"
+      gr=$(match "$grps" "$r" "$r" "$conns")
       for _ in $(seq "$reps"); do
         g=$(bench grpc-open "$l" "$gr" "$n") || g=
-        [ -n "$g" ] && echo "${g% *}" >>"$work/cpu.grpc-open"
-        got=${g#* }
+        read -r gc grps gw _ <<<"${g:-- - - -}"
+        [ -n "$g" ] && { echo "$gc" >>"$work/cpu.grpc-open"; echo "$gw" >>"$work/csw.grpc-open"; }
+        got=$grps
         for p in "${rl_paths[@]}"; do
           o=$(bench "$p" "$l" "$r" "$n") || o=
-          [ -n "$o" ] && echo "${o% *}" >>"$work/cpu.$p"
-          [ -n "$g" ] && [ -n "$o" ] && { ratio "${o% *}" "${g% *}"; echo; } >>"$work/cpu.$p.x"
-          got="$got/${o#* }"
+          read -r oc orps ow oq <<<"${o:-- - - -}"
+          [ -n "$o" ] && { echo "$oc" >>"$work/cpu.$p"; echo "$ow" >>"$work/csw.$p"; echo "$oq" >>"$work/lat.$p"; }
+          [ -n "$g" ] && [ -n "$o" ] && { ratio "$oc" "$gc"; echo; } >>"$work/cpu.$p.x"
+          got="$got/$orps"
         done
         echo "$got" >>"$work/cpu.rps"
       done
       printf '%-11s %8s %10s %14s' "$l" "$r" "$gr" "$(cat "$work/cpu.grpc-open" 2>/dev/null | range)"
       for p in "${rl_paths[@]}"; do
         printf ' %14s %16s' "$(cat "$work/cpu.$p" 2>/dev/null | range)" "$(grep -v '^-\?$' "$work/cpu.$p.x" 2>/dev/null | range)"
+      done
+      printf ' %12s' "$(cat "$work/csw.grpc-open" 2>/dev/null | range)"
+      for p in "${rl_paths[@]}"; do
+        printf ' %12s %14s' "$(cat "$work/csw.$p" 2>/dev/null | range)" "$(cat "$work/lat.$p" 2>/dev/null | range)"
       done
       printf '  %s\n' "$(paste -sd' ' "$work/cpu.rps")"
     done
