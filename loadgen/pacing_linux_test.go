@@ -3,6 +3,7 @@
 package loadgen
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -14,19 +15,13 @@ import (
 // due arms nothing; every wait ends at or after its time.
 func TestPrecisePacingArmsTheKernelTimer(t *testing.T) {
 	var armed []time.Duration
+	orig := armTimer
+	defer func() { armTimer = orig }()
 	armTimer = func(fd int, spec *unix.ItimerSpec) error {
 		armed = append(armed, time.Duration(spec.Value.Nano()))
 		return unix.TimerfdSettime(fd, 0, spec, nil)
 	}
-	defer func() {
-		armTimer = func(fd int, spec *unix.ItimerSpec) error { return unix.TimerfdSettime(fd, 0, spec, nil) }
-	}()
-	clk, pacing, release := wallClock(PrecisePacing)
-	defer release()
-	if pacing != PrecisePacing {
-		t.Fatalf("wallClock(precise) runs %q: no kernel timer on Linux", pacing)
-	}
-	wait := clk.sleepUntil
+	wait := preciseWait(t)
 	ctx := testCtx(t)
 	for _, d := range []time.Duration{3 * time.Millisecond, 300 * time.Microsecond, 20 * time.Microsecond} {
 		armed = armed[:0]
@@ -54,12 +49,7 @@ func TestPrecisePacingArmsTheKernelTimer(t *testing.T) {
 // one of three tries, tells the two apart on a loaded machine; it is not
 // a measure of speed.
 func TestPrecisePacingWakesAnIdleClient(t *testing.T) {
-	clk, pacing, release := wallClock(PrecisePacing)
-	defer release()
-	if pacing != PrecisePacing {
-		t.Fatalf("wallClock(precise) runs %q: no kernel timer on Linux", pacing)
-	}
-	wait := clk.sleepUntil
+	wait := preciseWait(t)
 	ctx := testCtx(t)
 	var fast int
 	for range 3 {
@@ -76,4 +66,16 @@ func TestPrecisePacingWakesAnIdleClient(t *testing.T) {
 		}
 	}
 	t.Fatalf("%d of 20 waits of 300 µs ended within 900 µs, want at least 10", fast)
+}
+
+// preciseWait is the wait of wallClock(PrecisePacing), released when t
+// ends; it fails t where the kernel timer cannot be had.
+func preciseWait(t *testing.T) func(context.Context, time.Time) bool {
+	t.Helper()
+	clk, pacing, release := wallClock(PrecisePacing)
+	t.Cleanup(release)
+	if pacing != PrecisePacing {
+		t.Fatalf("wallClock(precise) runs %q: no kernel timer on Linux", pacing)
+	}
+	return clk.sleepUntil
 }
