@@ -43,15 +43,11 @@ func newKernelTimer() (*kernelTimer, error) {
 	return &kernelTimer{fd: fd, f: os.NewFile(uintptr(fd), "rpclab-pacing-timerfd")}, nil
 }
 
-// arm sets the timer to expire at at (one timerfd_settime, replacing any
-// earlier time): the poller's wait ends then, within the kernel's timer
-// precision. Expiries are never read; each one ends a wait of the
+// arm sets the timer to expire in d > 0 (one timerfd_settime, replacing
+// any earlier time): the poller's wait ends then, within the kernel's
+// timer precision. Expiries are never read; each one ends a wait of the
 // edge-triggered poller, and re-arming resets the count.
-func (k *kernelTimer) arm(at time.Time) {
-	d := time.Until(at)
-	if d <= 0 {
-		d = 1 // 0 would disarm it
-	}
+func (k *kernelTimer) arm(d time.Duration) {
 	k.spec.Value = unix.NsecToTimespec(int64(d))
 	_ = armTimer(k.fd, &k.spec)
 }
@@ -74,8 +70,8 @@ func precisePacing(timerWait func(context.Context, time.Time) bool) (wait func(c
 		return timerWait, func() {}, false
 	}
 	return func(ctx context.Context, at time.Time) bool {
-		if time.Until(at) > 0 {
-			k.arm(at)
+		if d := time.Until(at); d > 0 {
+			k.arm(d)
 		}
 		return timerWait(ctx, at)
 	}, k.close, true
