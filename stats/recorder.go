@@ -32,11 +32,17 @@ const numCodes = 17
 // Recorder keeps the outcomes seen by one goroutine. It is not safe for
 // concurrent use: give each worker its own and Merge them afterwards.
 type Recorder struct {
+	// hist is the recorder's own histogram; nil when it shares one (shard).
 	hist    *hdrhistogram.Histogram
 	byCode  [numCodes]int64
 	clamped int64
 	// samples holds the first error seen with each code (RecordErr).
 	samples [numCodes]error
+	// shard is the histogram this recorder shares with others of its set
+	// (NewRecorders), with the latencies not yet written to it in buf.
+	shard *shard
+	nbuf  int
+	buf   *[batch]int64
 }
 
 // NewRecorder returns an empty recorder.
@@ -66,7 +72,14 @@ func (r *Recorder) Record(d time.Duration, c codes.Code) {
 		v = HighestTrackable
 		r.clamped++
 	}
-	_ = r.hist.RecordValue(v) // in range by construction
+	if r.shard == nil {
+		_ = r.hist.RecordValue(v) // in range by construction
+		return
+	}
+	r.buf[r.nbuf] = v
+	if r.nbuf++; r.nbuf == batch {
+		r.flush()
+	}
 }
 
 // RecordErr is Record for an RPC that ended with err, with c its code (the
@@ -83,9 +96,18 @@ func (r *Recorder) RecordErr(d time.Duration, c codes.Code, err error) {
 	r.Record(d, c)
 }
 
-// Reset empties the recorder so it can be reused for the next step.
+// Reset empties the recorder so it can be reused for the next step. A
+// recorder of a set (NewRecorders) empties the histogram it shares too:
+// reset the whole set, while none of it records.
 func (r *Recorder) Reset() {
-	r.hist.Reset()
+	if r.shard == nil {
+		r.hist.Reset()
+	} else {
+		r.nbuf = 0
+		r.shard.mu.Lock()
+		r.shard.hist.Reset()
+		r.shard.mu.Unlock()
+	}
 	r.byCode = [numCodes]int64{}
 	r.clamped = 0
 	r.samples = [numCodes]error{}
@@ -103,11 +125,31 @@ type Summary struct {
 	samples [numCodes]error
 }
 
-// Merge combines recorders into one Summary. The recorders are not changed.
+// Merge combines recorders into one Summary. The recorders' outcomes are
+// not changed (a recorder of a set writes its buffered latencies to the
+// histogram it shares first). Merge a set from NewRecorders whole, at a
+// moment none of it records: a shared histogram holds the whole set's.
 func Merge(rs ...*Recorder) *Summary {
 	s := &Summary{Hist: newHistogram()}
 	for _, r := range rs {
-		s.Hist.Merge(r.hist)
+		if r.shard != nil {
+			r.flush()
+		}
+	}
+	var merged map[*shard]bool
+	for _, r := range rs {
+		switch {
+		case r.shard == nil:
+			s.Hist.Merge(r.hist)
+		case !merged[r.shard]:
+			if merged == nil {
+				merged = map[*shard]bool{}
+			}
+			merged[r.shard] = true
+			r.shard.mu.Lock()
+			s.Hist.Merge(r.shard.hist)
+			r.shard.mu.Unlock()
+		}
 		for i, n := range r.byCode {
 			s.ByCode[i] += n
 		}
