@@ -204,7 +204,7 @@ func NetemLabel(n *result.NetemSpec) string {
 			s += " ±" + time.Duration(l.JitterNS).String()
 		}
 		if l.RateBps > 0 {
-			s += " " + rateLabel(l.RateBps)
+			s += " " + result.FormatRate(l.RateBps)
 		}
 		return s
 	}
@@ -214,7 +214,7 @@ func NetemLabel(n *result.NetemSpec) string {
 			s += ", jitter ±" + time.Duration(n.Up.JitterNS).String() + " each way"
 		}
 		if n.Up.RateBps > 0 {
-			s += ", " + rateLabel(n.Up.RateBps) + " each way"
+			s += ", " + result.FormatRate(n.Up.RateBps) + " each way"
 		}
 		return s
 	}
