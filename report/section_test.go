@@ -19,7 +19,7 @@ import (
 func mixedFile(t *testing.T) string {
 	t.Helper()
 	var b []byte
-	for _, f := range []string{"testdata/healthy.jsonl", "../docs/img/bulk-results.jsonl", "../result/testdata/flow.jsonl"} {
+	for _, f := range []string{"testdata/healthy.jsonl", "testdata/bulk.jsonl", "testdata/flow.jsonl"} {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
