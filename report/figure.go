@@ -274,7 +274,7 @@ type line struct {
 	rows []verdict.Row
 }
 
-// lineLabel prefixes label with who, when there is one.
+// label prefixes label with the line's who, when there is one.
 func (l *line) label(label string) string {
 	if l.who == "" {
 		return label
