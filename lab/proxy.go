@@ -70,8 +70,8 @@ func (s *Session) Proxy(ctx context.Context, upstream string) (*Proxy, error) {
 // NetemArgs gives n back as the flags of "rpclab netem".
 func NetemArgs(n netem.Network, queue int) []string {
 	return []string{
-		"--delay", n.Up.Delay.String(), "--jitter", n.Up.Jitter.String(), "--rate", netem.FormatRate(n.Up.RateBps),
-		"--down-delay", n.Down.Delay.String(), "--down-jitter", n.Down.Jitter.String(), "--down-rate", netem.FormatRate(n.Down.RateBps),
+		"--delay", n.Up.Delay.String(), "--jitter", n.Up.Jitter.String(), "--rate", result.FormatRate(n.Up.RateBps),
+		"--down-delay", n.Down.Delay.String(), "--down-jitter", n.Down.Jitter.String(), "--down-rate", result.FormatRate(n.Down.RateBps),
 		"--netem-queue", strconv.Itoa(queue),
 	}
 }

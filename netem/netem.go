@@ -25,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rpclab/rpclab/result"
 )
 
 // Link is one direction of an emulated network.
@@ -73,7 +75,7 @@ func (l Link) String() string {
 		s += " jitter=" + l.Jitter.String()
 	}
 	if l.RateBps > 0 {
-		s += " rate=" + FormatRate(l.RateBps)
+		s += " rate=" + result.FormatRate(l.RateBps)
 	}
 	return s
 }
@@ -171,21 +173,7 @@ func ParseRate(s string) (int64, error) {
 		return 0, fmt.Errorf("%w %q: too large", ErrBadRate, s)
 	case !unit && bps > 0 && bps < SlowRateBps:
 		return 0, fmt.Errorf("%w %q: a number without a unit is bits per second, %s here, slower than any link rpclab studies; "+
-			"write the unit: %[2]smbit, %[2]skbit, or %[2]sbit if you mean it", ErrBadRate, s, FormatRate(int64(bps)))
+			"write the unit: %[2]smbit, %[2]skbit, or %[2]sbit if you mean it", ErrBadRate, s, result.FormatRate(int64(bps)))
 	}
 	return int64(bps), nil
-}
-
-// FormatRate writes bits per second in the largest tc(8) unit that keeps
-// the number short ("1gbit", "2.5mbit", "0" for unlimited).
-func FormatRate(bps int64) string {
-	if bps == 0 {
-		return "0"
-	}
-	for _, u := range rateUnits[:5] {
-		if float64(bps) >= u.mult {
-			return strconv.FormatFloat(float64(bps)/u.mult, 'g', -1, 64) + u.suffix
-		}
-	}
-	return strconv.FormatInt(bps, 10) + "bit"
 }

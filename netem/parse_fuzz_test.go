@@ -6,11 +6,13 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/rpclab/rpclab/result"
 )
 
 // FuzzParseRate: ParseRate never panics, every error is an ErrBadRate, a
 // rate is never negative nor below a byte per second (0 aside), a valid
-// rate makes a Link that validates, and FormatRate's output parses back to
+// rate makes a Link that validates, and result.FormatRate's output parses back to
 // within rounding. Run: go test -run '^$' -fuzz FuzzParseRate -fuzztime 60s ./netem/
 func FuzzParseRate(f *testing.F) {
 	for _, s := range []string{"1gbit", "1Gbit", "2.5gbit", "100mbit", "64kbit", "800bit", "125mbps", "1000000", "0",
@@ -32,12 +34,12 @@ func FuzzParseRate(f *testing.F) {
 		if err := (Link{RateBps: bps}).Validate(); err != nil {
 			t.Fatalf("ParseRate(%q) = %d, which Link.Validate refuses: %v", s, bps, err)
 		}
-		back, err := ParseRate(FormatRate(bps))
+		back, err := ParseRate(result.FormatRate(bps))
 		if err != nil {
-			t.Fatalf("ParseRate(FormatRate(%d) = %q): %v", bps, FormatRate(bps), err)
+			t.Fatalf("ParseRate(result.FormatRate(%d) = %q): %v", bps, result.FormatRate(bps), err)
 		}
 		if d := math.Abs(float64(back - bps)); d > 1e-9*float64(bps)+1 {
-			t.Fatalf("ParseRate(FormatRate(%d) = %q) = %d", bps, FormatRate(bps), back)
+			t.Fatalf("ParseRate(result.FormatRate(%d) = %q) = %d", bps, result.FormatRate(bps), back)
 		}
 	})
 }

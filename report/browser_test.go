@@ -165,7 +165,7 @@ func TestReportInBrowser(t *testing.T) {
 	exe := findChromium(t)
 	runs := fixture(t, "shared-bottleneck.jsonl", "healthy.jsonl")
 	var b bytes.Buffer
-	if err := HTML(&b, runs, []string{"fixture records, not a measurement"}); err != nil {
+	if err := HTML(&b, &Results{Runs: runs}, []string{"fixture records, not a measurement"}); err != nil {
 		t.Fatal(err)
 	}
 	v, _ := openInBrowser(t, exe, b.Bytes())
@@ -217,7 +217,7 @@ func TestBrowserCatchesProblems(t *testing.T) {
 func TestCompareReportInBrowser(t *testing.T) {
 	exe := findChromium(t)
 	var b bytes.Buffer
-	if err := HTML(&b, []Run{{Name: "compare", Records: twoClients(t)}}, nil); err != nil {
+	if err := HTML(&b, &Results{Runs: []Run{{Name: "compare", Records: twoClients(t)}}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	v, _ := openInBrowser(t, exe, b.Bytes())

@@ -4,6 +4,7 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"io"
 	"strconv"
 	"text/tabwriter"
@@ -83,13 +84,42 @@ func bulkMiB(b int64) string {
 	return strconv.FormatFloat(float64(b)/(1<<20), 'f', 0, 64)
 }
 
-// BulkFigures charts bulk records: for each size and stream count,
+// BulkSection shows bulk records (rpclab bulk): BulkTable, and the charts
+// of bulkFigures.
+type BulkSection struct {
+	Records []result.BulkRecord
+}
+
+// Kind is result.KindBulk.
+func (BulkSection) Kind() string { return result.KindBulk }
+
+// Table writes BulkTable.
+func (s BulkSection) Table(w io.Writer) error { return BulkTable(w, s.Records) }
+
+// Charts returns the figures of bulkFigures named "<figure kind>-<n>", n
+// counting the figures of that kind ("bulk-throughput-1").
+func (s BulkSection) Charts() []Chart {
+	var out []Chart
+	n := map[string]int{}
+	for _, f := range bulkFigures(s.Records) {
+		n[f.Kind]++
+		out = append(out, Chart{Name: fmt.Sprintf("%s-%d", f.Kind, n[f.Kind]), Figure: f})
+	}
+	return out
+}
+
+func (s BulkSection) html() (template.HTML, error) {
+	return kindHTML(s, fmt.Sprintf("Bulk transfer (rpclab bulk): %d records", len(s.Records)),
+		"One row per step; x tcp compares throughput and CPU per GiB with the tcp step of the same size, chunk and streams (docs/bulk.md).")
+}
+
+// bulkFigures charts bulk records: for each size and stream count,
 // throughput and CPU (client plus server) per GiB against the chunk size,
 // one line per transport; and for each chunk and stream count, the
 // server's heap bytes allocated per MiB against the download size, one line
 // per transport (a line falling towards zero is memory O(1) per request).
 // Only records with status ok are charted.
-func BulkFigures(recs []result.BulkRecord) []Figure {
+func bulkFigures(recs []result.BulkRecord) []Figure {
 	type sizeKey struct {
 		size    int64
 		streams int

@@ -52,7 +52,7 @@ func TestBulkTableRatiosToTCP(t *testing.T) {
 	}
 }
 
-func TestBulkFigures(t *testing.T) {
+func TestBulkSectionCharts(t *testing.T) {
 	var recs []result.BulkRecord
 	for _, size := range []int64{16 << 20, 1 << 30} {
 		for _, chunk := range []int{16 << 10, 64 << 10} {
@@ -63,7 +63,7 @@ func TestBulkFigures(t *testing.T) {
 	failed := bulkRec("grpc", 1<<30, 1<<20, 0, 0, 0, 0)
 	failed.Status = result.StatusFailed
 	recs = append(recs, failed)
-	figs := BulkFigures(recs)
+	figs := BulkSection{Records: recs}.Charts()
 	kinds := map[string]int{}
 	for _, f := range figs {
 		kinds[f.Kind]++

@@ -55,9 +55,58 @@ func newPlot(f *Figure) (*plot.Plot, *plot.Legend, error) {
 	leg.ThumbnailWidth = vg.Points(26)
 	leg.Padding = vg.Points(3)
 
-	var xs []float64
+	e, err := addSeries(p, &leg, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	setAxes(p, f, e)
+	return p, &leg, nil
+}
+
+// setAxes scales p's axes to the extent of f's points: a log X axis when
+// X spans a factor of four or more, a log Y axis for LogY figures, else Y
+// from zero.
+func setAxes(p *plot.Plot, f *Figure, e extent) {
+	if len(e.xs) > 0 && e.xs[0] > 0 && e.xs[len(e.xs)-1]/e.xs[0] >= 4 {
+		p.X.Scale = plot.LogScale{}
+		p.X.Min, p.X.Max = e.xs[0]/1.15, e.xs[len(e.xs)-1]*1.15
+	}
+	p.X.Tick.Marker = inflightTicks(e.xs)
+	switch {
+	case len(e.xs) == 0:
+		// No data: an empty frame with its title.
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 1, 2, 1, 2
+	case f.LogY:
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+		p.Y.Min, p.Y.Max = e.ymin/1.3, e.ymax*1.3
+	default:
+		p.Y.Min = 0
+		p.Y.Max = e.ymax * 1.08
+		p.Y.Tick.Marker = siTicks{}
+		// Keep the measured lines readable: the ideal line may leave the
+		// frame where it outruns them.
+		if e.measuredMax > 0 && e.ymax > 1.6*e.measuredMax {
+			p.Y.Max = 1.6 * e.measuredMax
+		}
+		if e.ymax <= 0 {
+			p.Y.Max = 1
+		}
+	}
+}
+
+// extent is where a figure's points lie: the X values measured (sorted,
+// each once), the Y range, and the highest Y of a measured series (ideal
+// lines aside).
+type extent struct {
+	xs                      []float64
+	ymin, ymax, measuredMax float64
+}
+
+// addSeries adds f's series to p and its legend, and returns their extent.
+func addSeries(p *plot.Plot, leg *plot.Legend, f *Figure) (extent, error) {
+	e := extent{ymin: math.Inf(1), ymax: math.Inf(-1)}
 	seenX := map[float64]bool{}
-	ymin, ymax, measuredMax := math.Inf(1), math.Inf(-1), 0.0
 	for _, s := range f.Series {
 		if len(s.Points) == 0 {
 			continue
@@ -67,16 +116,16 @@ func newPlot(f *Figure) (*plot.Plot, *plot.Legend, error) {
 			xys[i].X, xys[i].Y = pt.X, pt.Y
 			if !seenX[pt.X] {
 				seenX[pt.X] = true
-				xs = append(xs, pt.X)
+				e.xs = append(e.xs, pt.X)
 			}
-			ymin, ymax = math.Min(ymin, pt.Y), math.Max(ymax, pt.Y)
+			e.ymin, e.ymax = math.Min(e.ymin, pt.Y), math.Max(e.ymax, pt.Y)
 			if s.Color >= 0 {
-				measuredMax = math.Max(measuredMax, pt.Y)
+				e.measuredMax = math.Max(e.measuredMax, pt.Y)
 			}
 		}
 		l, sc, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return nil, nil, fmt.Errorf("report: chart %q, series %q: %w", f.Title, s.Label, err)
+			return e, fmt.Errorf("report: chart %q, series %q: %w", f.Title, s.Label, err)
 		}
 		clr := color.Color(grey)
 		if s.Color >= 0 {
@@ -98,34 +147,8 @@ func newPlot(f *Figure) (*plot.Plot, *plot.Legend, error) {
 		p.Add(l, sc)
 		leg.Add(s.Label, l, sc)
 	}
-	sort.Float64s(xs)
-	if len(xs) > 0 && xs[0] > 0 && xs[len(xs)-1]/xs[0] >= 4 {
-		p.X.Scale = plot.LogScale{}
-		p.X.Min, p.X.Max = xs[0]/1.15, xs[len(xs)-1]*1.15
-	}
-	p.X.Tick.Marker = inflightTicks(xs)
-	switch {
-	case len(xs) == 0:
-		// No data: an empty frame with its title.
-		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 1, 2, 1, 2
-	case f.LogY:
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = logTicks{}
-		p.Y.Min, p.Y.Max = ymin/1.3, ymax*1.3
-	default:
-		p.Y.Min = 0
-		p.Y.Max = ymax * 1.08
-		p.Y.Tick.Marker = siTicks{}
-		// Keep the measured lines readable: the ideal line may leave the
-		// frame where it outruns them.
-		if measuredMax > 0 && ymax > 1.6*measuredMax {
-			p.Y.Max = 1.6 * measuredMax
-		}
-		if ymax <= 0 {
-			p.Y.Max = 1
-		}
-	}
-	return p, &leg, nil
+	sort.Float64s(e.xs)
+	return e, nil
 }
 
 // inflightTicks labels the measured in-flight counts (at most about ten):

@@ -58,7 +58,6 @@ func ClientGroups(runs []Run) []Group {
 			a.langs[r.Env.Language] = true
 		}
 	}
-	multi := len(runs) > 1
 	var out []Group
 	for _, a := range order {
 		if len(a.langs) < 2 {
@@ -69,13 +68,15 @@ func ClientGroups(runs []Run) []Group {
 			Slug:  "clients-" + strings.Trim(slugRE.ReplaceAllString(strings.ToLower(fmt.Sprintf("%s-%dB-%s-%s", a.key.RPC, a.key.Payload, a.key.LoadModel, a.key.Target)), "-"), "-"),
 			Rows:  a.rows,
 		}
-		g.Figures = clientFigures(a.rows, multi)
+		g.Figures = clientFigures(a.rows, runs)
 		out = append(out, g)
 	}
 	return out
 }
 
-func clientFigures(rows []RunRow, multi bool) []Figure {
+// clientFigures draws a client group's figures; series are labelled by
+// run when the report has several.
+func clientFigures(rows []RunRow, runs []Run) []Figure {
 	type series struct {
 		run, lang, conn string
 		rows            []*result.Record
@@ -105,7 +106,7 @@ func clientFigures(rows []RunRow, multi bool) []Figure {
 	for _, s := range lines {
 		sort.SliceStable(s.rows, func(i, j int) bool { return s.rows[i].Spec.Inflight < s.rows[j].Spec.Inflight })
 		label := s.lang + " " + s.conn
-		if multi {
+		if len(runs) > 1 {
 			label = s.run + ": " + label
 		}
 		st := Series{Label: label, Color: slices.Index(langs, s.lang), Dash: slices.Index(conns, s.conn), Shape: slices.Index(langs, s.lang)}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
 	"github.com/rpclab/rpclab/verdict"
 )
 
@@ -226,7 +227,6 @@ func importedRuns(rows []RunRow) []Imported {
 // local one's, and its series say which run is imported and which local.
 // Every run keeps its own ideal line and its own verdict.
 func Groups(runs []Run) []Group {
-	multi := len(runs) > 1
 	accs := group(runs)
 	out := make([]Group, 0, len(accs))
 	slugs := map[string]int{}
@@ -247,7 +247,14 @@ func Groups(runs []Run) []Group {
 			g.Slug = fmt.Sprintf("%s-%d", g.Slug, n+1)
 		}
 		slugs[g.Slug]++
-		g.Figures = figures(a.rows, runs, multi, g.Open, len(g.Imported) > 0)
+		mode := closedMode
+		switch {
+		case g.Open:
+			mode = openMode
+		case len(g.Imported) > 0:
+			mode = overlayMode
+		}
+		g.Figures = mode.figures(a.rows, runs)
 		out = append(out, g)
 	}
 	return out
@@ -267,7 +274,7 @@ type line struct {
 	rows []verdict.Row
 }
 
-// lineLabel prefixes label with who, when there is one.
+// label prefixes label with the line's who, when there is one.
 func (l *line) label(label string) string {
 	if l.who == "" {
 		return label
@@ -275,10 +282,26 @@ func (l *line) label(label string) string {
 	return l.who + ": " + label
 }
 
-func figures(rows []RunRow, runs []Run, multi, open, overlay bool) []Figure {
+// groupLines sorts the ok rows of a group into lines, one per run and
+// layout (and arrival process, in an open loop), ordered run by run, each
+// X ascending. Lines are labelled by run when the report has several runs,
+// and as imported or local when the group overlays imported records.
+func groupLines(rows []RunRow, runs []Run) []*line {
 	runIdx := map[string]int{}
 	for i, r := range runs {
 		runIdx[r.Name] = i
+	}
+	who := func(rr RunRow) string { return "" }
+	switch {
+	case len(importedRuns(rows)) > 0:
+		who = func(rr RunRow) string {
+			if isImported(rr.Rec) {
+				return rr.Run + " (imported)"
+			}
+			return rr.Run + " (local)"
+		}
+	case len(runs) > 1:
+		who = func(rr RunRow) string { return rr.Run }
 	}
 	type lineKey struct {
 		run, conn string
@@ -290,21 +313,10 @@ func figures(rows []RunRow, runs []Run, multi, open, overlay bool) []Figure {
 		if rr.Rec.Status != result.StatusOK {
 			continue
 		}
-		k := lineKey{rr.Run, verdict.ConnLabel(rr.Rec), isImported(rr.Rec)}
-		if open && rr.Rec.Spec.Arrival != "" && rr.Rec.Spec.Arrival != "constant" {
-			k.conn += " " + rr.Rec.Spec.Arrival
-		}
+		k := lineKey{rr.Run, lineConn(rr.Rec), isImported(rr.Rec)}
 		l := byKey[k]
 		if l == nil {
-			l = &line{run: rr.Run, conn: k.conn, runIdx: runIdx[rr.Run]}
-			switch {
-			case overlay && k.imported:
-				l.who = rr.Run + " (imported)"
-			case overlay:
-				l.who = rr.Run + " (local)"
-			case multi:
-				l.who = rr.Run
-			}
+			l = &line{run: rr.Run, conn: k.conn, runIdx: runIdx[rr.Run], who: who(rr)}
 			byKey[k] = l
 			lines = append(lines, l)
 		}
@@ -314,93 +326,182 @@ func figures(rows []RunRow, runs []Run, multi, open, overlay bool) []Figure {
 	for _, l := range lines {
 		sort.SliceStable(l.rows, func(i, j int) bool { return xOf(l.rows[i].Rec) < xOf(l.rows[j].Rec) })
 	}
+	return lines
+}
 
-	thr := Figure{Kind: FigThroughput, Title: "Throughput vs in-flight", XLabel: "RPCs in flight", YLabel: "throughput (req/s)"}
-	spd := Figure{Kind: FigSpeedup, Title: "Speed-up over in-flight 1", XLabel: "RPCs in flight", YLabel: "throughput / the run's throughput at in-flight 1"}
-	lat := Figure{Kind: FigLatency, Title: "Latency vs in-flight (P50 solid, P99 dashed, P99.9 dotted)", XLabel: "RPCs in flight", YLabel: "latency (µs, log scale)", LogY: true}
-	eff := Figure{Kind: FigEfficiency, Title: "Efficiency: throughput / ideal line", XLabel: "RPCs in flight", YLabel: "efficiency (%)"}
-	cpu := Figure{Kind: FigCPU, Title: "Client CPU per RPC", XLabel: "RPCs in flight", YLabel: "client CPU (µs per RPC)"}
-	if open {
-		const x = "offered rate (req/s)"
-		thr.Title, thr.XLabel = "Throughput vs offered rate", x
-		lat.Title, lat.XLabel = "Latency from the intended send vs offered rate (P50 solid, P99 dashed, P99.9 dotted)", x
-		eff = Figure{Kind: FigLag, Title: "Schedule lag: how late sends left (P50 solid, P99 dashed)", XLabel: x, YLabel: "lag (µs, log scale)", LogY: true}
-		cpu.XLabel = x
+// lineConn names r's line within its run: its layout, and in an open loop
+// its arrival process unless constant ("shared poisson").
+func lineConn(r *result.Record) string {
+	c := verdict.ConnLabel(r)
+	if verdict.IsOpen(r) && r.Spec.Arrival != "" && r.Spec.Arrival != "constant" {
+		c += " " + r.Spec.Arrival
 	}
-	bases := runBases(lines)
-	for i, l := range lines {
-		st := Series{Label: l.label(l.conn), Color: i, Shape: l.runIdx}
-		t, e, c, sp := st, st, st, st
-		p50, p99, p999 := st, st, st
-		p50.Label += " P50"
-		p99.Label, p99.Dash = p99.Label+" P99", 1
-		p999.Label, p999.Dash = p999.Label+" P99.9", 2
-		lag50, lag99 := st, st
-		lag50.Label += " lag P50"
-		lag99.Label, lag99.Dash = lag99.Label+" lag P99", 1
-		base := bases[l.run]
-		for _, row := range l.rows {
-			r := row.Rec
-			x := xOf(r)
-			t.Points = append(t.Points, Point{x, r.ThroughputRPS})
-			if base != nil {
-				sp.Points = append(sp.Points, Point{x, r.ThroughputRPS / base.Rec.ThroughputRPS})
-			}
-			if row.IdealRPS > 0 {
-				e.Points = append(e.Points, Point{x, 100 * row.Efficiency})
-			}
-			// Only positive values: the axis is logarithmic.
-			if lag := r.ScheduleLag; open && lag != nil {
-				if lag.P50NS > 0 {
-					lag50.Points = append(lag50.Points, Point{x, float64(lag.P50NS) / 1e3})
-				}
-				if lag.P99NS > 0 {
-					lag99.Points = append(lag99.Points, Point{x, float64(lag.P99NS) / 1e3})
-				}
-			}
-			if r.ClientCPUNSPerRPC > 0 {
-				c.Points = append(c.Points, Point{x, r.ClientCPUNSPerRPC / 1e3})
-			}
-			for _, q := range []struct {
-				s  *Series
-				ns int64
-			}{{&p50, r.Latency.P50NS}, {&p99, r.Latency.P99NS}, {&p999, r.Latency.P999NS}} {
-				if q.ns > 0 {
-					q.s.Points = append(q.s.Points, Point{x, float64(q.ns) / 1e3})
-				}
+	return c
+}
+
+// lineSet is what a group's figures are drawn from: its lines, each run's
+// base step (runBases) and the label of the X axis.
+type lineSet struct {
+	lines []*line
+	bases map[string]*verdict.Row
+	x     string
+}
+
+// series gives every line one series of the points y picks from its rows
+// (none where y says no), labelled by the line and suffix.
+func (s *lineSet) series(suffix string, dash int, y func(l *line, row *verdict.Row) (float64, bool)) []Series {
+	out := make([]Series, len(s.lines))
+	for i, l := range s.lines {
+		sr := Series{Label: l.label(l.conn) + suffix, Color: i, Dash: dash, Shape: l.runIdx}
+		for j := range l.rows {
+			if v, ok := y(l, &l.rows[j]); ok {
+				sr.Points = append(sr.Points, Point{xOf(l.rows[j].Rec), v})
 			}
 		}
-		thr.Series = append(thr.Series, t)
-		if len(sp.Points) > 0 {
-			spd.Series = append(spd.Series, sp)
+		out[i] = sr
+	}
+	return out
+}
+
+// withPoints keeps the series that have a point.
+func withPoints(ss []Series) []Series {
+	var out []Series
+	for _, s := range ss {
+		if len(s.Points) > 0 {
+			out = append(out, s)
 		}
-		lat.Series = append(lat.Series, p50, p99, p999)
-		switch {
-		case open:
-			for _, ls := range []Series{lag50, lag99} {
-				if len(ls.Points) > 0 {
-					eff.Series = append(eff.Series, ls)
-				}
+	}
+	return out
+}
+
+// interleave lists the series line by line: the first of each list, then
+// the second, ... (P50, P99 and P99.9 of one line side by side).
+func interleave(lists ...[]Series) []Series {
+	var out []Series
+	for i := range lists[0] {
+		for _, l := range lists {
+			out = append(out, l[i])
+		}
+	}
+	return out
+}
+
+// positive picks v as a point when it is above zero (log axes, and values
+// a record leaves at zero when unknown).
+func positive(v float64) (float64, bool) { return v, v > 0 }
+
+// figureFunc draws one figure of a group from its lines.
+type figureFunc func(s *lineSet) Figure
+
+// chartMode is how a group is charted: the label of its X axis and its
+// figures, in order. A group's load model and whether imported records
+// overlay it pick one of closedMode, overlayMode and openMode.
+type chartMode struct {
+	x    string
+	figs []figureFunc
+}
+
+var (
+	// closedMode charts a closed loop against in-flight (FigureKinds).
+	closedMode = chartMode{x: "RPCs in flight", figs: []figureFunc{idealThroughputFigure,
+		latencyFigure("Latency vs in-flight"), efficiencyFigure, cpuFigure}}
+	// overlayMode is closedMode with the speed-up chart (OverlayFigureKinds).
+	overlayMode = chartMode{x: closedMode.x, figs: []figureFunc{idealThroughputFigure, speedupFigure,
+		latencyFigure("Latency vs in-flight"), efficiencyFigure, cpuFigure}}
+	// openMode charts an open loop against the offered rate (OpenFigureKinds).
+	openMode = chartMode{x: "offered rate (req/s)", figs: []figureFunc{offeredThroughputFigure,
+		latencyFigure("Latency from the intended send vs offered rate"), lagFigure, cpuFigure}}
+)
+
+// figures draws the group's figures from its rows.
+func (m chartMode) figures(rows []RunRow, runs []Run) []Figure {
+	lines := groupLines(rows, runs)
+	s := &lineSet{lines: lines, bases: runBases(lines), x: m.x}
+	out := make([]Figure, len(m.figs))
+	for i, f := range m.figs {
+		out[i] = f(s)
+	}
+	return out
+}
+
+func throughputSeries(s *lineSet) []Series {
+	return s.series("", 0, func(_ *line, row *verdict.Row) (float64, bool) { return row.Rec.ThroughputRPS, true })
+}
+
+// idealThroughputFigure: throughput per line, beside each run's ideal line.
+func idealThroughputFigure(s *lineSet) Figure {
+	f := Figure{Kind: FigThroughput, Title: "Throughput vs in-flight", XLabel: s.x, YLabel: "throughput (req/s)"}
+	f.Series = append(throughputSeries(s), idealLines(s.lines, s.bases)...)
+	return f
+}
+
+// offeredThroughputFigure: throughput per line, beside the offered rate.
+func offeredThroughputFigure(s *lineSet) Figure {
+	f := Figure{Kind: FigThroughput, Title: "Throughput vs offered rate", XLabel: s.x, YLabel: "throughput (req/s)"}
+	f.Series = append(throughputSeries(s), offeredLine(s.lines))
+	return f
+}
+
+// speedupFigure: throughput over the run's base step, beside y = x.
+func speedupFigure(s *lineSet) Figure {
+	f := Figure{Kind: FigSpeedup, Title: "Speed-up over in-flight 1", XLabel: s.x, YLabel: "throughput / the run's throughput at in-flight 1"}
+	f.Series = withPoints(s.series("", 0, func(l *line, row *verdict.Row) (float64, bool) {
+		base := s.bases[l.run]
+		if base == nil {
+			return 0, false
+		}
+		return row.Rec.ThroughputRPS / base.Rec.ThroughputRPS, true
+	}))
+	if len(f.Series) > 0 {
+		f.Series = append(f.Series, speedupIdeal(s.lines, s.bases))
+	}
+	return f
+}
+
+// latencyFigure: P50, P99 and P99.9 per line, in µs on a log axis.
+func latencyFigure(title string) figureFunc {
+	return func(s *lineSet) Figure {
+		q := func(ns func(r *result.Record) int64) func(*line, *verdict.Row) (float64, bool) {
+			return func(_ *line, row *verdict.Row) (float64, bool) { return positive(float64(ns(row.Rec)) / 1e3) }
+		}
+		return Figure{Kind: FigLatency, Title: title + " (P50 solid, P99 dashed, P99.9 dotted)", XLabel: s.x,
+			YLabel: "latency (µs, log scale)", LogY: true, Series: interleave(
+				s.series(" P50", 0, q(func(r *result.Record) int64 { return r.Latency.P50NS })),
+				s.series(" P99", 1, q(func(r *result.Record) int64 { return r.Latency.P99NS })),
+				s.series(" P99.9", 2, q(func(r *result.Record) int64 { return r.Latency.P999NS })))}
+	}
+}
+
+// efficiencyFigure: throughput over the ideal line, in percent.
+func efficiencyFigure(s *lineSet) Figure {
+	return Figure{Kind: FigEfficiency, Title: "Efficiency: throughput / ideal line", XLabel: s.x, YLabel: "efficiency (%)",
+		Series: withPoints(s.series("", 0, func(_ *line, row *verdict.Row) (float64, bool) {
+			return 100 * row.Efficiency, row.IdealRPS > 0
+		}))}
+}
+
+// lagFigure: an open loop's schedule lag, P50 and P99, in µs on a log axis.
+func lagFigure(s *lineSet) Figure {
+	q := func(ns func(l *stats.Latency) int64) func(*line, *verdict.Row) (float64, bool) {
+		return func(_ *line, row *verdict.Row) (float64, bool) {
+			if row.Rec.ScheduleLag == nil {
+				return 0, false
 			}
-		case len(e.Points) > 0:
-			eff.Series = append(eff.Series, e)
-		}
-		if len(c.Points) > 0 {
-			cpu.Series = append(cpu.Series, c)
+			return positive(float64(ns(row.Rec.ScheduleLag)) / 1e3)
 		}
 	}
-	if open {
-		thr.Series = append(thr.Series, offeredLine(lines))
-		return []Figure{thr, lat, eff, cpu}
-	}
-	thr.Series = append(thr.Series, idealLines(lines, bases)...)
-	if !overlay {
-		return []Figure{thr, lat, eff, cpu}
-	}
-	if len(spd.Series) > 0 {
-		spd.Series = append(spd.Series, speedupIdeal(lines, bases))
-	}
-	return []Figure{thr, spd, lat, eff, cpu}
+	return Figure{Kind: FigLag, Title: "Schedule lag: how late sends left (P50 solid, P99 dashed)", XLabel: s.x,
+		YLabel: "lag (µs, log scale)", LogY: true, Series: withPoints(interleave(
+			s.series(" lag P50", 0, q(func(l *stats.Latency) int64 { return l.P50NS })),
+			s.series(" lag P99", 1, q(func(l *stats.Latency) int64 { return l.P99NS }))))}
+}
+
+// cpuFigure: client CPU time per RPC, in µs.
+func cpuFigure(s *lineSet) Figure {
+	return Figure{Kind: FigCPU, Title: "Client CPU per RPC", XLabel: s.x, YLabel: "client CPU (µs per RPC)",
+		Series: withPoints(s.series("", 0, func(_ *line, row *verdict.Row) (float64, bool) {
+			return positive(row.Rec.ClientCPUNSPerRPC / 1e3)
+		}))}
 }
 
 // offeredLine is an open loop's ideal: throughput equal to the offered rate,

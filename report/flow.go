@@ -4,6 +4,7 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"io"
 	"slices"
 	"strconv"
@@ -106,16 +107,28 @@ func PayloadLabel(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
-// FlowChart is one figure of the flow study and the file name it is
-// written under ("flow-rtt64ms-1MB.png").
-type FlowChart struct {
-	Name string
-	Figure
+// FlowSection shows flow records (rpclab flow): FlowTable, and one chart
+// per RTT and payload.
+type FlowSection struct {
+	Records []result.FlowRecord
 }
 
-// FlowCharts returns one chart per RTT and payload: the time of each RPC
-// against its index, one line per transport (log Y).
-func FlowCharts(recs []result.FlowRecord) []FlowChart {
+// Kind is result.KindFlow.
+func (FlowSection) Kind() string { return result.KindFlow }
+
+// Table writes FlowTable.
+func (s FlowSection) Table(w io.Writer) error { return FlowTable(w, s.Records) }
+
+func (s FlowSection) html() (template.HTML, error) {
+	return kindHTML(s, fmt.Sprintf("Large messages and flow-control windows (rpclab flow): %d records", len(s.Records)),
+		"One row per cell: transport, payload and emulated RTT (docs/flow.md).")
+}
+
+// Charts returns one chart per RTT and payload, named
+// "flow-rtt<RTT>-<payload>": the time of each RPC against its index, one
+// line per transport (log Y).
+func (s FlowSection) Charts() []Chart {
+	recs := s.Records
 	var keys []flowKey
 	figs := map[flowKey]*Figure{}
 	for i := range recs {
@@ -145,10 +158,10 @@ func FlowCharts(recs []result.FlowRecord) []FlowChart {
 		}
 		f.Series = append(f.Series, s)
 	}
-	out := make([]FlowChart, 0, len(keys))
+	out := make([]Chart, 0, len(keys))
 	for _, k := range keys {
-		name := fmt.Sprintf("flow-rtt%v-%s.png", time.Duration(k.rtt), PayloadLabel(k.payload))
-		out = append(out, FlowChart{Name: name, Figure: *figs[k]})
+		name := fmt.Sprintf("flow-rtt%v-%s", time.Duration(k.rtt), PayloadLabel(k.payload))
+		out = append(out, Chart{Name: name, Figure: *figs[k]})
 	}
 	return out
 }

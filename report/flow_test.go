@@ -46,15 +46,15 @@ func TestFlowTableRatios(t *testing.T) {
 	}
 }
 
-func TestFlowCharts(t *testing.T) {
+func TestFlowSectionCharts(t *testing.T) {
 	recs := []result.FlowRecord{flowRec(result.FlowGRPCDynamic, 3e6, 2e6, 1e6), flowRec(result.FlowH2C, 1e6, 1e6, 1e6), flowRec(result.FlowHTTP1)}
-	charts := FlowCharts(recs)
+	charts := FlowSection{Records: recs}.Charts()
 	if len(charts) != 1 {
 		t.Fatalf("got %d charts, want 1", len(charts))
 	}
 	c := charts[0]
-	if c.Name != "flow-rtt64ms-1MB.png" || len(c.Series) != 2 {
-		t.Fatalf("got %q with %d series, want flow-rtt64ms-1MB.png with 2 (no line for a cell without RPCs)", c.Name, len(c.Series))
+	if c.Name != "flow-rtt64ms-1MB" || len(c.Series) != 2 {
+		t.Fatalf("got %q with %d series, want flow-rtt64ms-1MB with 2 (no line for a cell without RPCs)", c.Name, len(c.Series))
 	}
 	if got := c.Series[0].Points[2]; got.X != 3 || got.Y != 1 {
 		t.Errorf("got point %+v, want RPC 3 at 1 ms", got)

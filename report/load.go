@@ -29,47 +29,7 @@ type Run struct {
 	Records []result.Record
 }
 
-// Results is every record read from results files, by kind: the ping
-// records as runs (see Load), and the bulk and flow records of every file
-// in the order given. Each kind gets its own section in a report.
-type Results struct {
-	// Names labels each file, as Run.Name does.
-	Names []string
-	Runs  []Run
-	Bulk  []result.BulkRecord
-	Flow  []result.FlowRecord
-}
-
-// Kinds lists the kinds present, ping first, then bulk, then flow.
-func (r *Results) Kinds() []string {
-	var out []string
-	if len(r.Runs) > 0 {
-		out = append(out, result.KindPing)
-	}
-	if len(r.Bulk) > 0 {
-		out = append(out, result.KindBulk)
-	}
-	if len(r.Flow) > 0 {
-		out = append(out, result.KindFlow)
-	}
-	return out
-}
-
-// Load reads results files of ping records, one Run per file, in the
-// order given; see LoadAll. A file without ping records is an error naming
-// it.
-func Load(paths []string) (runs []Run, warnings []string, err error) {
-	res, warnings, err := LoadAll(context.Background(), paths)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(res.Bulk) > 0 || len(res.Flow) > 0 {
-		return nil, nil, fmt.Errorf("report: the files hold %s records; Load reads ping records only (LoadAll reads every kind)", strings.Join(res.Kinds(), " and "))
-	}
-	return res.Runs, warnings, nil
-}
-
-// LoadAll reads results files of every kind (ping, bulk, flow; a file may
+// Load reads results files of every kind (ping, bulk, flow; a file may
 // mix them), in the order given. Ping records make one Run per file. A
 // truncated last line (a writer killed mid-line) is skipped with a warning
 // and the records before it are kept. Any other bad line, an unknown kind
@@ -80,7 +40,7 @@ func Load(paths []string) (runs []Run, warnings []string, err error) {
 // network, named after it, so that the runs overlay instead of mixing in
 // one line. A record whose latencies exceeded the histogram's range
 // (latency_clamped) gets a warning. Reading stops when ctx is done.
-func LoadAll(ctx context.Context, paths []string) (res *Results, warnings []string, err error) {
+func Load(ctx context.Context, paths []string) (res *Results, warnings []string, err error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("report: no results files given")
 	}
@@ -204,7 +164,7 @@ func NetemLabel(n *result.NetemSpec) string {
 			s += " ±" + time.Duration(l.JitterNS).String()
 		}
 		if l.RateBps > 0 {
-			s += " " + rateLabel(l.RateBps)
+			s += " " + result.FormatRate(l.RateBps)
 		}
 		return s
 	}
@@ -214,7 +174,7 @@ func NetemLabel(n *result.NetemSpec) string {
 			s += ", jitter ±" + time.Duration(n.Up.JitterNS).String() + " each way"
 		}
 		if n.Up.RateBps > 0 {
-			s += ", " + rateLabel(n.Up.RateBps) + " each way"
+			s += ", " + result.FormatRate(n.Up.RateBps) + " each way"
 		}
 		return s
 	}

@@ -25,7 +25,7 @@ const (
 
 func loadOverlay(t *testing.T) []Run {
 	t.Helper()
-	res, warnings, err := LoadAll(context.Background(), []string{publishedYDB, localYDB})
+	res, warnings, err := Load(context.Background(), []string{publishedYDB, localYDB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestWithoutSourceTargetsGroup(t *testing.T) {
 		}
 	}
 	if shareGroup(runs) {
-		t.Error("shareGroup: got true, want false (LoadAll warns that nothing overlays)")
+		t.Error("shareGroup: got true, want false (Load warns that nothing overlays)")
 	}
 }
 
@@ -297,7 +297,7 @@ func TestImportedMatching(t *testing.T) {
 
 // An imported file alone keeps its own group and the usual figures.
 func TestImportedAloneKeepsItsGroup(t *testing.T) {
-	runs, _, err := Load([]string{publishedYDB})
+	runs, _, err := loadRuns([]string{publishedYDB})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"errors"
 	"image/png"
@@ -23,13 +24,22 @@ import (
 	"github.com/rpclab/rpclab/verdict"
 )
 
+// loadRuns is the ping runs Load reads from paths.
+func loadRuns(paths []string) ([]Run, []string, error) {
+	res, warnings, err := Load(context.Background(), paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res.Runs, warnings, nil
+}
+
 func fixture(t *testing.T, names ...string) []Run {
 	t.Helper()
 	var paths []string
 	for _, n := range names {
 		paths = append(paths, filepath.Join("testdata", n))
 	}
-	runs, warnings, err := Load(paths)
+	runs, warnings, err := loadRuns(paths)
 	if err != nil {
 		t.Fatalf("Load(%v): %v", names, err)
 	}
@@ -55,7 +65,7 @@ func TestLoadBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			runs, warnings, err := Load([]string{filepath.Join("testdata", tc.file)})
+			runs, warnings, err := loadRuns([]string{filepath.Join("testdata", tc.file)})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got error %v, want one containing %q", err, tc.wantErr)
@@ -80,16 +90,16 @@ func TestLoadBadInput(t *testing.T) {
 	if err := os.WriteFile(one, []byte(`{"schema_version":1,"kind":"pi`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Load([]string{one}); err == nil || !strings.Contains(err.Error(), "no records (its only record is truncated)") {
+	if _, _, err := loadRuns([]string{one}); err == nil || !strings.Contains(err.Error(), "no records (its only record is truncated)") {
 		t.Errorf("got %v, want an error saying its only record is truncated", err)
 	}
-	if _, _, err := Load(nil); err == nil {
+	if _, _, err := loadRuns(nil); err == nil {
 		t.Error("Load(nil): got no error, want one")
 	}
 }
 
 func TestMixedTargetsGetTheirOwnGroups(t *testing.T) {
-	runs, _, err := Load([]string{"testdata/mixed-targets.jsonl"})
+	runs, _, err := loadRuns([]string{"testdata/mixed-targets.jsonl"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +118,7 @@ func TestMixedTargetsGetTheirOwnGroups(t *testing.T) {
 // records), become two runs that overlay: each layout's line and verdict
 // come from one network, never a mix of both.
 func TestMixedNetworksBecomeRuns(t *testing.T) {
-	runs, warnings, err := Load([]string{"../docs/img/rtt0-rtt5-results.jsonl"})
+	runs, warnings, err := loadRuns([]string{"../docs/img/rtt0-rtt5-results.jsonl"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +182,7 @@ type page struct {
 func render(t *testing.T, runs []Run, notes []string) (*page, []byte) {
 	t.Helper()
 	var b bytes.Buffer
-	if err := HTML(&b, runs, notes); err != nil {
+	if err := HTML(&b, &Results{Runs: runs}, notes); err != nil {
 		t.Fatalf("HTML: %v", err)
 	}
 	doc, err := html.Parse(bytes.NewReader(b.Bytes()))
@@ -487,7 +497,7 @@ func TestHTMLNotesAndEscaping(t *testing.T) {
 }
 
 func TestHTMLNoRecords(t *testing.T) {
-	if err := HTML(&bytes.Buffer{}, nil, nil); !errors.Is(err, ErrEmpty) {
+	if err := HTML(&bytes.Buffer{}, &Results{}, nil); !errors.Is(err, ErrEmpty) {
 		t.Errorf("got %v, want ErrEmpty", err)
 	}
 }
@@ -509,7 +519,7 @@ func TestFailedStepsAreTabledNotCharted(t *testing.T) {
 func TestWritePNGs(t *testing.T) {
 	runs := fixture(t, "server-bound.jsonl")
 	dir := filepath.Join(t.TempDir(), "img")
-	paths, err := WritePNGs(dir, runs)
+	paths, err := WritePNGs(dir, &Results{Runs: runs})
 	if err != nil {
 		t.Fatal(err)
 	}

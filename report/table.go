@@ -2,11 +2,18 @@
 
 // Package report is the only package that formats results for people and
 // tools: the step table, CSV, the text of package verdict's judgements, and
-// a self-contained HTML report whose charts (throughput beside the ideal
-// line, latency percentiles, efficiency, client CPU per RPC) gonum/plot
-// draws as inline SVG, or as PNG files. It reads result.Records, whichever
-// language wrote them, and overlays several runs in one report. It judges
-// nothing itself: package verdict does.
+// a self-contained HTML report whose charts gonum/plot draws as inline SVG,
+// or as PNG files. It reads records, whichever language wrote them, and
+// overlays several runs in one report. It judges nothing itself: package
+// verdict does.
+//
+// A report has one shape for every record kind: Load reads results files
+// into Results; Results.Sections gives one Section per kind present (ping,
+// bulk, flow), each with its text table and its charts; HTML writes the
+// page of every section and WritePNGs every chart. The ping section charts
+// each group of records (throughput beside the ideal line, latency
+// percentiles, efficiency or, in an open loop, schedule lag, client CPU
+// per RPC) and shows each run's verdict.
 package report
 
 import (

@@ -64,6 +64,30 @@ func FormatBytes(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
+// rateUnits are the units FormatRate writes, largest first: tc(8)'s bits
+// per second in powers of 1000.
+var rateUnits = []struct {
+	suffix string
+	mult   float64
+}{{"tbit", 1e12}, {"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}}
+
+// FormatRate writes an emulated bandwidth, bits per second, in the largest
+// tc(8) unit that keeps the number short ("1gbit", "2.5mbit", "500bit";
+// "0" for unlimited), as rpclab's --rate flags take it and netem.ParseRate
+// reads it back. It is the one formatter of a rate: netem's link
+// descriptions, lab's proxy flags and every report print through it.
+func FormatRate(bps int64) string {
+	if bps == 0 {
+		return "0"
+	}
+	for _, u := range rateUnits {
+		if float64(bps) >= u.mult {
+			return strconv.FormatFloat(float64(bps)/u.mult, 'g', -1, 64) + u.suffix
+		}
+	}
+	return strconv.FormatInt(bps, 10) + "bit"
+}
+
 // ConnLabel names a connection layout as rpclab's --conn spells it:
 // "shared", "per-worker", "pool:4", "pool:4:least-loaded"; a pool's
 // round-robin pick (or none given) is the default and is not written. It

@@ -33,6 +33,19 @@ func TestFormatBytes(t *testing.T) {
 	}
 }
 
+func TestFormatRate(t *testing.T) {
+	for _, tc := range []struct {
+		in   int64
+		want string
+	}{
+		{1e9, "1gbit"}, {2.5e9, "2.5gbit"}, {100e6, "100mbit"}, {1500, "1.5kbit"}, {8, "8bit"}, {500, "500bit"}, {2e12, "2tbit"}, {0, "0"},
+	} {
+		if got := FormatRate(tc.in); got != tc.want {
+			t.Errorf("FormatRate(%d) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 // TestTransportsMatchSchemas: the transport names a record may carry are
 // the schema's enum, in the same order.
 func TestTransportsMatchSchemas(t *testing.T) {

@@ -171,19 +171,18 @@ func (bf *bulkFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&bf.noPin, "no-pin", false, "do not pin the child server and this process to separate CPUs")
 }
 
-// writeBulkCharts writes each of report.BulkFigures as an SVG file in dir.
+// writeBulkCharts writes each chart of the bulk records as an SVG file in
+// dir, named after the chart ("bulk-throughput-1.svg").
 func writeBulkCharts(dir string, recs []result.BulkRecord) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--charts: %w", err)
 	}
-	n := map[string]int{}
-	for _, f := range report.BulkFigures(recs) {
-		svg, err := f.SVG()
+	for _, c := range (report.BulkSection{Records: recs}).Charts() {
+		svg, err := c.SVG()
 		if err != nil {
 			return fmt.Errorf("--charts: %w", err)
 		}
-		n[f.Kind]++
-		name := filepath.Join(dir, fmt.Sprintf("%s-%d.svg", f.Kind, n[f.Kind]))
+		name := filepath.Join(dir, c.Name+".svg")
 		if err := os.WriteFile(name, svg, 0o644); err != nil {
 			return fmt.Errorf("--charts: %w", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,24 +72,6 @@ by design. Client, server and proxy share this process.`,
 	f.BoolVar(&force, "force", false, "overwrite an existing --out file")
 	f.StringVar(&dir, "charts", "", "write a PNG chart per RTT and payload to this directory")
 	return cmd
-}
-
-func writeFlowCharts(dir string, recs []result.FlowRecord) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--charts: %w", err)
-	}
-	var errs []error
-	for _, c := range report.FlowCharts(recs) {
-		png, err := c.PNG()
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, c.Name), png, 0o644)
-		}
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("--charts: %w", err)
-	}
-	return nil
 }
 
 // parseFlow maps the flags to spec and validates it.
@@ -169,8 +150,8 @@ func runFlow(cmd *cobra.Command, spec *flow.Spec, out, dir string) error {
 			fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), out)
 		}
 		if dir != "" {
-			if cerr := writeFlowCharts(dir, recs); cerr != nil {
-				return cerr
+			if _, cerr := report.WritePNGs(dir, &report.Results{Flow: recs}); cerr != nil {
+				return fmt.Errorf("--charts: %w", cerr)
 			}
 			fmt.Fprintf(stderr, "rpclab: charts written to %s\n", dir)
 		}

@@ -87,8 +87,8 @@ func FuzzNetemFlags(f *testing.F) {
 	for _, set := range committedRecords(f) {
 		for _, r := range set.Ping {
 			if n := r.Spec.Netem; n != nil {
-				f.Add(time.Duration(n.Up.DelayNS).String(), time.Duration(n.Up.JitterNS).String(), netem.FormatRate(n.Up.RateBps),
-					time.Duration(n.Down.DelayNS).String(), time.Duration(n.Down.JitterNS).String(), netem.FormatRate(n.Down.RateBps))
+				f.Add(time.Duration(n.Up.DelayNS).String(), time.Duration(n.Up.JitterNS).String(), result.FormatRate(n.Up.RateBps),
+					time.Duration(n.Down.DelayNS).String(), time.Duration(n.Down.JitterNS).String(), result.FormatRate(n.Down.RateBps))
 			}
 		}
 	}
@@ -158,7 +158,7 @@ func FuzzNetemFlags(f *testing.F) {
 func FuzzFlowFlags(f *testing.F) {
 	for _, set := range committedRecords(f) {
 		for _, r := range set.Flow {
-			f.Add(strconv.FormatInt(r.PayloadBytes, 10), time.Duration(r.RTTNS).String(), netem.FormatRate(r.RateBps),
+			f.Add(strconv.FormatInt(r.PayloadBytes, 10), time.Duration(r.RTTNS).String(), result.FormatRate(r.RateBps),
 				strconv.Itoa(r.WindowBytes), strconv.Itoa(r.RPCsRequested), time.Duration(r.BudgetNS).String(), r.Transport)
 		}
 	}

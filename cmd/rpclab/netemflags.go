@@ -72,7 +72,7 @@ func (nf *netemFlags) network(fs *pflag.FlagSet) (n netem.Network, ok bool, err 
 			sentinel error
 			name     string
 			val      string
-		}{{netem.ErrBadDelay, "delay", l.link.Delay.String()}, {netem.ErrBadJitter, "jitter", l.link.Jitter.String()}, {netem.ErrBadRate, "rate", netem.FormatRate(l.link.RateBps)}} {
+		}{{netem.ErrBadDelay, "delay", l.link.Delay.String()}, {netem.ErrBadJitter, "jitter", l.link.Jitter.String()}, {netem.ErrBadRate, "rate", result.FormatRate(l.link.RateBps)}} {
 			if errors.Is(err, f.sentinel) {
 				return n, ok, usageError{fmt.Errorf("%s%s %s: %w", l.prefix, f.name, f.val, err)}
 			}
@@ -109,7 +109,7 @@ func (nf *netemFlags) slowRateHint(fs *pflag.FlagSet, recs []result.Record) stri
 			continue
 		}
 		num := strings.TrimRightFunc(strings.TrimSpace(f.val), unicode.IsLetter)
-		rate := netem.FormatRate(bps) // "2kbit"
+		rate := result.FormatRate(bps) // "2kbit"
 		i := strings.IndexFunc(rate, unicode.IsLetter)
 		return fmt.Sprintf("every step failed, and --%s %s is %s %s/s (%s bytes/s) per direction, slower than any link rpclab studies; did you mean %smbit?",
 			f.name, f.val, rate[:i], rate[i:], strconv.FormatFloat(float64(bps)/8, 'g', -1, 64), num)

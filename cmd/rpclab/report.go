@@ -63,7 +63,7 @@ the file and line.`,
 			if err := checkReportOutputs(files, out, pngDir); err != nil {
 				return err
 			}
-			res, warnings, err := report.LoadAll(cmd.Context(), files)
+			res, warnings, err := report.Load(cmd.Context(), files)
 			if err != nil {
 				return err
 			}
@@ -72,21 +72,16 @@ the file and line.`,
 				fmt.Fprintln(stderr, "rpclab: warning:", w)
 			}
 			if out != "" {
-				if err := writeHTML(out, func(w io.Writer) error { return report.HTMLResults(w, res, warnings) }); err != nil {
+				if err := writeHTML(out, func(w io.Writer) error { return report.HTML(w, res, warnings) }); err != nil {
 					return err
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), "report written to", absPath(out))
 			}
 			if pngDir != "" {
-				paths, err := report.WritePNGs(pngDir, res.Runs)
+				paths, err := report.WritePNGs(pngDir, res)
 				if err != nil {
 					return err
 				}
-				more, err := report.WriteKindPNGs(pngDir, res)
-				if err != nil {
-					return err
-				}
-				paths = append(paths, more...)
 				for _, p := range paths {
 					fmt.Fprintln(cmd.OutOrStdout(), "chart written to", p)
 				}

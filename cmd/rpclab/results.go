@@ -53,13 +53,13 @@ func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *load
 	if sf.report == "" {
 		return nil
 	}
-	runs := []report.Run{{Name: "rpclab " + cmd.Name(), Records: recs}} // demo, compare
-	if err := writeHTML(sf.report, func(w io.Writer) error { return report.HTML(w, runs, nil) }); err != nil {
+	res := &report.Results{Runs: []report.Run{{Name: "rpclab " + cmd.Name(), Records: recs}}} // demo, compare
+	if err := writeHTML(sf.report, func(w io.Writer) error { return report.HTML(w, res, nil) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "rpclab: report with charts written to %s\n", absPath(sf.report))
 	if sf.png != "" {
-		paths, err := report.WritePNGs(sf.png, runs)
+		paths, err := report.WritePNGs(sf.png, res)
 		if err != nil {
 			return err
 		}

@@ -7,8 +7,11 @@ import (
 	"html"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rpclab/rpclab/result"
 )
 
 // mixedFile writes a results file of every kind: ping records, then bulk
@@ -16,7 +19,7 @@ import (
 func mixedFile(t *testing.T) string {
 	t.Helper()
 	var b []byte
-	for _, f := range []string{"testdata/healthy.jsonl", "../docs/img/bulk-results.jsonl", "../result/testdata/flow.jsonl"} {
+	for _, f := range []string{"testdata/healthy.jsonl", "testdata/bulk.jsonl", "testdata/flow.jsonl"} {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -30,11 +33,11 @@ func mixedFile(t *testing.T) string {
 	return p
 }
 
-// TestHTMLResultsSectionPerKind: a file that mixes kinds reports each kind
-// in its own section, the bulk and flow ones with the tables rpclab bulk
-// and rpclab flow print.
-func TestHTMLResultsSectionPerKind(t *testing.T) {
-	res, _, err := LoadAll(t.Context(), []string{mixedFile(t)})
+// TestHTMLSectionPerKind: a file that mixes kinds reports each kind in its
+// own section, the bulk and flow ones with the tables rpclab bulk and
+// rpclab flow print.
+func TestHTMLSectionPerKind(t *testing.T) {
+	res, _, err := Load(t.Context(), []string{mixedFile(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +45,7 @@ func TestHTMLResultsSectionPerKind(t *testing.T) {
 		t.Fatalf("got %d runs, %d bulk, %d flow records; want 1, 64, 3", len(res.Runs), len(res.Bulk), len(res.Flow))
 	}
 	var page bytes.Buffer
-	if err := HTMLResults(&page, res, nil); err != nil {
+	if err := HTML(&page, res, nil); err != nil {
 		t.Fatal(err)
 	}
 	var bulkTable, flowTable bytes.Buffer
@@ -62,22 +65,19 @@ func TestHTMLResultsSectionPerKind(t *testing.T) {
 	// One kind alone: its section only, no ping sections.
 	bulkOnly := &Results{Names: []string{"bulk-results.jsonl"}, Bulk: res.Bulk}
 	page.Reset()
-	if err := HTMLResults(&page, bulkOnly, nil); err != nil {
+	if err := HTML(&page, bulkOnly, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := page.String(); strings.Contains(got, `id="runs"`) || !strings.Contains(got, `id="bulk"`) || strings.Contains(got, `id="flow"`) ||
 		!strings.Contains(got, "<title>rpclab report: bulk-results.jsonl</title>") {
 		t.Errorf("a bulk-only report: want the bulk section alone, titled by the file")
 	}
-	if _, _, err := Load([]string{mixedFile(t)}); err == nil || !strings.Contains(err.Error(), "bulk and flow records") {
-		t.Errorf("Load of a mixed file: got %v, want an error saying Load reads ping records only", err)
-	}
 }
 
-// TestLoadAllNotesClampedLatencies: a record whose latencies went past the
+// TestLoadNotesClampedLatencies: a record whose latencies went past the
 // histogram's range (latency_clamped) is named in the warnings, which the
 // command prints and the page shows.
-func TestLoadAllNotesClampedLatencies(t *testing.T) {
+func TestLoadNotesClampedLatencies(t *testing.T) {
 	data, err := os.ReadFile("testdata/healthy.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestLoadAllNotesClampedLatencies(t *testing.T) {
 	if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, warnings, err := LoadAll(t.Context(), []string{p})
+	res, warnings, err := Load(t.Context(), []string{p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,14 +97,55 @@ func TestLoadAllNotesClampedLatencies(t *testing.T) {
 		t.Fatalf("got warnings %q, want one starting %q", warnings, want)
 	}
 	var page bytes.Buffer
-	if err := HTMLResults(&page, res, warnings); err != nil {
+	if err := HTML(&page, res, warnings); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(page.String(), html.EscapeString(want)) {
 		t.Errorf("the page does not show the note %q", want)
 	}
 	// Without the field, no note.
-	if _, warnings, _ := LoadAll(t.Context(), []string{"testdata/healthy.jsonl"}); len(warnings) != 0 {
+	if _, warnings, _ := Load(t.Context(), []string{"testdata/healthy.jsonl"}); len(warnings) != 0 {
 		t.Errorf("got warnings %q for records without latency_clamped, want none", warnings)
+	}
+}
+
+// TestWritePNGsEverySection: WritePNGs writes the charts of every section,
+// each under its chart's name: the ping groups', bulk's numbered by figure
+// kind, flow's by RTT and payload.
+func TestWritePNGsEverySection(t *testing.T) {
+	res, _, err := Load(t.Context(), []string{mixedFile(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	var want []string
+	for _, s := range res.Sections() {
+		kinds = append(kinds, s.Kind())
+		for _, c := range s.Charts() {
+			want = append(want, c.Name+".png")
+		}
+	}
+	if !slices.Equal(kinds, []string{result.KindPing, result.KindBulk, result.KindFlow}) {
+		t.Fatalf("got sections %v, want ping, bulk, flow", kinds)
+	}
+	dir := t.TempDir()
+	paths, err := WritePNGs(dir, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range paths {
+		got = append(got, filepath.Base(p))
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("WritePNGs returned %s: %v", p, err)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got files %v, want %v", got, want)
+	}
+	for _, name := range []string{"go-unary-0b-closed-rpclab-go-server-throughput.png", "bulk-throughput-1.png", "bulk-cpu-1.png", "flow-rtt64ms-1MB.png"} {
+		if !slices.Contains(got, name) {
+			t.Errorf("got files %v, want %s among them", got, name)
+		}
 	}
 }

@@ -1,0 +1,91 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/rpclab/rpclab/report"
+)
+
+// Load reads results files of any kind; each kind present is a Section
+// with its table and its charts.
+func ExampleLoad() {
+	res, warnings, err := report.Load(context.Background(), []string{"testdata/healthy.jsonl", "testdata/flow.jsonl"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(warnings), "warnings")
+	for _, s := range res.Sections() {
+		fmt.Printf("%s: %d charts\n", s.Kind(), len(s.Charts()))
+	}
+	// Output:
+	// 0 warnings
+	// ping: 4 charts
+	// flow: 1 charts
+}
+
+// Table prints the step table that rpclab sweep prints: one line per
+// record, with the ideal line and the efficiency derived from the
+// in-flight-1 step.
+func ExampleTable() {
+	res, _, err := report.Load(context.Background(), []string{"testdata/ydb-2025.jsonl"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := report.Table(os.Stdout, res.Runs[0].Records[:3]); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// client    conn    rpc  inflight  throughput (req/s)  ideal (req/s)  efficiency %  P50 (µs)    P90    P99  P99.9    P100  errors  conns  cpu µs/rpc  status
+	//      cpp  shared  unary         1               10000          10000           100     100.0  200.0  250.0  500.0   900.0       0      ?         0.0      ok
+	//      cpp  shared  unary         2               16818          20000            84     119.0  238.0  297.0  595.0  1070.0       0      ?         0.0      ok
+	//      cpp  shared  unary         3               21765          30000            73     138.0  276.0  345.0  689.0  1241.0       0      ?         0.0      ok
+}
+
+// HTML writes one self-contained page of every section: here two runs,
+// of the same client and server, overlaid in every chart of their group.
+func ExampleHTML() {
+	res, warnings, err := report.Load(context.Background(), []string{"testdata/shared-bottleneck.jsonl", "testdata/healthy.jsonl"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := report.HTML(&page, res, warnings); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(regexp.MustCompile(`<title>.*</title>`).FindString(page.String()))
+	fmt.Println(len(regexp.MustCompile(`<figure class="chart"`).FindAllString(page.String(), -1)), "charts")
+	// Output:
+	// <title>rpclab report: shared-bottleneck.jsonl vs healthy.jsonl</title>
+	// 4 charts
+}
+
+// WritePNGs writes every chart of every section as a PNG file named after
+// the chart.
+func ExampleWritePNGs() {
+	res, _, err := report.Load(context.Background(), []string{"testdata/flow.jsonl"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "rpclab-charts")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	paths, err := report.WritePNGs(dir, res)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range paths {
+		fmt.Println(filepath.Base(p))
+	}
+	// Output:
+	// flow-rtt64ms-1MB.png
+}
