@@ -20,7 +20,7 @@ func htmlKinds(res *Results) ([]htmlKind, error) {
 			return nil, err
 		}
 		k := htmlKind{ID: "bulk", Title: fmt.Sprintf("Bulk transfer (rpclab bulk): %d records", len(res.Bulk)), Table: t.String(),
-			Caption: "One row per step; x tcp compares throughput and CPU per GiB with the tcp step of the same size, chunk and streams (docs/bulk.md)."}
+			Caption: "One row per step; x tcp compares throughput and CPU per GiB with the tcp step of the same target, size, chunk and streams (docs/bulk.md)."}
 		figs, err := kindFigures("bulk", BulkFigures(res.Bulk))
 		if err != nil {
 			return nil, err
