@@ -488,3 +488,37 @@ func TestSchemaImportedOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaImportedFlowBulk: flow and bulk records may leave what their
+// source does not say (host CPUs, sizes, checksum) at 0 or empty only
+// when they carry a source; a measured one without it is refused.
+func TestSchemaImportedFlowBulk(t *testing.T) {
+	ks, err := Parse([]byte(gitalyHeader+"\nr,gitaly-grpc,on,1,1,1\n"), "", Options{Source: "issue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := Parse([]byte(flowHeader+"\n0,1,1,1,1\n"), "", Options{Source: "post"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, f := *ks[0].(*result.BulkRecord), *fs[0].(*result.FlowRecord)
+	for _, tc := range []struct {
+		name string
+		rec  any
+		ok   bool
+	}{
+		{"imported bulk", b, true},
+		{"imported flow", f, true},
+		{"measured bulk, no sizes", func() result.BulkRecord { c := b; c.Source = ""; return c }(), false},
+		{"measured flow, no host CPUs", func() result.FlowRecord { c := f; c.Source = ""; return c }(), false},
+		{"measured flow, host CPUs", func() result.FlowRecord { c := f; c.Source, c.Env.HostCPUs = "", 2; return c }(), true},
+	} {
+		j, err := json.Marshal(tc.rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := result.Validate(j); (err == nil) != tc.ok {
+			t.Errorf("%s: got %v, want valid %v", tc.name, err, tc.ok)
+		}
+	}
+}
