@@ -149,8 +149,8 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
-// steady fills FirstNS, SteadyNS and SteadyFrom from RPCNS.
-func steady(r *result.FlowRecord) {
+// Steady fills FirstNS, SteadyNS and SteadyFrom from RPCNS.
+func Steady(r *result.FlowRecord) {
 	n := len(r.RPCNS)
 	if n == 0 {
 		return
@@ -249,7 +249,7 @@ func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte)
 	}
 	fail := func(err error) *result.FlowRecord {
 		rec.Status, rec.Error = result.StatusFailed, err.Error()
-		steady(rec)
+		Steady(rec)
 		return rec
 	}
 	link := netem.Link{Delay: c.RTT / 2, RateBps: s.RateBps}
@@ -288,7 +288,7 @@ func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte)
 			break
 		}
 	}
-	steady(rec)
+	Steady(rec)
 	switch {
 	case len(rec.RPCNS) < s.RPCs:
 		rec.Status = result.StatusTruncated

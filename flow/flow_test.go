@@ -104,7 +104,7 @@ func TestSteady(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := result.FlowRecord{RPCNS: tc.rpcs}
-			steady(&r)
+			Steady(&r)
 			if r.SteadyNS != tc.want || r.SteadyFrom != tc.wantFrom || r.FirstNS != tc.rpcs[0] {
 				t.Errorf("got steady %d from %d first %d, want %d from %d first %d", r.SteadyNS, r.SteadyFrom, r.FirstNS, tc.want, tc.wantFrom, tc.rpcs[0])
 			}

@@ -6,10 +6,12 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rpclab/rpclab/result"
 )
@@ -18,7 +20,7 @@ var (
 	// The features line: "Unary-networkMode_Local-...-benchTime_10s-...-maxConcurrentCalls_8-reqSize_1B-...-connections_1-...:".
 	bmFeatures = regexp.MustCompile(`^(Unary|Stream|Unconstrained)-(.*):\s*$`)
 	bmVersion  = regexp.MustCompile(`^(go[0-9][^/]*)/grpc(\S+)$`)
-	bmLatency  = regexp.MustCompile(`(50|90|99|Avg)_Latency: ([0-9.]+)\s*(ns|µs|μs|us|ms|s)\b`)
+	bmLatency  = regexp.MustCompile(`(50|90|99|Avg)_Latency: ([^\s]+?)\s*(ns|µs|μs|us|ms|s)(?:\s|$)`)
 	bmRequests = regexp.MustCompile(`Number of requests:\s+(\d+)`)
 )
 
@@ -53,6 +55,9 @@ func ParseBenchmain(data []byte, o Options) ([]result.Record, error) {
 		}
 		if cur.Requests <= 0 || cur.Latency.P50NS <= 0 {
 			return fmt.Errorf("%w: line %d: benchmain run without latencies or a request count", ErrBadInput, curLine)
+		}
+		if l := cur.Latency; l.P90NS < l.P50NS || l.P99NS < l.P90NS {
+			return fmt.Errorf("%w: line %d: benchmain run's 50, 90 and 99_Latency out of order (%d, %d, %d ns) or missing", ErrBadInput, curLine, l.P50NS, l.P90NS, l.P99NS)
 		}
 		cur.ThroughputRPS = float64(cur.Requests) / time.Duration(cur.DurationNS).Seconds()
 		recs = append(recs, *cur)
@@ -108,8 +113,8 @@ func ParseBenchmain(data []byte, o Options) ([]result.Record, error) {
 		}
 		for _, m := range bmLatency.FindAllStringSubmatch(t, -1) {
 			x, err := strconv.ParseFloat(m[2], 64)
-			if err != nil {
-				return nil, fmt.Errorf("%w: line %d: latency %q", ErrBadInput, line, m[2])
+			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 || x*unitNS(m[3]) > maxValue*1e3 {
+				return nil, fmt.Errorf("%w: line %d, column %d: %s_Latency %q is not a latency", ErrBadInput, line, utf8.RuneCountInString(t[:strings.Index(t, m[0])])+1, m[1], m[2]+m[3])
 			}
 			ns := int64(x * unitNS(m[3]))
 			switch m[1] {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/rpclab/rpclab/result"
@@ -34,22 +35,40 @@ type ghzReport struct {
 	} `json:"latencyDistribution"`
 }
 
-// ParseGhz reads one ghz JSON report into one record: in-flight is ghz's
-// concurrency, the layout its connections (shared for one, else a pool
-// that ghz fills round-robin), throughput its OK responses over its total
-// time, latency its percentiles (ghz gives no P99.9: left 0), its fastest
-// and slowest as min and max. ghz keeps no histogram rpclab can merge.
+// ParseGhz reads ghz JSON reports, one record each: a file may hold
+// several concatenated (ghz run in a loop, >> into one file), and every
+// one is read, in order; an error names the report (1-based) it is in. In
+// each, in-flight is ghz's concurrency, the layout its connections (shared
+// for one, else a pool that ghz fills round-robin), throughput its OK
+// responses over its total time, latency its percentiles (ghz gives no
+// P99.9: left 0), its fastest and slowest as min and max. ghz keeps no
+// histogram rpclab can merge. A report whose status codes count more calls
+// than it made is refused.
 func ParseGhz(data []byte, o Options) ([]result.Record, error) {
-	var g ghzReport
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&g); err != nil {
-		return nil, fmt.Errorf("%w: ghz JSON: %v", ErrBadInput, err)
+	var recs []result.Record
+	for n := 1; ; n++ {
+		var g ghzReport
+		if err := dec.Decode(&g); err == io.EOF && n > 1 {
+			return recs, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("%w: ghz JSON report %d: %v", ErrBadInput, n, err)
+		}
+		r, err := ghzRecord(g, o)
+		if err != nil {
+			return nil, fmt.Errorf("%w: ghz JSON report %d: %v", ErrBadInput, n, err)
+		}
+		recs = append(recs, r)
 	}
+}
+
+// ghzRecord is the record of one ghz report.
+func ghzRecord(g ghzReport, o Options) (result.Record, error) {
 	if g.Count <= 0 || g.Total <= 0 {
-		return nil, fmt.Errorf("%w: ghz JSON: count %d over total %d ns: no calls to import", ErrBadInput, g.Count, g.Total)
+		return result.Record{}, fmt.Errorf("count %d over total %d ns: no calls to import", g.Count, g.Total)
 	}
 	if g.Options.Concurrency < 1 {
-		return nil, fmt.Errorf("%w: ghz JSON: options.concurrency %d: want 1 or more", ErrBadInput, g.Options.Concurrency)
+		return result.Record{}, fmt.Errorf("options.concurrency %d: want 1 or more", g.Options.Concurrency)
 	}
 	r := base(o)
 	r.Spec.Target = or(g.Options.Host, r.Spec.Target)
@@ -62,10 +81,13 @@ func ParseGhz(data []byte, o Options) ([]result.Record, error) {
 	if t, err := time.Parse(time.RFC3339, g.Date); err == nil {
 		r.StartedAt = t.UTC()
 	}
-	ok := g.Count
+	ok, coded := g.Count, int64(0)
 	for code, n := range g.StatusCodeDist {
-		if n < 0 {
-			return nil, fmt.Errorf("%w: ghz JSON: statusCodeDistribution %s is %d", ErrBadInput, code, n)
+		if n < 0 || n > g.Count {
+			return result.Record{}, fmt.Errorf("statusCodeDistribution %s is %d of %d calls", code, n, g.Count)
+		}
+		if coded += n; coded > g.Count {
+			return result.Record{}, fmt.Errorf("statusCodeDistribution counts more calls than count %d", g.Count)
 		}
 		if code != "OK" {
 			r.Errors[code] = n
@@ -91,7 +113,7 @@ func ParseGhz(data []byte, o Options) ([]result.Record, error) {
 		}
 	}
 	if r.Status == result.StatusOK && (r.Latency.P50NS <= 0 || r.Latency.P99NS < r.Latency.P50NS) {
-		return nil, fmt.Errorf("%w: ghz JSON: latencyDistribution lacks a P50 and P99 in order", ErrBadInput)
+		return result.Record{}, fmt.Errorf("latencyDistribution lacks a P50 and P99 in order")
 	}
-	return []result.Record{r}, nil
+	return r, nil
 }

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -19,108 +20,168 @@ const ydbHeader = "inflight,throughput,p50,p90,p99,p99_9,p100"
 // past any RPC, and stays inside int64 nanoseconds.
 const maxValue = 1e12
 
+// YDB's client prints, per step and before its tables (grpc_ping_client's
+// RunBenchmark and PrintStats): "Running benchmark with N concurrent
+// requests using M channels...", then "Total requests: X" and "Total
+// time: Y us".
+var (
+	ydbRunning  = regexp.MustCompile(`^Running benchmark with (\d+) concurrent requests using (\d+) channels\.\.\.$`)
+	ydbRequests = regexp.MustCompile(`^Total requests: (\d+)$`)
+	ydbTime     = regexp.MustCompile(`^Total time: (\d+) us$`)
+)
+
+// ydbStep is one step's block of YDB's whole output.
+type ydbStep struct {
+	line     int // of its "Running benchmark" line
+	channels int
+	requests int64 // -1 until its "Total requests:" line
+	totalUS  int64 // -1 until its "Total time:" line
+}
+
 // ParseYDBCSV reads YDB's CSV: the header, then one row per in-flight
-// count (throughput in RPCs per second, latencies in µs). In a whole output
-// of YDB's client the CSV starts after "CSV Results:"; it ends at the first
-// blank line after its rows. Every row becomes a record of layout
-// o.ConnMode (default shared) and kind o.RPC (default unary), service
-// ydb-debug (YDB's client pings Ydb.Debug.V1.DebugService). A wrong
-// header, a short or long row, a value that is not a number (or negative,
-// or an in-flight count below 1) is an error naming its line.
+// count (throughput in RPCs per second, latencies in µs). Given the
+// client's whole output (its "TCP_NODELAY is ..." line, a block per step,
+// its summary table, then "CSV Results:" and the CSV), it also reads each
+// step's block: the channels it used, its request count and its time. A
+// step on one channel is labelled shared; on more, channel-per-worker
+// (YDB's default: channels with identical arguments, one connection), or
+// local-pool with o.ConnMode "local-pool" (the client's --local-pool,
+// which its output does not print): what rpclab's C++ client in YDB mode
+// records for the same command, so the two overlay as one layout. A bare
+// CSV (the post's table) says no channels: its rows are shared (one
+// connection, as the post's lsof saw), or o.ConnMode with in-flight
+// connections requested. Service ydb-debug (YDB's client pings
+// Ydb.Debug.V1.DebugService). A wrong header, a short or long row, a value
+// that is not a number (or negative, or an in-flight count below 1),
+// percentiles out of order or a row without its step's block is an error
+// naming its line and column.
 func ParseYDBCSV(data []byte, o Options) ([]result.Record, error) {
 	rpc := or(o.RPC, "unary")
 	if rpc != "unary" && rpc != "streaming" {
 		return nil, fmt.Errorf("%w: rpc %q: want unary or streaming", ErrBadInput, rpc)
 	}
-	mode := or(o.ConnMode, "shared")
-	if mode != "shared" && mode != "local-pool" && mode != "channel-per-worker" {
-		return nil, fmt.Errorf("%w: conn mode %q: YDB's client runs shared (its default), channel-per-worker or local-pool", ErrBadInput, mode)
+	mode := o.ConnMode
+	if mode != "" && mode != "shared" && mode != "local-pool" && mode != "channel-per-worker" {
+		return nil, fmt.Errorf("%w: conn mode %q: YDB's client runs shared (one channel), channel-per-worker (its default) or local-pool", ErrBadInput, mode)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	line := 0
-	// Find the header: the first non-blank line, or the one after "CSV
-	// Results:" when the client's whole output was given.
-	whole := bytes.Contains(data, []byte("CSV Results:"))
-	found := false
-	for sc.Scan() {
-		line++
-		t := strings.TrimSpace(sc.Text())
-		if whole {
-			if t == "CSV Results:" {
-				whole = false
-			}
-			continue
-		}
-		if t == "" {
-			continue
-		}
-		if t != ydbHeader {
-			return nil, fmt.Errorf("%w: line %d: want YDB's CSV header %q, got %q", ErrBadInput, line, ydbHeader, t)
-		}
-		found = true
-		break
+	steps, csvLine, whole, err := ydbSteps(data)
+	if err != nil {
+		return nil, err
 	}
-	if !found {
-		return nil, fmt.Errorf("%w: no YDB CSV header %q", ErrBadInput, ydbHeader)
+	t, err := readTableFrom(data, ydbHeader, csvLine, whole)
+	if err != nil {
+		return nil, err
 	}
 	var recs []result.Record
 	seen := map[int]int{}
+	for _, r := range t.rows {
+		n64, err := t.count(r, 0, 1, 1<<20)
+		if err != nil {
+			return nil, err
+		}
+		n := int(n64)
+		if prev, dup := seen[n]; dup {
+			return nil, posErr(r.line, 1, "inflight %d again (first on line %d)", n, prev)
+		}
+		seen[n] = r.line
+		v := make([]float64, 7)
+		for i := 1; i < 7; i++ {
+			if v[i], err = t.num(r, i, 0, maxValue); err != nil {
+				return nil, err
+			}
+		}
+		for i := 3; i < 7; i++ {
+			if v[i] < v[i-1] {
+				return nil, posErr(r.line, i+1, "%s %s µs is below %s %s µs", t.header[i], r.fields[i], t.header[i-1], r.fields[i-1])
+			}
+		}
+		rec := base(o)
+		rec.Spec.RPC, rec.Spec.Inflight = rpc, n
+		rec.Spec.Service = "ydb-debug" // YDB's client pings Ydb.Debug.V1.DebugService
+		channels := n
+		if whole {
+			st, ok := steps[n]
+			if !ok {
+				return nil, posErr(r.line, 1, "in-flight %d has no \"Running benchmark with %d concurrent requests\" block before the tables", n, n)
+			}
+			channels = st.channels
+			rec.Requests, rec.DurationNS = st.requests, st.totalUS*1000
+			if channels > 1 && mode == "shared" {
+				return nil, posErr(st.line, 1, "in-flight %d used %d channels: channel-per-worker or local-pool, not shared", n, channels)
+			}
+		}
+		switch {
+		case channels == 1 || (!whole && (mode == "" || mode == "shared")):
+			rec.Spec.ConnMode, rec.Spec.ConnsRequested = "shared", 1
+		case mode == "local-pool":
+			rec.Spec.ConnMode, rec.Spec.ConnsRequested = "local-pool", channels
+		default:
+			rec.Spec.ConnMode, rec.Spec.ConnsRequested = "channel-per-worker", channels
+		}
+		rec.Env = result.Env{Language: "cpp", GRPCImpl: "grpc-c++", RuntimeVersion: "YDB grpc_ping_client"}
+		rec.ThroughputRPS = v[1]
+		us := func(x float64) int64 { return int64(math.Round(x * 1e3)) }
+		rec.Latency.P50NS, rec.Latency.P90NS, rec.Latency.P99NS, rec.Latency.P999NS, rec.Latency.P100NS = us(v[2]), us(v[3]), us(v[4]), us(v[5]), us(v[6])
+		recs = append(recs, rec)
+	}
+	return recs, nil
+}
+
+// ydbSteps reads the step blocks of YDB's whole output, up to its "CSV
+// Results:" line (csvLine); whole is false for a bare CSV (no block, no
+// such line), which starts at line 1.
+func ydbSteps(data []byte) (steps map[int]*ydbStep, csvLine int, whole bool, err error) {
+	if !bytes.Contains(data, []byte("CSV Results:")) && !bytes.Contains(data, []byte("Running benchmark with ")) {
+		return nil, 0, false, nil
+	}
+	steps = map[int]*ydbStep{}
+	var cur *ydbStep
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	line := 0
 	for sc.Scan() {
 		line++
 		t := strings.TrimSpace(sc.Text())
-		if t == "" {
-			if len(recs) > 0 {
-				break
+		if t == "CSV Results:" {
+			for n, st := range steps {
+				if st.requests < 0 || st.totalUS < 0 {
+					return nil, 0, false, posErr(st.line, 1, "the step at in-flight %d has no \"Total requests:\" and \"Total time:\" lines", n)
+				}
 			}
+			return steps, line, true, nil
+		}
+		if m := ydbRunning.FindStringSubmatch(t); m != nil {
+			n, err1 := strconv.Atoi(m[1])
+			ch, err2 := strconv.Atoi(m[2])
+			if err1 != nil || err2 != nil || n < 1 || ch < 1 || ch > n {
+				return nil, 0, false, posErr(line, 1, "%q: want in-flight 1 or more on 1 to in-flight channels", t)
+			}
+			if prev, dup := steps[n]; dup {
+				return nil, 0, false, posErr(line, 1, "in-flight %d run again (first on line %d)", n, prev.line)
+			}
+			cur = &ydbStep{line: line, channels: ch, requests: -1, totalUS: -1}
+			steps[n] = cur
 			continue
 		}
-		f := strings.Split(t, ",")
-		if len(f) != 7 {
-			return nil, fmt.Errorf("%w: line %d: want 7 fields (%s), got %d: %q", ErrBadInput, line, ydbHeader, len(f), t)
+		if cur == nil {
+			continue
 		}
-		names := strings.Split(ydbHeader, ",")
-		v := make([]float64, 7)
-		for i, s := range f {
-			x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-				return nil, fmt.Errorf("%w: line %d: %s %q is not a number of 0 or more", ErrBadInput, line, names[i], s)
+		if m := ydbRequests.FindStringSubmatch(t); m != nil {
+			x, err := strconv.ParseInt(m[1], 10, 64)
+			if err != nil {
+				return nil, 0, false, posErr(line, 17, "total requests %q is not a count", m[1])
 			}
-			if x > maxValue {
-				return nil, fmt.Errorf("%w: line %d: %s %q is above %g, no step's figure", ErrBadInput, line, names[i], s, float64(maxValue))
+			cur.requests = x
+		} else if m := ydbTime.FindStringSubmatch(t); m != nil {
+			x, err := strconv.ParseInt(m[1], 10, 64)
+			if err != nil || x > maxValue {
+				return nil, 0, false, posErr(line, 13, "total time %q µs is not a duration", m[1])
 			}
-			v[i] = x
+			cur.totalUS = x
 		}
-		n := int(v[0])
-		if float64(n) != v[0] || n < 1 || n > 1<<20 {
-			return nil, fmt.Errorf("%w: line %d: inflight %q is not a count of 1 or more", ErrBadInput, line, f[0])
-		}
-		if prev, dup := seen[n]; dup {
-			return nil, fmt.Errorf("%w: line %d: inflight %d again (first on line %d)", ErrBadInput, line, n, prev)
-		}
-		seen[n] = line
-		for i := 3; i < 7; i++ {
-			if v[i] < v[i-1] {
-				return nil, fmt.Errorf("%w: line %d: %s %s µs is below %s %s µs", ErrBadInput, line, names[i], f[i], names[i-1], f[i-1])
-			}
-		}
-		r := base(o)
-		r.Spec.RPC, r.Spec.ConnMode, r.Spec.Inflight = rpc, mode, n
-		r.Spec.Service = "ydb-debug" // YDB's client pings Ydb.Debug.V1.DebugService
-		if mode != "shared" {
-			r.Spec.ConnsRequested = n
-		}
-		r.Env = result.Env{Language: "cpp", GRPCImpl: "grpc-c++", RuntimeVersion: "YDB grpc_ping_client"}
-		r.ThroughputRPS = v[1]
-		us := func(x float64) int64 { return int64(math.Round(x * 1e3)) }
-		r.Latency.P50NS, r.Latency.P90NS, r.Latency.P99NS, r.Latency.P999NS, r.Latency.P100NS = us(v[2]), us(v[3]), us(v[4]), us(v[5]), us(v[6])
-		recs = append(recs, r)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: line %d: %v", ErrBadInput, line+1, err)
+		return nil, 0, false, posErr(line+1, 1, "%v", err)
 	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%w: the YDB CSV has a header but no rows", ErrBadInput)
-	}
-	return recs, nil
+	return nil, 0, false, posErr(line+1, 1, "YDB's output has no \"CSV Results:\" line: run its client with --with-csv")
 }

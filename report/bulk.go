@@ -12,23 +12,25 @@ import (
 	"github.com/rpclab/rpclab/result"
 )
 
-// bulkGroup keys the steps that are compared with each other: same size,
-// chunk and streams, different transports.
+// bulkGroup keys the steps that are compared with each other: same target
+// (an imported table's cells are targets of their own), size, chunk and
+// streams, different transports.
 type bulkGroup struct {
+	target  string
 	size    int64
 	chunk   int
 	streams int
 }
 
 // BulkTable writes one row per bulk record, with its throughput and CPU per
-// GiB relative to the tcp step of the same size, chunk and streams ("x tcp";
+// GiB relative to the tcp step of the same target, size, chunk and streams ("x tcp";
 // "-" without one).
 func BulkTable(w io.Writer, recs []result.BulkRecord) error {
 	tcp := map[bulkGroup]*result.BulkRecord{}
 	for i := range recs {
 		r := &recs[i]
 		if r.Spec.Transport == result.BulkTCP && r.Status == result.StatusOK {
-			tcp[bulkGroup{r.Spec.SizeBytes, r.Spec.ChunkBytes, r.Spec.Streams}] = r
+			tcp[bulkGroup{r.Spec.Target, r.Spec.SizeBytes, r.Spec.ChunkBytes, r.Spec.Streams}] = r
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -38,7 +40,7 @@ func BulkTable(w io.Writer, recs []result.BulkRecord) error {
 		mbps, ratio, cpuRatio := "-", "-", "-"
 		if r.Status == result.StatusOK {
 			mbps = strconv.FormatFloat(r.ThroughputBytesPerS/1e6, 'f', 0, 64)
-			if t := tcp[bulkGroup{r.Spec.SizeBytes, r.Spec.ChunkBytes, r.Spec.Streams}]; t != nil && t.ThroughputBytesPerS > 0 {
+			if t := tcp[bulkGroup{r.Spec.Target, r.Spec.SizeBytes, r.Spec.ChunkBytes, r.Spec.Streams}]; t != nil && t.ThroughputBytesPerS > 0 {
 				ratio = strconv.FormatFloat(r.ThroughputBytesPerS/t.ThroughputBytesPerS, 'f', 2, 64)
 				if tc := bulkCPUPerGiB(t); tc > 0 && bulkCPUPerGiB(r) > 0 {
 					cpuRatio = strconv.FormatFloat(bulkCPUPerGiB(r)/tc, 'f', 2, 64)

@@ -17,9 +17,9 @@ import (
 // The README's overlay: YDB's published curve (imported, its target the
 // post) and a local run of YDB's client mode against rpclab's C++ server.
 const (
-	publishedYDB = "../docs/published/ydb-2025.jsonl"
+	publishedYDB = "../docs/published/ydb-2025-single-connection.jsonl"
 	localYDB     = "../docs/measured/2026-11-23/ydb-local-1-21.jsonl"
-	publishedRun = "ydb-2025.jsonl"
+	publishedRun = "ydb-2025-single-connection.jsonl"
 	localRun     = "ydb-local-1-21.jsonl"
 )
 
@@ -93,7 +93,7 @@ func TestImportedOverlaysLocalRun(t *testing.T) {
 		t.Errorf("got title %q, want %q", g.Title, want)
 	}
 	if len(g.Imported) != 1 || g.Imported[0].Run != publishedRun || g.Imported[0].Target != "blog.ydb.tech (YDB 2025, published)" || g.Imported[0].Source != runs[0].Records[0].Source {
-		t.Errorf("got imported %+v, want ydb-2025.jsonl with its target and source", g.Imported)
+		t.Errorf("got imported %+v, want ydb-2025-single-connection.jsonl with its target and source", g.Imported)
 	}
 	if got, want := len(g.Rows), len(runs[0].Records)+len(runs[1].Records); got != want {
 		t.Errorf("got %d rows, want %d (both files)", got, want)
@@ -114,15 +114,15 @@ func TestImportedOverlaysLocalRun(t *testing.T) {
 		t.Errorf("throughput series: got %q, want %q", got, wantThr)
 	}
 	// Each curve is its own file's numbers.
-	if got := yAt(t, seriesByLabel(t, thr, imp+"shared"), 10); got != 37000 {
-		t.Errorf("published throughput at 10: got %v, want 37000 (the file's)", got)
+	if got := yAt(t, seriesByLabel(t, thr, imp+"shared"), 10); got != 37169.7 {
+		t.Errorf("published throughput at 10: got %v, want 37169.7 (the file's)", got)
 	}
 	if got := yAt(t, seriesByLabel(t, thr, loc+"channel-per-worker"), 10); got != runs[1].Records[9].ThroughputRPS {
 		t.Errorf("local throughput at 10: got %v, want %v (the file's)", got, runs[1].Records[9].ThroughputRPS)
 	}
 	// Each ideal line starts from its own run's in-flight-1 step.
-	if got := yAt(t, seriesByLabel(t, thr, imp+"ideal (shared at 1 × in-flight)"), 21); got != 21*10000 {
-		t.Errorf("published ideal at 21: got %v, want 210000", got)
+	if got := yAt(t, seriesByLabel(t, thr, imp+"ideal (shared at 1 × in-flight)"), 21); math.Abs(got-21*10435.1) > 1e-6 {
+		t.Errorf("published ideal at 21: got %v, want 21 x 10435.1", got)
 	}
 	if got, want := yAt(t, seriesByLabel(t, thr, loc+"ideal (shared at 1 × in-flight)"), 21), 21*runs[1].Records[0].ThroughputRPS; got != want {
 		t.Errorf("local ideal at 21: got %v, want %v", got, want)
@@ -135,14 +135,14 @@ func TestImportedOverlaysLocalRun(t *testing.T) {
 		t.Errorf("latency: got %d series, want %d", got, want)
 	}
 
-	// The speed-up chart: the shapes the post compares, 3.7x at 10x for
+	// The speed-up chart: the shapes the post compares, 3.56x at 10x for
 	// the post's curve, the local run's own ratio beside it, one ideal.
 	wantSpd := []string{imp + "shared", loc + "shared", loc + "channel-per-worker", "ideal (speed-up = in-flight)"}
 	if got := labels(spd); !slices.Equal(got, wantSpd) {
 		t.Errorf("speed-up series: got %q, want %q", got, wantSpd)
 	}
-	if got := yAt(t, seriesByLabel(t, spd, imp+"shared"), 10); math.Abs(got-3.7) > 1e-9 {
-		t.Errorf("published speed-up at 10: got %v, want 3.7", got)
+	if got := yAt(t, seriesByLabel(t, spd, imp+"shared"), 10); math.Abs(got-37169.7/10435.1) > 1e-9 {
+		t.Errorf("published speed-up at 10: got %v, want 37169.7/10435.1 (3.56)", got)
 	}
 	if got, want := yAt(t, seriesByLabel(t, spd, loc+"channel-per-worker"), 10), runs[1].Records[9].ThroughputRPS/runs[1].Records[0].ThroughputRPS; got != want {
 		t.Errorf("local speed-up at 10: got %v, want %v (over its own in-flight 1)", got, want)

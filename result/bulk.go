@@ -51,6 +51,12 @@ type BulkRecord struct {
 	// reset before the interval); -1 when unknown.
 	ClientPeakRSSBytes int64 `json:"client_peak_rss_bytes"`
 	ServerPeakRSSBytes int64 `json:"server_peak_rss_bytes"`
+
+	// Source says where an imported step came from (rpclab import of a
+	// published table); absent from steps rpclab measured. An imported
+	// step has only what its source gave: sizes, checksum and host CPUs
+	// 0 or empty when it did not say them, unknown CPU and memory -1.
+	Source string `json:"source,omitempty"`
 }
 
 // BulkSpec is what was asked for in one bulk step.

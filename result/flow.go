@@ -40,6 +40,11 @@ type FlowRecord struct {
 	BudgetNS int64 `json:"budget_ns"`
 
 	Env Env `json:"env"`
+
+	// Source says where an imported cell came from (rpclab import of a
+	// published table); absent from cells rpclab measured. An imported
+	// cell has only what its source gave (host_cpus 0, no budget).
+	Source string `json:"source,omitempty"`
 }
 
 // StatusTruncated: a flow cell whose budget ended it before every RPC

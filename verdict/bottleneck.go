@@ -50,6 +50,12 @@ type Verdict struct {
 	// are zero when the records do not carry the server's CPU.
 	ServerBusy   float64
 	ServerLayout string
+	// FellAt and Fell: a SharedOnly verdict's throughput peak, when the
+	// run went on past it and its highest in-flight count lost more than
+	// Fall of the peak's throughput: the peak's in-flight count and the
+	// share lost (0 and 0 when it did not fall).
+	FellAt int
+	Fell   float64
 	// Trapped names the layout of a Trap verdict, with the connections it
 	// asked for (Requested) and those the OS saw (Observed).
 	Trapped             string

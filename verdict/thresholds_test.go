@@ -279,6 +279,7 @@ func TestREADMEStatesThresholds(t *testing.T) {
 		fmt.Sprintf("flattens together below %g%% of its ideal line", 100*FlatEfficiency),
 		fmt.Sprintf("shared is still at %g%% of its ideal line or more", 100*ScalingEfficiency),
 		fmt.Sprintf("is judged at %dx its in-flight-1 count", SharedOnlyInflight),
+		fmt.Sprintf("more than %g%% below its peak", 100*Fall),
 		"gRFC A105 (`max_connections_per_subchannel`)",
 	} {
 		if !strings.Contains(readme, want) {

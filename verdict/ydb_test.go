@@ -11,8 +11,9 @@ import (
 )
 
 // TestYDBFixtures: issue 14's three runs get their labels and advice. The
-// shared layout alone (the shape of YDB's single-connection table) says
-// shared only, with its gain at 10x in-flight (3.7x) and what that means;
+// shared layout alone (a made-up curve, report/testdata's, that flattens
+// at 37% of its ideal line) says shared only, with its gain at 10x
+// in-flight (3.70x) and what that means;
 // channel-per-worker with one connection seen is the trap, with its cause,
 // fix and gRFC A105's limit; local-pool with its connections seen is a
 // connection bottleneck at about 6x.
@@ -24,9 +25,9 @@ func TestYDBFixtures(t *testing.T) {
 		text     []string
 	}{
 		{"shared-only.jsonl", SharedOnly, 10, []string{
-			"cpp unary, shared only: at in-flight 10 (10x in-flight 1) one connection gave 3.7x the throughput of in-flight 1 (37000 vs 10000 req/s), 37% of its ideal line",
+			"cpp unary, shared only: at in-flight 10 (10x in-flight 1) one connection gave 3.70x the throughput of in-flight 1 (37000 vs 10000 req/s), 37% of its ideal line",
 			"P50 grew 2.7x (100 to 270 µs)",
-			"One connection stopped scaling: 10x the in-flight RPCs for 3.7x the throughput, so latency grows about linearly with in-flight",
+			"One connection stopped scaling: 10x the in-flight RPCs for 3.70x the throughput, so latency grows about linearly with in-flight",
 			"add connections (--conn shared,per-worker,pool:4; in C++, Python and Node local-pool or distinct-args, not channel-per-worker) and measure again"}},
 		{"channel-per-worker-trap.jsonl", Trap, 32, []string{
 			"cpp unary, in-flight 32: the trap: channel-per-worker asked for 32 connections but the OS saw 1, so it measured 1 connection, not 32 (1.01x shared's throughput)",

@@ -418,7 +418,8 @@ func TestCppYDBInterrupted(t *testing.T) {
 
 // TestCppYDBHosts: with --host A,B the step's channels go to the hosts
 // round-robin, so both servers answer pings, and with --local-pool the OS
-// sees a connection per channel across them.
+// sees a connection per channel across them (the connection YDB mode
+// opens first, to print TCP_NODELAY as YDB's client does, is gone).
 func TestCppYDBHosts(t *testing.T) {
 	selected(t, "cpp")
 	build(t, "cpp")
@@ -442,6 +443,10 @@ func TestCppYDBHosts(t *testing.T) {
 	}
 	if rows := parseYDBSummaryOnly(t, stdout); rows != 1 {
 		t.Errorf("got %d summary rows, want 1", rows)
+	}
+	// YDB's client prints TCP_NODELAY of its first connection first.
+	if want := "TCP_NODELAY is ENABLED (Nagle OFF)\n\nRunning benchmark with 4 concurrent requests"; !strings.HasPrefix(stdout, want) {
+		t.Errorf("stdout starts %.80q, want %q", stdout, want)
 	}
 	for i, n := range counts {
 		if n.Load() == 0 {

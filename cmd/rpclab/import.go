@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -25,25 +26,37 @@ func newImportCmd() *cobra.Command {
 	var f importFlags
 	cmd := &cobra.Command{
 		Use:   "import FILE... -o OUT.jsonl",
-		Short: "Turn YDB's CSV, ghz's JSON or grpc-go's benchmain output into result records",
-		Long: `Turn another tool's results into rpclab result records, so "rpclab report"
-draws them beside a local run and the verdict judges them:
+		Short: "Turn published tables, YDB's, ghz's or benchmain's output into result records",
+		Long: `Turn another tool's results or a published table into rpclab result records,
+so "rpclab report" draws them beside a local run and the verdict judges them:
 
-  ydb-csv    YDB's grpc_ping_client CSV: the header
-             inflight,throughput,p50,p90,p99,p99_9,p100 (latencies in µs), from
-             YDB's post, from a run of YDB's client, or from rpclab's C++ client
-             in YDB mode (its whole output, or the CSV after "CSV Results:")
-  ghz-json   a ghz report (ghz --format json)
-  benchmain  grpc-go's benchmark/benchmain output
+  ydb-csv           YDB's grpc_ping_client CSV: the header
+                    inflight,throughput,p50,p90,p99,p99_9,p100 (latencies in µs),
+                    from YDB's post, from a run of YDB's client or of rpclab's C++
+                    client in YDB mode (their whole output: the channels of each
+                    step set its layout, shared on one, channel-per-worker on more)
+  grpc-go-flow-csv  grpc-go's flow-control post: rtt_ms,rpc_index,grpc_ms,http2_ms,
+                    http1_ms, the first RPCs of 1 MB on a fresh connection; flow
+                    records (grpc-dynamic, h2c, http1)
+  go-gateway-csv    a Go gateway's connection pool: clients,goroutines,requests,qps;
+                    closed-loop ping records, in-flight the goroutines, layout
+                    shared for one ClientConn, pool:N for N
+  gitaly-csv        Gitaly's fetch traffic: repository,server,pack_objects_cache,
+                    egress_mb_s,...; bulk records, gitaly-grpc as grpc and
+                    rpctest-tcp as tcp, egress in MB/s
+  ghz-json          ghz reports (ghz --format json), one or several concatenated
+  benchmain         grpc-go's benchmark/benchmain output
 
-The format is detected from each file unless --format names it. Every record
-carries --source (default: "<format>: <file>"), where its numbers came from.
-What a source does not give is left out: no histogram, connections not
-observed (-1), no client CPU. Every file is read and checked before anything
-is written; a bad line is named and nothing is written (exit 2).
+The format is detected from each file (a CSV by its header) unless --format
+names it. Every record carries --source (default: "<format>: <file>"), where
+its numbers came from. What a source does not give is left out: no
+histogram, connections not observed (-1), no client CPU. Every file is read
+and checked (impossible values, each record against its schema) before
+anything is written; a bad line is named with its column and nothing is
+written (exit 2).
 
 Example:
-  rpclab import --source "YDB blog, 2025" --conn shared ydb.csv -o ydb.jsonl
+  rpclab import --source "YDB blog, 2025" ydb.csv -o ydb.jsonl
   rpclab report ydb.jsonl ours.jsonl -o overlay.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
@@ -53,11 +66,11 @@ Example:
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", "", "write the records (JSON Lines) to this file (required); an existing non-empty file is refused unless --force")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
-	fl.StringVar(&f.format, "format", "", "ydb-csv, ghz-json or benchmain (default: detected from each file)")
+	fl.StringVar(&f.format, "format", "", "ydb-csv, grpc-go-flow-csv, go-gateway-csv, gitaly-csv, ghz-json or benchmain (default: detected from each file)")
 	fl.StringVar(&f.source, "source", "", `where the numbers come from, carried by every record (default "<format>: <file>")`)
-	fl.StringVar(&f.target, "target", "", `what was measured, when the source does not say (YDB's CSV, benchmain; default "imported")`)
+	fl.StringVar(&f.target, "target", "", `what was measured, when the source does not say (YDB's CSV, benchmain, the gateway's table; default "imported")`)
 	fl.StringVar(&f.rpc, "rpc", "unary", "YDB's CSV: unary, or streaming (the client's --streaming)")
-	fl.StringVar(&f.conn, "conn", "shared", "YDB's CSV: the layout it ran, shared (YDB's client's default: one connection), channel-per-worker or local-pool (--local-pool)")
+	fl.StringVar(&f.conn, "conn", "", "YDB's CSV: the layout it ran; default what the input says (a step on one channel shared, on more channel-per-worker; a bare CSV shared); local-pool for a run with --local-pool; shared or channel-per-worker to name a bare CSV's")
 	return cmd
 }
 
@@ -73,16 +86,16 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 		return usageError{fmt.Errorf("--rpc %q: want unary or streaming", f.rpc)}
 	}
 	switch f.conn {
-	case "shared", "channel-per-worker", "local-pool":
+	case "", "shared", "channel-per-worker", "local-pool":
 	default:
 		return usageError{fmt.Errorf("--conn %q: want shared, channel-per-worker or local-pool", f.conn)}
 	}
 	if err := lab.CheckOutputs(files, f.force, lab.Output{Name: "--out", Path: f.out, Keep: true}); err != nil {
 		return usageError{err}
 	}
-	var all []result.Record
+	var all []result.Kinded
 	for _, file := range files {
-		data, err := os.ReadFile(file)
+		data, err := readImport(file)
 		if err != nil {
 			return usageError{err}
 		}
@@ -106,7 +119,7 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	var b bytes.Buffer
 	w := result.NewWriter(&b)
 	for i := range all {
-		if err := w.Write(&all[i]); err != nil {
+		if err := w.Write(all[i]); err != nil {
 			return fmt.Errorf("import: record %d: %w", i+1, err)
 		}
 	}
@@ -128,6 +141,28 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "rpclab: %d records written to %s\n", len(all), f.out)
 	return nil
+}
+
+// maxImportBytes bounds a file to import: the published tables and tools'
+// outputs are kilobytes; 64 MiB leaves room for a long ghz or benchmain
+// log and keeps /dev/zero or a mistaken file from filling memory.
+const maxImportBytes = 64 << 20
+
+// readImport reads file whole, refusing one above maxImportBytes.
+func readImport(file string) ([]byte, error) {
+	fh, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, maxImportBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(data) > maxImportBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB, no table or tool output rpclab imports is", file, maxImportBytes>>20)
+	}
+	return data, nil
 }
 
 func isFormat(f imports.Format) bool {

@@ -50,7 +50,7 @@ empty file, a bad line, an unknown kind or schema version is an error naming
 the file and line.`,
 		Example: `  rpclab report rpclab-results.jsonl -o report.html
   rpclab report before.jsonl after.jsonl -o compare.html
-  rpclab report docs/published/ydb-2025.jsonl ydb-local.jsonl -o ydb.html
+  rpclab report docs/published/ydb-2025-single-connection.jsonl ydb-local.jsonl -o ydb.html
   rpclab report results.jsonl --png docs/img`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {

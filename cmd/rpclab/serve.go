@@ -39,7 +39,12 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the ping server (grpc.testing.BenchmarkService)",
 		Long: `Run the ping server. It speaks grpc.testing.BenchmarkService, so ghz and the
-gRPC project's benchmark clients can drive it as well as rpclab.
+gRPC project's benchmark clients can drive it as well as rpclab, and YDB's
+Ydb.Debug.V1.DebugService (PingPlainGrpc, PingStream), so YDB's
+grpc_ping_client, rpclab's C++ client in YDB mode and rpclab sweep --service
+ydb-debug ping it as they ping a YDB node. Beside them: rpclab.v1.BulkService
+(rpclab bulk), rpclab.v1.UsageService (the server's CPU, read by sweeps) and
+server reflection (rpclab sweep --call, grpcurl).
 
 The first line on stdout is "listening on ADDR". SIGINT or SIGTERM stops it.
 

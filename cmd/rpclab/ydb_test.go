@@ -5,10 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/rpclab/rpclab/result"
@@ -43,59 +40,6 @@ func TestSweepYDBDebugService(t *testing.T) {
 		}
 		if sc := r.ServerCPU; sc == nil || sc.CPUNS <= 0 || sc.CPUs < 1 || sc.Busy <= 0 {
 			t.Errorf("%s inflight=%d: server_cpu %+v, want the child server's CPU over the interval", r.Spec.RPC, r.Spec.Inflight, r.ServerCPU)
-		}
-	}
-}
-
-// publishedYDB is YDB's published table as shipped, and the CSV it is
-// imported from.
-var publishedYDB = filepath.Join("..", "..", "docs", "published", "ydb-2025")
-
-// TestPublishedYDB: docs/published/ydb-2025.jsonl is rpclab import of
-// docs/published/ydb-2025.csv (every figure the same; its source names the
-// post), and rpclab report on it says shared only, 3.7x the throughput at
-// 10x the in-flight count, 37% of the ideal line.
-func TestPublishedYDB(t *testing.T) {
-	shipped, err := result.ReadFile(publishedYDB + ".jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "imported.jsonl")
-	if code, _, stderr := runInProcess("import", publishedYDB+".csv", "--source", "x", "-o", out); code != exitOK {
-		t.Fatalf("import: exit %d: %s", code, stderr)
-	}
-	imported, err := result.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(shipped) != 21 || len(imported) != len(shipped) {
-		t.Fatalf("got %d shipped and %d imported records, want 21 each (in-flight 1..21)", len(shipped), len(imported))
-	}
-	for i := range shipped {
-		s, m := shipped[i], imported[i]
-		if !strings.Contains(s.Source, "blog.ydb.tech") || !strings.Contains(s.Source, "3.7x") {
-			t.Errorf("record %d: source %q does not name the post and its figure", i, s.Source)
-		}
-		if s.Spec.Service != "ydb-debug" || s.Spec.ConnMode != "shared" || s.Env.Language != "cpp" {
-			t.Errorf("record %d: service %q, layout %q, language %q; want ydb-debug, shared, cpp", i, s.Spec.Service, s.Spec.ConnMode, s.Env.Language)
-		}
-		m.Source, m.Spec.Target = s.Source, s.Spec.Target
-		if !reflect.DeepEqual(s, m) {
-			t.Errorf("record %d: shipped %+v, imported from the CSV %+v", i, s, m)
-		}
-	}
-
-	html := filepath.Join(t.TempDir(), "r.html")
-	if code, _, stderr := runInProcess("report", publishedYDB+".jsonl", "-o", html); code != exitOK {
-		t.Fatalf("report: exit %d: %s", code, stderr)
-	}
-	b, err := os.ReadFile(html)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"shared only: at in-flight 10 (10x in-flight 1) one connection gave 3.7x the throughput of in-flight 1", "37% of its ideal line"} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("the report lacks %q", want)
 		}
 	}
 }

@@ -677,6 +677,18 @@ int RunYdb(const YdbFlags& y) {
   std::vector<double> last_worker_rps;
   int failed = 0, code = 0;
   std::string unreachable;
+  {
+    // YDB's client first connects once to its first host and prints
+    // whether TCP_NODELAY is set on that connection; so does YDB mode, read
+    // from the socket. Unreachable: no line (the first step says so).
+    grpc::ChannelArguments args;
+    args.SetInt("rpclab.step", 0);  // a connection of its own, reused by no step
+    auto probe = grpc::CreateCustomChannel(y.hosts[0], grpc::InsecureChannelCredentials(), args);
+    if (!Connect({probe}, Clock::now() + std::chrono::nanoseconds(y.dial_timeout_ns))) {
+      std::fputs(YdbNagleLine(NoDelayTo(y.hosts[0])).c_str(), stdout);
+      std::fflush(stdout);
+    }
+  }
   for (size_t i = 0; i < y.inflight.size(); i++) {
     int n = y.inflight[i];
     if (g_stop) {

@@ -5,6 +5,9 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
@@ -115,6 +118,43 @@ int ConnsTo(const std::string& target) {
     }
   }
   return read_any ? count : -1;
+}
+
+int NoDelayTo(const std::string& target) {
+  std::set<Endpoint> want;
+  if (!Resolve(target, &want)) return -1;
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return -1;
+  int seen = 0, on = 0;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    long fd = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || fd == dirfd(d)) continue;
+    sockaddr_storage peer{};
+    socklen_t plen = sizeof peer;
+    if (getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) continue;
+    Endpoint rem;
+    if (peer.ss_family == AF_INET) {
+      auto* a = reinterpret_cast<sockaddr_in*>(&peer);
+      rem = {Mapped(a->sin_addr), ntohs(a->sin_port)};
+    } else if (peer.ss_family == AF_INET6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&peer);
+      std::array<uint8_t, 16> b{};
+      std::memcpy(b.data(), &a->sin6_addr, 16);
+      rem = {b, ntohs(a->sin6_port)};
+    } else {
+      continue;
+    }
+    if (!want.count(rem)) continue;
+    int flag = 0;
+    socklen_t len = sizeof flag;
+    if (getsockopt(static_cast<int>(fd), IPPROTO_TCP, TCP_NODELAY, &flag, &len) != 0) continue;
+    seen++;
+    if (flag) on++;
+  }
+  closedir(d);
+  if (seen == 0) return -1;
+  return on == seen ? 1 : 0;
 }
 
 }  // namespace rpclab

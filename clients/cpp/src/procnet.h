@@ -14,6 +14,12 @@ namespace rpclab {
 // (HOST:PORT; a name is resolved), or -1 when they cannot be read.
 int ConnsTo(const std::string& target);
 
+// NoDelayTo reads TCP_NODELAY on this process's established connections to
+// target: 1 when every one has it set (Nagle off), 0 when one has it clear,
+// -1 when there is none or it cannot be read. YDB's grpc_ping_client checks
+// the same option on its first connection and prints it first.
+int NoDelayTo(const std::string& target);
+
 }  // namespace rpclab
 
 #endif  // RPCLAB_PROCNET_H_

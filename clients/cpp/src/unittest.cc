@@ -328,6 +328,9 @@ void TestYdbTables() {
   CHECK_EQ(rpclab::YdbStepReport(25, 2'000'000'000, rows[0]),
            std::string("Total requests: 25\nTotal time: 2000000 us\nThroughput: 1234.50 req/s\n"
                        "Latency percentiles (us):\n  50th: 10\n  90th: 20\n  99th: 30\n  99.9th: 40\n  100th: 50\n"));
+  CHECK_EQ(rpclab::YdbNagleLine(1), std::string("TCP_NODELAY is ENABLED (Nagle OFF)\n"));
+  CHECK_EQ(rpclab::YdbNagleLine(0), std::string("TCP_NODELAY is DISABLED (Nagle ON)\n"));
+  CHECK_EQ(rpclab::YdbNagleLine(-1), std::string("Failed to intercept descriptord and test for Nagle\n"));
 }
 
 }  // namespace

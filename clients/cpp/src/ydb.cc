@@ -294,4 +294,10 @@ std::string YdbStepReport(int64_t ok, int64_t elapsed_ns, const YdbRow& row) {
   return b;
 }
 
+std::string YdbNagleLine(int nodelay) {
+  if (nodelay == 1) return "TCP_NODELAY is ENABLED (Nagle OFF)\n";
+  if (nodelay == 0) return "TCP_NODELAY is DISABLED (Nagle ON)\n";
+  return "Failed to intercept descriptord and test for Nagle\n";  // YDB's words
+}
+
 }  // namespace rpclab

@@ -84,6 +84,10 @@ std::string YdbWorkerTable(const std::vector<double>& rps);
 // percentiles ("No successful requests" when none succeeded).
 std::string YdbStepReport(int64_t ok, int64_t elapsed_ns, const YdbRow& row);
 
+// YdbNagleLine is the line YDB's client prints first, from TCP_NODELAY on
+// its first connection (procnet's NoDelayTo: 1 set, 0 clear, -1 unread).
+std::string YdbNagleLine(int nodelay);
+
 }  // namespace rpclab
 
 #endif  // RPCLAB_YDB_H_
