@@ -112,7 +112,7 @@ func (s BulkSection) Charts() []Chart {
 
 func (s BulkSection) html() (template.HTML, error) {
 	return kindHTML(s, fmt.Sprintf("Bulk transfer (rpclab bulk): %d records", len(s.Records)),
-		"One row per step; x tcp compares throughput and CPU per GiB with the tcp step of the same size, chunk and streams (docs/bulk.md).")
+		"One row per step; x tcp compares throughput and CPU per GiB with the tcp step of the same target, size, chunk and streams (docs/bulk.md).")
 }
 
 // bulkFigures charts bulk records: for each size and stream count,

@@ -35,7 +35,7 @@ func ExampleLoad() {
 // record, with the ideal line and the efficiency derived from the
 // in-flight-1 step.
 func ExampleTable() {
-	res, _, err := report.Load(context.Background(), []string{"testdata/ydb-2025.jsonl"})
+	res, _, err := report.Load(context.Background(), []string{"testdata/ydb-2025-single-connection.jsonl"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -43,10 +43,10 @@ func ExampleTable() {
 		log.Fatal(err)
 	}
 	// Output:
-	// client    conn    rpc  inflight  throughput (req/s)  ideal (req/s)  efficiency %  P50 (µs)    P90    P99  P99.9    P100  errors  conns  cpu µs/rpc  status
-	//      cpp  shared  unary         1               10000          10000           100     100.0  200.0  250.0  500.0   900.0       0      ?         0.0      ok
-	//      cpp  shared  unary         2               16818          20000            84     119.0  238.0  297.0  595.0  1070.0       0      ?         0.0      ok
-	//      cpp  shared  unary         3               21765          30000            73     138.0  276.0  345.0  689.0  1241.0       0      ?         0.0      ok
+	// client    conn    rpc  inflight  throughput (req/s)  ideal (req/s)  efficiency %  P50 (µs)    P90    P99  P99.9   P100  errors  conns  cpu µs/rpc  status
+	//      cpp  shared  unary         1               10435          10435           100      91.0   98.0  106.0  116.0  219.0       0      ?         0.0      ok
+	//      cpp  shared  unary         2               17584          20870            84     100.0  131.0  235.0  273.0  372.0       0      ?         0.0      ok
+	//      cpp  shared  unary         3               21754          31305            69     126.0  171.0  251.0  319.0  538.0       0      ?         0.0      ok
 }
 
 // HTML writes one self-contained page of every section: here two runs,

@@ -18,8 +18,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // TestGolden: the text tables and the CSV, written from the fixed records
 // in testdata, are byte for byte the golden files. The inputs: fixtures
-// of gen_fixtures.go, YDB's published curve (a copy of
-// docs/published/ydb-2025.jsonl), a bulk and a flow run (copies of
+// of gen_fixtures.go, YDB's published table (a copy of
+// docs/published/ydb-2025-single-connection.jsonl), a bulk and a flow run (copies of
 // docs/img/bulk-results.jsonl and result/testdata/flow.jsonl) and a
 // compare run (docs/img/compare-results.jsonl).
 func TestGolden(t *testing.T) {
@@ -31,8 +31,8 @@ func TestGolden(t *testing.T) {
 		{"table.golden", []string{"healthy.jsonl"}, func(w io.Writer, res *Results) error { return Table(w, res.Runs[0].Records) }},
 		{"csv.golden", []string{"shared-bottleneck.jsonl"}, func(w io.Writer, res *Results) error { return CSV(w, res.Runs[0].Records) }},
 		{"open-table.golden", []string{"open-loop.jsonl"}, func(w io.Writer, res *Results) error { return OpenTable(w, res.Runs[0].Records) }},
-		{"ydb-table.golden", []string{"ydb-2025.jsonl"}, func(w io.Writer, res *Results) error { return Table(w, res.Runs[0].Records) }},
-		{"ydb-csv.golden", []string{"ydb-2025.jsonl"}, func(w io.Writer, res *Results) error { return CSV(w, res.Runs[0].Records) }},
+		{"ydb-table.golden", []string{"ydb-2025-single-connection.jsonl"}, func(w io.Writer, res *Results) error { return Table(w, res.Runs[0].Records) }},
+		{"ydb-csv.golden", []string{"ydb-2025-single-connection.jsonl"}, func(w io.Writer, res *Results) error { return CSV(w, res.Runs[0].Records) }},
 		{"clients-table.golden", []string{"compare.jsonl"}, func(w io.Writer, res *Results) error { return ClientTable(w, res.Runs[0].Records) }},
 		{"section-ping.golden", []string{"healthy.jsonl", "open-loop.jsonl"}, sectionTable(0)},
 		{"section-bulk.golden", []string{"bulk.jsonl"}, sectionTable(0)},
