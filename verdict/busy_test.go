@@ -1,0 +1,119 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package verdict
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rpclab/rpclab/result"
+)
+
+// other gives r the host's CPU over its interval with other work taking
+// share of its client's CPU 0 (beside what the client used itself).
+func other(r result.Record, share float64) result.Record {
+	busy := r.ClientCPUNS + int64(share*float64(r.DurationNS))
+	r.HostCPU = &result.HostCPU{
+		Client: result.CPUTimes{CPUs: []int{0}, BusyNS: busy, IdleNS: r.DurationNS - busy},
+		Host:   result.CPUTimes{CPUs: []int{0}, BusyNS: busy, IdleNS: r.DurationNS - busy},
+	}
+	return r
+}
+
+// apart gives r a client on CPU 0 and a server on CPU 1, other work
+// taking client and server of each.
+func apart(r result.Record, client, server float64) result.Record {
+	d := r.DurationNS
+	r.ServerCPU = &result.ServerCPU{CPUNS: d / 2, CPUs: 1, Busy: 0.5}
+	cb, sb := r.ClientCPUNS+int64(client*float64(d)), d/2+int64(server*float64(d))
+	r.HostCPU = &result.HostCPU{
+		Client: result.CPUTimes{CPUs: []int{0}, BusyNS: cb, IdleNS: d - cb},
+		Server: &result.CPUTimes{CPUs: []int{1}, BusyNS: sb, IdleNS: d - sb},
+		Host:   result.CPUTimes{CPUs: []int{0, 1}, BusyNS: cb + sb, IdleNS: 2*d - cb - sb},
+	}
+	return r
+}
+
+func TestOtherWork(t *testing.T) {
+	base := busy(rec("shared", 8, 1000), 0.5) // the client used half its CPU
+	unpinned := base
+	unpinned.ServerCPU = &result.ServerCPU{CPUNS: 3e8, CPUs: 2}
+	unpinned.HostCPU = &result.HostCPU{
+		Client: result.CPUTimes{CPUs: []int{0, 1}, BusyNS: 1.2e9, IdleNS: 0.7e9, StealNS: 1e8},
+		Host:   result.CPUTimes{CPUs: []int{0, 1}, BusyNS: 1.2e9, IdleNS: 0.7e9, StealNS: 1e8},
+	}
+	workers := other(base, 0.5)
+	workers.Workers = []result.WorkerShare{{Addr: "w:1", Status: "ok", Cores: 1}}
+	for _, tc := range []struct {
+		name string
+		r    result.Record
+		want []OtherCPU
+	}{
+		{"no host_cpu", base, nil},
+		{"client alone", other(base, 0.3), []OtherCPU{{[]int{0}, "the client's", 0.3}}},
+		// 1.2 s busy - 0.5 s client - 0.3 s server + 0.1 s steal, of 2 s.
+		{"unpinned, the server's CPU subtracted, steal added", unpinned, []OtherCPU{{[]int{0, 1}, "the client's and the server's", 0.25}}},
+		{"pinned apart", apart(base, 0.41, 0.38), []OtherCPU{{[]int{0}, "the client's", 0.41}, {[]int{1}, "the server's", 0.38}}},
+		{"a sweep on workers", workers, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := OtherWork(&tc.r)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			for i := range got {
+				g, w := got[i], tc.want[i]
+				if cpuList(g.CPUs) != cpuList(w.CPUs) || g.Whose != w.Whose || g.Share < w.Share-1e-9 || g.Share > w.Share+1e-9 {
+					t.Errorf("got %+v, want %+v", g, w)
+				}
+			}
+		})
+	}
+}
+
+// TestBusyHostVerdict: other work above OtherWorkShare is said first,
+// names the CPUs and in-flight counts, and no rule resting on idle CPU
+// fires on those steps.
+func TestBusyHostVerdict(t *testing.T) {
+	flat := func() []result.Record { return sweep(1000, 1000, FlatEfficiency-0.01, FlatEfficiency-0.01) }
+	each := func(recs []result.Record, f func(result.Record) result.Record, counts ...int) []result.Record {
+		for i := range recs {
+			for _, n := range counts {
+				if recs[i].Spec.Inflight == n {
+					recs[i] = f(recs[i])
+				}
+			}
+		}
+		return recs
+	}
+	for _, tc := range []struct {
+		name      string
+		recs      []result.Record
+		want      Kind
+		rule      Kind
+		text, not string
+	}{
+		{"client full on a busy CPU", each(flat(), func(r result.Record) result.Record { return other(busy(r, ClientCPUBusy), 0.3) }, 32),
+			BusyHost, ClientCPUBound, "Other processes took 30% of CPU 0 (the client's) during the step at in-flight 32", "The client's own CPU is the limit"},
+		{"server idle, both sides busy", each(flat(), func(r result.Record) result.Record { return apart(r, 0.41, 0.38) }, 16, 32),
+			BusyHost, NotServer, "Other processes took 41% of CPU 0 (the client's) and 38% of CPU 1 (the server's) during the steps at in-flight 16-32, more than the 25% a step may lose to other work: these figures are not the client's or the server's; measure again on a quiet machine.", "not the server's CPU"},
+		{"a bottleneck on a busy host", each(sweep(1000, 1000, 0.6, 0.6*BottleneckRatio), func(r result.Record) result.Record { return other(r, 0.5) }, 1),
+			BusyHost, ConnBottleneck, "What the rules read from these figures: go unary, in-flight 32", ""},
+		{"quiet", each(flat(), func(r result.Record) result.Record { return other(r, 0.02) }, 1, 16, 32),
+			BoundElsewhere, "", "Every layout flattens together", "Other processes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := Verdicts(tc.recs)
+			if len(vs) != 1 {
+				t.Fatalf("got %d verdicts, want 1", len(vs))
+			}
+			v := vs[0]
+			if v.Kind != tc.want || v.Rule != tc.rule || !strings.Contains(v.Text, tc.text) || (tc.not != "" && strings.Contains(v.Text, tc.not)) {
+				t.Errorf("got %s (rule %q): %q; want %s (rule %q) containing %q, without %q", v.Kind, v.Rule, v.Text, tc.want, tc.rule, tc.text, tc.not)
+			}
+			if tc.want == BusyHost && !strings.HasPrefix(v.Text, "Other processes took") {
+				t.Errorf("got %q, want the busy host said first", v.Text)
+			}
+		})
+	}
+}
