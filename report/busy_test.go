@@ -1,0 +1,70 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package report
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+
+	"github.com/rpclab/rpclab/verdict"
+)
+
+// TestTableOtherCPU: the step table's "other cpu %" column is the share
+// of the step's CPUs other work took, "-" for a record without the
+// host's CPU.
+func TestTableOtherCPU(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want map[int]string // in-flight -> column
+	}{
+		{"busy-host.jsonl", map[int]string{1: "2", 8: "2", 16: "41", 32: "41"}},
+		{"healthy.jsonl", map[int]string{1: "-", 32: "-"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Table(&b, fixture(t, tc.file)[0].Records); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+			if !strings.Contains(lines[0], "cpu µs/rpc  other cpu %  status") {
+				t.Fatalf("got header %q, want an other cpu %% column before status", lines[0])
+			}
+			for _, l := range lines[1:] {
+				f := strings.Fields(l)
+				// client conn rpc inflight ...; the column is the one before status.
+				n, err := strconv.Atoi(f[3])
+				if err != nil {
+					t.Fatalf("line %q: in-flight %q: %v", l, f[3], err)
+				}
+				want, ok := tc.want[n]
+				if got := f[len(f)-2]; ok && got != want {
+					t.Errorf("%s at in-flight %s: got other cpu %q, want %q", f[1], f[3], got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestBusyHostSaidFirst: the HTML report's verdict on a busy host is
+// busy-host and says so first, and doctor's text says it before its
+// verdict.
+func TestBusyHostSaidFirst(t *testing.T) {
+	runs := fixture(t, "busy-host.jsonl")
+	p, _ := render(t, runs, nil)
+	verdicts := find(p.doc, func(n *html.Node) bool { return hasClass(n, "verdict") })
+	if len(verdicts) != 1 || attr(verdicts[0], "data-kind") != string(verdict.BusyHost) || !strings.HasPrefix(text(verdicts[0]), "Other processes took 41% of CPU 0") {
+		t.Fatalf("got %d verdicts (%v), want one busy-host saying so first", len(verdicts), verdicts)
+	}
+	d := verdict.Diagnose(runs[0].Records)
+	var doc bytes.Buffer
+	DoctorText(&doc, &d, false)
+	out := doc.String()
+	first := strings.Index(out, "Verdict:")
+	if first < 0 || !strings.HasPrefix(out[first:], "Verdict: busy host. Other processes took 41% of CPU 0 (the client's) and 38% of CPU 1 (the server's) during the steps at in-flight 16-32") {
+		t.Errorf("got doctor text %q, want its first verdict the busy host", out)
+	}
+}
