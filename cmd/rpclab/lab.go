@@ -54,6 +54,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 	if len(built) == 0 {
 		return errors.Join(lab.ErrNoClient, buildErr)
 	}
+	if w := warnBusyHost(ctx); w != "" { // after the builds, before the server
+		fmt.Fprintln(stderr, w)
+	}
 	if err := s.Start(ctx); err != nil {
 		return err
 	}
