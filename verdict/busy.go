@@ -4,6 +4,8 @@ package verdict
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,11 +33,15 @@ type OtherCPU struct {
 //
 // When rpclab pinned the server apart from the client, each side's CPUs
 // are read apart: busy time on the client's CPUs less the client's CPU,
-// on the server's less the server's (when the server reported it).
-// Otherwise one set, the client's CPUs (the host's when unpinned), less
-// the client's CPU and the server's when the record carries it: a server
-// on another host then makes the share smaller, never larger, so the
-// verdict does not blame other work for a server it cannot see.
+// on the server's less the server's (when the server reported it, and
+// no netem proxy of the run shares its CPUs). Otherwise one set, the
+// client's CPUs (the host's when unpinned), less the client's CPU and the
+// server's when the record carries it (a server on another host then
+// makes the share smaller, never larger). Where a process of the run
+// itself cannot be told from other work there, the record is not judged
+// (nil): a netem proxy of the run, or a server on this host (a loopback
+// target) that does not report its CPU. The verdict must not blame other
+// work for the run's own processes.
 func OtherWork(r *result.Record) []OtherCPU {
 	h := r.HostCPU
 	if h == nil || len(r.Workers) > 0 || len(h.Client.CPUs) == 0 {
@@ -47,15 +53,37 @@ func OtherWork(r *result.Record) []OtherCPU {
 	}
 	if h.Server != nil && len(h.Server.CPUs) > 0 && !overlap(h.Client.CPUs, h.Server.CPUs) {
 		out := []OtherCPU{{h.Client.CPUs, "the client's", otherShare(h.Client, r.ClientCPUNS)}}
-		if serverNS >= 0 {
+		if serverNS >= 0 && r.Spec.Netem == nil { // lab pins its proxy beside the server
 			out = append(out, OtherCPU{h.Server.CPUs, "the server's", otherShare(*h.Server, serverNS)})
 		}
 		return out
 	}
-	if serverNS >= 0 {
+	switch {
+	case r.Spec.Netem != nil:
+		return nil
+	case serverNS >= 0:
 		return []OtherCPU{{h.Client.CPUs, "the client's and the server's", otherShare(h.Client, r.ClientCPUNS+serverNS)}}
+	case loopback(r.Spec.Target):
+		return nil
 	}
 	return []OtherCPU{{h.Client.CPUs, "the client's", otherShare(h.Client, r.ClientCPUNS)}}
+}
+
+// loopback says whether target ("host:port", maybe behind a "scheme:///")
+// is on this host.
+func loopback(target string) bool {
+	if i := strings.Index(target, ":///"); i >= 0 {
+		target = target[i+4:]
+	}
+	host, _, err := net.SplitHostPort(target)
+	if err != nil {
+		host = target
+	}
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && (a.IsLoopback() || a.IsUnspecified())
 }
 
 // OtherShare is the largest share of OtherWork(r) (0 without it): what the

@@ -10,13 +10,24 @@ import (
 )
 
 // other gives r the host's CPU over its interval with other work taking
-// share of its client's CPU 0 (beside what the client used itself).
+// share of its client's CPU 0 (beside what the client used itself), the
+// server pinned apart on CPU 1 (and not reporting its CPU).
 func other(r result.Record, share float64) result.Record {
-	busy := r.ClientCPUNS + int64(share*float64(r.DurationNS))
+	d := r.DurationNS
+	busy := r.ClientCPUNS + int64(share*float64(d))
 	r.HostCPU = &result.HostCPU{
-		Client: result.CPUTimes{CPUs: []int{0}, BusyNS: busy, IdleNS: r.DurationNS - busy},
-		Host:   result.CPUTimes{CPUs: []int{0}, BusyNS: busy, IdleNS: r.DurationNS - busy},
+		Client: result.CPUTimes{CPUs: []int{0}, BusyNS: busy, IdleNS: d - busy},
+		Server: &result.CPUTimes{CPUs: []int{1}, BusyNS: d / 2, IdleNS: d / 2},
+		Host:   result.CPUTimes{CPUs: []int{0, 1}, BusyNS: busy + d/2, IdleNS: 2*d - busy - d/2},
 	}
+	return r
+}
+
+// local is other's record with no server pinned apart: a server on this
+// host (the record's loopback target) that does not report its CPU.
+func local(r result.Record, share float64) result.Record {
+	r = other(r, share)
+	r.HostCPU.Server = nil
 	return r
 }
 
@@ -44,17 +55,31 @@ func TestOtherWork(t *testing.T) {
 	}
 	workers := other(base, 0.5)
 	workers.Workers = []result.WorkerShare{{Addr: "w:1", Status: "ok", Cores: 1}}
+	remote := local(base, 0.3)
+	remote.Spec.Target = "dns:///db.example.com:2135"
+	netem := apart(base, 0.41, 0.38)
+	netem.Spec.Netem = &result.NetemSpec{Upstream: "127.0.0.1:1"}
+	netemUnpinned := unpinned
+	netemUnpinned.Spec.Netem = netem.Spec.Netem
 	for _, tc := range []struct {
 		name string
 		r    result.Record
 		want []OtherCPU
 	}{
 		{"no host_cpu", base, nil},
-		{"client alone", other(base, 0.3), []OtherCPU{{[]int{0}, "the client's", 0.3}}},
+		{"a remote server that does not report its CPU", remote, []OtherCPU{{[]int{0}, "the client's", 0.3}}},
+		// A server on this host that does not report its CPU cannot be
+		// told from other work.
+		{"a local server that does not report its CPU", local(base, 0.3), nil},
+		{"a server pinned apart that does not report its CPU", other(base, 0.3), []OtherCPU{{[]int{0}, "the client's", 0.3}}},
 		// 1.2 s busy - 0.5 s client - 0.3 s server + 0.1 s steal, of 2 s.
 		{"unpinned, the server's CPU subtracted, steal added", unpinned, []OtherCPU{{[]int{0, 1}, "the client's and the server's", 0.25}}},
 		{"pinned apart", apart(base, 0.41, 0.38), []OtherCPU{{[]int{0}, "the client's", 0.41}, {[]int{1}, "the server's", 0.38}}},
 		{"a sweep on workers", workers, nil},
+		// lab pins the netem proxy beside the server: only the client's
+		// side is judged; unpinned, neither.
+		{"netem, pinned apart", netem, []OtherCPU{{[]int{0}, "the client's", 0.41}}},
+		{"netem, unpinned", netemUnpinned, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := OtherWork(&tc.r)
