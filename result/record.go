@@ -111,7 +111,7 @@ type Record struct {
 	// (/proc/stat), on the client's CPUs, the server's and the whole host,
 	// so that CPU taken by other work shows beside the client's and the
 	// server's own; absent when it could not be read (not Linux, an
-	// imported record, a sweep on workers).
+	// imported record; a sweep on workers has each worker's in Workers).
 	HostCPU *HostCPU `json:"host_cpu,omitempty"`
 
 	// Open loop only (spec.load_model "open"); absent from closed-loop
@@ -200,6 +200,11 @@ type WorkerShare struct {
 	// target at the end of the interval (-1: not counted, an official
 	// worker).
 	ConnsObserved int `json:"conns_observed"`
+	// HostCPU is the worker host's CPU over the interval on the CPUs the
+	// worker may run on, as its kernel counted it (/proc/stat): what
+	// other work took there is busy_ns less cpu_ns, plus steal_ns. Absent
+	// from an official worker's share and where it could not be read.
+	HostCPU *CPUTimes `json:"host_cpu,omitempty"`
 	// HistogramRelError bounds the relative error of each latency value
 	// taken from an official worker's buckets (each bucket's count is
 	// placed at its midpoint): half the driver's bucket resolution; 0 for

@@ -28,8 +28,8 @@ type OtherCPU struct {
 }
 
 // OtherWork is the CPU other work took over r's interval, per set of
-// CPUs the step depended on, from r's host_cpu (nil without it, and for a
-// sweep on workers, whose CPUs the driver's host does not see).
+// CPUs the step depended on, from r's host_cpu (nil without it); on a
+// sweep on workers, from each worker's (workersOtherWork).
 //
 // When rpclab pinned the server apart from the client, each side's CPUs
 // are read apart: busy time on the client's CPUs less the client's CPU,
@@ -43,8 +43,11 @@ type OtherCPU struct {
 // target) that does not report its CPU. The verdict must not blame other
 // work for the run's own processes.
 func OtherWork(r *result.Record) []OtherCPU {
+	if len(r.Workers) > 0 {
+		return workersOtherWork(r)
+	}
 	h := r.HostCPU
-	if h == nil || len(r.Workers) > 0 || len(h.Client.CPUs) == 0 {
+	if h == nil || len(h.Client.CPUs) == 0 {
 		return nil
 	}
 	serverNS := int64(-1)
@@ -67,6 +70,24 @@ func OtherWork(r *result.Record) []OtherCPU {
 		return nil
 	}
 	return []OtherCPU{{h.Client.CPUs, "the client's", otherShare(h.Client, r.ClientCPUNS)}}
+}
+
+// workersOtherWork is, for a step run on workers, each worker's CPUs
+// less the worker's own CPU (plus steal), from the host_cpu its
+// MarkDetail gave; nil when the target is on loopback (the server then
+// shares the workers' host, unseen).
+func workersOtherWork(r *result.Record) []OtherCPU {
+	if loopback(r.Spec.Target) {
+		return nil
+	}
+	var out []OtherCPU
+	for _, w := range r.Workers {
+		if w.Status != "ok" || w.HostCPU == nil || len(w.HostCPU.CPUs) == 0 {
+			continue
+		}
+		out = append(out, OtherCPU{w.HostCPU.CPUs, "worker " + w.Addr + "'s", otherShare(*w.HostCPU, w.CPUNS)})
+	}
+	return out
 }
 
 // loopback says whether target ("host:port", maybe behind a "scheme:///")
@@ -138,7 +159,7 @@ func Busy(recs []*result.Record) *HostLoad {
 				continue
 			}
 			hit = true
-			k := cpuList(o.CPUs)
+			k := o.Whose + " " + cpuList(o.CPUs)
 			if i, ok := most[k]; ok {
 				b.CPUs[i].Share = max(b.CPUs[i].Share, o.Share)
 			} else {
@@ -154,7 +175,7 @@ func Busy(recs []*result.Record) *HostLoad {
 		return nil
 	}
 	slices.Sort(b.Inflights)
-	slices.SortFunc(b.CPUs, func(x, y OtherCPU) int { return x.CPUs[0] - y.CPUs[0] })
+	slices.SortStableFunc(b.CPUs, func(x, y OtherCPU) int { return x.CPUs[0] - y.CPUs[0] })
 	return &b
 }
 

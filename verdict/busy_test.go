@@ -53,14 +53,24 @@ func TestOtherWork(t *testing.T) {
 		Client: result.CPUTimes{CPUs: []int{0, 1}, BusyNS: 1.2e9, IdleNS: 0.7e9, StealNS: 1e8},
 		Host:   result.CPUTimes{CPUs: []int{0, 1}, BusyNS: 1.2e9, IdleNS: 0.7e9, StealNS: 1e8},
 	}
-	workers := other(base, 0.5)
-	workers.Workers = []result.WorkerShare{{Addr: "w:1", Status: "ok", Cores: 1}}
+	workers := base
+	workers.Spec.Target = "10.0.0.9:50051"
+	workers.Workers = []result.WorkerShare{
+		{Addr: "10.0.0.5:10000", Status: "ok", Cores: 2, CPUNS: 4e8, HostCPU: &result.CPUTimes{CPUs: []int{0, 1}, BusyNS: 1.2e9, IdleNS: 0.8e9}},
+		{Addr: "10.0.0.6:10000", Status: "ok", Cores: 2, CPUNS: 4e8, HostCPU: &result.CPUTimes{CPUs: []int{0, 1}, BusyNS: 5e8, IdleNS: 1.4e9, StealNS: 1e8}},
+		{Addr: "10.0.0.7:10000", Status: "ok", Cores: 2, CPUNS: 4e8}, // an official worker
+	}
+	workersLocal := workers
+	workersLocal.Spec.Target = "127.0.0.1:50051"
 	remote := local(base, 0.3)
 	remote.Spec.Target = "dns:///db.example.com:2135"
 	netem := apart(base, 0.41, 0.38)
 	netem.Spec.Netem = &result.NetemSpec{Upstream: "127.0.0.1:1"}
 	netemUnpinned := unpinned
 	netemUnpinned.Spec.Netem = netem.Spec.Netem
+	if b := Busy([]*result.Record{&workers}); b == nil || !strings.Contains(b.Text(), "Other processes took 40% of CPUs 0-1 (worker 10.0.0.5:10000's) during the step at in-flight 8,") {
+		t.Errorf("workers: got %+v, want worker 10.0.0.5:10000's CPUs named", b)
+	}
 	for _, tc := range []struct {
 		name string
 		r    result.Record
@@ -75,7 +85,9 @@ func TestOtherWork(t *testing.T) {
 		// 1.2 s busy - 0.5 s client - 0.3 s server + 0.1 s steal, of 2 s.
 		{"unpinned, the server's CPU subtracted, steal added", unpinned, []OtherCPU{{[]int{0, 1}, "the client's and the server's", 0.25}}},
 		{"pinned apart", apart(base, 0.41, 0.38), []OtherCPU{{[]int{0}, "the client's", 0.41}, {[]int{1}, "the server's", 0.38}}},
-		{"a sweep on workers", workers, nil},
+		// (1.2 s - 0.4 s) of 2 s; (0.5 s - 0.4 s + 0.1 s) of 2 s.
+		{"a sweep on workers", workers, []OtherCPU{{[]int{0, 1}, "worker 10.0.0.5:10000's", 0.4}, {[]int{0, 1}, "worker 10.0.0.6:10000's", 0.1}}},
+		{"a sweep on workers against a server beside them", workersLocal, nil},
 		// lab pins the netem proxy beside the server: only the client's
 		// side is judged; unpinned, neither.
 		{"netem, pinned apart", netem, []OtherCPU{{[]int{0}, "the client's", 0.41}}},
