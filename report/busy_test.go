@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
 )
 
@@ -66,5 +67,30 @@ func TestBusyHostSaidFirst(t *testing.T) {
 	first := strings.Index(out, "Verdict:")
 	if first < 0 || !strings.HasPrefix(out[first:], "Verdict: busy host. Other processes took 41% of CPU 0 (the client's) and 38% of CPU 1 (the server's) during the steps at in-flight 16-32") {
 		t.Errorf("got doctor text %q, want its first verdict the busy host", out)
+	}
+}
+
+// TestOpenTableOtherCPU: the open loop's table has the column too.
+func TestOpenTableOtherCPU(t *testing.T) {
+	recs := fixture(t, "open-loop.jsonl")[0].Records
+	d := recs[0].DurationNS
+	recs[0].HostCPU = &result.HostCPU{
+		Client: result.CPUTimes{CPUs: []int{0}, BusyNS: recs[0].ClientCPUNS + d/2, IdleNS: d/2 - recs[0].ClientCPUNS},
+		Server: &result.CPUTimes{CPUs: []int{1}, BusyNS: d / 2, IdleNS: d / 2},
+		Host:   result.CPUTimes{CPUs: []int{0, 1}, BusyNS: recs[0].ClientCPUNS + d, IdleNS: d - recs[0].ClientCPUNS},
+	}
+	var b bytes.Buffer
+	if err := OpenTable(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if !strings.Contains(lines[0], "conns  other_cpu_pct  status") {
+		t.Fatalf("got header %q, want other_cpu_pct before status", lines[0])
+	}
+	for i, want := range []string{"50", "-"} {
+		f := strings.Fields(lines[i+1])
+		if got := f[len(f)-2]; got != want {
+			t.Errorf("line %d: got other_cpu_pct %q, want %q", i+1, got, want)
+		}
 	}
 }

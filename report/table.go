@@ -57,10 +57,6 @@ func Table(w io.Writer, recs []result.Record) error {
 		if r.ConnsObserved < 0 {
 			conns = "?"
 		}
-		other := "-"
-		if share, ok := verdict.OtherShare(r); ok {
-			other = strconv.FormatFloat(100*share, 'f', 0, 64)
-		}
 		st := r.Status
 		if r.Error != "" && r.Status != result.StatusOK {
 			st = r.Status + ": " + r.Error
@@ -68,7 +64,17 @@ func Table(w io.Writer, recs []result.Record) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t\n",
 			r.Env.Language, verdict.ConnLabel(r), r.Spec.RPC, r.Spec.Inflight, r.ThroughputRPS, ideal, eff,
 			us(r.Latency.P50NS), us(r.Latency.P90NS), us(r.Latency.P99NS), us(r.Latency.P999NS), us(r.Latency.P100NS),
-			errorsText(r), conns, r.ClientCPUNSPerRPC/1e3, other, st)
+			errorsText(r), conns, r.ClientCPUNSPerRPC/1e3, otherPct(r), st)
 	}
 	return tw.Flush()
+}
+
+// otherPct is the share of r's CPUs other work took, in percent
+// (verdict.OtherShare), "-" when r does not carry the host's CPU.
+func otherPct(r *result.Record) string {
+	share, ok := verdict.OtherShare(r)
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(100*share, 'f', 0, 64)
 }
