@@ -143,6 +143,9 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 		return sharedOnly(lang, rpc, shared)
 	}
 	v, ok := judgeMulti(lang, rpc, shared, multi)
+	if ok && restsOnIdleCPU(v.Kind) && v.head != "" && Busy(recsOf(rows)) != nil {
+		v.Text = v.head + "." // a trap quotes it: no rule on idle CPU of a busy host
+	}
 	tn := 0
 	for n := range traps {
 		if _, has := shared[n]; has && n > tn {

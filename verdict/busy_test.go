@@ -136,6 +136,8 @@ func TestBusyHostVerdict(t *testing.T) {
 			BusyHost, NotServer, "Other processes took 41% of CPU 0 (the client's) and 38% of CPU 1 (the server's) during the steps at in-flight 16-32, more than the 25% a step may lose to other work: these figures are not the client's or the server's; measure again on a quiet machine.", "not the server's CPU"},
 		{"a bottleneck on a busy host", each(sweep(1000, 1000, 0.6, 0.6*BottleneckRatio), func(r result.Record) result.Record { return other(r, 0.5) }, 1),
 			BusyHost, ConnBottleneck, "What the rules read from these figures: go unary, in-flight 32", ""},
+		{"a trap on a busy host", each(append(flat(), trapped(32)), func(r result.Record) result.Record { return other(busy(r, ClientCPUBusy), 0.3) }, 32),
+			Trap, "", "Other processes took 30% of CPU 0 (the client's) during the step at in-flight 32", "The client's own CPU is the limit"},
 		{"quiet", each(flat(), func(r result.Record) result.Record { return other(r, 0.02) }, 1, 16, 32),
 			BoundElsewhere, "", "Every layout flattens together", "Other processes"},
 	} {
@@ -153,4 +155,12 @@ func TestBusyHostVerdict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// trapped is a per-worker layout at in-flight n that asked for n
+// connections and got one.
+func trapped(n int) result.Record {
+	r := rec("per-worker", n, 15000)
+	r.ConnsObserved = 1
+	return r
 }
