@@ -4,6 +4,8 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,6 +93,34 @@ func TestOpenTableOtherCPU(t *testing.T) {
 		f := strings.Fields(lines[i+1])
 		if got := f[len(f)-2]; got != want {
 			t.Errorf("line %d: got other_cpu_pct %q, want %q", i+1, got, want)
+		}
+	}
+}
+
+// TestCSVOtherCPU: the CSV's other_cpu_share column, empty without the
+// host's CPU.
+func TestCSVOtherCPU(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want string // at in-flight 32, the last record
+	}{
+		{"busy-host.jsonl", "0.41"},
+		{"healthy.jsonl", ""},
+	} {
+		var b bytes.Buffer
+		if err := CSV(&b, fixture(t, tc.file)[0].Records); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := slices.Index(rows[0], "other_cpu_share")
+		if col < 0 {
+			t.Fatalf("got header %v, want other_cpu_share", rows[0])
+		}
+		if got := rows[len(rows)-1][col]; !strings.HasPrefix(got, tc.want) || (tc.want == "" && got != "") {
+			t.Errorf("%s: got other_cpu_share %q, want %q", tc.file, got, tc.want)
 		}
 	}
 }
