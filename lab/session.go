@@ -33,6 +33,9 @@ type Session struct {
 	Server string
 	// ClientCPUs are the CPUs this process was pinned to (nil: not pinned).
 	ClientCPUs []int
+	// ServerCPUs are the CPUs the child server was pinned to (nil: not
+	// pinned, or no child).
+	ServerCPUs []int
 	// Netem is the emulated network in front of the target, as records
 	// describe it (nil without a front proxy).
 	Netem *result.NetemSpec
@@ -111,6 +114,7 @@ func (s *Session) startChild(ctx context.Context) error {
 			return err
 		}
 	}
+	pinned := serverCPUs
 	if srv.PinArgs != nil && len(serverCPUs) > 0 {
 		argv = append(argv, srv.PinArgs(serverCPUs)...)
 		serverCPUs = nil
@@ -128,6 +132,7 @@ func (s *Session) startChild(ctx context.Context) error {
 		}
 	}
 	s.Target, s.Server, s.ClientCPUs = p.Addr, srv.Name, clientCPUs
+	s.ServerCPUs = pinned
 	s.cfg.progress(Event{Kind: ServerStarted, Addr: p.Addr, Pid: p.Pid, CPUs: clientCPUs})
 	return nil
 }

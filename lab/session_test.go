@@ -27,6 +27,9 @@ const defaultTestTimeout = time.Minute
 const asServer = "LAB_TEST_AS_SERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(asHog) == "1" {
+		hog()
+	}
 	if os.Getenv(asServer) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()

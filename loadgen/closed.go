@@ -35,6 +35,9 @@ type Options struct {
 	DialOptions []grpc.DialOption
 	// ClientCPUs lists the CPUs the client is pinned to, for the record.
 	ClientCPUs []int
+	// ServerCPUs lists the CPUs the server was pinned to, when it runs
+	// on this host (lab's child server), for the record's host_cpu.
+	ServerCPUs []int
 }
 
 // phases of a closed-loop step, read by every worker without a lock.
@@ -134,6 +137,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 	}
 	f.usage0 = f.readUsage(ctx)
 	cpu0, _ := procstat.CPUTime(0)
+	f.host0 = readHost()
 	start := time.Now()
 	phase.Store(phaseMeasure)
 	f.rec.StartedAt = start.UTC()
@@ -151,6 +155,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 	phase.Store(phaseDone)
 	elapsed := time.Since(start)
 	cpu1, _ := procstat.CPUTime(0)
+	f.host1 = readHost()
 	if f.usage0 != nil {
 		// Read even when ctx ended (Ctrl-C), so an interrupted step keeps it.
 		f.usage1 = f.readUsage(context.WithoutCancel(ctx))

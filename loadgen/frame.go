@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/proto/usagepb"
 	"github.com/rpclab/rpclab/result"
@@ -43,6 +44,52 @@ type frame struct {
 	// usage0 and usage1 are the server's CPU time read at the interval's
 	// start and end (nil when the server did not answer).
 	usage0, usage1 *usagepb.UsageResponse
+	// host0 and host1 are the host's CPU times read beside the client's
+	// CPU time at the interval's start and end (nil when not read).
+	host0, host1 *procstat.CPUStat
+	// serverCPUs are the CPUs the server was pinned to (Options).
+	serverCPUs []int
+}
+
+// readHost reads the host's CPU times, nil when /proc/stat cannot be read
+// (not Linux).
+func readHost() *procstat.CPUStat {
+	s, err := procstat.ReadCPUStat()
+	if err != nil {
+		return nil
+	}
+	return &s
+}
+
+// HostCPU is the host's CPU between the reads s0 and s1 (nil when either
+// is missing): on the client's CPUs (every CPU when clientCPUs is empty),
+// on the server's (when serverCPUs is not empty) and on the whole host.
+// Every ping record carries it (record.host_cpu), so that the verdict
+// can tell CPU taken by other work from the client's and the server's.
+func HostCPU(s0, s1 *procstat.CPUStat, clientCPUs, serverCPUs []int) *result.HostCPU {
+	if s0 == nil || s1 == nil {
+		return nil
+	}
+	d := s1.Sub(*s0)
+	all := d.CPUs()
+	if len(all) == 0 {
+		return nil
+	}
+	times := func(cpus []int) result.CPUTimes {
+		t := d.Sum(cpus)
+		return result.CPUTimes{CPUs: slices.Sorted(slices.Values(cpus)), BusyNS: int64(t.Busy), IdleNS: int64(t.Idle), StealNS: int64(t.Steal)}
+	}
+	h := &result.HostCPU{Host: times(all)}
+	if len(clientCPUs) > 0 {
+		h.Client = times(clientCPUs)
+	} else {
+		h.Client = h.Host
+	}
+	if len(serverCPUs) > 0 {
+		s := times(serverCPUs)
+		h.Server = &s
+	}
+	return h
 }
 
 // UsageTimeout bounds each read of the server's CPU time: a server that
@@ -84,7 +131,7 @@ func (f *frame) serverCPU(elapsed time.Duration, requests int64) *result.ServerC
 // when the target could not be reached); the frame is then closed. err is
 // ctx's error when ctx ended first; there is no frame then.
 func openFrame(ctx context.Context, spec *Spec, step Step, o Options) (f *frame, cause, err error) {
-	f = &frame{spec: spec, step: step, rec: NewRecord(spec, step, o)}
+	f = &frame{spec: spec, step: step, rec: NewRecord(spec, step, o), serverCPUs: o.ServerCPUs}
 	if cause := checkFDs(step.Conn.Conns(step.Inflight)); cause != nil {
 		return f.fail(cause), cause, nil
 	}
@@ -170,6 +217,7 @@ func (f *frame) finish(ctx context.Context, sum *stats.Summary, elapsed, cpu tim
 	rec := f.rec
 	fill(rec, sum, elapsed, cpu)
 	rec.ServerCPU = f.serverCPU(elapsed, rec.Requests)
+	rec.HostCPU = HostCPU(f.host0, f.host1, rec.Env.ClientCPUs, f.serverCPUs)
 	if nerr := rec.Requests - sum.OK(); rec.Status == result.StatusOK && float64(nerr) > MaxErrorShare*float64(rec.Requests) {
 		rec.Status = result.StatusFailed
 		rec.Error = fmt.Sprintf("%d of %d RPCs failed (%.1f%%, more than the %g%% a step may lose): %s%s",

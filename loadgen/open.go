@@ -226,6 +226,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	cpuTaken := false
 	sched.onMeasure = func(at time.Time) {
 		cpu0, _ = procstat.CPUTime(0)
+		f.host0 = readHost()
 		cpuTaken = true
 		f.rec.StartedAt = at.UTC()
 	}
@@ -244,6 +245,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	sr := sched.run(ctx, start)
 	elapsed := max(sr.stopped.Sub(start.Add(spec.Warmup)), 0)
 	cpu1, _ := procstat.CPUTime(0)
+	f.host1 = readHost()
 	if !d.drain(open.drain(spec)) {
 		sr.interrupted = true
 	}

@@ -30,6 +30,9 @@ func DoctorText(w io.Writer, d *verdict.Diagnosis, capped bool) {
 		line(d.Pools[i].Conn, d.Pools[i].Best)
 	}
 	fmt.Fprintln(w)
+	if d.Busy != nil {
+		fmt.Fprintf(w, "Verdict: busy host. %s\nWhat the study read from these figures, for what it is worth:\n", d.Busy.Text())
+	}
 	switch {
 	case d.Kind == verdict.ConnBottleneck && d.Recommended != nil:
 		n := verdict.Conns(d.Recommended.Best)

@@ -43,10 +43,10 @@ func ExampleTable() {
 		log.Fatal(err)
 	}
 	// Output:
-	// client    conn    rpc  inflight  throughput (req/s)  ideal (req/s)  efficiency %  P50 (µs)    P90    P99  P99.9   P100  errors  conns  cpu µs/rpc  status
-	//      cpp  shared  unary         1               10435          10435           100      91.0   98.0  106.0  116.0  219.0       0      ?         0.0      ok
-	//      cpp  shared  unary         2               17584          20870            84     100.0  131.0  235.0  273.0  372.0       0      ?         0.0      ok
-	//      cpp  shared  unary         3               21754          31305            69     126.0  171.0  251.0  319.0  538.0       0      ?         0.0      ok
+	// client    conn    rpc  inflight  throughput (req/s)  ideal (req/s)  efficiency %  P50 (µs)    P90    P99  P99.9   P100  errors  conns  cpu µs/rpc  other cpu %  status
+	//      cpp  shared  unary         1               10435          10435           100      91.0   98.0  106.0  116.0  219.0       0      ?         0.0            -      ok
+	//      cpp  shared  unary         2               17584          20870            84     100.0  131.0  235.0  273.0  372.0       0      ?         0.0            -      ok
+	//      cpp  shared  unary         3               21754          31305            69     126.0  171.0  251.0  319.0  538.0       0      ?         0.0            -      ok
 }
 
 // HTML writes one self-contained page of every section: here two runs,

@@ -18,7 +18,7 @@ import (
 // --max-outstanding bound was hit, the peak in flight, and errors.
 func OpenTable(w io.Writer, recs []result.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "conn\trpc\tarrival\trate_rps\tthroughput_rps\tp50_us\tp90_us\tp99_us\tp999_us\tlag_p50_us\tlag_p99_us\tbound_hits\tpeak_inflight\terrors\tconns\tstatus\t")
+	fmt.Fprintln(tw, "conn\trpc\tarrival\trate_rps\tthroughput_rps\tp50_us\tp90_us\tp99_us\tp999_us\tlag_p50_us\tlag_p99_us\tbound_hits\tpeak_inflight\terrors\tconns\tother_cpu_pct\tstatus\t")
 	for i := range recs {
 		r := &recs[i]
 		lag50, lag99 := "-", "-"
@@ -26,10 +26,10 @@ func OpenTable(w io.Writer, recs []result.Record) error {
 			lag50, lag99 = us(r.ScheduleLag.P50NS), us(r.ScheduleLag.P99NS)
 		}
 		hits, peak := optInt(r.MaxOutstandingHits), optInt(r.PeakOutstanding)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n",
 			verdict.ConnLabel(r), r.Spec.RPC, r.Spec.Arrival, r.Spec.RateRPS, r.ThroughputRPS,
 			us(r.Latency.P50NS), us(r.Latency.P90NS), us(r.Latency.P99NS), us(r.Latency.P999NS),
-			lag50, lag99, hits, peak, errorsText(r), r.ConnsObserved, r.Status)
+			lag50, lag99, hits, peak, errorsText(r), r.ConnsObserved, otherPct(r), r.Status)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("report: %w", err)

@@ -46,10 +46,13 @@ func errorsText(r *result.Record) string {
 	return strings.Join(parts, ",")
 }
 
-// Table writes the step table: one line per record.
+// Table writes the step table: one line per record. Its "other cpu %"
+// column is the share of the step's CPUs that other work took
+// (verdict.OtherShare: the most of any set of them; "-" when the record
+// does not carry the host's CPU).
 func Table(w io.Writer, recs []result.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\tconn\trpc\tinflight\tthroughput (req/s)\tideal (req/s)\tefficiency %\tP50 (µs)\tP90\tP99\tP99.9\tP100\terrors\tconns\tcpu µs/rpc\tstatus\t")
+	fmt.Fprintln(tw, "client\tconn\trpc\tinflight\tthroughput (req/s)\tideal (req/s)\tefficiency %\tP50 (µs)\tP90\tP99\tP99.9\tP100\terrors\tconns\tcpu µs/rpc\tother cpu %\tstatus\t")
 	for _, row := range verdict.Rows(recs) {
 		r := row.Rec
 		ideal, eff := "-", "-"
@@ -65,10 +68,20 @@ func Table(w io.Writer, recs []result.Record) error {
 		if r.Error != "" && r.Status != result.StatusOK {
 			st = r.Status + ": " + r.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t\n",
 			r.Env.Language, verdict.ConnLabel(r), r.Spec.RPC, r.Spec.Inflight, r.ThroughputRPS, ideal, eff,
 			us(r.Latency.P50NS), us(r.Latency.P90NS), us(r.Latency.P99NS), us(r.Latency.P999NS), us(r.Latency.P100NS),
-			errorsText(r), conns, r.ClientCPUNSPerRPC/1e3, st)
+			errorsText(r), conns, r.ClientCPUNSPerRPC/1e3, otherPct(r), st)
 	}
 	return tw.Flush()
+}
+
+// otherPct is the share of r's CPUs other work took, in percent
+// (verdict.OtherShare), "-" when r does not carry the host's CPU.
+func otherPct(r *result.Record) string {
+	share, ok := verdict.OtherShare(r)
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(100*share, 'f', 0, 64)
 }

@@ -32,6 +32,11 @@ func sample(inflight int) *Record {
 		HistogramHDR:  "HISTFAAAAB94nJNpmSzMwMBgAgADBwDJ",
 		ConnsObserved: 1,
 		ClientCPUNS:   5e8,
+		HostCPU: &HostCPU{
+			Client: CPUTimes{CPUs: []int{0}, BusyNS: 2e9, IdleNS: 9e8, StealNS: 1e8},
+			Server: &CPUTimes{CPUs: []int{1}, BusyNS: 1e9, IdleNS: 2e9},
+			Host:   CPUTimes{CPUs: []int{0, 1}, BusyNS: 3e9, IdleNS: 2.9e9, StealNS: 1e8},
+		},
 	}
 }
 

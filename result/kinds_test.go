@@ -123,6 +123,8 @@ func TestValidateRejectsBadRecords(t *testing.T) {
 	}{
 		{"ping record as bulk", KindBulk, `{"schema_version":1,"kind":"ping"}`, "kind"},
 		{"unknown transport", KindBulk, `{"schema_version":1,"kind":"bulk","spec":{"transport":"pigeon"}}`, "transport"},
+		{"host_cpu without its CPUs", KindPing, strings.Replace(string(encodeAny(t, sample(1))), `"cpus":[0],`, "", 1), "cpus"},
+		{"host_cpu busy below zero", KindPing, strings.Replace(string(encodeAny(t, sample(1))), `"busy_ns":2000000000`, `"busy_ns":-1`, 1), "busy_ns"},
 		{"not JSON", KindBulk, `{"schema_version":`, "not JSON"},
 		{"unknown kind", "ydb", `{"schema_version":1,"kind":"ydb"}`, "unknown record kind"},
 		{"flow without rpc_ns", KindFlow, strings.Replace(string(encodeAny(t, flowSample())), `"rpc_ns":[500000000,400000000],`, "", 1), "rpc_ns"},

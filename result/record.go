@@ -107,6 +107,12 @@ type Record struct {
 	// absent when the server does not answer that service (a foreign
 	// server: a YDB node, another tool's server) or a read failed.
 	ServerCPU *ServerCPU `json:"server_cpu,omitempty"`
+	// HostCPU is the host's CPU over the interval as the kernel counts it
+	// (/proc/stat), on the client's CPUs, the server's and the whole host,
+	// so that CPU taken by other work shows beside the client's and the
+	// server's own; absent when it could not be read (not Linux, an
+	// imported record; a sweep on workers has each worker's in Workers).
+	HostCPU *HostCPU `json:"host_cpu,omitempty"`
 
 	// Open loop only (spec.load_model "open"); absent from closed-loop
 	// records. Latency above then counts from each RPC's intended send
@@ -194,6 +200,11 @@ type WorkerShare struct {
 	// target at the end of the interval (-1: not counted, an official
 	// worker).
 	ConnsObserved int `json:"conns_observed"`
+	// HostCPU is the worker host's CPU over the interval on the CPUs the
+	// worker may run on, as its kernel counted it (/proc/stat): what
+	// other work took there is busy_ns less cpu_ns, plus steal_ns. Absent
+	// from an official worker's share and where it could not be read.
+	HostCPU *CPUTimes `json:"host_cpu,omitempty"`
 	// HistogramRelError bounds the relative error of each latency value
 	// taken from an official worker's buckets (each bucket's count is
 	// placed at its midpoint): half the driver's bucket resolution; 0 for
@@ -259,6 +270,35 @@ type ServerCPU struct {
 	// Busy is the share of those CPUs the server kept busy: CPUNS over the
 	// record's duration_ns times CPUs.
 	Busy float64 `json:"busy"`
+}
+
+// HostCPU is the time of the CPUs a step ran on, as the kernel counted
+// it over the step's interval (/proc/stat on the client's host, read
+// beside the client's own CPU time).
+type HostCPU struct {
+	// Client is the CPUs the client was pinned to (env.client_cpus), or
+	// every CPU of the host when it was not pinned.
+	Client CPUTimes `json:"client"`
+	// Server is the CPUs rpclab pinned the server it started to (a child
+	// server on the same host); absent otherwise.
+	Server *CPUTimes `json:"server,omitempty"`
+	// Host is every CPU of the host.
+	Host CPUTimes `json:"host"`
+}
+
+// CPUTimes is a set of CPUs' time over an interval, in nanoseconds summed
+// over the set: BusyNS+IdleNS+StealNS is the interval times the number of
+// CPUs (to the kernel's tick, 10 ms per CPU).
+type CPUTimes struct {
+	// CPUs lists the CPUs, ascending.
+	CPUs []int `json:"cpus"`
+	// BusyNS is user+nice+system+irq+softirq time: anything that ran,
+	// this step's client and server included.
+	BusyNS int64 `json:"busy_ns"`
+	// IdleNS is idle+iowait time.
+	IdleNS int64 `json:"idle_ns"`
+	// StealNS is time a hypervisor gave these CPUs to another guest.
+	StealNS int64 `json:"steal_ns"`
 }
 
 // NetemSpec is the emulated network of a step: one link per direction.

@@ -60,7 +60,15 @@ type Verdict struct {
 	// asked for (Requested) and those the OS saw (Observed).
 	Trapped             string
 	Requested, Observed int
-	Text                string
+	// Busy is what other work took from the group's steps when it took
+	// more than OtherWorkShare of some of their CPUs (nil otherwise): the
+	// Kind is then BusyHost (a Trap stays a Trap), Rule is the kind the
+	// rules gave, and Text says so first.
+	Busy *HostLoad
+	Rule Kind
+	Text string
+	// head is what was measured, before any rule's conclusion.
+	head string
 }
 
 // Verdicts judges every group of records (same client, target, service,
@@ -89,9 +97,22 @@ func Verdicts(recs []result.Record) []Verdict {
 	}
 	var out []Verdict
 	for _, k := range order {
-		if v, ok := judge(k.lang, k.rpc, groups[k]); ok {
-			out = append(out, v)
+		v, ok := judge(k.lang, k.rpc, groups[k])
+		if !ok {
+			continue
 		}
+		if b := Busy(recsOf(groups[k])); b != nil {
+			v = onBusyHost(v, b)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func recsOf(rows []Row) []*result.Record {
+	out := make([]*result.Record, len(rows))
+	for i, r := range rows {
+		out[i] = r.Rec
 	}
 	return out
 }
@@ -128,6 +149,9 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 		return sharedOnly(lang, rpc, shared)
 	}
 	v, ok := judgeMulti(lang, rpc, shared, multi)
+	if ok && restsOnIdleCPU(v.Kind) && v.head != "" && Busy(recsOf(rows)) != nil {
+		v.Text = v.head + "." // a trap quotes it: no rule on idle CPU of a busy host
+	}
 	tn := 0
 	for n := range traps {
 		if _, has := shared[n]; has && n > tn {
@@ -227,6 +251,7 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 	if best.Rec.ConnsObserved <= 0 || enough.ConnsObserved <= 0 {
 		head += "; connections counted as requested (the OS count was not read)"
 	}
+	v.head = head
 	hasIdeal := s.IdealRPS > 0 && best.IdealRPS > 0
 	busy := s
 	if ClientBusy(best.Rec) > ClientBusy(s.Rec) {

@@ -37,6 +37,8 @@ func TestVerdictFixtures(t *testing.T) {
 			[]string{"1.00x", "Every layout flattens together"}},
 		{"client-cpu-bound.jsonl", ClientCPUBound, 32, "per-worker", 32,
 			[]string{"0.94x", "The client's own CPU is the limit: per-worker kept 95% of its 1 CPU busy at 80.0 µs per RPC (shared 75.0 µs)"}},
+		{"busy-host.jsonl", BusyHost, 32, "per-worker", 32,
+			[]string{"Other processes took 41% of CPU 0 (the client's) and 38% of CPU 1 (the server's) during the steps at in-flight 16-32", "As measured: go unary, in-flight 32: per-worker gave 1.00x"}},
 		{"healthy.jsonl", Scales, 32, "per-worker", 32,
 			[]string{"shared reached 92% of its ideal line", "no bottleneck at these counts"}},
 	}

@@ -36,6 +36,11 @@ type Diagnosis struct {
 	Recommended *Layout
 	// Why says, for an Inconclusive diagnosis, what is missing.
 	Why string
+	// Busy is what other work took from the study's steps when it took
+	// more than OtherWorkShare of some of their CPUs (nil otherwise): the
+	// diagnosis says it first, since the figures are not the client's or
+	// the service's alone.
+	Busy *HostLoad
 }
 
 // Diagnose judges the records of a doctor study. A pool whose best step
@@ -72,6 +77,11 @@ func Diagnose(recs []result.Record) Diagnosis {
 			sort.Ints(l.Inflights)
 		}
 	}
+	all := make([]*result.Record, len(recs))
+	for i := range recs {
+		all[i] = &recs[i]
+	}
+	d.Busy = Busy(all)
 	d.Shared = Layout{Conn: "shared"}
 	for _, c := range order {
 		if c == "shared" {

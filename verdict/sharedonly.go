@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/rpclab/rpclab/result"
 )
 
 // sharedOnly judges a group measured with the shared layout alone (YDB's
@@ -44,6 +46,7 @@ func sharedOnly(lang, rpc string, shared map[int]Row) (Verdict, bool) {
 	if p1, pn := one.Rec.Latency.P50NS, s.Rec.Latency.P50NS; p1 > 0 && pn > 0 {
 		v.Text += fmt.Sprintf("; P50 grew %.1fx (%.0f to %.0f µs)", float64(pn)/float64(p1), float64(p1)/1e3, float64(pn)/1e3)
 	}
+	v.head = v.Text
 	const measure = "add connections (--conn shared,per-worker,pool:4; in C++, Python and Node local-pool or distinct-args, not channel-per-worker) and measure again: only a run with more than one connection can tell whether the connection is the limit."
 	switch {
 	case s.Efficiency < FlatEfficiency:
@@ -65,7 +68,8 @@ func sharedOnly(lang, rpc string, shared map[int]Row) (Verdict, bool) {
 		v.Text += fmt.Sprintf(" Past in-flight %d throughput fell: %.0f req/s at that peak, %.0f at in-flight %d (%.0f%% less), so more RPCs in flight on one connection cost throughput there.",
 			peak, math.Round(p), math.Round(t), top, 100*v.Fell)
 	}
-	if sc := s.Rec.ServerCPU; sc != nil && s.Efficiency < ScalingEfficiency {
+	// The server's idle CPU means nothing when other work took the CPUs.
+	if sc := s.Rec.ServerCPU; sc != nil && s.Efficiency < ScalingEfficiency && Busy([]*result.Record{one.Rec, s.Rec}) == nil {
 		v.ServerBusy, v.ServerLayout = sc.Busy, ConnLabel(s.Rec)
 		if sc.Busy >= ServerCPUBusy {
 			v.Text += fmt.Sprintf(" At in-flight %d the server kept %.0f%% of its %d CPU%s busy: it may well be the limit itself.", n, 100*sc.Busy, sc.CPUs, plural(sc.CPUs))

@@ -263,6 +263,33 @@ func TestDiagnoseEdges(t *testing.T) {
 	}
 }
 
+// TestOtherWorkShareEdge: a step whose other work took just above
+// OtherWorkShare of its CPU makes the verdict busy-host; at it, the rules
+// judge as on a quiet machine.
+func TestOtherWorkShareEdge(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		share float64
+		want  Kind
+	}{
+		{"at OtherWorkShare", OtherWorkShare, BoundElsewhere},
+		{"just above OtherWorkShare", OtherWorkShare + 0.01, BusyHost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := sweep(1000, 1000, FlatEfficiency-0.01, FlatEfficiency-0.01)
+			recs[len(recs)-1] = other(recs[len(recs)-1], tc.share)
+			vs := Verdicts(recs)
+			if len(vs) != 1 || vs[0].Kind != tc.want {
+				t.Fatalf("got %+v, want one %s verdict", vs, tc.want)
+			}
+			d := Diagnose(recs)
+			if got := d.Busy != nil; got != (tc.want == BusyHost) {
+				t.Errorf("Diagnose: got busy %+v, want busy %v", d.Busy, tc.want == BusyHost)
+			}
+		})
+	}
+}
+
 // TestREADMEStatesThresholds: the README's list of verdicts states each
 // threshold's value; changing a constant without the README fails here.
 func TestREADMEStatesThresholds(t *testing.T) {
@@ -280,6 +307,7 @@ func TestREADMEStatesThresholds(t *testing.T) {
 		fmt.Sprintf("shared is still at %g%% of its ideal line or more", 100*ScalingEfficiency),
 		fmt.Sprintf("is judged at %dx its in-flight-1 count", SharedOnlyInflight),
 		fmt.Sprintf("more than %g%% below its peak", 100*Fall),
+		fmt.Sprintf("other work took more than %g%% of the CPUs", 100*OtherWorkShare),
 		"gRFC A105 (`max_connections_per_subchannel`)",
 	} {
 		if !strings.Contains(readme, want) {

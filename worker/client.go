@@ -88,6 +88,7 @@ type markSnap struct {
 func (m *marker) mark(reset bool) markSnap {
 	s := m.live.Snapshot(reset)
 	_, user, sys := m.clock.since()
+	cpus, host, hostOK := m.clock.hostSince()
 	if reset {
 		m.clock = newCPUClock()
 	}
@@ -103,6 +104,12 @@ func (m *marker) mark(reset bool) markSnap {
 		CpuNs:          int64(user + sys),
 		ConnsObserved:  int64(s.Conns),
 		HostCpus:       int32(runtime.NumCPU()),
+	}
+	if hostOK {
+		for _, c := range cpus {
+			d.Cpus = append(d.Cpus, int32(c))
+		}
+		d.HostBusyNs, d.HostIdleNs, d.HostStealNs = int64(host.Busy), int64(host.Idle), int64(host.Steal)
 	}
 	for code, n := range s.ByCode {
 		if n > 0 {

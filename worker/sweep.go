@@ -379,6 +379,7 @@ func merge(rec *result.Record, parts []*part, st loadgen.Step) {
 			}
 		}
 		w.GeneratorLimited = w.CPUBusy > BusyLimit
+		w.HostCPU = hostCPU(p.detail)
 		w.Latency = stats.Quantiles(h)
 		w.HistogramHDR, _ = stats.EncodeHistogram(h)
 		all.Merge(h)
@@ -400,6 +401,19 @@ func merge(rec *result.Record, parts []*part, st loadgen.Step) {
 	if rec.Requests > 0 {
 		rec.ClientCPUNSPerRPC = float64(rec.ClientCPUNS) / float64(rec.Requests)
 	}
+}
+
+// hostCPU is the worker host's CPU in d (rpclab's MarkDetail), nil
+// without it: an official worker, or a host whose CPU was not read.
+func hostCPU(d *workerpb.MarkDetailResponse) *result.CPUTimes {
+	if d == nil || len(d.GetCpus()) == 0 {
+		return nil
+	}
+	t := &result.CPUTimes{BusyNS: d.GetHostBusyNs(), IdleNS: d.GetHostIdleNs(), StealNS: d.GetHostStealNs()}
+	for _, c := range d.GetCpus() {
+		t.CPUs = append(t.CPUs, int(c))
+	}
+	return t
 }
 
 // share reads one worker's histogram and counts by code name: rpclab's

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -100,6 +101,9 @@ func TestSweepOnTwoWorkers(t *testing.T) {
 			}
 			cpu += w.CPUNS
 			rps += w.ThroughputRPS
+			if h := w.HostCPU; runtime.GOOS == "linux" && w.Status == "ok" && (h == nil || len(h.CPUs) == 0 || h.BusyNS <= 0) {
+				t.Errorf("step %d worker %d: got host_cpu %+v, want its host's CPU over the interval", i+1, j, h)
+			}
 		}
 		if rec.ClientCPUNS != cpu || rec.ClientCPUNS <= 0 || rec.ThroughputRPS != rps || rec.Spec.Inflight != tc.shares[0]+tc.shares[1] {
 			t.Errorf("step %d: got cpu %d, throughput %v, inflight %d; want the workers' sums %d, %v, %d", i+1, rec.ClientCPUNS, rec.ThroughputRPS, rec.Spec.Inflight, cpu, rps, tc.shares[0]+tc.shares[1])

@@ -21,6 +21,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/procstat"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/workerpb"
 )
@@ -136,11 +137,34 @@ func (w *Worker) release(flag *bool) {
 type cpuClock struct {
 	start     time.Time
 	user, sys time.Duration
+	// host is the host's CPU times at start (nil: not read, not Linux).
+	host *procstat.CPUStat
 }
 
 func newCPUClock() cpuClock {
 	u, s := rusage()
-	return cpuClock{start: time.Now(), user: u, sys: s}
+	c := cpuClock{start: time.Now(), user: u, sys: s}
+	if h, err := procstat.ReadCPUStat(); err == nil {
+		c.host = &h
+	}
+	return c
+}
+
+// hostSince is the host's CPU since c on the CPUs this process may run
+// on (ok false when it cannot be read).
+func (c cpuClock) hostSince() (cpus []int, t procstat.CPUTimes, ok bool) {
+	if c.host == nil {
+		return nil, t, false
+	}
+	now, err := procstat.ReadCPUStat()
+	if err != nil {
+		return nil, t, false
+	}
+	cpus, err = procstat.AllowedCPUs()
+	if err != nil {
+		return nil, t, false
+	}
+	return cpus, now.Sub(*c.host).Sum(cpus), true
 }
 
 // since is the wall, user and system time since c.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -190,6 +191,10 @@ func TestRunClientMarksAndResets(t *testing.T) {
 	}
 	if got := d1.GetConnsObserved(); got != 3 {
 		t.Errorf("got %d connections observed, want 3 (rpclab.conn=pool:3)", got)
+	}
+	// The host's CPU on the worker's CPUs over the mark (Linux's /proc/stat).
+	if runtime.GOOS == "linux" && (len(d1.GetCpus()) == 0 || d1.GetHostBusyNs() <= 0 || d1.GetHostIdleNs() < 0) {
+		t.Errorf("got host CPU %v busy %d idle %d, want the worker's CPUs and their busy time", d1.GetCpus(), d1.GetHostBusyNs(), d1.GetHostIdleNs())
 	}
 
 	t2 := time.Now()

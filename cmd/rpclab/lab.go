@@ -54,6 +54,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 	if len(built) == 0 {
 		return errors.Join(lab.ErrNoClient, buildErr)
 	}
+	if w := warnBusyHost(ctx); w != "" { // after the builds, before the server
+		fmt.Fprintln(stderr, w)
+	}
 	if err := s.Start(ctx); err != nil {
 		return err
 	}
@@ -137,18 +140,19 @@ func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadg
 		n := len(spec.RPCs) * len(c.conns) * len(spec.Inflight)
 		switch {
 		case c.ext != nil:
+			c.ext.ServerCPUs = s.ServerCPUs
 			lc.Sweep = c.ext.Sweep
 		case open != nil:
 			n *= len(open.Rates)
 			lc.LoadModel = "open"
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
-				res, err := sf.open.sweep(ctx, spec, open, loadgen.Options{ClientCPUs: s.ClientCPUs}, sink, prog)
+				res, err := sf.open.sweep(ctx, spec, open, loadgen.Options{ClientCPUs: s.ClientCPUs, ServerCPUs: s.ServerCPUs}, sink, prog)
 				*sloRes = res
 				return err
 			}
 		default:
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
-				return loadgen.Sweep(ctx, spec, loadgen.Options{ClientCPUs: s.ClientCPUs}, sink, prog)
+				return loadgen.Sweep(ctx, spec, loadgen.Options{ClientCPUs: s.ClientCPUs, ServerCPUs: s.ServerCPUs}, sink, prog)
 			}
 		}
 		steps += n

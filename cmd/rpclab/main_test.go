@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -145,7 +146,7 @@ func TestDemoEndToEnd(t *testing.T) {
 		t.Fatalf("demo: %v; stderr:\n%s", err, e.String())
 	}
 	stdout := o.String()
-	for _, want := range []string{"throughput (req/s)", "efficiency %", "per-worker", "shared connection"} {
+	for _, want := range []string{"throughput (req/s)", "efficiency %", "other cpu %", "per-worker", "shared connection"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
@@ -164,6 +165,11 @@ func TestDemoEndToEnd(t *testing.T) {
 		}
 		if r.ConnsObserved != want || r.Status != result.StatusOK || r.Spec.Server != "go" {
 			t.Errorf("%s inflight=%d: conns %d (want %d), status %s, server %q", r.Spec.ConnMode, r.Spec.Inflight, r.ConnsObserved, want, r.Status, r.Spec.Server)
+		}
+		// The demo pins its server apart (2 CPUs or more): the record
+		// carries the host's CPU on the client's CPUs and the server's.
+		if h := r.HostCPU; runtime.GOOS == "linux" && runtime.NumCPU() >= 2 && (h == nil || h.Server == nil || len(h.Client.CPUs) == 0) {
+			t.Errorf("%s inflight=%d: got host_cpu %+v, want the client's and the server's CPUs", r.Spec.ConnMode, r.Spec.Inflight, h)
 		}
 	}
 }

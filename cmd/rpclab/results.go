@@ -38,8 +38,17 @@ func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *load
 	fmt.Fprintln(stdout)
 	if open == nil { // the verdict reads closed-loop in-flight series
 		printVerdict(stdout, recs)
-	} else if open.SLO != nil {
-		report.SLOText(stdout, open.SLO.String(), sloRes)
+	} else {
+		ptrs := make([]*result.Record, len(recs))
+		for i := range recs {
+			ptrs[i] = &recs[i]
+		}
+		if b := verdict.Busy(ptrs); b != nil { // said first, as the verdict does
+			fmt.Fprintln(stdout, b.Text())
+		}
+		if open.SLO != nil {
+			report.SLOText(stdout, open.SLO.String(), sloRes)
+		}
 	}
 	if len(sf.clients) > 0 {
 		fmt.Fprintln(stdout)

@@ -38,6 +38,10 @@ type Usage struct {
 	PeakRSS int64
 }
 
+// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
 var allocSamples = []string{"/gc/heap/allocs:bytes", "/gc/heap/allocs:objects"}
 
 // ReadUsage samples this process.

@@ -50,9 +50,6 @@ func CPUTime(pid int) (time.Duration, error) {
 	return time.Duration((ut + st) * int64(time.Second) / clockTicks), nil
 }
 
-// clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
-const clockTicks = 100
-
 // ConnsTo counts the established TCP connections that process pid (0: this
 // process) holds to the address target ("host:port"), as ss or lsof would
 // show them. The host may be a name; it is resolved.
@@ -424,4 +421,13 @@ func DieWithParent(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
 	}
 	attr.Pdeathsig = syscall.SIGTERM
 	return attr
+}
+
+// ReadCPUStat reads every CPU's times since boot from /proc/stat.
+func ReadCPUStat() (CPUStat, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return CPUStat{}, fmt.Errorf("procstat: %w", err)
+	}
+	return ParseCPUStat(string(b))
 }

@@ -57,3 +57,6 @@ func DieWithParent(attr *syscall.SysProcAttr) *syscall.SysProcAttr {
 func unsupported(what string) error {
 	return fmt.Errorf("%w (%s)", ErrUnsupported, what)
 }
+
+// ReadCPUStat needs Linux (/proc/stat).
+func ReadCPUStat() (CPUStat, error) { return CPUStat{}, unsupported("CPU times of the host") }

@@ -68,6 +68,9 @@ type External struct {
 	// SampleEvery is how often the client's connections are counted
 	// (default 50ms).
 	SampleEvery time.Duration
+	// ServerCPUs are the CPUs the server was pinned to when it runs on
+	// this host (lab's child server), for each record's host_cpu.
+	ServerCPUs []int
 }
 
 // FindClientsDir finds the clients/ folder of an rpclab checkout: upwards
@@ -200,6 +203,7 @@ func (e *External) Sweep(ctx context.Context, spec *loadgen.Spec, sink func(*res
 	}()
 
 	smp := &sampler{}
+	clientCPUs, _ := procstat.AllowedCPUs() // the client inherits this process's pin
 	go smp.run(done, cmd.Process.Pid, loadgen.HostPort(spec.Target), e.SampleEvery)
 
 	f, err := os.Open(tmp.Name())
@@ -229,6 +233,14 @@ func (e *External) Sweep(ctx context.Context, spec *loadgen.Spec, sink func(*res
 		for i := range recs {
 			r := &recs[i]
 			r.ConnsObserved = smp.maxIn(r.StartedAt, time.Duration(r.DurationNS), r.ConnsObserved)
+			if r.HostCPU == nil {
+				cpus := r.Env.ClientCPUs
+				if len(cpus) == 0 {
+					cpus = clientCPUs
+				}
+				s0, s1 := smp.hostAt(r.StartedAt, time.Duration(r.DurationNS))
+				r.HostCPU = loadgen.HostCPU(s0, s1, cpus, e.ServerCPUs)
+			}
 			if r.Status == result.StatusFailed {
 				failedSteps++
 			}
@@ -379,6 +391,8 @@ type sampler struct {
 type sample struct {
 	at time.Time
 	n  int
+	// host is the host's CPU times read with the count (nil: not read).
+	host *procstat.CPUStat
 }
 
 func (s *sampler) run(done <-chan struct{}, pid int, target string, every time.Duration) {
@@ -389,11 +403,16 @@ func (s *sampler) run(done <-chan struct{}, pid int, target string, every time.D
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if n, err := procstat.ConnsTo(pid, target); err == nil {
-			s.mu.Lock()
-			s.samples = append(s.samples, sample{time.Now(), n})
-			s.mu.Unlock()
+		x := sample{at: time.Now(), n: -1}
+		if st, err := procstat.ReadCPUStat(); err == nil {
+			x.host = &st
 		}
+		if n, err := procstat.ConnsTo(pid, target); err == nil {
+			x.n = n
+		}
+		s.mu.Lock()
+		s.samples = append(s.samples, x)
+		s.mu.Unlock()
 		select {
 		case <-done:
 			return
@@ -410,7 +429,7 @@ func (s *sampler) maxIn(start time.Time, d time.Duration, def int) int {
 	best, seen := 0, false
 	end := start.Add(d)
 	for _, x := range s.samples {
-		if !x.at.Before(start) && !x.at.After(end) {
+		if x.n >= 0 && !x.at.Before(start) && !x.at.After(end) {
 			seen = true
 			best = max(best, x.n)
 		}
@@ -419,4 +438,37 @@ func (s *sampler) maxIn(start time.Time, d time.Duration, def int) int {
 		return def
 	}
 	return best
+}
+
+// hostAt is the host's CPU times read nearest start and nearest start+d
+// (the sampler reads them every SampleEvery, so each is that close to
+// the record's interval); nil when no two distinct reads were made.
+func (s *sampler) hostAt(start time.Time, d time.Duration) (s0, s1 *procstat.CPUStat) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	end := start.Add(d)
+	var a, b *sample
+	for i := range s.samples {
+		x := &s.samples[i]
+		if x.host == nil {
+			continue
+		}
+		if a == nil || absDur(x.at.Sub(start)) < absDur(a.at.Sub(start)) {
+			a = x
+		}
+		if b == nil || absDur(x.at.Sub(end)) < absDur(b.at.Sub(end)) {
+			b = x
+		}
+	}
+	if a == nil || b == nil || !b.at.After(a.at) {
+		return nil, nil
+	}
+	return a.host, b.host
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rpclab/rpclab/internal/procstat"
 )
 
 // writes records each Write call it gets.
@@ -69,5 +72,46 @@ func TestHasLayout(t *testing.T) {
 		if got := HasLayout(tc.lang, tc.conn); got != tc.want {
 			t.Errorf("HasLayout(%q, %q) = %v, want %v", tc.lang, tc.conn, got, tc.want)
 		}
+	}
+}
+
+// TestSamplerHostAt: a record's host CPU comes from the reads nearest its
+// interval's start and end, and none from a single read.
+func TestSamplerHostAt(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	read := func(busy time.Duration) *procstat.CPUStat {
+		return &procstat.CPUStat{PerCPU: map[int]procstat.CPUTimes{0: {Busy: busy, Idle: time.Second}}}
+	}
+	s := &sampler{}
+	for i, busy := range []time.Duration{0, 10, 20, 30, 40} {
+		s.samples = append(s.samples, sample{at: t0.Add(time.Duration(i) * 50 * time.Millisecond), n: 1, host: read(busy * time.Millisecond)})
+	}
+	s.samples = append(s.samples, sample{at: t0.Add(110 * time.Millisecond), n: 1}) // no host read
+	for _, tc := range []struct {
+		name         string
+		start        time.Time
+		d            time.Duration
+		want0, want1 time.Duration
+		none         bool
+	}{
+		{"edges on reads", t0.Add(50 * time.Millisecond), 100 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond, false},
+		{"edges between reads", t0.Add(60 * time.Millisecond), 80 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond, false},
+		{"one read inside", t0.Add(48 * time.Millisecond), 4 * time.Millisecond, 0, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s0, s1 := s.hostAt(tc.start, tc.d)
+			if tc.none {
+				if s0 != nil || s1 != nil {
+					t.Errorf("got reads %v, %v, want none", s0, s1)
+				}
+				return
+			}
+			if s0 == nil || s1 == nil {
+				t.Fatalf("got no reads, want busy %v and %v", tc.want0, tc.want1)
+			}
+			if got0, got1 := s0.PerCPU[0].Busy, s1.PerCPU[0].Busy; got0 != tc.want0 || got1 != tc.want1 {
+				t.Errorf("got busy %v and %v, want %v and %v", got0, got1, tc.want0, tc.want1)
+			}
+		})
 	}
 }

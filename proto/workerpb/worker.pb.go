@@ -86,6 +86,15 @@ type MarkDetailResponse struct {
 	// mark (-1: could not be counted).
 	ConnsObserved int64 `protobuf:"varint,6,opt,name=conns_observed,json=connsObserved,proto3" json:"conns_observed,omitempty"`
 	HostCpus      int32 `protobuf:"varint,7,opt,name=host_cpus,json=hostCpus,proto3" json:"host_cpus,omitempty"`
+	// The host's CPU over elapsed_ns, as its kernel counts it (/proc/stat),
+	// on the CPUs the worker process may run on (cpus): busy
+	// (user+nice+system+irq+softirq), idle (idle+iowait) and steal, in
+	// nanoseconds summed over those CPUs. cpus is empty when the host's CPU
+	// could not be read (not Linux).
+	Cpus          []int32 `protobuf:"varint,8,rep,packed,name=cpus,proto3" json:"cpus,omitempty"`
+	HostBusyNs    int64   `protobuf:"varint,9,opt,name=host_busy_ns,json=hostBusyNs,proto3" json:"host_busy_ns,omitempty"`
+	HostIdleNs    int64   `protobuf:"varint,10,opt,name=host_idle_ns,json=hostIdleNs,proto3" json:"host_idle_ns,omitempty"`
+	HostStealNs   int64   `protobuf:"varint,11,opt,name=host_steal_ns,json=hostStealNs,proto3" json:"host_steal_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -169,13 +178,41 @@ func (x *MarkDetailResponse) GetHostCpus() int32 {
 	return 0
 }
 
+func (x *MarkDetailResponse) GetCpus() []int32 {
+	if x != nil {
+		return x.Cpus
+	}
+	return nil
+}
+
+func (x *MarkDetailResponse) GetHostBusyNs() int64 {
+	if x != nil {
+		return x.HostBusyNs
+	}
+	return 0
+}
+
+func (x *MarkDetailResponse) GetHostIdleNs() int64 {
+	if x != nil {
+		return x.HostIdleNs
+	}
+	return 0
+}
+
+func (x *MarkDetailResponse) GetHostStealNs() int64 {
+	if x != nil {
+		return x.HostStealNs
+	}
+	return 0
+}
+
 var File_rpclab_v1_worker_proto protoreflect.FileDescriptor
 
 const file_rpclab_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"\x16rpclab/v1/worker.proto\x12\trpclab.v1\"'\n" +
 	"\x11MarkDetailRequest\x12\x12\n" +
-	"\x04mark\x18\x01 \x01(\x03R\x04mark\"\xe7\x02\n" +
+	"\x04mark\x18\x01 \x01(\x03R\x04mark\"\xe3\x03\n" +
 	"\x12MarkDetailResponse\x12\x12\n" +
 	"\x04mark\x18\x01 \x01(\x03R\x04mark\x12#\n" +
 	"\rhistogram_hdr\x18\x02 \x01(\tR\fhistogramHdr\x12[\n" +
@@ -184,7 +221,14 @@ const file_rpclab_v1_worker_proto_rawDesc = "" +
 	"elapsed_ns\x18\x04 \x01(\x03R\telapsedNs\x12\x15\n" +
 	"\x06cpu_ns\x18\x05 \x01(\x03R\x05cpuNs\x12%\n" +
 	"\x0econns_observed\x18\x06 \x01(\x03R\rconnsObserved\x12\x1b\n" +
-	"\thost_cpus\x18\a \x01(\x05R\bhostCpus\x1aA\n" +
+	"\thost_cpus\x18\a \x01(\x05R\bhostCpus\x12\x12\n" +
+	"\x04cpus\x18\b \x03(\x05R\x04cpus\x12 \n" +
+	"\fhost_busy_ns\x18\t \x01(\x03R\n" +
+	"hostBusyNs\x12 \n" +
+	"\fhost_idle_ns\x18\n" +
+	" \x01(\x03R\n" +
+	"hostIdleNs\x12\"\n" +
+	"\rhost_steal_ns\x18\v \x01(\x03R\vhostStealNs\x1aA\n" +
 	"\x13RequestsByCodeEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x012Y\n" +

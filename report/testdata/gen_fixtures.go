@@ -172,6 +172,29 @@ func sharedOnlyRPS() ([]int, []float64) {
 	return counts, rps
 }
 
+// busyHost gives recs a server pinned to CPU 1 that kept half of it busy,
+// and the host's CPU with other work taking client of the client's CPU 0
+// and server of CPU 1 from in-flight from on (2% of each below it).
+func busyHost(recs []result.Record, from int, client, server float64) []result.Record {
+	for i := range recs {
+		r := &recs[i]
+		d := r.DurationNS
+		r.ServerCPU = &result.ServerCPU{CPUNS: d / 2, CPUNSPerRPC: float64(d/2) / float64(r.Requests), CPUs: 1, Busy: 0.5}
+		oc, os := 0.02, 0.02
+		if r.Spec.Inflight >= from {
+			oc, os = client, server
+		}
+		cb := min(r.ClientCPUNS+int64(oc*float64(d)), d)
+		sb := min(d/2+int64(os*float64(d)), d)
+		r.HostCPU = &result.HostCPU{
+			Client: result.CPUTimes{CPUs: []int{0}, BusyNS: cb, IdleNS: d - cb},
+			Server: &result.CPUTimes{CPUs: []int{1}, BusyNS: sb, IdleNS: d - sb},
+			Host:   result.CPUTimes{CPUs: []int{0, 1}, BusyNS: cb + sb, IdleNS: 2*d - cb - sb},
+		}
+	}
+	return recs
+}
+
 func main() {
 	own := "127.0.0.1:40001"
 	write("shared-bottleneck.jsonl", run(own, "go",
@@ -186,6 +209,13 @@ func main() {
 	write("client-cpu-bound.jsonl", run(own, "go",
 		layout{"shared", one, []float64{5000, 9000, 12000, 12500, 12600, 12600}, 75},
 		layout{"per-worker", same, []float64{5000, 8800, 11500, 11800, 11900, 11850}, 80}))
+	// Issue 30's run: every layout flat and the server half idle, because
+	// other processes took 41% of the client's CPU 0 and 38% of the
+	// server's CPU 1 at in-flight 16 and 32 (2% below that): busy-host,
+	// not not-the-server.
+	write("busy-host.jsonl", busyHost(run(own, "go",
+		layout{"shared", one, []float64{5000, 9000, 12000, 12500, 12600, 12600}, 45},
+		layout{"per-worker", same, []float64{5000, 9100, 12200, 12600, 12700, 12650}, 46}), 16, 0.41, 0.38))
 	healthy := write("healthy.jsonl", run("127.0.0.1:40002", "go",
 		layout{"shared", one, []float64{5000, 9900, 19600, 38800, 76000, 148000}, 15},
 		layout{"per-worker", same, []float64{5000, 9900, 19700, 39000, 76500, 150000}, 16}))
