@@ -3,6 +3,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -131,7 +132,8 @@ func TestBulkHTTPAndTCPRejectBadRequests(t *testing.T) {
 		}
 	}
 
-	// A raw TCP request with a bad magic gets the connection closed.
+	// A raw TCP request with a bad magic gets a refusal saying so, then the
+	// connection closed.
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", info.GetTcpAddr())
 	if err != nil {
@@ -142,8 +144,8 @@ func TestBulkHTTPAndTCPRejectBadRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = conn.SetReadDeadline(time.Now().Add(defaultTestTimeout))
-	if n, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
-		t.Errorf("after a bad request: got %d bytes, %v; want EOF", n, err)
+	if b, err := io.ReadAll(conn); err != nil || !strings.HasPrefix(string(b), bulk.RefusalMagic) || !strings.Contains(string(b), "bad magic") {
+		t.Errorf("after a bad request: got %q, %v; want a refusal naming the bad magic, then EOF", b, err)
 	}
 }
 
@@ -190,7 +192,7 @@ func TestBulkMaxSize(t *testing.T) {
 		if !tc.ok && (resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "maximum")) {
 			t.Errorf("HTTP size %d: got %d %q, want 400 naming the maximum", tc.size, resp.StatusCode, body[:min(len(body), 200)])
 		}
-		// Raw TCP: the connection is closed without a byte.
+		// Raw TCP: a refusal naming the maximum, and the connection closed.
 		conn, err := net.Dial("tcp", info.TcpAddr)
 		if err != nil {
 			t.Fatal(err)
@@ -201,13 +203,14 @@ func TestBulkMaxSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		got, err := io.Copy(io.Discard, io.LimitReader(conn, tc.size))
+		var got bytes.Buffer
+		_, err = io.Copy(&got, io.LimitReader(conn, tc.size))
 		conn.Close()
-		if tc.ok && got != tc.size {
-			t.Errorf("raw TCP size %d: got %d bytes (%v), want them all", tc.size, got, err)
+		if tc.ok && int64(got.Len()) != tc.size {
+			t.Errorf("raw TCP size %d: got %d bytes (%v), want them all", tc.size, got.Len(), err)
 		}
-		if !tc.ok && (got != 0 || err != nil) {
-			t.Errorf("raw TCP size %d: got %d bytes (%v), want the connection closed with none", tc.size, got, err)
+		if r := got.String(); !tc.ok && (err != nil || !strings.HasPrefix(r, bulk.RefusalMagic) || !strings.Contains(r, "maximum of 1048576")) {
+			t.Errorf("raw TCP size %d: got %q (%v), want a refusal naming the maximum, then the connection closed", tc.size, r, err)
 		}
 	}
 	// The default is bulk.MaxSize.
