@@ -27,6 +27,9 @@ const defaultTestTimeout = time.Minute
 const asServer = "LAB_TEST_AS_SERVER"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "netem" { // Session.Proxy runs its executable so
+		os.Exit(netemMain(os.Args[2:]))
+	}
 	if os.Getenv(asServer) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()
