@@ -7,6 +7,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,10 +105,9 @@ func TestRunWithoutSetupTimesOut(t *testing.T) {
 			}
 			fire := make(chan time.Time)
 			close(fire)
-			first := true
+			var fired atomic.Bool
 			w.setupTimer = func(time.Duration) (<-chan time.Time, func() bool) {
-				if first { // only the silent stream's timer fires
-					first = false
+				if fired.CompareAndSwap(false, true) { // only the silent stream's timer fires
 					return fire, func() bool { return false }
 				}
 				return nil, func() bool { return false }
