@@ -11,9 +11,12 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/proto/bulkpb"
 	"github.com/rpclab/rpclab/result"
@@ -118,7 +121,8 @@ func dial(transport string, ep endpoints, maxMsg int) (downloader, error) {
 		if err := need(ep.http, "http"); err != nil {
 			return nil, err
 		}
-		tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1, Protocols: new(http.Protocols)}
+		tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1, Protocols: new(http.Protocols),
+			ResponseHeaderTimeout: stallTimeout, DialContext: (&net.Dialer{Timeout: stallTimeout}).DialContext}
 		if transport == HTTP1 {
 			tr.Protocols.SetHTTP1(true)
 		} else {
@@ -188,14 +192,15 @@ type tcpDownloader struct {
 
 func (d *tcpDownloader) download(ctx context.Context, size int64, chunk int, v *verifier) error {
 	if d.conn == nil {
-		var dl net.Dialer
+		dl := net.Dialer{Timeout: stallTimeout}
 		c, err := dl.DialContext(ctx, "tcp", d.addr)
 		if err != nil {
 			return err
 		}
 		d.conn = c
 	}
-	stop := context.AfterFunc(ctx, func() { d.conn.Close() })
+	conn := d.conn // fail clears d.conn, maybe before the AfterFunc runs
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	var req [TCPRequestLen]byte
 	EncodeTCPRequest(&req, size, chunk)
@@ -205,17 +210,50 @@ func (d *tcpDownloader) download(ctx context.Context, size int64, chunk int, v *
 	if len(d.buf) < chunk {
 		d.buf = make([]byte, chunk)
 	}
+	var s stall
 	for v.n < size {
+		s.arm(d.conn)
 		n, err := d.conn.Read(d.buf[:min(int64(chunk), size-v.n)])
+		if v.n == 0 && n > 0 {
+			if rerr := refusal(d.buf[:n], d.conn); rerr != nil {
+				return d.fail(ctx, rerr)
+			}
+		}
 		v.write(d.buf[:n])
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("connection closed by the server")
 			}
-			return d.fail(ctx, err)
+			return d.fail(ctx, s.explain(err))
 		}
 	}
 	return nil
+}
+
+// stallTimeout is how long a raw transport (tcp, sidechannel) waits for the
+// server's next byte, or for its connection, before it gives up: a server
+// that stopped serving (its accept loop gone, the process frozen) must not
+// hang a run. A live server sends its next chunk within milliseconds.
+var stallTimeout = 30 * time.Second
+
+// stall keeps a read deadline stallTimeout ahead of the last read, moving
+// it only every quarter of stallTimeout so reads do not pay for it.
+type stall struct{ armed time.Time }
+
+func (s *stall) arm(c net.Conn) {
+	if now := time.Now(); now.Sub(s.armed) > stallTimeout/4 {
+		_ = c.SetReadDeadline(now.Add(stallTimeout))
+		s.armed = now
+	}
+}
+
+// explain names a read deadline's expiry as the server's stall.
+func (s *stall) explain(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("the server sent nothing for %v (stalled): %w", stallTimeout, err)
+	}
+	return err
 }
 
 func (d *tcpDownloader) fail(ctx context.Context, err error) error {
@@ -300,7 +338,7 @@ func (d *sidechannelDownloader) download(ctx context.Context, size int64, chunk 
 	if _, err := rand.Read(tok); err != nil {
 		return err
 	}
-	var dl net.Dialer
+	dl := net.Dialer{Timeout: stallTimeout}
 	conn, err := dl.DialContext(ctx, "tcp", d.addr)
 	if err != nil {
 		return fmt.Errorf("sidechannel dial: %w", err)
@@ -326,21 +364,33 @@ func (d *sidechannelDownloader) download(ctx context.Context, size int64, chunk 
 	if len(d.buf) < chunk {
 		d.buf = make([]byte, chunk)
 	}
-	var rerr error
+	var rerr, refused error
+	var s stall
 	for {
+		s.arm(conn)
 		n, err := conn.Read(d.buf[:chunk])
+		if v.n == 0 && n > 0 {
+			if refused = refusal(d.buf[:n], conn); refused != nil {
+				cancel()
+				break
+			}
+		}
 		v.write(d.buf[:n])
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			rerr = err
+			rerr = s.explain(err)
 			cancel()
 			break
 		}
 	}
 	a := <-done
 	switch {
+	case refused != nil:
+		return refused
+	case a.err != nil && rerr != nil && status.Code(a.err) == codes.Canceled:
+		return fmt.Errorf("sidechannel read: %w", rerr) // the call was cancelled for it
 	case a.err != nil:
 		return a.err
 	case rerr != nil:

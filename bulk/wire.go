@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // TCPRequestLen is the size of a raw TCP download request: the magic
@@ -66,3 +67,41 @@ const (
 	SidechannelTokenLen = 16
 	SidechannelHelloLen = len(SidechannelMagic) + SidechannelTokenLen
 )
+
+// RefusalMagic starts what a raw bulk listener (tcp, sidechannel) writes
+// instead of the stream when it refuses a connection or a request: the
+// magic, then a message of at most MaxRefusalLen bytes; then it closes the
+// connection. The stream never starts with 'R' (its first byte is 0x8b),
+// so a client tells a refusal from a response by the response's first
+// byte.
+const (
+	RefusalMagic  = "RLBX"
+	MaxRefusalLen = 512
+)
+
+// EncodeRefusal returns the refusal carrying msg (cut to MaxRefusalLen).
+func EncodeRefusal(msg string) []byte {
+	if len(msg) > MaxRefusalLen {
+		msg = msg[:MaxRefusalLen]
+	}
+	return append([]byte(RefusalMagic), msg...)
+}
+
+// ErrRefused is wrapped by the error of a download the server refused on
+// a raw transport; the error carries the server's message.
+var ErrRefused = errors.New("bulk: the server refused")
+
+// refusal returns the server's refusal if first, the first bytes of a
+// response, start one (nil if they are the stream's): it reads the rest of
+// the message from r.
+func refusal(first []byte, r io.Reader) error {
+	if len(first) == 0 || first[0] != RefusalMagic[0] {
+		return nil
+	}
+	rest, _ := io.ReadAll(io.LimitReader(r, int64(len(RefusalMagic)+MaxRefusalLen)))
+	msg, ok := strings.CutPrefix(string(first)+string(rest), RefusalMagic)
+	if !ok {
+		return fmt.Errorf("bulk: the response starts %q, neither the stream nor a refusal", first)
+	}
+	return fmt.Errorf("%w: %s", ErrRefused, msg)
+}

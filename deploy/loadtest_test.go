@@ -248,3 +248,29 @@ func listen(t *testing.T, start func(net.Listener) func()) string {
 	t.Cleanup(start(lis))
 	return lis.Addr().String()
 }
+
+// TestWorkersListenBeyondLoopback: rpclab worker listens on loopback unless
+// --host says otherwise, so every worker of the manifest (and the image's
+// default command) passes --host for every interface, or the driver, in
+// another pod, could not reach it.
+func TestWorkersListenBeyondLoopback(t *testing.T) {
+	spec, _ := readManifest(t)["spec"].(map[string]any)
+	for _, kind := range []string{"servers", "clients"} {
+		comps, _ := spec[kind].([]any)
+		for i, c := range comps {
+			c, _ := c.(map[string]any)
+			r, _ := c["run"].(map[string]any)
+			args, _ := r["args"].([]any)
+			if !slices.Contains(args, any("--host=0.0.0.0")) {
+				t.Errorf("spec.%s[%d].run.args: got %v, want --host=0.0.0.0", kind, i, args)
+			}
+		}
+	}
+	b, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `CMD ["worker", "--driver-port", "10000", "--host", "0.0.0.0"]`) {
+		t.Errorf("Dockerfile: got no CMD with --host 0.0.0.0, want the default worker reachable from outside the container")
+	}
+}

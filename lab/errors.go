@@ -16,6 +16,12 @@ var ErrInvalidOption = errors.New("lab: invalid option")
 // signal, and what the server wrote to stderr.
 var ErrServerExited = errors.New("lab: the server exited during the run")
 
+// ErrProxyExited is wrapped by the error of a session whose netem proxy
+// exited before the session ended (so its target stopped answering): the
+// error names the proxy's upstream, its exit status or signal, and what it
+// wrote to stderr.
+var ErrProxyExited = errors.New("lab: the netem proxy exited during the run")
+
 // ErrSameFile is wrapped by an OutputError when an output is one of the
 // inputs or another output: writing it would destroy what was read or
 // written before.

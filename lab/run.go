@@ -150,7 +150,7 @@ func (r *runner) client(ctx context.Context, c Client) error {
 		r.cur = nil
 		r.s.cfg.progress(e)
 	}
-	if werr != nil && !errors.Is(werr, ErrServerExited) {
+	if werr != nil && !errors.Is(werr, ErrServerExited) && !errors.Is(werr, ErrProxyExited) {
 		return errors.Join(err, werr)
 	}
 	return err

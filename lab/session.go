@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -137,41 +138,83 @@ func (s *Session) startChild(ctx context.Context) error {
 	return nil
 }
 
-// ServerErr is nil while the child server runs (or without one), and
-// after it exited an error wrapping ErrServerExited with its pid, exit
-// status or signal, and its stderr.
+// ServerErr is nil while the child server and the netem proxies run (or
+// without them), and after one exited an error wrapping ErrServerExited
+// (or ErrProxyExited) with its pid, exit status or signal, and its stderr.
 func (s *Session) ServerErr() error {
-	if s.child == nil {
-		return nil
+	if s.child != nil {
+		select {
+		case <-s.child.Done():
+			err := fmt.Errorf("%w: pid %d ended with %s", ErrServerExited, s.child.Pid, s.child.Exit())
+			if e := s.child.Stderr(); e != "" {
+				err = fmt.Errorf("%w; its stderr: %s", err, e)
+			}
+			return err
+		default:
+		}
 	}
-	select {
-	case <-s.child.Done():
-	default:
-		return nil
+	s.mu.Lock()
+	proxies := slices.Clone(s.proxies)
+	s.mu.Unlock()
+	for _, p := range proxies {
+		select {
+		case <-p.p.Done():
+			err := fmt.Errorf("%w: the proxy in front of %s (pid %d) ended with %s", ErrProxyExited, p.Upstream, p.Pid, p.p.Exit())
+			if e := p.p.Stderr(); e != "" {
+				err = fmt.Errorf("%w; its stderr: %s", err, e)
+			}
+			return err
+		default:
+		}
 	}
-	err := fmt.Errorf("%w: pid %d ended with %s", ErrServerExited, s.child.Pid, s.child.Exit())
-	if e := s.child.Stderr(); e != "" {
-		err = fmt.Errorf("%w; its stderr: %s", err, e)
+	return nil
+}
+
+// exited is closed when the child server or a netem proxy exits (never
+// without them), or when stop closes.
+func (s *Session) exited(stop <-chan struct{}) <-chan struct{} {
+	s.mu.Lock()
+	var chs []<-chan struct{}
+	for _, p := range s.proxies {
+		chs = append(chs, p.p.Done())
 	}
-	return err
+	s.mu.Unlock()
+	if s.child != nil {
+		chs = append(chs, s.child.Done())
+	}
+	out := make(chan struct{})
+	var once sync.Once
+	for _, ch := range chs {
+		go func() {
+			select {
+			case <-ch:
+				once.Do(func() { close(out) })
+			case <-stop:
+			}
+		}()
+	}
+	return out
 }
 
 // deathGrace is how long a failed record waits for news of the child
-// server's death: loadgen names a refused or reset connection at once,
-// which can beat the news.
+// server's (or a proxy's) death: loadgen names a refused or reset
+// connection at once, which can beat the news.
 const deathGrace = 250 * time.Millisecond
 
 // death is ServerErr while ctx runs (a server stopped because the caller
 // was interrupted did not die, so it is nil once ctx ended). For a record
 // that failed (failed true) it first waits up to deathGrace for the
-// child's exit, so the record names the death rather than its symptom.
+// child's or a proxy's exit, so the record names the death rather than
+// its symptom ("connection refused: nothing listens there").
 func (s *Session) death(ctx context.Context, failed bool) error {
-	if failed && s.child != nil && s.ServerErr() == nil && ctx.Err() == nil {
+	if failed && s.ServerErr() == nil && ctx.Err() == nil {
+		stop := make(chan struct{})
 		t := time.NewTimer(deathGrace)
 		select {
-		case <-s.child.Done():
+		case <-s.exited(stop):
 		case <-t.C:
 		}
+		close(stop)
 		t.Stop()
 	}
 	if ctx.Err() != nil {
@@ -181,16 +224,14 @@ func (s *Session) death(ctx context.Context, failed bool) error {
 }
 
 // Watch returns a context that is cancelled, with ServerErr as its cause,
-// as soon as the child server exits; stop releases it.
+// as soon as the child server or a netem proxy exits; stop releases it.
 func (s *Session) Watch(ctx context.Context) (wctx context.Context, stop func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
-	if s.child == nil {
-		return wctx, func() { cancel(nil) }
-	}
 	done := make(chan struct{})
+	exited := s.exited(done)
 	go func() {
 		select {
-		case <-s.child.Done():
+		case <-exited:
 			cancel(s.ServerErr())
 		case <-done:
 		case <-wctx.Done():

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asHog) == "1" {
 		hog()
 	}
+	if len(os.Args) > 1 && os.Args[1] == "netem" { // Session.Proxy runs its executable so
+		os.Exit(netemMain(os.Args[2:]))
+	}
 	if os.Getenv(asServer) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()

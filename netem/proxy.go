@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rpclab/rpclab/internal/accept"
 )
 
 // Option configures a Proxy.
@@ -114,9 +117,57 @@ func NewProxy(lis net.Listener, upstream string, n Network, opts ...Option) (*Pr
 			return nil, err
 		}
 	}
+	if err := checkLoop(lis.Addr(), upstream, cfg.dialTimeout); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Proxy{lis: lis, upstream: upstream, net: n, cfg: cfg, ctx: ctx, cancel: cancel,
 		conns: map[net.Conn]struct{}{}}, nil
+}
+
+// checkLoop refuses an upstream that resolves (within timeout) to the
+// listener's address: the same port on the same IP, or on any local IP
+// when the listener listens on every interface. A name that does not
+// resolve is left to the dial, which names it.
+func checkLoop(lis net.Addr, upstream string, timeout time.Duration) error {
+	la, ok := lis.(*net.TCPAddr)
+	if !ok {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(upstream)
+	if err != nil || port != strconv.Itoa(la.Port) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return nil
+	}
+	for _, ip := range ips {
+		if ip.IP.Equal(la.IP) || la.IP.IsUnspecified() && isLocal(ip.IP) {
+			return fmt.Errorf("%w: %s resolves to %s, where the proxy listens (%s)", ErrLoop, upstream, ip.IP, la)
+		}
+	}
+	return nil
+}
+
+// isLocal reports whether ip is this host's: loopback, unspecified, or an
+// interface's address.
+func isLocal(ip net.IP) bool {
+	if ip.IsLoopback() || ip.IsUnspecified() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // Listen listens on addr (host:port; port 0 picks a free one) and returns
@@ -151,23 +202,20 @@ func (p *Proxy) Stats() Stats {
 
 // Serve accepts connections until ctx ends or Close is called, then closes
 // every connection and returns nil. An upstream that cannot be reached
-// closes that client's connection only; the proxy keeps serving.
+// closes that client's connection only; a failed Accept (too many open
+// files) is retried after a backoff (package accept); the proxy keeps
+// serving.
 func (p *Proxy) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { p.Close() })
 	defer stop()
+	retry := func(err error) {
+		p.cfg.logger.Warn("netem: accept failed; retrying", "err", err)
+	}
 	for {
-		c, err := p.lis.Accept()
-		if err != nil {
-			if p.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				p.Close()
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
+		c, err := accept.Next(p.lis, p.ctx.Done(), retry)
+		if err != nil { // the listener is closed
 			p.Close()
-			return fmt.Errorf("netem: accept: %w", err)
+			return nil
 		}
 		p.accepted.Add(1)
 		if !p.track(c) {

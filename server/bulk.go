@@ -14,17 +14,21 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/net/netutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/accept"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/proto/bulkpb"
 	"github.com/rpclab/rpclab/result"
 )
+
+// wrapListener wraps each bulk listener StartBulk opens (tests replace it
+// to inject Accept errors).
+var wrapListener = func(l net.Listener) net.Listener { return l }
 
 // SidechannelWait is how long a SidechannelDownload call waits for its
 // connection's hello (and a hello for its call) before giving up.
@@ -55,10 +59,12 @@ type Bulk struct {
 	closers   []func() // set up by StartBulk before it returns
 	wg        sync.WaitGroup
 	closeOnce sync.Once
+	quit      chan struct{} // closed by Close
 
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{} // open raw connections, closed by Close
-	closed bool
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{} // open raw connections, closed by Close
+	refusing int                   // raw connections being refused
+	closed   bool
 }
 
 var _ bulkpb.BulkServiceServer = (*Bulk)(nil)
@@ -68,12 +74,13 @@ var _ bulkpb.BulkServiceServer = (*Bulk)(nil)
 // The options are StartBulk's; only the maximum size applies without the
 // listeners.
 func NewBulk(opts ...BulkOption) (*Bulk, error) {
-	b := &Bulk{sc: registry{m: map[[bulk.SidechannelTokenLen]byte]chan net.Conn{}}, cfg: defaultBulkConfig()}
+	b := &Bulk{cfg: defaultBulkConfig(), quit: make(chan struct{})}
 	for _, o := range opts {
 		if err := o(&b.cfg); err != nil {
 			return nil, err
 		}
 	}
+	b.sc = registry{m: map[token]*slot{}, max: b.cfg.maxConns, clock: b.cfg.clock}
 	return b, nil
 }
 
@@ -88,9 +95,12 @@ func RegisterBulk(s *grpc.Server, b *Bulk) {
 // StartBulk starts the bulk listeners on host (port 0 each): a grpc-tuned
 // gRPC server, raw TCP, HTTP (1.1 and h2c) and the sidechannel. They run
 // until ctx ends or Close is called. Every transport refuses a request
-// above the maximum size (WithMaxBulkSize); the raw listeners close a
-// connection that stays silent (WithBulkReadTimeout) and cap how many are
-// open (WithMaxBulkConns).
+// above the maximum size (WithMaxBulkSize); the raw TCP and HTTP listeners
+// close a connection that stays silent (WithBulkReadTimeout); the raw and
+// HTTP listeners cap how many connections are open (WithMaxBulkConns) and
+// answer one past the cap with an error naming it (a bulk.RefusalMagic
+// message, HTTP 503); the raw listeners keep accepting after an Accept
+// error (package accept's backoff), as the HTTP one does.
 func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, error) {
 	b, err := NewBulk(opts...)
 	if err != nil {
@@ -105,7 +115,7 @@ func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, err
 			}
 			return nil, fmt.Errorf("server: bulk: %w", err)
 		}
-		lis[i] = l
+		lis[i] = wrapListener(l)
 	}
 	// Info reads these; they are set before anything is served.
 	b.info.GrpcTunedAddr = lis[0].Addr().String()
@@ -119,11 +129,18 @@ func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, err
 
 	b.goServe(func() { b.acceptLoop(lis[1], b.serveTCP) }, func() { lis[1].Close() })
 
-	hs := &http.Server{Handler: http.HandlerFunc(b.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
+	// An idle keep-alive connection is closed after the read timeout, so
+	// idle clients cannot hold every slot under the cap.
+	hs := &http.Server{
+		Handler:           http.HandlerFunc(b.serveHTTP),
+		ReadHeaderTimeout: b.cfg.readTimeout,
+		IdleTimeout:       b.cfg.readTimeout,
+		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
+	}
 	hs.Protocols = new(http.Protocols)
 	hs.Protocols.SetHTTP1(true)
 	hs.Protocols.SetUnencryptedHTTP2(true)
-	hl := netutil.LimitListener(lis[2], b.cfg.maxConns)
+	hl := &httpLimit{Listener: lis[2], max: b.cfg.maxConns}
 	b.goServe(func() { _ = hs.Serve(hl) }, func() { hs.Close() })
 
 	b.goServe(func() { b.acceptLoop(lis[3], b.hello) }, func() { lis[3].Close() })
@@ -145,6 +162,7 @@ func (b *Bulk) goServe(serve, stop func()) {
 // their loops to end. It is safe to call more than once, concurrently.
 func (b *Bulk) Close() {
 	b.closeOnce.Do(func() {
+		close(b.quit)
 		for _, c := range b.closers {
 			c()
 		}
@@ -162,11 +180,15 @@ func (b *Bulk) Close() {
 	})
 }
 
+// acceptLoop serves a raw listener until it is closed. An Accept error
+// other than the listener's closing is retried after a backoff; a
+// connection past the cap (of the raw listeners together) gets a refusal
+// naming it.
 func (b *Bulk) acceptLoop(lis net.Listener, handle func(net.Conn)) {
 	var conns sync.WaitGroup
 	defer conns.Wait()
 	for {
-		c, err := lis.Accept()
+		c, err := accept.Next(lis, b.quit, nil)
 		if err != nil {
 			return
 		}
@@ -179,9 +201,24 @@ func (b *Bulk) acceptLoop(lis net.Listener, handle func(net.Conn)) {
 		if b.conns == nil {
 			b.conns = map[net.Conn]struct{}{}
 		}
-		if len(b.conns) >= b.cfg.maxConns { // refuse, not queue: a raw peer sees the close
+		if len(b.conns) >= b.cfg.maxConns { // refuse, not queue: a raw peer reads why
+			refuse := b.refusing < maxRefusing
+			if refuse {
+				b.refusing++
+			}
 			b.mu.Unlock()
-			c.Close()
+			if !refuse { // a flood: no word for each
+				c.Close()
+				continue
+			}
+			conns.Add(1)
+			go func() {
+				defer conns.Done()
+				writeRefusal(c, fmt.Sprintf("server: the bulk tcp and sidechannel listeners hold %d connections together, their cap: try again when one closes", b.cfg.maxConns))
+				b.mu.Lock()
+				b.refusing--
+				b.mu.Unlock()
+			}()
 			continue
 		}
 		tc := &trackedConn{Conn: c, b: b}
@@ -276,7 +313,7 @@ func (b *Bulk) SidechannelDownload(ctx context.Context, req *bulkpb.DownloadRequ
 	if len(tok) != bulk.SidechannelTokenLen {
 		return nil, status.Errorf(codes.InvalidArgument, "sidechannel_token has %d bytes, want %d", len(tok), bulk.SidechannelTokenLen)
 	}
-	c, err := b.sc.claim(ctx, [bulk.SidechannelTokenLen]byte(tok))
+	c, err := b.sc.claim(ctx, token(tok))
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +374,14 @@ func (b *Bulk) serveTCP(c net.Conn) {
 	for {
 		_ = c.SetReadDeadline(time.Now().Add(b.cfg.readTimeout))
 		size, chunk, err := bulk.ReadTCPRequest(c)
-		if err != nil || b.checkSizes(size, chunk) != nil {
+		if err == nil {
+			err = b.checkSizes(size, chunk)
+		}
+		if err != nil {
+			var ne net.Error
+			if !errors.Is(err, io.EOF) && !errors.As(err, &ne) {
+				writeRefusal(c, err.Error())
+			}
 			return
 		}
 		_ = c.SetReadDeadline(time.Time{})
@@ -350,6 +394,11 @@ func (b *Bulk) serveTCP(c net.Conn) {
 // serveHTTP answers GET /bulk?size=N&chunk=C with N bytes of the stream,
 // written C bytes at a time (HTTP/1.1 or h2c).
 func (b *Bulk) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if oc, ok := r.Context().Value(connKey{}).(*overConn); ok {
+		w.Header().Set("Connection", "close")
+		http.Error(w, fmt.Sprintf("server: the bulk http listener holds %d connections, its cap: try again when one closes", oc.max), http.StatusServiceUnavailable)
+		return
+	}
 	if r.URL.Path != "/bulk" || r.Method != http.MethodGet {
 		http.Error(w, "GET /bulk?size=N&chunk=C", http.StatusNotFound)
 		return
@@ -379,68 +428,204 @@ func (b *Bulk) hello(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	if !b.sc.offer([bulk.SidechannelTokenLen]byte(h[len(bulk.SidechannelMagic):]), c) {
-		c.Close()
+	if err := b.sc.offer(token(h[len(bulk.SidechannelMagic):]), c); err != nil {
+		writeRefusal(c, err.Error())
 	}
 }
+
+// token is a sidechannel token.
+type token = [bulk.SidechannelTokenLen]byte
 
 // registry pairs sidechannel connections with calls by token. Whichever
 // arrives first creates the slot; a slot nobody claims expires after twice
-// SidechannelWait and its connection is closed.
+// SidechannelWait and its connection is closed. It holds at most max slots
+// (WithMaxBulkConns: the sidechannel listener holds no more connections,
+// so no more calls could be paired at once); a call or a connection past
+// it is refused (ResourceExhausted) rather than queued.
 type registry struct {
+	clock clock
+	max   int
+
 	mu sync.Mutex
-	m  map[[bulk.SidechannelTokenLen]byte]chan net.Conn
+	m  map[token]*slot
 }
 
-func (r *registry) slot(tok [bulk.SidechannelTokenLen]byte) chan net.Conn {
+type slot struct {
+	ch     chan net.Conn
+	expire func() bool // stops the expiry
+}
+
+// slot returns the slot of tok, made if it is new and there is room.
+func (r *registry) slot(tok token) (*slot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ch := r.m[tok]
-	if ch == nil {
-		ch = make(chan net.Conn, 1)
-		r.m[tok] = ch
-		time.AfterFunc(2*SidechannelWait, func() {
-			r.remove(tok, ch)
-			select {
-			case c := <-ch:
-				c.Close()
-			default:
-			}
-		})
+	if sl := r.m[tok]; sl != nil {
+		return sl, nil
 	}
-	return ch
+	if len(r.m) >= r.max {
+		return nil, status.Errorf(codes.ResourceExhausted, "server: the sidechannel holds %d pending tokens, its cap: try again when one is claimed or expires", r.max)
+	}
+	sl := &slot{ch: make(chan net.Conn, 1)}
+	r.m[tok] = sl
+	sl.expire = r.clock.afterFunc(2*SidechannelWait, func() {
+		r.remove(tok, sl)
+		select {
+		case c := <-sl.ch:
+			c.Close()
+		default:
+		}
+	})
+	return sl, nil
 }
 
-func (r *registry) remove(tok [bulk.SidechannelTokenLen]byte, ch chan net.Conn) {
+func (r *registry) remove(tok token, sl *slot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.m[tok] == ch {
+	if r.m[tok] == sl {
 		delete(r.m, tok)
+		sl.expire()
+		if len(r.m) == 0 {
+			// A map never shrinks: give back what a burst of tokens took.
+			r.m = map[token]*slot{}
+		}
 	}
 }
 
-// offer hands c to the slot of tok; false if the slot already has one.
-func (r *registry) offer(tok [bulk.SidechannelTokenLen]byte, c net.Conn) bool {
+// pending is the number of slots.
+func (r *registry) pending() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.m)
+}
+
+// offer hands c to the slot of tok; an error if the slot already has one
+// or there is no room for it.
+func (r *registry) offer(tok token, c net.Conn) error {
+	sl, err := r.slot(tok)
+	if err != nil {
+		return err
+	}
 	select {
-	case r.slot(tok) <- c:
-		return true
+	case sl.ch <- c:
+		return nil
 	default:
-		return false
+		return fmt.Errorf("server: sidechannel token %x was presented twice", tok)
 	}
 }
 
 // claim waits for the connection of tok.
-func (r *registry) claim(ctx context.Context, tok [bulk.SidechannelTokenLen]byte) (net.Conn, error) {
-	ch := r.slot(tok)
-	defer r.remove(tok, ch)
-	t := time.NewTimer(SidechannelWait)
-	defer t.Stop()
+func (r *registry) claim(ctx context.Context, tok token) (net.Conn, error) {
+	sl, err := r.slot(tok)
+	if err != nil {
+		return nil, err
+	}
+	defer r.remove(tok, sl)
+	timeout := make(chan struct{})
+	stop := r.clock.afterFunc(SidechannelWait, func() { close(timeout) })
+	defer stop()
 	select {
-	case c := <-ch:
+	case c := <-sl.ch:
 		return c, nil
-	case <-t.C:
+	case <-timeout:
 		return nil, status.Errorf(codes.FailedPrecondition, "no sidechannel connection presented token %x within %v", tok, SidechannelWait)
 	case <-ctx.Done():
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}
+}
+
+// clock starts timers (tests replace it).
+type clock interface {
+	afterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+type realClock struct{}
+
+func (realClock) afterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+
+// maxRefusing bounds the connections past the cap a listener answers with
+// a refusal at once (each for at most refusalWait); past it, one is closed
+// unanswered.
+const maxRefusing = 64
+
+// refusalWait bounds how long a refused raw connection is kept to read
+// what its peer sent: closing it unread would reset it, and a reset may
+// discard the refusal before the peer reads it.
+const refusalWait = time.Second
+
+// writeRefusal writes a bulk.RefusalMagic message on c, half-closes it,
+// reads what the peer sent (at most refusalWait) and closes it.
+func writeRefusal(c net.Conn, msg string) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(refusalWait))
+	if _, err := c.Write(bulk.EncodeRefusal(msg)); err != nil {
+		return
+	}
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	} else if tc, ok := c.(*trackedConn); ok {
+		if cw, ok := tc.Conn.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+}
+
+// connKey is the context key of the HTTP request's connection.
+type connKey struct{}
+
+// httpLimit caps the HTTP listener's open connections: past the cap, up to
+// maxRefusing more are accepted as overConns, answered 503 and closed
+// within refusalWait; past that, closed unanswered.
+type httpLimit struct {
+	net.Listener
+	max int
+
+	mu         sync.Mutex
+	open, over int
+}
+
+func (l *httpLimit) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err // http.Server backs off and retries
+		}
+		l.mu.Lock()
+		switch {
+		case l.open < l.max:
+			l.open++
+			l.mu.Unlock()
+			return &countedConn{Conn: c, n: &l.open, mu: &l.mu}, nil
+		case l.over < maxRefusing:
+			l.over++
+			l.mu.Unlock()
+			_ = c.SetDeadline(time.Now().Add(refusalWait))
+			return &overConn{countedConn: countedConn{Conn: c, n: &l.over, mu: &l.mu}, max: l.max}, nil
+		}
+		l.mu.Unlock()
+		c.Close()
+	}
+}
+
+// countedConn leaves its count when closed.
+type countedConn struct {
+	net.Conn
+	mu   *sync.Mutex
+	n    *int
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() {
+		c.mu.Lock()
+		*c.n--
+		c.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// overConn is an HTTP connection past the cap.
+type overConn struct {
+	countedConn
+	max int
 }

@@ -15,9 +15,9 @@ import (
 // stream and transport), far below a process's file descriptor limit.
 const DefaultMaxBulkConns = 256
 
-// DefaultBulkReadTimeout is how long the raw TCP listener waits for a
-// request (the first on a connection, or the next after a download) before
-// it closes the connection, when WithBulkReadTimeout is not given. A bulk
+// DefaultBulkReadTimeout is how long the raw TCP and HTTP listeners wait
+// for a request (the first on a connection, or the next after a download)
+// before they close the connection, when WithBulkReadTimeout is not given. A bulk
 // client sends its next request at once; a silent connection is a leak.
 const DefaultBulkReadTimeout = 30 * time.Second
 
@@ -28,10 +28,11 @@ type bulkConfig struct {
 	maxSize     int64
 	maxConns    int
 	readTimeout time.Duration
+	clock       clock // the sidechannel registry's timers
 }
 
 func defaultBulkConfig() bulkConfig {
-	return bulkConfig{maxSize: bulk.MaxSize, maxConns: DefaultMaxBulkConns, readTimeout: DefaultBulkReadTimeout}
+	return bulkConfig{maxSize: bulk.MaxSize, maxConns: DefaultMaxBulkConns, readTimeout: DefaultBulkReadTimeout, clock: realClock{}}
 }
 
 // WithMaxBulkSize sets the most bytes one bulk request may ask for, on every
@@ -50,10 +51,13 @@ func WithMaxBulkSize(n int64) BulkOption {
 	}
 }
 
-// WithMaxBulkConns caps the connections each extra bulk listener holds
-// open (default DefaultMaxBulkConns; 0 means the default). Past it, the raw
-// TCP and sidechannel listeners close a new connection at once, and the
-// HTTP listener waits to accept it until one closes.
+// WithMaxBulkConns caps the connections the raw bulk listeners (TCP and
+// sidechannel, together) hold open, the HTTP listener's, and the
+// sidechannel tokens waiting for their pair (default
+// DefaultMaxBulkConns; 0 means the default). Past it, the raw TCP and
+// sidechannel listeners answer a new connection with a refusal naming the
+// cap (bulk.RefusalMagic) and close it, the HTTP listener answers 503
+// naming it, and a SidechannelDownload gets ResourceExhausted.
 func WithMaxBulkConns(n int) BulkOption {
 	return func(c *bulkConfig) error {
 		if n < 0 {
@@ -67,8 +71,9 @@ func WithMaxBulkConns(n int) BulkOption {
 }
 
 // WithBulkReadTimeout sets how long the raw TCP listener waits for a
-// request before it closes the connection (default DefaultBulkReadTimeout;
-// 0 means the default).
+// request, and the HTTP listener for a request's header or the next
+// request on a kept-alive connection, before it closes the connection
+// (default DefaultBulkReadTimeout; 0 means the default).
 func WithBulkReadTimeout(d time.Duration) BulkOption {
 	return func(c *bulkConfig) error {
 		if d < 0 {

@@ -27,16 +27,21 @@ func (w *Worker) RunClient(stream grpc.BidiStreamingServer[pb.ClientArgs, pb.Cli
 		return status.Errorf(codes.FailedPrecondition, "%v: a RunClient is already running", ErrBusy)
 	}
 	defer w.release(&w.client)
-	args, err := stream.Recv()
+	args, err := recvSetup(w, stream.Recv)
 	if err != nil {
 		return err
 	}
-	if args.GetSetup() == nil {
+	cfg := args.GetSetup()
+	if cfg == nil {
 		return status.Errorf(codes.InvalidArgument, "%v: the first message must be the setup", ErrConfig)
 	}
-	run, err := clientRunOf(args.GetSetup(), w.o.DialTimeout)
+	run, err := clientRunOf(cfg, w.o.DialTimeout)
 	if err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if err := run.admit(int(cfg.GetClientChannels()), int(cfg.GetOutstandingRpcsPerChannel()), w.o.MemoryBudget); err != nil {
+		w.o.Logger.Info("worker: client refused", "err", err)
+		return status.Error(codes.ResourceExhausted, err.Error())
 	}
 	live, err := loadgen.StartLive(stream.Context(), &run.spec, run.step, run.rate, run.arrival, loadgen.Options{})
 	if err != nil {
@@ -45,7 +50,7 @@ func (w *Worker) RunClient(stream grpc.BidiStreamingServer[pb.ClientArgs, pb.Cli
 	defer live.Stop()
 	w.o.Logger.Info("worker: client started", "target", run.spec.Target, "conn", run.step.Conn.String(), "inflight", run.step.Inflight, "rate", run.rate, "arrival", run.arrival)
 	w.mu.Lock()
-	w.details = nil
+	w.details, w.marks = w.details[:0], 0
 	w.mu.Unlock()
 	m := &marker{run: run, live: live, clock: newCPUClock()}
 	st := &pb.ClientStatus{Stats: m.mark(false).stats}
@@ -64,10 +69,7 @@ func (w *Worker) RunClient(stream grpc.BidiStreamingServer[pb.ClientArgs, pb.Cli
 			return status.Errorf(codes.InvalidArgument, "%v: after the setup, only marks", ErrConfig)
 		}
 		snap := m.mark(args.GetMark().GetReset_())
-		w.mu.Lock()
-		snap.detail.Mark = int64(len(w.details) + 1)
-		w.details = append(w.details, snap.detail)
-		w.mu.Unlock()
+		w.keep(snap.detail)
 		st = &pb.ClientStatus{Stats: snap.stats}
 	}
 }
@@ -123,14 +125,36 @@ func (m *marker) mark(reset bool) markSnap {
 	return markSnap{stats: cs, detail: d}
 }
 
+// KeptMarks is how many marks' detail a worker keeps: the latest ones of
+// the current or last RunClient. A driver asks for a mark's detail right
+// after the mark (rpclab's asks for the last one only), so older ones are
+// dropped: a run of any length holds at most KeptMarks details (each an
+// HDR histogram of a few KiB to about 20 KiB, and a few numbers).
+const KeptMarks = 16
+
+// keep numbers d as the next mark and keeps it, dropping the oldest beyond
+// KeptMarks.
+func (w *Worker) keep(d *workerpb.MarkDetailResponse) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.marks++
+	d.Mark = w.marks
+	if len(w.details) == KeptMarks {
+		copy(w.details, w.details[1:])
+		w.details = w.details[:KeptMarks-1]
+	}
+	w.details = append(w.details, d)
+}
+
 // MarkDetail returns the detail of one mark of the current or last
-// RunClient (mark 1 is the first Mark after the setup).
+// RunClient (mark 1 is the first Mark after the setup), among the last
+// KeptMarks.
 func (w *Worker) MarkDetail(_ context.Context, req *workerpb.MarkDetailRequest) (*workerpb.MarkDetailResponse, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	i := req.GetMark()
-	if i < 1 || i > int64(len(w.details)) {
-		return nil, status.Errorf(codes.NotFound, "worker: no mark %d (the current or last client has %d)", i, len(w.details))
+	i, first := req.GetMark(), w.marks-int64(len(w.details))+1
+	if i < first || i > w.marks {
+		return nil, status.Errorf(codes.NotFound, "worker: no mark %d (the current or last client has marks %d..%d: a worker keeps the last %d)", i, first, w.marks, KeptMarks)
 	}
-	return w.details[i-1], nil
+	return w.details[i-first], nil
 }

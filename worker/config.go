@@ -54,6 +54,9 @@ func clientRunOf(cfg *pb.ClientConfig, dialTimeout time.Duration) (*clientRun, e
 	if ch < 1 || out < 1 {
 		return nil, fmt.Errorf("%w: client_channels %d, outstanding_rpcs_per_channel %d: both must be at least 1", ErrConfig, ch, out)
 	}
+	if ch > MaxChannels || ch*out > loadgen.MaxInflight {
+		return nil, fmt.Errorf("%w: client_channels %d x outstanding_rpcs_per_channel %d = %d RPCs in flight: rpclab's worker runs at most %d channels and %d RPCs in flight", ErrConfig, ch, out, ch*out, MaxChannels, loadgen.MaxInflight)
+	}
 	r := &clientRun{step: loadgen.Step{Inflight: ch * out, Conn: layoutOf(ch, out)}}
 	r.spec = loadgen.Spec{Target: cfg.GetServerTargets()[0], DialTimeout: dialTimeout}
 	switch cfg.GetRpcType() {
@@ -103,6 +106,10 @@ func layoutOf(channels, outstanding int) loadgen.ConnMode {
 	}
 }
 
+// maxPayload is the largest payload a ping carries within gRPC's default
+// 4 MiB message limit (loadgen.Spec.Validate's bound).
+const maxPayload = 4<<20 - 64
+
 // payload reads simple_params: rpclab's ping sends and asks for one size.
 func (r *clientRun) payload(p *pb.PayloadConfig) error {
 	if p == nil {
@@ -114,6 +121,9 @@ func (r *clientRun) payload(p *pb.PayloadConfig) error {
 	}
 	if sp.GetReqSize() != sp.GetRespSize() {
 		return fmt.Errorf("%w: payload_config.simple_params: req_size %d, resp_size %d: rpclab's ping uses one size both ways", ErrConfig, sp.GetReqSize(), sp.GetRespSize())
+	}
+	if n := sp.GetReqSize(); n < 0 || n > maxPayload {
+		return fmt.Errorf("%w: payload_config.simple_params: req_size %d is outside 0..%d bytes (gRPC's default 4 MiB message limit)", ErrConfig, n, maxPayload)
 	}
 	r.spec.PayloadBytes = int(sp.GetReqSize())
 	return nil

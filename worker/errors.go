@@ -19,3 +19,12 @@ var ErrUnreachable = errors.New("worker: unreachable")
 // ErrNoDetail marks a mark without rpclab's detail: the worker is not
 // rpclab's (it has no WorkerDetail service), or it was not marked yet.
 var ErrNoDetail = errors.New("worker: no detail")
+
+// ErrBudget marks a ClientConfig whose planned memory is above the
+// worker's budget (Options.MemoryBudget); the driver receives it as
+// ResourceExhausted and the message names the fields and the budget.
+var ErrBudget = errors.New("worker: over the memory budget")
+
+// ErrNoSetup marks a RunClient or RunServer stream that sent no setup
+// within Options.SetupTimeout; the driver receives it as DeadlineExceeded.
+var ErrNoSetup = errors.New("worker: no setup")

@@ -25,7 +25,7 @@ func (w *Worker) RunServer(stream grpc.BidiStreamingServer[pb.ServerArgs, pb.Ser
 		return status.Errorf(codes.FailedPrecondition, "%v: a RunServer is already running", ErrBusy)
 	}
 	defer w.release(&w.server)
-	args, err := stream.Recv()
+	args, err := recvSetup(w, stream.Recv)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
@@ -34,6 +36,16 @@ type Options struct {
 	// ServerHost is the address RunServer's ping server listens on ("":
 	// every interface, as gRPC's workers do).
 	ServerHost string
+	// SetupTimeout bounds how long RunClient and RunServer wait for the
+	// stream's first message, the setup, while they hold the run slot
+	// (default 30 s); past it the stream ends with DeadlineExceeded and the
+	// slot is free.
+	SetupTimeout time.Duration
+	// MemoryBudget is the most memory one RunClient may plan to use, as
+	// estimated from its ClientConfig (RPCBytes per RPC in flight, twice
+	// the payload, ConnBytes per connection); a config above it is refused
+	// with ResourceExhausted (default DefaultMemoryBudget).
+	MemoryBudget int64
 	// Logger gets one line per run started or stopped (default: discard).
 	Logger *slog.Logger
 }
@@ -46,10 +58,14 @@ type Worker struct {
 	quit chan struct{}
 	once sync.Once
 
+	// setupTimer starts the wait for a setup (tests replace it).
+	setupTimer func(time.Duration) (<-chan time.Time, func() bool)
+
 	mu      sync.Mutex
 	client  bool                           // a RunClient is running
 	server  bool                           // a RunServer is running
-	details []*workerpb.MarkDetailResponse // marks of the current or last RunClient
+	details []*workerpb.MarkDetailResponse // the last KeptMarks marks of the current or last RunClient
+	marks   int64                          // marks of the current or last RunClient
 }
 
 var (
@@ -65,10 +81,57 @@ func New(o Options) (*Worker, error) {
 	if o.DialTimeout == 0 {
 		o.DialTimeout = 10 * time.Second
 	}
+	if o.SetupTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative setup timeout %v", ErrConfig, o.SetupTimeout)
+	}
+	if o.SetupTimeout == 0 {
+		o.SetupTimeout = DefaultSetupTimeout
+	}
+	if o.MemoryBudget < 0 {
+		return nil, fmt.Errorf("%w: negative memory budget %d", ErrConfig, o.MemoryBudget)
+	}
+	if o.MemoryBudget == 0 {
+		o.MemoryBudget = DefaultMemoryBudget
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Worker{o: o, quit: make(chan struct{})}, nil
+	return &Worker{o: o, quit: make(chan struct{}), setupTimer: realTimer}, nil
+}
+
+// DefaultSetupTimeout is Options.SetupTimeout's default: a driver sends the
+// setup as soon as the stream opens.
+const DefaultSetupTimeout = 30 * time.Second
+
+// realTimer is a time.Timer as setupTimer's shape.
+func realTimer(d time.Duration) (<-chan time.Time, func() bool) {
+	t := time.NewTimer(d)
+	return t.C, t.Stop
+}
+
+// recvSetup receives a stream's first message, waiting at most
+// SetupTimeout: a stream that never sends its setup must not hold the run
+// slot. When it gives up, the handler returns and gRPC cancels the stream,
+// which ends the Recv still waiting.
+func recvSetup[T any](w *Worker, recv func() (*T, error)) (*T, error) {
+	type msg struct {
+		m   *T
+		err error
+	}
+	done := make(chan msg, 1)
+	go func() {
+		m, err := recv()
+		done <- msg{m, err}
+	}()
+	fire, stop := w.setupTimer(w.o.SetupTimeout)
+	defer stop()
+	select {
+	case m := <-done:
+		return m.m, m.err
+	case <-fire:
+		w.o.Logger.Info("worker: no setup in time", "timeout", w.o.SetupTimeout)
+		return nil, status.Errorf(codes.DeadlineExceeded, "%v: the stream sent no setup within %v", ErrNoSetup, w.o.SetupTimeout)
+	}
 }
 
 // Serve serves the worker's services on lis until ctx ends or a driver

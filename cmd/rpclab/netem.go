@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -38,6 +39,9 @@ is passed to the other once the bytes before it have arrived.
 
 Any client in any language can use it: point the client at --listen. The
 first line on stdout is "listening on ADDR". SIGINT or SIGTERM stops it.
+It forwards whoever connects to --listen (loopback by default) to
+--upstream, with no authentication; an upstream that is the proxy itself is
+refused, and a failed accept (out of file descriptors) is retried.
 "rpclab sweep --delay" starts it for you. "rpclab netem selftest" measures
 its accuracy and cost on this machine.`,
 		Example: `  rpclab netem --listen 127.0.0.1:6000 --upstream 127.0.0.1:50051 --delay 2.5ms
@@ -64,6 +68,9 @@ its accuracy and cost on this machine.`,
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			p, err := netem.Listen(listen, upstream, n, netem.WithQueueBytes(nf.queue),
 				netem.WithDialTimeout(dialTimeout), netem.WithLogger(log))
+			if errors.Is(err, netem.ErrLoop) {
+				return usageError{fmt.Errorf("--upstream: %w", err)}
+			}
 			if err != nil {
 				return usageError{err}
 			}

@@ -42,6 +42,21 @@ func TestNetemBadFlags(t *testing.T) {
 		{"selftest negative rtt", []string{"netem", "selftest", "--rtt=-1ms", "--bulk", "0"}, "negative RTT"},
 		{"selftest bad bulk", []string{"netem", "selftest", "--bulk", "lots"}, "--bulk"},
 	}
+	// A proxy in front of itself would dial itself until out of files.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := l.Addr().String()
+	l.Close()
+	_, port, _ := net.SplitHostPort(self)
+	for _, up := range []string{self, "localhost:" + port} {
+		tests = append(tests, struct {
+			name string
+			args []string
+			want string
+		}{"upstream is itself: " + up, []string{"netem", "--listen", self, "--upstream", up}, "--upstream: netem: the upstream is the proxy itself"})
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runInProcess(tc.args...)

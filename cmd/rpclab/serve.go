@@ -52,8 +52,12 @@ It has no authentication: keep it on loopback (the default), or give it
 --tls-cert and --tls-key. With TLS, the ping and bulk services are served on
 the one TLS port and the plaintext bulk listeners (grpc-tuned, raw TCP,
 HTTP, sidechannel) are not started. Every bulk request is refused above
---max-bulk-size; the raw bulk listeners close connections silent for
---bulk-read-timeout and hold at most --max-bulk-conns.
+--max-bulk-size. The raw TCP and HTTP bulk listeners close connections
+silent (or idle between requests) for --bulk-read-timeout; the raw TCP and
+sidechannel listeners together, and the HTTP listener, hold at most
+--max-bulk-conns, answering one more with an error naming the cap; at most
+that many sidechannel tokens wait for their pair (a call past it gets
+ResourceExhausted); a failed accept (out of file descriptors) is retried.
 
 With --impl cpp, rpclab builds (if needed) and becomes the C++ asynchronous
 completion-queue server of clients/cpp (the same wire; no bulk services);
@@ -96,8 +100,8 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 	f.StringVar(&sf.tlsCert, "tls-cert", "", "serve TLS with this PEM certificate (chain); needs --tls-key")
 	f.StringVar(&sf.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	f.StringVar(&sf.maxBulk, "max-bulk-size", "", "largest bulk download one request may ask for (default 64GiB)")
-	f.IntVar(&sf.bulkConns, "max-bulk-conns", 0, fmt.Sprintf("connections each raw bulk listener holds open at most (0: %d)", server.DefaultMaxBulkConns))
-	f.DurationVar(&sf.bulkRead, "bulk-read-timeout", 0, fmt.Sprintf("close a raw TCP bulk connection that sends no request for this long (0: %v)", server.DefaultBulkReadTimeout))
+	f.IntVar(&sf.bulkConns, "max-bulk-conns", 0, fmt.Sprintf("connections the raw bulk listeners (together) and the HTTP one each hold open, and sidechannel tokens pending, at most (0: %d)", server.DefaultMaxBulkConns))
+	f.DurationVar(&sf.bulkRead, "bulk-read-timeout", 0, fmt.Sprintf("close a raw TCP or HTTP bulk connection that sends no request for this long (0: %v)", server.DefaultBulkReadTimeout))
 	f.IntSliceVar(&sf.cpus, "cpus", nil, "pin the server to these CPUs and set GOMAXPROCS to their count")
 	f.StringVar(&sf.impl, "impl", "go", "server implementation: go, or cpp (clients/cpp's async server, built on first use)")
 	f.StringVar(&sf.clientsDir, "clients-dir", "", "with --impl cpp: the clients/ folder of an rpclab checkout (default: found above the working directory)")

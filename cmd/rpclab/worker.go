@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/worker"
@@ -20,10 +21,12 @@ import (
 
 func newWorkerCmd() *cobra.Command {
 	var (
-		port        int
-		host        string
-		dialTimeout time.Duration
-		verbose     bool
+		port         int
+		host         string
+		dialTimeout  time.Duration
+		setupTimeout time.Duration
+		budget       string
+		verbose      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -35,20 +38,45 @@ driver's ClientConfig; RunServer runs rpclab's ping server; QuitWorker ends
 the process. Beside it, rpclab.v1.WorkerDetail gives each mark's exact HDR
 histogram, CPU time and the TCP connections the kernel saw.
 
-The first line on stdout is "listening on ADDR". It has no authentication:
-it listens on every interface unless given --host, as gRPC's workers do.
+The first line on stdout is "listening on ADDR". The protocol has no
+authentication, so the worker listens on loopback (127.0.0.1) unless --host
+says otherwise (--host 0.0.0.0: every interface, as gRPC's workers do and a
+worker on another machine needs). Whoever reaches the port may: run a client
+that sends load to any target it names (the protocol names the server by
+address, so no list of allowed targets can be written ahead: open the port
+only where everyone who reaches it may do that); start a ping server on
+--host at the port it names; end the process (QuitWorker). A ClientConfig
+may ask at most 20,000 RPCs in flight and 4 MiB payloads, and no more memory
+than --memory-budget by the worker's estimate (340 KiB per RPC in flight,
+twice the payload, 64 KiB per connection): above it, ResourceExhausted. A run
+that sends no setup within --setup-timeout is ended, freeing its slot; one
+client and one server run at a time.
 
 rpclab's knobs travel in the ClientConfig's channel_args: rpclab.conn
 (a layout as in sweep --conn, e.g. "pool:4"), rpclab.rpc_timeout_ms and
 rpclab.arrival ("constant" or "poisson", for a load_params.poisson run).`,
 		Example: `  rpclab worker --driver-port 10000
-  rpclab worker --driver-port 10000 --host 127.0.0.1`,
+  rpclab worker --driver-port 10000 --host 0.0.0.0   # reachable from other hosts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if port < 0 || port > 65535 {
 				return usageError{fmt.Errorf("--driver-port: %d is outside 0..65535", port)}
 			}
-			o := worker.Options{DialTimeout: dialTimeout, ServerHost: host}
+			var mem int64
+			if budget != "" {
+				n, err := bulk.ParseBytes(budget)
+				if err != nil {
+					return usageError{fmt.Errorf("--memory-budget: %w", err)}
+				}
+				if n == 0 {
+					return usageError{fmt.Errorf("--memory-budget: 0 leaves no room for a run (want e.g. 2GiB)")}
+				}
+				mem = n
+			}
+			if setupTimeout < 0 {
+				return usageError{fmt.Errorf("--setup-timeout: negative duration %v", setupTimeout)}
+			}
+			o := worker.Options{DialTimeout: dialTimeout, ServerHost: host, SetupTimeout: setupTimeout, MemoryBudget: mem}
 			if verbose {
 				o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			}
@@ -66,8 +94,10 @@ rpclab.arrival ("constant" or "poisson", for a load_params.poisson run).`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&port, "driver-port", 10000, "port the driver connects to (0: a free one)")
-	f.StringVar(&host, "host", "", "address to listen on, for the driver and for RunServer's ping server (\"\": every interface)")
+	f.StringVar(&host, "host", "127.0.0.1", "address to listen on, for the driver and for RunServer's ping server (0.0.0.0: every interface)")
 	f.DurationVar(&dialTimeout, "dial-timeout", 10*time.Second, "how long RunClient waits for its connections to the server")
+	f.DurationVar(&setupTimeout, "setup-timeout", worker.DefaultSetupTimeout, "end a RunClient or RunServer that sends no setup for this long")
+	f.StringVar(&budget, "memory-budget", "", fmt.Sprintf("refuse a ClientConfig whose estimated memory is above this (default %s)", result.FormatBytes(worker.DefaultMemoryBudget)))
 	f.BoolVarP(&verbose, "verbose", "v", false, "log each run started and stopped to stderr")
 	return cmd
 }

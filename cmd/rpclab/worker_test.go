@@ -32,6 +32,9 @@ func TestWorkerBadFlags(t *testing.T) {
 		{"port out of range", []string{"worker", "--driver-port", "70000"}, "--driver-port"},
 		{"negative dial timeout", []string{"worker", "--driver-port", "0", "--dial-timeout", "-1s"}, "--dial-timeout"},
 		{"arguments", []string{"worker", "extra"}, "extra"},
+		{"negative setup timeout", []string{"worker", "--driver-port", "0", "--setup-timeout", "-1s"}, "--setup-timeout"},
+		{"memory budget not a size", []string{"worker", "--driver-port", "0", "--memory-budget", "lots"}, "--memory-budget"},
+		{"memory budget zero", []string{"worker", "--driver-port", "0", "--memory-budget", "0"}, "--memory-budget"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runInProcess(tc.args...)
@@ -42,13 +45,13 @@ func TestWorkerBadFlags(t *testing.T) {
 	}
 }
 
-// TestWorkerProcessQuits runs "rpclab worker" as a process: it prints its
-// address, answers a driver as an rpclab worker, and QuitWorker ends it
-// with exit 0.
+// TestWorkerProcessQuits runs "rpclab worker" as a process: with no --host
+// it listens on loopback only, it prints its address, answers a driver as
+// an rpclab worker, and QuitWorker ends it with exit 0.
 func TestWorkerProcessQuits(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
-	cmd := rpclabCmd(ctx, "worker", "--driver-port", "0", "--host", "127.0.0.1")
+	cmd := rpclabCmd(ctx, "worker", "--driver-port", "0")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +64,9 @@ func TestWorkerProcessQuits(t *testing.T) {
 	if err != nil || !ok {
 		cmd.Process.Kill()
 		t.Fatalf("got first line %q (%v), want \"listening on ADDR\"", line, err)
+	}
+	if host, _, _ := net.SplitHostPort(addr); host != "127.0.0.1" {
+		t.Errorf("got the worker listening on %s with no --host, want 127.0.0.1 (loopback)", addr)
 	}
 	r, err := worker.Dial(ctx, addr, 5*time.Second)
 	if err != nil {

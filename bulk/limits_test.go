@@ -1,0 +1,54 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package bulk_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
+)
+
+// TestOverCapErrorNamesLimit: a run with more streams than the server's
+// connection cap fails with an error naming the cap, on every transport
+// that has one (issue 25: tcp and sidechannel said "connection closed by
+// the server", http1 hung).
+func TestOverCapErrorNamesLimit(t *testing.T) {
+	for _, tc := range []struct {
+		transport, want string
+	}{
+		{bulk.TCP, "hold 2 connections together, their cap"},
+		{bulk.Sidechannel, "hold 2 connections together, their cap"},
+		{bulk.HTTP1, "holds 2 connections, its cap"},
+		{bulk.HTTP2, "holds 2 connections, its cap"},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+			defer cancel()
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sctx, stop := context.WithCancel(ctx)
+			b, err := server.StartBulk(sctx, "127.0.0.1", server.WithMaxBulkConns(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- server.Serve(sctx, lis, server.Options{Bulk: b}) }()
+			defer func() { stop(); <-done; b.Close() }()
+			// Five streams downloading at once: with two slots, some are
+			// refused whatever the order they connect in.
+			spec := &bulk.Spec{Target: lis.Addr().String(), Transports: []string{tc.transport}, Sizes: []int64{64 << 20},
+				Chunks: []int{1 << 10}, Streams: []int{5}, Warmup: 0}
+			err = bulk.Run(ctx, spec, bulk.Options{}, func(*result.BulkRecord) error { return nil })
+			if err == nil || !strings.Contains(err.Error(), tc.want) || ctx.Err() != nil {
+				t.Errorf("got %v, want an error naming the cap (%q)", err, tc.want)
+			}
+		})
+	}
+}

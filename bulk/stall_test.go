@@ -1,0 +1,42 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package bulk
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRawClientsGiveUpOnStalledServer: a server that accepts and never
+// answers (issue 25: its accept loop gone, the connection in the backlog)
+// fails a raw download after stallTimeout, naming the stall, rather than
+// hanging it.
+func TestRawClientsGiveUpOnStalledServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	old := stallTimeout
+	stallTimeout = 20 * time.Millisecond
+	defer func() { stallTimeout = old }()
+	lis, err := net.Listen("tcp", "127.0.0.1:0") // never accepted: the backlog holds the connections
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	for _, tc := range []struct {
+		name string
+		d    downloader
+	}{
+		{"tcp", &tcpDownloader{addr: lis.Addr().String()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer tc.d.close()
+			err := tc.d.download(ctx, 1000, 100, &verifier{})
+			if err == nil || !strings.Contains(err.Error(), "stalled") || ctx.Err() != nil {
+				t.Errorf("got %v, want an error naming the stalled server", err)
+			}
+		})
+	}
+}

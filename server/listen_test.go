@@ -1,0 +1,342 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package server_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/proto/bulkpb"
+	"github.com/rpclab/rpclab/server"
+)
+
+// startBulkServer is startBulk that also returns the Bulk.
+func startBulkServer(ctx context.Context, t *testing.T, opts ...server.BulkOption) (*server.Bulk, bulkpb.BulkServiceClient, *bulkpb.InfoResponse) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	b, err := server.StartBulk(sctx, "127.0.0.1", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- server.Serve(sctx, lis, server.Options{Bulk: b}) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+		b.Close()
+	})
+	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	c := bulkpb.NewBulkServiceClient(cc)
+	info, err := c.Info(ctx, &bulkpb.InfoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, c, info
+}
+
+// tcpDownload asks the raw TCP listener for size bytes on c and returns
+// what came back (the whole response up to size, or a refusal).
+func tcpDownload(ctx context.Context, c net.Conn, size int64) (string, error) {
+	var req [bulk.TCPRequestLen]byte
+	bulk.EncodeTCPRequest(&req, size, 64<<10)
+	if _, err := c.Write(req[:]); err != nil {
+		return "", err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetReadDeadline(dl)
+	}
+	b, err := io.ReadAll(io.LimitReader(c, size))
+	return string(b), err
+}
+
+func dialCtx(ctx context.Context, t *testing.T, addr string) net.Conn {
+	t.Helper()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// failOnce fails its first Accept as a process out of file descriptors
+// does, then accepts.
+type failOnce struct {
+	net.Listener
+	failed atomic.Bool
+}
+
+func (f *failOnce) Accept() (net.Conn, error) {
+	if f.failed.CompareAndSwap(false, true) {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return f.Listener.Accept()
+}
+
+// TestBulkListenersSurviveAcceptError: after an Accept error (too many
+// open files), every bulk listener keeps serving: a raw TCP download and
+// a sidechannel download both complete.
+func TestBulkListenersSurviveAcceptError(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	var wrapped atomic.Int32
+	restore := server.SetWrapListener(func(l net.Listener) net.Listener {
+		wrapped.Add(1)
+		return &failOnce{Listener: l}
+	})
+	_, c, info := startBulkServer(ctx, t)
+	restore()
+	if got := wrapped.Load(); got != 4 {
+		t.Fatalf("got %d listeners wrapped, want 4", got)
+	}
+	if got, err := tcpDownload(ctx, dialCtx(ctx, t, info.TcpAddr), 1000); len(got) != 1000 {
+		t.Errorf("raw TCP after an accept error: got %d bytes (%v), want 1000", len(got), err)
+	}
+	for _, tr := range []string{bulk.HTTP1, bulk.Sidechannel} {
+		if err := oneDownload(ctx, c, info, tr, 1000); err != nil {
+			t.Errorf("%s after an accept error: %v", tr, err)
+		}
+	}
+}
+
+// oneDownload runs one download of size bytes on transport tr.
+func oneDownload(ctx context.Context, c bulkpb.BulkServiceClient, info *bulkpb.InfoResponse, tr string, size int64) error {
+	switch tr {
+	case bulk.HTTP1:
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/bulk?size=%d&chunk=100", info.HttpAddr, size), nil)
+		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || int64(len(b)) != size {
+			return fmt.Errorf("got %s with %d bytes (%v), want 200 with %d", resp.Status, len(b), err, size)
+		}
+		return nil
+	case bulk.Sidechannel:
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", info.SidechannelAddr)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		tok := make([]byte, bulk.SidechannelTokenLen)
+		rand.Read(tok)
+		if _, err := conn.Write(append([]byte(bulk.SidechannelMagic), tok...)); err != nil {
+			return err
+		}
+		got := make(chan int64, 1)
+		go func() {
+			n, _ := io.Copy(io.Discard, conn)
+			got <- n
+		}()
+		res, err := c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: size, ChunkBytes: 100, SidechannelToken: tok})
+		if err != nil {
+			return err
+		}
+		if n := <-got; n != size || res.GetBytesSent() != size {
+			return fmt.Errorf("got %d bytes, %d sent, want %d", n, res.GetBytesSent(), size)
+		}
+		return nil
+	}
+	return fmt.Errorf("no transport %s", tr)
+}
+
+// TestBulkOverCapNamesLimit: with every slot of the cap taken, a raw TCP
+// or sidechannel connection reads a refusal naming the cap, and an HTTP
+// request gets 503 naming it (not a wait that never ends).
+func TestBulkOverCapNamesLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	_, _, info := startBulkServer(ctx, t, server.WithMaxBulkConns(2))
+	// Two raw TCP connections, each served once so they are accepted.
+	for range 2 {
+		if got, err := tcpDownload(ctx, dialCtx(ctx, t, info.TcpAddr), 10); len(got) != 10 {
+			t.Fatalf("got %q (%v), want 10 bytes", got, err)
+		}
+	}
+	for _, addr := range []string{info.TcpAddr, info.SidechannelAddr} {
+		c := dialCtx(ctx, t, addr)
+		if dl, ok := ctx.Deadline(); ok {
+			_ = c.SetReadDeadline(dl)
+		}
+		b, err := io.ReadAll(c)
+		if want := bulk.RefusalMagic + "server: the bulk tcp and sidechannel listeners hold 2 connections together, their cap"; !strings.HasPrefix(string(b), want) {
+			t.Errorf("a third raw connection: got %q (%v), want %q...", b, err, want)
+		}
+	}
+	// Two kept-alive HTTP connections, then a third client.
+	for range 2 {
+		tr := &http.Transport{}
+		t.Cleanup(tr.CloseIdleConnections)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+info.HttpAddr+"/bulk?size=10&chunk=10", nil)
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+info.HttpAddr+"/bulk?size=10&chunk=10", nil)
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		t.Fatalf("a third HTTP client: %v, want 503", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "holds 2 connections, its cap") {
+		t.Errorf("a third HTTP client: got %s %q, want 503 naming the cap of 2", resp.Status, b)
+	}
+}
+
+// TestBulkHTTPClosesIdleConns: a kept-alive HTTP connection that sends no
+// next request is closed after the read timeout, so idle clients cannot
+// hold every slot; then a new client is served.
+func TestBulkHTTPClosesIdleConns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	_, _, info := startBulkServer(ctx, t, server.WithMaxBulkConns(1), server.WithBulkReadTimeout(50*time.Millisecond))
+	c := dialCtx(ctx, t, info.HttpAddr)
+	if _, err := io.WriteString(c, "GET /bulk?size=10&chunk=10 HTTP/1.1\r\nHost: rpclab\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetReadDeadline(dl)
+	}
+	b, err := io.ReadAll(c) // the response, then the server's close when idle
+	if err != nil || !strings.HasPrefix(string(b), "HTTP/1.1 200 OK") {
+		t.Fatalf("an idle kept-alive connection: got %q, %v; want a 200 response, then the server closing it", b, err)
+	}
+	if err := oneDownload(ctx, nil, info, bulk.HTTP1, 10); err != nil {
+		t.Errorf("a new client after the idle one was closed: %v", err)
+	}
+}
+
+// TestSidechannelRegistryBounded: pending SidechannelDownload calls past
+// the cap get ResourceExhausted naming it; once the calls end, the
+// registry and the goroutines they held are given back.
+func TestSidechannelRegistryBounded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	const max = 8
+	clock := server.NewFakeClock(4 * max)
+	b, c, _ := startBulkServer(ctx, t, server.WithMaxBulkConns(max), server.WithClock(clock))
+	before := runtime.NumGoroutine()
+	callCtx, stopCalls := context.WithCancel(ctx)
+	errs := make(chan error, max)
+	call := func(ctx context.Context) error {
+		tok := make([]byte, bulk.SidechannelTokenLen)
+		rand.Read(tok)
+		_, err := c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: 10, ChunkBytes: 10, SidechannelToken: tok})
+		return err
+	}
+	for range max {
+		go func() { errs <- call(callCtx) }()
+	}
+	for range 2 * max { // each pending call starts its expiry and its wait
+		select {
+		case <-clock.Started:
+		case <-ctx.Done():
+			t.Fatalf("got %d sidechannel tokens pending before the test timeout, want %d", b.PendingSidechannels(), max)
+		}
+	}
+	for range 100 {
+		if err := call(ctx); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "8 pending tokens, its cap") {
+			t.Fatalf("a call past the cap: got %v, want ResourceExhausted naming the cap of 8", err)
+		}
+	}
+	stopCalls()
+	for range max {
+		if err := <-errs; status.Code(err) != codes.Canceled {
+			t.Errorf("a pending call cancelled: got %v, want Canceled", err)
+		}
+	}
+	waitFor(ctx, t, "the registry empty and the calls' goroutines gone", func() bool {
+		return b.PendingSidechannels() == 0 && runtime.NumGoroutine() <= before
+	})
+}
+
+// TestSidechannelUnclaimedExpires: a sidechannel connection whose token no
+// call claims is closed when its slot expires (the registry's clock).
+func TestSidechannelUnclaimedExpires(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	clock := server.NewFakeClock(4)
+	b, c, info := startBulkServer(ctx, t, server.WithClock(clock))
+	conn := dialCtx(ctx, t, info.SidechannelAddr)
+	tok := make([]byte, bulk.SidechannelTokenLen)
+	rand.Read(tok)
+	if _, err := conn.Write(append([]byte(bulk.SidechannelMagic), tok...)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-clock.Started:
+		if d != 2*server.SidechannelWait {
+			t.Errorf("got an expiry of %v, want %v", d, 2*server.SidechannelWait)
+		}
+	case <-ctx.Done():
+		t.Fatal("the connection's slot never started its expiry")
+	}
+	if got := b.PendingSidechannels(); got != 1 {
+		t.Errorf("got %d tokens pending, want 1", got)
+	}
+	clock.Fire()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetReadDeadline(dl)
+	}
+	if n, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Errorf("after the expiry: got %d bytes, %v; want the connection closed", n, err)
+	}
+	if got := b.PendingSidechannels(); got != 0 {
+		t.Errorf("after the expiry: got %d tokens pending, want 0", got)
+	}
+	// A call whose connection never comes fails when its wait ends.
+	tok2 := make([]byte, bulk.SidechannelTokenLen)
+	rand.Read(tok2)
+	_, err := c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: 10, ChunkBytes: 10, SidechannelToken: tok2})
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("a call without its connection: got %v, want FailedPrecondition", err)
+	}
+}
+
+// waitFor waits until cond holds or ctx ends.
+func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: not before the test timeout", what)
+		case <-tick.C:
+		}
+	}
+}
