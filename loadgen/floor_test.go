@@ -48,8 +48,9 @@ func minAllocs(rounds, n int, f func()) float64 {
 }
 
 // TestCallerAddsNoAllocations: the per-RPC path of a closed-loop worker
-// (caller.once: the call through the step's pool under the step's call
-// context, timed and recorded) and of an open-loop caller (caller.send)
+// (closedRun.once: the call through the step's pool under the step's call
+// context, timed and recorded) and of an open-loop sender
+// (dispatcher.send)
 // allocate nothing beyond what grpc-go's own Invoke allocates on a bare
 // ClientConn with context.Background() (what grpc-go's benchmark client
 // calls with), against the same real loopback server. Counts, not times.
@@ -85,17 +86,21 @@ func TestCallerAddsNoAllocations(t *testing.T) {
 	defer stop()
 	calls := callContext(runCtx)
 	rec := stats.NewRecorder()
-	p := pingOf(Benchmark, make([]byte, spec.PayloadBytes))
-	cl := &caller{rec: rec, ping: p, resp: p.newResp()}
+	w := PingWorkload(Benchmark, Unary, spec.PayloadBytes)
+	cl := w.NewCaller()
 	var phase atomic.Int32
 	phase.Store(phaseMeasure)
+	run := &closedRun{ctx: runCtx, calls: calls, phase: &phase}
 	closed := func() {
-		if !cl.once(runCtx, calls, f.conns[0], phaseMeasure, &phase) {
+		if !run.once(cl, rec, f.conns[0], phaseMeasure) {
 			t.Fatal("once: the run ended")
 		}
 	}
+	d := newDispatcher(ctx, f, spec, w, 1)
+	defer d.cancel()
+	s := &sender{c: cl, rec: rec}
 	open := func() {
-		cl.send(calls, runCtx, ctx, f.conns, job{intended: time.Now(), measured: true})
+		d.send(s, job{intended: time.Now(), measured: true})
 	}
 
 	const rounds, n = 3, 2000

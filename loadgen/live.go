@@ -88,42 +88,29 @@ func StartLive(ctx context.Context, spec *Spec, step Step, rate float64, arrival
 		stop()
 		f.cut() // calls under callContext end when their connections close
 	}()
-	p := pingOf(s.Service, make([]byte, s.PayloadBytes))
+	w := PingWorkload(s.Service, step.RPC, s.PayloadBytes)
+	var phase atomic.Int32
+	phase.Store(phaseMeasure)
+	closed := &closedRun{ctx: runCtx, calls: callContext(runCtx), phase: &phase, timeout: s.RPCTimeout}
 	for i := 0; i < step.Inflight; i++ {
 		cell := &liveCell{}
 		cell.cur.Store(stats.NewRecorder())
 		l.cells = append(l.cells, cell)
 		l.spares = append(l.spares, stats.NewRecorder())
-		c := &caller{ping: p, resp: p.newResp(), timeout: s.RPCTimeout, cell: cell}
+		c := w.NewCaller()
 		cc := f.conns[i%len(f.conns)]
-		var pacer Pacer
-		var offset time.Duration
-		if rate > 0 {
-			pacer, _ = NewPacer(arrival, rate/float64(step.Inflight), uint64(i)+1) // rate and arrival checked above
-			if arrival != Poisson {
-				offset = time.Duration(float64(i) / rate * float64(time.Second))
-			}
+		if rate == 0 {
+			l.wg.Go(func() { closed.loop(c, cell, cc) })
+			continue
 		}
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			l.run(runCtx, c, cc, pacer, offset, step.RPC)
-		}()
+		pacer, _ := NewPacer(arrival, rate/float64(step.Inflight), uint64(i)+1) // rate and arrival checked above
+		var offset time.Duration
+		if arrival != Poisson {
+			offset = time.Duration(float64(i) / rate * float64(time.Second))
+		}
+		l.wg.Go(func() { paced(runCtx, c, cell, cc, pacer, time.Now().Add(offset), s.RPCTimeout) })
 	}
 	return l, nil
-}
-
-func (l *Live) run(ctx context.Context, c *caller, cc grpc.ClientConnInterface, p Pacer, offset time.Duration, rpc string) {
-	var phase atomic.Int32
-	phase.Store(phaseMeasure)
-	switch {
-	case p != nil:
-		c.paced(ctx, cc, p, time.Now().Add(offset))
-	case rpc == Streaming:
-		c.streaming(ctx, cc, &phase)
-	default:
-		c.closedLoop(ctx, callContext(ctx), cc, &phase, 0)
-	}
 }
 
 // Snapshot merges what every caller recorded since the start or the last
@@ -182,7 +169,8 @@ type liveCell struct {
 	_    [48]byte // keep neighbouring cells' counters off one cache line
 }
 
-func (c *liveCell) record(d time.Duration, code codes.Code, err error) {
+// RecordErr records one call in the cell's current recorder.
+func (c *liveCell) RecordErr(d time.Duration, code codes.Code, err error) {
 	c.busy.Store(1)
 	c.cur.Load().RecordErr(d, code, err)
 	c.busy.Store(0)
@@ -198,13 +186,13 @@ func (c *liveCell) swap(fresh *stats.Recorder) *stats.Recorder {
 	return old
 }
 
-// paced sends one RPC at each of p's times (counted from start), or as
-// soon as the previous one ends if that is later, until ctx ends. Each
+// paced sends one RPC of c at each of p's times (counted from start), or
+// as soon as the previous one ends if that is later, until ctx ends. Each
 // latency counts from the intended send time, not from the actual send:
 // a send delayed by a slow reply shows its delay in the latency. The calls
 // are made under callContext(ctx), as the closed loop's: when ctx ends,
 // those in flight end as the run closes cc (StartLive's f.cut).
-func (c *caller) paced(ctx context.Context, cc grpc.ClientConnInterface, p Pacer, start time.Time) {
+func paced(ctx context.Context, c Caller, rec recorder, cc grpc.ClientConnInterface, p Pacer, start time.Time, timeout time.Duration) {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	calls := callContext(ctx)
@@ -218,11 +206,10 @@ func (c *caller) paced(ctx context.Context, cc grpc.ClientConnInterface, p Pacer
 				return
 			}
 		}
-		t0 := time.Now()
-		err := c.invokeBy(calls, cc, c.deadline(t0))
+		_, err := callBy(calls, c, cc, deadlineOf(time.Now(), timeout))
 		if err != nil && ctx.Err() != nil {
 			return
 		}
-		c.record(time.Since(due), status.Code(err), err)
+		rec.RecordErr(time.Since(due), status.Code(err), err)
 	}
 }

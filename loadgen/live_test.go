@@ -119,7 +119,7 @@ func TestLiveCellSwapLosesNothing(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		for i := 0; i < n; i++ {
-			c.record(time.Microsecond, 0, nil)
+			c.RecordErr(time.Microsecond, 0, nil)
 		}
 		close(done)
 	}()

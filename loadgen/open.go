@@ -7,16 +7,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
@@ -62,11 +59,11 @@ type OpenSpec struct {
 	SLO *verdict.SLO
 	// Seed fixes Poisson schedules (0: a fixed default).
 	Seed uint64
-	// Call, when set, is the method every send calls with Request (rpclab
-	// sweep --call); otherwise the sends are BenchmarkService pings.
-	// Server-streaming calls count one RPC per call, timed to the last reply.
-	Call    *anycall.Method
-	Request proto.Message
+	// Workload, when set, is what every send calls (rpclab sweep --call:
+	// CallWorkload); otherwise the sends are the spec's unary ping.
+	// Server-streaming calls count one RPC per call, timed to the last
+	// reply, and the record counts their messages.
+	Workload Workload
 	// Drain bounds how long RPCs still in flight at the end of the
 	// interval are waited for (default 2 s, or Spec.RPCTimeout if larger);
 	// those still running then are counted as DeadlineExceeded.
@@ -212,7 +209,9 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	}
 	defer f.close()
 
-	d := newDispatcher(ctx, f, spec, open)
+	w := open.workload(spec)
+	w.Describe(&f.rec.Spec)
+	d := newDispatcher(ctx, f, spec, w, open.MaxOutstanding)
 	defer d.cancel()
 	clk, pacing, closeClock := wallClock(open.pacing())
 	defer closeClock()
@@ -254,7 +253,7 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	if !cpuTaken {
 		rec.ClientCPUNS, rec.ClientCPUNSPerRPC = 0, 0
 	}
-	sr.fill(rec, d, open.Call != nil && open.Call.ServerStreaming())
+	sr.fill(rec, d, countsReplies(d.work))
 	return rec, nil, nil
 }
 
@@ -269,15 +268,15 @@ func (r *scheduleResult) fill(rec *result.Record, d *dispatcher, streaming bool)
 	}
 	if streaming {
 		var msgs int64
-		for _, c := range d.callers {
-			msgs += c.msgs
+		for _, s := range d.senders {
+			msgs += s.msgs
 		}
 		rec.Messages = &msgs
 	}
 	rec.MaxOutstandingHits = &r.hits
 	rec.Sent = &r.sent
 	rec.Unsent = &r.unsent
-	peak := int64(len(d.callers))
+	peak := int64(len(d.senders))
 	rec.PeakOutstanding = &peak
 	// Overloaded says more than "no RPC completed" of a client so far
 	// behind that none of its sends ended in time.
@@ -286,8 +285,8 @@ func (r *scheduleResult) fill(rec *result.Record, d *dispatcher, streaming bool)
 	// end; when the drain's cut-offs are the step's only failures, they are
 	// the overload's doing, not the server's, and the step is overloaded.
 	var cut int64
-	for _, c := range d.callers {
-		cut += c.cut
+	for _, s := range d.senders {
+		cut += s.cut
 	}
 	cutOnly := rec.Status == result.StatusFailed && cut > 0 && failures(rec) == cut
 	if due := r.sent + r.unsent; overloaded && !r.interrupted && (rec.Status == result.StatusOK || rec.Requests == 0 || cutOnly) {
@@ -318,10 +317,15 @@ func (o *OpenSpec) describe(rec *result.Record, rate float64) {
 		rec.Spec.Arrival = Constant
 	}
 	rec.Spec.Pacing = o.pacing()
-	if o.Call != nil {
-		rec.Spec.Call = strings.TrimPrefix(o.Call.Path, "/")
-	}
 	rec.Spec.MaxOutstanding = o.MaxOutstanding
+}
+
+// workload is what the sends call: Workload, or the spec's unary ping.
+func (o *OpenSpec) workload(spec *Spec) Workload {
+	if o.Workload != nil {
+		return o.Workload
+	}
+	return PingWorkload(spec.Service, Unary, spec.PayloadBytes)
 }
 
 // drain is how long RPCs in flight at the interval's end are waited for.
@@ -332,9 +336,10 @@ func (o *OpenSpec) drain(spec *Spec) time.Duration {
 	return max(2*time.Second, spec.RPCTimeout)
 }
 
-// dispatcher hands the scheduler's sends to caller goroutines, starting
-// one when none is idle, up to MaxOutstanding. Each caller owns its
-// recorder; they are merged after the step.
+// dispatcher hands the scheduler's sends to senders, goroutines that
+// each make one call at a time, starting one when none is idle, up to
+// max. Each sender owns its caller and recorder; the recorders are merged
+// after the step.
 type dispatcher struct {
 	// runCtx is parent until the drain ends it (cancel).
 	runCtx, parent context.Context
@@ -344,19 +349,29 @@ type dispatcher struct {
 	calls   context.Context
 	cut     func()
 	conns   []grpc.ClientConnInterface
-	spec    *Spec
-	open    *OpenSpec
-	body    []byte
-	jobs    chan job // unbuffered: a send succeeds only when a caller is idle
+	work    Workload
+	timeout time.Duration // per call (0: none)
+	max     int
+	jobs    chan job // unbuffered: a send succeeds only when a sender is idle
 	wg      sync.WaitGroup
-	callers []*caller
+	senders []*sender
 	recs    []*stats.Recorder
 	wait    *time.Timer
 }
 
-func newDispatcher(parent context.Context, f *frame, spec *Spec, open *OpenSpec) *dispatcher {
-	d := &dispatcher{parent: parent, conns: f.conns, cut: f.cut, spec: spec, open: open,
-		body: make([]byte, spec.PayloadBytes), jobs: make(chan job), wait: time.NewTimer(time.Hour)}
+// sender is one of a dispatcher's goroutines: its caller, where it
+// records, and what it counted.
+type sender struct {
+	c   Caller
+	rec recorder
+	// msgs counts the replies of measured calls (server-streaming calls
+	// have any number); cut the measured calls the drain cut off.
+	msgs, cut int64
+}
+
+func newDispatcher(parent context.Context, f *frame, spec *Spec, w Workload, max int) *dispatcher {
+	d := &dispatcher{parent: parent, conns: f.conns, cut: f.cut, work: w, timeout: spec.RPCTimeout, max: max,
+		jobs: make(chan job), wait: time.NewTimer(time.Hour)}
 	d.wait.Stop()
 	d.runCtx, d.cancel = context.WithCancel(parent)
 	d.calls = callContext(d.runCtx)
@@ -369,7 +384,7 @@ func (d *dispatcher) hand(j job) bool {
 		return true
 	default:
 	}
-	if len(d.callers) >= d.open.MaxOutstanding {
+	if len(d.senders) >= d.max {
 		return false
 	}
 	d.spawn(j)
@@ -389,24 +404,18 @@ func (d *dispatcher) handWait(ctx context.Context, j job, by time.Time) bool {
 	}
 }
 
-// spawn starts a caller with first as its first job.
+// spawn starts a sender with first as its first job.
 func (d *dispatcher) spawn(first job) {
 	r := stats.NewRecorder()
-	p := pingOf(d.spec.Service, d.body)
-	c := &caller{rec: r, ping: p, resp: p.newResp(), timeout: d.spec.RPCTimeout, call: d.open.Call, callReq: d.open.Request}
-	if c.call != nil {
-		c.callResp = c.call.NewResponse()
-	}
+	s := &sender{c: d.work.NewCaller(), rec: r}
 	d.recs = append(d.recs, r)
-	d.callers = append(d.callers, c)
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		c.send(d.calls, d.runCtx, d.parent, d.conns, first)
+	d.senders = append(d.senders, s)
+	d.wg.Go(func() {
+		d.send(s, first)
 		for j := range d.jobs {
-			c.send(d.calls, d.runCtx, d.parent, d.conns, j)
+			d.send(s, j)
 		}
-	}()
+	})
 }
 
 // drain ends the sends and waits up to max for the RPCs in flight; those
@@ -437,25 +446,26 @@ func (d *dispatcher) drain(max time.Duration) bool {
 // errCutOff is the sample error of RPCs the drain cut off (see send).
 var errCutOff = status.Error(codes.DeadlineExceeded, "still in flight when the step's drain ended")
 
-// send makes j's RPC under calls (callContext of runCtx, whose end, the
-// drain's, cuts the RPCs in flight) and records it if measured. An RPC cut
-// off by the drain counts as DeadlineExceeded; one cut off because parent
-// (the run) was stopped is not recorded. Like the closed loop's once, it
-// allocates nothing beyond grpc-go's Invoke (TestCallerAddsNoAllocations).
-func (c *caller) send(calls, runCtx, parent context.Context, conns []grpc.ClientConnInterface, j job) {
-	err := c.invokeBy(calls, conns[j.conn], c.deadline(j.intended))
+// send makes j's call with s's caller under calls (callContext of runCtx,
+// whose end, the drain's, cuts the RPCs in flight) and records it if
+// measured. An RPC cut off by the drain counts as DeadlineExceeded; one
+// cut off because parent (the run) was stopped is not recorded. Like the
+// closed loop's once, it allocates nothing beyond grpc-go's Invoke
+// (TestCallerAddsNoAllocations).
+func (d *dispatcher) send(s *sender, j job) {
+	n, err := callBy(d.calls, s.c, d.conns[j.conn], deadlineOf(j.intended, d.timeout))
 	if !j.measured {
 		return
 	}
-	d := time.Since(j.intended)
-	c.msgs += int64(c.last)
+	lat := time.Since(j.intended)
+	s.msgs += int64(n)
 	code := status.Code(err)
-	if err != nil && runCtx.Err() != nil {
-		if parent.Err() != nil {
+	if err != nil && d.runCtx.Err() != nil {
+		if d.parent.Err() != nil {
 			return
 		}
 		code, err = codes.DeadlineExceeded, errCutOff
-		c.cut++
+		s.cut++
 	}
-	c.rec.RecordErr(d, code, err)
+	s.rec.RecordErr(lat, code, err)
 }

@@ -267,7 +267,7 @@ func TestOpenLoopServerStreamingCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := OpenSpec{Rates: []float64{100}, Call: m, Request: req, MaxOutstanding: DefaultMaxOutstanding}
+	open := OpenSpec{Rates: []float64{100}, Workload: CallWorkload(m, req), MaxOutstanding: DefaultMaxOutstanding}
 	rec, err := RunOpenStep(testCtx(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}, open, 100, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -111,7 +111,7 @@ func (of *openFlags) sweep(ctx context.Context, spec *loadgen.Spec, open *loadge
 		if err != nil {
 			return nil, err
 		}
-		open.Call, open.Request = m, req
+		open.Workload = loadgen.CallWorkload(m, req)
 	}
 	return loadgen.SweepOpen(ctx, spec, *open, o, sink, prog)
 }
