@@ -171,8 +171,8 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 		for n := 1; n <= o.MaxInflight; n *= 2 {
 			spec := &loadgen.Spec{Target: o.Target, Conns: []loadgen.ConnMode{conn}, RPCs: []string{loadgen.Unary},
 				Inflight: []int{n}, PayloadBytes: o.PayloadBytes, Warmup: o.Warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
-			rec, err := loadgen.RunCappedStep(ctx, spec, loadgen.Step{Conn: conn, RPC: loadgen.Unary, Inflight: n},
-				loadgen.Capped{Workload: o.workload(), MaxRPS: o.MaxRPS}, o.Load)
+			rec, err := loadgen.RunLoad(ctx, spec, loadgen.Step{Conn: conn, RPC: loadgen.Unary, Inflight: n},
+				o.workload(), loadgen.Load{MaxRPS: o.MaxRPS}, o.Load)
 			if err != nil {
 				return d, err
 			}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/stats"
 )
 
 // Options are the Go-only settings of a run (not echoed into records).
@@ -31,72 +30,58 @@ const (
 	phaseDone
 )
 
-// RunStep runs one closed-loop step: it opens the step's connections, waits
-// until they are ready (at most spec.DialTimeout), runs step.Inflight workers
-// that each keep one RPC in flight for spec.Warmup then spec.Interval, and
-// returns the record of the interval. If ctx ends during the interval the
-// record covers what ran and has status "interrupted" (or "failed" with
-// ctx's cause, see Sweep); if it ends earlier, RunStep returns ctx's error
-// and no record.
+// RunStep runs one closed-loop step of the spec's ping: it opens the
+// step's connections, waits until they are ready (at most
+// spec.DialTimeout), runs step.Inflight callers that each keep one RPC in
+// flight for spec.Warmup then spec.Interval, and returns the record of the
+// interval. If ctx ends during the interval the record covers what ran and
+// has status "interrupted" (or "failed" with ctx's cause, see Sweep); if it
+// ends earlier, RunStep returns ctx's error and no record.
 func RunStep(ctx context.Context, spec *Spec, step Step, o Options) (*result.Record, error) {
+	return RunLoad(ctx, spec, step, nil, Load{}, o)
+}
+
+// RunLoad runs one step of w (the spec's ping when nil) under load, over
+// the fixed window of spec.Warmup then spec.Interval, and returns its
+// record, as RunStep: load_model "closed" (rpclab doctor's, under a
+// MaxRPS cap) or "open" (see runOpen).
+func RunLoad(ctx context.Context, spec *Spec, step Step, w Workload, load Load, o Options) (*result.Record, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	rec, _, err := runClosed(ctx, spec, step, Capped{}, o)
-	return rec, err
-}
-
-// Capped is a closed-loop step for rpclab doctor, aimed at a user's
-// service: step.Inflight workers each keep one call of Workload (the
-// spec's ping when nil) in flight, and together never exceed MaxRPS.
-type Capped struct {
-	// Workload replaces the spec's ping when set (see CallWorkload).
-	Workload Workload
-	// MaxRPS caps the step's rate (0: no cap): each worker waits out its
-	// share, MaxRPS/Inflight, between calls.
-	MaxRPS float64
-}
-
-// RunCappedStep runs one closed-loop step under c's cap and returns its
-// record (load_model "closed"), as RunStep.
-func RunCappedStep(ctx context.Context, spec *Spec, step Step, c Capped, o Options) (*result.Record, error) {
-	if err := spec.Validate(); err != nil {
+	if err := load.validate(step); err != nil {
 		return nil, err
 	}
-	if c.MaxRPS < 0 {
-		return nil, usageErr(ErrMaxRPS, "negative rate %v", c.MaxRPS)
+	var rec *result.Record
+	var err error
+	if load.open() {
+		rec, _, err = runOpen(ctx, spec, step, w, &load, o)
+	} else {
+		rec, _, err = runClosed(ctx, spec, step, w, &load, o)
 	}
-	rec, _, err := runClosed(ctx, spec, step, c, o)
 	return rec, err
 }
 
-// runClosed runs a closed-loop step (see RunStep); cause is the error of a
-// failed set-up (nil otherwise).
-func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) (rec *result.Record, cause, err error) {
+// runClosed runs a closed-loop step of w under load's cap (see RunStep);
+// cause is the error of a failed set-up (nil otherwise).
+func runClosed(ctx context.Context, spec *Spec, step Step, w Workload, load *Load, o Options) (rec *result.Record, cause, err error) {
 	f, cause, err := openFrame(ctx, spec, step, o)
 	if f == nil || cause != nil {
 		return recOf(f), cause, err
 	}
 	defer f.close()
-	w := c.Workload
-	if w == nil {
-		w = PingWorkload(spec.Service, step.RPC, spec.PayloadBytes)
-	}
+	w = workloadOf(w, spec, step.RPC)
 	w.Describe(&f.rec.Spec)
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var phase atomic.Int32
 	run := &closedRun{ctx: runCtx, calls: callContext(runCtx), phase: &phase, timeout: spec.RPCTimeout}
-	if c.MaxRPS > 0 {
-		run.gap = time.Duration(float64(step.Inflight) * 1e9 / c.MaxRPS)
-	}
-	recs := make([]*stats.Recorder, step.Inflight)
+	win := &fixedWindow{}
 	var wg sync.WaitGroup
-	for i := range recs {
-		recs[i] = stats.NewRecorder()
-		cl, rec, cc := w.NewCaller(), recs[i], f.conns[i%len(f.conns)]
-		wg.Go(func() { run.loop(cl, rec, cc) })
+	for i := range step.Inflight {
+		cl, rec, cc, p := w.NewCaller(), win.recorder(), f.conns[i%len(f.conns)], load.callerPacer(step.Inflight)
+		wg.Go(func() { run.loop(cl, rec, cc, p) })
 	}
 
 	if !Sleep(ctx, spec.Warmup) {
@@ -132,7 +117,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 	stop()
 	f.cut()
 	wg.Wait()
-	return f.finish(ctx, stats.Merge(recs...), elapsed, cpu1-cpu0, interrupted), nil, nil
+	return f.finish(ctx, win.summary(), elapsed, cpu1-cpu0, interrupted), nil, nil
 }
 
 // recOf is f's record (nil without a frame).
@@ -173,42 +158,35 @@ func (c *uncancelled) Value(key any) any         { return c.parent.Value(key) }
 func (c *uncancelled) String() string            { return "loadgen.callContext" }
 
 // closedRun is what the callers of a closed-loop step share: each keeps
-// one call in flight, starting each at most every gap (0: at once), until
-// the phase is done or ctx ends. Each call is made under calls
-// (callContext of ctx): when ctx ends, the calls in flight end when their
-// connections are closed. A call is recorded only if it both began and
-// ended inside the measured interval and did not fail because the run
-// itself was stopped.
+// one call in flight, until the phase is done or ctx ends. Each call is
+// made under calls (callContext of ctx): when ctx ends, the calls in
+// flight end when their connections are closed. A call is recorded only
+// if it both began and ended inside the measured phase and did not fail
+// because the run itself was stopped.
 type closedRun struct {
 	ctx, calls context.Context
 	phase      *atomic.Int32
 	timeout    time.Duration // per call (0: none)
-	gap        time.Duration
 }
 
-// loop runs one caller, c on cc, recording into rec.
-func (r *closedRun) loop(c Caller, rec recorder, cc grpc.ClientConnInterface) {
-	var t *time.Timer
-	if r.gap > 0 {
-		t = time.NewTimer(time.Hour)
-		defer t.Stop()
+// loop runs one caller, c on cc, recording into rec; with a pacer (a
+// capped load's) each call starts at most at the pacer's next time, on
+// the same clock as the open loop's scheduler.
+func (r *closedRun) loop(c Caller, rec recorder, cc grpc.ClientConnInterface, p Pacer) {
+	var clk clock
+	if p != nil {
+		var release func()
+		clk, _, release = wallClock(TimerPacing)
+		defer release()
 	}
-	next := time.Now()
+	start := time.Now()
 	for {
 		ph := r.phase.Load()
 		if ph == phaseDone || r.ctx.Err() != nil {
 			return
 		}
-		if r.gap > 0 {
-			if w := time.Until(next); w > 0 {
-				t.Reset(w)
-				select {
-				case <-t.C:
-				case <-r.ctx.Done():
-					return
-				}
-			}
-			next = next.Add(r.gap)
+		if p != nil && !clk.sleepUntil(r.ctx, start.Add(p.Next())) {
+			return
 		}
 		if !r.once(c, rec, cc, ph) {
 			return

@@ -96,7 +96,7 @@ func TestCallerAddsNoAllocations(t *testing.T) {
 			t.Fatal("once: the run ended")
 		}
 	}
-	d := newDispatcher(ctx, f, spec, w, 1)
+	d := newDispatcher(ctx, f, spec, w, 1, &fixedWindow{})
 	defer d.cancel()
 	s := &sender{c: cl, rec: rec}
 	open := func() {
@@ -128,7 +128,7 @@ func TestCallerAddsNoAllocations(t *testing.T) {
 }
 
 // TestCallsShareNoCancellation: every unary call a step makes, closed or
-// open loop, and every call of a worker's paced callers (Live at a rate),
+// open loop, and every call of a worker's open load (Live at a rate),
 // is given a context with no cancellation of its own (Done is
 // nil), as grpc-go's benchmark client's context.Background(): grpc-go's
 // per-call child context then registers with no parent, where a run
@@ -170,8 +170,8 @@ func TestCallsShareNoCancellation(t *testing.T) {
 					t.Fatal(err)
 				}
 				requests, why = rec.Requests, fmt.Sprintf("status %q (%s)", rec.Status, rec.Error)
-			default: // a worker's paced callers (Live at a rate)
-				l, err := StartLive(testCtx(t), spec, step, 500, Poisson, o)
+			default: // a worker's open load (Live at a rate)
+				l, err := StartLive(testCtx(t), spec, step, openLoad(500, Poisson), o)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -270,7 +270,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 	})
 	t.Run("live run, stopped", func(t *testing.T) {
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
-			l, err := StartLive(context.Background(), spec, step, 0, "", Options{})
+			l, err := StartLive(context.Background(), spec, step, Load{}, Options{})
 			if err != nil {
 				return nil, err
 			}
@@ -285,12 +285,12 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 	})
 	t.Run("live paced run, stopped", func(t *testing.T) {
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
-			l, err := StartLive(context.Background(), spec, step, 100, Poisson, Options{})
+			l, err := StartLive(context.Background(), spec, step, openLoad(100, Poisson), Options{})
 			if err != nil {
 				return nil, err
 			}
 			<-ctx.Done()
-			l.Stop() // must end the paced calls stuck in the server
+			l.Stop() // must end the open load's calls stuck in the server
 			snap := l.Snapshot(false)
 			return &result.Record{Status: result.StatusInterrupted, Requests: snap.Summary.Total()}, nil
 		}, true)

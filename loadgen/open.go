@@ -70,13 +70,9 @@ type OpenSpec struct {
 	Drain time.Duration
 }
 
-// pacing is the pacing that runs: Pacing, PrecisePacing by default, and
-// TimerPacing where there is no kernel timer to use.
-func (o *OpenSpec) pacing() string {
-	if o.Pacing == TimerPacing || !kernelPacing {
-		return TimerPacing
-	}
-	return PrecisePacing
+// load is the step's load at rate.
+func (o *OpenSpec) load(rate float64) Load {
+	return Load{Rate: rate, Arrival: o.Arrival, Pacing: o.Pacing, MaxOutstanding: o.MaxOutstanding, Seed: o.Seed, Drain: o.Drain}
 }
 
 // Validate checks o and returns a *UsageError naming the flag at fault.
@@ -130,7 +126,8 @@ func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink f
 		res := verdict.SLOResult{Conn: st.Conn.String(), RPC: st.RPC, Inflight: st.Inflight}
 		for _, rate := range rates {
 			prog.Started(i, n, st)
-			rec, cause, err := runOpenStep(ctx, spec, st, &open, rate, o)
+			load := open.load(rate)
+			rec, cause, err := runOpen(ctx, spec, st, open.Workload, &load, o)
 			if err != nil {
 				return out, stopped(ctx, err)
 			}
@@ -166,16 +163,12 @@ func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink f
 }
 
 // RunOpenStep runs one open-loop step at rate RPCs per second and returns
-// its record (see runOpenStep).
+// its record (see runOpen).
 func RunOpenStep(ctx context.Context, spec *Spec, step Step, open OpenSpec, rate float64, o Options) (*result.Record, error) {
-	if err := spec.Validate(); err != nil {
-		return nil, err
-	}
 	if err := open.Validate(); err != nil {
 		return nil, err
 	}
-	rec, _, err := runOpenStep(ctx, spec, step, &open, rate, o)
-	return rec, err
+	return RunLoad(ctx, spec, step, open.Workload, open.load(rate), o)
 }
 
 // MaxUnsentShare is the share of an open-loop step's scheduled sends that
@@ -184,36 +177,37 @@ func RunOpenStep(ctx context.Context, spec *Spec, step Step, open OpenSpec, rate
 // most the few sends due in the last moment of the interval.
 const MaxUnsentShare = 0.01
 
-// runOpenStep opens the step's layout, then sends unary RPCs on the
-// pacer's schedule for spec.Warmup+spec.Interval, whatever the replies.
-// One scheduler goroutine hands each send to an idle caller goroutine,
-// starting a new one when none is idle, up to MaxOutstanding; beyond that
-// the send waits and the wait is counted. The step ends at the interval's
-// end on the clock (up to maxLate after it while sends due in the interval
-// are being made): sends due but not made by then are counted as unsent,
-// and RPCs still in flight get the drain, then are cut off. Latency counts
-// from the intended send time; the scheduler records the schedule lag
-// (handed-off minus intended). Only sends intended inside the interval are
-// recorded.
-func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rate float64, o Options) (rec *result.Record, cause, err error) {
-	pacer, err := NewPacer(open.Arrival, rate, open.Seed+1)
+// runOpen opens the step's layout, then sends w's calls (the spec's
+// unary ping when nil) on load's schedule for spec.Warmup+spec.Interval,
+// whatever the replies. One scheduler goroutine hands each send to an
+// idle caller goroutine, starting a new one when none is idle, up to
+// MaxOutstanding; beyond that the send waits and the wait is counted. The
+// step ends at the interval's end on the clock (up to maxLate after it
+// while sends due in the interval are being made): sends due but not made
+// by then are counted as unsent, and RPCs still in flight get the drain,
+// then are cut off. Latency counts from the intended send time; the
+// scheduler records the schedule lag (handed-off minus intended). Only
+// sends intended inside the interval are recorded.
+func runOpen(ctx context.Context, spec *Spec, step Step, w Workload, load *Load, o Options) (rec *result.Record, cause, err error) {
+	pacer, err := NewPacer(load.Arrival, load.Rate, load.Seed+1)
 	if err != nil {
 		return nil, nil, err
 	}
 	f, cause, err := openFrame(ctx, spec, step, o)
 	if f != nil {
-		open.describe(f.rec, rate)
+		load.describe(f.rec)
 	}
 	if f == nil || cause != nil {
 		return recOf(f), cause, err
 	}
 	defer f.close()
 
-	w := open.workload(spec)
+	w = workloadOf(w, spec, Unary)
 	w.Describe(&f.rec.Spec)
-	d := newDispatcher(ctx, f, spec, w, open.MaxOutstanding)
+	win := &fixedWindow{}
+	d := newDispatcher(ctx, f, spec, w, load.MaxOutstanding, win)
 	defer d.cancel()
-	clk, pacing, closeClock := wallClock(open.pacing())
+	clk, pacing, closeClock := openClock(load.pacing())
 	defer closeClock()
 	f.rec.Spec.Pacing = pacing
 	sched := &scheduler{
@@ -243,19 +237,23 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	sr := sched.run(ctx, start)
 	elapsed := max(sr.stopped.Sub(start.Add(spec.Warmup)), 0)
 	cpu1, _ := procstat.CPUTime(0)
-	if !d.drain(open.drain(spec)) {
+	if !d.drain(load.drain(spec)) {
 		sr.interrupted = true
 	}
 	d.cancel()
 	f.rec.ConnsObserved = <-connsDone
 
-	rec = f.finish(ctx, stats.Merge(d.recs...), elapsed, cpu1-cpu0, sr.interrupted)
+	rec = f.finish(ctx, win.summary(), elapsed, cpu1-cpu0, sr.interrupted)
 	if !cpuTaken {
 		rec.ClientCPUNS, rec.ClientCPUNSPerRPC = 0, 0
 	}
-	sr.fill(rec, d, countsReplies(d.work))
+	sr.fill(rec, d, countsReplies(w))
 	return rec, nil, nil
 }
+
+// openClock is the clock of the open loop's scheduler (wallClock; tests
+// give a clock they step themselves).
+var openClock = wallClock
 
 // fill writes the open loop's counts into rec (the server-streaming
 // calls' messages when streaming) and marks it overloaded when more than
@@ -309,37 +307,17 @@ func failures(rec *result.Record) int64 {
 }
 
 // describe writes the open loop's settings into rec's spec.
-func (o *OpenSpec) describe(rec *result.Record, rate float64) {
+func (l *Load) describe(rec *result.Record) {
 	rec.Spec.LoadModel = "open"
-	rec.Spec.RateRPS = rate
-	rec.Spec.Arrival = o.Arrival
-	if rec.Spec.Arrival == "" {
-		rec.Spec.Arrival = Constant
-	}
-	rec.Spec.Pacing = o.pacing()
-	rec.Spec.MaxOutstanding = o.MaxOutstanding
-}
-
-// workload is what the sends call: Workload, or the spec's unary ping.
-func (o *OpenSpec) workload(spec *Spec) Workload {
-	if o.Workload != nil {
-		return o.Workload
-	}
-	return PingWorkload(spec.Service, Unary, spec.PayloadBytes)
-}
-
-// drain is how long RPCs in flight at the interval's end are waited for.
-func (o *OpenSpec) drain(spec *Spec) time.Duration {
-	if o.Drain > 0 {
-		return o.Drain
-	}
-	return max(2*time.Second, spec.RPCTimeout)
+	rec.Spec.RateRPS = l.Rate
+	rec.Spec.Arrival = l.arrival()
+	rec.Spec.Pacing = l.pacing()
+	rec.Spec.MaxOutstanding = l.MaxOutstanding
 }
 
 // dispatcher hands the scheduler's sends to senders, goroutines that
 // each make one call at a time, starting one when none is idle, up to
-// max. Each sender owns its caller and recorder; the recorders are merged
-// after the step.
+// max. Each sender owns its caller and records where its window says.
 type dispatcher struct {
 	// runCtx is parent until the drain ends it (cancel).
 	runCtx, parent context.Context
@@ -355,7 +333,7 @@ type dispatcher struct {
 	jobs    chan job // unbuffered: a send succeeds only when a sender is idle
 	wg      sync.WaitGroup
 	senders []*sender
-	recs    []*stats.Recorder
+	win     window
 	wait    *time.Timer
 }
 
@@ -369,8 +347,8 @@ type sender struct {
 	msgs, cut int64
 }
 
-func newDispatcher(parent context.Context, f *frame, spec *Spec, w Workload, max int) *dispatcher {
-	d := &dispatcher{parent: parent, conns: f.conns, cut: f.cut, work: w, timeout: spec.RPCTimeout, max: max,
+func newDispatcher(parent context.Context, f *frame, spec *Spec, w Workload, max int, win window) *dispatcher {
+	d := &dispatcher{parent: parent, conns: f.conns, cut: f.cut, work: w, timeout: spec.RPCTimeout, max: max, win: win,
 		jobs: make(chan job), wait: time.NewTimer(time.Hour)}
 	d.wait.Stop()
 	d.runCtx, d.cancel = context.WithCancel(parent)
@@ -406,9 +384,7 @@ func (d *dispatcher) handWait(ctx context.Context, j job, by time.Time) bool {
 
 // spawn starts a sender with first as its first job.
 func (d *dispatcher) spawn(first job) {
-	r := stats.NewRecorder()
-	s := &sender{c: d.work.NewCaller(), rec: r}
-	d.recs = append(d.recs, r)
+	s := &sender{c: d.work.NewCaller(), rec: d.win.recorder()}
 	d.senders = append(d.senders, s)
 	d.wg.Go(func() {
 		d.send(s, first)
@@ -443,6 +419,15 @@ func (d *dispatcher) drain(max time.Duration) bool {
 	}
 }
 
+// stop ends a schedule that has no end (a Live run's, once ctx ended):
+// the senders end as their calls do, cut by the run's stop.
+func (d *dispatcher) stop() {
+	close(d.jobs)
+	d.cancel()
+	d.cut()
+	d.wg.Wait()
+}
+
 // errCutOff is the sample error of RPCs the drain cut off (see send).
 var errCutOff = status.Error(codes.DeadlineExceeded, "still in flight when the step's drain ended")
 
@@ -460,10 +445,12 @@ func (d *dispatcher) send(s *sender, j job) {
 	lat := time.Since(j.intended)
 	s.msgs += int64(n)
 	code := status.Code(err)
+	// parent first: its Done closes before runCtx, its child, is
+	// cancelled, and the stop may cut the call in between.
+	if err != nil && d.parent.Err() != nil {
+		return
+	}
 	if err != nil && d.runCtx.Err() != nil {
-		if d.parent.Err() != nil {
-			return
-		}
 		code, err = codes.DeadlineExceeded, errCutOff
 		s.cut++
 	}
