@@ -17,7 +17,6 @@ import (
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
-	"github.com/rpclab/rpclab/verdict"
 )
 
 // DefaultMaxOutstanding bounds the RPCs an open-loop step keeps in flight
@@ -54,9 +53,10 @@ type OpenSpec struct {
 	// its latency still counts from its intended time, and the wait is
 	// counted in the record's max_outstanding_hits.
 	MaxOutstanding int
-	// SLO, if set, is the objective each rate is checked against; a
-	// layout's sweep stops at the first rate that misses it.
-	SLO *verdict.SLO
+	// Stop, if set, ends a layout's rates at the first record for which
+	// it returns true (rpclab sweep --slo: the first rate that misses the
+	// objective); nil: every rate runs.
+	Stop func(*result.Record) bool
 	// Seed fixes Poisson schedules (0: a fixed default).
 	Seed uint64
 	// Workload, when set, is what every send calls (rpclab sweep --call:
@@ -101,65 +101,57 @@ func (o *OpenSpec) Validate() error {
 }
 
 // SweepOpen runs every step of spec once per rate of open, rates ascending,
-// and hands each record to sink as it is measured (as Sweep). With an SLO,
-// a layout's rates stop at the first one that misses it; the results list
-// the highest rate each layout sustained.
-func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink func(*result.Record) error, prog Progress) ([]verdict.SLOResult, error) {
+// and hands each record to sink as it is measured (as Sweep). With a Stop
+// predicate, a layout's rates end at the first record it stops at; the
+// records are judged afterwards (verdict.SLOResults).
+func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink func(*result.Record) error, prog Progress) error {
 	if err := spec.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := open.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	for _, r := range spec.RPCs {
 		if r != Unary {
-			return nil, usageErr(ErrRPC, "the open loop sends unary RPCs only, got %q", r)
+			return usageErr(ErrRPC, "the open loop sends unary RPCs only, got %q", r)
 		}
 	}
 	rates := slices.Clone(open.Rates)
 	slices.Sort(rates)
 	steps := spec.Steps()
 	n := len(steps) * len(rates)
-	var out []verdict.SLOResult
 	var failedSteps, i int
 	for _, st := range steps {
-		res := verdict.SLOResult{Conn: st.Conn.String(), RPC: st.RPC, Inflight: st.Inflight}
 		for _, rate := range rates {
 			prog.Started(i, n, st)
 			load := open.load(rate)
 			rec, cause, err := runOpen(ctx, spec, st, open.Workload, &load, o)
 			if err != nil {
-				return out, stopped(ctx, err)
+				return stopped(ctx, err)
 			}
 			if rec.Status == result.StatusFailed {
 				failedSteps++
 			}
 			if err := sink(rec); err != nil {
-				return out, err
+				return err
 			}
 			prog.Ended(i, n, st, rec)
 			i++
 			if ctx.Err() != nil {
-				return out, stopped(ctx, ctx.Err())
+				return stopped(ctx, ctx.Err())
 			}
 			if cause != nil {
-				return out, cause
+				return cause
 			}
-			if open.SLO != nil {
-				if ok, why := open.SLO.Sustained(rec); ok {
-					res.MaxRate = rate
-				} else {
-					res.Missed, res.MissedWhy = rate, why
-					break
-				}
+			if open.Stop != nil && open.Stop(rec) {
+				break
 			}
 		}
-		out = append(out, res)
 	}
 	if failedSteps > 0 {
-		return out, fmt.Errorf("loadgen: %d of %d open-loop steps failed", failedSteps, n)
+		return fmt.Errorf("loadgen: %d of %d open-loop steps failed", failedSteps, n)
 	}
-	return out, nil
+	return nil
 }
 
 // RunOpenStep runs one open-loop step at rate RPCs per second and returns

@@ -17,7 +17,7 @@ import (
 
 // writeResults prints a sweep's tables and verdict and writes the CSV and,
 // for demo and compare, the HTML report and PNG charts.
-func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *loadgen.OpenSpec, recs []result.Record, sloRes []verdict.SLOResult) error {
+func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *loadgen.OpenSpec, recs []result.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -38,8 +38,8 @@ func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *load
 	fmt.Fprintln(stdout)
 	if open == nil { // the verdict reads closed-loop in-flight series
 		printVerdict(stdout, recs)
-	} else if open.SLO != nil {
-		report.SLOText(stdout, open.SLO.String(), sloRes)
+	} else if slo := sf.open.objective; slo != nil {
+		report.SLOText(stdout, slo.String(), verdict.SLOResults(*slo, recs))
 	}
 	if len(sf.clients) > 0 {
 		fmt.Fprintln(stdout)
