@@ -53,7 +53,7 @@ var (
 //   - path=open: rpclab's one-machine open loop (runOpen, as rpclab
 //     sweep --rps R --arrival poisson runs a step, default pacing and
 //     max-outstanding): the step's frame, the scheduler and its pacing,
-//     the dispatcher's hand-off to idle callers, caller.send timed from
+//     the dispatcher's hand-off to idle senders, dispatcher.send timed from
 //     the intended send into HDR recorders, the drain. The interval is
 //     warm-up free and ends where the seeded schedule's send b.N+1 would
 //     be due, so exactly b.N sends are due in it.
