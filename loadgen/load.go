@@ -55,8 +55,25 @@ func (l *Load) validate(step Step) error {
 	if _, err := NewPacer(l.Arrival, l.Rate, 0); err != nil {
 		return err
 	}
-	o := OpenSpec{Rates: []float64{l.Rate}, Arrival: l.Arrival, Pacing: l.Pacing, MaxOutstanding: l.MaxOutstanding, Drain: l.Drain}
-	return o.Validate()
+	return l.checkOpen()
+}
+
+// checkOpen checks an open load's settings but its rate (OpenSpec.Validate
+// checks its rates, validate the one rate of a step).
+func (l *Load) checkOpen() error {
+	if _, err := NewPacer(l.Arrival, 1, 0); err != nil {
+		return err
+	}
+	if l.Pacing != "" && l.Pacing != TimerPacing && l.Pacing != PrecisePacing {
+		return usageErr(ErrPacing, "unknown pacing %q (want %s or %s)", l.Pacing, TimerPacing, PrecisePacing)
+	}
+	if l.MaxOutstanding < 1 || l.MaxOutstanding > 100000 {
+		return usageErr(ErrMaxOutstanding, "%d is outside 1..100000", l.MaxOutstanding)
+	}
+	if l.Drain < 0 {
+		return usageErr(ErrDrain, "negative duration %v", l.Drain)
+	}
+	return nil
 }
 
 // arrival is the arrival process the record names.

@@ -85,19 +85,8 @@ func (o *OpenSpec) Validate() error {
 			return usageErr(ErrRate, "%v is not a positive number of RPCs per second", r)
 		}
 	}
-	if _, err := NewPacer(o.Arrival, 1, 0); err != nil {
-		return err
-	}
-	if o.Pacing != "" && o.Pacing != TimerPacing && o.Pacing != PrecisePacing {
-		return usageErr(ErrPacing, "unknown pacing %q (want %s or %s)", o.Pacing, TimerPacing, PrecisePacing)
-	}
-	if o.MaxOutstanding < 1 || o.MaxOutstanding > 100000 {
-		return usageErr(ErrMaxOutstanding, "%d is outside 1..100000", o.MaxOutstanding)
-	}
-	if o.Drain < 0 {
-		return usageErr(ErrDrain, "negative duration %v", o.Drain)
-	}
-	return nil
+	l := o.load(o.Rates[0])
+	return l.checkOpen()
 }
 
 // SweepOpen runs every step of spec once per rate of open, rates ascending,
