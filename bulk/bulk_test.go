@@ -235,41 +235,6 @@ func TestSpecValidate(t *testing.T) {
 	}
 }
 
-func TestParseBytes(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"65536", 65536, true}, {"64KiB", 64 << 10, true}, {"1GiB", 1 << 30, true}, {"16 MiB", 16 << 20, true},
-		{"1MB", 1e6, true}, {"0", 0, true}, {"1.5GiB", 0, false}, {"lots", 0, false}, {"9999999TiB", 0, false},
-		{"9223372036854775807", 1<<63 - 1, true}, {"9223372036854775808", 0, false}, {"8388608TiB", 0, false},
-		{"8388607TiB", 8388607 << 40, true}, {"-1", 0, false}, {"-1KB", 0, false}, {"-0", 0, true},
-	}
-	for _, tc := range tests {
-		got, err := bulk.ParseBytes(tc.in)
-		if got != tc.want || (err == nil) != tc.ok {
-			t.Errorf("ParseBytes(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-	// Each error names the value and what is wrong with it.
-	for in, want := range map[string]string{
-		"-1": "negative", "-1KB": "negative", "-99999999999999999999": "negative",
-		"9999999TiB": "above the largest byte count", "99999999999999999999": "above the largest byte count",
-		"1.5GiB": "want an integer",
-	} {
-		_, err := bulk.ParseBytes(in)
-		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), strconv.Quote(in)) || !errors.Is(err, bulk.ErrBadBytes) {
-			t.Errorf("ParseBytes(%q) = %v, want an ErrBadBytes naming %q and saying %q", in, err, in, want)
-		}
-	}
-	for _, n := range []int64{64 << 10, 1 << 30, 1000, 3 << 20} {
-		if got, _ := bulk.ParseBytes(result.FormatBytes(n)); got != n {
-			t.Errorf("ParseBytes(FormatBytes(%d)) = %d, want %d", n, got, n)
-		}
-	}
-}
-
 // A cancelled context stops ExpectedCRC at once, whatever the size; the
 // size that once spun for hours is refused by Validate.
 func TestExpectedCRCStopsWhenCancelled(t *testing.T) {

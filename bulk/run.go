@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -273,7 +272,6 @@ type worker struct {
 }
 
 func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceClient, ep endpoints, st Step) *result.BulkRecord {
-	host, _ := os.Hostname()
 	rec := &result.BulkRecord{
 		SchemaVersion: result.SchemaVersion,
 		Kind:          result.KindBulk,
@@ -284,10 +282,7 @@ func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceC
 			Streams: st.Streams, RequestsPerStream: spec.RequestsPerStream, MinDurationNS: int64(spec.MinDuration),
 			MaxMessageBytes: spec.MaxMessage, Server: spec.Server, Netem: o.Netem,
 		},
-		Env: result.Env{
-			Language: "go", GRPCImpl: "grpc-go", GRPCVersion: grpc.Version, RuntimeVersion: runtime.Version(),
-			HostCPUs: runtime.NumCPU(), ClientCPUs: o.ClientCPUs, Hostname: host, OS: runtime.GOOS,
-		},
+		Env:                    result.GoEnv(grpc.Version, o.ClientCPUs),
 		Checksum:               "crc32c",
 		ServerCPUNS:            -1,
 		ServerCPUSPerGiB:       -1,

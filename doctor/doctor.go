@@ -139,6 +139,14 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// workload is what each step calls: Call with Request, or the ping (nil).
+func (o *Options) workload() loadgen.Workload {
+	if o.Call == nil {
+		return nil
+	}
+	return loadgen.CallWorkload(o.Call, o.Request)
+}
+
 // Run runs the study. It returns what was measured so far with ctx's
 // error if stopped, or an error if the target could not be reached.
 func Run(ctx context.Context, o Options) (*Diagnosis, error) {
@@ -163,8 +171,8 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 		for n := 1; n <= o.MaxInflight; n *= 2 {
 			spec := &loadgen.Spec{Target: o.Target, Conns: []loadgen.ConnMode{conn}, RPCs: []string{loadgen.Unary},
 				Inflight: []int{n}, PayloadBytes: o.PayloadBytes, Warmup: o.Warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
-			rec, err := loadgen.RunCappedStep(ctx, spec, loadgen.Step{Conn: conn, RPC: loadgen.Unary, Inflight: n},
-				loadgen.Capped{Call: o.Call, Request: o.Request, MaxRPS: o.MaxRPS}, o.Load)
+			rec, err := loadgen.RunLoad(ctx, spec, loadgen.Step{Conn: conn, RPC: loadgen.Unary, Inflight: n},
+				o.workload(), loadgen.Load{MaxRPS: o.MaxRPS}, o.Load)
 			if err != nil {
 				return d, err
 			}

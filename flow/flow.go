@@ -17,8 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"time"
@@ -236,13 +234,11 @@ func Run(ctx context.Context, s *Spec, sink func(*result.FlowRecord) error, prog
 
 // runCell measures one cell through its own proxy and connection.
 func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte) *result.FlowRecord {
-	host, _ := os.Hostname()
 	rec := &result.FlowRecord{
 		SchemaVersion: result.SchemaVersion, Kind: result.KindFlow, StartedAt: time.Now().UTC(),
 		Transport: c.Transport, PayloadBytes: c.Payload, RTTNS: int64(c.RTT), RateBps: s.RateBps,
 		RPCsRequested: s.RPCs, BudgetNS: int64(s.Budget), RPCNS: []int64{},
-		Env: result.Env{Language: "go", GRPCImpl: "grpc-go", GRPCVersion: grpc.Version,
-			RuntimeVersion: runtime.Version(), HostCPUs: runtime.NumCPU(), Hostname: host, OS: runtime.GOOS},
+		Env: result.GoEnv(grpc.Version, nil),
 	}
 	if c.Transport == GRPCFixed {
 		rec.WindowBytes = int(s.FixedWindow)

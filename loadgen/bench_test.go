@@ -31,7 +31,7 @@ var benchTarget = flag.String("loadgen.target", "", "BenchmarkUnaryRPC: the serv
 //     (its request, the generated stub, a new response per call,
 //     context.Background(), time.Now and time.Since, grpc-go's benchmark
 //     histogram) on bare ClientConns: the floor.
-//   - path=worker: caller.once on a step's frame (its pools) under
+//   - path=worker: closedRun.once on a step's frame (its pools) under
 //     callContext, as runClosed runs it.
 //   - path=run-ctx: the same with the run's shared cancellable context as
 //     the call context, as the worker did before callContext: grpc-go then
@@ -144,12 +144,12 @@ func workerPath(ctx context.Context, target string, runCtx, calls context.Contex
 			b.Fatalf("openFrame: %v %v", err, cause)
 		}
 		fns := make([]func(), n)
+		run := &closedRun{ctx: runCtx, calls: calls, phase: phase}
+		w := PingWorkload(Benchmark, Unary, 0)
 		for i := range fns {
-			p := pingOf(Benchmark, make([]byte, 0))
-			cl := &caller{rec: stats.NewRecorder(), ping: p, resp: p.newResp()}
-			cc := f.conns[i%len(f.conns)]
+			cl, rec, cc := w.NewCaller(), stats.NewRecorder(), f.conns[i%len(f.conns)]
 			fns[i] = func() {
-				if !cl.once(runCtx, calls, cc, phaseMeasure, phase) {
+				if !run.once(cl, rec, cc, phaseMeasure) {
 					b.Error("the run ended")
 				}
 			}

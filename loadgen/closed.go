@@ -4,29 +4,15 @@ package loadgen
 
 import (
 	"context"
-	"errors"
-	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/internal/procstat"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/stats"
-)
-
-// Full method names of the BenchmarkService calls the workers make.
-const (
-	unaryMethod     = "/grpc.testing.BenchmarkService/UnaryCall"
-	streamingMethod = "/grpc.testing.BenchmarkService/StreamingCall"
 )
 
 // Options are the Go-only settings of a run (not echoed into records).
@@ -47,85 +33,58 @@ const (
 	phaseDone
 )
 
-// RunStep runs one closed-loop step: it opens the step's connections, waits
-// until they are ready (at most spec.DialTimeout), runs step.Inflight workers
-// that each keep one RPC in flight for spec.Warmup then spec.Interval, and
-// returns the record of the interval. If ctx ends during the interval the
-// record covers what ran and has status "interrupted" (or "failed" with
-// ctx's cause, see Sweep); if it ends earlier, RunStep returns ctx's error
-// and no record.
+// RunStep runs one closed-loop step of the spec's ping: it opens the
+// step's connections, waits until they are ready (at most
+// spec.DialTimeout), runs step.Inflight callers that each keep one RPC in
+// flight for spec.Warmup then spec.Interval, and returns the record of the
+// interval. If ctx ends during the interval the record covers what ran and
+// has status "interrupted" (or "failed" with ctx's cause, see Sweep); if it
+// ends earlier, RunStep returns ctx's error and no record.
 func RunStep(ctx context.Context, spec *Spec, step Step, o Options) (*result.Record, error) {
+	return RunLoad(ctx, spec, step, nil, Load{}, o)
+}
+
+// RunLoad runs one step of w (the spec's ping when nil) under load, over
+// the fixed window of spec.Warmup then spec.Interval, and returns its
+// record, as RunStep: load_model "closed" (rpclab doctor's, under a
+// MaxRPS cap) or "open" (see runOpen).
+func RunLoad(ctx context.Context, spec *Spec, step Step, w Workload, load Load, o Options) (*result.Record, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	rec, _, err := runClosed(ctx, spec, step, Capped{}, o)
-	return rec, err
-}
-
-// Capped is a closed-loop step for rpclab doctor, aimed at a user's
-// service: step.Inflight workers each keep one call of Call (the ping when
-// nil) in flight, and together never exceed MaxRPS.
-type Capped struct {
-	// Call and Request replace the ping when set (see OpenSpec.Call).
-	Call    *anycall.Method
-	Request proto.Message
-	// MaxRPS caps the step's rate (0: no cap): each worker waits out its
-	// share, MaxRPS/Inflight, between calls.
-	MaxRPS float64
-}
-
-// RunCappedStep runs one closed-loop step under c's cap and returns its
-// record (load_model "closed"), as RunStep.
-func RunCappedStep(ctx context.Context, spec *Spec, step Step, c Capped, o Options) (*result.Record, error) {
-	if err := spec.Validate(); err != nil {
+	if err := load.validate(step); err != nil {
 		return nil, err
 	}
-	if c.MaxRPS < 0 {
-		return nil, usageErr(ErrMaxRPS, "negative rate %v", c.MaxRPS)
+	var rec *result.Record
+	var err error
+	if load.open() {
+		rec, _, err = runOpen(ctx, spec, step, w, &load, o)
+	} else {
+		rec, _, err = runClosed(ctx, spec, step, w, &load, o)
 	}
-	rec, _, err := runClosed(ctx, spec, step, c, o)
 	return rec, err
 }
 
-// runClosed runs a closed-loop step (see RunStep); cause is the error of a
-// failed set-up (nil otherwise).
-func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) (rec *result.Record, cause, err error) {
+// runClosed runs a closed-loop step of w under load's cap (see RunStep);
+// cause is the error of a failed set-up (nil otherwise).
+func runClosed(ctx context.Context, spec *Spec, step Step, w Workload, load *Load, o Options) (rec *result.Record, cause, err error) {
 	f, cause, err := openFrame(ctx, spec, step, o)
 	if f == nil || cause != nil {
 		return recOf(f), cause, err
 	}
 	defer f.close()
-	if c.Call != nil {
-		f.rec.Spec.Call = strings.TrimPrefix(c.Call.Path, "/")
-	}
+	w = workloadOf(w, spec, step.RPC)
+	w.Describe(&f.rec.Spec)
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	calls := callContext(runCtx)
 	var phase atomic.Int32
-	recs := make([]*stats.Recorder, step.Inflight)
+	run := &closedRun{ctx: runCtx, calls: callContext(runCtx), phase: &phase, timeout: spec.RPCTimeout}
+	win := &fixedWindow{}
 	var wg sync.WaitGroup
-	p := pingOf(spec.Service, make([]byte, spec.PayloadBytes))
-	var gap time.Duration
-	if c.MaxRPS > 0 {
-		gap = time.Duration(float64(step.Inflight) * 1e9 / c.MaxRPS)
-	}
-	for i := range recs {
-		recs[i] = stats.NewRecorder()
-		cl := &caller{rec: recs[i], ping: p, resp: p.newResp(), timeout: spec.RPCTimeout, call: c.Call, callReq: c.Request}
-		if c.Call != nil {
-			cl.callResp = c.Call.NewResponse()
-		}
-		cc := f.conns[i%len(f.conns)]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if step.RPC == Streaming && c.Call == nil {
-				cl.streaming(runCtx, cc, &phase)
-			} else {
-				cl.closedLoop(runCtx, calls, cc, &phase, gap)
-			}
-		}()
+	for i := range step.Inflight {
+		cl, rec, cc, p := w.NewCaller(), win.recorder(), f.conns[i%len(f.conns)], load.callerPacer(step.Inflight)
+		wg.Go(func() { run.loop(cl, rec, cc, p) })
 	}
 
 	if !Sleep(ctx, spec.Warmup) {
@@ -163,7 +122,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, c Capped, o Options) 
 	stop()
 	f.cut()
 	wg.Wait()
-	return f.finish(ctx, stats.Merge(recs...), elapsed, cpu1-cpu0, interrupted), nil, nil
+	return f.finish(ctx, win.summary(), elapsed, cpu1-cpu0, interrupted), nil, nil
 }
 
 // recOf is f's record (nil without a frame).
@@ -172,60 +131,6 @@ func recOf(f *frame) *result.Record {
 		return nil
 	}
 	return f.rec
-}
-
-// caller makes RPCs one at a time and records them in its own recorder;
-// the closed loop's workers and the open loop's callers are callers.
-type caller struct {
-	rec *stats.Recorder
-	// ping is the service's ping, resp this caller's reply to it.
-	ping    ping
-	resp    any
-	timeout time.Duration
-	// call, callReq and callResp replace the ping with any method.
-	call     *anycall.Method
-	callReq  proto.Message
-	callResp proto.Message
-	// msgs counts the replies of measured calls (server-streaming calls
-	// have any number).
-	msgs int64
-	last int
-	// cut counts measured open-loop calls the drain cut off.
-	cut int64
-	// cell, when set, is where the closed loops record instead of rec (a
-	// Live run, snapshotted while it runs).
-	cell *liveCell
-}
-
-// record notes one RPC in the caller's recorder, or its Live cell.
-func (c *caller) record(d time.Duration, code codes.Code, err error) {
-	if c.cell != nil {
-		c.cell.record(d, code, err)
-		return
-	}
-	c.rec.RecordErr(d, code, err)
-}
-
-func (c *caller) invoke(ctx context.Context, cc grpc.ClientConnInterface) error {
-	if c.call != nil {
-		n, err := c.call.Call(ctx, cc, c.callReq, c.callResp)
-		c.last = n
-		return err
-	}
-	c.last = 1
-	return cc.Invoke(ctx, c.ping.unary, c.ping.req, c.resp)
-}
-
-// invokeBy makes one RPC on cc that ends by deadline (none when zero): the
-// per-RPC timeout of every loop.
-func (c *caller) invokeBy(ctx context.Context, cc grpc.ClientConnInterface, deadline time.Time) error {
-	if deadline.IsZero() {
-		return c.invoke(ctx, cc)
-	}
-	cctx, cancel := context.WithDeadline(ctx, deadline)
-	err := c.invoke(cctx, cc)
-	cancel()
-	return err
 }
 
 // callContext is the context a step's unary calls are made under: ctx's
@@ -257,109 +162,56 @@ func (*uncancelled) Err() error                  { return nil }
 func (c *uncancelled) Value(key any) any         { return c.parent.Value(key) }
 func (c *uncancelled) String() string            { return "loadgen.callContext" }
 
-// deadline is the per-RPC deadline of an RPC meant to start at t.
-func (c *caller) deadline(t time.Time) time.Time {
-	if c.timeout <= 0 {
-		return time.Time{}
-	}
-	return t.Add(c.timeout)
+// closedRun is what the callers of a closed-loop step share: each keeps
+// one call in flight, until the phase is done or ctx ends. Each call is
+// made under calls (callContext of ctx): when ctx ends, the calls in
+// flight end when their connections are closed. A call is recorded only
+// if it both began and ended inside the measured phase and did not fail
+// because the run itself was stopped.
+type closedRun struct {
+	ctx, calls context.Context
+	phase      *atomic.Int32
+	timeout    time.Duration // per call (0: none)
 }
 
-// closedLoop keeps one RPC in flight on cc, starting each at most every
-// gap (0: at once), until the phase is done or ctx ends. Each RPC is made
-// under calls (callContext of ctx): when ctx ends, the calls in flight end
-// when cc is closed. An RPC is recorded only if it both began and ended
-// inside the measured interval and did not fail because the run itself
-// was stopped.
-func (c *caller) closedLoop(ctx, calls context.Context, cc grpc.ClientConnInterface, phase *atomic.Int32, gap time.Duration) {
-	var t *time.Timer
-	if gap > 0 {
-		t = time.NewTimer(time.Hour)
-		defer t.Stop()
+// loop runs one caller, c on cc, recording into rec; with a pacer (a
+// capped load's) each call starts at most at the pacer's next time, on
+// the same clock as the open loop's scheduler.
+func (r *closedRun) loop(c Caller, rec recorder, cc grpc.ClientConnInterface, p Pacer) {
+	var clk clock
+	if p != nil {
+		var release func()
+		clk, _, release = wallClock(TimerPacing)
+		defer release()
 	}
-	next := time.Now()
+	start := time.Now()
 	for {
-		ph := phase.Load()
-		if ph == phaseDone || ctx.Err() != nil {
+		ph := r.phase.Load()
+		if ph == phaseDone || r.ctx.Err() != nil {
 			return
 		}
-		if gap > 0 {
-			if w := time.Until(next); w > 0 {
-				t.Reset(w)
-				select {
-				case <-t.C:
-				case <-ctx.Done():
-					return
-				}
-			}
-			next = next.Add(gap)
+		if p != nil && !clk.sleepUntil(r.ctx, start.Add(p.Next())) {
+			return
 		}
-		if !c.once(ctx, calls, cc, ph, phase) {
+		if !r.once(c, rec, cc, ph) {
 			return
 		}
 	}
 }
 
-// once makes one RPC of the closed loop on cc under calls, begun in phase
-// ph, and records it if it also ended in the measured phase. It returns
-// false if the RPC failed because ctx (the run) ended. This is the whole
-// per-RPC path of a closed-loop worker: it allocates nothing beyond what
-// grpc-go's Invoke does (TestCallerAddsNoAllocations).
-func (c *caller) once(ctx, calls context.Context, cc grpc.ClientConnInterface, ph int32, phase *atomic.Int32) bool {
+// once makes one call of c on cc, begun in phase ph, and records it into
+// rec if it also ended in the measured phase. It returns false if the
+// call failed because the run ended. This is the whole per-call path of a
+// closed-loop caller: it allocates nothing beyond what grpc-go's Invoke
+// does (TestCallerAddsNoAllocations).
+func (r *closedRun) once(c Caller, rec recorder, cc grpc.ClientConnInterface, ph int32) bool {
 	t0 := time.Now()
-	err := c.invokeBy(calls, cc, c.deadline(t0))
-	if err != nil && ctx.Err() != nil {
+	_, err := callBy(r.calls, c, cc, deadlineOf(t0, r.timeout))
+	if err != nil && r.ctx.Err() != nil {
 		return false
 	}
-	if ph == phaseMeasure && phase.Load() == phaseMeasure {
-		c.record(time.Since(t0), status.Code(err), err)
+	if ph == phaseMeasure && r.phase.Load() == phaseMeasure {
+		rec.RecordErr(time.Since(t0), status.Code(err), err)
 	}
 	return true
-}
-
-// streaming keeps one ping in flight on a bidi stream of cc, opening a new
-// stream when one breaks, and records as closedLoop does.
-func (c *caller) streaming(ctx context.Context, cc grpc.ClientConnInterface, phase *atomic.Int32) {
-	done := func(began int32, d time.Duration, err error) {
-		if err != nil && ctx.Err() != nil {
-			return
-		}
-		if began == phaseMeasure && phase.Load() == phaseMeasure {
-			c.record(d, status.Code(err), err)
-		}
-	}
-	for phase.Load() != phaseDone && ctx.Err() == nil {
-		ph := phase.Load()
-		t0 := time.Now()
-		s, err := cc.NewStream(ctx, c.ping.desc, c.ping.streaming)
-		if err != nil {
-			done(ph, time.Since(t0), err)
-			continue
-		}
-		for {
-			ph := phase.Load()
-			if ph == phaseDone || ctx.Err() != nil {
-				return
-			}
-			t0 := time.Now()
-			// SendMsg reports a broken stream as io.EOF; RecvMsg then
-			// returns the stream's status, so its error is the one kept.
-			_ = s.SendMsg(c.ping.req)
-			err := s.RecvMsg(c.resp)
-			if err == nil {
-				done(ph, time.Since(t0), nil)
-				continue
-			}
-			if errors.Is(err, io.EOF) {
-				err = status.Error(codes.Unavailable, "stream ended by the server")
-			}
-			done(ph, time.Since(t0), err)
-			break
-		}
-	}
-}
-
-// pingRequest is the BenchmarkService request asking for n bytes back.
-func pingRequest(n int, body []byte) *pb.SimpleRequest {
-	return &pb.SimpleRequest{ResponseSize: int32(n), Payload: &pb.Payload{Body: body}}
 }

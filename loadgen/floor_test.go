@@ -48,8 +48,9 @@ func minAllocs(rounds, n int, f func()) float64 {
 }
 
 // TestCallerAddsNoAllocations: the per-RPC path of a closed-loop worker
-// (caller.once: the call through the step's pool under the step's call
-// context, timed and recorded) and of an open-loop caller (caller.send)
+// (closedRun.once: the call through the step's pool under the step's call
+// context, timed and recorded) and of an open-loop sender
+// (dispatcher.send)
 // allocate nothing beyond what grpc-go's own Invoke allocates on a bare
 // ClientConn with context.Background() (what grpc-go's benchmark client
 // calls with), against the same real loopback server. Counts, not times.
@@ -85,17 +86,21 @@ func TestCallerAddsNoAllocations(t *testing.T) {
 	defer stop()
 	calls := callContext(runCtx)
 	rec := stats.NewRecorder()
-	p := pingOf(Benchmark, make([]byte, spec.PayloadBytes))
-	cl := &caller{rec: rec, ping: p, resp: p.newResp()}
+	w := PingWorkload(Benchmark, Unary, spec.PayloadBytes)
+	cl := w.NewCaller()
 	var phase atomic.Int32
 	phase.Store(phaseMeasure)
+	run := &closedRun{ctx: runCtx, calls: calls, phase: &phase}
 	closed := func() {
-		if !cl.once(runCtx, calls, f.conns[0], phaseMeasure, &phase) {
+		if !run.once(cl, rec, f.conns[0], phaseMeasure) {
 			t.Fatal("once: the run ended")
 		}
 	}
+	d := newDispatcher(ctx, f, spec, w, 1, &fixedWindow{})
+	defer d.cancel()
+	s := &sender{c: cl, rec: rec}
 	open := func() {
-		cl.send(calls, runCtx, ctx, f.conns, job{intended: time.Now(), measured: true})
+		d.send(s, job{intended: time.Now(), measured: true})
 	}
 
 	const rounds, n = 3, 2000
@@ -123,7 +128,7 @@ func TestCallerAddsNoAllocations(t *testing.T) {
 }
 
 // TestCallsShareNoCancellation: every unary call a step makes, closed or
-// open loop, and every call of a worker's paced callers (Live at a rate),
+// open loop, and every call of a worker's open load (Live at a rate),
 // is given a context with no cancellation of its own (Done is
 // nil), as grpc-go's benchmark client's context.Background(): grpc-go's
 // per-call child context then registers with no parent, where a run
@@ -165,8 +170,8 @@ func TestCallsShareNoCancellation(t *testing.T) {
 					t.Fatal(err)
 				}
 				requests, why = rec.Requests, fmt.Sprintf("status %q (%s)", rec.Status, rec.Error)
-			default: // a worker's paced callers (Live at a rate)
-				l, err := StartLive(testCtx(t), spec, step, 500, Poisson, o)
+			default: // a worker's open load (Live at a rate)
+				l, err := StartLive(testCtx(t), spec, step, openLoad(500, Poisson), o)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -265,7 +270,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 	})
 	t.Run("live run, stopped", func(t *testing.T) {
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
-			l, err := StartLive(context.Background(), spec, step, 0, "", Options{})
+			l, err := StartLive(context.Background(), spec, step, Load{}, Options{})
 			if err != nil {
 				return nil, err
 			}
@@ -280,12 +285,12 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 	})
 	t.Run("live paced run, stopped", func(t *testing.T) {
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
-			l, err := StartLive(context.Background(), spec, step, 100, Poisson, Options{})
+			l, err := StartLive(context.Background(), spec, step, openLoad(100, Poisson), Options{})
 			if err != nil {
 				return nil, err
 			}
 			<-ctx.Done()
-			l.Stop() // must end the paced calls stuck in the server
+			l.Stop() // must end the open load's calls stuck in the server
 			snap := l.Snapshot(false)
 			return &result.Record{Status: result.StatusInterrupted, Requests: snap.Summary.Total()}, nil
 		}, true)

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -298,7 +296,6 @@ func openLayout(target string, step Step, dial []grpc.DialOption) ([]*pool.Pool,
 // the record a session keeps for a step cut off before it measured
 // anything (lab).
 func NewRecord(spec *Spec, step Step, o Options) *result.Record {
-	host, _ := os.Hostname()
 	return &result.Record{
 		SchemaVersion: result.SchemaVersion,
 		Kind:          "ping",
@@ -318,16 +315,7 @@ func NewRecord(spec *Spec, step Step, o Options) *result.Record {
 			LoadModel:      "closed",
 			Server:         spec.Server,
 		},
-		Env: result.Env{
-			Language:       "go",
-			GRPCImpl:       "grpc-go",
-			GRPCVersion:    grpc.Version,
-			RuntimeVersion: runtime.Version(),
-			HostCPUs:       runtime.NumCPU(),
-			ClientCPUs:     o.ClientCPUs,
-			Hostname:       host,
-			OS:             runtime.GOOS,
-		},
+		Env:           result.GoEnv(grpc.Version, o.ClientCPUs),
 		Errors:        map[string]int64{},
 		ConnsObserved: -1,
 	}

@@ -9,9 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/stats"
@@ -19,17 +17,18 @@ import (
 
 // Live is a run with no set length, for a worker whose driver decides when
 // to look (gRPC's benchmark protocol, whose marks come when the driver
-// wants): its callers keep going until Stop, and Snapshot merges what they
-// recorded so far. Each caller records into its own cell, with no lock.
+// wants): the window is the driver's marks. Its load runs until Stop, and
+// Snapshot merges what its callers recorded so far. Each caller records
+// into its own cell, with no lock.
 type Live struct {
 	target string
 	f      *frame
-	cells  []*liveCell
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
 	once   sync.Once
 
-	mu     sync.Mutex // serialises Snapshot and Stop; the callers never take it
+	mu     sync.Mutex // serialises Snapshot, Stop and new cells; the callers never take it
+	cells  []*liveCell
 	spares []*stats.Recorder
 	acc    *stats.Summary
 	since  time.Time
@@ -46,30 +45,21 @@ type LiveSnapshot struct {
 }
 
 // StartLive opens step's layout to spec.Target, waits until it is ready
-// (at most spec.DialTimeout), and starts step.Inflight callers that run
-// until Stop or until ctx ends. With rate 0 each caller keeps one RPC in
-// flight (a closed loop, unary or streaming); with rate > 0 (unary only)
-// each caller sends at rate/step.Inflight per second, at times arrival
-// (Poisson, as gRPC's own workers do, or Constant, each caller's schedule
-// offset by its index/rate so the callers' sends interleave) gives: a reply
-// later than the next send time delays that send, and latency counts from
-// the intended send time, so a late send adds its lateness to the latency
-// (coordinated-omission free, as the open loop measures). spec.Warmup and
-// spec.Interval are not used; spec.Conns, RPCs and Inflight are replaced by
-// step's.
-func StartLive(ctx context.Context, spec *Spec, step Step, rate float64, arrival string, o Options) (*Live, error) {
+// (at most spec.DialTimeout), and starts the spec's ping under load until
+// Stop or until ctx ends: a closed load's step.Inflight callers each keep
+// one RPC in flight (unary or streaming); an open load (unary only) sends
+// on its schedule whatever the replies, through the dispatcher, up to
+// load.MaxOutstanding in flight, with latency counted from each intended
+// send time, as a step on one machine does. spec.Warmup and spec.Interval
+// are not used; spec.Conns, RPCs and Inflight are replaced by step's.
+func StartLive(ctx context.Context, spec *Spec, step Step, load Load, o Options) (*Live, error) {
 	s := *spec
 	s.Conns, s.RPCs, s.Inflight, s.Interval = []ConnMode{step.Conn}, []string{step.RPC}, []int{step.Inflight}, time.Second
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if rate < 0 || (rate > 0 && step.RPC != Unary) {
-		return nil, usageErr(ErrRate, "%v RPCs per second for %s RPCs (a rate paces unary RPCs only)", rate, step.RPC)
-	}
-	if rate > 0 {
-		if _, err := NewPacer(arrival, rate, 1); err != nil {
-			return nil, err
-		}
+	if err := load.validate(step); err != nil {
+		return nil, err
 	}
 	f, cause, err := openFrame(ctx, &s, step, o)
 	if err != nil {
@@ -88,47 +78,57 @@ func StartLive(ctx context.Context, spec *Spec, step Step, rate float64, arrival
 		stop()
 		f.cut() // calls under callContext end when their connections close
 	}()
-	p := pingOf(s.Service, make([]byte, s.PayloadBytes))
-	for i := 0; i < step.Inflight; i++ {
-		cell := &liveCell{}
-		cell.cur.Store(stats.NewRecorder())
-		l.cells = append(l.cells, cell)
-		l.spares = append(l.spares, stats.NewRecorder())
-		c := &caller{ping: p, resp: p.newResp(), timeout: s.RPCTimeout, cell: cell}
-		cc := f.conns[i%len(f.conns)]
-		var pacer Pacer
-		var offset time.Duration
-		if rate > 0 {
-			pacer, _ = NewPacer(arrival, rate/float64(step.Inflight), uint64(i)+1) // rate and arrival checked above
-			if arrival != Poisson {
-				offset = time.Duration(float64(i) / rate * float64(time.Second))
-			}
-		}
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			l.run(runCtx, c, cc, pacer, offset, step.RPC)
-		}()
+	w := PingWorkload(s.Service, step.RPC, s.PayloadBytes)
+	if load.open() {
+		l.startOpen(runCtx, &s, w, &load)
+		return l, nil
+	}
+	var phase atomic.Int32
+	phase.Store(phaseMeasure) // measured from the start; the driver's marks cut it
+	closed := &closedRun{ctx: runCtx, calls: callContext(runCtx), phase: &phase, timeout: s.RPCTimeout}
+	for i := range step.Inflight {
+		c, rec, cc, p := w.NewCaller(), l.recorder(), f.conns[i%len(f.conns)], load.callerPacer(step.Inflight)
+		l.wg.Go(func() { closed.loop(c, rec, cc, p) })
 	}
 	return l, nil
 }
 
-func (l *Live) run(ctx context.Context, c *caller, cc grpc.ClientConnInterface, p Pacer, offset time.Duration, rpc string) {
-	var phase atomic.Int32
-	phase.Store(phaseMeasure)
-	switch {
-	case p != nil:
-		c.paced(ctx, cc, p, time.Now().Add(offset))
-	case rpc == Streaming:
-		c.streaming(ctx, cc, &phase)
-	default:
-		c.closedLoop(ctx, callContext(ctx), cc, &phase, 0)
-	}
+// startOpen runs load's schedule of w on l's connections until ctx ends:
+// the open loop's scheduler and dispatcher, with a window that never ends.
+func (l *Live) startOpen(ctx context.Context, spec *Spec, w Workload, load *Load) {
+	pacer, _ := NewPacer(load.Arrival, load.Rate, load.Seed+1) // checked by load.validate
+	d := newDispatcher(ctx, l.f, spec, w, load.MaxOutstanding, l)
+	clk, _, release := openClock(load.pacing())
+	sched := &scheduler{pacer: pacer, clock: clk, end: forever, late: maxLate, conns: len(l.f.conns),
+		hand: d.hand, handWait: d.handWait}
+	l.wg.Go(func() {
+		defer release()
+		sched.run(ctx, clk.now())
+		d.stop()
+	})
+}
+
+// forever is the end of a Live run's schedule, which ctx ends first.
+const forever = 100 * 365 * 24 * time.Hour
+
+// recorder gives a new caller its cell (Live is a window).
+func (l *Live) recorder() recorder {
+	cell := &liveCell{}
+	cell.cur.Store(stats.NewRecorder())
+	l.mu.Lock()
+	l.cells = append(l.cells, cell)
+	l.spares = append(l.spares, stats.NewRecorder())
+	l.mu.Unlock()
+	return cell
 }
 
 // Snapshot merges what every caller recorded since the start or the last
 // reset; with reset, the next snapshot counts from now.
 func (l *Live) Snapshot(reset bool) LiveSnapshot {
+	conns := -1
+	if n, err := procstat.ConnsTo(0, HostPort(l.target)); err == nil {
+		conns = n
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
@@ -141,11 +141,8 @@ func (l *Live) Snapshot(reset bool) LiveSnapshot {
 		r.Reset()
 		l.spares[i] = r
 	}
-	out := LiveSnapshot{Summary: stats.Merge(), Elapsed: now.Sub(l.since), Conns: -1}
+	out := LiveSnapshot{Summary: stats.Merge(), Elapsed: now.Sub(l.since), Conns: conns}
 	addSummary(out.Summary, l.acc)
-	if n, err := procstat.ConnsTo(0, HostPort(l.target)); err == nil {
-		out.Conns = n
-	}
 	if reset {
 		l.acc, l.since = stats.Merge(), now
 	}
@@ -182,7 +179,8 @@ type liveCell struct {
 	_    [48]byte // keep neighbouring cells' counters off one cache line
 }
 
-func (c *liveCell) record(d time.Duration, code codes.Code, err error) {
+// RecordErr records one call in the cell's current recorder.
+func (c *liveCell) RecordErr(d time.Duration, code codes.Code, err error) {
 	c.busy.Store(1)
 	c.cur.Load().RecordErr(d, code, err)
 	c.busy.Store(0)
@@ -196,33 +194,4 @@ func (c *liveCell) swap(fresh *stats.Recorder) *stats.Recorder {
 		runtime.Gosched()
 	}
 	return old
-}
-
-// paced sends one RPC at each of p's times (counted from start), or as
-// soon as the previous one ends if that is later, until ctx ends. Each
-// latency counts from the intended send time, not from the actual send:
-// a send delayed by a slow reply shows its delay in the latency. The calls
-// are made under callContext(ctx), as the closed loop's: when ctx ends,
-// those in flight end as the run closes cc (StartLive's f.cut).
-func (c *caller) paced(ctx context.Context, cc grpc.ClientConnInterface, p Pacer, start time.Time) {
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	calls := callContext(ctx)
-	for ctx.Err() == nil {
-		due := start.Add(p.Next())
-		if w := time.Until(due); w > 0 {
-			t.Reset(w)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				return
-			}
-		}
-		t0 := time.Now()
-		err := c.invokeBy(calls, cc, c.deadline(t0))
-		if err != nil && ctx.Err() != nil {
-			return
-		}
-		c.record(time.Since(due), status.Code(err), err)
-	}
 }

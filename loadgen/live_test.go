@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/rpclab/rpclab/pool"
+	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/stats"
 )
@@ -52,7 +53,7 @@ func TestLiveSnapshotsAndResets(t *testing.T) {
 	target, served := countingServer(t)
 	spec := shortSpec(target)
 	step := Step{Conn: ConnMode{Kind: Pooled, N: 2, Pick: pool.RoundRobin}, RPC: Unary, Inflight: 4}
-	l, err := StartLive(ctx, spec, step, 0, "", Options{})
+	l, err := StartLive(ctx, spec, step, Load{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,10 +93,10 @@ func TestLivePoisson(t *testing.T) {
 	ctx := testCtx(t)
 	target, _ := countingServer(t)
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 2}
-	if _, err := StartLive(ctx, shortSpec(target), Step{Conn: step.Conn, RPC: Streaming, Inflight: 1}, 100, Poisson, Options{}); err == nil {
+	if _, err := StartLive(ctx, shortSpec(target), Step{Conn: step.Conn, RPC: Streaming, Inflight: 1}, openLoad(100, Poisson), Options{}); err == nil {
 		t.Error("got no error for a rate on streaming RPCs, want one")
 	}
-	l, err := StartLive(ctx, shortSpec(target), step, 200, Poisson, Options{})
+	l, err := StartLive(ctx, shortSpec(target), step, openLoad(200, Poisson), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestLiveCellSwapLosesNothing(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		for i := 0; i < n; i++ {
-			c.record(time.Microsecond, 0, nil)
+			c.RecordErr(time.Microsecond, 0, nil)
 		}
 		close(done)
 	}()
@@ -142,19 +143,18 @@ func TestLiveCellSwapLosesNothing(t *testing.T) {
 	}
 }
 
-// TestLivePacedLatencyFromIntendedTime paces one caller at a constant
-// 100/s against a server that stalls its first 200 ms: the sends due
-// during the stall go out late, one after the other, and each latency
-// counts from its intended send time, so many RPCs show most of the stall
-// (measured from the actual send, only the first would).
+// TestLivePacedLatencyFromIntendedTime paces a Live open load at a
+// constant 100/s against a server that stalls its first 200 ms: the sends
+// due during the stall wait in the server, and each latency counts from
+// its intended send time, so many RPCs show most of the stall.
 func TestLivePacedLatencyFromIntendedTime(t *testing.T) {
 	ctx := testCtx(t)
 	target := startStallServer(t)
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
-	if _, err := StartLive(ctx, shortSpec(target), step, 100, "uniform", Options{}); !errors.Is(err, ErrArrival) {
+	if _, err := StartLive(ctx, shortSpec(target), step, openLoad(100, "uniform"), Options{}); !errors.Is(err, ErrArrival) {
 		t.Errorf("got %v for arrival \"uniform\", want ErrArrival", err)
 	}
-	l, err := StartLive(ctx, shortSpec(target), step, 100, Constant, Options{})
+	l, err := StartLive(ctx, shortSpec(target), step, openLoad(100, Constant), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,5 +169,98 @@ func TestLivePacedLatencyFromIntendedTime(t *testing.T) {
 	}
 	if slow < 5 {
 		t.Errorf("got %d of %d latencies at 50 ms or more, want at least 5 (the sends due in the 200 ms stall, counted from their intended times)", slow, s.Hist.TotalCount())
+	}
+}
+
+// openLoad is an open Live load at rate with arrival, bounded as rpclab's
+// worker bounds it.
+func openLoad(rate float64, arrival string) Load {
+	return Load{Rate: rate, Arrival: arrival, MaxOutstanding: DefaultMaxOutstanding}
+}
+
+// heldServer holds every unary call until release is closed, telling
+// arrived of each.
+type heldServer struct {
+	server.Ping
+	arrived chan struct{}
+	release chan struct{}
+}
+
+func (h *heldServer) UnaryCall(ctx context.Context, req *pb.SimpleRequest) (*pb.SimpleResponse, error) {
+	h.arrived <- struct{}{}
+	select {
+	case <-h.release:
+		return h.Ping.UnaryCall(ctx, req)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// steppedClock is a schedule clock the test steps: each wait returns only
+// once the test has let one more intended time pass (tick), so the sends
+// made are counted by the schedule's intended times, not by wall time.
+type steppedClock struct {
+	tick chan struct{}
+	now  atomic.Int64 // the last intended time let pass, in Unix ns
+}
+
+func (c *steppedClock) clock(string) (clock, string, func()) {
+	return clock{
+		now: func() time.Time { return time.Unix(0, c.now.Load()) },
+		sleepUntil: func(ctx context.Context, at time.Time) bool {
+			select {
+			case <-c.tick:
+				c.now.Store(at.UnixNano())
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		},
+	}, TimerPacing, func() {}
+}
+
+// TestLiveOpenSendsOnScheduleWhileServerStalls: a worker's open load (a
+// Live run at a rate) on one caller's layout keeps sending on its
+// schedule while the server holds every call: each intended time the
+// test lets pass puts one more call on the server, none answered (a
+// caller that held one RPC at a time would send one, then wait); once
+// the server answers, every held call is recorded.
+func TestLiveOpenSendsOnScheduleWhileServerStalls(t *testing.T) {
+	ctx := testCtx(t)
+	h := &heldServer{arrived: make(chan struct{}, 100), release: make(chan struct{})}
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, h)
+	target := startServer(t, s)
+	sc := &steppedClock{tick: make(chan struct{})}
+	sc.now.Store(time.Now().UnixNano())
+	defer func(c func(string) (clock, string, func())) { openClock = c }(openClock)
+	openClock = sc.clock
+
+	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
+	l, err := StartLive(ctx, shortSpec(target), step, openLoad(100, Constant), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+	const sends = 20
+	for i := range sends {
+		select {
+		case sc.tick <- struct{}{}:
+		case <-ctx.Done():
+			t.Fatalf("the schedule stopped asking for its send %d", i+1)
+		}
+		select {
+		case <-h.arrived:
+		case <-ctx.Done():
+			t.Fatalf("got %d calls on the server, want %d: send %d, due, was not made while the server held the others", i, i+1, i+1)
+		}
+	}
+	if got := l.Snapshot(false).Total(); got != 0 {
+		t.Errorf("got %d calls recorded while the server held them all, want 0", got)
+	}
+	close(h.release)
+	waitRecorded(t, ctx, l, sends)
+	if got := l.Snapshot(false); got.OK() != sends {
+		t.Errorf("got %d OK of %d recorded, want %d OK", got.OK(), got.Total(), sends)
 	}
 }

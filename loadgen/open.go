@@ -7,20 +7,16 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
-	"github.com/rpclab/rpclab/verdict"
 )
 
 // DefaultMaxOutstanding bounds the RPCs an open-loop step keeps in flight
@@ -57,29 +53,26 @@ type OpenSpec struct {
 	// its latency still counts from its intended time, and the wait is
 	// counted in the record's max_outstanding_hits.
 	MaxOutstanding int
-	// SLO, if set, is the objective each rate is checked against; a
-	// layout's sweep stops at the first rate that misses it.
-	SLO *verdict.SLO
+	// Stop, if set, ends a layout's rates at the first record for which
+	// it returns true (rpclab sweep --slo: the first rate that misses the
+	// objective); nil: every rate runs.
+	Stop func(*result.Record) bool
 	// Seed fixes Poisson schedules (0: a fixed default).
 	Seed uint64
-	// Call, when set, is the method every send calls with Request (rpclab
-	// sweep --call); otherwise the sends are BenchmarkService pings.
-	// Server-streaming calls count one RPC per call, timed to the last reply.
-	Call    *anycall.Method
-	Request proto.Message
+	// Workload, when set, is what every send calls (rpclab sweep --call:
+	// CallWorkload); otherwise the sends are the spec's unary ping.
+	// Server-streaming calls count one RPC per call, timed to the last
+	// reply, and the record counts their messages.
+	Workload Workload
 	// Drain bounds how long RPCs still in flight at the end of the
 	// interval are waited for (default 2 s, or Spec.RPCTimeout if larger);
 	// those still running then are counted as DeadlineExceeded.
 	Drain time.Duration
 }
 
-// pacing is the pacing that runs: Pacing, PrecisePacing by default, and
-// TimerPacing where there is no kernel timer to use.
-func (o *OpenSpec) pacing() string {
-	if o.Pacing == TimerPacing || !kernelPacing {
-		return TimerPacing
-	}
-	return PrecisePacing
+// load is the step's load at rate.
+func (o *OpenSpec) load(rate float64) Load {
+	return Load{Rate: rate, Arrival: o.Arrival, Pacing: o.Pacing, MaxOutstanding: o.MaxOutstanding, Seed: o.Seed, Drain: o.Drain}
 }
 
 // Validate checks o and returns a *UsageError naming the flag at fault.
@@ -92,93 +85,71 @@ func (o *OpenSpec) Validate() error {
 			return usageErr(ErrRate, "%v is not a positive number of RPCs per second", r)
 		}
 	}
-	if _, err := NewPacer(o.Arrival, 1, 0); err != nil {
-		return err
-	}
-	if o.Pacing != "" && o.Pacing != TimerPacing && o.Pacing != PrecisePacing {
-		return usageErr(ErrPacing, "unknown pacing %q (want %s or %s)", o.Pacing, TimerPacing, PrecisePacing)
-	}
-	if o.MaxOutstanding < 1 || o.MaxOutstanding > 100000 {
-		return usageErr(ErrMaxOutstanding, "%d is outside 1..100000", o.MaxOutstanding)
-	}
-	if o.Drain < 0 {
-		return usageErr(ErrDrain, "negative duration %v", o.Drain)
-	}
-	return nil
+	l := o.load(o.Rates[0])
+	return l.checkOpen()
 }
 
 // SweepOpen runs every step of spec once per rate of open, rates ascending,
-// and hands each record to sink as it is measured (as Sweep). With an SLO,
-// a layout's rates stop at the first one that misses it; the results list
-// the highest rate each layout sustained.
-func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink func(*result.Record) error, prog Progress) ([]verdict.SLOResult, error) {
+// and hands each record to sink as it is measured (as Sweep). With a Stop
+// predicate, a layout's rates end at the first record it stops at; the
+// records are judged afterwards (verdict.SLOResults).
+func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink func(*result.Record) error, prog Progress) error {
 	if err := spec.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := open.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	for _, r := range spec.RPCs {
 		if r != Unary {
-			return nil, usageErr(ErrRPC, "the open loop sends unary RPCs only, got %q", r)
+			return usageErr(ErrRPC, "the open loop sends unary RPCs only, got %q", r)
 		}
 	}
 	rates := slices.Clone(open.Rates)
 	slices.Sort(rates)
 	steps := spec.Steps()
 	n := len(steps) * len(rates)
-	var out []verdict.SLOResult
 	var failedSteps, i int
 	for _, st := range steps {
-		res := verdict.SLOResult{Conn: st.Conn.String(), RPC: st.RPC, Inflight: st.Inflight}
 		for _, rate := range rates {
 			prog.Started(i, n, st)
-			rec, cause, err := runOpenStep(ctx, spec, st, &open, rate, o)
+			load := open.load(rate)
+			rec, cause, err := runOpen(ctx, spec, st, open.Workload, &load, o)
 			if err != nil {
-				return out, stopped(ctx, err)
+				return stopped(ctx, err)
 			}
 			if rec.Status == result.StatusFailed {
 				failedSteps++
 			}
 			if err := sink(rec); err != nil {
-				return out, err
+				return err
 			}
 			prog.Ended(i, n, st, rec)
 			i++
 			if ctx.Err() != nil {
-				return out, stopped(ctx, ctx.Err())
+				return stopped(ctx, ctx.Err())
 			}
 			if cause != nil {
-				return out, cause
+				return cause
 			}
-			if open.SLO != nil {
-				if ok, why := open.SLO.Sustained(rec); ok {
-					res.MaxRate = rate
-				} else {
-					res.Missed, res.MissedWhy = rate, why
-					break
-				}
+			if open.Stop != nil && open.Stop(rec) {
+				break
 			}
 		}
-		out = append(out, res)
 	}
 	if failedSteps > 0 {
-		return out, fmt.Errorf("loadgen: %d of %d open-loop steps failed", failedSteps, n)
+		return fmt.Errorf("loadgen: %d of %d open-loop steps failed", failedSteps, n)
 	}
-	return out, nil
+	return nil
 }
 
 // RunOpenStep runs one open-loop step at rate RPCs per second and returns
-// its record (see runOpenStep).
+// its record (see runOpen).
 func RunOpenStep(ctx context.Context, spec *Spec, step Step, open OpenSpec, rate float64, o Options) (*result.Record, error) {
-	if err := spec.Validate(); err != nil {
-		return nil, err
-	}
 	if err := open.Validate(); err != nil {
 		return nil, err
 	}
-	rec, _, err := runOpenStep(ctx, spec, step, &open, rate, o)
-	return rec, err
+	return RunLoad(ctx, spec, step, open.Workload, open.load(rate), o)
 }
 
 // MaxUnsentShare is the share of an open-loop step's scheduled sends that
@@ -187,34 +158,37 @@ func RunOpenStep(ctx context.Context, spec *Spec, step Step, open OpenSpec, rate
 // most the few sends due in the last moment of the interval.
 const MaxUnsentShare = 0.01
 
-// runOpenStep opens the step's layout, then sends unary RPCs on the
-// pacer's schedule for spec.Warmup+spec.Interval, whatever the replies.
-// One scheduler goroutine hands each send to an idle caller goroutine,
-// starting a new one when none is idle, up to MaxOutstanding; beyond that
-// the send waits and the wait is counted. The step ends at the interval's
-// end on the clock (up to maxLate after it while sends due in the interval
-// are being made): sends due but not made by then are counted as unsent,
-// and RPCs still in flight get the drain, then are cut off. Latency counts
-// from the intended send time; the scheduler records the schedule lag
-// (handed-off minus intended). Only sends intended inside the interval are
-// recorded.
-func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rate float64, o Options) (rec *result.Record, cause, err error) {
-	pacer, err := NewPacer(open.Arrival, rate, open.Seed+1)
+// runOpen opens the step's layout, then sends w's calls (the spec's
+// unary ping when nil) on load's schedule for spec.Warmup+spec.Interval,
+// whatever the replies. One scheduler goroutine hands each send to an
+// idle caller goroutine, starting a new one when none is idle, up to
+// MaxOutstanding; beyond that the send waits and the wait is counted. The
+// step ends at the interval's end on the clock (up to maxLate after it
+// while sends due in the interval are being made): sends due but not made
+// by then are counted as unsent, and RPCs still in flight get the drain,
+// then are cut off. Latency counts from the intended send time; the
+// scheduler records the schedule lag (handed-off minus intended). Only
+// sends intended inside the interval are recorded.
+func runOpen(ctx context.Context, spec *Spec, step Step, w Workload, load *Load, o Options) (rec *result.Record, cause, err error) {
+	pacer, err := NewPacer(load.Arrival, load.Rate, load.Seed+1)
 	if err != nil {
 		return nil, nil, err
 	}
 	f, cause, err := openFrame(ctx, spec, step, o)
 	if f != nil {
-		open.describe(f.rec, rate)
+		load.describe(f.rec)
 	}
 	if f == nil || cause != nil {
 		return recOf(f), cause, err
 	}
 	defer f.close()
 
-	d := newDispatcher(ctx, f, spec, open)
+	w = workloadOf(w, spec, Unary)
+	w.Describe(&f.rec.Spec)
+	win := &fixedWindow{}
+	d := newDispatcher(ctx, f, spec, w, load.MaxOutstanding, win)
 	defer d.cancel()
-	clk, pacing, closeClock := wallClock(open.pacing())
+	clk, pacing, closeClock := openClock(load.pacing())
 	defer closeClock()
 	f.rec.Spec.Pacing = pacing
 	sched := &scheduler{
@@ -246,19 +220,23 @@ func runOpenStep(ctx context.Context, spec *Spec, step Step, open *OpenSpec, rat
 	elapsed := max(sr.stopped.Sub(start.Add(spec.Warmup)), 0)
 	cpu1, _ := procstat.CPUTime(0)
 	f.host1 = readHost()
-	if !d.drain(open.drain(spec)) {
+	if !d.drain(load.drain(spec)) {
 		sr.interrupted = true
 	}
 	d.cancel()
 	f.rec.ConnsObserved = <-connsDone
 
-	rec = f.finish(ctx, stats.Merge(d.recs...), elapsed, cpu1-cpu0, sr.interrupted)
+	rec = f.finish(ctx, win.summary(), elapsed, cpu1-cpu0, sr.interrupted)
 	if !cpuTaken {
 		rec.ClientCPUNS, rec.ClientCPUNSPerRPC = 0, 0
 	}
-	sr.fill(rec, d, open.Call != nil && open.Call.ServerStreaming())
+	sr.fill(rec, d, countsReplies(w))
 	return rec, nil, nil
 }
+
+// openClock is the clock of the open loop's scheduler (wallClock; tests
+// give a clock they step themselves).
+var openClock = wallClock
 
 // fill writes the open loop's counts into rec (the server-streaming
 // calls' messages when streaming) and marks it overloaded when more than
@@ -271,15 +249,15 @@ func (r *scheduleResult) fill(rec *result.Record, d *dispatcher, streaming bool)
 	}
 	if streaming {
 		var msgs int64
-		for _, c := range d.callers {
-			msgs += c.msgs
+		for _, s := range d.senders {
+			msgs += s.msgs
 		}
 		rec.Messages = &msgs
 	}
 	rec.MaxOutstandingHits = &r.hits
 	rec.Sent = &r.sent
 	rec.Unsent = &r.unsent
-	peak := int64(len(d.callers))
+	peak := int64(len(d.senders))
 	rec.PeakOutstanding = &peak
 	// Overloaded says more than "no RPC completed" of a client so far
 	// behind that none of its sends ended in time.
@@ -288,8 +266,8 @@ func (r *scheduleResult) fill(rec *result.Record, d *dispatcher, streaming bool)
 	// end; when the drain's cut-offs are the step's only failures, they are
 	// the overload's doing, not the server's, and the step is overloaded.
 	var cut int64
-	for _, c := range d.callers {
-		cut += c.cut
+	for _, s := range d.senders {
+		cut += s.cut
 	}
 	cutOnly := rec.Status == result.StatusFailed && cut > 0 && failures(rec) == cut
 	if due := r.sent + r.unsent; overloaded && !r.interrupted && (rec.Status == result.StatusOK || rec.Requests == 0 || cutOnly) {
@@ -312,31 +290,17 @@ func failures(rec *result.Record) int64 {
 }
 
 // describe writes the open loop's settings into rec's spec.
-func (o *OpenSpec) describe(rec *result.Record, rate float64) {
+func (l *Load) describe(rec *result.Record) {
 	rec.Spec.LoadModel = "open"
-	rec.Spec.RateRPS = rate
-	rec.Spec.Arrival = o.Arrival
-	if rec.Spec.Arrival == "" {
-		rec.Spec.Arrival = Constant
-	}
-	rec.Spec.Pacing = o.pacing()
-	if o.Call != nil {
-		rec.Spec.Call = strings.TrimPrefix(o.Call.Path, "/")
-	}
-	rec.Spec.MaxOutstanding = o.MaxOutstanding
+	rec.Spec.RateRPS = l.Rate
+	rec.Spec.Arrival = l.arrival()
+	rec.Spec.Pacing = l.pacing()
+	rec.Spec.MaxOutstanding = l.MaxOutstanding
 }
 
-// drain is how long RPCs in flight at the interval's end are waited for.
-func (o *OpenSpec) drain(spec *Spec) time.Duration {
-	if o.Drain > 0 {
-		return o.Drain
-	}
-	return max(2*time.Second, spec.RPCTimeout)
-}
-
-// dispatcher hands the scheduler's sends to caller goroutines, starting
-// one when none is idle, up to MaxOutstanding. Each caller owns its
-// recorder; they are merged after the step.
+// dispatcher hands the scheduler's sends to senders, goroutines that
+// each make one call at a time, starting one when none is idle, up to
+// max. Each sender owns its caller and records where its window says.
 type dispatcher struct {
 	// runCtx is parent until the drain ends it (cancel).
 	runCtx, parent context.Context
@@ -346,19 +310,29 @@ type dispatcher struct {
 	calls   context.Context
 	cut     func()
 	conns   []grpc.ClientConnInterface
-	spec    *Spec
-	open    *OpenSpec
-	body    []byte
-	jobs    chan job // unbuffered: a send succeeds only when a caller is idle
+	work    Workload
+	timeout time.Duration // per call (0: none)
+	max     int
+	jobs    chan job // unbuffered: a send succeeds only when a sender is idle
 	wg      sync.WaitGroup
-	callers []*caller
-	recs    []*stats.Recorder
+	senders []*sender
+	win     window
 	wait    *time.Timer
 }
 
-func newDispatcher(parent context.Context, f *frame, spec *Spec, open *OpenSpec) *dispatcher {
-	d := &dispatcher{parent: parent, conns: f.conns, cut: f.cut, spec: spec, open: open,
-		body: make([]byte, spec.PayloadBytes), jobs: make(chan job), wait: time.NewTimer(time.Hour)}
+// sender is one of a dispatcher's goroutines: its caller, where it
+// records, and what it counted.
+type sender struct {
+	c   Caller
+	rec recorder
+	// msgs counts the replies of measured calls (server-streaming calls
+	// have any number); cut the measured calls the drain cut off.
+	msgs, cut int64
+}
+
+func newDispatcher(parent context.Context, f *frame, spec *Spec, w Workload, max int, win window) *dispatcher {
+	d := &dispatcher{parent: parent, conns: f.conns, cut: f.cut, work: w, timeout: spec.RPCTimeout, max: max, win: win,
+		jobs: make(chan job), wait: time.NewTimer(time.Hour)}
 	d.wait.Stop()
 	d.runCtx, d.cancel = context.WithCancel(parent)
 	d.calls = callContext(d.runCtx)
@@ -371,7 +345,7 @@ func (d *dispatcher) hand(j job) bool {
 		return true
 	default:
 	}
-	if len(d.callers) >= d.open.MaxOutstanding {
+	if len(d.senders) >= d.max {
 		return false
 	}
 	d.spawn(j)
@@ -391,24 +365,16 @@ func (d *dispatcher) handWait(ctx context.Context, j job, by time.Time) bool {
 	}
 }
 
-// spawn starts a caller with first as its first job.
+// spawn starts a sender with first as its first job.
 func (d *dispatcher) spawn(first job) {
-	r := stats.NewRecorder()
-	p := pingOf(d.spec.Service, d.body)
-	c := &caller{rec: r, ping: p, resp: p.newResp(), timeout: d.spec.RPCTimeout, call: d.open.Call, callReq: d.open.Request}
-	if c.call != nil {
-		c.callResp = c.call.NewResponse()
-	}
-	d.recs = append(d.recs, r)
-	d.callers = append(d.callers, c)
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		c.send(d.calls, d.runCtx, d.parent, d.conns, first)
+	s := &sender{c: d.work.NewCaller(), rec: d.win.recorder()}
+	d.senders = append(d.senders, s)
+	d.wg.Go(func() {
+		d.send(s, first)
 		for j := range d.jobs {
-			c.send(d.calls, d.runCtx, d.parent, d.conns, j)
+			d.send(s, j)
 		}
-	}()
+	})
 }
 
 // drain ends the sends and waits up to max for the RPCs in flight; those
@@ -436,28 +402,40 @@ func (d *dispatcher) drain(max time.Duration) bool {
 	}
 }
 
+// stop ends a schedule that has no end (a Live run's, once ctx ended):
+// the senders end as their calls do, cut by the run's stop.
+func (d *dispatcher) stop() {
+	close(d.jobs)
+	d.cancel()
+	d.cut()
+	d.wg.Wait()
+}
+
 // errCutOff is the sample error of RPCs the drain cut off (see send).
 var errCutOff = status.Error(codes.DeadlineExceeded, "still in flight when the step's drain ended")
 
-// send makes j's RPC under calls (callContext of runCtx, whose end, the
-// drain's, cuts the RPCs in flight) and records it if measured. An RPC cut
-// off by the drain counts as DeadlineExceeded; one cut off because parent
-// (the run) was stopped is not recorded. Like the closed loop's once, it
-// allocates nothing beyond grpc-go's Invoke (TestCallerAddsNoAllocations).
-func (c *caller) send(calls, runCtx, parent context.Context, conns []grpc.ClientConnInterface, j job) {
-	err := c.invokeBy(calls, conns[j.conn], c.deadline(j.intended))
+// send makes j's call with s's caller under calls (callContext of runCtx,
+// whose end, the drain's, cuts the RPCs in flight) and records it if
+// measured. An RPC cut off by the drain counts as DeadlineExceeded; one
+// cut off because parent (the run) was stopped is not recorded. Like the
+// closed loop's once, it allocates nothing beyond grpc-go's Invoke
+// (TestCallerAddsNoAllocations).
+func (d *dispatcher) send(s *sender, j job) {
+	n, err := callBy(d.calls, s.c, d.conns[j.conn], deadlineOf(j.intended, d.timeout))
 	if !j.measured {
 		return
 	}
-	d := time.Since(j.intended)
-	c.msgs += int64(c.last)
+	lat := time.Since(j.intended)
+	s.msgs += int64(n)
 	code := status.Code(err)
-	if err != nil && runCtx.Err() != nil {
-		if parent.Err() != nil {
-			return
-		}
-		code, err = codes.DeadlineExceeded, errCutOff
-		c.cut++
+	// parent first: its Done closes before runCtx, its child, is
+	// cancelled, and the stop may cut the call in between.
+	if err != nil && d.parent.Err() != nil {
+		return
 	}
-	c.rec.RecordErr(d, code, err)
+	if err != nil && d.runCtx.Err() != nil {
+		code, err = codes.DeadlineExceeded, errCutOff
+		s.cut++
+	}
+	s.rec.RecordErr(lat, code, err)
 }

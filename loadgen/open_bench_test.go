@@ -50,10 +50,10 @@ var (
 //     mutex-guarded grpc-go histogram (the driver's default geometry: 1%
 //     buckets up to 60 s), and schedules the next link. The only addition
 //     is a shared countdown that ends the chains after b.N sends.
-//   - path=open: rpclab's one-machine open loop (runOpenStep, as rpclab
+//   - path=open: rpclab's one-machine open loop (runOpen, as rpclab
 //     sweep --rps R --arrival poisson runs a step, default pacing and
 //     max-outstanding): the step's frame, the scheduler and its pacing,
-//     the dispatcher's hand-off to idle callers, caller.send timed from
+//     the dispatcher's hand-off to idle senders, dispatcher.send timed from
 //     the intended send into HDR recorders, the drain. The interval is
 //     warm-up free and ends where the seeded schedule's send b.N+1 would
 //     be due, so exactly b.N sends are due in it.
@@ -242,9 +242,10 @@ func rpclabOpenLoop(b *testing.B, target string, conns int, rate float64, n int,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rec, cause, err := runOpenStep(ctx, spec, Step{Conn: ConnMode{Kind: kind}, RPC: Unary, Inflight: conns}, open, rate, Options{})
+	load := open.load(rate)
+	rec, cause, err := runOpen(ctx, spec, Step{Conn: ConnMode{Kind: kind}, RPC: Unary, Inflight: conns}, nil, &load, Options{})
 	if err != nil || cause != nil {
-		b.Fatalf("runOpenStep: %v %v", err, cause)
+		b.Fatalf("runOpen: %v %v", err, cause)
 	}
 	if rec.Status != result.StatusOK {
 		b.Errorf("the step ended %s: %s", rec.Status, rec.Error)
@@ -258,7 +259,7 @@ func rpclabOpenLoop(b *testing.B, target string, conns int, rate float64, n int,
 }
 
 // openInterval is the warm-up free interval in which exactly n sends of
-// open's schedule at rate are due (runOpenStep seeds its pacer with
+// open's schedule at rate are due (runOpen seeds its pacer with
 // open.Seed+1): it ends at send n+1's offset.
 func openInterval(open *OpenSpec, rate float64, n int) time.Duration {
 	p, _ := NewPacer(open.Arrival, rate, open.Seed+1)

@@ -152,7 +152,9 @@ func TestOpenLoopBoundShowsInLag(t *testing.T) {
 }
 
 // TestSweepOpenSLO: against rpclab's server a modest rate meets a loose
-// objective on every layout and an impossible one misses it, with a reason.
+// objective on every layout and an impossible one misses it, with a reason
+// (the records judged afterwards by verdict.SLOResults), and the SLO's
+// stop predicate ends each layout's rates at its first miss.
 func TestSweepOpenSLO(t *testing.T) {
 	ctx := testCtx(t)
 	target := startServer(t, server.New(server.Options{}))
@@ -175,11 +177,16 @@ func TestSweepOpenSLO(t *testing.T) {
 			t.Fatal(err)
 		}
 		var recs []*result.Record
-		res, err := SweepOpen(ctx, spec, OpenSpec{Rates: []float64{100, 50}, SLO: slo, MaxOutstanding: DefaultMaxOutstanding}, Options{},
+		err = SweepOpen(ctx, spec, OpenSpec{Rates: []float64{100, 50}, Stop: slo.Missed, MaxOutstanding: DefaultMaxOutstanding}, Options{},
 			func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		vals := make([]result.Record, len(recs))
+		for i, r := range recs {
+			vals[i] = *r
+		}
+		res := verdict.SLOResults(*slo, vals)
 		if len(res) != 2 {
 			t.Fatalf("%s: got %d results, want 2", tc.slo, len(res))
 		}
@@ -224,7 +231,7 @@ func TestOpenBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := *spec
 			s.RPCs = []string{tc.rpc}
-			_, err := SweepOpen(testCtx(t), &s, tc.open, Options{}, func(*result.Record) error { return nil }, nil)
+			err := SweepOpen(testCtx(t), &s, tc.open, Options{}, func(*result.Record) error { return nil }, nil)
 			var ue *UsageError
 			if !errors.As(err, &ue) || !errors.Is(err, tc.want) {
 				t.Errorf("got %v, want a *UsageError for %v", err, tc.want)
@@ -267,7 +274,7 @@ func TestOpenLoopServerStreamingCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := OpenSpec{Rates: []float64{100}, Call: m, Request: req, MaxOutstanding: DefaultMaxOutstanding}
+	open := OpenSpec{Rates: []float64{100}, Workload: CallWorkload(m, req), MaxOutstanding: DefaultMaxOutstanding}
 	rec, err := RunOpenStep(testCtx(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}, open, 100, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,12 +3,15 @@
 // Package loadgen decides when RPCs happen and how many are in flight. A
 // Spec is a sweep over the cross product of connection layouts, RPC kinds
 // and in-flight counts (as grpc-go's benchmain does); each Step runs in one
-// frame (its record, its layout opened and ready, its failure causes) under
-// one of three loops: the closed loop (each worker keeps one RPC in
-// flight), the closed loop over any method under a rate cap (Capped), and
-// the open loop (a Pacer's schedule, kept on a clock, whatever the
-// replies). It records through package stats and returns result.Records;
-// it formats nothing. Other languages' clients run in loadgen/extclient.
+// frame (its record, its layout opened and ready, its failure causes) as
+// three separate choices: what is called (a Workload: the Benchmark or YDB
+// Debug ping, or any method), how load is offered (a Load: closed callers,
+// optionally under a rate cap, or an open schedule through one
+// dispatcher, whatever the replies), and when it is measured (a fixed
+// warm-up and interval, or a driver's marks: Live). Both load models wait
+// through one pacer (a Pacer's offsets on a clock). It records through
+// package stats and returns result.Records; it formats nothing. Other
+// languages' clients run in loadgen/extclient.
 package loadgen
 
 import (

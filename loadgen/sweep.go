@@ -35,7 +35,7 @@ func Sweep(ctx context.Context, spec *Spec, o Options, sink func(*result.Record)
 			rec = failed(NewRecord(spec, st, o), fmt.Errorf("%w: not run: %s", ErrUnreachable, unreachable))
 		} else {
 			var cause, err error
-			rec, cause, err = runClosed(ctx, spec, st, Capped{}, o)
+			rec, cause, err = runClosed(ctx, spec, st, nil, &Load{}, o)
 			if err != nil {
 				return stopped(ctx, err) // stopped before the step measured anything
 			}

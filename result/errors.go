@@ -20,6 +20,8 @@ var (
 	// ErrLineTooLong reports a line longer than MaxLineBytes: no record is
 	// that long, so the input is not a results file (/dev/zero, a binary).
 	ErrLineTooLong = fmt.Errorf("line longer than %d MiB: not a results file", MaxLineBytes>>20)
+	// ErrBadBytes is wrapped by every error of ParseBytes.
+	ErrBadBytes = errors.New("result: not a byte count")
 )
 
 // LineError is a malformed line in a results file.

@@ -3,7 +3,9 @@
 package verdict
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,4 +91,53 @@ type SLOResult struct {
 	// Missed is the first rate that missed the SLO and why (0: none did).
 	Missed    float64
 	MissedWhy string
+}
+
+// Missed reports whether rec missed s (see Sustained): the stop predicate
+// of an open-loop sweep that ends each layout's rates at its first miss
+// (loadgen.OpenSpec.Stop).
+func (s SLO) Missed(rec *result.Record) bool {
+	ok, _ := s.Sustained(rec)
+	return !ok
+}
+
+// SLOResults judges an open-loop sweep's records against s, as Verdicts
+// judges a closed-loop sweep's: for each layout (connection layout, RPC
+// kind and in-flight count, in the order first seen), the highest rate
+// sustained below the first that missed (rates ascending), and that miss
+// with why. Records of other load models are left out.
+func SLOResults(s SLO, recs []result.Record) []SLOResult {
+	type key struct {
+		conn, rpc string
+		inflight  int
+	}
+	var order []key
+	byKey := map[key][]*result.Record{}
+	for i := range recs {
+		r := &recs[i]
+		if r.Spec.LoadModel != "open" {
+			continue
+		}
+		k := key{r.Spec.ConnLabel(), r.Spec.RPC, r.Spec.Inflight}
+		if _, ok := byKey[k]; !ok {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], r)
+	}
+	out := make([]SLOResult, 0, len(order))
+	for _, k := range order {
+		rs := byKey[k]
+		slices.SortStableFunc(rs, func(a, b *result.Record) int { return cmp.Compare(a.Spec.RateRPS, b.Spec.RateRPS) })
+		res := SLOResult{Conn: k.conn, RPC: k.rpc, Inflight: k.inflight}
+		for _, r := range rs {
+			ok, why := s.Sustained(r)
+			if !ok {
+				res.Missed, res.MissedWhy = r.Spec.RateRPS, why
+				break
+			}
+			res.MaxRate = r.Spec.RateRPS
+		}
+		out = append(out, res)
+	}
+	return out
 }

@@ -4,8 +4,14 @@ package verdict
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
 )
 
 func TestParseSLO(t *testing.T) {
@@ -56,4 +62,59 @@ func FuzzParseSLO(f *testing.F) {
 			t.Fatalf("ParseSLO(%q) = %+v; its String %q parses to %+v, %v", s, slo, slo.String(), back, err)
 		}
 	})
+}
+
+// openRec is an open-loop record of conn at rate whose every RPC took lat.
+func openRec(t *testing.T, conn string, rate float64, lat time.Duration, status string) result.Record {
+	t.Helper()
+	r := stats.NewRecorder()
+	for range 100 {
+		r.Record(lat, codes.OK)
+	}
+	h, err := stats.EncodeHistogram(stats.Merge(r).Hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result.Record{Status: status, ThroughputRPS: rate, HistogramHDR: h,
+		Spec: result.Spec{LoadModel: "open", ConnMode: conn, RPC: "unary", Inflight: 8, RateRPS: rate}}
+}
+
+// TestSLOResults judges an open-loop sweep's records afterwards: per
+// layout in the order first seen, rates ascending whatever the records'
+// order, the highest sustained below the first miss, and that miss with
+// its reason; closed-loop records are left out.
+func TestSLOResults(t *testing.T) {
+	slo := SLO{Name: "p99", Q: 99, Bound: time.Millisecond}
+	closed := openRec(t, "shared", 0, time.Microsecond, result.StatusOK)
+	closed.Spec.LoadModel = "closed"
+	recs := []result.Record{
+		openRec(t, "shared", 200, 100*time.Microsecond, result.StatusOK),
+		openRec(t, "per-worker", 100, 100*time.Microsecond, result.StatusOverloaded),
+		openRec(t, "shared", 100, 100*time.Microsecond, result.StatusOK),
+		closed,
+		openRec(t, "shared", 400, 5*time.Millisecond, result.StatusOK),
+		openRec(t, "shared", 800, 100*time.Microsecond, result.StatusOK), // above the miss: not sustained
+		openRec(t, "per-worker", 200, 100*time.Microsecond, result.StatusOK),
+	}
+	got := SLOResults(slo, recs)
+	want := []struct {
+		conn          string
+		max, missed   float64
+		whyHasAnyText string
+	}{
+		{"shared", 200, 400, "p99"},
+		{"per-worker", 0, 100, "overloaded"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d results %+v, want %d", len(got), got, len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Conn != w.conn || g.RPC != "unary" || g.Inflight != 8 || g.MaxRate != w.max || g.Missed != w.missed || !strings.Contains(g.MissedWhy, w.whyHasAnyText) {
+			t.Errorf("result %d: got %+v, want %s unary inflight 8, max rate %v, missed %v (%q in why)", i, g, w.conn, w.max, w.missed, w.whyHasAnyText)
+		}
+	}
+	if got := SLOResults(slo, []result.Record{closed}); len(got) != 0 {
+		t.Errorf("got %+v for a closed-loop sweep, want no results", got)
+	}
 }

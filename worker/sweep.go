@@ -111,7 +111,7 @@ func (o *Open) Validate(remotes []*Remote) error {
 
 // SweepOpen is Sweep's open loop: every step at each of open's rates,
 // the rate split evenly over the workers with an in-flight share, each of
-// which paces its callers at its share. The records are open-loop records
+// which sends at its share on its schedule. The records are open-loop records
 // (spec.load_model open, spec.rate_rps the total, spec.arrival), with
 // each worker's rate in workers[].rate_rps.
 func SweepOpen(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, open Open, sink func(*result.Record) error, started func(i, n int, st loadgen.Step)) error {

@@ -69,7 +69,7 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 	parse := func(flag string, vals []string) ([]int64, error) {
 		var ns []int64
 		for _, v := range vals {
-			n, err := bulk.ParseBytes(v)
+			n, err := result.ParseBytes(v)
 			if err != nil {
 				return nil, usageError{fmt.Errorf("--%s: %w", flag, err)}
 			}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/flow"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/netem"
@@ -78,7 +77,7 @@ by design. Client, server and proxy share this process.`,
 func parseFlow(spec *flow.Spec, payloads []string, rate string, window int) error {
 	spec.Payloads = nil
 	for _, p := range payloads {
-		n, err := bulk.ParseBytes(p)
+		n, err := result.ParseBytes(p)
 		if err != nil {
 			return usageError{fmt.Errorf("--payload: %w", err)}
 		}

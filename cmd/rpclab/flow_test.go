@@ -21,7 +21,7 @@ func TestFlowBadFlags(t *testing.T) {
 		want string
 	}{
 		{"payload in words", []string{"flow", "--payload", "lots"}, "--payload"},
-		{"negative payload", []string{"flow", "--payload", "-1KB"}, `--payload: bulk: not a byte count: "-1KB" is negative`},
+		{"negative payload", []string{"flow", "--payload", "-1KB"}, `--payload: result: not a byte count: "-1KB" is negative`},
 		{"payload above the largest", []string{"flow", "--payload", "10GB"}, "--payload: flow: bad payload: 10GB (10000000000 bytes) is outside 0..1GiB, the largest payload"},
 		{"unknown transport", []string{"flow", "--transport", "smtp"}, "--transport: flow: bad transport: unknown transport"},
 		{"no transport", []string{"flow", "--transport", ""}, "--transport: flow: bad transport: none given"},

@@ -16,7 +16,6 @@ import (
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/verdict"
 )
 
 // runLab wires a sweep to a lab.Session: the flags become options, the
@@ -60,14 +59,13 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 	if err := s.Start(ctx); err != nil {
 		return err
 	}
-	var sloRes []verdict.SLOResult
-	clients, steps := sf.labClients(s, spec, open, built, &sloRes)
+	clients, steps := sf.labClients(s, spec, open, built)
 	fmt.Fprintf(stderr, "rpclab: %d steps against %s, about %v\n", steps, s.Target,
 		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
 	recs, err := s.Run(ctx, clients, compare)
 	d.stop()
 	err = errors.Join(buildErr, err)
-	if werr := writeResults(cmd, s, sf, open, recs, sloRes); werr != nil {
+	if werr := writeResults(cmd, s, sf, open, recs); werr != nil {
 		return errors.Join(err, werr)
 	}
 	if h := sf.netem.slowRateHint(cmd.Flags(), recs); h != "" {
@@ -131,7 +129,7 @@ func childServer(cmd *cobra.Command, impl, clientsDir string, extra []string) (l
 
 // labClients makes the session's clients: each language's sweep, the Go
 // client's closed or open loop. steps counts their steps.
-func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadgen.OpenSpec, built []labClient, sloRes *[]verdict.SLOResult) (out []lab.Client, steps int) {
+func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadgen.OpenSpec, built []labClient) (out []lab.Client, steps int) {
 	for _, c := range built {
 		lc := lab.Client{Name: c.lang, Conns: c.conns, Spec: *spec, LoadModel: "closed"}
 		if c.goConns != nil {
@@ -146,9 +144,7 @@ func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadg
 			n *= len(open.Rates)
 			lc.LoadModel = "open"
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
-				res, err := sf.open.sweep(ctx, spec, open, loadgen.Options{ClientCPUs: s.ClientCPUs, ServerCPUs: s.ServerCPUs}, sink, prog)
-				*sloRes = res
-				return err
+				return sf.open.sweep(ctx, spec, open, loadgen.Options{ClientCPUs: s.ClientCPUs, ServerCPUs: s.ServerCPUs}, sink, prog)
 			}
 		default:
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
 
@@ -112,7 +112,7 @@ directly and through a 0-delay proxy, to give the proxy's CPU per GiB.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := bulk.ParseBytes(bulkStr)
+			b, err := result.ParseBytes(bulkStr)
 			if err != nil {
 				return usageError{fmt.Errorf("--bulk: %w", err)}
 			}

@@ -30,6 +30,9 @@ type openFlags struct {
 	pacing         string
 	maxOutstanding int
 	slo            string
+	// objective is --slo parsed by open (nil without it): the stop
+	// predicate of the sweep, and the judge of its records afterwards.
+	objective *verdict.SLO
 	callFlags
 }
 
@@ -74,7 +77,7 @@ func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--slo: %w", err)}
 		}
-		o.SLO = s
+		of.objective, o.Stop = s, s.Missed
 	}
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -100,18 +103,18 @@ func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec)
 
 // sweep resolves --call (if given) against the target, then runs the
 // open-loop sweep with the TLS and metadata dial options.
-func (of *openFlags) sweep(ctx context.Context, spec *loadgen.Spec, open *loadgen.OpenSpec, o loadgen.Options, sink func(*result.Record) error, prog loadgen.Progress) ([]verdict.SLOResult, error) {
+func (of *openFlags) sweep(ctx context.Context, spec *loadgen.Spec, open *loadgen.OpenSpec, o loadgen.Options, sink func(*result.Record) error, prog loadgen.Progress) error {
 	dial, err := of.conn.DialOptions()
 	if err != nil {
-		return nil, usageError{err}
+		return usageError{err}
 	}
 	o.DialOptions = append(append([]grpc.DialOption(nil), o.DialOptions...), dial...)
 	if of.call != "" {
 		m, req, err := of.resolve(ctx, spec)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		open.Call, open.Request = m, req
+		open.Workload = loadgen.CallWorkload(m, req)
 	}
 	return loadgen.SweepOpen(ctx, spec, *open, o, sink, prog)
 }

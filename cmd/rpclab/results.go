@@ -17,7 +17,7 @@ import (
 
 // writeResults prints a sweep's tables and verdict and writes the CSV and,
 // for demo and compare, the HTML report and PNG charts.
-func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *loadgen.OpenSpec, recs []result.Record, sloRes []verdict.SLOResult) error {
+func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *loadgen.OpenSpec, recs []result.Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -46,8 +46,8 @@ func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *load
 		if b := verdict.Busy(ptrs); b != nil { // said first, as the verdict does
 			fmt.Fprintln(stdout, b.Text())
 		}
-		if open.SLO != nil {
-			report.SLOText(stdout, open.SLO.String(), sloRes)
+		if slo := sf.open.objective; slo != nil {
+			report.SLOText(stdout, slo.String(), verdict.SLOResults(*slo, recs))
 		}
 	}
 	if len(sf.clients) > 0 {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
 
@@ -122,7 +122,7 @@ func (sf *serveFlags) options() ([]server.BulkOption, error) {
 	}
 	var maxBulkBytes int64
 	if sf.maxBulk != "" {
-		n, err := bulk.ParseBytes(sf.maxBulk)
+		n, err := result.ParseBytes(sf.maxBulk)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--max-bulk-size: %w", err)}
 		}

@@ -11,14 +11,14 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/loadgen/extclient"
+	"github.com/rpclab/rpclab/result"
 )
 
 // spec maps the flags to a loadgen.Spec; fs tells which flags were set.
 func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
-	payload, err := bulk.ParseBytes(sf.payload)
+	payload, err := result.ParseBytes(sf.payload)
 	if err != nil || payload > math.MaxInt32 {
 		return nil, usageError{fmt.Errorf("--payload: %q is not a payload size (bytes, or with a unit: 1KiB, 64KB; at most 4MiB)", sf.payload)}
 	}

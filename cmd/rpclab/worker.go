@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/worker"
@@ -64,7 +63,7 @@ rpclab.arrival ("constant" or "poisson", for a load_params.poisson run).`,
 			}
 			var mem int64
 			if budget != "" {
-				n, err := bulk.ParseBytes(budget)
+				n, err := result.ParseBytes(budget)
 				if err != nil {
 					return usageError{fmt.Errorf("--memory-budget: %w", err)}
 				}

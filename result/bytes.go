@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package bulk
+package result
 
 import (
 	"errors"
@@ -10,7 +10,9 @@ import (
 	"strings"
 )
 
-var units = []struct {
+// byteUnits are the units ParseBytes reads: FormatBytes's binary ones and
+// the decimal ones, longest suffix first.
+var byteUnits = []struct {
 	suffix string
 	mult   int64
 }{
@@ -18,17 +20,17 @@ var units = []struct {
 	{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"kB", 1e3}, {"B", 1},
 }
 
-// ErrBadBytes is wrapped by every error of ParseBytes.
-var ErrBadBytes = errors.New("bulk: not a byte count")
-
-// ParseBytes parses a byte count: an integer from 0 up with an optional
-// unit, binary (KiB, MiB, GiB, TiB) or decimal (kB, MB, GB, TB), as "64KiB"
-// or "1GiB". Its errors name the value and what was wrong with it (not a
-// number, negative, above the largest int64 byte count).
+// ParseBytes parses a byte count, the one parser of every byte flag
+// (sweep's --payload, bulk's sizes, flow's payloads, netem's and serve's
+// bounds): an integer from 0 up with an optional unit, binary (KiB, MiB,
+// GiB, TiB) or decimal (kB, MB, GB, TB), as "64KiB" or "1GiB"; FormatBytes
+// writes what it reads. Its errors wrap ErrBadBytes and name the value and
+// what was wrong with it (not a number, negative, above the largest int64
+// byte count).
 func ParseBytes(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	mult := int64(1)
-	for _, u := range units {
+	for _, u := range byteUnits {
 		if strings.HasSuffix(t, u.suffix) {
 			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
 			break

@@ -1,0 +1,34 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package loadgen
+
+import "github.com/rpclab/rpclab/stats"
+
+// window is when a step's calls are measured and where each of its
+// callers records them, whatever the load model: a fixed window (a
+// step's spec.Warmup, then spec.Interval, its recorders merged at the
+// end) or a driver's marks (a Live run: measured from its start, each
+// caller's recorder swapped out at each mark).
+type window interface {
+	// recorder is where a new caller records; the goroutine that starts
+	// the callers calls it, while the others run.
+	recorder() recorder
+}
+
+var (
+	_ window = (*fixedWindow)(nil)
+	_ window = (*Live)(nil)
+)
+
+// fixedWindow gives each caller a recorder of its own, merged once every
+// caller has ended.
+type fixedWindow struct{ recs []*stats.Recorder }
+
+func (w *fixedWindow) recorder() recorder {
+	r := stats.NewRecorder()
+	w.recs = append(w.recs, r)
+	return r
+}
+
+// summary merges every caller's recorder.
+func (w *fixedWindow) summary() *stats.Summary { return stats.Merge(w.recs...) }
