@@ -27,8 +27,13 @@ type Live struct {
 	wg     sync.WaitGroup
 	once   sync.Once
 
-	mu     sync.Mutex // serialises Snapshot, Stop and new cells; the callers never take it
-	cells  []*liveCell
+	mu    sync.Mutex // serialises Snapshot, Stop and new cells; the callers never take it
+	cells []*liveCell
+	// sets are two generations of recorders (stats.Set, so that memory per
+	// RPC in flight stays bounded): every cell records into one of
+	// sets[cur] and keeps a spare of the other; a snapshot swaps them all.
+	sets   [2]stats.Set
+	cur    int
 	spares []*stats.Recorder
 	acc    *stats.Summary
 	since  time.Time
@@ -114,10 +119,10 @@ const forever = 100 * 365 * 24 * time.Hour
 // recorder gives a new caller its cell (Live is a window).
 func (l *Live) recorder() recorder {
 	cell := &liveCell{}
-	cell.cur.Store(stats.NewRecorder())
 	l.mu.Lock()
+	cell.cur.Store(l.sets[l.cur].Recorder())
 	l.cells = append(l.cells, cell)
-	l.spares = append(l.spares, stats.NewRecorder())
+	l.spares = append(l.spares, l.sets[1-l.cur].Recorder())
 	l.mu.Unlock()
 	return cell
 }
@@ -132,15 +137,13 @@ func (l *Live) Snapshot(reset bool) LiveSnapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
-	olds := make([]*stats.Recorder, len(l.cells))
 	for i, c := range l.cells {
-		olds[i] = c.swap(l.spares[i])
+		l.spares[i] = c.swap(l.spares[i])
 	}
-	addSummary(l.acc, stats.Merge(olds...))
-	for i, r := range olds {
-		r.Reset()
-		l.spares[i] = r
-	}
+	// Every cell now records into the other set: this one is quiet.
+	addSummary(l.acc, l.sets[l.cur].Merge())
+	l.sets[l.cur].Reset()
+	l.cur = 1 - l.cur
 	out := LiveSnapshot{Summary: stats.Merge(), Elapsed: now.Sub(l.since), Conns: conns}
 	addSummary(out.Summary, l.acc)
 	if reset {

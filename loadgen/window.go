@@ -20,15 +20,12 @@ var (
 	_ window = (*Live)(nil)
 )
 
-// fixedWindow gives each caller a recorder of its own, merged once every
-// caller has ended.
-type fixedWindow struct{ recs []*stats.Recorder }
+// fixedWindow gives each caller a recorder of its own (past
+// stats.OwnHistograms callers, one that shares its histogram: memory per
+// RPC in flight stays bounded), merged once every caller has ended.
+type fixedWindow struct{ recs stats.Set }
 
-func (w *fixedWindow) recorder() recorder {
-	r := stats.NewRecorder()
-	w.recs = append(w.recs, r)
-	return r
-}
+func (w *fixedWindow) recorder() recorder { return w.recs.Recorder() }
 
 // summary merges every caller's recorder.
-func (w *fixedWindow) summary() *stats.Summary { return stats.Merge(w.recs...) }
+func (w *fixedWindow) summary() *stats.Summary { return w.recs.Merge() }

@@ -39,7 +39,7 @@ type Recorder struct {
 	// samples holds the first error seen with each code (RecordErr).
 	samples [numCodes]error
 	// shard is the histogram this recorder shares with others of its set
-	// (NewRecorders), with the latencies not yet written to it in buf.
+	// (Set), with the latencies not yet written to it in buf.
 	shard *shard
 	nbuf  int
 	buf   *[batch]int64
@@ -97,7 +97,7 @@ func (r *Recorder) RecordErr(d time.Duration, c codes.Code, err error) {
 }
 
 // Reset empties the recorder so it can be reused for the next step. A
-// recorder of a set (NewRecorders) empties the histogram it shares too:
+// recorder of a Set empties the histogram it shares too:
 // reset the whole set, while none of it records.
 func (r *Recorder) Reset() {
 	if r.shard == nil {
@@ -127,7 +127,7 @@ type Summary struct {
 
 // Merge combines recorders into one Summary. The recorders' outcomes are
 // not changed (a recorder of a set writes its buffered latencies to the
-// histogram it shares first). Merge a set from NewRecorders whole, at a
+// histogram it shares first). Merge a Set whole, at a
 // moment none of it records: a shared histogram holds the whole set's.
 func Merge(rs ...*Recorder) *Summary {
 	s := &Summary{Hist: newHistogram()}

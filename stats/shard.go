@@ -9,7 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// OwnHistograms is the most recorders of one set (NewRecorders) that own a
+// OwnHistograms is the most recorders of one Set that own a
 // histogram each. A histogram of this package's geometry takes 229 KB (its
 // counts array: 1 ns to 100 s at three significant digits), which was most
 // of the 340 KB the Go client held per RPC in flight: 3.4 GB at 10,000 in
@@ -35,28 +35,64 @@ func Shards() int {
 	return max(16, 4*runtime.GOMAXPROCS(0))
 }
 
-// NewRecorders returns n recorders, one for each of n goroutines. Up to
-// OwnHistograms each owns a histogram, as NewRecorder's does. Past that the
-// recorders share Shards() histograms (recorder i the (i mod Shards())th):
-// each keeps its counts by code and its error samples, and writes its
-// latencies to its shared histogram in batches, under that histogram's own
-// lock, so memory per recorder stays under 1 KB and the recording path
-// still allocates nothing. Merge and Reset such a set whole.
-func NewRecorders(n int) []*Recorder {
-	rs := make([]*Recorder, n)
-	if n <= OwnHistograms {
-		for i := range rs {
-			rs[i] = NewRecorder()
+// Set hands out the recorders of one step or window, one per goroutine,
+// and merges them. The first OwnHistograms each own a histogram, as
+// NewRecorder's does. Past that they share Shards() histograms (the ith
+// past OwnHistograms the (i mod Shards())th): each keeps its counts by
+// code and its error samples, and writes its latencies to its shared
+// histogram in batches, under that histogram's own lock, so memory per
+// recorder stays under 1 KB and the recording path still allocates
+// nothing. The zero Set is ready to use.
+type Set struct {
+	mu     sync.Mutex // Recorder may be called while others record
+	shards []shard
+	recs   []*Recorder
+}
+
+// Recorder returns a new recorder of the set, for one goroutine.
+func (s *Set) Recorder() *Recorder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r *Recorder
+	if i := len(s.recs) - OwnHistograms; i < 0 {
+		r = NewRecorder()
+	} else {
+		if s.shards == nil {
+			s.shards = make([]shard, Shards())
+			for j := range s.shards {
+				s.shards[j].hist = newHistogram()
+			}
 		}
-		return rs
+		r = &Recorder{shard: &s.shards[i%len(s.shards)], buf: new([batch]int64)}
 	}
-	shards := make([]shard, Shards())
-	for i := range shards {
-		shards[i].hist = newHistogram()
+	s.recs = append(s.recs, r)
+	return r
+}
+
+// Merge combines every recorder of the set into one Summary, at a moment
+// none of them records.
+func (s *Set) Merge() *Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Merge(s.recs...)
+}
+
+// Reset empties every recorder of the set, at a moment none of them
+// records.
+func (s *Set) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.recs {
+		r.Reset()
 	}
-	bufs := make([][batch]int64, n)
+}
+
+// NewRecorders returns n recorders of a new Set.
+func NewRecorders(n int) []*Recorder {
+	var s Set
+	rs := make([]*Recorder, n)
 	for i := range rs {
-		rs[i] = &Recorder{shard: &shards[i%len(shards)], buf: &bufs[i]}
+		rs[i] = s.Recorder()
 	}
 	return rs
 }

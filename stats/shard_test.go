@@ -62,14 +62,15 @@ func TestRecordersMergeAsOwn(t *testing.T) {
 	}
 }
 
-// TestRecordersShareBeyondOwn: past OwnHistograms the recorders of a set
-// share Shards() histograms; up to it each owns one.
+// TestRecordersShareBeyondOwn: the first OwnHistograms recorders of a Set
+// own a histogram each; those past it share Shards() histograms.
 func TestRecordersShareBeyondOwn(t *testing.T) {
 	for _, tc := range []struct{ n, wantHists int }{
 		{n: 1, wantHists: 1},
 		{n: OwnHistograms, wantHists: OwnHistograms},
-		{n: OwnHistograms + 1, wantHists: Shards()},
-		{n: 10000, wantHists: Shards()},
+		{n: OwnHistograms + 1, wantHists: OwnHistograms + 1},
+		{n: OwnHistograms + Shards() + 5, wantHists: OwnHistograms + Shards()},
+		{n: 10000, wantHists: OwnHistograms + Shards()},
 	} {
 		hists := map[any]bool{}
 		for _, r := range NewRecorders(tc.n) {
@@ -95,9 +96,9 @@ func TestRecordersMemory(t *testing.T) {
 	set := NewRecorders(n)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	shared := uint64(Shards()) * 240 << 10
+	shared := uint64(OwnHistograms+Shards()) * 240 << 10
 	if got := after.HeapAlloc - before.HeapAlloc; got > shared+n*1024 {
-		t.Errorf("got %d bytes for %d recorders, want at most %d (%d shared histograms and 1 KB each)", got, n, shared+n*1024, Shards())
+		t.Errorf("got %d bytes for %d recorders, want at most %d (%d histograms and 1 KB each)", got, n, shared+n*1024, OwnHistograms+Shards())
 	}
 	runtime.KeepAlive(set)
 }
@@ -138,7 +139,7 @@ func TestRecordersReset(t *testing.T) {
 }
 
 func TestSharedRecordDoesNotAllocate(t *testing.T) {
-	r := NewRecorders(OwnHistograms + 1)[0]
+	r := NewRecorders(OwnHistograms + 1)[OwnHistograms]
 	if n := testing.AllocsPerRun(1000, func() { r.Record(42*time.Microsecond, codes.OK) }); n != 0 {
 		t.Errorf("Record allocates %v times per call, want 0", n)
 	}
@@ -147,10 +148,33 @@ func TestSharedRecordDoesNotAllocate(t *testing.T) {
 // BenchmarkRecordShared is BenchmarkRecord for a recorder that shares its
 // histogram (a set past OwnHistograms): its batch's lock, amortised.
 func BenchmarkRecordShared(b *testing.B) {
-	r := NewRecorders(OwnHistograms + 1)[0]
+	r := NewRecorders(OwnHistograms + 1)[OwnHistograms]
 	b.ReportAllocs()
 	d := 37 * time.Microsecond
 	for i := 0; b.Loop(); i++ {
 		r.Record(d+time.Duration(i&1023), codes.OK)
+	}
+}
+
+// TestSetHandsOutWhileOthersRecord: a Set's Recorder may be called while
+// recorders it gave out record (the open loop starts senders on demand).
+func TestSetHandsOutWhileOthersRecord(t *testing.T) {
+	var s Set
+	var wg sync.WaitGroup
+	for range 200 {
+		r := s.Recorder()
+		wg.Go(func() {
+			for j := range 50 {
+				r.Record(time.Duration(j+1)*time.Microsecond, codes.OK)
+			}
+		})
+	}
+	wg.Wait()
+	if got := s.Merge(); got.Hist.TotalCount() != 200*50 {
+		t.Errorf("got %d latencies, want %d", got.Hist.TotalCount(), 200*50)
+	}
+	s.Reset()
+	if got := s.Merge(); got.Total() != 0 {
+		t.Errorf("after Reset got %d RPCs, want none", got.Total())
 	}
 }
