@@ -107,10 +107,11 @@ func (p *Pool) sample(now time.Time) Signals {
 	for i, s := range slots {
 		c := s.cur.Load()
 		done := c.completed.Load()
+		inflight := c.inflight.Load()
 		sig.Conns[i] = ConnSignals{
 			Ready:     c.cc.GetState() == connectivity.Ready,
-			InFlight:  c.inflight.Load(),
-			WriteWait: c.wm.sample(m),
+			InFlight:  inflight,
+			WriteWait: c.wm.sample(m, inflight == 0),
 			Completed: done - c.lastCompleted,
 		}
 		c.lastCompleted = done

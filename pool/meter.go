@@ -49,10 +49,6 @@ func (m *writeMeter) queued() {
 	}
 }
 
-// drained notes that no RPC is in flight: nothing can be waiting to be
-// written (an RPC that failed before any write leaves no stale stamp).
-func (m *writeMeter) drained() { m.queuedSince.Store(0) }
-
 // wrote notes the start of a socket write at t.
 func (m *writeMeter) wrote(t int64) {
 	m.writing.Store(t)
@@ -64,8 +60,14 @@ func (m *writeMeter) wrote(t int64) {
 
 // sample returns the write wait since the previous sample at now (mono):
 // the mean wait of the writes in between, or the age of the oldest waiting
-// RPC or of a blocked write if longer.
-func (m *writeMeter) sample(now int64) time.Duration {
+// RPC or of a blocked write if longer. idle reports that no RPC is in
+// flight: then nothing can be waiting to be written, and a stamp left by
+// an RPC that failed before any write is dropped (here, off the RPC path,
+// rather than in every release).
+func (m *writeMeter) sample(now int64, idle bool) time.Duration {
+	if idle {
+		m.queuedSince.Store(0)
+	}
 	sum, n := m.waitSum.Load(), m.waits.Load()
 	var w int64
 	if dn := n - m.lastWaits; dn > 0 {

@@ -33,7 +33,7 @@ func TestWriteWaitBlockedWrite(t *testing.T) {
 	var last int64
 	for i := 0; i < 3; i++ {
 		last = mono()
-		waits = append(waits, m.sample(last))
+		waits = append(waits, m.sample(last, false))
 	}
 	for i := 1; i < len(waits); i++ {
 		if waits[i] <= waits[i-1] {
@@ -56,11 +56,11 @@ func TestWriteWaitBlockedWrite(t *testing.T) {
 	if _, err := c.Write([]byte("rpc")); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
-	queuedWait := m.sample(mono()) // the RPC's wait, recorded by that write
+	queuedWait := m.sample(mono(), false) // the RPC's wait, recorded by that write
 	if want := time.Duration(last - q); queuedWait < want {
 		t.Errorf("wait of the RPC queued behind the blocked write: got %v, want at least %v", queuedWait, want)
 	}
-	if got := m.sample(mono()); got != 0 {
+	if got := m.sample(mono(), false); got != 0 {
 		t.Errorf("write wait with nothing queued or writing: got %v, want 0", got)
 	}
 }

@@ -277,13 +277,8 @@ func (c *conn) release() {
 // leave takes back pick's count of one RPC on c, closing c if it was
 // retired and this was the last RPC on it.
 func (c *conn) leave() {
-	if c.inflight.Add(-1) == 0 {
-		if c.wm != nil {
-			c.wm.drained()
-		}
-		if c.retired.Load() {
-			c.closeRetired()
-		}
+	if c.inflight.Add(-1) == 0 && c.retired.Load() {
+		c.closeRetired()
 	}
 }
 
