@@ -47,7 +47,9 @@
 // Every option has a documented default: DefaultSize() connections (derived
 // from the CPU count), RoundRobin, eager dialling, DefaultRedialAfter. The
 // caller's grpc.DialOptions are passed to every connection unchanged; the
-// pool adds none, not even credentials.
+// pool adds none, not even credentials, except that an adaptive pool puts
+// its own grpc.WithContextDialer first, to time socket writes (see
+// WithAdaptive).
 //
 // # Adaptive size
 //
