@@ -6,6 +6,7 @@ import (
 	"context"
 	"net"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -84,10 +85,16 @@ func (m *writeMeter) sample(now int64, idle bool) time.Duration {
 }
 
 // dialer is the grpc.WithContextDialer function of an adaptive pool's
-// connection: a TCP dial whose net.Conn reports its writes to m.
+// connection: a TCP dial (or a Unix socket's, for the "unix:" addresses
+// grpc-go hands a custom dialer for unix targets) whose net.Conn reports
+// its writes to m.
 func (m *writeMeter) dialer(ctx context.Context, addr string) (net.Conn, error) {
+	network := "tcp"
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		network, addr = "unix", strings.TrimPrefix(path, "//")
+	}
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}

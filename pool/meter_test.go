@@ -187,3 +187,36 @@ func TestWriteWaitFailedRPC(t *testing.T) {
 		t.Errorf("write wait after an RPC that failed unwritten: got %v, want 0", got)
 	}
 }
+
+// The adaptive pool's own dialer serves TCP and Unix-socket targets alike,
+// and meters both.
+func TestAdaptiveDialerTargets(t *testing.T) {
+	dir := t.TempDir()
+	sock := dir + "/rpclab.sock"
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Skipf("no Unix sockets here: %v", err)
+	}
+	unixSrv := &testServer{addr: sock}
+	unixSrv.serve(lis)
+	t.Cleanup(unixSrv.stop)
+	tcpSrv := startServer(t)
+
+	tests := []struct{ name, target string }{
+		{"tcp", tcpSrv.addr},
+		{"unix absolute", "unix://" + sock},
+		{"unix", "unix:" + sock},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			p := newPool(t, tc.target, WithAdaptiveRule(testRule(1, 1)), newFakeClock().option())
+			if err := ping(ctx, p); err != nil {
+				t.Fatalf("RPC to %s: %v", tc.target, err)
+			}
+			if got := p.list()[0].cur.Load().wm.waits.Load(); got < 1 {
+				t.Errorf("metered writes: got %d, want at least 1", got)
+			}
+		})
+	}
+}

@@ -125,8 +125,9 @@ func WithSize(n int) Option {
 // retired one takes no new RPC and closes when its last RPC ends.
 // Stats().Events tells every decision and why.
 //
-// To time socket writes the pool dials each connection itself over TCP
-// (grpc.WithContextDialer, placed before the caller's dial options). A
+// To time socket writes the pool dials each connection itself, over TCP
+// or a Unix socket (grpc.WithContextDialer, placed before the caller's
+// dial options). A
 // grpc.WithContextDialer of the caller's replaces it: RPCs then run, but
 // the pool sees no write wait and never grows. As with any custom dialer,
 // grpc-go then applies no proxy from the environment.

@@ -104,6 +104,9 @@ func TestDefaultSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		size, conns := p.Size(), len(p.Stats().Conns)
+		if st := p.Stats(); st.Adaptive || st.Events != nil || p.ctl != nil {
+			t.Errorf("a pool without WithSize or WithAdaptive: got adaptive %v, events %v, want a fixed size", st.Adaptive, st.Events)
+		}
 		p.Close()
 		if got := size; got != tc.want {
 			t.Errorf("Size of a pool without WithSize at GOMAXPROCS %d: got %d, want %d", tc.procs, got, tc.want)
