@@ -98,26 +98,59 @@ func benchUnary(ctx context.Context, b *testing.B, cc grpc.ClientConnInterface, 
 }
 
 // BenchmarkPick measures the pick path alone (pick and release, no RPC) on
-// a pool of 4 ready connections, from 1 to 64 goroutines. Without a lock
-// the time per pick stays flat as goroutines are added.
+// a pool of 4 ready connections, from 1 to 64 goroutines: a fixed pool
+// (WithSize(4)) beside an adaptive one held at 4 (WithAdaptive(4, 4)),
+// whose pick also stamps the connection's write meter as Invoke does.
+// Without a lock the time per pick stays flat as goroutines are added.
 func BenchmarkPick(b *testing.B) {
 	srv := startServer(b)
+	sizes := []struct {
+		name string
+		opt  Option
+	}{{"fixed", WithSize(4)}, {"adaptive", WithAdaptive(4, 4)}}
 	for _, pol := range []Policy{RoundRobin, LeastLoaded} {
-		b.Run("policy="+pol.String(), func(b *testing.B) {
-			ctx := testContext(b)
-			p := newPool(b, srv.addr, WithSize(4), WithPolicy(pol))
-			if err := p.Connect(ctx); err != nil {
-				b.Fatal(err)
-			}
-			for _, g := range []int{1, 8, 64} {
-				b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
-					b.ReportAllocs()
-					spread(b, g, func() error {
-						p.pick().release()
-						return nil
+		for _, size := range sizes {
+			b.Run("policy="+pol.String()+"/size="+size.name, func(b *testing.B) {
+				ctx := testContext(b)
+				p := newPool(b, srv.addr, size.opt, WithPolicy(pol))
+				if err := p.Connect(ctx); err != nil {
+					b.Fatal(err)
+				}
+				for _, g := range []int{1, 8, 64} {
+					b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+						b.ReportAllocs()
+						spread(b, g, func() error {
+							c := p.pick()
+							if c.wm != nil {
+								c.wm.queued()
+							}
+							c.release()
+							return nil
+						})
 					})
-				})
-			}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkWriteMeter is the write meter's cost when every RPC gets a
+// socket write of its own (one RPC in flight per connection, the worst
+// case): the pick's stamp, which then reads the clock, and the Write's,
+// from 1 to 64 goroutines sharing one meter. BenchmarkPick's adaptive
+// case leaves this out: without writes the stamp stays and the clock is
+// not read.
+func BenchmarkWriteMeter(b *testing.B) {
+	for _, g := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+			m := &writeMeter{}
+			b.ReportAllocs()
+			spread(b, g, func() error {
+				m.queued()
+				m.wrote(mono())
+				m.writing.Store(0)
+				return nil
+			})
 		})
 	}
 }

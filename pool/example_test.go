@@ -81,3 +81,41 @@ func ExampleWithPolicy() {
 	fmt.Println(p.Size() == min(max(cpus, 2), 8), p.Stats().Policy)
 	// Output: true least-loaded
 }
+
+// An adaptive pool starts with min connections and sizes itself up to max:
+// it adds one only when a connection is the measured limit and the CPU is
+// free, and gives it back when it does not pay. Stats().Events says why it
+// has the connections it has.
+func ExampleWithAdaptive() {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("listen:", err)
+		return
+	}
+	srv := server.New(server.Options{})
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+
+	p, err := pool.New(lis.Addr().String(),
+		pool.WithAdaptive(1, 4),
+		pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	if err != nil {
+		fmt.Println("pool:", err)
+		return
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client := pb.NewBenchmarkServiceClient(p)
+	for i := 0; i < 8; i++ { // one RPC at a time: no connection is the limit
+		if _, err := client.UnaryCall(ctx, &pb.SimpleRequest{ResponseSize: 5}); err != nil {
+			fmt.Println("rpc:", err)
+			return
+		}
+	}
+	st := p.Stats()
+	fmt.Printf("connections: %d (adaptive %v, %d..%d)\n", len(st.Conns), st.Adaptive, st.Min, st.Max)
+	// st.Events lists each decision: its time, the size from and to, its
+	// Reason and the signals it was taken on.
+	// Output: connections: 1 (adaptive true, 1..4)
+}

@@ -145,7 +145,7 @@ func TestStalledConnection(t *testing.T) {
 				t.Fatalf("Connect: %v", err)
 			}
 			// Freeze the proxied connection of slot 1.
-			stalled := p.slots[1].cur.Load().cc
+			stalled := p.list()[1].cur.Load().cc
 			var pr peer.Peer
 			if err := ping(ctx, stalled, grpc.Peer(&pr)); err != nil {
 				t.Fatalf("RPC on connection 1: %v", err)
@@ -240,7 +240,7 @@ func TestPicksRaceRedials(t *testing.T) {
 			for k := 0; k < kills; k++ {
 				i := k % p.Size()
 				before := p.Stats().Conns[i].Redials
-				_ = p.slots[i].cur.Load().cc.Close()
+				_ = p.list()[i].cur.Load().cc.Close()
 				waitFor(ctx, t, "the re-dial", func() bool { return p.Stats().Conns[i].Redials > before })
 				n := ok.Load()
 				waitFor(ctx, t, "RPCs to go on", func() bool { return ok.Load() > n+10 })

@@ -9,12 +9,12 @@ import (
 	"google.golang.org/grpc/connectivity"
 )
 
-// watch follows c, the connection of slot i, until the pool closes or c is
-// replaced. It caches c's state for the picker, reconnects an idle
+// watch follows c, the connection of slot s, until the pool closes, the
+// adaptive pool drops s, or c is replaced. It caches c's state for the picker, reconnects an idle
 // connection in eager mode, and replaces c when it was shut down by someone
 // else or stayed out of READY, after a TRANSIENT_FAILURE, for the slot's
 // re-dial delay.
-func (p *Pool) watch(i int, s *slot, c *conn) {
+func (p *Pool) watch(s *slot, c *conn) {
 	defer p.wg.Done()
 	var deadline time.Time // when c is replaced unless it gets READY first
 	st := c.cc.GetState()
@@ -33,32 +33,32 @@ func (p *Pool) watch(i int, s *slot, c *conn) {
 				deadline = time.Now().Add(s.delay)
 			}
 		case connectivity.Shutdown:
-			if p.ctx.Err() != nil || c.retired.Load() {
+			if s.ctx.Err() != nil || c.retired.Load() {
 				return
 			}
-			if p.replace(i, s, c, "shut down outside the pool") {
+			if p.replace(s, c, "shut down outside the pool") {
 				return
 			}
 			// The new connection could not be created: wait and retry.
-			if !sleep(p.ctx, s.delay) {
+			if !sleep(s.ctx, s.delay) {
 				return
 			}
 			continue
 		}
 
-		wctx, cancel := p.ctx, context.CancelFunc(func() {})
+		wctx, cancel := s.ctx, context.CancelFunc(func() {})
 		if !deadline.IsZero() {
-			wctx, cancel = context.WithDeadline(p.ctx, deadline)
+			wctx, cancel = context.WithDeadline(s.ctx, deadline)
 		}
 		changed := c.cc.WaitForStateChange(wctx, st)
 		cancel()
-		if p.ctx.Err() != nil {
+		if s.ctx.Err() != nil {
 			return
 		}
 		if !changed {
 			// Out of READY for the whole delay since a failure.
 			s.delay = min(2*s.delay, maxRedialAfter)
-			if p.replace(i, s, c, "in TRANSIENT_FAILURE") {
+			if p.replace(s, c, "in TRANSIENT_FAILURE") {
 				return
 			}
 			deadline = time.Now().Add(s.delay)
@@ -67,17 +67,18 @@ func (p *Pool) watch(i int, s *slot, c *conn) {
 	}
 }
 
-// replace puts a new connection in slot i in place of old, starts its
+// replace puts a new connection in slot s in place of old, starts its
 // watcher and retires old. It reports false, leaving old in place, when
-// the pool is closing or the new ClientConn could not be created.
-func (p *Pool) replace(i int, s *slot, old *conn, why string) bool {
+// the pool is closing, s was dropped, or the new ClientConn could not be
+// created.
+func (p *Pool) replace(s *slot, old *conn, why string) bool {
 	c, err := p.dial()
 	if err != nil {
-		p.cfg.logger.Warn("pool: re-create connection", "target", p.target, "conn", i, "reason", why, "err", err)
+		p.cfg.logger.Warn("pool: re-create connection", "target", p.target, "conn", s.id, "reason", why, "err", err)
 		return false
 	}
 	p.mu.Lock()
-	if p.closed.Load() {
+	if p.closed.Load() || s.ctx.Err() != nil {
 		p.mu.Unlock()
 		_ = c.close()
 		return false
@@ -89,10 +90,10 @@ func (p *Pool) replace(i int, s *slot, old *conn, why string) bool {
 		c.cc.Connect()
 	}
 	p.wg.Add(1)
-	go p.watch(i, s, c)
+	go p.watch(s, c)
 	p.mu.Unlock()
 	old.retire()
-	p.cfg.logger.Info("pool: re-created connection", "target", p.target, "conn", i, "reason", why, "redials", s.redials.Load())
+	p.cfg.logger.Info("pool: re-created connection", "target", p.target, "conn", s.id, "reason", why, "redials", s.redials.Load())
 	return true
 }
 

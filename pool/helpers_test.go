@@ -130,7 +130,8 @@ func checkNoWatchers(t testing.TB) {
 	}
 }
 
-// watchers counts the pool's background goroutines still running.
+// watchers counts the pool's background goroutines still running: the
+// connections' watchers and the adaptive control loop.
 func watchers() int {
 	buf := make([]byte, 1<<20)
 	for {
@@ -141,7 +142,7 @@ func watchers() int {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	return strings.Count(string(buf), "pool.(*Pool).watch(")
+	return strings.Count(string(buf), "pool.(*Pool).watch(") + strings.Count(string(buf), "pool.(*Pool).control(")
 }
 
 // waitFor polls cond until it holds or ctx ends.

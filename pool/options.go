@@ -23,6 +23,12 @@ type config struct {
 	lazy        bool
 	redialAfter time.Duration
 	logger      *slog.Logger
+
+	sizeSet  bool  // WithSize was given
+	adaptive *Rule // nil: a fixed size
+	// The adaptive control loop's clock and ticker (tests replace them).
+	now       func() time.Time
+	newTicker func(time.Duration) (<-chan time.Time, func())
 }
 
 // Bounds of DefaultSize.
@@ -71,6 +77,11 @@ func defaultConfig() *config {
 		policy:      RoundRobin,
 		redialAfter: DefaultRedialAfter,
 		logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		now:         time.Now,
+		newTicker: func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(d)
+			return t.C, t.Stop
+		},
 	}
 }
 
@@ -84,13 +95,60 @@ func (c *config) validate() error {
 	if c.redialAfter <= 0 {
 		return fmt.Errorf("%w: redial delay %v must be positive", ErrInvalidOption, c.redialAfter)
 	}
+	if c.adaptive != nil {
+		if c.sizeSet {
+			return fmt.Errorf("%w: WithSize and WithAdaptive both given (an adaptive pool sizes itself)", ErrInvalidOption)
+		}
+		if err := c.adaptive.validate(); err != nil {
+			return err
+		}
+		c.size = c.adaptive.Min
+	}
 	return nil
 }
 
 // WithSize sets the number of connections (default DefaultSize()). New
 // rejects values below 1.
 func WithSize(n int) Option {
-	return func(c *config) error { c.size = n; return nil }
+	return func(c *config) error { c.size, c.sizeSet = n, true; return nil }
+}
+
+// WithAdaptive makes the pool size itself between minConns and maxConns
+// connections, by DefaultRule(minConns, maxConns). It starts with minConns.
+// Once per second it measures, per connection, the RPCs in flight, how
+// long RPCs wait in the client before their connection's next socket
+// write, and the RPCs completed, and the process's CPU use; it adds one
+// connection when a connection is the limit and the CPU is free, keeps it
+// only if throughput rose (or the limit went away) after a settle period,
+// else gives it back and doubles its back-off, and retires one after the
+// pool has sat idle. A new connection takes RPCs only once READY; a
+// retired one takes no new RPC and closes when its last RPC ends.
+// Stats().Events tells every decision and why.
+//
+// To time socket writes the pool dials each connection itself, over TCP
+// or a Unix socket (grpc.WithContextDialer, placed before the caller's
+// dial options). A
+// grpc.WithContextDialer of the caller's replaces it: RPCs then run, but
+// the pool sees no write wait and never grows. As with any custom dialer,
+// grpc-go then applies no proxy from the environment.
+//
+// A pool without WithSize or WithAdaptive keeps a fixed DefaultSize():
+// the adaptive mode is not the default until measurements show it matches
+// the best fixed size (none has been taken yet). New rejects minConns < 1,
+// maxConns < minConns, and WithAdaptive together with WithSize.
+func WithAdaptive(minConns, maxConns int) Option {
+	return func(c *config) error {
+		r := DefaultRule(minConns, maxConns)
+		c.adaptive = &r
+		return nil
+	}
+}
+
+// WithAdaptiveRule is WithAdaptive with every threshold of the rule given
+// (Rule's fields document their defaults). New validates it as
+// WithAdaptive's bounds.
+func WithAdaptiveRule(r Rule) Option {
+	return func(c *config) error { c.adaptive = &r; return nil }
 }
 
 // WithDialOptions passes options to grpc.NewClient for every connection:

@@ -52,73 +52,75 @@ func usable(s connectivity.State) bool {
 // in-flight counters atomically.
 func (p *Pool) pick() *conn {
 	for {
+		slots := p.list()
 		var s *slot
 		switch {
-		case len(p.slots) == 1:
-			s = p.slots[0]
+		case len(slots) == 1:
+			s = slots[0]
 		case p.cfg.policy == LeastLoaded:
-			s = p.pickLeastLoaded()
+			s = pickLeastLoaded(slots)
 		default:
-			s = p.pickRoundRobin()
+			s = p.pickRoundRobin(slots)
 		}
 		c := s.cur.Load()
 		c.inflight.Add(1)
 		// A connection retired between the load and the increment may
-		// already be closed (see conn.retire); take the slot's new one.
+		// already be closed (see conn.retire); take the slot's new one,
+		// or, if the adaptive pool dropped the slot, another slot.
 		if !c.retired.Load() {
 			return c
 		}
-		c.release()
+		c.leave()
 	}
 }
 
 // pickRoundRobin takes the next slot in turn, skipping unusable ones while a
 // usable one exists.
-func (p *Pool) pickRoundRobin() *slot {
-	n := uint64(len(p.slots))
+func (p *Pool) pickRoundRobin(slots []*slot) *slot {
+	n := uint64(len(slots))
 	i := (p.next.Add(1) - 1) % n
-	return p.usableFrom(int(i))
+	return usableFrom(slots, int(i))
 }
 
 // pickLeastLoaded draws two different slots and takes the usable one with
 // fewer RPCs in flight (the first drawn on a tie).
-func (p *Pool) pickLeastLoaded() *slot {
-	n := uint64(len(p.slots))
+func pickLeastLoaded(slots []*slot) *slot {
+	n := uint64(len(slots))
 	r := rand.Uint64()
 	i := r % n
 	j := (r >> 32) % (n - 1)
 	if j >= i {
 		j++
 	}
-	a, b := p.slots[i].cur.Load(), p.slots[j].cur.Load()
+	a, b := slots[i].cur.Load(), slots[j].cur.Load()
 	ua, ub := usable(connectivity.State(a.state.Load())), usable(connectivity.State(b.state.Load()))
 	switch {
 	case ua && ub:
 		if b.inflight.Load() < a.inflight.Load() {
-			return p.slots[j]
+			return slots[j]
 		}
-		return p.slots[i]
+		return slots[i]
 	case ua:
-		return p.slots[i]
+		return slots[i]
 	case ub:
-		return p.slots[j]
+		return slots[j]
 	default:
-		return p.usableFrom(int(i))
+		return usableFrom(slots, int(i))
 	}
 }
 
 // usableFrom returns slot i if it is usable, else the next usable slot after
 // it, else slot i (every connection is down: the RPC then fails fast with
 // UNAVAILABLE, or waits if the caller asked for grpc.WaitForReady).
-func (p *Pool) usableFrom(i int) *slot {
-	n := len(p.slots)
+func usableFrom(slots []*slot, i int) *slot {
+	n := len(slots)
 	for k := 0; k < n; k++ {
-		s := p.slots[(i+k)%n]
+		s := slots[(i+k)%n]
 		if usable(connectivity.State(s.cur.Load().state.Load())) {
 			return s
 		}
 	}
-	return p.slots[i]
+	return slots[i]
 }
 
 // ParsePolicy is the Policy that String spells s ("round-robin" or

@@ -47,9 +47,21 @@
 // Every option has a documented default: DefaultSize() connections (derived
 // from the CPU count), RoundRobin, eager dialling, DefaultRedialAfter. The
 // caller's grpc.DialOptions are passed to every connection unchanged; the
-// pool adds none, not even credentials.
+// pool adds none, not even credentials, except that an adaptive pool puts
+// its own grpc.WithContextDialer first, to time socket writes (see
+// WithAdaptive).
 //
-// The pool only makes, picks and closes connections; it measures nothing.
+// # Adaptive size
+//
+// WithAdaptive makes the pool size itself between a min and a max: it
+// measures each connection (RPCs in flight, time RPCs wait before their
+// connection's next socket write, RPCs completed) and the process's CPU,
+// and a pure policy (Rule.Decide) adds a connection only when one is the
+// limit and the CPU is free, keeps it only if it pays, and gives
+// connections back when they sit idle. Stats().Events records why. The
+// measuring on the RPC path is atomics only: no lock, no allocation.
+//
+// Apart from that, the pool only makes, picks and closes connections.
 package pool
 
 import (
@@ -64,14 +76,20 @@ import (
 	"google.golang.org/grpc/connectivity"
 )
 
-// Pool is a fixed number of connections to one target. It is safe for
-// concurrent use. The zero value is not usable; call New.
+// Pool is a set of connections to one target, of a fixed size or sized by
+// WithAdaptive. It is safe for concurrent use. The zero value is not
+// usable; call New.
 type Pool struct {
 	target string
 	cfg    *config
-	slots  []*slot
+	// slots is the list the pick reads: replaced whole (copy on write,
+	// under mu) when the adaptive pool grows or shrinks.
+	slots  atomic.Pointer[[]*slot]
+	nextID int           // the next slot's id; under mu
 	next   atomic.Uint64 // RoundRobin's counter
 	closed atomic.Bool
+
+	ctl *control // the adaptive control loop; nil for a fixed size
 
 	ctx    context.Context // ends at Close; bounds the watchers
 	cancel context.CancelFunc
@@ -88,6 +106,9 @@ var _ grpc.ClientConnInterface = (*Pool)(nil)
 
 // slot is one position of the pool; its connection is replaced over time.
 type slot struct {
+	id      int                // in log lines: its position when created
+	ctx     context.Context    // ends when the pool closes or drops the slot
+	cancel  context.CancelFunc // drops the slot's watcher
 	cur     atomic.Pointer[conn]
 	redials atomic.Uint64
 	// delay is the slot's current re-dial delay; only the slot's watcher
@@ -97,15 +118,19 @@ type slot struct {
 
 // conn is one ClientConn and its accounting.
 type conn struct {
-	inflight atomic.Int64
-	state    atomic.Int32 // connectivity.State, as the watcher last saw it
-	retired  atomic.Bool  // replaced; close once no RPC is left on it
-	closing  atomic.Bool  // Close has been called (exactly once)
-	cc       *grpc.ClientConn
-	pool     *Pool
-	// Pad to 64 bytes, one cache line, so that the counters of connections
-	// allocated next to each other do not share a line.
-	_ [24]byte
+	inflight  atomic.Int64
+	completed atomic.Uint64 // RPCs ended on it
+	state     atomic.Int32  // connectivity.State, as the watcher last saw it
+	retired   atomic.Bool   // replaced; close once no RPC is left on it
+	closing   atomic.Bool   // Close has been called (exactly once)
+	cc        *grpc.ClientConn
+	pool      *Pool
+	wm        *writeMeter // adaptive pools only, else nil
+	// lastCompleted is the control loop's previous reading of completed.
+	lastCompleted uint64
+	// Pad to 128 bytes, two cache lines, so that the counters of
+	// connections allocated next to each other do not share a line.
+	_ [64]byte
 }
 
 // New creates a pool of connections to target (any target grpc.NewClient
@@ -128,46 +153,70 @@ func New(target string, opts ...Option) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{target: target, cfg: cfg, slots: make([]*slot, cfg.size), retired: map[*conn]struct{}{}}
+	p := &Pool{target: target, cfg: cfg, retired: map[*conn]struct{}{}}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	for i := range p.slots {
+	slots := make([]*slot, cfg.size)
+	for i := range slots {
 		c, err := p.dial()
 		if err != nil {
 			p.cancel()
-			for _, s := range p.slots[:i] {
+			for _, s := range slots[:i] {
 				_ = s.cur.Load().close()
 			}
 			return nil, fmt.Errorf("%w %s: %w", ErrDial, target, err)
 		}
-		p.slots[i] = &slot{delay: cfg.redialAfter}
-		p.slots[i].cur.Store(c)
+		slots[i] = p.newSlot(c)
 	}
-	for i, s := range p.slots {
+	p.slots.Store(&slots)
+	for _, s := range slots {
 		c := s.cur.Load()
 		if !cfg.lazy {
 			c.cc.Connect()
 		}
 		p.wg.Add(1)
-		go p.watch(i, s, c)
+		go p.watch(s, c)
+	}
+	if cfg.adaptive != nil {
+		p.startControl()
 	}
 	return p, nil
 }
 
+// newSlot makes the next slot, holding c.
+func (p *Pool) newSlot(c *conn) *slot {
+	s := &slot{id: p.nextID, delay: p.cfg.redialAfter}
+	p.nextID++
+	s.ctx, s.cancel = context.WithCancel(p.ctx)
+	s.cur.Store(c)
+	return s
+}
+
 func (p *Pool) dial() (*conn, error) {
-	cc, err := grpc.NewClient(p.target, p.cfg.dialOpts...)
+	c := &conn{pool: p}
+	opts := p.cfg.dialOpts
+	if p.cfg.adaptive != nil {
+		c.wm = &writeMeter{}
+		// First, so that a dialer of the caller's wins.
+		opts = append([]grpc.DialOption{grpc.WithContextDialer(c.wm.dialer)}, opts...)
+	}
+	cc, err := grpc.NewClient(p.target, opts...)
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{cc: cc, pool: p}
+	c.cc = cc
 	c.state.Store(int32(cc.GetState()))
 	return c, nil
 }
 
+// list is the current slots.
+func (p *Pool) list() []*slot { return *p.slots.Load() }
+
 // Target is the target the pool was created with.
 func (p *Pool) Target() string { return p.target }
 
-// Size is the number of connections in the pool.
-func (p *Pool) Size() int { return len(p.slots) }
+// Size is the number of connections taking RPCs: fixed, or the adaptive
+// pool's size now (connections draining after a shrink are not counted).
+func (p *Pool) Size() int { return len(p.list()) }
 
 // Invoke performs a unary RPC on a connection chosen by the pool's policy.
 // After Close it returns ErrClosed.
@@ -176,6 +225,9 @@ func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts 
 		return ErrClosed
 	}
 	c := p.pick()
+	if c.wm != nil {
+		c.wm.queued()
+	}
 	err := c.cc.Invoke(ctx, method, args, reply, opts...)
 	c.release()
 	return err
@@ -189,6 +241,9 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 		return nil, ErrClosed
 	}
 	c := p.pick()
+	if c.wm != nil {
+		c.wm.queued()
+	}
 	e := &streamEnd{c: c}
 	// grpc-go calls OnFinish exactly once when the stream ends, however it
 	// ends (status received, error, context done). The guard covers the
@@ -217,6 +272,13 @@ func (e *streamEnd) finish(error) {
 // release ends one RPC on c, closing c if it was retired and this was the
 // last RPC on it.
 func (c *conn) release() {
+	c.completed.Add(1)
+	c.leave()
+}
+
+// leave takes back pick's count of one RPC on c, closing c if it was
+// retired and this was the last RPC on it.
+func (c *conn) leave() {
 	if c.inflight.Add(-1) == 0 && c.retired.Load() {
 		c.closeRetired()
 	}
@@ -265,10 +327,12 @@ func (p *Pool) Connect(ctx context.Context) error {
 	if p.closed.Load() {
 		return ErrClosed
 	}
-	for _, s := range p.slots {
+	slots := p.list()
+	for _, s := range slots {
 		s.cur.Load().cc.Connect()
 	}
-	for i, s := range p.slots {
+	for i, s := range slots {
+	wait:
 		for {
 			c := s.cur.Load()
 			st := c.cc.GetState()
@@ -286,6 +350,9 @@ func (p *Pool) Connect(ctx context.Context) error {
 			if st == connectivity.Shutdown {
 				if p.closed.Load() {
 					return ErrClosed
+				}
+				if s.ctx.Err() != nil {
+					break wait // the adaptive pool dropped this slot
 				}
 				if c.retired.Load() || c.closing.Load() {
 					continue // replaced, or about to be: look again
@@ -330,7 +397,7 @@ func (p *Pool) Close() error {
 	p.wg.Wait()
 
 	var errs []error
-	for i, s := range p.slots {
+	for i, s := range p.list() {
 		if err := s.cur.Load().close(); err != nil && !errors.Is(err, errAlreadyClosing) {
 			errs = append(errs, fmt.Errorf("pool: close connection %d to %s: %w", i, p.target, err))
 		}

@@ -41,6 +41,11 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"nil logger", "127.0.0.1:1", []Option{plaintext, WithLogger(nil)}, ErrInvalidOption, "nil logger"},
 		{"no credentials", "127.0.0.1:1", nil, ErrDial, "no transport security"},
 		{"option fails", "127.0.0.1:1", []Option{failing}, nil, "boom"},
+		{"adaptive min zero", "127.0.0.1:1", []Option{plaintext, WithAdaptive(0, 4)}, ErrInvalidOption, "WithAdaptive min 0"},
+		{"adaptive min negative", "127.0.0.1:1", []Option{plaintext, WithAdaptive(-1, 4)}, ErrInvalidOption, "WithAdaptive min -1"},
+		{"adaptive max below min", "127.0.0.1:1", []Option{plaintext, WithAdaptive(4, 3)}, ErrInvalidOption, "WithAdaptive max 3 must be at least min 4"},
+		{"adaptive and size", "127.0.0.1:1", []Option{plaintext, WithSize(2), WithAdaptive(1, 4)}, ErrInvalidOption, "WithSize and WithAdaptive"},
+		{"adaptive zero interval", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.Interval = 0; return r }())}, ErrInvalidOption, "interval"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,6 +104,9 @@ func TestDefaultSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		size, conns := p.Size(), len(p.Stats().Conns)
+		if st := p.Stats(); st.Adaptive || st.Events != nil || p.ctl != nil {
+			t.Errorf("a pool without WithSize or WithAdaptive: got adaptive %v, events %v, want a fixed size", st.Adaptive, st.Events)
+		}
 		p.Close()
 		if got := size; got != tc.want {
 			t.Errorf("Size of a pool without WithSize at GOMAXPROCS %d: got %d, want %d", tc.procs, got, tc.want)
@@ -349,7 +357,7 @@ func TestLoggerSeesRedial(t *testing.T) {
 	if err := p.Connect(ctx); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	_ = p.slots[0].cur.Load().cc.Close() // shut down behind the pool's back
+	_ = p.list()[0].cur.Load().cc.Close() // shut down behind the pool's back
 	waitFor(ctx, t, "the connection to be re-created", func() bool { return p.Stats().Conns[0].Redials == 1 })
 	if err := p.Connect(ctx); err != nil {
 		t.Fatalf("Connect after the re-dial: %v", err)

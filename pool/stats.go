@@ -12,8 +12,15 @@ type Stats struct {
 	Policy Policy
 	// Closed reports whether Close has been called.
 	Closed bool
-	// Conns has one entry per connection, in slot order.
+	// Conns has one entry per connection taking RPCs, in slot order.
 	Conns []ConnStats
+	// Adaptive reports a pool made WithAdaptive, sized between Min and Max.
+	Adaptive bool
+	Min, Max int
+	// Events are the adaptive pool's decisions, oldest first: every
+	// change of size and every change of the reason for holding, the last
+	// MaxEvents of them. Nil for a fixed size.
+	Events []Event
 }
 
 // ConnStats describes one connection of a pool.
@@ -22,6 +29,9 @@ type ConnStats struct {
 	State connectivity.State
 	// InFlight counts the unary RPCs and open streams on it.
 	InFlight int64
+	// Completed counts the RPCs that ended on this connection (a
+	// replaced connection's count is not carried over).
+	Completed uint64
 	// Redials counts how often this slot's connection was replaced.
 	Redials uint64
 }
@@ -49,10 +59,16 @@ func (s Stats) InFlight() int64 {
 // Stats returns a snapshot of the pool. It works after Close too (the
 // connections then report SHUTDOWN).
 func (p *Pool) Stats() Stats {
-	st := Stats{Target: p.target, Policy: p.cfg.policy, Closed: p.closed.Load(), Conns: make([]ConnStats, len(p.slots))}
-	for i, s := range p.slots {
+	slots := p.list()
+	st := Stats{Target: p.target, Policy: p.cfg.policy, Closed: p.closed.Load(), Conns: make([]ConnStats, len(slots))}
+	for i, s := range slots {
 		c := s.cur.Load()
-		st.Conns[i] = ConnStats{State: c.cc.GetState(), InFlight: c.inflight.Load(), Redials: s.redials.Load()}
+		st.Conns[i] = ConnStats{State: c.cc.GetState(), InFlight: c.inflight.Load(), Completed: c.completed.Load(), Redials: s.redials.Load()}
+	}
+	if p.ctl != nil {
+		st.Adaptive = true
+		st.Min, st.Max = p.ctl.rule.Min, p.ctl.rule.Max
+		st.Events = p.ctl.history()
 	}
 	return st
 }

@@ -1,0 +1,374 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Signals is what an adaptive pool measured over one interval of its
+// control loop: the input of Rule.Decide.
+type Signals struct {
+	// Interval is the time the counts below cover.
+	Interval time.Duration
+	// CPUBusy is the CPU time the process used over the interval divided by
+	// the CPU time GOMAXPROCS threads could have used (0 idle, 1 every
+	// usable CPU busy); negative when the platform cannot tell.
+	CPUBusy float64
+	// Conns has one entry per connection taking RPCs, in slot order.
+	Conns []ConnSignals
+}
+
+// ConnSignals is what one connection measured over the interval.
+type ConnSignals struct {
+	// Ready reports whether the connection is READY at the end of the
+	// interval.
+	Ready bool
+	// InFlight counts its unary RPCs and open streams at the end of the
+	// interval.
+	InFlight int64
+	// WriteWait is how long RPCs waited inside the client before the
+	// connection's next socket write began: the mean over the writes of
+	// the interval, or the age of the oldest RPC still waiting (or of a
+	// write still blocked) if that is longer. Zero when no RPC waited.
+	WriteWait time.Duration
+	// Completed counts the RPCs that ended on it during the interval.
+	Completed uint64
+}
+
+// Throughput is the RPCs completed per second over the interval, all
+// connections together.
+func (s Signals) Throughput() float64 {
+	if s.Interval <= 0 {
+		return 0
+	}
+	var n uint64
+	for _, c := range s.Conns {
+		n += c.Completed
+	}
+	return float64(n) / s.Interval.Seconds()
+}
+
+// MaxWriteWait is the longest WriteWait of the connections.
+func (s Signals) MaxWriteWait() time.Duration {
+	var w time.Duration
+	for _, c := range s.Conns {
+		w = max(w, c.WriteWait)
+	}
+	return w
+}
+
+// InFlight is the RPCs in flight on all connections.
+func (s Signals) InFlight() int64 {
+	var n int64
+	for _, c := range s.Conns {
+		n += c.InFlight
+	}
+	return n
+}
+
+// InFlightPerConn is InFlight over the number of connections (0 for none).
+func (s Signals) InFlightPerConn() float64 {
+	if len(s.Conns) == 0 {
+		return 0
+	}
+	return float64(s.InFlight()) / float64(len(s.Conns))
+}
+
+func (s Signals) allReady() bool {
+	for _, c := range s.Conns {
+		if !c.Ready {
+			return false
+		}
+	}
+	return true
+}
+
+// Action is what a decision does to the pool's size.
+type Action int
+
+const (
+	// Hold keeps the size.
+	Hold Action = iota
+	// Grow adds one connection (it takes RPCs once READY).
+	Grow
+	// Shrink retires the newest connection (its RPCs finish on it first).
+	Shrink
+)
+
+// String names the action.
+func (a Action) String() string {
+	switch a {
+	case Hold:
+		return "hold"
+	case Grow:
+		return "grow"
+	case Shrink:
+		return "shrink"
+	default:
+		return "Action(" + strconv.Itoa(int(a)) + ")"
+	}
+}
+
+// Reason says why a decision was taken.
+type Reason int
+
+const (
+	// ReasonBalanced: no connection is the limit and the pool is not idle.
+	ReasonBalanced Reason = iota
+	// ReasonLimit: a connection is the limit (RPCs wait to be written and
+	// more than Rule.InFlightPerConn are in flight per connection) and
+	// the CPU is free: grow and start a trial.
+	ReasonLimit
+	// ReasonAtMax: a connection is the limit but the pool is at its max.
+	ReasonAtMax
+	// ReasonCPUBusy: a connection is the limit but the process's CPU is
+	// busy; another connection would only cost more CPU per RPC.
+	ReasonCPUBusy
+	// ReasonCooldown: a connection is the limit but the pool changed or
+	// gave back a connection too recently (the back-off has not passed).
+	ReasonCooldown
+	// ReasonSettling: a trial connection was added; its gain is judged
+	// once Rule.Settle has passed.
+	ReasonSettling
+	// ReasonGain: the trial connection raised throughput by at least
+	// Rule.MinGain: it is kept and the back-off resets.
+	ReasonGain
+	// ReasonLimitGone: throughput held and no connection is the limit any
+	// more (as under an open loop, whose throughput is the offered rate):
+	// the trial connection is kept.
+	ReasonLimitGone
+	// ReasonNoGain: the trial connection brought no gain: it is given back
+	// and the next growth waits a doubled back-off.
+	ReasonNoGain
+	// ReasonGrowFailed: the new connection did not get READY in time; it
+	// was closed and the next growth waits a doubled back-off.
+	ReasonGrowFailed
+	// ReasonNotReady: a connection is not READY; nothing is judged until
+	// every connection is (a dead server is not a capacity signal).
+	ReasonNotReady
+	// ReasonIdleWait: the pool is idle (no connection is the limit, under
+	// one RPC in flight per connection) but not yet for Rule.IdleFor.
+	ReasonIdleWait
+	// ReasonIdle: the pool has been idle for Rule.IdleFor: shrink by one.
+	ReasonIdle
+	// ReasonAtMin: the pool is idle but already at its min.
+	ReasonAtMin
+)
+
+var reasonNames = [...]string{
+	ReasonBalanced:   "no connection is the limit",
+	ReasonLimit:      "a connection is the limit and CPU is free",
+	ReasonAtMax:      "a connection is the limit but the pool is at max",
+	ReasonCPUBusy:    "a connection is the limit but CPU is busy",
+	ReasonCooldown:   "a connection is the limit but the back-off has not passed",
+	ReasonSettling:   "trial connection settling",
+	ReasonGain:       "trial connection kept: throughput rose",
+	ReasonLimitGone:  "trial connection kept: throughput held and the limit is gone",
+	ReasonNoGain:     "trial connection given back: no gain",
+	ReasonGrowFailed: "new connection not ready in time",
+	ReasonNotReady:   "a connection is not ready",
+	ReasonIdleWait:   "idle, waiting",
+	ReasonIdle:       "idle for long enough",
+	ReasonAtMin:      "idle at min",
+}
+
+// String describes the reason in a few words.
+func (r Reason) String() string {
+	if r >= 0 && int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return "Reason(" + strconv.Itoa(int(r)) + ")"
+}
+
+// Decision is one output of Rule.Decide.
+type Decision struct {
+	Action Action
+	Reason Reason
+}
+
+// State is what Rule.Decide remembers between intervals. The zero value is
+// the state of a new pool.
+type State struct {
+	// Trial reports that the newest connection is on trial since
+	// TrialStart; Baseline is the throughput (RPC/s) before it was added.
+	Trial      bool
+	TrialStart time.Time
+	Baseline   float64
+	// NextGrow is the earliest time the pool may grow again.
+	NextGrow time.Time
+	// Backoff is the wait after the last failed trial; zero after a
+	// trial that gained.
+	Backoff time.Duration
+	// IdleSince is when the pool became idle; zero while it is not.
+	IdleSince time.Time
+	// LastChange is when the size last changed, or a trial ended.
+	LastChange time.Time
+}
+
+// Rule is rpclab's sizing policy: add one connection when a connection is
+// the limit and the CPU is free, keep it only if it pays, give it back and
+// back off if it does not, and shrink after the pool has sat idle. Decide
+// is a pure function; the pool calls it once per Interval.
+//
+// None of the thresholds below has been measured yet: they are starting
+// values, chosen from what each signal means, for a later session to
+// measure (rpclab sweep --conn pool:auto).
+type Rule struct {
+	// Min and Max bound the number of connections (set by WithAdaptive).
+	Min, Max int
+	// Interval is how often the pool samples its signals and decides
+	// (default 1s).
+	Interval time.Duration
+	// WriteWaitHigh: a connection whose WriteWait is at least this is a
+	// candidate limit (default 100µs). An idle loopback connection's next
+	// write starts within tens of µs of an RPC; a saturated connection's
+	// writer batches hundreds of RPCs per write.
+	WriteWaitHigh time.Duration
+	// InFlightPerConn: the pool only grows with more RPCs in flight per
+	// connection than this (default 1): with one or fewer there is nothing
+	// to spread.
+	InFlightPerConn float64
+	// CPUBusyMax: the pool only grows while CPUBusy is below this
+	// (default 0.8); on a CPU-bound client a connection costs CPU per RPC.
+	CPUBusyMax float64
+	// Settle is how long a trial connection runs before its gain is judged
+	// (default 3s).
+	Settle time.Duration
+	// MinGain is the relative throughput gain that confirms a trial
+	// (default 0.05: 5%).
+	MinGain float64
+	// Cooldown is the wait after a size change before the next growth or
+	// shrink, and the first back-off after a failed trial (default 5s).
+	Cooldown time.Duration
+	// MaxBackoff caps the doubling back-off (default 5m).
+	MaxBackoff time.Duration
+	// IdleFor is how long the pool must sit idle before it shrinks by one
+	// (default 30s).
+	IdleFor time.Duration
+}
+
+// DefaultRule is the Rule WithAdaptive starts from, with its bounds.
+func DefaultRule(minConns, maxConns int) Rule {
+	return Rule{
+		Min:             minConns,
+		Max:             maxConns,
+		Interval:        time.Second,
+		WriteWaitHigh:   100 * time.Microsecond,
+		InFlightPerConn: 1,
+		CPUBusyMax:      0.8,
+		Settle:          3 * time.Second,
+		MinGain:         0.05,
+		Cooldown:        5 * time.Second,
+		MaxBackoff:      5 * time.Minute,
+		IdleFor:         30 * time.Second,
+	}
+}
+
+func (r Rule) validate() error {
+	switch {
+	case r.Min < 1:
+		return fmt.Errorf("%w: WithAdaptive min %d must be at least 1", ErrInvalidOption, r.Min)
+	case r.Max < r.Min:
+		return fmt.Errorf("%w: WithAdaptive max %d must be at least min %d", ErrInvalidOption, r.Max, r.Min)
+	case r.Interval <= 0:
+		return fmt.Errorf("%w: adaptive interval %v must be positive", ErrInvalidOption, r.Interval)
+	case r.WriteWaitHigh < 0, r.Settle < 0, r.Cooldown < 0, r.IdleFor < 0:
+		return fmt.Errorf("%w: adaptive durations must not be negative", ErrInvalidOption)
+	case r.MaxBackoff < r.Cooldown:
+		return fmt.Errorf("%w: adaptive max back-off %v is below the cooldown %v", ErrInvalidOption, r.MaxBackoff, r.Cooldown)
+	case r.MinGain < 0:
+		return fmt.Errorf("%w: adaptive min gain %v must not be negative", ErrInvalidOption, r.MinGain)
+	}
+	return nil
+}
+
+// Decide is the policy: from the signals of the last interval, the time
+// now and the state left by the previous call, it returns the decision and
+// the next state. It reads no clock and keeps nothing outside State.
+func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
+	n := len(s.Conns)
+	if !s.allReady() {
+		// Judge nothing on a broken pool; a trial restarts its settle
+		// period once every connection is back.
+		st.IdleSince = time.Time{}
+		if st.Trial {
+			st.TrialStart = now
+		}
+		return Decision{Hold, ReasonNotReady}, st
+	}
+	if st.Trial {
+		if now.Sub(st.TrialStart) < r.Settle {
+			return Decision{Hold, ReasonSettling}, st
+		}
+		st.Trial = false
+		st.LastChange = now
+		tp := s.Throughput()
+		switch {
+		case tp >= st.Baseline*(1+r.MinGain) && tp > st.Baseline:
+			st.Backoff = 0
+			st.NextGrow = now.Add(r.Cooldown)
+			return Decision{Hold, ReasonGain}, st
+		case tp >= st.Baseline*(1-r.MinGain) && s.MaxWriteWait() < r.WriteWaitHigh:
+			st.Backoff = 0
+			st.NextGrow = now.Add(r.Cooldown)
+			return Decision{Hold, ReasonLimitGone}, st
+		default:
+			st = r.backOff(now, st)
+			return Decision{Shrink, ReasonNoGain}, st
+		}
+	}
+	limit := s.MaxWriteWait() >= r.WriteWaitHigh && s.InFlightPerConn() > r.InFlightPerConn
+	if limit {
+		st.IdleSince = time.Time{}
+		switch {
+		case n >= r.Max:
+			return Decision{Hold, ReasonAtMax}, st
+		case s.CPUBusy >= r.CPUBusyMax:
+			return Decision{Hold, ReasonCPUBusy}, st
+		case now.Before(st.NextGrow):
+			return Decision{Hold, ReasonCooldown}, st
+		}
+		st.Trial, st.TrialStart, st.Baseline = true, now, s.Throughput()
+		st.LastChange = now
+		return Decision{Grow, ReasonLimit}, st
+	}
+	idle := s.MaxWriteWait() < r.WriteWaitHigh && s.InFlightPerConn() < 1
+	if !idle {
+		st.IdleSince = time.Time{}
+		return Decision{Hold, ReasonBalanced}, st
+	}
+	if n <= r.Min {
+		st.IdleSince = time.Time{}
+		return Decision{Hold, ReasonAtMin}, st
+	}
+	if st.IdleSince.IsZero() {
+		st.IdleSince = now
+	}
+	if now.Sub(st.IdleSince) < r.IdleFor || now.Sub(st.LastChange) < r.Cooldown {
+		return Decision{Hold, ReasonIdleWait}, st
+	}
+	st.IdleSince = now // the next shrink waits IdleFor again
+	st.LastChange = now
+	return Decision{Shrink, ReasonIdle}, st
+}
+
+// GrowFailed is the state after a Grow whose connection did not get READY:
+// the trial ends and the next growth waits a doubled back-off.
+func (r Rule) GrowFailed(now time.Time, st State) State {
+	st.Trial = false
+	st.LastChange = now
+	return r.backOff(now, st)
+}
+
+func (r Rule) backOff(now time.Time, st State) State {
+	if st.Backoff == 0 {
+		st.Backoff = r.Cooldown
+	} else {
+		st.Backoff = min(2*st.Backoff, r.MaxBackoff)
+	}
+	st.NextGrow = now.Add(st.Backoff)
+	return st
+}

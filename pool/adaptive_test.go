@@ -1,0 +1,171 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool
+
+import (
+	"testing"
+	"time"
+)
+
+var t0 = time.Unix(1_000_000, 0) // the fake clock's origin
+
+// sig is the signals of n ready connections over 1s, each with inflight
+// RPCs in flight, the given write wait and completed RPCs.
+func sig(n int, inflight int64, wait time.Duration, cpu float64, completed uint64) Signals {
+	s := Signals{Interval: time.Second, CPUBusy: cpu}
+	for i := 0; i < n; i++ {
+		s.Conns = append(s.Conns, ConnSignals{Ready: true, InFlight: inflight, WriteWait: wait, Completed: completed})
+	}
+	return s
+}
+
+func notReady(s Signals) Signals {
+	s.Conns[len(s.Conns)-1].Ready = false
+	return s
+}
+
+// Each threshold of Rule.Decide, on both sides of its edge.
+func TestRuleDecide(t *testing.T) {
+	r := DefaultRule(2, 4) // 100µs, 1 per conn, CPU 0.8, settle 3s, gain 5%, cooldown 5s, idle 30s
+	high := r.WriteWaitHigh
+	trial := State{Trial: true, TrialStart: t0, Baseline: 1000}
+	tests := []struct {
+		name   string
+		now    time.Time
+		s      Signals
+		st     State
+		want   Decision
+		wantSt func(State) bool // nil: not checked
+	}{
+		// A connection is the limit: write wait at WriteWaitHigh and more
+		// than one RPC in flight per connection, CPU below CPUBusyMax.
+		{"limit: grows", t0, sig(2, 2, high, 0.5, 100), State{}, Decision{Grow, ReasonLimit},
+			func(s State) bool { return s.Trial && s.TrialStart.Equal(t0) && s.Baseline == 200 }},
+		{"write wait just below high", t0, sig(2, 2, high-1, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
+		{"one in flight per conn is not a limit", t0, sig(2, 1, high, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
+		{"CPU just below max", t0, sig(2, 2, high, 0.79, 100), State{}, Decision{Grow, ReasonLimit}, nil},
+		{"CPU at max", t0, sig(2, 2, high, 0.8, 100), State{}, Decision{Hold, ReasonCPUBusy}, nil},
+		{"CPU unknown counts as free", t0, sig(2, 2, high, -1, 100), State{}, Decision{Grow, ReasonLimit}, nil},
+		{"one below max", t0, sig(3, 2, high, 0.5, 100), State{}, Decision{Grow, ReasonLimit}, nil},
+		{"at max", t0, sig(4, 2, high, 0.5, 100), State{}, Decision{Hold, ReasonAtMax}, nil},
+		{"back-off not passed", t0.Add(-1), sig(2, 2, high, 0.5, 100), State{NextGrow: t0}, Decision{Hold, ReasonCooldown}, nil},
+		{"back-off passed", t0, sig(2, 2, high, 0.5, 100), State{NextGrow: t0}, Decision{Grow, ReasonLimit}, nil},
+		{"not ready holds", t0, notReady(sig(2, 2, high, 0.5, 100)), State{}, Decision{Hold, ReasonNotReady}, nil},
+		{"not ready restarts a trial's settle", t0.Add(time.Minute), notReady(sig(3, 2, high, 0.5, 0)), trial, Decision{Hold, ReasonNotReady},
+			func(s State) bool { return s.Trial && s.TrialStart.Equal(t0.Add(time.Minute)) }},
+
+		// A trial: judged once Settle has passed.
+		{"settling", t0.Add(r.Settle - 1), sig(3, 2, high, 0.5, 0), trial, Decision{Hold, ReasonSettling}, nil},
+		{"gain at MinGain", t0.Add(r.Settle), sig(3, 2, high, 0.5, 350), trial, Decision{Hold, ReasonGain},
+			func(s State) bool {
+				return !s.Trial && s.Backoff == 0 && s.NextGrow.Equal(t0.Add(r.Settle+r.Cooldown))
+			}},
+		{"gain just below MinGain, limit still there", t0.Add(r.Settle), sig(3, 2, high, 0.5, 349), trial, Decision{Shrink, ReasonNoGain},
+			func(s State) bool {
+				return !s.Trial && s.Backoff == r.Cooldown && s.NextGrow.Equal(t0.Add(r.Settle+r.Cooldown))
+			}},
+		{"held at -MinGain, limit gone", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), trial, Decision{Hold, ReasonLimitGone}, nil},
+		{"fell below -MinGain, limit gone", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), trial, Decision{Shrink, ReasonNoGain}, nil},
+		{"no RPCs before or after is no gain", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), State{Trial: true, TrialStart: t0}, Decision{Shrink, ReasonNoGain}, nil},
+		{"a failed trial doubles the back-off", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), State{Trial: true, TrialStart: t0, Backoff: 10 * time.Second}, Decision{Shrink, ReasonNoGain},
+			func(s State) bool {
+				return s.Backoff == 20*time.Second && s.NextGrow.Equal(t0.Add(r.Settle+20*time.Second))
+			}},
+		{"the back-off stops at MaxBackoff", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), State{Trial: true, TrialStart: t0, Backoff: 4 * time.Minute}, Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return s.Backoff == r.MaxBackoff }},
+
+		// Idle: no limit and under one RPC in flight per connection.
+		{"idle starts the idle clock", t0, sig(3, 0, 0, 0.5, 0), State{}, Decision{Hold, ReasonIdleWait},
+			func(s State) bool { return s.IdleSince.Equal(t0) }},
+		{"idle just short of IdleFor", t0.Add(r.IdleFor - 1), sig(3, 0, 0, 0.5, 0), State{IdleSince: t0}, Decision{Hold, ReasonIdleWait}, nil},
+		{"idle for IdleFor shrinks", t0.Add(r.IdleFor), sig(3, 0, 0, 0.5, 0), State{IdleSince: t0}, Decision{Shrink, ReasonIdle},
+			func(s State) bool {
+				return s.IdleSince.Equal(t0.Add(r.IdleFor)) && s.LastChange.Equal(t0.Add(r.IdleFor))
+			}},
+		{"idle but changed within the cooldown", t0.Add(r.IdleFor), sig(3, 0, 0, 0.5, 0), State{IdleSince: t0, LastChange: t0.Add(r.IdleFor - r.Cooldown + 1)}, Decision{Hold, ReasonIdleWait}, nil},
+		{"idle and the cooldown passed", t0.Add(r.IdleFor), sig(3, 0, 0, 0.5, 0), State{IdleSince: t0, LastChange: t0.Add(r.IdleFor - r.Cooldown)}, Decision{Shrink, ReasonIdle}, nil},
+		{"idle at min", t0.Add(time.Hour), sig(2, 0, 0, 0.5, 0), State{IdleSince: t0}, Decision{Hold, ReasonAtMin}, nil},
+		{"one in flight per conn is not idle", t0.Add(r.IdleFor), sig(3, 1, 0, 0.5, 0), State{IdleSince: t0}, Decision{Hold, ReasonBalanced},
+			func(s State) bool { return s.IdleSince.IsZero() }},
+		{"write wait at high is not idle", t0.Add(r.IdleFor), sig(3, 0, high, 0.5, 0), State{IdleSince: t0}, Decision{Hold, ReasonBalanced}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, st := r.Decide(tc.now, tc.s, tc.st)
+			if got != tc.want {
+				t.Errorf("Decide: got %v/%v, want %v/%v", got.Action, got.Reason, tc.want.Action, tc.want.Reason)
+			}
+			if tc.wantSt != nil && !tc.wantSt(st) {
+				t.Errorf("state after Decide: got %+v", st)
+			}
+		})
+	}
+}
+
+func TestRuleGrowFailed(t *testing.T) {
+	r := DefaultRule(1, 4)
+	tests := []struct {
+		before, want time.Duration
+	}{{0, r.Cooldown}, {r.Cooldown, 2 * r.Cooldown}, {r.MaxBackoff, r.MaxBackoff}}
+	for _, tc := range tests {
+		st := r.GrowFailed(t0, State{Trial: true, TrialStart: t0, Backoff: tc.before})
+		if st.Trial || st.Backoff != tc.want || !st.NextGrow.Equal(t0.Add(tc.want)) {
+			t.Errorf("GrowFailed with back-off %v: got trial %v back-off %v next %v, want false %v %v",
+				tc.before, st.Trial, st.Backoff, st.NextGrow.Sub(t0), tc.want, tc.want)
+		}
+	}
+}
+
+// The policy alone, on a fake clock, through load that rises and falls:
+// it grows while each trial pays, gives back the one that does not and
+// backs off, and shrinks back to min once idle. It never leaves min..max.
+func TestRuleSequence(t *testing.T) {
+	r := DefaultRule(1, 3)
+	var st State
+	now := t0
+	size := 1
+	var trail []Reason
+	// throughput a size gives under the heavy load: 2 connections double
+	// it, a third adds nothing.
+	gain := map[int]uint64{1: 1000, 2: 1000, 3: 667}
+	run := func(ticks int, heavy bool) {
+		for i := 0; i < ticks; i++ {
+			now = now.Add(time.Second)
+			s := sig(size, 0, 0, 0.3, 0)
+			if heavy {
+				s = sig(size, 8, time.Millisecond, 0.3, gain[size])
+			}
+			d, next := r.Decide(now, s, st)
+			st = next
+			switch d.Action {
+			case Grow:
+				size++
+			case Shrink:
+				size--
+			}
+			if size < r.Min || size > r.Max {
+				t.Fatalf("size %d after %v/%v, want %d..%d", size, d.Action, d.Reason, r.Min, r.Max)
+			}
+			if d.Action != Hold || len(trail) == 0 || trail[len(trail)-1] != d.Reason {
+				trail = append(trail, d.Reason)
+			}
+		}
+	}
+	run(20, true)
+	if size != 2 {
+		t.Errorf("size under heavy load: got %d, want 2 (%v)", size, trail)
+	}
+	want := []Reason{ReasonLimit, ReasonSettling, ReasonGain, ReasonCooldown, ReasonLimit, ReasonSettling, ReasonNoGain, ReasonCooldown}
+	for i, w := range want {
+		if i >= len(trail) || trail[i] != w {
+			t.Fatalf("reasons: got %v, want them to start with %v", trail, want)
+		}
+	}
+	if st.Backoff != 2*r.Cooldown {
+		t.Errorf("back-off after two failed trials: got %v, want %v", st.Backoff, 2*r.Cooldown)
+	}
+	run(2*int(r.IdleFor/time.Second)+5, false)
+	if size != r.Min {
+		t.Errorf("size after the load fell: got %d, want %d (%v)", size, r.Min, trail)
+	}
+}

@@ -1,0 +1,213 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/connectivity"
+)
+
+// MaxEvents bounds the adaptive pool's event history (Stats().Events): the
+// oldest events are dropped first.
+const MaxEvents = 256
+
+// Event is one decision of an adaptive pool, with the signals it was
+// taken on.
+type Event struct {
+	At       time.Time
+	From, To int // the size before and after
+	Action   Action
+	Reason   Reason
+	// The signals of the interval the decision was taken on.
+	InFlight     int64
+	MaxWriteWait time.Duration
+	CPUBusy      float64 // negative: unknown
+	Throughput   float64 // RPCs completed per second
+	// Backoff is the wait before the next growth after a failed trial
+	// (zero after a trial that gained).
+	Backoff time.Duration
+}
+
+// control is an adaptive pool's control loop: it samples the signals once
+// per Rule.Interval, calls Rule.Decide and applies its decision.
+type control struct {
+	rule Rule
+	// Only the loop's goroutine touches st, cpu and last.
+	st   State
+	cpu  *cpuMeter
+	last time.Time // when the previous sample was taken
+
+	mu     sync.Mutex // guards the history
+	events []Event    // a ring of at most MaxEvents
+	head   int        // index of the oldest event once the ring is full
+
+	steps atomic.Uint64 // decisions taken, for tests
+}
+
+func (p *Pool) startControl() {
+	p.ctl = &control{rule: *p.cfg.adaptive, cpu: newCPUMeter(processCPU), last: p.cfg.now()}
+	tick, stop := p.cfg.newTicker(p.ctl.rule.Interval)
+	p.wg.Add(1)
+	go p.control(tick, stop)
+}
+
+// control runs the loop until the pool closes.
+func (p *Pool) control(tick <-chan time.Time, stop func()) {
+	defer p.wg.Done()
+	defer stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-tick:
+			p.step()
+		}
+	}
+}
+
+// step takes one decision and applies it.
+func (p *Pool) step() {
+	ctl := p.ctl
+	now := p.cfg.now()
+	sig := p.sample(now)
+	d, st := ctl.rule.Decide(now, sig, ctl.st)
+	ctl.st = st
+	from := len(sig.Conns)
+	to := from
+	switch d.Action {
+	case Grow:
+		if p.grow() {
+			to++
+		} else {
+			ctl.st = ctl.rule.GrowFailed(now, ctl.st)
+			d = Decision{Hold, ReasonGrowFailed}
+		}
+	case Shrink:
+		if p.shrink() {
+			to--
+		}
+	}
+	if ctl.record(now, from, to, d, sig) && d.Action != Hold {
+		p.cfg.logger.Info("pool: resized", "target", p.target, "from", from, "to", to, "reason", d.Reason.String())
+	}
+	ctl.steps.Add(1)
+}
+
+// sample reads the signals of the interval ending now.
+func (p *Pool) sample(now time.Time) Signals {
+	ctl := p.ctl
+	slots := p.list()
+	m := mono()
+	sig := Signals{Interval: now.Sub(ctl.last), CPUBusy: ctl.cpu.sample(), Conns: make([]ConnSignals, len(slots))}
+	ctl.last = now
+	for i, s := range slots {
+		c := s.cur.Load()
+		done := c.completed.Load()
+		inflight := c.inflight.Load()
+		sig.Conns[i] = ConnSignals{
+			Ready:     c.cc.GetState() == connectivity.Ready,
+			InFlight:  inflight,
+			WriteWait: c.wm.sample(m, inflight == 0),
+			Completed: done - c.lastCompleted,
+		}
+		c.lastCompleted = done
+	}
+	return sig
+}
+
+// grow dials one more connection and, once it is READY, adds it to the
+// slots the pick reads. It reports false, leaving the pool as it was, if
+// the connection is not READY within the re-dial delay (WithRedialAfter)
+// or the pool closes meanwhile.
+func (p *Pool) grow() bool {
+	c, err := p.dial()
+	if err != nil {
+		p.cfg.logger.Warn("pool: grow", "target", p.target, "err", err)
+		return false
+	}
+	c.cc.Connect()
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.redialAfter)
+	defer cancel()
+	for st := c.cc.GetState(); st != connectivity.Ready; st = c.cc.GetState() {
+		if st == connectivity.Idle {
+			c.cc.Connect()
+		}
+		if !c.cc.WaitForStateChange(ctx, st) {
+			_ = c.close()
+			return false
+		}
+	}
+	c.state.Store(int32(connectivity.Ready))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		_ = c.close()
+		return false
+	}
+	old := p.list()
+	s := p.newSlot(c)
+	next := append(old[:len(old):len(old)], s) // a new array: readers keep theirs
+	p.slots.Store(&next)
+	p.wg.Add(1)
+	go p.watch(s, c)
+	return true
+}
+
+// shrink drops the newest slot: no new RPC picks it, its watcher stops,
+// and its connection closes when its last RPC ends. It reports false at
+// the min or after Close.
+func (p *Pool) shrink() bool {
+	p.mu.Lock()
+	old := p.list()
+	if len(old) <= p.ctl.rule.Min || p.closed.Load() {
+		p.mu.Unlock()
+		return false
+	}
+	s := old[len(old)-1]
+	next := old[: len(old)-1 : len(old)-1]
+	p.slots.Store(&next)
+	c := s.cur.Load()
+	p.retired[c] = struct{}{}
+	s.cancel()
+	p.mu.Unlock()
+	c.retire()
+	return true
+}
+
+// record adds the decision to the history unless it holds for the same
+// reason as the last recorded one; it reports whether it added it.
+func (ctl *control) record(now time.Time, from, to int, d Decision, s Signals) bool {
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	if n := len(ctl.events); d.Action == Hold && n > 0 {
+		last := ctl.events[(ctl.head+n-1)%n]
+		if last.Action == Hold && last.Reason == d.Reason {
+			return false
+		}
+	}
+	e := Event{
+		At: now, From: from, To: to, Action: d.Action, Reason: d.Reason,
+		InFlight: s.InFlight(), MaxWriteWait: s.MaxWriteWait(), CPUBusy: s.CPUBusy,
+		Throughput: s.Throughput(), Backoff: ctl.st.Backoff,
+	}
+	if len(ctl.events) < MaxEvents {
+		ctl.events = append(ctl.events, e)
+	} else {
+		ctl.events[ctl.head] = e
+		ctl.head = (ctl.head + 1) % MaxEvents
+	}
+	return true
+}
+
+// history copies the events, oldest first.
+func (ctl *control) history() []Event {
+	ctl.mu.Lock()
+	defer ctl.mu.Unlock()
+	out := make([]Event, 0, len(ctl.events))
+	out = append(out, ctl.events[ctl.head:]...)
+	return append(out, ctl.events[:ctl.head]...)
+}

@@ -1,0 +1,477 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool
+
+import (
+	"context"
+	"io"
+	"math"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/rpclab/rpclab/proto/benchpb"
+)
+
+// fakeClock drives an adaptive pool's control loop: the test advances the
+// time and sends each tick itself.
+type fakeClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	tick chan time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: t0, tick: make(chan time.Time)} }
+
+func (fc *fakeClock) Now() time.Time {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return fc.now
+}
+
+func (fc *fakeClock) advance(d time.Duration) time.Time {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	fc.now = fc.now.Add(d)
+	return fc.now
+}
+
+// option makes the pool read fc and tick on fc's ticks only.
+func (fc *fakeClock) option() Option {
+	return func(c *config) error {
+		c.now = fc.Now
+		c.newTicker = func(time.Duration) (<-chan time.Time, func()) { return fc.tick, func() {} }
+		return nil
+	}
+}
+
+// step advances the clock by a second, ticks, waits until the pool has
+// applied its decision, and returns the pool's last event.
+func (fc *fakeClock) step(ctx context.Context, t testing.TB, p *Pool) Event {
+	t.Helper()
+	now := fc.advance(time.Second)
+	n := p.ctl.steps.Load()
+	select {
+	case fc.tick <- now:
+	case <-ctx.Done():
+		t.Fatalf("tick: %v", ctx.Err())
+	}
+	waitFor(ctx, t, "the pool's decision", func() bool { return p.ctl.steps.Load() > n })
+	ev := p.Stats().Events
+	return ev[len(ev)-1]
+}
+
+// testRule is a Rule for tests on a loaded, shared machine: any write wait
+// counts (the meter tests check the wait itself), the CPU is ignored, and
+// the periods are a few fake seconds.
+func testRule(minConns, maxConns int) Rule {
+	r := DefaultRule(minConns, maxConns)
+	r.WriteWaitHigh = time.Nanosecond
+	r.CPUBusyMax = math.Inf(1)
+	r.Settle = time.Second
+	r.Cooldown = 2 * time.Second
+	r.MaxBackoff = 16 * time.Second
+	r.IdleFor = 2 * time.Second
+	return r
+}
+
+// loader keeps g unary RPCs in flight until stopped, counting outcomes.
+type loader struct {
+	ok     atomic.Int64
+	mu     sync.Mutex
+	failed map[codes.Code]int
+	errs   []error
+	stop   func()
+}
+
+func startLoad(ctx context.Context, p *Pool, g int, opts ...grpc.CallOption) *loader {
+	l := &loader{failed: map[codes.Code]int{}}
+	lctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < g; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for lctx.Err() == nil {
+				err := ping(lctx, p, opts...)
+				switch {
+				case err == nil:
+					l.ok.Add(1)
+				case lctx.Err() != nil:
+				default:
+					l.mu.Lock()
+					l.failed[status.Code(err)]++
+					l.errs = append(l.errs, err)
+					l.mu.Unlock()
+				}
+			}
+		}()
+	}
+	l.stop = func() { cancel(); wg.Wait() }
+	return l
+}
+
+func (l *loader) failures() (int, map[codes.Code]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	out := map[codes.Code]int{}
+	for c, k := range l.failed {
+		out[c] = k
+		n += k
+	}
+	return n, out
+}
+
+// stepUntil steps until cond holds, at most max steps.
+func (fc *fakeClock) stepUntil(ctx context.Context, t testing.TB, p *Pool, what string, steps int, cond func(Event) bool) Event {
+	t.Helper()
+	for i := 0; i < steps; i++ {
+		if ev := fc.step(ctx, t, p); cond(ev) {
+			return ev
+		}
+	}
+	t.Fatalf("after %d steps, still waiting for %s; events %v", steps, what, p.Stats().Events)
+	return Event{}
+}
+
+// Under load the pool grows by one connection, which is READY when it
+// starts taking RPCs; a trial that brings no gain is given back, and the
+// next growth waits out the back-off (a cooldown hold in the history). No
+// RPC fails because of a resize.
+func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	fc := newFakeClock()
+	r := testRule(1, 2)
+	r.MinGain = 100 // no trial can pay
+	p := newPool(t, srv.addr, WithAdaptiveRule(r), fc.option())
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	l := startLoad(ctx, p, 8)
+	defer l.stop()
+	waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 20 })
+
+	grew := fc.stepUntil(ctx, t, p, "a growth", 20, func(e Event) bool { return e.Action == Grow })
+	if grew.From != 1 || grew.To != 2 || grew.Reason != ReasonLimit || grew.InFlight <= 1 {
+		t.Errorf("growth event: got %+v, want 1→2 for %v with more than 1 in flight", grew, ReasonLimit)
+	}
+	st := p.Stats()
+	if got := len(st.Conns); got != 2 {
+		t.Fatalf("size after the growth: got %d, want 2", got)
+	}
+	if got := st.Conns[1].State; got != connectivity.Ready {
+		t.Errorf("state of the new connection when it joins: got %v, want %v", got, connectivity.Ready)
+	}
+	n := int64(st.Conns[1].Completed)
+	waitFor(ctx, t, "the new connection to take RPCs", func() bool { return int64(p.Stats().Conns[1].Completed) > n+10 })
+
+	back := fc.step(ctx, t, p)
+	if back.Action != Shrink || back.Reason != ReasonNoGain || back.To != 1 || back.Backoff != r.Cooldown {
+		t.Errorf("trial end: got %+v, want a shrink to 1 for %v with back-off %v", back, ReasonNoGain, r.Cooldown)
+	}
+	if got := p.Size(); got != 1 {
+		t.Errorf("size after the give-back: got %d, want 1", got)
+	}
+	n = l.ok.Load()
+	waitFor(ctx, t, "RPCs on the one connection left", func() bool { return l.ok.Load() > n+20 })
+	hold := fc.step(ctx, t, p)
+	if hold.Action != Hold || hold.Reason != ReasonCooldown {
+		t.Errorf("decision within the back-off: got %v/%v, want %v/%v", hold.Action, hold.Reason, Hold, ReasonCooldown)
+	}
+	waitFor(ctx, t, "the given-back connection to close", func() bool { return len(p.retiredConns()) == 0 })
+	l.stop()
+	if n, codes := l.failures(); n != 0 {
+		t.Errorf("RPCs failed during resizes: got %v (%v), want none", codes, l.errs)
+	}
+	if st := p.Stats(); !st.Adaptive || st.Min != 1 || st.Max != 2 {
+		t.Errorf("Stats: got adaptive %v min %d max %d, want true 1 2", st.Adaptive, st.Min, st.Max)
+	}
+}
+
+// A retired connection takes no new RPC, and the RPCs on it finish there
+// before it closes.
+func TestAdaptiveDrainsRetired(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	fc := newFakeClock()
+	r := testRule(1, 2)
+	r.MinGain = 100
+	p := newPool(t, srv.addr, WithAdaptiveRule(r), fc.option())
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	l := startLoad(ctx, p, 8)
+	waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 20 })
+	fc.stepUntil(ctx, t, p, "a growth", 20, func(e Event) bool { return e.Action == Grow })
+	l.stop()
+
+	// Open streams until one is on the new connection.
+	newest := p.list()[1].cur.Load()
+	client := pb.NewBenchmarkServiceClient(p)
+	var streams []pb.BenchmarkService_StreamingCallClient
+	for newest.inflight.Load() == 0 {
+		if len(streams) == 10 {
+			t.Fatal("10 streams and none on the new connection")
+		}
+		s, err := client.StreamingCall(ctx)
+		if err != nil {
+			t.Fatalf("StreamingCall: %v", err)
+		}
+		streams = append(streams, s)
+	}
+	s := streams[len(streams)-1]
+
+	back := fc.step(ctx, t, p)
+	if back.Action != Shrink {
+		t.Fatalf("trial end: got %+v, want a shrink", back)
+	}
+	if got := p.Size(); got != 1 {
+		t.Fatalf("size: got %d, want 1", got)
+	}
+	if !newest.retired.Load() {
+		t.Fatal("the newest connection was not the one retired")
+	}
+	if got := newest.cc.GetState(); got == connectivity.Shutdown {
+		t.Fatalf("retired connection with a stream on it: got %v, want it open", got)
+	}
+	for i := 0; i < 20; i++ { // no new RPC goes to the retired connection
+		if err := ping(ctx, p); err != nil {
+			t.Fatalf("RPC: %v", err)
+		}
+	}
+	if got := newest.inflight.Load(); got != 1 {
+		t.Errorf("RPCs on the retired connection: got %d, want only its stream", got)
+	}
+	if err := s.Send(&pb.SimpleRequest{ResponseSize: 1}); err != nil {
+		t.Fatalf("Send on the draining connection: %v", err)
+	}
+	if _, err := s.Recv(); err != nil {
+		t.Fatalf("Recv on the draining connection: %v", err)
+	}
+	for _, s := range streams {
+		if err := s.CloseSend(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Recv(); err != io.EOF {
+			t.Fatalf("Recv after CloseSend: got %v, want io.EOF", err)
+		}
+	}
+	waitFor(ctx, t, "the drained connection to close", func() bool { return newest.cc.GetState() == connectivity.Shutdown })
+	if got := len(p.retiredConns()); got != 0 {
+		t.Errorf("retired connections left open: got %d, want 0", got)
+	}
+}
+
+// A new connection that does not get READY within the re-dial delay is
+// closed, the size stays, and the next growth waits the back-off.
+func TestAdaptiveGrowFailed(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	proxy := startProxy(t, srv.addr)
+	fc := newFakeClock()
+	r := testRule(1, 2)
+	p := newPool(t, proxy.addr(), WithAdaptiveRule(r), fc.option(), WithRedialAfter(50*time.Millisecond))
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	l := startLoad(ctx, p, 8)
+	defer l.stop()
+	_ = proxy.lis.Close() // the open connection goes on; new ones are refused
+
+	failed := fc.stepUntil(ctx, t, p, "a failed growth", 20, func(e Event) bool { return e.Reason == ReasonGrowFailed })
+	if failed.Action != Hold || failed.From != 1 || failed.To != 1 || failed.Backoff != r.Cooldown {
+		t.Errorf("failed growth: got %+v, want a hold at 1 with back-off %v", failed, r.Cooldown)
+	}
+	if got := p.Size(); got != 1 {
+		t.Errorf("size: got %d, want 1", got)
+	}
+	if hold := fc.step(ctx, t, p); hold.Reason != ReasonCooldown {
+		t.Errorf("decision within the back-off: got %v, want %v", hold.Reason, ReasonCooldown)
+	}
+}
+
+// The server is killed while a connection is on trial and restarted:
+// RPCs (wait-for-ready) fail only if they were in flight on a dead
+// connection, the pool judges nothing while a connection is down, and it
+// recovers its size with every connection READY.
+func TestAdaptiveServerKilledWhileGrowing(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	fc := newFakeClock()
+	r := testRule(2, 4)
+	r.Settle = time.Hour // the trial stays open for the whole test
+	p := newPool(t, srv.addr, WithAdaptiveRule(r), fc.option(), WithRedialAfter(100*time.Millisecond))
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	const callers = 8
+	l := startLoad(ctx, p, callers, grpc.WaitForReady(true))
+	defer l.stop()
+	waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 20 })
+	fc.stepUntil(ctx, t, p, "a growth", 20, func(e Event) bool { return e.Action == Grow })
+	if got := p.Size(); got != 3 {
+		t.Fatalf("size after the growth: got %d, want 3", got)
+	}
+
+	srv.stop()
+	waitFor(ctx, t, "the connections to notice", func() bool { return p.Stats().Ready() == 0 })
+	if ev := fc.step(ctx, t, p); ev.Reason != ReasonNotReady || ev.To != 3 {
+		t.Errorf("decision while the server is down: got %v at %d, want %v at 3", ev.Reason, ev.To, ReasonNotReady)
+	}
+	okBefore := l.ok.Load()
+	srv.restart(ctx, t)
+	waitFor(ctx, t, "every connection to be ready again", func() bool {
+		st := p.Stats()
+		return len(st.Conns) == 3 && st.Ready() == 3
+	})
+	waitFor(ctx, t, "RPCs to succeed after the restart", func() bool { return l.ok.Load() > okBefore+20 })
+	if ev := fc.step(ctx, t, p); ev.Reason != ReasonSettling || ev.To != 3 {
+		t.Errorf("decision after the restart: got %v at %d, want %v at 3", ev.Reason, ev.To, ReasonSettling)
+	}
+	l.stop()
+	// Every failure is an RPC that was on the wire when its connection
+	// died: grpc-go reports the read error. As the server closes its 3
+	// connections one after the other, a caller whose RPC failed on one
+	// may have its next RPC fail on the next one: at most callers x 3.
+	n, byCode := l.failures()
+	t.Logf("ok %d, failed %v", l.ok.Load(), byCode)
+	if n > callers*3 {
+		t.Errorf("failed RPCs: got %d, want at most %d (those in flight on a dying connection)", n, callers*3)
+	}
+	for _, err := range l.errs {
+		if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "error reading from server") {
+			t.Errorf("RPC failed with %v, want only %v for a read error (in flight on a dead connection)", err, codes.Unavailable)
+		}
+	}
+	for _, e := range p.Stats().Events {
+		if e.Action == Shrink {
+			t.Errorf("the pool shrank around the outage: %+v", e)
+		}
+	}
+}
+
+// countingListener counts the server's open connections.
+type countingListener struct {
+	net.Listener
+	open atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.open.Add(1)
+	return &countedConn{Conn: c, l: l}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	l    *countingListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return c.Conn.Close()
+}
+
+// Load rises and falls ten times: the size never leaves min..max, the
+// back-off shows in the history, the pool is back at min after each fall,
+// and after Close no goroutine or connection is left.
+func TestAdaptiveLoadRisesAndFalls(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &countingListener{Listener: lis}
+	srv := &testServer{addr: lis.Addr().String()}
+	srv.serve(counted)
+	t.Cleanup(srv.stop)
+	ctx := testContext(t)
+	goroutines := runtime.NumGoroutine()
+
+	fc := newFakeClock()
+	r := testRule(1, 3)
+	r.MinGain = 0 // a trial is kept when throughput rises at all
+	p, err := New(srv.addr, plaintext, WithAdaptiveRule(r), fc.option())
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	peak := 0
+	for cycle := 0; cycle < 10; cycle++ {
+		l := startLoad(ctx, p, 8)
+		waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 10 })
+		for i := 0; i < 6; i++ {
+			fc.step(ctx, t, p)
+			n := p.Size()
+			if n < r.Min || n > r.Max {
+				t.Fatalf("cycle %d: size %d, want %d..%d", cycle, n, r.Min, r.Max)
+			}
+			peak = max(peak, n)
+		}
+		l.stop()
+		if n, byCode := l.failures(); n != 0 {
+			t.Fatalf("cycle %d: RPCs failed: %v (%v)", cycle, byCode, l.errs)
+		}
+		fc.stepUntil(ctx, t, p, "the pool to shrink to min", 12, func(Event) bool { return p.Size() == r.Min })
+	}
+	var grows, cooldowns int
+	events := p.Stats().Events
+	for _, e := range events {
+		if e.To > r.Max || e.To < r.Min {
+			t.Errorf("event outside %d..%d: %+v", r.Min, r.Max, e)
+		}
+		switch {
+		case e.Action == Grow:
+			grows++
+		case e.Reason == ReasonCooldown:
+			cooldowns++
+		}
+	}
+	t.Logf("peak size %d, %d growths, %d cooldown holds, %d events", peak, grows, cooldowns, len(events))
+	if grows == 0 || cooldowns == 0 {
+		t.Errorf("history: got %d growths and %d cooldown holds, want both > 0", grows, cooldowns)
+	}
+
+	if err := p.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	waitFor(ctx, t, "the server's connections to close", func() bool { return counted.open.Load() == 0 })
+	checkNoWatchers(t)
+	waitFor(ctx, t, "the goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
+}
+
+// The history keeps the last MaxEvents decisions, oldest first, and holds
+// for an unchanged reason only once.
+func TestHistoryBounded(t *testing.T) {
+	ctl := &control{}
+	s := sig(1, 0, 0, 0, 0)
+	for i := 0; i < MaxEvents+10; i++ {
+		ctl.record(t0.Add(time.Duration(i)), 1, 1, Decision{Hold, Reason(i % 2)}, s)
+		ctl.record(t0.Add(time.Duration(i)), 1, 1, Decision{Hold, Reason(i % 2)}, s) // repeated: dropped
+	}
+	h := ctl.history()
+	if len(h) != MaxEvents {
+		t.Fatalf("events: got %d, want %d", len(h), MaxEvents)
+	}
+	for i, e := range h {
+		if want := t0.Add(time.Duration(i + 10)); !e.At.Equal(want) {
+			t.Fatalf("event %d: got time %v, want %v", i, e.At.Sub(t0), want.Sub(t0))
+		}
+	}
+}

@@ -1,0 +1,182 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool
+
+import (
+	"context"
+	"net"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// epoch anchors mono: time.Since reads the monotonic clock.
+var epoch = time.Now()
+
+// mono is nanoseconds on the monotonic clock since epoch, never 0 (0 means
+// "none" in the meter's fields).
+func mono() int64 { return int64(time.Since(epoch)) + 1 }
+
+// writeMeter measures how long RPCs wait inside the client before the
+// bytes of their connection reach the socket.
+//
+// grpc-go queues an RPC's frames for the connection's writer goroutine,
+// which batches whatever is queued into one socket write; its stats
+// handler's "sent" event fires at queueing, not at the write. So the meter
+// sits on both ends: pick stamps the start of the oldest RPC not yet
+// followed by a write (queued), and the wrapped net.Conn takes that stamp
+// at the start of each Write and adds the wait. While a Write blocks (the
+// peer does not read, the socket buffer is full) no later Write starts, so
+// the stamp ages; sample reports that age too. The wait is a lower bound
+// on an RPC's wait for its own bytes (the write that clears the stamp may
+// carry only earlier RPCs' frames) and an upper bound on the wait of
+// everything the write carried. Every field is an atomic: no lock, no
+// allocation on the RPC path or the write path.
+type writeMeter struct {
+	queuedSince atomic.Int64 // mono of the oldest unwritten RPC start; 0 none
+	writing     atomic.Int64 // mono when the Write in progress began; 0 none
+	waitSum     atomic.Int64 // ns waited, over the writes that cleared a stamp
+	waits       atomic.Int64 // writes that cleared a stamp
+	// The sampler's previous totals; only the control loop touches them.
+	lastSum, lastWaits int64
+}
+
+// queued notes that an RPC started on the connection.
+func (m *writeMeter) queued() {
+	if m.queuedSince.Load() == 0 {
+		m.queuedSince.CompareAndSwap(0, mono())
+	}
+}
+
+// wrote notes the start of a socket write at t.
+func (m *writeMeter) wrote(t int64) {
+	m.writing.Store(t)
+	if q := m.queuedSince.Swap(0); q != 0 && t > q {
+		m.waitSum.Add(t - q)
+		m.waits.Add(1)
+	}
+}
+
+// sample returns the write wait since the previous sample at now (mono):
+// the mean wait of the writes in between, or the age of the oldest waiting
+// RPC or of a blocked write if longer. idle reports that no RPC is in
+// flight: then nothing can be waiting to be written, and a stamp left by
+// an RPC that failed before any write is dropped (here, off the RPC path,
+// rather than in every release).
+func (m *writeMeter) sample(now int64, idle bool) time.Duration {
+	if idle {
+		m.queuedSince.Store(0)
+	}
+	sum, n := m.waitSum.Load(), m.waits.Load()
+	var w int64
+	if dn := n - m.lastWaits; dn > 0 {
+		w = (sum - m.lastSum) / dn
+	}
+	m.lastSum, m.lastWaits = sum, n
+	if q := m.queuedSince.Load(); q != 0 && now-q > w {
+		w = now - q
+	}
+	if s := m.writing.Load(); s != 0 && now-s > w {
+		w = now - s
+	}
+	return time.Duration(w)
+}
+
+// dialer is the grpc.WithContextDialer function of an adaptive pool's
+// connection: a TCP dial (or a Unix socket's, for the "unix:" addresses
+// grpc-go hands a custom dialer for unix targets) whose net.Conn reports
+// its writes to m.
+func (m *writeMeter) dialer(ctx context.Context, addr string) (net.Conn, error) {
+	network := "tcp"
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		network, addr = "unix", strings.TrimPrefix(path, "//")
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &meteredConn{Conn: c, m: m}, nil
+}
+
+// meteredConn times the start and end of each Write.
+type meteredConn struct {
+	net.Conn
+	m *writeMeter
+}
+
+func (c *meteredConn) Write(b []byte) (int, error) {
+	c.m.wrote(mono())
+	n, err := c.Conn.Write(b)
+	c.m.writing.Store(0)
+	return n, err
+}
+
+// SyscallConn lets grpc-go set socket options (TCP_USER_TIMEOUT for
+// keepalive) on the wrapped connection.
+func (c *meteredConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errNoSyscallConn
+}
+
+var errNoSyscallConn = &net.OpError{Op: "syscallconn", Err: syscall.EINVAL}
+
+// cpuMeter measures the CPU the process used, and the time its threads
+// waited for a CPU while runnable, between samples, against the CPU time
+// GOMAXPROCS threads could use in the same wall time: how far the process
+// is from getting more CPU.
+//
+// Why both: on a machine shared with other processes a thread that would
+// run may wait in the kernel's run queue; its CPU use then stays low
+// although no CPU is free for another connection's goroutines. Linux
+// counts that wait per thread (/proc/self/task/*/schedstat); elsewhere
+// only the CPU used is known.
+//
+// Why getrusage and not runtime/metrics' /cpu/classes: the runtime updates
+// those classes only at garbage collections (runtime/metrics.go,
+// cpuStatsAggregate.compute), so a process that allocates little would
+// read stale values for seconds. getrusage is the kernel's count, current
+// at every call.
+type cpuMeter struct {
+	read     func() (used, waited time.Duration, ok bool) // so far
+	lastUsed time.Duration
+	lastWait time.Duration
+	lastWall int64
+	ok       bool
+}
+
+func newCPUMeter(read func() (used, waited time.Duration, ok bool)) *cpuMeter {
+	m := &cpuMeter{read: read}
+	m.lastUsed, m.lastWait, m.ok = read()
+	m.lastWall = mono()
+	return m
+}
+
+// sample returns the busy fraction since the previous sample (0 idle, 1
+// GOMAXPROCS CPUs' worth used or waited for; more when threads outside
+// GOMAXPROCS run too), or -1 when unknown.
+func (m *cpuMeter) sample() float64 {
+	used, waited, ok := m.read()
+	wall := mono()
+	busy := -1.0
+	if ok && m.ok && wall > m.lastWall {
+		// A thread that exits takes its wait count with it: never
+		// let the sum go back.
+		dw := max(waited-m.lastWait, 0)
+		busy = cpuBusy(used-m.lastUsed+dw, time.Duration(wall-m.lastWall), runtime.GOMAXPROCS(0))
+	}
+	m.lastUsed, m.lastWait, m.lastWall, m.ok = used, waited, wall, ok
+	return busy
+}
+
+// cpuBusy is cpu over procs times wall.
+func cpuBusy(cpu, wall time.Duration, procs int) float64 {
+	if wall <= 0 || procs < 1 {
+		return -1
+	}
+	return cpu.Seconds() / (wall.Seconds() * float64(procs))
+}

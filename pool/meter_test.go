@@ -1,0 +1,222 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool
+
+import (
+	"net"
+	"runtime"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/connectivity"
+)
+
+// A connection whose socket write blocks (nobody reads the other end of
+// the pipe) shows a write wait that grows while it blocks, and an RPC
+// that started meanwhile waits as long; once the write goes through and
+// nothing is queued, the wait is gone.
+func TestWriteWaitBlockedWrite(t *testing.T) {
+	ctx := testContext(t)
+	client, server := net.Pipe()
+	defer client.Close()
+	defer server.Close()
+	m := &writeMeter{}
+	c := &meteredConn{Conn: client, m: m}
+
+	done := make(chan error, 1)
+	go func() { _, err := c.Write([]byte("frame")); done <- err }()
+	waitFor(ctx, t, "the write to start", func() bool { return m.writing.Load() != 0 })
+	m.queued() // an RPC starts behind the blocked write
+	q := m.queuedSince.Load()
+
+	var waits []time.Duration
+	var last int64
+	for i := 0; i < 3; i++ {
+		last = mono()
+		waits = append(waits, m.sample(last, false))
+	}
+	for i := 1; i < len(waits); i++ {
+		if waits[i] <= waits[i-1] {
+			t.Errorf("write wait while the write blocks: got %v, want it growing", waits)
+		}
+	}
+	if waits[0] <= 0 {
+		t.Errorf("write wait while the write blocks: got %v, want > 0", waits[0])
+	}
+
+	// The peer reads: the write returns; the next write carries the RPC.
+	buf := make([]byte, 16)
+	if _, err := server.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	go func() { _, _ = server.Read(buf) }()
+	if _, err := c.Write([]byte("rpc")); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	queuedWait := m.sample(mono(), false) // the RPC's wait, recorded by that write
+	if want := time.Duration(last - q); queuedWait < want {
+		t.Errorf("wait of the RPC queued behind the blocked write: got %v, want at least %v", queuedWait, want)
+	}
+	if got := m.sample(mono(), false); got != 0 {
+		t.Errorf("write wait with nothing queued or writing: got %v, want 0", got)
+	}
+}
+
+// Through a real adaptive pool: RPCs are counted per connection, their
+// waits are recorded, and an idle connection shows no write wait, nothing
+// in flight and nothing completed.
+func TestSignalsIdleConnection(t *testing.T) {
+	srv := startServer(t)
+	ctx := testContext(t)
+	fc := newFakeClock()
+	p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), fc.option())
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	const rpcs = 10
+	for i := 0; i < rpcs; i++ {
+		if err := ping(ctx, p); err != nil {
+			t.Fatalf("RPC: %v", err)
+		}
+	}
+	c := p.list()[0].cur.Load()
+	if got := c.wm.waits.Load(); got < rpcs {
+		t.Errorf("writes that carried a waiting RPC: got %d, want at least %d (one per sequential RPC)", got, rpcs)
+	}
+	busy := p.sample(fc.advance(time.Second))
+	if got := busy.Conns[0].Completed; got != rpcs {
+		t.Errorf("completed: got %d, want %d", got, rpcs)
+	}
+	idle := p.sample(fc.advance(time.Second))
+	want := ConnSignals{Ready: true}
+	if got := idle.Conns[0]; got != want {
+		t.Errorf("signals of an idle connection: got %+v, want %+v", got, want)
+	}
+	if got := idle.Throughput(); got != 0 {
+		t.Errorf("throughput of an idle pool: got %v, want 0", got)
+	}
+}
+
+// A goroutine spinning on the CPU shows as busy CPU; a process waiting on
+// a timer shows as nearly idle. GOMAXPROCS is 1, so one spinning
+// goroutine is all the CPU the process may use: its thread either runs or
+// waits for a CPU (on a shared machine), and both count as busy.
+func TestCPUBusy(t *testing.T) {
+	if _, _, ok := processCPU(); !ok {
+		t.Skip("no process CPU time on this platform")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	m := newCPUMeter(processCPU)
+
+	// Idle: the only goroutine waits on a timer (a measurement window, not
+	// a synchronization).
+	timer := time.NewTimer(50 * time.Millisecond)
+	<-timer.C
+	idle := m.sample()
+
+	// Busy: spin until the process has used 50ms of CPU (bounded by work
+	// done, not by wall time).
+	start, _, _ := processCPU()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		x := 0
+		for {
+			for i := 0; i < 1_000_000; i++ {
+				x += i
+			}
+			if now, _, _ := processCPU(); now-start >= 50*time.Millisecond {
+				_ = x
+				return
+			}
+		}
+	}()
+	<-done
+	busy := m.sample()
+	t.Logf("CPU busy: idle %.2f, spinning %.2f", idle, busy)
+	if idle > 0.25 {
+		t.Errorf("CPU busy while waiting on a timer: got %.2f, want at most 0.25", idle)
+	}
+	if busy < 0.5 {
+		t.Errorf("CPU busy while a goroutine spins at GOMAXPROCS 1: got %.2f, want at least 0.5", busy)
+	}
+}
+
+func TestCPUBusyArithmetic(t *testing.T) {
+	tests := []struct {
+		cpu, wall time.Duration
+		procs     int
+		want      float64
+	}{
+		{time.Second, time.Second, 1, 1},
+		{time.Second, time.Second, 2, 0.5},
+		{0, time.Second, 4, 0},
+		{3 * time.Second, 2 * time.Second, 2, 0.75},
+		{time.Second, 0, 1, -1},
+		{time.Second, time.Second, 0, -1},
+	}
+	for _, tc := range tests {
+		if got := cpuBusy(tc.cpu, tc.wall, tc.procs); got != tc.want {
+			t.Errorf("cpuBusy(%v, %v, %d): got %v, want %v", tc.cpu, tc.wall, tc.procs, got, tc.want)
+		}
+	}
+}
+
+// An RPC that fails before any byte is written (nothing listens) leaves no
+// stale wait behind: once nothing is in flight, nothing waits.
+func TestWriteWaitFailedRPC(t *testing.T) {
+	ctx := testContext(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	_ = lis.Close() // every dial is refused
+	fc := newFakeClock()
+	p := newPool(t, addr, WithAdaptiveRule(testRule(1, 1)), fc.option())
+	waitFor(ctx, t, "the connection to fail", func() bool {
+		return p.list()[0].cur.Load().cc.GetState() == connectivity.TransientFailure
+	})
+	if err := ping(ctx, p); err == nil {
+		t.Fatal("RPC to a closed port: got nil error")
+	}
+	if got := p.sample(fc.advance(time.Second)).Conns[0].WriteWait; got != 0 {
+		t.Errorf("write wait after an RPC that failed unwritten: got %v, want 0", got)
+	}
+}
+
+// The adaptive pool's own dialer serves TCP and Unix-socket targets alike,
+// and meters both.
+func TestAdaptiveDialerTargets(t *testing.T) {
+	dir := t.TempDir()
+	sock := dir + "/rpclab.sock"
+	lis, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Skipf("no Unix sockets here: %v", err)
+	}
+	unixSrv := &testServer{addr: sock}
+	unixSrv.serve(lis)
+	t.Cleanup(unixSrv.stop)
+	tcpSrv := startServer(t)
+
+	tests := []struct{ name, target string }{
+		{"tcp", tcpSrv.addr},
+		{"unix absolute", "unix://" + sock},
+		{"unix", "unix:" + sock},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			p := newPool(t, tc.target, WithAdaptiveRule(testRule(1, 1)), newFakeClock().option())
+			if err := ping(ctx, p); err != nil {
+				t.Fatalf("RPC to %s: %v", tc.target, err)
+			}
+			if got := p.list()[0].cur.Load().wm.waits.Load(); got < 1 {
+				t.Errorf("metered writes: got %d, want at least 1", got)
+			}
+		})
+	}
+}
