@@ -212,17 +212,17 @@ func parse(set *Set, b []byte, only string) error {
 	switch kind {
 	case KindPing:
 		var r Record
-		if err = json.Unmarshal(b, &r); err == nil {
+		if err = unmarshalChecked(b, &r); err == nil {
 			set.Ping = append(set.Ping, r)
 		}
 	case KindBulk:
 		var r BulkRecord
-		if err = json.Unmarshal(b, &r); err == nil {
+		if err = unmarshalChecked(b, &r); err == nil {
 			set.Bulk = append(set.Bulk, r)
 		}
 	case KindFlow:
 		var r FlowRecord
-		if err = json.Unmarshal(b, &r); err == nil {
+		if err = unmarshalChecked(b, &r); err == nil {
 			set.Flow = append(set.Flow, r)
 		}
 	}
@@ -230,5 +230,17 @@ func parse(set *Set, b []byte, only string) error {
 		return fmt.Errorf("%s record: %w", kind, err)
 	}
 	set.noteKind(kind)
+	return nil
+}
+
+// unmarshalChecked decodes a line the schema passed into r and checks its
+// figures (Check's arithmetic: JSON holds no NaN, and the schema ran).
+func unmarshalChecked(b []byte, r Kinded) error {
+	if err := json.Unmarshal(b, r); err != nil {
+		return err
+	}
+	if err := checkFigures(r); err != nil {
+		return fmt.Errorf("%w: %w", ErrImpossible, err)
+	}
 	return nil
 }
