@@ -46,6 +46,18 @@ func (cf *callFlags) register(f *pflag.FlagSet, callHelp string) {
 	f.StringArrayVar(&cf.conn.Headers, "header", nil, "metadata key=value sent with every call (repeatable)")
 }
 
+// inputs are the files these flags read (--data-file, --protoset, --proto,
+// --cacert): no output may be one of them.
+func (cf *callFlags) inputs() []string {
+	var in []string
+	for _, p := range append([]string{cf.dataFile, cf.protoset, cf.conn.CACert}, cf.protos...) {
+		if p != "" {
+			in = append(in, p)
+		}
+	}
+	return in
+}
+
 // resolve finds --call (through --protoset, --proto or reflection) and
 // builds its request from --data or --data-file.
 func (cf *callFlags) resolve(ctx context.Context, spec *loadgen.Spec) (*anycall.Method, proto.Message, error) {

@@ -13,11 +13,30 @@ import (
 )
 
 // checkReportOutputs refuses, before any work, a report output that is one
-// of the input files or the other output, or that cannot be written.
-func checkReportOutputs(inputs []string, html, pngDir string) error {
-	err := lab.CheckOutputs(inputs, false, lab.Output{Name: "-o", Path: html}, lab.Output{Name: "--png", Path: pngDir, Dir: true})
-	if err != nil {
-		return usageError{err}
+// of the input files or the other output, that exists (unless force), that
+// is a records file, or that cannot be written.
+func checkReportOutputs(inputs []string, force bool, html, pngDir string) error {
+	err := lab.CheckOutputs(inputs, force, lab.Output{Name: "-o", Path: html}, lab.Output{Name: "--png", Path: pngDir, Dir: true})
+	return labError(err)
+}
+
+// maxConnBuffer bounds serve's --write-buffer and --read-buffer: each
+// connection allocates its buffers, so a stranger's connections times a
+// huge buffer is out of memory (99999999999 was, at the first one). 16 MiB
+// is 512 times grpc-go's 32 KiB default, far past the 1 MiB that bulk's
+// measurements found no faster (server/bulk.go).
+const maxConnBuffer = 16 << 20
+
+// checkConnBuffers refuses (exit 2) a connection buffer size out of
+// 0..maxConnBuffer.
+func checkConnBuffers(write, read int) error {
+	for _, b := range []struct {
+		flag string
+		v    int
+	}{{"--write-buffer", write}, {"--read-buffer", read}} {
+		if b.v < 0 || b.v > maxConnBuffer {
+			return usageError{fmt.Errorf("%s %d: want 0 (grpc-go's 32 KiB) to %d bytes (16 MiB)", b.flag, b.v, maxConnBuffer)}
+		}
 	}
 	return nil
 }

@@ -98,9 +98,12 @@ everything measured so far (the step it cuts short is kept, marked
 interrupted). If the child server dies, the sweep ends at once: the step in
 progress is kept as failed with the server's exit status, and rpclab exits 1.
 
-Every output is checked before the first step: -o and --csv must be
-different files, and -o refuses an existing non-empty file (earlier records)
-unless --force is given.
+Every output is checked before the first step: -o, --csv and --report must
+be different files and none of the files read (--data-file, --proto, ...),
+an existing non-empty output is refused unless --force is given, and --csv
+or --report never replaces a records file, even with --force. --csv and
+--report are written whole at the end: a run that fails first leaves an
+earlier file as it was.
 
 With --workers h1:port,h2:port (and --target), rpclab drives benchmark
 workers (rpclab worker, or gRPC's official ones) instead of its own client:
