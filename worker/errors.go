@@ -19,3 +19,8 @@ var ErrUnreachable = errors.New("worker: unreachable")
 // ErrNoDetail marks a mark without rpclab's detail: the worker is not
 // rpclab's (it has no WorkerDetail service), or it was not marked yet.
 var ErrNoDetail = errors.New("worker: no detail")
+
+// ErrImpossible marks figures a worker reported that no run can give (a
+// negative count, a NaN or absurd elapsed time, an unknown status code);
+// the driver counts that worker lost for the step, naming the figure.
+var ErrImpossible = errors.New("worker: impossible figures")
