@@ -41,6 +41,45 @@ func checkConnBuffers(write, read int) error {
 	return nil
 }
 
+// maxRate bounds --rps: ten million RPCs per second is past what any one
+// client rpclab runs can send (the Go client's open loop tops out in the
+// hundreds of thousands on a laptop), so a higher rate is a typo, and the
+// schedule's arithmetic (sends per interval) stays far from overflow.
+const maxRate = 1e7
+
+// checkRates refuses (exit 2) an --rps rate out of (0, maxRate] or given
+// twice.
+func checkRates(rates []float64) error {
+	for _, r := range rates {
+		if !(r > 0 && r <= maxRate) {
+			return usageError{fmt.Errorf("--rps %g: want a rate above 0 and at most %g RPCs per second", r, maxRate)}
+		}
+	}
+	return noDuplicates("--rps", rates, func(r float64) float64 { return r })
+}
+
+// noDuplicates refuses (exit 2) a list flag that names one value twice
+// (by key: "pool:4" and "pool:4:round-robin" are one layout): each value
+// is a step, and a step measured twice is a second row that the tables,
+// the verdict and the charts read as another point.
+func noDuplicates[T any, K comparable](flag string, vals []T, key func(T) K) error {
+	seen := make(map[K]T, len(vals))
+	for _, v := range vals {
+		k := key(v)
+		first, dup := seen[k]
+		if !dup {
+			seen[k] = v
+			continue
+		}
+		a, b := fmt.Sprint(first), fmt.Sprint(v)
+		if a == b {
+			return usageError{fmt.Errorf("%s: %s is given twice: each value is one step, measured once", flag, b)}
+		}
+		return usageError{fmt.Errorf("%s: %s is given twice (as %s and %s): each value is one step, measured once", flag, b, a, b)}
+	}
+	return nil
+}
+
 // checkCPUs refuses (exit 2) a CPU list naming a CPU this machine does
 // not have online, before anything is pinned. (Not the CPUs this process
 // may use: a child started pinned may be given others.)

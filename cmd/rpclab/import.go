@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/imports"
+	"github.com/rpclab/rpclab/internal/limitread"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/result"
 )
@@ -61,6 +62,12 @@ Example:
 	return cmd
 }
 
+// maxImportBytes bounds each file import reads: a ghz JSON report with
+// every request's details runs to a few hundred bytes per request, so
+// 256 MiB is about a million requests; the other formats are summaries
+// of a few KiB.
+const maxImportBytes = 256 << 20
+
 func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	if f.out == "" {
 		return usageError{errors.New("--out: required (the records file to write)")}
@@ -82,7 +89,7 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	}
 	var all []result.Record
 	for _, file := range files {
-		data, err := os.ReadFile(file)
+		data, err := limitread.ReadFile(file, maxImportBytes)
 		if err != nil {
 			return usageError{err}
 		}

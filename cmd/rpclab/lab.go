@@ -32,7 +32,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 	if err != nil {
 		return err
 	}
-	open, err := sf.open.open(cmd.Flags(), sf, spec)
+	open, err := sf.open.open(ctx, cmd.Flags(), sf, spec)
 	if err != nil {
 		return err
 	}

@@ -111,6 +111,9 @@ func workerSweepSpec(cmd *cobra.Command, sf *sweepFlags) (*loadgen.Spec, *worker
 		if !cmd.Flags().Changed("inflight") && !cmd.Flags().Changed("max-inflight") {
 			spec.Inflight = []int{openPerWorkerConns}
 		}
+		if err := checkRates(sf.open.rates); err != nil {
+			return nil, nil, err
+		}
 		open = &worker.Open{Rates: sf.open.rates, Arrival: sf.open.arrival}
 		if err := open.Validate(nil); err != nil {
 			return nil, nil, err
