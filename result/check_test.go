@@ -26,6 +26,7 @@ var impossible = []struct {
 	{"histogram that does not decode", func(r *Record) { r.HistogramHDR = "HISTFAAAAB94nJNpmSzMwMBgAgADBwDJ" }, "histogram_hdr does not decode"},
 	{"histogram with more values than successes", func(r *Record) { r.Requests, r.Errors, r.ThroughputRPS = 5, map[string]int64{}, 1 }, "holds 10 latencies, more than the 5 successful"},
 	{"throughput 1e308", func(r *Record) { r.ThroughputRPS = 1e308 }, "throughput_rps 1e+308 is impossible"},
+	{"throughput 3x what its counts give", func(r *Record) { r.ThroughputRPS = 1000 }, "throughput_rps 1000 is impossible: 997 in duration_ns 3000000000 is 332.3 per second"},
 	{"throughput over no time", func(r *Record) { r.DurationNS = 0 }, "over duration_ns 0"},
 	{"NaN throughput", func(r *Record) { r.ThroughputRPS = math.NaN() }, "throughput_rps is NaN"},
 	{"infinite worker cpu", func(r *Record) {
@@ -142,5 +143,46 @@ func TestCheckAcceptsCommitted(t *testing.T) {
 				t.Errorf("%s flow %d: got %v, want nil", f, i, err)
 			}
 		}
+	}
+}
+
+// TestCheckAllFile: validate's reader checks every line as ReadAllFile
+// does and counts each kind, but keeps no record, so a large records
+// file is checked in the memory of its longest line.
+func TestCheckAllFile(t *testing.T) {
+	for _, f := range committedFiles(t) {
+		want, err := ReadAllFile(t.Context(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := CheckAllFile(t.Context(), f)
+		if err != nil {
+			t.Fatalf("%s: got %v, want nil", f, err)
+		}
+		if got.Len() != want.Len() || len(got.Ping)+len(got.Bulk)+len(got.Flow) != 0 {
+			t.Errorf("%s: got %d records counted, %d kept; want %d counted, none kept", f, got.Len(), len(got.Ping)+len(got.Bulk)+len(got.Flow), want.Len())
+		}
+		for _, k := range Kinds {
+			if got.Count(k) != want.Count(k) {
+				t.Errorf("%s: got %d %s records, want %d", f, got.Count(k), k, want.Count(k))
+			}
+		}
+	}
+	// A bad line is found with its number, as ReadAllFile finds it.
+	r := sample(4)
+	r.Errors = map[string]int64{"Unavailable": 5000}
+	var buf bytes.Buffer
+	buf.Write(encode(t, sample(1)))
+	if err := writeUnchecked(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CheckAllFile(t.Context(), path)
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 || !errors.Is(err, ErrImpossible) {
+		t.Errorf("got %v, want line 2 wrapping ErrImpossible", err)
 	}
 }
