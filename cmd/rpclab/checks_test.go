@@ -65,6 +65,8 @@ func TestOutputsAreCheckedBeforeTheWork(t *testing.T) {
 		{"workers: CSV over records, forced", []string{"sweep", "--workers", "127.0.0.1:1", "--target", "127.0.0.1:2", "-o", fresh, "--csv", rec, "--force"}, []string{"--csv " + rec, "records file"}},
 		{"report over records, forced", []string{"report", old, "-o", rec, "--force"}, []string{"-o " + rec, "records file"}},
 		{"report over an earlier file", []string{"report", old, "-o", oldCSV}, []string{"-o " + oldCSV, "--force"}},
+		{"netem selftest JSON over records, forced", []string{"netem", "selftest", "--json", rec, "--force"}, []string{"--json " + rec, "records file"}},
+		{"netem selftest JSON over an earlier file", []string{"netem", "selftest", "--json", oldCSV}, []string{"--json " + oldCSV, "--force"}},
 		{"compare report over records, forced", append([]string{"compare", "--clients", "go", "-o", "", "--report", rec, "--force"}, fast...), []string{"--report " + rec, "records file"}},
 	}
 	for _, tc := range tests {
