@@ -137,9 +137,22 @@ func isRecords(path string) bool {
 // write, into a temporary file beside path that is renamed over it only
 // when write succeeded: a run that fails or is stopped before its output
 // is written leaves an existing file as it was (CheckOutputs has refused
-// one unless forced). It is how every output that is not a records file
-// (those are appended to as steps end) is written.
+// one unless forced). A symlink is followed (the file it names is
+// replaced, the link kept); a path that is not a regular file (/dev/null,
+// /dev/stdout, a FIFO) is written directly, never replaced. It is how
+// every output that is not a records file (those are appended to as steps
+// end) is written.
 func WriteFile(path string, write func(io.Writer) error) (err error) {
+	mode := os.FileMode(0o644)
+	if st, serr := os.Stat(path); serr == nil {
+		if !st.Mode().IsRegular() {
+			return writeDirect(path, write)
+		}
+		if path, err = filepath.EvalSymlinks(path); err != nil {
+			return fmt.Errorf("lab: %w", err)
+		}
+		mode = st.Mode().Perm()
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".rpclab-"+filepath.Base(path)+"-*")
 	if err != nil {
 		return fmt.Errorf("lab: %w", err)
@@ -157,7 +170,7 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("lab: write %s: %w", path, err)
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}
 	if err := f.Close(); err != nil {
@@ -167,4 +180,23 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("lab: %w", err)
 	}
 	return nil
+}
+
+// writeDirect writes to a path that is not a regular file (a device, a
+// FIFO), which renaming would replace.
+func writeDirect(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("lab: write %s: %w", path, err)
+	}
+	return f.Close()
 }
