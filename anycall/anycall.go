@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -26,10 +25,29 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/rpclab/rpclab/internal/limitread"
 )
 
 // ErrUnknownMethod is returned when the service or method is not found.
 var ErrUnknownMethod = errors.New("anycall: unknown method")
+
+// ErrBadCall is returned for a method name that cannot name a method
+// (not package.Service/Method): CheckCall finds it without a server.
+var ErrBadCall = errors.New("anycall: not a method name")
+
+// Size limits of the files anycall reads: a file past its limit (or a
+// device that never ends) is an error wrapping limitread.ErrTooLarge.
+const (
+	// MaxProtosetBytes bounds a FileDescriptorSet: the descriptors of the
+	// whole of googleapis with imports are about 10 MiB.
+	MaxProtosetBytes = 64 << 20
+	// MaxProtoBytes bounds one .proto source file (and each import).
+	MaxProtoBytes = 8 << 20
+	// MaxCACertBytes bounds a PEM file of CA certificates (a system's whole
+	// bundle is about 200 KiB).
+	MaxCACertBytes = 4 << 20
+)
 
 // Method is a resolved method: its path on the wire and its descriptor.
 type Method struct {
@@ -105,9 +123,17 @@ func splitCall(call string) (svc, method string, err error) {
 		svc, method = call[:i], call[i+1:]
 	}
 	if svc == "" || method == "" {
-		return "", "", fmt.Errorf("anycall: --call %q: want package.Service/Method", call)
+		return "", "", fmt.Errorf("%w: %q: want package.Service/Method", ErrBadCall, call)
 	}
 	return svc, method, nil
+}
+
+// CheckCall checks that call can name a method ("pkg.Service/Method"),
+// without resolving it: a caller checks it before any server is started
+// or dialled. Its error wraps ErrBadCall.
+func CheckCall(call string) error {
+	_, _, err := splitCall(call)
+	return err
 }
 
 // Find resolves call ("pkg.Service/Method") in files.
@@ -138,7 +164,7 @@ func Find(files *protoregistry.Files, call string) (*Method, error) {
 // LoadProtoset reads a FileDescriptorSet (protoc --descriptor_set_out
 // --include_imports, or buf build -o x.protoset).
 func LoadProtoset(path string) (*protoregistry.Files, error) {
-	b, err := os.ReadFile(path)
+	b, err := limitread.ReadFile(path, MaxProtosetBytes)
 	if err != nil {
 		return nil, fmt.Errorf("anycall: --protoset: %w", err)
 	}

@@ -28,6 +28,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/rpclab/rpclab/anycall"
+	"github.com/rpclab/rpclab/internal/limitread"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/server"
 )
@@ -293,5 +294,58 @@ func TestProtoFileWithoutReflection(t *testing.T) {
 	}
 	if _, err := anycall.LoadProto(testCtx(t), []string{bad}, nil); err == nil || !strings.Contains(err.Error(), "bad.proto") {
 		t.Errorf("got %v, want a syntax error naming bad.proto", err)
+	}
+}
+
+// TestInputsAreBounded: every file anycall reads has a stated limit: a
+// device that never ends (/dev/zero) or a file past the limit is an error
+// wrapping limitread.ErrTooLarge, never an endless read.
+func TestInputsAreBounded(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.protoset")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(anycall.MaxProtosetBytes + 1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	tests := []struct {
+		name string
+		load func() error
+	}{
+		{"protoset /dev/zero", func() error { _, err := anycall.LoadProtoset("/dev/zero"); return err }},
+		{"protoset past its limit", func() error { _, err := anycall.LoadProtoset(big); return err }},
+		{"proto /dev/zero", func() error { _, err := anycall.LoadProto(testCtx(t), []string{"/dev/zero"}, nil); return err }},
+		{"cacert /dev/zero", func() error { _, err := anycall.Conn{TLS: true, CACert: "/dev/zero"}.DialOptions(); return err }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.load(); !errors.Is(err, limitread.ErrTooLarge) {
+				t.Errorf("got %v, want an error wrapping limitread.ErrTooLarge", err)
+			}
+		})
+	}
+}
+
+// TestCheckCall: a --call that cannot name a method is refused without
+// a server, wrapping ErrBadCall.
+func TestCheckCall(t *testing.T) {
+	tests := []struct {
+		call string
+		want error
+	}{
+		{"pkg.Service/Method", nil},
+		{"/pkg.Service/Method", nil},
+		{"pkg.Service.Method", nil},
+		{"bogus", anycall.ErrBadCall},
+		{"", anycall.ErrBadCall},
+		{"pkg.Service/", anycall.ErrBadCall},
+		{"/Method", anycall.ErrBadCall},
+	}
+	for _, tc := range tests {
+		if err := anycall.CheckCall(tc.call); !errors.Is(err, tc.want) {
+			t.Errorf("CheckCall(%q): got %v, want %v", tc.call, err, tc.want)
+		}
 	}
 }

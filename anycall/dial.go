@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -18,6 +17,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/rpclab/rpclab/internal/limitread"
 )
 
 // Conn is how to reach the user's service: transport security and the
@@ -46,7 +47,7 @@ func (c Conn) DialOptions() ([]grpc.DialOption, error) {
 	if c.TLS {
 		cfg := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify, MinVersion: tls.VersionTLS12} //nolint:gosec // asked for by flag
 		if c.CACert != "" {
-			pem, err := os.ReadFile(c.CACert)
+			pem, err := limitread.ReadFile(c.CACert, MaxCACertBytes)
 			if err != nil {
 				return nil, fmt.Errorf("anycall: --cacert: %w", err)
 			}

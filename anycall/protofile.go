@@ -5,6 +5,7 @@ package anycall
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +14,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/rpclab/rpclab/internal/limitread"
 )
 
 // LoadProto compiles .proto files (rpclab sweep --proto) with
@@ -40,7 +43,8 @@ func LoadProto(ctx context.Context, files []string, importPaths []string) (*prot
 		}
 	}
 	c := protocompile.Compiler{
-		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: paths}),
+		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: paths,
+			Accessor: func(path string) (io.ReadCloser, error) { return limitread.Open(path, MaxProtoBytes) }}),
 	}
 	linked, err := c.Compile(ctx, names...)
 	if err != nil {

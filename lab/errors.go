@@ -27,9 +27,14 @@ var ErrProxyExited = errors.New("lab: the netem proxy exited during the run")
 // written before.
 var ErrSameFile = errors.New("the same file")
 
-// ErrExists is wrapped by an OutputError when a records file exists and
-// overwriting was not allowed (WithForce).
-var ErrExists = errors.New("the file exists and may hold earlier results")
+// ErrExists is wrapped by an OutputError when an output file exists and is
+// not empty, and overwriting was not allowed (WithForce).
+var ErrExists = errors.New("the file exists and is not empty")
+
+// ErrRecordsFile is wrapped by an OutputError when a CSV, HTML or other
+// non-records output would replace a records file: --force never allows
+// that (a table is no substitute for the records it was made from).
+var ErrRecordsFile = errors.New("is a records file, which this output would replace")
 
 // ErrNoClient is returned by Run when no client is left to run.
 var ErrNoClient = errors.New("lab: no client left to run")

@@ -4,6 +4,7 @@ package lab
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,14 @@ func TestCheckOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := filepath.Join(dir, "fresh.csv")
+	records := filepath.Join(dir, "records.jsonl")
+	if err := os.WriteFile(records, []byte(`{"schema_version":1,"kind":"ping"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oldCSV := filepath.Join(dir, "old.csv")
+	if err := os.WriteFile(oldCSV, []byte("a,b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		inputs   []string
@@ -45,7 +54,13 @@ func TestCheckOutputs(t *testing.T) {
 		{"records exist", nil, false, []Output{{Name: "--out", Path: full, Keep: true}}, "--out", ErrExists},
 		{"records exist, forced", nil, true, []Output{{Name: "--out", Path: full, Keep: true}}, "", nil},
 		{"records file empty", nil, false, []Output{{Name: "--out", Path: empty, Keep: true}}, "", nil},
-		{"a report may be replaced", nil, false, []Output{{Name: "--report", Path: full}}, "", nil},
+		{"a report over an existing file", nil, false, []Output{{Name: "--report", Path: full}}, "--report", ErrExists},
+		{"a CSV over an existing file", nil, false, []Output{{Name: "--csv", Path: oldCSV}}, "--csv", ErrExists},
+		{"a CSV over an existing file, forced", nil, true, []Output{{Name: "--csv", Path: oldCSV}}, "", nil},
+		{"a CSV over a records file, forced", nil, true, []Output{{Name: "--csv", Path: records}}, "--csv", ErrRecordsFile},
+		{"a report over a records file, forced", nil, true, []Output{{Name: "-o", Path: records}}, "-o", ErrRecordsFile},
+		{"records over a records file, forced", nil, true, []Output{{Name: "--out", Path: records, Keep: true}}, "", nil},
+		{"the CSV is the records output through ./", nil, true, []Output{{Name: "--out", Path: records, Keep: true}, {Name: "--csv", Path: dir + "/./records.jsonl"}}, "--csv", ErrSameFile},
 		{"file in a missing folder", nil, false, []Output{{Name: "--report", Path: filepath.Join(dir, "no", "x.html")}}, "--report", os.ErrNotExist},
 		{"folder where a file goes", nil, false, []Output{{Name: "--csv", Path: dir}}, "--csv", nil},
 		{"folder that cannot be made", nil, false, []Output{{Name: "--charts", Path: "/proc/rpclab-nonexist", Dir: true}}, "--charts", nil},
@@ -75,5 +90,40 @@ func TestCheckOutputs(t *testing.T) {
 	}
 	if _, err := os.Stat(fresh); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the probe left %s behind: %v", fresh, err)
+	}
+}
+
+// TestWriteFile: an output is replaced only once its whole content is
+// written: a write that fails leaves the file as it was, and no temporary
+// file behind.
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.csv")
+	if err := os.WriteFile(path, []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	tests := []struct {
+		name  string
+		write func(w io.Writer) error
+		want  string
+		err   error
+	}{
+		{"failed write keeps the file", func(w io.Writer) error { io.WriteString(w, "half"); return boom }, "before\n", boom},
+		{"whole write replaces it", func(w io.Writer) error { _, err := io.WriteString(w, "after\n"); return err }, "after\n", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := WriteFile(path, tc.write)
+			if !errors.Is(err, tc.err) {
+				t.Errorf("got error %v, want %v", err, tc.err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != tc.want {
+				t.Errorf("got %q, want %q", b, tc.want)
+			}
+			if m, _ := filepath.Glob(filepath.Join(dir, ".rpclab-*")); len(m) > 0 {
+				t.Errorf("left behind %v", m)
+			}
+		})
 	}
 }

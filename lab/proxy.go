@@ -67,13 +67,17 @@ func (s *Session) Proxy(ctx context.Context, upstream string) (*Proxy, error) {
 	return p, nil
 }
 
-// NetemArgs gives n back as the flags of "rpclab netem".
+// NetemArgs gives n back as the flags of "rpclab netem". An unlimited
+// up link gives no --rate (the command refuses a rate of 0); --down-rate
+// 0 is an unlimited down link.
 func NetemArgs(n netem.Network, queue int) []string {
-	return []string{
-		"--delay", n.Up.Delay.String(), "--jitter", n.Up.Jitter.String(), "--rate", result.FormatRate(n.Up.RateBps),
-		"--down-delay", n.Down.Delay.String(), "--down-jitter", n.Down.Jitter.String(), "--down-rate", result.FormatRate(n.Down.RateBps),
-		"--netem-queue", strconv.Itoa(queue),
+	args := []string{"--delay", n.Up.Delay.String(), "--jitter", n.Up.Jitter.String()}
+	if n.Up.RateBps > 0 {
+		args = append(args, "--rate", result.FormatRate(n.Up.RateBps))
 	}
+	return append(args,
+		"--down-delay", n.Down.Delay.String(), "--down-jitter", n.Down.Jitter.String(), "--down-rate", result.FormatRate(n.Down.RateBps),
+		"--netem-queue", strconv.Itoa(queue))
 }
 
 // NetemSpec is n as a result record describes it, in front of upstream.

@@ -62,8 +62,8 @@ func ParseConnMode(s string) (ConnMode, error) {
 			return ConnMode{}, usageErr(ErrConn, "%q: want pool:N or pool:N:round-robin|least-loaded", s)
 		}
 		n, err := strconv.Atoi(parts[1])
-		if err != nil || n < 1 {
-			return ConnMode{}, usageErr(ErrConn, "%q: pool size must be an integer of at least 1", s)
+		if err != nil || n < 1 || n > pool.MaxSize {
+			return ConnMode{}, usageErr(ErrConn, "%q: pool size must be an integer of at least 1 and at most %d (pool.MaxSize)", s, pool.MaxSize)
 		}
 		m := ConnMode{Kind: Pooled, N: n, Pick: pool.RoundRobin}
 		if len(parts) == 3 {

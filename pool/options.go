@@ -31,6 +31,13 @@ type config struct {
 	newTicker func(time.Duration) (<-chan time.Time, func())
 }
 
+// MaxSize bounds WithSize. Each connection is a TCP connection with its
+// own HTTP/2 transport, buffers and goroutines, and a file descriptor:
+// 1024 is a process's default soft limit on open files (ulimit -n) and
+// far past the 2..8 connections DefaultSize picks (its doc cites the
+// measurement).
+const MaxSize = 1024
+
 // Bounds of DefaultSize.
 const (
 	minDefaultSize = 2
@@ -89,6 +96,9 @@ func (c *config) validate() error {
 	if c.size < 1 {
 		return fmt.Errorf("%w: size %d must be at least 1", ErrInvalidOption, c.size)
 	}
+	if c.size > MaxSize {
+		return fmt.Errorf("%w: size %d is above %d (MaxSize)", ErrInvalidOption, c.size, MaxSize)
+	}
 	if c.policy != RoundRobin && c.policy != LeastLoaded {
 		return fmt.Errorf("%w: unknown pick policy %v", ErrInvalidOption, c.policy)
 	}
@@ -108,7 +118,7 @@ func (c *config) validate() error {
 }
 
 // WithSize sets the number of connections (default DefaultSize()). New
-// rejects values below 1.
+// rejects values below 1 or above MaxSize.
 func WithSize(n int) Option {
 	return func(c *config) error { c.size, c.sizeSet = n, true; return nil }
 }

@@ -35,6 +35,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"empty target", "", []Option{plaintext}, ErrEmptyTarget, "empty target"},
 		{"size zero", "127.0.0.1:1", []Option{plaintext, WithSize(0)}, ErrInvalidOption, "size 0"},
 		{"size negative", "127.0.0.1:1", []Option{plaintext, WithSize(-3)}, ErrInvalidOption, "size -3"},
+		{"size past the maximum", "127.0.0.1:1", []Option{plaintext, WithSize(99999999999)}, ErrInvalidOption, "size 99999999999 is above 1024"},
 		{"unknown policy", "127.0.0.1:1", []Option{plaintext, WithPolicy(Policy(7))}, ErrInvalidOption, "Policy(7)"},
 		{"zero redial delay", "127.0.0.1:1", []Option{plaintext, WithRedialAfter(0)}, ErrInvalidOption, "redial delay"},
 		{"nil option", "127.0.0.1:1", []Option{plaintext, nil}, ErrInvalidOption, "option 1 is nil"},

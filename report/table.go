@@ -58,6 +58,8 @@ func Table(w io.Writer, recs []result.Record) error {
 		ideal, eff := "-", "-"
 		if row.IdealRPS > 0 {
 			ideal = strconv.FormatFloat(row.IdealRPS, 'f', 0, 64)
+		}
+		if row.IdealRPS > 0 && (r.Requests > 0 || r.ThroughputRPS > 0) { // a step that never ran has no efficiency (an imported table has a throughput but no counts)
 			eff = strconv.FormatFloat(100*row.Efficiency, 'f', 0, 64)
 		}
 		conns := strconv.Itoa(r.ConnsObserved)

@@ -17,6 +17,10 @@ var (
 	ErrNoRecords = errors.New("no records")
 	// ErrUnknownKind reports a record whose "kind" this rpclab does not read.
 	ErrUnknownKind = errors.New("unknown record kind")
+	// ErrImpossible reports a record whose figures cannot be true (errors
+	// above requests, a NaN, a histogram that does not decode, a rate its
+	// own counts cannot give): see Check.
+	ErrImpossible = errors.New("impossible record")
 	// ErrLineTooLong reports a line longer than MaxLineBytes: no record is
 	// that long, so the input is not a results file (/dev/zero, a binary).
 	ErrLineTooLong = fmt.Errorf("line longer than %d MiB: not a results file", MaxLineBytes>>20)

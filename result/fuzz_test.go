@@ -13,7 +13,7 @@ import (
 // with each line of every committed record file and a few lines of every
 // kind together (whole files make the fuzzer's minimisation crawl). It must never
 // panic, and every record it accepts must marshal back to JSON that
-// validates against its kind's schema. Run it for a bounded time:
+// validates against its kind's schema and passes Check. Run it for a bounded time:
 //
 //	go test -run '^$' -fuzz FuzzReadAll -fuzztime 20s ./result
 func FuzzReadAll(f *testing.F) {
@@ -44,6 +44,9 @@ func FuzzReadAll(f *testing.F) {
 			}
 			if err := Validate(b); err != nil {
 				t.Fatalf("accepted %s record does not validate once marshalled: %v\n%s", r.recordKind(), err, b)
+			}
+			if err := Check(r); err != nil {
+				t.Fatalf("accepted %s record fails Check: %v\n%s", r.recordKind(), err, b)
 			}
 		}
 		for i := range set.Ping {

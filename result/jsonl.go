@@ -48,17 +48,37 @@ type Set struct {
 	Ping []Record
 	Bulk []BulkRecord
 	Flow []FlowRecord
-	// kinds lists the kinds present, in order of first appearance.
-	kinds []string
+	// kinds lists the kinds present, in order of first appearance, and
+	// counts the records of each.
+	kinds  []string
+	counts map[string]int
+	// drop: count each record once checked, keep none (CheckAllFile).
+	drop bool
 }
 
 // Len is the number of records of every kind.
-func (s *Set) Len() int { return len(s.Ping) + len(s.Bulk) + len(s.Flow) }
+func (s *Set) Len() int {
+	n := 0
+	for _, c := range s.counts {
+		n += c
+	}
+	return n
+}
+
+// Count is the number of records of kind.
+func (s *Set) Count(kind string) int { return s.counts[kind] }
 
 // Kinds lists the kinds present, in order of their first record.
 func (s *Set) Kinds() []string { return append([]string(nil), s.kinds...) }
 
 func (s *Set) noteKind(k string) {
+	if s.counts == nil {
+		s.counts = map[string]int{}
+	}
+	s.counts[k]++
+	if s.drop {
+		s.Ping, s.Bulk, s.Flow = s.Ping[:0], s.Bulk[:0], s.Flow[:0]
+	}
 	for _, have := range s.kinds {
 		if have == k {
 			return
@@ -77,7 +97,11 @@ func (s *Set) noteKind(k string) {
 // before it. A stream without records is ErrNoRecords. Reading stops with
 // ctx's error when ctx is done.
 func ReadAll(ctx context.Context, r io.Reader) (*Set, error) {
-	set, err := read(ctx, r, "")
+	return readAll(ctx, r, &Set{})
+}
+
+func readAll(ctx context.Context, r io.Reader, set *Set) (*Set, error) {
+	set, err := read(ctx, r, "", set)
 	if err == nil && set.Len() == 0 {
 		err = ErrNoRecords
 	}
@@ -88,6 +112,19 @@ func ReadAll(ctx context.Context, r io.Reader) (*Set, error) {
 // the file. When ctx is done the file is closed, so even a read blocked on
 // a pipe or FIFO ends.
 func ReadAllFile(ctx context.Context, path string) (*Set, error) {
+	return readAllFile(ctx, path, &Set{})
+}
+
+// CheckAllFile checks a results file of any kinds as ReadAllFile reads
+// it, line by line (each line within MaxLineBytes), but keeps no record:
+// the Set it returns only counts them (Len, Count, Kinds). rpclab
+// validate reads with it, so a file of any size is checked in the memory
+// of its longest line.
+func CheckAllFile(ctx context.Context, path string) (*Set, error) {
+	return readAllFile(ctx, path, &Set{drop: true})
+}
+
+func readAllFile(ctx context.Context, path string, set *Set) (*Set, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return &Set{}, fmt.Errorf("result: %w", err)
@@ -97,7 +134,7 @@ func ReadAllFile(ctx context.Context, path string) (*Set, error) {
 	// is done: closing the file ends it.
 	stop := context.AfterFunc(ctx, func() { f.Close() })
 	defer stop()
-	set, err := ReadAll(ctx, f)
+	set, err = readAll(ctx, f, set)
 	if err != nil {
 		return set, fmt.Errorf("%s: %w", path, err)
 	}
@@ -108,7 +145,7 @@ func ReadAllFile(ctx context.Context, path string) (*Set, error) {
 // kind is a *LineError naming its line. An empty stream is no records and
 // no error.
 func Read(r io.Reader) ([]Record, error) {
-	set, err := read(context.Background(), r, KindPing)
+	set, err := read(context.Background(), r, KindPing, &Set{})
 	return set.Ping, err
 }
 
@@ -126,10 +163,9 @@ func ReadFile(path string) ([]Record, error) {
 	return recs, nil
 }
 
-// read is the one reader behind ReadAll and Read: only records of kind
-// only are accepted when only is not empty.
-func read(ctx context.Context, r io.Reader, only string) (*Set, error) {
-	set := &Set{}
+// read is the one reader behind ReadAll, CheckAllFile and Read, adding
+// to set: only records of kind only are accepted when only is not empty.
+func read(ctx context.Context, r io.Reader, only string, set *Set) (*Set, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for line := 1; ; line++ {
 		b, err := readLine(ctx, br)
@@ -212,17 +248,17 @@ func parse(set *Set, b []byte, only string) error {
 	switch kind {
 	case KindPing:
 		var r Record
-		if err = json.Unmarshal(b, &r); err == nil {
+		if err = unmarshalChecked(b, &r); err == nil {
 			set.Ping = append(set.Ping, r)
 		}
 	case KindBulk:
 		var r BulkRecord
-		if err = json.Unmarshal(b, &r); err == nil {
+		if err = unmarshalChecked(b, &r); err == nil {
 			set.Bulk = append(set.Bulk, r)
 		}
 	case KindFlow:
 		var r FlowRecord
-		if err = json.Unmarshal(b, &r); err == nil {
+		if err = unmarshalChecked(b, &r); err == nil {
 			set.Flow = append(set.Flow, r)
 		}
 	}
@@ -230,5 +266,17 @@ func parse(set *Set, b []byte, only string) error {
 		return fmt.Errorf("%s record: %w", kind, err)
 	}
 	set.noteKind(kind)
+	return nil
+}
+
+// unmarshalChecked decodes a line the schema passed into r and checks its
+// figures (Check's arithmetic: JSON holds no NaN, and the schema ran).
+func unmarshalChecked(b []byte, r Kinded) error {
+	if err := json.Unmarshal(b, r); err != nil {
+		return err
+	}
+	if err := checkFigures(r); err != nil {
+		return fmt.Errorf("%w: %w", ErrImpossible, err)
+	}
 	return nil
 }

@@ -29,7 +29,7 @@ func sample(inflight int) *Record {
 		DurationNS:    3e9,
 		ThroughputRPS: 332.3,
 		Latency:       stats.Latency{MinNS: 10, MeanNS: 20.5, P50NS: 20, P90NS: 30, P99NS: 40, P999NS: 50, P100NS: 60},
-		HistogramHDR:  "HISTFAAAAB94nJNpmSzMwMBgAgADBwDJ",
+		HistogramHDR:  "HISTFAAAACt42pJpmSzMwMDAwgABzFCakYGBQdyj7AWD/QeIwMF1jCKAAAAA//9jWgW/", // 10 RPCs of 1 ms,
 		ConnsObserved: 1,
 		ClientCPUNS:   5e8,
 		HostCPU: &HostCPU{

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpclab/rpclab/internal/limitread"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -46,12 +47,25 @@ type Options struct {
 	TLS *tls.Config `json:"-"`
 }
 
-// LoadTLS reads a PEM certificate (chain) and its key for Options.TLS.
+// MaxPEMBytes bounds each file LoadTLS reads: a certificate chain and its
+// key are a few KiB.
+const MaxPEMBytes = 1 << 20
+
+// LoadTLS reads a PEM certificate (chain) and its key for Options.TLS,
+// each within MaxPEMBytes.
 func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
 	if certFile == "" || keyFile == "" {
 		return nil, fmt.Errorf("%w: TLS needs both a certificate and a key file", ErrBadOption)
 	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	certPEM, err := limitread.ReadFile(certFile, MaxPEMBytes)
+	if err != nil {
+		return nil, fmt.Errorf("server: TLS: %w", err)
+	}
+	keyPEM, err := limitread.ReadFile(keyFile, MaxPEMBytes)
+	if err != nil {
+		return nil, fmt.Errorf("server: TLS: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("server: TLS: %w", err)
 	}

@@ -42,8 +42,10 @@ func ParseSLO(s string) (*SLO, error) {
 	case digits == "999":
 		q = 99.9
 	default:
+		// Decimal digits only: ParseFloat also takes "NaN", "Inf", hex
+		// and exponents, and NaN passes every range comparison.
 		v, err := strconv.ParseFloat(digits, 64)
-		if err != nil || v <= 0 || v > 100 {
+		if err != nil || !quantileDigits(digits) || !(v > 0 && v <= 100) {
 			return nil, fmt.Errorf("%w: %q: unknown quantile %q (want p50, p90, p99, p999)", ErrBadSLO, s, name)
 		}
 		q = v
@@ -53,6 +55,25 @@ func ParseSLO(s string) (*SLO, error) {
 		return nil, fmt.Errorf("%w: %q: bound must be a positive duration such as 1ms", ErrBadSLO, s)
 	}
 	return &SLO{Name: name, Q: q, Bound: d}, nil
+}
+
+// quantileDigits reports whether s is a plain decimal: digits with at
+// most one point between them ("99", "99.5").
+func quantileDigits(s string) bool {
+	whole, frac, _ := strings.Cut(s, ".")
+	return allDigits(whole) && (frac == "" && !strings.HasSuffix(s, ".") || allDigits(frac))
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Sustained reports whether rec kept up with its offered rate within s: it

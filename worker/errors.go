@@ -28,3 +28,8 @@ var ErrBudget = errors.New("worker: over the memory budget")
 // ErrNoSetup marks a RunClient or RunServer stream that sent no setup
 // within Options.SetupTimeout; the driver receives it as DeadlineExceeded.
 var ErrNoSetup = errors.New("worker: no setup")
+
+// ErrImpossible marks figures a worker reported that no run can give (a
+// negative count, a NaN or absurd elapsed time, an unknown status code);
+// the driver counts that worker lost for the step, naming the figure.
+var ErrImpossible = errors.New("worker: impossible figures")

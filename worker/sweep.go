@@ -151,7 +151,7 @@ func sweep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, open *Ope
 		if started != nil {
 			started(i, len(steps), st)
 		}
-		rec := runStep(ctx, remotes, spec, st, sl.l)
+		rec := checked(runStep(ctx, remotes, spec, st, sl.l))
 		if rec.Status == result.StatusFailed {
 			bad = append(bad, fmt.Sprintf("step %d: %s", i+1, rec.Error))
 		}
@@ -183,7 +183,7 @@ type part struct {
 // with its share of the in-flight count, warms up for spec.Warmup, is
 // marked with a reset, measures for spec.Interval, and is marked again.
 func RunStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st loadgen.Step) *result.Record {
-	return runStep(ctx, remotes, spec, st, load{})
+	return checked(runStep(ctx, remotes, spec, st, load{}))
 }
 
 func runStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st loadgen.Step, l load) *result.Record {
@@ -232,6 +232,7 @@ func runStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st load
 		rec.Status, rec.Error = result.StatusInterrupted, "stopped during the warm-up: nothing was measured"
 		return rec
 	}
+	marked := time.Now()
 	each(parts, func(p *part) { p.mark(runCtx, true) })
 	rec.StartedAt = time.Now().UTC()
 	interrupted := !loadgen.Sleep(ctx, spec.Interval)
@@ -241,6 +242,9 @@ func runStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st load
 			dctx, dcancel := context.WithTimeout(runCtx, controlTimeout)
 			p.detail, p.err = p.run.Detail(dctx)
 			dcancel()
+		}
+		if p.err == nil && p.stats != nil {
+			p.err = plausible(p, time.Since(marked))
 		}
 	})
 	merge(rec, parts, st)

@@ -75,7 +75,13 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 			}
 			ns = append(ns, n)
 		}
-		return ns, nil
+		return ns, noDuplicates("--"+flag, vals, func(v string) int64 { n, _ := result.ParseBytes(v); return n })
+	}
+	if err := noDuplicates("--transport", bf.spec.Transports, func(t string) string { return t }); err != nil {
+		return err
+	}
+	if err := noDuplicates("--streams", bf.spec.Streams, func(n int) int { return n }); err != nil {
+		return err
 	}
 	var err error
 	if bf.spec.Sizes, err = parse("size", bf.sizes); err != nil {

@@ -6,13 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/pflag"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/rpclab/rpclab/anycall"
+	"github.com/rpclab/rpclab/internal/limitread"
 	"github.com/rpclab/rpclab/loadgen"
 )
 
@@ -29,6 +29,12 @@ type callFlags struct {
 	protos      []string
 	importPaths []string
 	conn        anycall.Conn
+
+	// Set by check: the files --protoset or --proto define (nil: found
+	// by reflection), the request's JSON, and that check ran.
+	files   *protoregistry.Files
+	request []byte
+	checked bool
 }
 
 // register adds --call (described by callHelp) and the flags around it.
@@ -46,40 +52,86 @@ func (cf *callFlags) register(f *pflag.FlagSet, callHelp string) {
 	f.StringArrayVar(&cf.conn.Headers, "header", nil, "metadata key=value sent with every call (repeatable)")
 }
 
-// resolve finds --call (through --protoset, --proto or reflection) and
-// builds its request from --data or --data-file.
-func (cf *callFlags) resolve(ctx context.Context, spec *loadgen.Spec) (*anycall.Method, proto.Message, error) {
-	var files *protoregistry.Files
+// inputs are the files these flags read (--data-file, --protoset, --proto,
+// --cacert): no output may be one of them.
+func (cf *callFlags) inputs() []string {
+	var in []string
+	for _, p := range append([]string{cf.dataFile, cf.protoset, cf.conn.CACert}, cf.protos...) {
+		if p != "" {
+			in = append(in, p)
+		}
+	}
+	return in
+}
+
+// maxDataFileBytes bounds --data-file: a request is at most gRPC's
+// default 4 MiB message, and its JSON a few times that.
+const maxDataFileBytes = 16 << 20
+
+// check checks, before any server is started or dialled, all that the
+// flags name on their own: --call's spelling, --data or --data-file (read
+// within maxDataFileBytes), and with --protoset or --proto the files
+// (each read within its limit), the method in them and its request. It
+// keeps what it read for resolve.
+func (cf *callFlags) check(ctx context.Context) error {
+	if err := anycall.CheckCall(cf.call); err != nil {
+		return usageError{fmt.Errorf("--call: %w", err)}
+	}
+	if cf.data != "" && cf.dataFile != "" {
+		return usageError{errors.New("--data and --data-file are exclusive")}
+	}
+	cf.request = []byte(cf.data)
+	if cf.dataFile != "" {
+		b, err := limitread.ReadFile(cf.dataFile, maxDataFileBytes)
+		if err != nil {
+			return usageError{fmt.Errorf("--data-file: %w", err)}
+		}
+		cf.request = b
+	}
 	var err error
 	switch {
 	case cf.protoset != "":
-		if files, err = anycall.LoadProtoset(cf.protoset); err != nil {
-			return nil, nil, usageError{err}
-		}
+		cf.files, err = anycall.LoadProtoset(cf.protoset)
 	case len(cf.protos) > 0:
-		if files, err = anycall.LoadProto(ctx, cf.protos, cf.importPaths); err != nil {
-			return nil, nil, usageError{err}
+		cf.files, err = anycall.LoadProto(ctx, cf.protos, cf.importPaths)
+	}
+	if err != nil {
+		return usageError{err}
+	}
+	if cf.files != nil {
+		m, err := anycall.Find(cf.files, cf.call)
+		if err != nil {
+			return usageError{fmt.Errorf("--call: %w", err)}
+		}
+		if _, err := m.Request(cf.request); err != nil {
+			return usageError{err}
+		}
+	}
+	if _, err := cf.conn.DialOptions(); err != nil {
+		return usageError{err}
+	}
+	cf.checked = true
+	return nil
+}
+
+// resolve finds --call (in the files check loaded, or by reflection) and
+// builds its request from --data or --data-file.
+func (cf *callFlags) resolve(ctx context.Context, spec *loadgen.Spec) (*anycall.Method, proto.Message, error) {
+	if !cf.checked {
+		if err := cf.check(ctx); err != nil {
+			return nil, nil, err
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, spec.DialTimeout)
-	m, err := anycall.ResolveAt(rctx, spec.Target, cf.conn, files, cf.call)
+	m, err := anycall.ResolveAt(rctx, spec.Target, cf.conn, cf.files, cf.call)
 	cancel()
 	if err != nil {
-		if errors.Is(err, anycall.ErrUnknownMethod) {
+		if errors.Is(err, anycall.ErrUnknownMethod) || errors.Is(err, anycall.ErrBadCall) {
 			return nil, nil, usageError{err}
 		}
 		return nil, nil, err
 	}
-	if cf.data != "" && cf.dataFile != "" {
-		return nil, nil, usageError{errors.New("--data and --data-file are exclusive")}
-	}
-	data := []byte(cf.data)
-	if cf.dataFile != "" {
-		if data, err = os.ReadFile(cf.dataFile); err != nil {
-			return nil, nil, usageError{fmt.Errorf("--data-file: %w", err)}
-		}
-	}
-	req, err := m.Request(data)
+	req, err := m.Request(cf.request)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}

@@ -72,7 +72,7 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	if err := o.Validate(); err != nil {
 		return doctorFlagError(err)
 	}
-	if err := lab.CheckOutputs(nil, df.force, lab.Output{Name: "--out", Path: df.out, Keep: true}); err != nil {
+	if err := lab.CheckOutputs(df.call.inputs(), df.force, lab.Output{Name: "--out", Path: df.out, Keep: true}); err != nil {
 		return usageError{err}
 	}
 	dial, err := df.call.conn.DialOptions()

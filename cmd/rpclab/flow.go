@@ -83,6 +83,15 @@ func parseFlow(spec *flow.Spec, payloads []string, rate string, window int) erro
 		}
 		spec.Payloads = append(spec.Payloads, n)
 	}
+	if err := noDuplicates("--payload", payloads, func(p string) int64 { n, _ := result.ParseBytes(p); return n }); err != nil {
+		return err
+	}
+	if err := noDuplicates("--transport", spec.Transports, func(t string) string { return t }); err != nil {
+		return err
+	}
+	if err := noDuplicates("--rtt", spec.RTTs, func(d time.Duration) time.Duration { return d }); err != nil {
+		return err
+	}
 	if rate != "" {
 		r, err := netem.ParseRate(rate)
 		if err != nil {

@@ -6,13 +6,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/imports"
+	"github.com/rpclab/rpclab/internal/limitread"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/result"
 )
@@ -74,6 +74,12 @@ Example:
 	return cmd
 }
 
+// maxImportBytes bounds each file import reads: a ghz JSON report with
+// every request's details runs to a few hundred bytes per request, so
+// 256 MiB is about a million requests; the other formats are summaries
+// of a few KiB.
+const maxImportBytes = 256 << 20
+
 func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	if f.out == "" {
 		return usageError{errors.New("--out: required (the records file to write)")}
@@ -95,7 +101,7 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	}
 	var all []result.Kinded
 	for _, file := range files {
-		data, err := readImport(file)
+		data, err := limitread.ReadFile(file, maxImportBytes)
 		if err != nil {
 			return usageError{err}
 		}
@@ -141,28 +147,6 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "rpclab: %d records written to %s\n", len(all), f.out)
 	return nil
-}
-
-// maxImportBytes bounds a file to import: the published tables and tools'
-// outputs are kilobytes; 64 MiB leaves room for a long ghz or benchmain
-// log and keeps /dev/zero or a mistaken file from filling memory.
-const maxImportBytes = 64 << 20
-
-// readImport reads file whole, refusing one above maxImportBytes.
-func readImport(file string) ([]byte, error) {
-	fh, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, maxImportBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if len(data) > maxImportBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB, no table or tool output rpclab imports is", file, maxImportBytes>>20)
-	}
-	return data, nil
 }
 
 func isFormat(f imports.Format) bool {

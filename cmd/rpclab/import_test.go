@@ -140,7 +140,7 @@ func TestImportBadInput(t *testing.T) {
 		{"bad --rpc", []string{"--rpc", "bidi", short}, []string{`--rpc "bidi"`}},
 		{"bad --conn", []string{"--conn", "pool", short}, []string{`--conn "pool"`}},
 		{"missing file", []string{filepath.Join(dir, "nope.csv")}, []string{"nope.csv"}},
-		{"endless file", []string{"/dev/zero"}, []string{"/dev/zero: larger than 64 MiB"}},
+		{"endless file", []string{"/dev/zero"}, []string{"/dev/zero: larger than its limit of 256 MiB"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runInProcess(append([]string{"import", "-o", out}, tc.args...)...)

@@ -59,7 +59,7 @@ func TestValidateAndReportEveryKind(t *testing.T) {
 		}
 	}
 	// The bulk records committed with docs/bulk.md alone: once refused.
-	if code, out, stderr := runInProcess("report", "../../docs/img/bulk-results.jsonl", "-o", page); code != exitOK {
+	if code, out, stderr := runInProcess("report", "../../docs/img/bulk-results.jsonl", "-o", page, "--force"); code != exitOK {
 		t.Errorf("report of bulk records: exit %d, %q %q", code, out, stderr)
 	}
 }

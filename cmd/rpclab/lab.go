@@ -31,7 +31,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 	if err != nil {
 		return err
 	}
-	open, err := sf.open.open(cmd.Flags(), sf, spec)
+	open, err := sf.open.open(ctx, cmd.Flags(), sf, spec)
 	if err != nil {
 		return err
 	}
@@ -83,9 +83,9 @@ func (sf *sweepFlags) sessionOptions(cmd *cobra.Command, progress func(lab.Event
 	if err != nil {
 		return nil, err
 	}
-	opts := []lab.Option{lab.WithPin(!sf.noPin), lab.WithForce(sf.force), lab.WithProgress(progress), lab.WithOutputs(
+	opts := []lab.Option{lab.WithPin(!sf.noPin), lab.WithForce(sf.force), lab.WithProgress(progress), lab.WithInputs(sf.open.inputs()...), lab.WithOutputs(
 		lab.Output{Name: "--out", Path: sf.out, Keep: true, Open: true},
-		lab.Output{Name: "--csv", Path: sf.csv, Open: true},
+		lab.Output{Name: "--csv", Path: sf.csv},
 		lab.Output{Name: "--report", Path: sf.report},
 		lab.Output{Name: "--png", Path: sf.png, Dir: true},
 	)}

@@ -6,14 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -94,6 +95,7 @@ func newNetemSelftestCmd() *cobra.Command {
 		cfg     netem.SelfTestConfig
 		bulkStr string
 		jsonOut string
+		force   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "selftest",
@@ -120,13 +122,16 @@ directly and through a 0-delay proxy, to give the proxy's CPU per GiB.`,
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
+			if err := lab.CheckOutputs(nil, force, lab.Output{Name: "--json", Path: jsonOut}); err != nil {
+				return labError(err)
+			}
 			res, err := netem.SelfTest(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
 			if jsonOut != "" {
 				data, _ := json.MarshalIndent(res, "", "  ")
-				if err := os.WriteFile(jsonOut, append(data, '\n'), 0o644); err != nil {
+				if err := lab.WriteFile(jsonOut, func(w io.Writer) error { _, err := w.Write(append(data, '\n')); return err }); err != nil {
 					return fmt.Errorf("--json: %w", err)
 				}
 			}
@@ -138,6 +143,7 @@ directly and through a 0-delay proxy, to give the proxy's CPU per GiB.`,
 	f.IntVar(&cfg.Pings, "pings", 2000, "round trips measured per RTT (at most)")
 	f.DurationVar(&cfg.Budget, "budget", 3*time.Second, "time spent per RTT (at most)")
 	f.StringVar(&bulkStr, "bulk", "512MiB", "bytes to send there and back to measure CPU per GiB (0: skip)")
-	f.StringVar(&jsonOut, "json", "", "also write the result as JSON to this file")
+	f.StringVar(&jsonOut, "json", "", "also write the result as JSON to this file (an existing one is kept unless --force)")
+	f.BoolVar(&force, "force", false, "replace an existing --json file (never a records file)")
 	return cmd
 }

@@ -34,7 +34,7 @@ func (nf *netemFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&nf.rate, "rate", "", "emulated bandwidth per direction, as tc writes it: 100mbit, 1gbit, 125mbps (bytes/s)")
 	f.DurationVar(&nf.downDelay, "down-delay", 0, "one-way delay server->client, if different from --delay")
 	f.DurationVar(&nf.downJitter, "down-jitter", 0, "jitter server->client, if different from --jitter")
-	f.StringVar(&nf.downRate, "down-rate", "", "bandwidth server->client, if different from --rate")
+	f.StringVar(&nf.downRate, "down-rate", "", "bandwidth server->client, if different from --rate (0: unlimited)")
 	f.IntVar(&nf.queue, "netem-queue", netem.DefaultQueueBytes, "bytes each direction of each emulated connection holds in flight before the sender waits")
 }
 
@@ -48,6 +48,9 @@ func (nf *netemFlags) network(fs *pflag.FlagSet) (n netem.Network, ok bool, err 
 	if nf.rate != "" {
 		if up.RateBps, err = netem.ParseRate(nf.rate); err != nil {
 			return n, ok, usageError{fmt.Errorf("--rate: %w", err)}
+		}
+		if up.RateBps == 0 {
+			return n, ok, usageError{fmt.Errorf("--rate %s: a link of 0 bit/s carries nothing; leave --rate out for an unlimited link", nf.rate)}
 		}
 	}
 	down := up

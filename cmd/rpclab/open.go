@@ -45,7 +45,7 @@ var (
 )
 
 func (of *openFlags) register(f *pflag.FlagSet) {
-	f.Float64SliceVar(&of.rates, "rps", nil, "open loop: offered rates in RPCs per second, e.g. 1000,5000,20000 (sends follow a schedule whatever the replies; latency counts from the intended send time). --inflight is then the connection count of per-worker")
+	f.Float64SliceVar(&of.rates, "rps", nil, "open loop: offered rates in RPCs per second, each above 0 and at most 1e7, e.g. 1000,5000,20000 (sends follow a schedule whatever the replies; latency counts from the intended send time). --inflight is then the connection count of per-worker")
 	f.StringVar(&of.arrival, "arrival", loadgen.Constant, "open loop: arrival process, constant or poisson")
 	f.StringVar(&of.pacing, "pacing", loadgen.PrecisePacing, "open loop: how the scheduler waits for each send: precise (a Go timer, with a kernel timer armed for the same time so that an idle client wakes then: sends leave within tens of µs of their time, at the cost of a wake-up of their own) or timer (Go's timers only: an idle client wakes up to about 1 ms late, which shows as schedule lag and in the latency, and the sends due within that millisecond share one wake-up)")
 	f.IntVar(&of.maxOutstanding, "max-outstanding", loadgen.DefaultMaxOutstanding, "open loop: most RPCs in flight, 1..100000; a send that finds this many waits, and the record counts it (max_outstanding_hits)")
@@ -56,7 +56,7 @@ func (of *openFlags) register(f *pflag.FlagSet) {
 // open maps the flags to a loadgen.OpenSpec; nil without --rate.
 // Without --inflight, the open loop runs one in-flight value,
 // openPerWorkerConns: it is only the connection count of per-worker.
-func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec) (*loadgen.OpenSpec, error) {
+func (of *openFlags) open(ctx context.Context, fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec) (*loadgen.OpenSpec, error) {
 	if !fs.Changed("rps") {
 		for _, name := range openFlagNames {
 			if fs.Changed(name) {
@@ -70,6 +70,9 @@ func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec)
 	}
 	if !fs.Changed("inflight") && !fs.Changed("max-inflight") {
 		spec.Inflight = []int{openPerWorkerConns}
+	}
+	if err := checkRates(of.rates); err != nil {
+		return nil, err
 	}
 	o := &loadgen.OpenSpec{Rates: of.rates, Arrival: of.arrival, Pacing: of.pacing, MaxOutstanding: of.maxOutstanding}
 	if of.slo != "" {
@@ -97,6 +100,11 @@ func (of *openFlags) open(fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec)
 	}
 	if _, err := of.conn.DialOptions(); err != nil {
 		return nil, usageError{err}
+	}
+	if of.call != "" {
+		if err := of.callFlags.check(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }

@@ -3,20 +3,20 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/report"
 )
 
 func newReportCmd() *cobra.Command {
 	var out, pngDir string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "report FILE.jsonl...",
 		Short: "Write an HTML report with charts (and PNGs) from result files",
@@ -60,7 +60,7 @@ the file and line.`,
 			if out == "" && pngDir == "" {
 				return usageError{errors.New("report: give -o FILE.html, --png DIR, or both")}
 			}
-			if err := checkReportOutputs(files, out, pngDir); err != nil {
+			if err := checkReportOutputs(files, force, out, pngDir); err != nil {
 				return err
 			}
 			res, warnings, err := report.Load(cmd.Context(), files)
@@ -91,20 +91,15 @@ the file and line.`,
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "report.html", "write the HTML report to this file (skipped when only --png is given)")
 	cmd.Flags().StringVar(&pngDir, "png", "", "also write every chart as a PNG file in this directory")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing -o file (never a records file)")
 	return cmd
 }
 
-// writeHTML renders a whole report with render before creating the file,
-// so a failed render leaves no half-written report behind.
+// writeHTML renders a whole report with render into the file, replacing
+// it only once the render succeeded (lab.WriteFile): a failed render
+// leaves no half-written report, and an earlier file as it was.
 func writeHTML(path string, render func(io.Writer) error) error {
-	var b bytes.Buffer
-	if err := render(&b); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	return nil
+	return lab.WriteFile(path, render)
 }
 
 func absPath(p string) string {

@@ -30,8 +30,8 @@ func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *load
 	if err := table(stdout, recs); err != nil {
 		return err
 	}
-	if f := s.File("--csv"); f != nil {
-		if err := report.CSV(f, recs); err != nil {
+	if sf.csv != "" {
+		if err := lab.WriteFile(sf.csv, func(w io.Writer) error { return report.CSV(w, recs) }); err != nil {
 			return fmt.Errorf("--csv: %w", err)
 		}
 	}

@@ -71,6 +71,9 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 			if err := checkCPUs("--cpus", sf.cpus); err != nil {
 				return err
 			}
+			if err := checkConnBuffers(sf.o.WriteBufferSize, sf.o.ReadBufferSize); err != nil {
+				return err
+			}
 			switch sf.impl {
 			case "go":
 				if len(args) > 0 {
@@ -95,8 +98,8 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 	f.Uint32Var(&sf.o.NumStreamWorkers, "num-stream-workers", 0, "serve streams on this many fixed goroutines (0: a goroutine per stream)")
 	f.Bool("shared-write-buffer", true, "no effect: grpc-go releases each connection's write buffer between flushes by default")
 	_ = f.MarkDeprecated("shared-write-buffer", "grpc-go shares write buffers by default (grpc.SharedWriteBuffer is deprecated); the flag has no effect")
-	f.IntVar(&sf.o.WriteBufferSize, "write-buffer", 0, "per-connection write buffer in bytes (0: grpc-go's 32 KiB)")
-	f.IntVar(&sf.o.ReadBufferSize, "read-buffer", 0, "per-connection read buffer in bytes (0: grpc-go's 32 KiB)")
+	f.IntVar(&sf.o.WriteBufferSize, "write-buffer", 0, "per-connection write buffer in bytes, 0 to 16 MiB (0: grpc-go's 32 KiB)")
+	f.IntVar(&sf.o.ReadBufferSize, "read-buffer", 0, "per-connection read buffer in bytes, 0 to 16 MiB (0: grpc-go's 32 KiB)")
 	f.StringVar(&sf.tlsCert, "tls-cert", "", "serve TLS with this PEM certificate (chain); needs --tls-key")
 	f.StringVar(&sf.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	f.StringVar(&sf.maxBulk, "max-bulk-size", "", "largest bulk download one request may ask for (default 64GiB)")

@@ -49,7 +49,7 @@ func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 	f.IntVar(&sf.minInflight, "min-inflight", 0, "sweep in-flight from this count (instead of --inflight)")
 	f.IntVar(&sf.maxInflight, "max-inflight", 0, "... up to this count")
 	f.IntVar(&sf.step, "step", 1, "... in steps of this size")
-	f.StringSliceVar(&sf.conns, "conn", d.conns, "connection layouts: shared (one connection), per-worker (one per worker), pool:N (N connections round-robin), pool:N:least-loaded")
+	f.StringSliceVar(&sf.conns, "conn", d.conns, "connection layouts: shared (one connection), per-worker (one per worker), pool:N (N connections round-robin, N at most 1024), pool:N:least-loaded")
 	f.StringSliceVar(&sf.rpcs, "rpc", []string{"unary"}, "RPC kinds: unary, streaming (bidi ping-pong, one stream per worker)")
 	f.StringVar(&sf.service, "service", "benchmark", "ping service: benchmark (grpc.testing.BenchmarkService), or ydb-debug (YDB's Ydb.Debug.V1.DebugService: PingPlainGrpc for --rpc unary, PingStream for streaming; no payload), as a YDB node's gRPC layer answers it")
 	f.StringVar(&sf.payload, "payload", "0", "request and response payload: bytes, or with a unit (1KiB, 64KB)")
@@ -98,9 +98,12 @@ everything measured so far (the step it cuts short is kept, marked
 interrupted). If the child server dies, the sweep ends at once: the step in
 progress is kept as failed with the server's exit status, and rpclab exits 1.
 
-Every output is checked before the first step: -o and --csv must be
-different files, and -o refuses an existing non-empty file (earlier records)
-unless --force is given.
+Every output is checked before the first step: -o, --csv and --report must
+be different files and none of the files read (--data-file, --proto, ...),
+an existing non-empty output is refused unless --force is given, and --csv
+or --report never replaces a records file, even with --force. --csv and
+--report are written whole at the end: a run that fails first leaves an
+earlier file as it was.
 
 With --workers h1:port,h2:port (and --target), rpclab drives benchmark
 workers (rpclab worker, or gRPC's official ones) instead of its own client:

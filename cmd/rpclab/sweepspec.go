@@ -65,6 +65,9 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 	if len(sf.conns) == 0 {
 		return nil, usageError{errors.New("--conn: no connection mode given")}
 	}
+	if err := sf.noDuplicates(s); err != nil {
+		return nil, err
+	}
 	for i, lang := range append([]string{sf.client}, sf.clients...) {
 		if lang != "go" && !slices.Contains(extclient.Languages, lang) {
 			flag := "--client"
@@ -82,6 +85,28 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 		s.Conns = conns
 	} // else each client checks its own layouts
 	return s, s.ValidateLoad()
+}
+
+// noDuplicates refuses a value given twice in --inflight (or the range),
+// --rpc, --clients or --conn (by layout: pool:4 is pool:4:round-robin;
+// a layout that does not parse is left to its client's check).
+func (sf *sweepFlags) noDuplicates(s *loadgen.Spec) error {
+	self := func(v string) string { return v }
+	if err := noDuplicates("--inflight", s.Inflight, func(n int) int { return n }); err != nil {
+		return err
+	}
+	if err := noDuplicates("--rpc", s.RPCs, self); err != nil {
+		return err
+	}
+	if err := noDuplicates("--clients", sf.clients, self); err != nil {
+		return err
+	}
+	return noDuplicates("--conn", sf.conns, func(c string) string {
+		if m, err := loadgen.ParseConnMode(c); err == nil {
+			return m.String()
+		}
+		return c
+	})
 }
 
 // goConns parses --conn layouts for the Go client.

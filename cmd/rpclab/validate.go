@@ -18,13 +18,16 @@ func newValidateCmd() *cobra.Command {
 		Long: `Check that every line of each JSON Lines file is a result record that matches
 the schema of its kind: docs/result.schema.json for ping records (what every
 rpclab client must write), docs/bulk.schema.json for "rpclab bulk" records,
-docs/flow.schema.json for "rpclab flow" records. A file may mix kinds. Prints
-the number of records per file and kind; exits 1 naming the file and the first
-bad line, or a file without records.`,
+docs/flow.schema.json for "rpclab flow" records. A file may mix kinds. Each
+record's own arithmetic is checked too: no more errors than requests, a
+histogram that decodes, a throughput its counts and duration can give. Files
+are read line by line (each line at most 64 MiB), keeping no record, so a file
+of any size is checked. Prints the number of records per file and kind; exits
+1 naming the file and the first bad line, or a file without records.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			for _, f := range files {
-				set, err := result.ReadAllFile(cmd.Context(), f)
+				set, err := result.CheckAllFile(cmd.Context(), f)
 				if err != nil {
 					return fmt.Errorf("validate: %w", err)
 				}
@@ -41,10 +44,9 @@ func kindCounts(set *result.Set) string {
 	if len(kinds) < 2 {
 		return ""
 	}
-	n := map[string]int{result.KindPing: len(set.Ping), result.KindBulk: len(set.Bulk), result.KindFlow: len(set.Flow)}
 	parts := make([]string, len(kinds))
 	for i, k := range kinds {
-		parts[i] = fmt.Sprintf("%d %s", n[k], k)
+		parts[i] = fmt.Sprintf("%d %s", set.Count(k), k)
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
 }

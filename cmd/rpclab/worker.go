@@ -4,15 +4,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/worker"
@@ -110,14 +111,11 @@ func registerWorkers(f *pflag.FlagSet, sf *sweepFlags) {
 var workerSweepFlags = []string{"workers", "target", "inflight", "min-inflight", "max-inflight", "step", "conn", "rpc",
 	"payload", "warmup", "interval", "dial-timeout", "rpc-timeout", "out", "force", "csv", "rps", "arrival"}
 
+// writeCSVFile writes --csv whole once the sweep is over (lab.WriteFile):
+// a run that fails first leaves an earlier file as it was.
 func writeCSVFile(path string, recs []result.Record) error {
-	f, err := os.Create(path)
-	if err != nil {
+	if err := lab.WriteFile(path, func(w io.Writer) error { return report.CSV(w, recs) }); err != nil {
 		return fmt.Errorf("--csv: %w", err)
 	}
-	if err := report.CSV(f, recs); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
@@ -110,6 +111,9 @@ func workerSweepSpec(cmd *cobra.Command, sf *sweepFlags) (*loadgen.Spec, *worker
 		if !cmd.Flags().Changed("inflight") && !cmd.Flags().Changed("max-inflight") {
 			spec.Inflight = []int{openPerWorkerConns}
 		}
+		if err := checkRates(sf.open.rates); err != nil {
+			return nil, nil, err
+		}
 		open = &worker.Open{Rates: sf.open.rates, Arrival: sf.open.arrival}
 		if err := open.Validate(nil); err != nil {
 			return nil, nil, err
@@ -123,17 +127,16 @@ func workerSweepSpec(cmd *cobra.Command, sf *sweepFlags) (*loadgen.Spec, *worker
 	return spec, open, nil
 }
 
-// workerSweepOut checks --csv and --out and creates --out (nil without
-// one), before any worker is asked for anything.
+// workerSweepOut checks --csv and --out by lab's one rule
+// (lab.CheckOutputs) and creates --out (nil without one), before any
+// worker is asked for anything.
 func workerSweepOut(sf *sweepFlags) (*os.File, error) {
-	if sf.csv != "" && sf.csv == sf.out {
-		return nil, usageError{fmt.Errorf("--csv and --out are the same file %q", sf.out)}
+	err := lab.CheckOutputs(nil, sf.force, lab.Output{Name: "--out", Path: sf.out, Keep: true}, lab.Output{Name: "--csv", Path: sf.csv})
+	if err != nil {
+		return nil, labError(err)
 	}
 	if sf.out == "" {
 		return nil, nil
-	}
-	if st, err := os.Stat(sf.out); err == nil && st.Size() > 0 && !sf.force {
-		return nil, usageError{fmt.Errorf("--out %s: the file exists and is not empty: refusing to overwrite it (give --force to, or another name)", sf.out)}
 	}
 	out, err := os.Create(sf.out)
 	if err != nil {
