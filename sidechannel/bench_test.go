@@ -9,6 +9,8 @@ import (
 	"net"
 	"testing"
 
+	"github.com/hashicorp/yamux"
+
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -17,11 +19,90 @@ const benchSize = 64 << 20
 // BenchmarkTransfer moves 64 MiB each way through a sidechannel (a gRPC
 // call, its hello and the bytes on the shared port) and, as the baseline,
 // through a plain TCP connection opened per transfer, both on loopback in
-// this process. MB/s is the transfer's; allocs are both sides'.
+// this process. The yamux paths are the other way to share one port,
+// Gitaly's: the bytes on a stream of a yamux session over one TCP
+// connection (the session made once, a stream per transfer, no gRPC call:
+// the byte path alone), with yamux's default 256 KiB stream window and
+// with 16 MiB. MB/s is the transfer's; allocs are both sides'.
 func BenchmarkTransfer(b *testing.B) {
 	for _, dir := range []string{"download", "upload"} {
 		b.Run("path=tcp/dir="+dir, func(b *testing.B) { benchTCP(b, dir) })
 		b.Run("path=sidechannel/dir="+dir, func(b *testing.B) { benchSidechannel(b, dir) })
+		for _, w := range []uint32{256 << 10, 16 << 20} {
+			b.Run(fmt.Sprintf("path=yamux-window=%dKiB/dir=%s", w>>10, dir), func(b *testing.B) { benchYamux(b, dir, w) })
+		}
+	}
+}
+
+func benchYamux(b *testing.B, dir string, window uint32) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lis.Close()
+	cfg := yamux.DefaultConfig()
+	cfg.MaxStreamWindowSize = window
+	cfg.LogOutput = io.Discard
+	go func() {
+		c, err := lis.Accept()
+		if err != nil {
+			return
+		}
+		sess, err := yamux.Server(c, cfg)
+		if err != nil {
+			return
+		}
+		defer sess.Close()
+		buf := make([]byte, 256<<10)
+		for {
+			st, err := sess.Accept()
+			if err != nil {
+				return
+			}
+			if dir == "download" {
+				_ = writeN(st, buf, benchSize)
+			} else {
+				_, _ = io.CopyBuffer(io.Discard, st, buf)
+				_, _ = st.Write([]byte{1})
+			}
+			st.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", lis.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	sess, err := yamux.Client(c, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sess.Close()
+	buf := make([]byte, 256<<10)
+	b.SetBytes(benchSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		st, err := sess.Open()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var n int64
+		if dir == "download" {
+			_, _ = st.Write(nil) // yamux opens the stream on its first frame
+			n, err = io.CopyBuffer(io.Discard, st, buf)
+		} else {
+			err = writeN(st, buf, benchSize)
+			n = benchSize
+			if err == nil {
+				err = st.Close() // a FIN: the server's copy ends
+			}
+			if err == nil {
+				_, err = io.ReadFull(st, buf[:1])
+			}
+		}
+		st.Close()
+		if err != nil || n != benchSize {
+			b.Fatalf("yamux: %v, %d bytes", err, n)
+		}
 	}
 }
 

@@ -42,7 +42,16 @@ func newConn(ctx context.Context, c net.Conn, id ID, writeTimeout time.Duration,
 	} else {
 		_ = c.SetDeadline(time.Time{})
 	}
-	sc.stop = context.AfterFunc(ctx, func() { sc.c.Close() })
+	sc.stop = context.AfterFunc(ctx, func() {
+		// On the client a deadline already fails reads and writes (the
+		// socket's deadline is the call's); closing too would race the
+		// server's own deadline with a broken pipe, and the server would
+		// end Unavailable instead of DeadlineExceeded. Close releases it.
+		if cancel != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			return
+		}
+		sc.c.Close()
+	})
 	return sc
 }
 

@@ -4,9 +4,12 @@ package sidechannel
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,6 +173,10 @@ func TestSlowReader(t *testing.T) {
 	if got := status.Code(err); got != codes.DeadlineExceeded {
 		t.Errorf("call: got %v (%v), want %v", got, err, codes.DeadlineExceeded)
 	}
+	// The write timeout, not the test's own deadline, ended it.
+	if msg := status.Convert(err).Message(); !strings.Contains(msg, "i/o timeout") {
+		t.Errorf("call: got %q, want the write's i/o timeout", msg)
+	}
 }
 
 // TestClientDies: a client that vanishes mid-transfer (its sidechannel and
@@ -236,4 +243,66 @@ func TestHalfOpenFlood(t *testing.T) {
 	if _, _, err := download(ctx, cc, c, 1<<20); err != nil {
 		t.Errorf("download after the flood: %v", err)
 	}
+}
+
+// flakyListener fails its first Accepts as a listener out of file
+// descriptors does.
+type flakyListener struct {
+	net.Listener
+	fails atomic.Int32
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if l.fails.Add(-1) >= 0 {
+		return nil, errors.New("accept: too many open files")
+	}
+	return l.Listener.Accept()
+}
+
+// TestAcceptErrorKeepsServing: a failed Accept that is not the listener's
+// close is waited out, not fatal.
+func TestAcceptErrorKeepsServing(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := &flakyListener{Listener: lis}
+	fl.fails.Store(3)
+	s, err := NewServer(fl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := testContext(t)
+	go func() {
+		c, err := s.Listener().Accept()
+		if err == nil {
+			_, _ = c.Write([]byte("ok"))
+			c.Close()
+		}
+	}()
+	c := rawHello(ctx, t, lis.Addr().String(), []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"))
+	d, _ := ctx.Deadline()
+	_ = c.SetReadDeadline(d)
+	got, err := io.ReadAll(c)
+	if string(got) != "ok" {
+		t.Errorf("got %q, %v, want %q from the gRPC side", got, err, "ok")
+	}
+}
+
+// TestAcceptEndsWithCall: a call whose sidechannel never comes ends with
+// its own context's status, and leaves nothing pending.
+func TestAcceptEndsWithCall(t *testing.T) {
+	ts := startServer(t, false)
+	ctx, cancel := context.WithTimeout(testContext(t), defaultTestTimeout/100)
+	defer cancel()
+	err := callWithID(ctx, ts, t, ID{9}.String())
+	if got := status.Code(err); got != codes.DeadlineExceeded {
+		t.Errorf("call: got %v (%v), want %v", got, err, codes.DeadlineExceeded)
+	}
+	herr := <-ts.files.ended
+	if got := status.Code(herr); got != codes.DeadlineExceeded && got != codes.Canceled {
+		t.Errorf("handler: got %v (%v), want %v or %v", got, herr, codes.DeadlineExceeded, codes.Canceled)
+	}
+	waitPending(testContext(t), t, ts.sc, 0)
 }

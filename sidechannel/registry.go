@@ -123,7 +123,7 @@ func (r *registry) claim(ctx context.Context, id ID) (net.Conn, error) {
 			c.Close()
 		default:
 		}
-		return nil, context.Cause(ctx)
+		return nil, StatusError(context.Cause(ctx))
 	}
 }
 

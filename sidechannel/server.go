@@ -57,8 +57,9 @@ func (s *Server) Listener() net.Listener { return s.grpc }
 
 // Accept returns the sidechannel of the call whose context ctx is (a
 // handler's), waiting for its hello until ctx ends or the id expires. The
-// sidechannel is closed when ctx ends. Errors are gRPC status errors
-// (ErrNoID, ErrExpired, ErrReused, ErrTooManyPending, ErrClosed) or ctx's.
+// sidechannel is closed when ctx ends. Errors are gRPC status errors:
+// ErrNoID, ErrExpired, ErrReused, ErrTooManyPending, ErrClosed, or
+// Canceled and DeadlineExceeded when ctx ends first.
 func (s *Server) Accept(ctx context.Context) (*Conn, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	v := md.Get(MetadataKey)
@@ -110,12 +111,17 @@ func (s *Server) shutdown() error {
 
 func (s *Server) acceptLoop() {
 	defer s.wg.Done()
+	var delay time.Duration
 	for {
 		c, err := s.inner.Accept()
 		if err != nil {
-			s.grpc.fail(err)
-			return
+			if errors.Is(err, net.ErrClosed) || !s.backOff(&delay) {
+				s.grpc.fail(err)
+				return
+			}
+			continue
 		}
+		delay = 0
 		select {
 		case s.slots <- struct{}{}:
 		default: // full: refuse, do not queue
@@ -129,6 +135,20 @@ func (s *Server) acceptLoop() {
 		}
 		s.wg.Add(1)
 		go s.handshake(c)
+	}
+}
+
+// backOff waits after a failed Accept (out of file descriptors, say), as
+// net/http does: 5 ms, doubling to 1 s. False if the Server closed.
+func (s *Server) backOff(delay *time.Duration) bool {
+	*delay = min(max(2**delay, 5*time.Millisecond), time.Second)
+	t := time.NewTimer(*delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-s.done:
+		return false
 	}
 }
 

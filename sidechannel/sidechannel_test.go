@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -223,5 +226,43 @@ func TestOptions(t *testing.T) {
 	}
 	if _, err := NewClient("no-port"); !errors.Is(err, ErrInvalidOption) {
 		t.Errorf("address without port: got %v, want %v", err, ErrInvalidOption)
+	}
+}
+
+// TestAllocsPerCall: a sidechannel download allocates O(1) per call: the
+// bytes allocated (server and client, this whole process) for 64 MiB are
+// at most 1.25 times those for 1 MiB; the bytes themselves are never
+// copied into new memory.
+func TestAllocsPerCall(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race sync.Pool drops buffers on purpose")
+	}
+	ts := startServer(t, false)
+	cc, c := ts.dial(t)
+	ctx := testContext(t)
+	go func() {
+		for range ts.files.ended {
+		}
+	}()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	alloc := func(size int64) uint64 {
+		var runs [3]uint64
+		for i := range runs {
+			var a, b runtime.MemStats
+			runtime.ReadMemStats(&a)
+			if _, _, err := download(ctx, cc, c, size); err != nil {
+				t.Fatal(err)
+			}
+			runtime.ReadMemStats(&b)
+			runs[i] = b.TotalAlloc - a.TotalAlloc
+		}
+		slices.Sort(runs[:])
+		return runs[1]
+	}
+	alloc(1 << 20) // warm up
+	small, large := alloc(1<<20), alloc(64<<20)
+	t.Logf("bytes allocated per call: %d for 1 MiB, %d for 64 MiB", small, large)
+	if large > small+small/4 {
+		t.Errorf("64 MiB: got %d bytes allocated, want at most 1.25x the %d of 1 MiB", large, small)
 	}
 }
