@@ -306,3 +306,30 @@ func TestAcceptEndsWithCall(t *testing.T) {
 	}
 	waitPending(testContext(t), t, ts.sc, 0)
 }
+
+// TestServerClose: Close fails a waiting Accept with ErrClosed, closes a
+// hello waiting for its call, and a closed Server refuses new hellos.
+func TestServerClose(t *testing.T) {
+	ts := startServer(t, false)
+	ctx := testContext(t)
+	c := rawHello(ctx, t, ts.addr, hello(ID{1}))
+	waitPending(ctx, t, ts.sc, 1)
+	cc, _ := ts.dial(t)
+	done := make(chan error, 1)
+	go func() {
+		ctx := metadata.AppendToOutgoingContext(ctx, MetadataKey, ID{2}.String())
+		done <- cc.Invoke(ctx, downloadMethod, wrapperspb.Int64(1), new(wrapperspb.Int64Value))
+	}()
+	waitPending(ctx, t, ts.sc, 2)
+	if err := ts.sc.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := <-ts.files.ended; !errors.Is(err, ErrClosed) {
+		t.Errorf("Accept: got %v, want %v", err, ErrClosed)
+	}
+	<-done
+	waitClosed(ctx, t, c)
+	if err := ts.sc.reg.offer(ID{3}, nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("offer after Close: got %v, want %v", err, ErrClosed)
+	}
+}
