@@ -18,10 +18,6 @@ LOCAL_SUBCHANNEL_POOL = ("grpc.use_local_subchannel_pool", 1)
 
 _C = grpc.ChannelConnectivity
 
-# Bounds close()'s wait for each channel's first connectivity report, which
-# grpcio's poller thread makes as soon as it runs.
-_FIRST_REPORT_BOUND = 5.0
-
 
 class Policy(enum.Enum):
     """How the pool picks a channel for each RPC."""
@@ -266,15 +262,16 @@ class ChannelPool(grpc.Channel):
         return _StreamStream(self, [ch.stream_stream(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels])
 
     def close(self) -> None:
-        """Closes every channel; RPCs in flight end with CANCELLED."""
+        """Closes every channel; RPCs in flight end with CANCELLED.
+
+        grpcio's connectivity poller (which subscribe starts) may print a
+        ValueError traceback on its own thread when a channel closes while
+        it polls, as with any subscribed grpcio channel (grpc/grpc#18995);
+        it is harmless.
+        """
         with self._ready:
             if self._closed:
                 return
-            # grpcio's connectivity poller fails (ValueError on its own
-            # thread) if the channel closes before its first check, which
-            # our subscription started: wait for each first report, which
-            # takes no network round trip.
-            self._ready.wait_for(lambda: None not in self._states, _FIRST_REPORT_BOUND)
             self._closed = True
             self._subscribers.clear()
             self._ready.notify_all()
