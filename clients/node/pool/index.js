@@ -131,6 +131,7 @@ class ChannelPool {
     this.channels = Array.from({ length: size }, () => new grpc.Channel(target, credentials, opts));
     this.inflightCounts = new Array(size).fill(0);
     this.next = 0;
+    this.closed = false;
     for (const ch of this.channels) ch.getConnectivityState(true); // start connecting
   }
 
@@ -150,6 +151,7 @@ class ChannelPool {
    * Date or milliseconds since the epoch; Infinity: no bound).
    */
   connect(deadline) {
+    if (this.closed) return Promise.reject(new Error(`rpclab pool: ${this.target}: connect on a closed pool`));
     return Promise.all(this.channels.map((ch) => channelReady(ch, deadline))).catch((err) => {
       const states = this.states().map((s) => ConnectivityState[s]).join(', ');
       throw new Error(`rpclab pool: ${this.target}: channels not all READY by the deadline: ${states} (${err.message})`);
@@ -159,6 +161,7 @@ class ChannelPool {
   // grpc-js Channel interface.
 
   close() {
+    this.closed = true;
     for (const ch of this.channels) ch.close();
   }
 
@@ -167,6 +170,9 @@ class ChannelPool {
   }
 
   getConnectivityState(tryToConnect) {
+    // Closed: SHUTDOWN without asking the channels, since grpc-js 1.14's
+    // getConnectivityState(true) makes a closed channel connect again.
+    if (this.closed) return ConnectivityState.SHUTDOWN;
     return aggregate(this.channels.map((ch) => ch.getConnectivityState(tryToConnect)));
   }
 
@@ -176,6 +182,9 @@ class ChannelPool {
    * builds on.
    */
   watchConnectivityState(currentState, deadline, callback) {
+    if (this.getConnectivityState(false) === ConnectivityState.SHUTDOWN) {
+      throw new Error('Channel has been shut down'); // as grpc-js's own, which waitForReady expects
+    }
     let done = false;
     let timer = null;
     const finish = (err) => {
@@ -218,6 +227,7 @@ class ChannelPool {
   }
 
   createCall(method, deadline, host, parentCall, propagateFlags) {
+    if (this.closed) throw new Error('Channel has been shut down');
     const states = this.channels.map((ch) => ch.getConnectivityState(false));
     const i = pick(this.policy, states, this.inflightCounts, this.next++);
     if (this.next >= Number.MAX_SAFE_INTEGER) this.next = 0;

@@ -280,6 +280,10 @@ test('a loadPackageDefinition client works through the pool', async (t) => {
   assert.deepEqual(pool.inflight(), [0, 0, 0], `got ${pool.inflight()} in flight after every call ended, want none`);
   client.close();
   assert.deepEqual(pool.states(), [ConnectivityState.SHUTDOWN, ConnectivityState.SHUTDOWN, ConnectivityState.SHUTDOWN]);
+  const closedErr = await new Promise((resolve) => client.waitForReady(deadline(), resolve));
+  assert.match(String(closedErr), /closed/, `got ${closedErr}, want waitForReady on a closed pool to fail at once`);
+  assert.deepEqual(pool.states(), [ConnectivityState.SHUTDOWN, ConnectivityState.SHUTDOWN, ConnectivityState.SHUTDOWN], 'waitForReady revived a closed pool');
+  assert.throws(() => client.UnaryCall({}, () => {}), /shut down/);
 });
 
 test('round robin spreads calls over every connection', async (t) => {
