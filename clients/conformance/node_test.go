@@ -35,3 +35,21 @@ func TestNodeUnit(t *testing.T) {
 	}
 	unitTests(t, "node", "node", append([]string{"--test"}, files...)...)
 }
+
+// TestNodePoolUnit runs the tests of the pool library in clients/node/pool
+// (ChannelPool, a grpc-js Channel over N channels that a client takes as its
+// channelOverride) against a real grpc-js server: 4 connections as the kernel
+// saw them, a loadPackageDefinition client through the pool, least-loaded, a
+// server restart. It uses the client's node_modules (build.sh).
+func TestNodePoolUnit(t *testing.T) {
+	selected(t, "node")
+	build(t, "node")
+	files, err := filepath.Glob(filepath.Join("..", "node", "pool", "test", "*.test.js"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no clients/node/pool/test/*.test.js (%v)", err)
+	}
+	for i, f := range files {
+		files[i] = filepath.Join("test", filepath.Base(f))
+	}
+	unitTests(t, filepath.Join("node", "pool"), "node", append([]string{"--test"}, files...)...)
+}

@@ -59,6 +59,15 @@ func TestPythonUnit(t *testing.T) {
 	pythonIn(t, py, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
 }
 
+// TestPythonPoolUnit runs the tests of the pool library in clients/python/pool
+// (rpclab_pool.ChannelPool, installed into the client's venv by build.sh)
+// against a real grpcio server: 4 connections as the kernel saw them, a
+// generated stub through the pool, least-loaded, a server restart.
+func TestPythonPoolUnit(t *testing.T) {
+	py := buildPython(t)
+	unitTests(t, filepath.Join("python", "pool"), py, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
+}
+
 // The Python side of TestPythonHistogram: values spread over the whole
 // range, recorded into three worker histograms (one left empty), merged and
 // encoded by the client's own code.

@@ -3,9 +3,10 @@
 #
 # Builds rpclab's Python client (docs/clients.md): a venv in .venv with the
 # pinned packages of pyproject.toml from PyPI (the client installed editable,
-# with grpcio-tools), then the stubs of ../../proto generated into gen/ by
-# grpc_tools.protoc. Each part is redone only when its inputs changed; silent
-# when up to date. Needs python3 (3.9+, with venv); PYTHON picks another.
+# with grpcio-tools, and beside it the pool library of pool/, editable), then
+# the stubs of ../../proto generated into gen/ by grpc_tools.protoc. Each
+# part is redone only when its inputs changed; silent when up to date. Needs
+# python3 (3.9+, with venv); PYTHON picks another.
 set -euo pipefail
 cd "$(dirname "$0")"
 py=${PYTHON:-python3}
@@ -13,10 +14,10 @@ command -v "$py" >/dev/null || { echo "clients/python/build.sh: $py not found" >
 
 hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
-deps=$(printf '%s %s\n' "$("$py" -c 'import sys; print(sys.version)')" "$(hash_of pyproject.toml)")
+deps=$(printf '%s %s\n' "$("$py" -c 'import sys; print(sys.version)')" "$(hash_of pyproject.toml pool/pyproject.toml)")
 if [[ ! -x .venv/bin/python || "$(cat .venv/.rpclab-deps 2>/dev/null)" != "$deps" ]]; then
   "$py" -m venv --clear .venv
-  PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 .venv/bin/python -m pip install -q -e '.[build]'
+  PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 .venv/bin/python -m pip install -q -e '.[build]' -e ./pool
   printf '%s\n' "$deps" >.venv/.rpclab-deps
 fi
 
