@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,7 +18,7 @@ import (
 func ExampleLoad() {
 	res, warnings, err := report.Load(context.Background(), []string{"testdata/healthy.jsonl", "testdata/flow.jsonl"})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println(len(warnings), "warnings")
 	for _, s := range res.Sections() {
@@ -37,10 +36,10 @@ func ExampleLoad() {
 func ExampleTable() {
 	res, _, err := report.Load(context.Background(), []string{"testdata/ydb-2025-single-connection.jsonl"})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	if err := report.Table(os.Stdout, res.Runs[0].Records[:3]); err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	// Output:
 	// client    conn    rpc  inflight  throughput (req/s)  ideal (req/s)  efficiency %  P50 (µs)    P90    P99  P99.9   P100  errors  conns  cpu µs/rpc  other cpu %  status
@@ -54,11 +53,11 @@ func ExampleTable() {
 func ExampleHTML() {
 	res, warnings, err := report.Load(context.Background(), []string{"testdata/shared-bottleneck.jsonl", "testdata/healthy.jsonl"})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	var page bytes.Buffer
 	if err := report.HTML(&page, res, warnings); err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println(regexp.MustCompile(`<title>.*</title>`).FindString(page.String()))
 	fmt.Println(len(regexp.MustCompile(`<figure class="chart"`).FindAllString(page.String(), -1)), "charts")
@@ -72,16 +71,16 @@ func ExampleHTML() {
 func ExampleWritePNGs() {
 	res, _, err := report.Load(context.Background(), []string{"testdata/flow.jsonl"})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	dir, err := os.MkdirTemp("", "rpclab-charts")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	defer os.RemoveAll(dir)
 	paths, err := report.WritePNGs(dir, res)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	for _, p := range paths {
 		fmt.Println(filepath.Base(p))
