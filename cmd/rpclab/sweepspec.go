@@ -28,7 +28,7 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 	}
 	if service != loadgen.Benchmark {
 		switch {
-		case sf.client != "go" || len(sf.clients) > 0:
+		case len(sf.clients) > 0 || sf.client != "go":
 			return nil, usageError{fmt.Errorf("--service %s: only the go client drives it from rpclab (the C++ client speaks it in YDB mode: clients/cpp/rpclab-client --host HOST:PORT, see docs/clients.md)", service)}
 		case sf.open.call != "":
 			return nil, usageError{fmt.Errorf("--service %s and --call are exclusive (--call names its own method)", service)}
@@ -68,12 +68,12 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 	if err := sf.noDuplicates(s); err != nil {
 		return nil, err
 	}
-	for i, lang := range append([]string{sf.client}, sf.clients...) {
+	langs, flag := []string{sf.client}, "--client"
+	if len(sf.clients) > 0 { // compare, which has no --client
+		langs, flag = sf.clients, "--clients"
+	}
+	for _, lang := range langs {
 		if lang != "go" && !slices.Contains(extclient.Languages, lang) {
-			flag := "--client"
-			if i > 0 {
-				flag = "--clients"
-			}
 			return nil, usageError{fmt.Errorf("%s: unknown client %q (want go, %s)", flag, lang, strings.Join(extclient.Languages, ", "))}
 		}
 	}

@@ -3,8 +3,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -13,8 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/worker"
 )
@@ -102,20 +100,29 @@ rpclab.arrival ("constant" or "poisson", for a load_params.poisson run).`,
 	return cmd
 }
 
-func registerWorkers(f *pflag.FlagSet, sf *sweepFlags) {
-	f.StringSliceVar(&sf.workers, "workers", nil, "run every step on these benchmark workers at once (host:port,...: rpclab worker, or gRPC's official workers), in-flight split among them; needs --target")
+// workerFlags are sweep's --workers: the benchmark workers a sweep runs
+// on instead of this machine's client.
+type workerFlags struct{ addrs []string }
+
+func (wf *workerFlags) register(f *pflag.FlagSet) {
+	f.StringSliceVar(&wf.addrs, "workers", nil, "run every step on these benchmark workers at once (host:port,...: rpclab worker, or gRPC's official workers), in-flight split among them; needs --target")
 }
 
-// workerSweepFlags are the sweep flags a sweep on workers reads; any other
-// flag set with --workers is refused.
-var workerSweepFlags = []string{"workers", "target", "inflight", "min-inflight", "max-inflight", "step", "conn", "rpc",
-	"payload", "warmup", "interval", "dial-timeout", "rpc-timeout", "out", "force", "csv", "rps", "arrival"}
+// given tells whether the sweep runs on workers.
+func (wf *workerFlags) given(fs *pflag.FlagSet) bool { return fs.Changed("workers") }
 
-// writeCSVFile writes --csv whole once the sweep is over (lab.WriteFile):
-// a run that fails first leaves an earlier file as it was.
-func writeCSVFile(path string, recs []result.Record) error {
-	if err := lab.WriteFile(path, func(w io.Writer) error { return report.CSV(w, recs) }); err != nil {
-		return fmt.Errorf("--csv: %w", err)
+// check validates the workers' addresses and the target they all reach.
+func (wf *workerFlags) check(target string) error {
+	if target == "" {
+		return usageError{errors.New("--workers needs --target: the server every worker can reach")}
+	}
+	for _, w := range wf.addrs {
+		if _, _, err := net.SplitHostPort(w); err != nil {
+			return usageError{fmt.Errorf("--workers: %q is not host:port", w)}
+		}
+	}
+	if len(wf.addrs) == 0 {
+		return usageError{errors.New("--workers: no worker given")}
 	}
 	return nil
 }
