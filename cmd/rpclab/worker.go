@@ -18,14 +18,7 @@ import (
 )
 
 func newWorkerCmd() *cobra.Command {
-	var (
-		port         int
-		host         string
-		dialTimeout  time.Duration
-		setupTimeout time.Duration
-		budget       string
-		verbose      bool
-	)
+	var wf workerCmdFlags
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Serve gRPC's benchmark worker protocol (grpc.testing.WorkerService) with rpclab's engine",
@@ -56,48 +49,62 @@ rpclab.arrival ("constant" or "poisson", for a load_params.poisson run).`,
 		Example: `  rpclab worker --driver-port 10000
   rpclab worker --driver-port 10000 --host 0.0.0.0   # reachable from other hosts`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if port < 0 || port > 65535 {
-				return usageError{fmt.Errorf("--driver-port: %d is outside 0..65535", port)}
-			}
-			var mem int64
-			if budget != "" {
-				n, err := result.ParseBytes(budget)
-				if err != nil {
-					return usageError{fmt.Errorf("--memory-budget: %w", err)}
-				}
-				if n == 0 {
-					return usageError{fmt.Errorf("--memory-budget: 0 leaves no room for a run (want e.g. 2GiB)")}
-				}
-				mem = n
-			}
-			if setupTimeout < 0 {
-				return usageError{fmt.Errorf("--setup-timeout: negative duration %v", setupTimeout)}
-			}
-			o := worker.Options{DialTimeout: dialTimeout, ServerHost: host, SetupTimeout: setupTimeout, MemoryBudget: mem}
-			if verbose {
-				o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			}
-			w, err := worker.New(o)
-			if err != nil {
-				return usageError{fmt.Errorf("--dial-timeout: %w", err)}
-			}
-			lis, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-			if err != nil {
-				return fmt.Errorf("worker: --driver-port %d: %w", port, err)
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "listening on", lis.Addr())
-			return w.Serve(cmd.Context(), lis)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return wf.run(cmd) },
 	}
 	f := cmd.Flags()
-	f.IntVar(&port, "driver-port", 10000, "port the driver connects to (0: a free one)")
-	f.StringVar(&host, "host", "127.0.0.1", "address to listen on, for the driver and for RunServer's ping server (0.0.0.0: every interface)")
-	f.DurationVar(&dialTimeout, "dial-timeout", 10*time.Second, "how long RunClient waits for its connections to the server")
-	f.DurationVar(&setupTimeout, "setup-timeout", worker.DefaultSetupTimeout, "end a RunClient or RunServer that sends no setup for this long")
-	f.StringVar(&budget, "memory-budget", "", fmt.Sprintf("refuse a ClientConfig whose estimated memory is above this (default %s)", result.FormatBytes(worker.DefaultMemoryBudget)))
-	f.BoolVarP(&verbose, "verbose", "v", false, "log each run started and stopped to stderr")
+	f.IntVar(&wf.port, "driver-port", 10000, "port the driver connects to (0: a free one)")
+	f.StringVar(&wf.host, "host", "127.0.0.1", "address to listen on, for the driver and for RunServer's ping server (0.0.0.0: every interface)")
+	f.DurationVar(&wf.dialTimeout, "dial-timeout", 10*time.Second, "how long RunClient waits for its connections to the server")
+	f.DurationVar(&wf.setupTimeout, "setup-timeout", worker.DefaultSetupTimeout, "end a RunClient or RunServer that sends no setup for this long")
+	f.StringVar(&wf.budget, "memory-budget", "", fmt.Sprintf("refuse a ClientConfig whose estimated memory is above this (default %s)", result.FormatBytes(worker.DefaultMemoryBudget)))
+	f.BoolVarP(&wf.verbose, "verbose", "v", false, "log each run started and stopped to stderr")
 	return cmd
+}
+
+// workerCmdFlags are rpclab worker's flags.
+type workerCmdFlags struct {
+	port         int
+	host         string
+	dialTimeout  time.Duration
+	setupTimeout time.Duration
+	budget       string
+	verbose      bool
+}
+
+// run checks the flags and serves the worker protocol until the command's
+// context ends.
+func (wf *workerCmdFlags) run(cmd *cobra.Command) error {
+	if wf.port < 0 || wf.port > 65535 {
+		return usageError{fmt.Errorf("--driver-port: %d is outside 0..65535", wf.port)}
+	}
+	var mem int64
+	if wf.budget != "" {
+		n, err := result.ParseBytes(wf.budget)
+		if err != nil {
+			return usageError{fmt.Errorf("--memory-budget: %w", err)}
+		}
+		if n == 0 {
+			return usageError{fmt.Errorf("--memory-budget: 0 leaves no room for a run (want e.g. 2GiB)")}
+		}
+		mem = n
+	}
+	if wf.setupTimeout < 0 {
+		return usageError{fmt.Errorf("--setup-timeout: negative duration %v", wf.setupTimeout)}
+	}
+	o := worker.Options{DialTimeout: wf.dialTimeout, ServerHost: wf.host, SetupTimeout: wf.setupTimeout, MemoryBudget: mem}
+	if wf.verbose {
+		o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	}
+	w, err := worker.New(o)
+	if err != nil {
+		return usageError{fmt.Errorf("--dial-timeout: %w", err)}
+	}
+	lis, err := net.Listen("tcp", net.JoinHostPort(wf.host, strconv.Itoa(wf.port)))
+	if err != nil {
+		return fmt.Errorf("worker: --driver-port %d: %w", wf.port, err)
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), "listening on", lis.Addr())
+	return w.Serve(cmd.Context(), lis)
 }
 
 // workerFlags are sweep's --workers: the benchmark workers a sweep runs
