@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/rpclab/rpclab/lab"
 )
 
 // The sweep commands (sweep, demo, compare) compose their command lines of
@@ -109,6 +111,17 @@ func (of *outputFlags) register(f *pflag.FlagSet, out string) {
 	f.StringVarP(&of.out, "out", "o", out, "write result records (JSON Lines) to this file; an existing non-empty file is refused (exit 2) unless --force")
 	f.BoolVar(&of.force, "force", false, "overwrite an existing --out file (its earlier records are lost)")
 	f.StringVar(&of.csv, "csv", "", "also write the table as CSV to this file")
+}
+
+// outputs are the session's outputs: the records file, opened by the
+// session, and the files written whole at the end.
+func (of *outputFlags) outputs() []lab.Output {
+	return []lab.Output{
+		{Name: "--out", Path: of.out, Keep: true, Open: true},
+		{Name: "--csv", Path: of.csv},
+		{Name: "--report", Path: of.report},
+		{Name: "--png", Path: of.png, Dir: true},
+	}
 }
 
 func (of *outputFlags) registerReport(f *pflag.FlagSet, report string) {
