@@ -135,7 +135,13 @@ func (sf *sweepFlags) workersSpec(fs *pflag.FlagSet) (*loadgen.Spec, *worker.Ope
 		return nil, nil, usageError{fmt.Errorf("--service %s is not supported with --workers (the workers call grpc.testing.BenchmarkService)", spec.Service)}
 	}
 	if !fs.Changed("rps") {
-		return spec, nil, errors.Join(sf.open.needsRPS.refuse(fs, "needs --rps (the open loop)"), spec.Validate())
+		if err := sf.open.needsRPS.refuse(fs, "needs --rps (the open loop)"); err != nil {
+			return nil, nil, err
+		}
+		if err := spec.Validate(); err != nil {
+			return nil, nil, err
+		}
+		return spec, nil, nil
 	}
 	// As on one machine, --inflight defaults to openPerWorkerConns: here
 	// the callers, split over the workers, each pacing its share.
