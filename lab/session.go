@@ -207,7 +207,7 @@ const deathGrace = 250 * time.Millisecond
 // child's or a proxy's exit, so the record names the death rather than
 // its symptom ("connection refused: nothing listens there").
 func (s *Session) death(ctx context.Context, failed bool) error {
-	if failed && s.ServerErr() == nil && ctx.Err() == nil {
+	if failed && s.watching() && s.ServerErr() == nil && ctx.Err() == nil {
 		stop := make(chan struct{})
 		t := time.NewTimer(deathGrace)
 		select {
@@ -221,6 +221,15 @@ func (s *Session) death(ctx context.Context, failed bool) error {
 		return nil
 	}
 	return s.ServerErr()
+}
+
+// watching tells whether the session has a child server or a netem proxy
+// whose death a failed record could be the symptom of (with a target and
+// no proxy, as a sweep on workers runs, there is none to wait for).
+func (s *Session) watching() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.child != nil || len(s.proxies) > 0
 }
 
 // Watch returns a context that is cancelled, with ServerErr as its cause,

@@ -73,10 +73,10 @@ func Split(inflight, n int) []int {
 // goes on. When ctx ends, the step running is marked at once, every
 // worker's run is ended, and its record (interrupted) is kept. Sweep
 // returns ctx's error if stopped, an error counting the steps that failed
-// or were partial, or sink's first error. started, if not nil, is told
-// each step as it starts.
-func Sweep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, sink func(*result.Record) error, started func(i, n int, st loadgen.Step)) error {
-	return sweep(ctx, remotes, spec, nil, sink, started)
+// or were partial, or sink's first error. prog (nil: none) is told each
+// step as it starts and, once sink kept its record, as it ends.
+func Sweep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
+	return sweep(ctx, remotes, spec, nil, sink, prog)
 }
 
 // Open is the open loop of a sweep on workers: each step of the spec runs
@@ -114,11 +114,11 @@ func (o *Open) Validate(remotes []*Remote) error {
 // which sends at its share on its schedule. The records are open-loop records
 // (spec.load_model open, spec.rate_rps the total, spec.arrival), with
 // each worker's rate in workers[].rate_rps.
-func SweepOpen(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, open Open, sink func(*result.Record) error, started func(i, n int, st loadgen.Step)) error {
+func SweepOpen(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, open Open, sink func(*result.Record) error, prog loadgen.Progress) error {
 	if err := open.Validate(remotes); err != nil {
 		return err
 	}
-	return sweep(ctx, remotes, spec, &open, sink, started)
+	return sweep(ctx, remotes, spec, &open, sink, prog)
 }
 
 // load is one step's load: rate 0 is the closed loop.
@@ -127,7 +127,7 @@ type load struct {
 	arrival string
 }
 
-func sweep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, open *Open, sink func(*result.Record) error, started func(i, n int, st loadgen.Step)) error {
+func sweep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, open *Open, sink func(*result.Record) error, prog loadgen.Progress) error {
 	if len(remotes) == 0 {
 		return fmt.Errorf("%w: no workers given", ErrConfig)
 	}
@@ -148,16 +148,15 @@ func sweep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, open *Ope
 	var bad []string
 	for i, sl := range steps {
 		st := sl.st
-		if started != nil {
-			started(i, len(steps), st)
-		}
+		prog.Started(i, len(steps), st)
 		rec := checked(runStep(ctx, remotes, spec, st, sl.l))
 		if rec.Status == result.StatusFailed {
 			bad = append(bad, fmt.Sprintf("step %d: %s", i+1, rec.Error))
 		}
 		if err := sink(rec); err != nil {
-			return err
+			return err // as loadgen: no end for a step whose record was refused
 		}
+		prog.Ended(i, len(steps), st, rec)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

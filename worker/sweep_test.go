@@ -73,17 +73,31 @@ func checkMerged(t *testing.T, rec *result.Record) {
 // TestSweepOnTwoWorkers runs a two-step sweep on two rpclab workers: the
 // in-flight count is split (3 = 2 + 1, 1 = 1 + idle), each record merges
 // the workers' figures exactly, CPU is summed, and each worker's share is
-// kept.
+// kept; progress is told each step's start and, with its record, its end.
 func TestSweepOnTwoWorkers(t *testing.T) {
 	ctx := testCtx(t)
 	target, _ := startPing(t)
 	remotes := twoWorkers(t, ctx)
 	var recs []*result.Record
-	if err := Sweep(ctx, remotes, sweepSpec(target, 3, 1), collect(&recs), nil); err != nil {
+	var events []loadgen.Event
+	prog := loadgen.Progress(func(e loadgen.Event) { events = append(events, e) })
+	if err := Sweep(ctx, remotes, sweepSpec(target, 3, 1), collect(&recs), prog); err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) != 2 {
 		t.Fatalf("got %d records, want 2", len(recs))
+	}
+	if len(events) != 4 {
+		t.Fatalf("got %d progress events, want 4 (a start and an end per step)", len(events))
+	}
+	for i, e := range events {
+		want := loadgen.Event{Kind: loadgen.StepStarted, I: i / 2, N: 2, Step: e.Step}
+		if i%2 == 1 {
+			want.Kind, want.Record = loadgen.StepEnded, recs[i/2]
+		}
+		if e != want || e.Step.Inflight != []int{3, 1}[i/2] {
+			t.Errorf("event %d: got %+v, want %+v at in-flight %d", i, e, want, []int{3, 1}[i/2])
+		}
 	}
 	for i, tc := range []struct {
 		shares []int
@@ -202,8 +216,8 @@ func TestSweepWorkerLostMidStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := sweepSpec(target, 2, 2)
-	started := func(i, _ int, _ loadgen.Step) {
-		if i == 0 {
+	started := func(e loadgen.Event) {
+		if e.Kind == loadgen.StepStarted && e.I == 0 {
 			go func() { time.Sleep(spec.Warmup + spec.Interval/2); kill() }()
 		}
 	}
@@ -233,7 +247,10 @@ func TestSweepStopped(t *testing.T) {
 	spec := sweepSpec(target, 2, 2)
 	spec.Interval = time.Minute
 	sctx, cancel := context.WithCancel(ctx)
-	started := func(int, int, loadgen.Step) {
+	started := func(e loadgen.Event) {
+		if e.Kind != loadgen.StepStarted {
+			return
+		}
 		go func() { time.Sleep(spec.Warmup + 300*time.Millisecond); cancel() }()
 	}
 	var recs []*result.Record
@@ -323,7 +340,10 @@ func TestSweepStoppedInWarmup(t *testing.T) {
 	spec := sweepSpec(target, 2)
 	spec.Warmup = time.Minute
 	sctx, cancel := context.WithCancel(ctx)
-	started := func(int, int, loadgen.Step) {
+	started := func(e loadgen.Event) {
+		if e.Kind != loadgen.StepStarted {
+			return
+		}
 		go func() {
 			for served.Load() < 100 && ctx.Err() == nil {
 				time.Sleep(5 * time.Millisecond)

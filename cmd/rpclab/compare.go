@@ -41,11 +41,6 @@ metric.`,
   rpclab compare --server cpp --png docs/img`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, name := range []string{"client", "rps"} {
-				if cmd.Flags().Changed(name) {
-					return usageError{errors.New("--" + name + " does not go with compare (it runs the closed loop of every client in --clients)")}
-				}
-			}
 			if !cmd.Flags().Changed("clients") {
 				sf.clients = availableClients(sf.clientsDir)
 			}
@@ -59,21 +54,24 @@ metric.`,
 			return runLab(cmd, spec, &sf)
 		},
 	}
-	sf.register(cmd.Flags(), sweepDefaults{
+	// compare reads target, steps, outputs with the report, the child
+	// server and netem: it runs the closed loop of every client in
+	// --clients, so it has no --client and no open loop.
+	f := cmd.Flags()
+	d := sweepDefaults{
 		inflight: []int{1, 8, 32},
 		conns:    []string{"shared", "per-worker"},
 		warmup:   2 * time.Second,
 		interval: 3 * time.Second,
 		out:      "rpclab-compare.jsonl",
-	})
-	f := cmd.Flags()
-	f.StringSliceVar(&sf.clients, "clients", nil, "clients to compare, in order (default: go and every language with a clients/<lang>/build.sh)")
-	f.StringVar(&sf.report, "report", "rpclab-compare.html", "write the HTML report with every client on one chart per metric to this file (empty: none)")
-	f.StringVar(&sf.png, "png", "", "also write the report's charts as PNG files in this directory")
-	// The open loop and --client are sweep's; compare refuses them.
-	for _, name := range append([]string{"client", "rps"}, openFlagNames...) {
-		_ = f.MarkHidden(name)
 	}
+	sf.targetFlags.register(f)
+	sf.stepFlags.register(f, d)
+	sf.outputFlags.register(f, d.out)
+	sf.registerReport(f, "rpclab-compare.html")
+	sf.serverFlags.register(f)
+	sf.netem.register(f)
+	f.StringSliceVar(&sf.clients, "clients", nil, "clients to compare, in order (default: go and every language with a clients/<lang>/build.sh)")
 	return cmd
 }
 

@@ -83,12 +83,7 @@ func (sf *sweepFlags) sessionOptions(cmd *cobra.Command, progress func(lab.Event
 	if err != nil {
 		return nil, err
 	}
-	opts := []lab.Option{lab.WithPin(!sf.noPin), lab.WithForce(sf.force), lab.WithProgress(progress), lab.WithInputs(sf.open.inputs()...), lab.WithOutputs(
-		lab.Output{Name: "--out", Path: sf.out, Keep: true, Open: true},
-		lab.Output{Name: "--csv", Path: sf.csv},
-		lab.Output{Name: "--report", Path: sf.report},
-		lab.Output{Name: "--png", Path: sf.png, Dir: true},
-	)}
+	opts := []lab.Option{lab.WithPin(!sf.noPin), lab.WithForce(sf.force), lab.WithProgress(progress), lab.WithInputs(sf.open.inputs()...), lab.WithOutputs(sf.outputs()...)}
 	if withNetem {
 		opts = append(opts, lab.WithNetem(network, sf.netem.queue, true))
 	}

@@ -34,23 +34,29 @@ type openFlags struct {
 	// predicate of the sweep, and the judge of its records afterwards.
 	objective *verdict.SLO
 	callFlags
+	// needsRPS are the open loop's flags beside --rps, which need it.
+	needsRPS flagGroup
 }
 
-// callFlagNames are the flags that describe --call; openFlagNames every
-// flag register adds but --rps, which the others need.
-var (
-	callFlagNames = []string{"data", "data-file", "protoset", "proto", "import-path"}
-	openFlagNames = append([]string{"arrival", "pacing", "max-outstanding", "slo", "call"},
-		append(callFlagNames, "tls", "cacert", "insecure-skip-verify", "authority", "header")...)
-)
+// callFlagNames are the flags that describe --call.
+var callFlagNames = []string{"data", "data-file", "protoset", "proto", "import-path"}
 
-func (of *openFlags) register(f *pflag.FlagSet) {
+// register adds the open loop's flags and returns the group that only
+// this machine's open loop reads (its dispatcher, --slo and --call), which
+// a sweep on workers refuses; --rps and --arrival are read by both.
+func (of *openFlags) register(f *pflag.FlagSet) flagGroup {
 	f.Float64SliceVar(&of.rates, "rps", nil, "open loop: offered rates in RPCs per second, each above 0 and at most 1e7, e.g. 1000,5000,20000 (sends follow a schedule whatever the replies; latency counts from the intended send time). --inflight is then the connection count of per-worker")
-	f.StringVar(&of.arrival, "arrival", loadgen.Constant, "open loop: arrival process, constant or poisson")
-	f.StringVar(&of.pacing, "pacing", loadgen.PrecisePacing, "open loop: how the scheduler waits for each send: precise (a Go timer, with a kernel timer armed for the same time so that an idle client wakes then: sends leave within tens of µs of their time, at the cost of a wake-up of their own) or timer (Go's timers only: an idle client wakes up to about 1 ms late, which shows as schedule lag and in the latency, and the sends due within that millisecond share one wake-up)")
-	f.IntVar(&of.maxOutstanding, "max-outstanding", loadgen.DefaultMaxOutstanding, "open loop: most RPCs in flight, 1..100000; a send that finds this many waits, and the record counts it (max_outstanding_hits)")
-	of.callFlags.register(f, "open loop: call this method of the target instead of the ping, as package.Service/Method (found by server reflection, or --protoset)")
-	f.StringVar(&of.slo, "slo", "", "open loop: latency objective such as p99=1ms; each layout's rates stop at the first one missing it, and the highest sustained rate is printed")
+	arrival := addGroup(f, func(f *pflag.FlagSet) {
+		f.StringVar(&of.arrival, "arrival", loadgen.Constant, "open loop: arrival process, constant or poisson")
+	})
+	local := addGroup(f, func(f *pflag.FlagSet) {
+		f.StringVar(&of.pacing, "pacing", loadgen.PrecisePacing, "open loop: how the scheduler waits for each send: precise (a Go timer, with a kernel timer armed for the same time so that an idle client wakes then: sends leave within tens of µs of their time, at the cost of a wake-up of their own) or timer (Go's timers only: an idle client wakes up to about 1 ms late, which shows as schedule lag and in the latency, and the sends due within that millisecond share one wake-up)")
+		f.IntVar(&of.maxOutstanding, "max-outstanding", loadgen.DefaultMaxOutstanding, "open loop: most RPCs in flight, 1..100000; a send that finds this many waits, and the record counts it (max_outstanding_hits)")
+		of.callFlags.register(f, "open loop: call this method of the target instead of the ping, as package.Service/Method (found by server reflection, or --protoset)")
+		f.StringVar(&of.slo, "slo", "", "open loop: latency objective such as p99=1ms; each layout's rates stop at the first one missing it, and the highest sustained rate is printed")
+	})
+	of.needsRPS = append(arrival, local...)
+	return local
 }
 
 // open maps the flags to a loadgen.OpenSpec; nil without --rate.
@@ -58,12 +64,7 @@ func (of *openFlags) register(f *pflag.FlagSet) {
 // openPerWorkerConns: it is only the connection count of per-worker.
 func (of *openFlags) open(ctx context.Context, fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec) (*loadgen.OpenSpec, error) {
 	if !fs.Changed("rps") {
-		for _, name := range openFlagNames {
-			if fs.Changed(name) {
-				return nil, usageError{errors.New("--" + name + " needs --rps (the open loop)")}
-			}
-		}
-		return nil, nil
+		return nil, of.needsRPS.refuse(fs, "needs --rps (the open loop)")
 	}
 	if sf.client != "go" {
 		return nil, usageError{errors.New("--rps: the open loop runs in the go client only")}

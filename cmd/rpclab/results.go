@@ -15,8 +15,9 @@ import (
 	"github.com/rpclab/rpclab/verdict"
 )
 
-// writeResults prints a sweep's tables and verdict and writes the CSV and,
-// for demo and compare, the HTML report and PNG charts.
+// writeResults prints a sweep's tables and verdict (with compare, the
+// client table; on workers, the worker table) and writes the CSV and, for
+// demo and compare, the HTML report and PNG charts.
 func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *loadgen.OpenSpec, recs []result.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -53,6 +54,12 @@ func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *load
 	if len(sf.clients) > 0 {
 		fmt.Fprintln(stdout)
 		if err := report.ClientTable(stdout, recs); err != nil {
+			return err
+		}
+	}
+	if len(sf.workers.addrs) > 0 {
+		fmt.Fprintln(stdout)
+		if err := report.WorkerTable(stdout, recs); err != nil {
 			return err
 		}
 	}

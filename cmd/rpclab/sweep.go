@@ -9,71 +9,38 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// sweepFlags are the flags sweep and demo share.
+// sweepFlags are the groups sweep, demo and compare compose (flags.go).
 type sweepFlags struct {
-	target        string
-	inflight      []int
-	minInflight   int
-	maxInflight   int
-	step          int
-	conns         []string
-	rpcs          []string
-	service       string
-	payload       string
-	warmup        time.Duration
-	interval      time.Duration
-	dialTimeout   time.Duration
-	rpcTimeout    time.Duration
-	out           string
-	force         bool
-	csv           string
-	noPin         bool
-	serverOptions []string
-	client        string
-	serverImpl    string
-	clientsDir    string
-	// clients and png are rpclab compare's; report is the HTML report
-	// that demo and compare write.
+	targetFlags
+	stepFlags
+	outputFlags
+	serverFlags
+	// client is sweep's and demo's --client, clients compare's --clients.
+	client  string
 	clients []string
-	report  string
-	png     string
 	netem   netemFlags
 	open    openFlags
-	// workers is sweep --workers (rpclab as the driver of workers).
-	workers []string
+	workers workerFlags
+	// local are the groups only a run from this machine reads (its child
+	// server, its netem proxy, its client, its open loop's dispatcher and
+	// --call): a sweep on workers refuses them.
+	local []flagGroup
 }
 
+// register adds the groups of sweep and demo: target, steps, outputs, the
+// child server, the client, netem and the open loop.
 func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
-	f.StringVar(&sf.target, "target", "", "host:port of a server of --service (default: start rpclab's own server as a child process on a free loopback port)")
-	f.IntSliceVar(&sf.inflight, "inflight", d.inflight, "in-flight counts to sweep (comma-separated; one worker per in-flight RPC)")
-	f.IntVar(&sf.minInflight, "min-inflight", 0, "sweep in-flight from this count (instead of --inflight)")
-	f.IntVar(&sf.maxInflight, "max-inflight", 0, "... up to this count")
-	f.IntVar(&sf.step, "step", 1, "... in steps of this size")
-	f.StringSliceVar(&sf.conns, "conn", d.conns, "connection layouts: shared (one connection), per-worker (one per worker), pool:N (N connections round-robin, N at most 1024), pool:N:least-loaded")
-	f.StringSliceVar(&sf.rpcs, "rpc", []string{"unary"}, "RPC kinds: unary, streaming (bidi ping-pong, one stream per worker)")
-	f.StringVar(&sf.service, "service", "benchmark", "ping service: benchmark (grpc.testing.BenchmarkService), or ydb-debug (YDB's Ydb.Debug.V1.DebugService: PingPlainGrpc for --rpc unary, PingStream for streaming; no payload), as a YDB node's gRPC layer answers it")
-	f.StringVar(&sf.payload, "payload", "0", "request and response payload: bytes, or with a unit (1KiB, 64KB)")
-	f.DurationVar(&sf.warmup, "warmup", d.warmup, "warm-up per step, not recorded (fresh connections every step)")
-	f.DurationVar(&sf.interval, "interval", d.interval, "measured time per step")
-	f.DurationVar(&sf.dialTimeout, "dial-timeout", 5*time.Second, "how long a step waits for its connections before it fails")
-	f.DurationVar(&sf.rpcTimeout, "rpc-timeout", 0, "deadline of each RPC (0: none; the step's end cancels what is left)")
-	f.StringVarP(&sf.out, "out", "o", d.out, "write result records (JSON Lines) to this file; an existing non-empty file is refused (exit 2) unless --force")
-	f.BoolVar(&sf.force, "force", false, "overwrite an existing --out file (its earlier records are lost)")
-	f.StringVar(&sf.csv, "csv", "", "also write the table as CSV to this file")
-	f.BoolVar(&sf.noPin, "no-pin", false, "do not pin the child server and the client to separate CPUs")
-	f.StringSliceVar(&sf.serverOptions, "server-flag", nil, "extra flag for the child server, e.g. --server-flag=--num-stream-workers=2")
-	f.StringVar(&sf.client, "client", "go", "client stack: go (in process), or cpp, java, rust, python, node (clients/<lang>, built on first use)")
-	f.StringVar(&sf.serverImpl, "server", "go", "child server implementation when there is no --target: go, or cpp (clients/cpp)")
-	f.StringVar(&sf.clientsDir, "clients-dir", "", "the clients/ folder of an rpclab checkout (default: found above the working directory)")
-	sf.netem.register(f)
-	sf.open.register(f)
-}
-
-type sweepDefaults struct {
-	inflight         []int
-	conns            []string
-	warmup, interval time.Duration
-	out              string
+	sf.targetFlags.register(f)
+	sf.stepFlags.register(f, d)
+	sf.outputFlags.register(f, d.out)
+	sf.local = []flagGroup{
+		addGroup(f, sf.serverFlags.register),
+		addGroup(f, func(f *pflag.FlagSet) {
+			f.StringVar(&sf.client, "client", "go", "client stack: go (in process), or cpp, java, rust, python, node (clients/<lang>, built on first use)")
+		}),
+		addGroup(f, sf.netem.register),
+		sf.open.register(f),
+	}
 }
 
 func newSweepCmd() *cobra.Command {
@@ -117,7 +84,7 @@ each record merges their figures with a per-worker breakdown (docs/workers.md).`
   rpclab sweep --workers 10.0.0.7:10000,10.0.0.8:10000 --target 10.0.0.5:50051 --inflight 64,256`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("workers") {
+			if sf.workers.given(cmd.Flags()) {
 				return runWorkerSweep(cmd, &sf)
 			}
 			spec, err := sf.spec(cmd.Flags())
@@ -133,6 +100,6 @@ each record merges their figures with a per-worker breakdown (docs/workers.md).`
 		warmup:   5 * time.Second,
 		interval: 10 * time.Second,
 	})
-	registerWorkers(cmd.Flags(), &sf)
+	sf.workers.register(cmd.Flags())
 	return cmd
 }

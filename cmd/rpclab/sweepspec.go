@@ -16,51 +16,24 @@ import (
 	"github.com/rpclab/rpclab/result"
 )
 
-// spec maps the flags to a loadgen.Spec; fs tells which flags were set.
+// spec maps the flags to a loadgen.Spec: the target group's part and the
+// steps group's, then the checks across groups; fs tells which flags were
+// set.
 func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
-	payload, err := result.ParseBytes(sf.payload)
-	if err != nil || payload > math.MaxInt32 {
-		return nil, usageError{fmt.Errorf("--payload: %q is not a payload size (bytes, or with a unit: 1KiB, 64KB; at most 4MiB)", sf.payload)}
-	}
-	service, err := loadgen.ParseService(sf.service)
-	if err != nil {
+	s := &loadgen.Spec{}
+	if err := sf.targetFlags.apply(s); err != nil {
 		return nil, err
 	}
-	if service != loadgen.Benchmark {
+	if s.Service != loadgen.Benchmark {
 		switch {
-		case sf.client != "go" || len(sf.clients) > 0:
-			return nil, usageError{fmt.Errorf("--service %s: only the go client drives it from rpclab (the C++ client speaks it in YDB mode: clients/cpp/rpclab-client --host HOST:PORT, see docs/clients.md)", service)}
+		case len(sf.clients) > 0 || sf.client != "go":
+			return nil, usageError{fmt.Errorf("--service %s: only the go client drives it from rpclab (the C++ client speaks it in YDB mode: clients/cpp/rpclab-client --host HOST:PORT, see docs/clients.md)", s.Service)}
 		case sf.open.call != "":
-			return nil, usageError{fmt.Errorf("--service %s and --call are exclusive (--call names its own method)", service)}
+			return nil, usageError{fmt.Errorf("--service %s and --call are exclusive (--call names its own method)", s.Service)}
 		}
 	}
-	s := &loadgen.Spec{
-		Target:       sf.target,
-		Service:      service,
-		RPCs:         sf.rpcs,
-		Inflight:     sf.inflight,
-		PayloadBytes: int(payload),
-		Warmup:       sf.warmup,
-		Interval:     sf.interval,
-		DialTimeout:  sf.dialTimeout,
-		RPCTimeout:   sf.rpcTimeout,
-	}
-	if fs.Changed("min-inflight") || fs.Changed("max-inflight") {
-		if fs.Changed("inflight") {
-			return nil, usageError{errors.New("--inflight and --min-inflight/--max-inflight are exclusive")}
-		}
-		lo, hi := sf.minInflight, sf.maxInflight
-		if !fs.Changed("min-inflight") {
-			lo = 1
-		}
-		if !fs.Changed("max-inflight") {
-			return nil, usageError{errors.New("--min-inflight needs --max-inflight")}
-		}
-		r, err := loadgen.InflightRange(lo, hi, sf.step)
-		if err != nil {
-			return nil, err
-		}
-		s.Inflight = r
+	if err := sf.stepFlags.apply(fs, s); err != nil {
+		return nil, err
 	}
 	if len(sf.conns) == 0 {
 		return nil, usageError{errors.New("--conn: no connection mode given")}
@@ -68,12 +41,12 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 	if err := sf.noDuplicates(s); err != nil {
 		return nil, err
 	}
-	for i, lang := range append([]string{sf.client}, sf.clients...) {
+	langs, flag := []string{sf.client}, "--client"
+	if len(sf.clients) > 0 { // compare, which has no --client
+		langs, flag = sf.clients, "--clients"
+	}
+	for _, lang := range langs {
 		if lang != "go" && !slices.Contains(extclient.Languages, lang) {
-			flag := "--client"
-			if i > 0 {
-				flag = "--clients"
-			}
 			return nil, usageError{fmt.Errorf("%s: unknown client %q (want go, %s)", flag, lang, strings.Join(extclient.Languages, ", "))}
 		}
 	}
@@ -120,4 +93,46 @@ func goConns(list []string) ([]loadgen.ConnMode, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// apply sets the target group's part of s: what is called, where, and the
+// deadlines.
+func (tf *targetFlags) apply(s *loadgen.Spec) error {
+	payload, err := result.ParseBytes(tf.payload)
+	if err != nil || payload > math.MaxInt32 {
+		return usageError{fmt.Errorf("--payload: %q is not a payload size (bytes, or with a unit: 1KiB, 64KB; at most 4MiB)", tf.payload)}
+	}
+	service, err := loadgen.ParseService(tf.service)
+	if err != nil {
+		return err
+	}
+	s.Target, s.Service, s.PayloadBytes = tf.target, service, int(payload)
+	s.DialTimeout, s.RPCTimeout = tf.dialTimeout, tf.rpcTimeout
+	return nil
+}
+
+// apply sets the steps group's part of s but the layouts (each client
+// parses its own): the RPC kinds, the in-flight counts (--inflight, or
+// the --min-inflight/--max-inflight range), warm-up and interval.
+func (st *stepFlags) apply(fs *pflag.FlagSet, s *loadgen.Spec) error {
+	s.RPCs, s.Inflight, s.Warmup, s.Interval = st.rpcs, st.inflight, st.warmup, st.interval
+	if !fs.Changed("min-inflight") && !fs.Changed("max-inflight") {
+		return nil
+	}
+	if fs.Changed("inflight") {
+		return usageError{errors.New("--inflight and --min-inflight/--max-inflight are exclusive")}
+	}
+	lo, hi := st.minInflight, st.maxInflight
+	if !fs.Changed("min-inflight") {
+		lo = 1
+	}
+	if !fs.Changed("max-inflight") {
+		return usageError{errors.New("--min-inflight needs --max-inflight")}
+	}
+	r, err := loadgen.InflightRange(lo, hi, st.step)
+	if err != nil {
+		return err
+	}
+	s.Inflight = r
+	return nil
 }

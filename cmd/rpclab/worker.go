@@ -3,8 +3,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -13,21 +13,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/worker"
 )
 
 func newWorkerCmd() *cobra.Command {
-	var (
-		port         int
-		host         string
-		dialTimeout  time.Duration
-		setupTimeout time.Duration
-		budget       string
-		verbose      bool
-	)
+	var wf workerCmdFlags
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Serve gRPC's benchmark worker protocol (grpc.testing.WorkerService) with rpclab's engine",
@@ -58,64 +49,87 @@ rpclab.arrival ("constant" or "poisson", for a load_params.poisson run).`,
 		Example: `  rpclab worker --driver-port 10000
   rpclab worker --driver-port 10000 --host 0.0.0.0   # reachable from other hosts`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if port < 0 || port > 65535 {
-				return usageError{fmt.Errorf("--driver-port: %d is outside 0..65535", port)}
-			}
-			var mem int64
-			if budget != "" {
-				n, err := result.ParseBytes(budget)
-				if err != nil {
-					return usageError{fmt.Errorf("--memory-budget: %w", err)}
-				}
-				if n == 0 {
-					return usageError{fmt.Errorf("--memory-budget: 0 leaves no room for a run (want e.g. 2GiB)")}
-				}
-				mem = n
-			}
-			if setupTimeout < 0 {
-				return usageError{fmt.Errorf("--setup-timeout: negative duration %v", setupTimeout)}
-			}
-			o := worker.Options{DialTimeout: dialTimeout, ServerHost: host, SetupTimeout: setupTimeout, MemoryBudget: mem}
-			if verbose {
-				o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			}
-			w, err := worker.New(o)
-			if err != nil {
-				return usageError{fmt.Errorf("--dial-timeout: %w", err)}
-			}
-			lis, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-			if err != nil {
-				return fmt.Errorf("worker: --driver-port %d: %w", port, err)
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "listening on", lis.Addr())
-			return w.Serve(cmd.Context(), lis)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return wf.run(cmd) },
 	}
 	f := cmd.Flags()
-	f.IntVar(&port, "driver-port", 10000, "port the driver connects to (0: a free one)")
-	f.StringVar(&host, "host", "127.0.0.1", "address to listen on, for the driver and for RunServer's ping server (0.0.0.0: every interface)")
-	f.DurationVar(&dialTimeout, "dial-timeout", 10*time.Second, "how long RunClient waits for its connections to the server")
-	f.DurationVar(&setupTimeout, "setup-timeout", worker.DefaultSetupTimeout, "end a RunClient or RunServer that sends no setup for this long")
-	f.StringVar(&budget, "memory-budget", "", fmt.Sprintf("refuse a ClientConfig whose estimated memory is above this (default %s)", result.FormatBytes(worker.DefaultMemoryBudget)))
-	f.BoolVarP(&verbose, "verbose", "v", false, "log each run started and stopped to stderr")
+	f.IntVar(&wf.port, "driver-port", 10000, "port the driver connects to (0: a free one)")
+	f.StringVar(&wf.host, "host", "127.0.0.1", "address to listen on, for the driver and for RunServer's ping server (0.0.0.0: every interface)")
+	f.DurationVar(&wf.dialTimeout, "dial-timeout", 10*time.Second, "how long RunClient waits for its connections to the server")
+	f.DurationVar(&wf.setupTimeout, "setup-timeout", worker.DefaultSetupTimeout, "end a RunClient or RunServer that sends no setup for this long")
+	f.StringVar(&wf.budget, "memory-budget", "", fmt.Sprintf("refuse a ClientConfig whose estimated memory is above this (default %s)", result.FormatBytes(worker.DefaultMemoryBudget)))
+	f.BoolVarP(&wf.verbose, "verbose", "v", false, "log each run started and stopped to stderr")
 	return cmd
 }
 
-func registerWorkers(f *pflag.FlagSet, sf *sweepFlags) {
-	f.StringSliceVar(&sf.workers, "workers", nil, "run every step on these benchmark workers at once (host:port,...: rpclab worker, or gRPC's official workers), in-flight split among them; needs --target")
+// workerCmdFlags are rpclab worker's flags.
+type workerCmdFlags struct {
+	port         int
+	host         string
+	dialTimeout  time.Duration
+	setupTimeout time.Duration
+	budget       string
+	verbose      bool
 }
 
-// workerSweepFlags are the sweep flags a sweep on workers reads; any other
-// flag set with --workers is refused.
-var workerSweepFlags = []string{"workers", "target", "inflight", "min-inflight", "max-inflight", "step", "conn", "rpc",
-	"payload", "warmup", "interval", "dial-timeout", "rpc-timeout", "out", "force", "csv", "rps", "arrival"}
+// run checks the flags and serves the worker protocol until the command's
+// context ends.
+func (wf *workerCmdFlags) run(cmd *cobra.Command) error {
+	if wf.port < 0 || wf.port > 65535 {
+		return usageError{fmt.Errorf("--driver-port: %d is outside 0..65535", wf.port)}
+	}
+	var mem int64
+	if wf.budget != "" {
+		n, err := result.ParseBytes(wf.budget)
+		if err != nil {
+			return usageError{fmt.Errorf("--memory-budget: %w", err)}
+		}
+		if n == 0 {
+			return usageError{fmt.Errorf("--memory-budget: 0 leaves no room for a run (want e.g. 2GiB)")}
+		}
+		mem = n
+	}
+	if wf.setupTimeout < 0 {
+		return usageError{fmt.Errorf("--setup-timeout: negative duration %v", wf.setupTimeout)}
+	}
+	o := worker.Options{DialTimeout: wf.dialTimeout, ServerHost: wf.host, SetupTimeout: wf.setupTimeout, MemoryBudget: mem}
+	if wf.verbose {
+		o.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	}
+	w, err := worker.New(o)
+	if err != nil {
+		return usageError{fmt.Errorf("--dial-timeout: %w", err)}
+	}
+	lis, err := net.Listen("tcp", net.JoinHostPort(wf.host, strconv.Itoa(wf.port)))
+	if err != nil {
+		return fmt.Errorf("worker: --driver-port %d: %w", wf.port, err)
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), "listening on", lis.Addr())
+	return w.Serve(cmd.Context(), lis)
+}
 
-// writeCSVFile writes --csv whole once the sweep is over (lab.WriteFile):
-// a run that fails first leaves an earlier file as it was.
-func writeCSVFile(path string, recs []result.Record) error {
-	if err := lab.WriteFile(path, func(w io.Writer) error { return report.CSV(w, recs) }); err != nil {
-		return fmt.Errorf("--csv: %w", err)
+// workerFlags are sweep's --workers: the benchmark workers a sweep runs
+// on instead of this machine's client.
+type workerFlags struct{ addrs []string }
+
+func (wf *workerFlags) register(f *pflag.FlagSet) {
+	f.StringSliceVar(&wf.addrs, "workers", nil, "run every step on these benchmark workers at once (host:port,...: rpclab worker, or gRPC's official workers), in-flight split among them; needs --target")
+}
+
+// given tells whether the sweep runs on workers.
+func (wf *workerFlags) given(fs *pflag.FlagSet) bool { return fs.Changed("workers") }
+
+// check validates the workers' addresses and the target they all reach.
+func (wf *workerFlags) check(target string) error {
+	if target == "" {
+		return usageError{errors.New("--workers needs --target: the server every worker can reach")}
+	}
+	for _, w := range wf.addrs {
+		if _, _, err := net.SplitHostPort(w); err != nil {
+			return usageError{fmt.Errorf("--workers: %q is not host:port", w)}
+		}
+	}
+	if len(wf.addrs) == 0 {
+		return usageError{errors.New("--workers: no worker given")}
 	}
 	return nil
 }
