@@ -18,11 +18,13 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/proto/bulkpb"
 	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/sidechannel"
 )
 
 const defaultTestTimeout = 30 * time.Second
@@ -63,7 +65,8 @@ func TestBulkRejectsBadRequests(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	c, _ := startBulk(ctx, t)
-	tok := make([]byte, bulk.SidechannelTokenLen)
+	var id sidechannel.ID
+	withID := metadata.AppendToOutgoingContext(ctx, sidechannel.MetadataKey, id.String())
 	tests := []struct {
 		name string
 		call func() error
@@ -86,14 +89,14 @@ func TestBulkRejectsBadRequests(t *testing.T) {
 			_, err = st.Recv()
 			return err
 		}, codes.InvalidArgument, "chunk"},
-		{"sidechannel token too short", func() error {
-			_, err := c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: 1, ChunkBytes: 1, SidechannelToken: tok[:3]})
+		{"sidechannel without an id", func() error {
+			_, err := c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: 1, ChunkBytes: 1})
 			return err
-		}, codes.InvalidArgument, "sidechannel_token has 3 bytes"},
+		}, codes.InvalidArgument, sidechannel.MetadataKey},
 		{"sidechannel without a connection", func() error {
-			cctx, ccancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			cctx, ccancel := context.WithTimeout(withID, 100*time.Millisecond)
 			defer ccancel()
-			_, err := c.SidechannelDownload(cctx, &bulkpb.DownloadRequest{SizeBytes: 1, ChunkBytes: 1, SidechannelToken: tok})
+			_, err := c.SidechannelDownload(cctx, &bulkpb.DownloadRequest{SizeBytes: 1, ChunkBytes: 1})
 			return err
 		}, codes.DeadlineExceeded, ""},
 	}
