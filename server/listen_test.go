@@ -377,3 +377,25 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestSplitPortServesPastAThousandSilentConns: the split main port keeps
+// serving gRPC while more connections than sidechannel's default handshake
+// bound (1024) sit silent in their handshake, as a gRPC server alone does
+// (accepts are in order, so the gRPC client's comes after all of them);
+// the connect storm of a per-worker sweep is such a crowd.
+func TestSplitPortServesPastAThousandSilentConns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	s := startBulkServer(ctx, t)
+	for range sidechannel.DefaultMaxHandshakes + 100 {
+		dialCtx(ctx, t, s.target)
+	}
+	cc, err := grpc.NewClient(s.target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	if _, err := bulkpb.NewBulkServiceClient(cc).Info(ctx, &bulkpb.InfoRequest{}); err != nil {
+		t.Errorf("a gRPC call after %d silent connections: %v, want it answered", sidechannel.DefaultMaxHandshakes+100, err)
+	}
+}
