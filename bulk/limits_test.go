@@ -14,15 +14,18 @@ import (
 )
 
 // TestOverCapErrorNamesLimit: a run with more streams than the server's
-// connection cap fails with an error naming the cap, on every transport
+// connection cap fails with an error naming the cap, on every listener
 // that has one (issue 25: tcp and sidechannel said "connection closed by
-// the server", http1 hung).
+// the server", http1 hung). The sidechannel's cap of transfers is
+// server.TestBulkOverCapNamesLimit's: five sidechannel streams against a
+// cap of 2 may meet the cap of pending ids first, whose hello package
+// sidechannel closes without a word, and that call then waits for its id
+// to expire, so which error a run meets depends on timing.
 func TestOverCapErrorNamesLimit(t *testing.T) {
 	for _, tc := range []struct {
 		transport, want string
 	}{
-		{bulk.TCP, "hold 2 connections together, their cap"},
-		{bulk.Sidechannel, "hold 2 connections together, their cap"},
+		{bulk.TCP, "holds 2 connections, its cap"},
 		{bulk.HTTP1, "holds 2 connections, its cap"},
 		{bulk.HTTP2, "holds 2 connections, its cap"},
 	} {

@@ -26,8 +26,9 @@ import (
 // Streams, each step repeated RequestsPerStream times per stream or for
 // MinDuration.
 type Spec struct {
-	// Target is the rpclab server ("host:port" of its main gRPC port); the
-	// other transports' ports come from BulkService.Info.
+	// Target is the rpclab server ("host:port" of its main gRPC port, which
+	// the sidechannel shares); the other transports' ports come from
+	// BulkService.Info.
 	Target     string   `json:"target"`
 	Transports []string `json:"transports"`
 	// Sizes are the bytes per download.
@@ -157,8 +158,8 @@ type Options struct {
 	// Progress is told about each step (may be nil).
 	Progress Progress
 	// Via, when set, is called once per run for each listener the
-	// transports use ("grpc": the main port, for grpc and the sidechannel's
-	// call; "grpc-tuned", "tcp", "http", "sidechannel") and returns the
+	// transports use ("grpc": the main port, for grpc and for the
+	// sidechannel's call and connection; "grpc-tuned", "tcp", "http") and returns the
 	// address to dial instead, such as a netem proxy in front of it. The
 	// control calls (Info) always go straight to Target.
 	Via func(ctx context.Context, listener, addr string) (string, error)
@@ -208,7 +209,7 @@ func Run(ctx context.Context, spec *Spec, o Options, sink func(*result.BulkRecor
 		for _, l := range []struct {
 			name string
 			addr *string
-		}{{"grpc", &ep.target}, {GRPCTuned, &ep.grpcTuned}, {TCP, &ep.tcp}, {"http", &ep.http}, {Sidechannel, &ep.sidechannel}} {
+		}{{"grpc", &ep.target}, {GRPCTuned, &ep.grpcTuned}, {TCP, &ep.tcp}, {"http", &ep.http}} {
 			if *l.addr == "" {
 				continue
 			}
@@ -260,7 +261,7 @@ func endpointsOf(target string, info *bulkpb.InfoResponse) (endpoints, error) {
 		return net.JoinHostPort(host, p)
 	}
 	return endpoints{target: target, grpcTuned: port(info.GetGrpcTunedAddr()), tcp: port(info.GetTcpAddr()),
-		http: port(info.GetHttpAddr()), sidechannel: port(info.GetSidechannelAddr())}, nil
+		http: port(info.GetHttpAddr())}, nil
 }
 
 // worker is one stream of a step.

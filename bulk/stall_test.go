@@ -30,6 +30,7 @@ func TestRawClientsGiveUpOnStalledServer(t *testing.T) {
 		d    downloader
 	}{
 		{"tcp", &tcpDownloader{addr: lis.Addr().String()}},
+		{"sidechannel", sidechannelTo(t, lis.Addr().String())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer tc.d.close()
@@ -39,4 +40,12 @@ func TestRawClientsGiveUpOnStalledServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+func sidechannelTo(t *testing.T, addr string) downloader {
+	d, err := dial(Sidechannel, endpoints{target: addr}, DefaultMaxMessage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -4,13 +4,13 @@ package bulk
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -18,8 +18,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpclab/rpclab/bulkcodec"
 	"github.com/rpclab/rpclab/proto/bulkpb"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/sidechannel"
 )
 
 // Transport names, as --transport spells them: result's, whose schema
@@ -54,30 +56,18 @@ func ChunkMessageSize(chunk int) int {
 	return n + chunk
 }
 
-// TunedDialOptions are the client settings of the grpc-tuned transport;
-// docs/bulk.md gives each one's measured effect, and the settings that were
-// tried and left out because they saved nothing (larger flow-control
-// windows; a 256 KiB read buffer does as well as 1 MiB).
+// TunedDialOptions are the client settings of the grpc-tuned transport:
+// package bulkcodec's (its zero-copy codec on every call and a 1 MiB read
+// buffer, the settings that measured a gain; docs/bulk.md lists those
+// tried and left out) and the run's max receive message size.
 func TunedDialOptions(maxMsg int) []grpc.DialOption {
-	return []grpc.DialOption{
-		// Read 1 MiB per read(2) instead of 32 KiB: about 10% less client
-		// CPU per GiB.
-		grpc.WithReadBufferSize(1 << 20),
-		grpc.WithDefaultCallOptions(
-			// The zero-copy codec: the server hands each chunk to the
-			// transport without marshalling it, the client hashes it in the
-			// transport's pooled buffers without unmarshalling it into a new
-			// []byte. This is most of the gain.
-			grpc.CallContentSubtype(CodecName),
-			grpc.MaxCallRecvMsgSize(maxMsg),
-		),
-	}
+	return append(bulkcodec.DialOptions(), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg)))
 }
 
 // endpoints are where the transports of one server listen.
 type endpoints struct {
-	target                            string // the main gRPC server
-	grpcTuned, tcp, http, sidechannel string
+	target               string // the main gRPC server, and the sidechannel's port
+	grpcTuned, tcp, http string
 }
 
 // downloader fetches downloads over one connection (a gRPC channel, a TCP
@@ -130,20 +120,23 @@ func dial(transport string, ep endpoints, maxMsg int) (downloader, error) {
 		}
 		return &httpDownloader{c: &http.Client{Transport: tr}, url: "http://" + ep.http + "/bulk", proto: transport}, nil
 	case Sidechannel:
-		if err := need(ep.sidechannel, "sidechannel"); err != nil {
-			return nil, err
-		}
 		cc, err := grpc.NewClient(ep.target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			return nil, err
 		}
-		return &sidechannelDownloader{cc: cc, c: bulkpb.NewBulkServiceClient(cc), addr: ep.sidechannel}, nil
+		sc, err := sidechannel.NewClient(ep.target, sidechannel.WithDialer((&net.Dialer{Timeout: stallTimeout}).DialContext))
+		if err != nil {
+			cc.Close()
+			return nil, err
+		}
+		return &sidechannelDownloader{cc: cc, c: bulkpb.NewBulkServiceClient(cc), sc: sc}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", transport)
 }
 
 // grpcDownloader runs BulkService.Download: with grpc-go's defaults (each
-// message unmarshalled into a new Chunk) or, raw, with the zero-copy codec.
+// message unmarshalled into a new Chunk) or, raw, with package bulkcodec's
+// codec (each message's payload left in the transport's buffers).
 type grpcDownloader struct {
 	cc  *grpc.ClientConn
 	c   bulkpb.BulkServiceClient
@@ -158,14 +151,16 @@ func (d *grpcDownloader) download(ctx context.Context, size int64, chunk int, v 
 		return err
 	}
 	if d.raw {
-		in := InChunk{Sink: v.write}
+		var m bulkcodec.Message
+		defer m.Free()
 		for {
-			if err := st.RecvMsg(&in); err != nil {
+			if err := st.RecvMsg(&m); err != nil {
 				if errors.Is(err, io.EOF) {
 					return nil
 				}
 				return err
 			}
+			_, _ = m.WriteTo(v) // frees m's buffers; a verifier never fails
 		}
 	}
 	for {
@@ -318,85 +313,62 @@ func (d *httpDownloader) close() error {
 	return nil
 }
 
-// sidechannelDownloader: per download, a new raw connection to the
-// sidechannel listener with a hello carrying a random token, and a
-// SidechannelDownload call with the same token. The bytes come over the
-// raw connection; the call brings the status.
+// sidechannelDownloader: per download, a sidechannel (package
+// sidechannel: a new plain connection to the main gRPC port, the id in
+// the call's metadata) and a SidechannelDownload call on the kept gRPC
+// channel. The bytes come over the sidechannel; the call brings the
+// status and the count of bytes sent.
 type sidechannelDownloader struct {
-	cc   *grpc.ClientConn
-	c    bulkpb.BulkServiceClient
-	addr string
-	buf  []byte
+	cc  *grpc.ClientConn
+	c   bulkpb.BulkServiceClient
+	sc  *sidechannel.Client
+	buf []byte
 }
 
 func (d *sidechannelDownloader) download(ctx context.Context, size int64, chunk int, v *verifier) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var hello [SidechannelHelloLen]byte
-	copy(hello[:], SidechannelMagic)
-	tok := hello[len(SidechannelMagic):]
-	if _, err := rand.Read(tok); err != nil {
-		return err
-	}
-	dl := net.Dialer{Timeout: stallTimeout}
-	conn, err := dl.DialContext(ctx, "tcp", d.addr)
-	if err != nil {
-		return fmt.Errorf("sidechannel dial: %w", err)
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	if _, err := conn.Write(hello[:]); err != nil {
-		return fmt.Errorf("sidechannel hello: %w", err)
-	}
-	type answer struct {
-		res *bulkpb.SidechannelResult
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		res, err := d.c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: size, ChunkBytes: int32(chunk), SidechannelToken: tok})
-		if err != nil {
-			conn.Close() // the server will not write: stop reading
-		}
-		done <- answer{res, err}
-	}()
 	if len(d.buf) < chunk {
 		d.buf = make([]byte, chunk)
 	}
-	var rerr, refused error
-	var s stall
-	for {
-		s.arm(conn)
-		n, err := conn.Read(d.buf[:chunk])
-		if v.n == 0 && n > 0 {
-			if refused = refusal(d.buf[:n], conn); refused != nil {
-				cancel()
-				break
+	var res *bulkpb.SidechannelResult
+	var rerr error // the read's own error, kept apart from the call's
+	err := d.sc.Do(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = d.c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: size, ChunkBytes: int32(chunk)})
+		return err
+	}, func(sc *sidechannel.Conn) error {
+		// A sidechannel has no read deadline of its own to move (its
+		// socket's is the call's): a timer closes it when the server
+		// sends nothing for stallTimeout.
+		var stalled atomic.Bool
+		t := time.AfterFunc(stallTimeout, func() { stalled.Store(true); sc.Close() })
+		defer t.Stop()
+		armed := time.Now()
+		for {
+			n, err := sc.Read(d.buf[:chunk])
+			v.write(d.buf[:n])
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				if stalled.Load() {
+					err = fmt.Errorf("the server sent nothing for %v (stalled): %w", stallTimeout, err)
+				}
+				rerr = fmt.Errorf("sidechannel read: %w", err)
+				return rerr
+			}
+			if now := time.Now(); now.Sub(armed) > stallTimeout/4 {
+				t.Reset(stallTimeout)
+				armed = now
 			}
 		}
-		v.write(d.buf[:n])
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			rerr = s.explain(err)
-			cancel()
-			break
-		}
-	}
-	a := <-done
+	})
 	switch {
-	case refused != nil:
-		return refused
-	case a.err != nil && rerr != nil && status.Code(a.err) == codes.Canceled:
-		return fmt.Errorf("sidechannel read: %w", rerr) // the call was cancelled for it
-	case a.err != nil:
-		return a.err
-	case rerr != nil:
-		return fmt.Errorf("sidechannel read: %w", rerr)
-	case a.res.GetBytesSent() != v.n:
-		return fmt.Errorf("the call says %d bytes were sent, the sidechannel brought %d", a.res.GetBytesSent(), v.n)
+	case rerr != nil && status.Code(err) == codes.Canceled:
+		return rerr // the call was cancelled for it
+	case err != nil:
+		return err
+	case res.GetBytesSent() != v.n:
+		return fmt.Errorf("the call says %d bytes were sent, the sidechannel brought %d", res.GetBytesSent(), v.n)
 	}
 	return nil
 }

@@ -55,20 +55,7 @@ func CheckSizes(size int64, chunk int) error {
 	return nil
 }
 
-// The sidechannel handshake. The client dials the sidechannel listener and
-// writes a hello: SidechannelMagic then a token of SidechannelTokenLen random
-// bytes. It then calls BulkService.SidechannelDownload with the same token.
-// The server pairs the call with the connection by token (whichever arrives
-// first waits for the other, up to SidechannelWait), writes the bytes on the
-// connection, closes it, and only then returns the call's status. The call
-// carries the request and the status; the bytes never touch HTTP/2.
-const (
-	SidechannelMagic    = "RLSC"
-	SidechannelTokenLen = 16
-	SidechannelHelloLen = len(SidechannelMagic) + SidechannelTokenLen
-)
-
-// RefusalMagic starts what a raw bulk listener (tcp, sidechannel) writes
+// RefusalMagic starts what the raw bulk listener (tcp) writes
 // instead of the stream when it refuses a connection or a request: the
 // magic, then a message of at most MaxRefusalLen bytes; then it closes the
 // connection. The stream never starts with 'R' (its first byte is 0x8b),

@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -12,49 +13,50 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/bulkcodec"
 	"github.com/rpclab/rpclab/internal/accept"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/proto/bulkpb"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/sidechannel"
 )
 
 // wrapListener wraps each bulk listener StartBulk opens (tests replace it
 // to inject Accept errors).
 var wrapListener = func(l net.Listener) net.Listener { return l }
 
-// SidechannelWait is how long a SidechannelDownload call waits for its
-// connection's hello (and a hello for its call) before giving up.
-const SidechannelWait = 10 * time.Second
-
-// TunedOptions are the server settings of the grpc-tuned listener. It is
-// empty on purpose: on the server the zero-copy codec (bulk.CodecName) is
-// what cuts CPU; larger write buffers (64 KiB, 1 MiB), no write buffer,
-// grpc.SharedWriteBuffer and larger windows were measured side by side and
-// saved nothing or cost more (docs/bulk.md has the figures). grpc-tuned
-// keeps its own listener so that the flags of "rpclab serve", which apply
-// to the main server and so to the grpc transport, never change it.
+// TunedOptions are the server settings of the grpc-tuned listener:
+// package bulkcodec's (none today: the codec, which the client picks by
+// its content-subtype, is what cuts the server's CPU; bulkcodec.ServerOptions
+// and docs/bulk.md say what was measured and left out). grpc-tuned keeps
+// its own listener so that the flags of "rpclab serve", which apply to the
+// main server and so to the grpc transport, never change it.
 func TunedOptions() []grpc.ServerOption {
-	return nil
+	return bulkcodec.ServerOptions()
 }
 
 // Bulk serves rpclab.v1.BulkService: downloads of the deterministic stream
-// of package bulk over gRPC, and the sidechannel download. StartBulk also
-// serves the other transports (grpc-tuned, raw TCP, HTTP/1.1 and h2c, the
-// sidechannel listener) and Info tells clients where they are.
+// of package bulk over gRPC, and the sidechannel download (package
+// sidechannel, on the port Serve serves it on). StartBulk also serves the
+// other transports (grpc-tuned, raw TCP, HTTP/1.1 and h2c) and Info tells
+// clients where they are.
 type Bulk struct {
 	bulkpb.UnimplementedBulkServiceServer
 
-	info bulkpb.InfoResponse // addresses only; set before serving
-	sc   registry
-	cfg  bulkConfig
+	info     bulkpb.InfoResponse                // addresses only; set before serving
+	sc       atomic.Pointer[sidechannel.Server] // set by Serve (listen)
+	scActive atomic.Int64                       // sidechannel transfers under way
+	cfg      bulkConfig
 
 	closers   []func() // set up by StartBulk before it returns
 	wg        sync.WaitGroup
@@ -70,9 +72,9 @@ type Bulk struct {
 var _ bulkpb.BulkServiceServer = (*Bulk)(nil)
 
 // NewBulk returns a Bulk without the extra listeners: Download and Info
-// work, the other transports are absent.
-// The options are StartBulk's; only the maximum size applies without the
-// listeners.
+// work, the other transports are absent, and the sidechannel works once
+// Serve serves it. The options are StartBulk's; only the maximum size and
+// the sidechannel's bounds apply without the listeners.
 func NewBulk(opts ...BulkOption) (*Bulk, error) {
 	b := &Bulk{cfg: defaultBulkConfig(), quit: make(chan struct{})}
 	for _, o := range opts {
@@ -80,8 +82,37 @@ func NewBulk(opts ...BulkOption) (*Bulk, error) {
 			return nil, err
 		}
 	}
-	b.sc = registry{m: map[token]*slot{}, max: b.cfg.maxConns, clock: b.cfg.clock}
 	return b, nil
+}
+
+// SplitHandshakes is how many connections the split main port reads for
+// their first bytes at once (sidechannel.WithMaxHandshakes), gRPC's
+// included; one accepted past it is closed. The package's default, 1024,
+// dropped 678 of 3000 gRPC clients dialling "rpclab serve" at once (their
+// first RPC failed; a per-worker sweep opens that many), where the gRPC
+// server alone dropped none. At this value the process's file descriptor
+// limit is the bound, as it is for a gRPC server alone, and each
+// connection in handshake is still closed after the hello timeout.
+const SplitHandshakes = 1 << 16
+
+// listen splits lis between the gRPC server and b's sidechannels (package
+// sidechannel: a connection that starts with its hello is a call's
+// sidechannel, any other goes to gRPC) and returns the sidechannel server,
+// whose Listener is gRPC's. tlsCfg is the gRPC server's (nil: plaintext):
+// a sidechannel then runs TLS as the call does. At most WithMaxBulkConns
+// ids wait for their other half.
+func (b *Bulk) listen(lis net.Listener, tlsCfg *tls.Config) (*sidechannel.Server, error) {
+	opts := append([]sidechannel.Option{sidechannel.WithTLS(tlsCfg), sidechannel.WithMaxPending(b.cfg.maxConns),
+		sidechannel.WithMaxHandshakes(SplitHandshakes)}, b.cfg.sidechannel...)
+	sc, err := sidechannel.NewServer(lis, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("server: bulk: %w", err)
+	}
+	if !b.sc.CompareAndSwap(nil, sc) {
+		sc.Close()
+		return nil, errors.New("server: bulk: this Bulk is already served")
+	}
+	return sc, nil
 }
 
 // RegisterBulk registers b (a NewBulk when nil) on s.
@@ -93,20 +124,23 @@ func RegisterBulk(s *grpc.Server, b *Bulk) {
 }
 
 // StartBulk starts the bulk listeners on host (port 0 each): a grpc-tuned
-// gRPC server, raw TCP, HTTP (1.1 and h2c) and the sidechannel. They run
-// until ctx ends or Close is called. Every transport refuses a request
-// above the maximum size (WithMaxBulkSize); the raw TCP and HTTP listeners
-// close a connection that stays silent (WithBulkReadTimeout); the raw and
-// HTTP listeners cap how many connections are open (WithMaxBulkConns) and
-// answer one past the cap with an error naming it (a bulk.RefusalMagic
-// message, HTTP 503); the raw listeners keep accepting after an Accept
-// error (package accept's backoff), as the HTTP one does.
+// gRPC server, raw TCP and HTTP (1.1 and h2c); the sidechannel has none of
+// its own (Serve splits the main gRPC port). They run until ctx ends or
+// Close is called. Every transport refuses a request above the maximum
+// size (WithMaxBulkSize); the raw TCP and HTTP listeners close a
+// connection that stays silent (WithBulkReadTimeout); the raw TCP and HTTP
+// listeners cap how many connections are open, and the sidechannel how
+// many transfers run and how many ids wait (WithMaxBulkConns), and answer
+// one past the cap with an error naming it (a bulk.RefusalMagic message,
+// HTTP 503, ResourceExhausted); the raw TCP listener keeps accepting after
+// an Accept error (package accept's backoff), as the HTTP one and the
+// sidechannel's split do.
 func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, error) {
 	b, err := NewBulk(opts...)
 	if err != nil {
 		return nil, err
 	}
-	var lis [4]net.Listener // grpc-tuned, tcp, http, sidechannel
+	var lis [3]net.Listener // grpc-tuned, tcp, http
 	for i := range lis {
 		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
@@ -121,7 +155,6 @@ func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, err
 	b.info.GrpcTunedAddr = lis[0].Addr().String()
 	b.info.TcpAddr = lis[1].Addr().String()
 	b.info.HttpAddr = lis[2].Addr().String()
-	b.info.SidechannelAddr = lis[3].Addr().String()
 
 	tuned := grpc.NewServer(TunedOptions()...)
 	RegisterBulk(tuned, b)
@@ -142,8 +175,6 @@ func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, err
 	hs.Protocols.SetUnencryptedHTTP2(true)
 	hl := &httpLimit{Listener: lis[2], max: b.cfg.maxConns}
 	b.goServe(func() { _ = hs.Serve(hl) }, func() { hs.Close() })
-
-	b.goServe(func() { b.acceptLoop(lis[3], b.hello) }, func() { lis[3].Close() })
 
 	context.AfterFunc(ctx, b.Close)
 	return b, nil
@@ -180,10 +211,9 @@ func (b *Bulk) Close() {
 	})
 }
 
-// acceptLoop serves a raw listener until it is closed. An Accept error
-// other than the listener's closing is retried after a backoff; a
-// connection past the cap (of the raw listeners together) gets a refusal
-// naming it.
+// acceptLoop serves the raw TCP listener until it is closed. An Accept
+// error other than the listener's closing is retried after a backoff; a
+// connection past the cap gets a refusal naming it.
 func (b *Bulk) acceptLoop(lis net.Listener, handle func(net.Conn)) {
 	var conns sync.WaitGroup
 	defer conns.Wait()
@@ -214,7 +244,7 @@ func (b *Bulk) acceptLoop(lis net.Listener, handle func(net.Conn)) {
 			conns.Add(1)
 			go func() {
 				defer conns.Done()
-				writeRefusal(c, fmt.Sprintf("server: the bulk tcp and sidechannel listeners hold %d connections together, their cap: try again when one closes", b.cfg.maxConns))
+				writeRefusal(c, fmt.Sprintf("server: the bulk tcp listener holds %d connections, its cap: try again when one closes", b.cfg.maxConns))
 				b.mu.Lock()
 				b.refusing--
 				b.mu.Unlock()
@@ -268,9 +298,10 @@ func (b *Bulk) sizesErr(size int64, chunk int32) error {
 }
 
 // Download streams the request's bytes as Chunk messages. When the call
-// uses the bulkraw codec (grpc-tuned) each message is a bulk.OutChunk that
-// the codec hands to the transport without a copy; otherwise it is a
-// protobuf Chunk marshalled by grpc-go's codec.
+// uses package bulkcodec's codec (grpc-tuned) each message is a
+// bulkcodec.Message holding the stream's slice, which the codec hands to
+// the transport without a copy; otherwise it is a protobuf Chunk
+// marshalled by grpc-go's codec.
 func (b *Bulk) Download(req *bulkpb.DownloadRequest, stream bulkpb.BulkService_DownloadServer) error {
 	size, chunk := req.GetSizeBytes(), req.GetChunkBytes()
 	if err := b.sizesErr(size, chunk); err != nil {
@@ -279,16 +310,16 @@ func (b *Bulk) Download(req *bulkpb.DownloadRequest, stream bulkpb.BulkService_D
 	raw := false
 	if md, ok := metadata.FromIncomingContext(stream.Context()); ok {
 		for _, ct := range md.Get("content-type") {
-			raw = raw || ct == "application/grpc+"+bulk.CodecName
+			raw = raw || ct == "application/grpc+"+bulkcodec.Name
 		}
 	}
 	var pm bulkpb.Chunk
-	var rm bulk.OutChunk
+	var rm bulkcodec.Message // its buffers are the stream's: nothing to free
 	for off := int64(0); off < size; {
 		n := int(min(int64(chunk), size-off))
 		var err error
 		if raw {
-			rm.Data = bulk.Stream(off, n)
+			rm.Data = append(rm.Data[:0], mem.SliceBuffer(bulk.Stream(off, n)))
 			err = stream.SendMsg(&rm)
 		} else {
 			pm.Data = bulk.Stream(off, n)
@@ -302,33 +333,36 @@ func (b *Bulk) Download(req *bulkpb.DownloadRequest, stream bulkpb.BulkService_D
 	return nil
 }
 
-// SidechannelDownload pairs the call with its sidechannel connection by
-// token, writes the bytes there, closes the connection and answers.
+// SidechannelDownload takes the call's sidechannel (sidechannel.Server.Accept),
+// writes the bytes there, closes it and answers with the count. Past
+// WithMaxBulkConns transfers under way, or ids pending, it refuses with
+// ResourceExhausted naming the cap.
 func (b *Bulk) SidechannelDownload(ctx context.Context, req *bulkpb.DownloadRequest) (*bulkpb.SidechannelResult, error) {
 	size, chunk := req.GetSizeBytes(), req.GetChunkBytes()
 	if err := b.sizesErr(size, chunk); err != nil {
 		return nil, err
 	}
-	tok := req.GetSidechannelToken()
-	if len(tok) != bulk.SidechannelTokenLen {
-		return nil, status.Errorf(codes.InvalidArgument, "sidechannel_token has %d bytes, want %d", len(tok), bulk.SidechannelTokenLen)
+	srv := b.sc.Load()
+	if srv == nil {
+		return nil, status.Error(codes.FailedPrecondition, "server: this server serves no sidechannel (server.Serve splits its port for one)")
 	}
-	c, err := b.sc.claim(ctx, token(tok))
+	sc, err := srv.Accept(ctx)
+	if errors.Is(err, sidechannel.ErrTooManyPending) {
+		return nil, status.Errorf(codes.ResourceExhausted, "server: the sidechannel holds %d pending ids, its cap: try again when one is claimed or expires", b.cfg.maxConns)
+	} else if err != nil {
+		return nil, err // a status: no id, expired, reused, closed, the call's end
+	}
+	defer sc.Close()
+	defer b.scActive.Add(-1)
+	if b.scActive.Add(1) > int64(b.cfg.maxConns) {
+		return nil, status.Errorf(codes.ResourceExhausted, "server: the sidechannel holds %d transfers, its cap: try again when one ends", b.cfg.maxConns)
+	}
+	sent, err := writeStream(sc, size, int(chunk))
+	if err == nil {
+		err = sc.Close() // the client reads EOF once every byte is out
+	}
 	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	sent, err := writeStream(c, size, int(chunk))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, status.FromContextError(ctx.Err()).Err()
-		}
-		return nil, status.Errorf(codes.Unavailable, "sidechannel write after %d of %d bytes: %v", sent, size, err)
-	}
-	if err := c.Close(); err != nil {
-		return nil, status.Errorf(codes.Unavailable, "sidechannel close: %v", err)
+		return nil, sidechannel.StatusError(fmt.Errorf("server: sidechannel after %d of %d bytes: %w", sent, size, err))
 	}
 	return &bulkpb.SidechannelResult{BytesSent: sent}, nil
 }
@@ -343,16 +377,15 @@ func (b *Bulk) Info(_ context.Context, req *bulkpb.InfoRequest) (*bulkpb.InfoRes
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	return &bulkpb.InfoResponse{
-		GrpcTunedAddr:   b.info.GrpcTunedAddr,
-		TcpAddr:         b.info.TcpAddr,
-		HttpAddr:        b.info.HttpAddr,
-		SidechannelAddr: b.info.SidechannelAddr,
-		Pid:             int64(os.Getpid()),
-		CpuNs:           int64(u.CPU),
-		AllocBytes:      u.AllocBytes,
-		Allocs:          u.Allocs,
-		PeakRssBytes:    u.PeakRSS,
-		MaxChunkBytes:   bulk.MaxChunk,
+		GrpcTunedAddr: b.info.GrpcTunedAddr,
+		TcpAddr:       b.info.TcpAddr,
+		HttpAddr:      b.info.HttpAddr,
+		Pid:           int64(os.Getpid()),
+		CpuNs:         int64(u.CPU),
+		AllocBytes:    u.AllocBytes,
+		Allocs:        u.Allocs,
+		PeakRssBytes:  u.PeakRSS,
+		MaxChunkBytes: bulk.MaxChunk,
 	}, nil
 }
 
@@ -417,130 +450,6 @@ func (b *Bulk) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	_, _ = writeStream(w, size, chunk)
 }
-
-// hello reads a sidechannel hello and hands the connection to the call that
-// presents the same token.
-func (b *Bulk) hello(c net.Conn) {
-	var h [bulk.SidechannelHelloLen]byte
-	_ = c.SetReadDeadline(time.Now().Add(SidechannelWait))
-	if _, err := io.ReadFull(c, h[:]); err != nil || string(h[:len(bulk.SidechannelMagic)]) != bulk.SidechannelMagic {
-		c.Close()
-		return
-	}
-	_ = c.SetReadDeadline(time.Time{})
-	if err := b.sc.offer(token(h[len(bulk.SidechannelMagic):]), c); err != nil {
-		writeRefusal(c, err.Error())
-	}
-}
-
-// token is a sidechannel token.
-type token = [bulk.SidechannelTokenLen]byte
-
-// registry pairs sidechannel connections with calls by token. Whichever
-// arrives first creates the slot; a slot nobody claims expires after twice
-// SidechannelWait and its connection is closed. It holds at most max slots
-// (WithMaxBulkConns: the sidechannel listener holds no more connections,
-// so no more calls could be paired at once); a call or a connection past
-// it is refused (ResourceExhausted) rather than queued.
-type registry struct {
-	clock clock
-	max   int
-
-	mu sync.Mutex
-	m  map[token]*slot
-}
-
-type slot struct {
-	ch     chan net.Conn
-	expire func() bool // stops the expiry
-}
-
-// slot returns the slot of tok, made if it is new and there is room.
-func (r *registry) slot(tok token) (*slot, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if sl := r.m[tok]; sl != nil {
-		return sl, nil
-	}
-	if len(r.m) >= r.max {
-		return nil, status.Errorf(codes.ResourceExhausted, "server: the sidechannel holds %d pending tokens, its cap: try again when one is claimed or expires", r.max)
-	}
-	sl := &slot{ch: make(chan net.Conn, 1)}
-	r.m[tok] = sl
-	sl.expire = r.clock.afterFunc(2*SidechannelWait, func() {
-		r.remove(tok, sl)
-		select {
-		case c := <-sl.ch:
-			c.Close()
-		default:
-		}
-	})
-	return sl, nil
-}
-
-func (r *registry) remove(tok token, sl *slot) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m[tok] == sl {
-		delete(r.m, tok)
-		sl.expire()
-		if len(r.m) == 0 {
-			// A map never shrinks: give back what a burst of tokens took.
-			r.m = map[token]*slot{}
-		}
-	}
-}
-
-// pending is the number of slots.
-func (r *registry) pending() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.m)
-}
-
-// offer hands c to the slot of tok; an error if the slot already has one
-// or there is no room for it.
-func (r *registry) offer(tok token, c net.Conn) error {
-	sl, err := r.slot(tok)
-	if err != nil {
-		return err
-	}
-	select {
-	case sl.ch <- c:
-		return nil
-	default:
-		return fmt.Errorf("server: sidechannel token %x was presented twice", tok)
-	}
-}
-
-// claim waits for the connection of tok.
-func (r *registry) claim(ctx context.Context, tok token) (net.Conn, error) {
-	sl, err := r.slot(tok)
-	if err != nil {
-		return nil, err
-	}
-	defer r.remove(tok, sl)
-	timeout := make(chan struct{})
-	stop := r.clock.afterFunc(SidechannelWait, func() { close(timeout) })
-	defer stop()
-	select {
-	case c := <-sl.ch:
-		return c, nil
-	case <-timeout:
-		return nil, status.Errorf(codes.FailedPrecondition, "no sidechannel connection presented token %x within %v", tok, SidechannelWait)
-	case <-ctx.Done():
-		return nil, status.FromContextError(ctx.Err()).Err()
-	}
-}
-
-// clock starts timers (tests replace it).
-type clock interface {
-	afterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
-type realClock struct{}
-
-func (realClock) afterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 
 // maxRefusing bounds the connections past the cap a listener answers with
 // a refusal at once (each for at most refusalWait); past it, one is closed

@@ -5,6 +5,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -17,12 +18,15 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/proto/bulkpb"
 	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/sidechannel"
 )
 
 const defaultTestTimeout = 30 * time.Second
@@ -63,7 +67,8 @@ func TestBulkRejectsBadRequests(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	c, _ := startBulk(ctx, t)
-	tok := make([]byte, bulk.SidechannelTokenLen)
+	var id sidechannel.ID
+	withID := metadata.AppendToOutgoingContext(ctx, sidechannel.MetadataKey, id.String())
 	tests := []struct {
 		name string
 		call func() error
@@ -86,14 +91,14 @@ func TestBulkRejectsBadRequests(t *testing.T) {
 			_, err = st.Recv()
 			return err
 		}, codes.InvalidArgument, "chunk"},
-		{"sidechannel token too short", func() error {
-			_, err := c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: 1, ChunkBytes: 1, SidechannelToken: tok[:3]})
+		{"sidechannel without an id", func() error {
+			_, err := c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: 1, ChunkBytes: 1})
 			return err
-		}, codes.InvalidArgument, "sidechannel_token has 3 bytes"},
+		}, codes.InvalidArgument, sidechannel.MetadataKey},
 		{"sidechannel without a connection", func() error {
-			cctx, ccancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			cctx, ccancel := context.WithTimeout(withID, 100*time.Millisecond)
 			defer ccancel()
-			_, err := c.SidechannelDownload(cctx, &bulkpb.DownloadRequest{SizeBytes: 1, ChunkBytes: 1, SidechannelToken: tok})
+			_, err := c.SidechannelDownload(cctx, &bulkpb.DownloadRequest{SizeBytes: 1, ChunkBytes: 1})
 			return err
 		}, codes.DeadlineExceeded, ""},
 	}
@@ -283,5 +288,74 @@ func TestBulkOptionsRefuseNegatives(t *testing.T) {
 		if _, err := server.NewBulk(o); !errors.Is(err, server.ErrBadOption) {
 			t.Errorf("NewBulk(negative %s) = %v, want ErrBadOption", name, err)
 		}
+	}
+}
+
+// TestSidechannelOverTLS: with Options.TLS the bulk sidechannel shares the
+// TLS port and runs TLS itself: a client with the gRPC connection's TLS
+// configuration downloads through it, one without TLS gets no byte.
+func TestSidechannelOverTLS(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	certFile, keyFile, roots := selfSigned(t, t.TempDir())
+	cfg, err := server.LoadTLS(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := server.NewBulk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- server.Serve(sctx, lis, server.Options{TLS: cfg, Bulk: b}) }()
+	defer func() { stop(); <-done; b.Close() }()
+	addr := lis.Addr().String()
+	clientTLS := &tls.Config{RootCAs: roots}
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(clientTLS)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	c := bulkpb.NewBulkServiceClient(cc)
+	for _, tc := range []struct {
+		name string
+		opts []sidechannel.Option
+		ok   bool
+	}{
+		{"TLS", []sidechannel.Option{sidechannel.WithTLS(clientTLS)}, true},
+		{"plaintext", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			scc, err := sidechannel.NewClient(addr, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int64
+			cctx := ctx
+			if !tc.ok { // its call waits for a hello that never comes
+				var ccancel context.CancelFunc
+				cctx, ccancel = context.WithTimeout(ctx, 2*time.Second)
+				defer ccancel()
+			}
+			err = scc.Do(cctx, func(ctx context.Context) error {
+				_, err := c.SidechannelDownload(ctx, &bulkpb.DownloadRequest{SizeBytes: 100000, ChunkBytes: 1000})
+				return err
+			}, func(sc *sidechannel.Conn) error {
+				var err error
+				n, err = io.Copy(io.Discard, sc)
+				return err
+			})
+			if tc.ok && (err != nil || n != 100000) {
+				t.Errorf("got %d bytes, %v; want 100000", n, err)
+			}
+			if !tc.ok && (err == nil || n != 0) {
+				t.Errorf("got %d bytes, %v; want none and an error", n, err)
+			}
+		})
 	}
 }

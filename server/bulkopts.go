@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/sidechannel"
 )
 
-// DefaultMaxBulkConns caps the connections the raw bulk listeners (raw TCP
-// and the sidechannel) hold open at once, and the HTTP listener's, when
-// WithMaxBulkConns is not given: far above what a bulk run opens (one per
-// stream and transport), far below a process's file descriptor limit.
+// DefaultMaxBulkConns caps the connections the raw TCP bulk listener holds
+// open at once, the HTTP listener's, the sidechannel transfers under way
+// and the sidechannel ids pending, when WithMaxBulkConns is not given: far
+// above what a bulk run opens (one per stream and transport), far below a
+// process's file descriptor limit.
 const DefaultMaxBulkConns = 256
 
 // DefaultBulkReadTimeout is how long the raw TCP and HTTP listeners wait
@@ -28,17 +30,18 @@ type bulkConfig struct {
 	maxSize     int64
 	maxConns    int
 	readTimeout time.Duration
-	clock       clock // the sidechannel registry's timers
+	sidechannel []sidechannel.Option // after the ones the fields above give (tests)
 }
 
 func defaultBulkConfig() bulkConfig {
-	return bulkConfig{maxSize: bulk.MaxSize, maxConns: DefaultMaxBulkConns, readTimeout: DefaultBulkReadTimeout, clock: realClock{}}
+	return bulkConfig{maxSize: bulk.MaxSize, maxConns: DefaultMaxBulkConns, readTimeout: DefaultBulkReadTimeout}
 }
 
 // WithMaxBulkSize sets the most bytes one bulk request may ask for, on every
 // transport (default bulk.MaxSize, 64 GiB; 0 means the default). A larger
 // request is refused before a byte is sent (gRPC InvalidArgument, HTTP 400,
-// raw TCP and sidechannel: the connection is closed).
+// raw TCP: a refusal naming it, the sidechannel: InvalidArgument on the
+// call).
 func WithMaxBulkSize(n int64) BulkOption {
 	return func(c *bulkConfig) error {
 		if n < 0 {
@@ -51,13 +54,14 @@ func WithMaxBulkSize(n int64) BulkOption {
 	}
 }
 
-// WithMaxBulkConns caps the connections the raw bulk listeners (TCP and
-// sidechannel, together) hold open, the HTTP listener's, and the
-// sidechannel tokens waiting for their pair (default
-// DefaultMaxBulkConns; 0 means the default). Past it, the raw TCP and
-// sidechannel listeners answer a new connection with a refusal naming the
-// cap (bulk.RefusalMagic) and close it, the HTTP listener answers 503
-// naming it, and a SidechannelDownload gets ResourceExhausted.
+// WithMaxBulkConns caps the connections the raw TCP bulk listener holds
+// open, the HTTP listener's, the sidechannel transfers under way, and the
+// sidechannel ids waiting for their other half (sidechannel.WithMaxPending)
+// (default DefaultMaxBulkConns; 0 means the default). Past it, the raw TCP
+// listener answers a new connection with a refusal naming the cap
+// (bulk.RefusalMagic) and closes it, the HTTP listener answers 503 naming
+// it, and a SidechannelDownload gets ResourceExhausted naming it (a
+// sidechannel hello past the pending cap is closed by package sidechannel).
 func WithMaxBulkConns(n int) BulkOption {
 	return func(c *bulkConfig) error {
 		if n < 0 {

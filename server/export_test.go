@@ -6,6 +6,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/rpclab/rpclab/sidechannel"
 )
 
 // SetWrapListener replaces how StartBulk wraps its listeners until the
@@ -16,48 +18,42 @@ func SetWrapListener(f func(net.Listener) net.Listener) (restore func()) {
 	return func() { wrapListener = old }
 }
 
-// FakeClock is a clock whose timers fire when the test says.
-type FakeClock struct {
-	Started chan time.Duration // each timer's duration, as it starts
-	fire    chan struct{}
+// Clock is a clock the test moves; the sidechannel's ids expire by it.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
 }
 
-// NewFakeClock returns a FakeClock that reports up to n timers started.
-func NewFakeClock(n int) *FakeClock {
-	return &FakeClock{Started: make(chan time.Duration, n), fire: make(chan struct{})}
+// NewClock returns a Clock at the real time.
+func NewClock() *Clock { return &Clock{now: time.Now()} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
 }
 
-// Fire runs every timer started and not stopped, now and from now on.
-func (c *FakeClock) Fire() { close(c.fire) }
-
-func (c *FakeClock) afterFunc(d time.Duration, f func()) func() bool {
-	stopped := make(chan struct{})
-	go func() {
-		select {
-		case <-c.fire:
-			f()
-		case <-stopped:
-		}
-	}()
-	select {
-	case c.Started <- d:
-	default:
-	}
-	var once sync.Once
-	return func() bool {
-		done := false
-		once.Do(func() { close(stopped); done = true })
-		return done
-	}
+// Add moves the clock d forward.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
-// WithClock makes the sidechannel registry's timers c's.
-func WithClock(c *FakeClock) BulkOption {
+// WithClock makes the sidechannel's ids expire by c.
+func WithClock(c *Clock) BulkOption {
 	return func(cfg *bulkConfig) error {
-		cfg.clock = c
+		cfg.sidechannel = append(cfg.sidechannel, sidechannel.WithClock(c.Now))
 		return nil
 	}
 }
 
-// PendingSidechannels is the number of sidechannel tokens waiting.
-func (b *Bulk) PendingSidechannels() int { return b.sc.pending() }
+// PendingSidechannels is the number of sidechannel ids waiting for their
+// other half.
+func (b *Bulk) PendingSidechannels() int {
+	if sc := b.sc.Load(); sc != nil {
+		return sc.Pending()
+	}
+	return 0
+}

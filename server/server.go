@@ -40,7 +40,8 @@ type Options struct {
 	WriteBufferSize int `json:"write_buffer_size,omitempty"`
 	ReadBufferSize  int `json:"read_buffer_size,omitempty"`
 	// Bulk is the bulk service to register beside the ping service (nil: one
-	// without the extra bulk listeners).
+	// without the extra bulk listeners and without a sidechannel). Serve
+	// splits its listener for Bulk's sidechannel (package sidechannel).
 	Bulk *Bulk `json:"-"`
 	// TLS serves with TLS (nil: plaintext). LoadTLS builds one from a
 	// certificate and key file.
@@ -105,8 +106,19 @@ func New(o Options, extra ...grpc.ServerOption) *grpc.Server {
 }
 
 // Serve serves the ping service on lis until ctx ends, then stops the server
-// gracefully (in-flight RPCs finish, streams are cancelled).
+// gracefully (in-flight RPCs finish, streams are cancelled). With o.Bulk,
+// lis is split between gRPC and the bulk sidechannel (sidechannel.NewServer):
+// a sidechannel download comes through the same port as its call.
 func Serve(ctx context.Context, lis net.Listener, o Options) error {
+	if o.Bulk != nil {
+		sc, err := o.Bulk.listen(lis, o.TLS)
+		if err != nil {
+			lis.Close()
+			return err
+		}
+		defer sc.Close()
+		lis = sc.Listener()
+	}
 	s := New(o)
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(lis) }()

@@ -36,12 +36,14 @@ stream the server sends in --chunk pieces (like a Git fetch: the client asks,
 the server streams), over each --transport:
 
   grpc         server-streaming RPC of chunk-sized messages, grpc-go defaults
-  grpc-tuned   the same RPC with a zero-copy codec, 1 MiB I/O buffers and
-               large flow-control windows (docs/bulk.md lists each setting)
+  grpc-tuned   the same RPC through package bulkcodec: its zero-copy codec
+               and dial options (a 1 MiB read buffer; docs/bulk.md lists
+               each setting tried)
   tcp          raw TCP: a 16-byte request, then the bytes (the floor)
   http1, http2 net/http GET over HTTP/1.1 and over h2c
-  sidechannel  a gRPC call carries the request and the status; the bytes
-               flow over a raw TCP connection the call names by token
+  sidechannel  package sidechannel: a gRPC call carries the request and the
+               status; the bytes flow over a plain connection to the same
+               port, which the call names by id
 
 Every download is checked for length and CRC-32C. For each step it reports
 MB/s, CPU seconds per GiB of the client and of the server, the server's Go

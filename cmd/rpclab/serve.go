@@ -48,16 +48,21 @@ server reflection (rpclab sweep --call, grpcurl).
 
 The first line on stdout is "listening on ADDR". SIGINT or SIGTERM stops it.
 
+The bulk sidechannel shares the --listen port: a connection that starts
+with the sidechannel hello (package sidechannel) carries one call's bytes,
+any other is gRPC's.
+
 It has no authentication: keep it on loopback (the default), or give it
---tls-cert and --tls-key. With TLS, the ping and bulk services are served on
-the one TLS port and the plaintext bulk listeners (grpc-tuned, raw TCP,
-HTTP, sidechannel) are not started. Every bulk request is refused above
---max-bulk-size. The raw TCP and HTTP bulk listeners close connections
-silent (or idle between requests) for --bulk-read-timeout; the raw TCP and
-sidechannel listeners together, and the HTTP listener, hold at most
---max-bulk-conns, answering one more with an error naming the cap; at most
-that many sidechannel tokens wait for their pair (a call past it gets
-ResourceExhausted); a failed accept (out of file descriptors) is retried.
+--tls-cert and --tls-key. With TLS, the ping and bulk services and the
+sidechannel (over TLS) are served on the one TLS port and the plaintext
+bulk listeners (grpc-tuned, raw TCP, HTTP) are not started. Every bulk
+request is refused above --max-bulk-size. The raw TCP and HTTP bulk
+listeners close connections silent (or idle between requests) for
+--bulk-read-timeout; the raw TCP listener and the HTTP listener each hold
+at most --max-bulk-conns, answering one more with an error naming the cap;
+at most that many sidechannel transfers run and that many sidechannel ids
+wait for their call (a call past either gets ResourceExhausted naming it);
+a failed accept (out of file descriptors) is retried.
 
 With --impl cpp, rpclab builds (if needed) and becomes the C++ asynchronous
 completion-queue server of clients/cpp (the same wire; no bulk services);
@@ -103,7 +108,7 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 	f.StringVar(&sf.tlsCert, "tls-cert", "", "serve TLS with this PEM certificate (chain); needs --tls-key")
 	f.StringVar(&sf.tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
 	f.StringVar(&sf.maxBulk, "max-bulk-size", "", "largest bulk download one request may ask for (default 64GiB)")
-	f.IntVar(&sf.bulkConns, "max-bulk-conns", 0, fmt.Sprintf("connections the raw bulk listeners (together) and the HTTP one each hold open, and sidechannel tokens pending, at most (0: %d)", server.DefaultMaxBulkConns))
+	f.IntVar(&sf.bulkConns, "max-bulk-conns", 0, fmt.Sprintf("connections the raw TCP and the HTTP bulk listeners each hold open, sidechannel transfers under way and sidechannel ids pending, at most (0: %d)", server.DefaultMaxBulkConns))
 	f.DurationVar(&sf.bulkRead, "bulk-read-timeout", 0, fmt.Sprintf("close a raw TCP or HTTP bulk connection that sends no request for this long (0: %v)", server.DefaultBulkReadTimeout))
 	f.IntSliceVar(&sf.cpus, "cpus", nil, "pin the server to these CPUs and set GOMAXPROCS to their count")
 	f.StringVar(&sf.impl, "impl", "go", "server implementation: go, or cpp (clients/cpp's async server, built on first use)")

@@ -28,13 +28,11 @@ const (
 )
 
 type DownloadRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	SizeBytes  int64                  `protobuf:"varint,1,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
-	ChunkBytes int32                  `protobuf:"varint,2,opt,name=chunk_bytes,json=chunkBytes,proto3" json:"chunk_bytes,omitempty"`
-	// 16 random bytes chosen by the client; SidechannelDownload only.
-	SidechannelToken []byte `protobuf:"bytes,3,opt,name=sidechannel_token,json=sidechannelToken,proto3" json:"sidechannel_token,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SizeBytes     int64                  `protobuf:"varint,1,opt,name=size_bytes,json=sizeBytes,proto3" json:"size_bytes,omitempty"`
+	ChunkBytes    int32                  `protobuf:"varint,2,opt,name=chunk_bytes,json=chunkBytes,proto3" json:"chunk_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DownloadRequest) Reset() {
@@ -79,13 +77,6 @@ func (x *DownloadRequest) GetChunkBytes() int32 {
 		return x.ChunkBytes
 	}
 	return 0
-}
-
-func (x *DownloadRequest) GetSidechannelToken() []byte {
-	if x != nil {
-		return x.SidechannelToken
-	}
-	return nil
 }
 
 type Chunk struct {
@@ -227,9 +218,8 @@ type InfoResponse struct {
 	GrpcTunedAddr string `protobuf:"bytes,1,opt,name=grpc_tuned_addr,json=grpcTunedAddr,proto3" json:"grpc_tuned_addr,omitempty"`
 	TcpAddr       string `protobuf:"bytes,2,opt,name=tcp_addr,json=tcpAddr,proto3" json:"tcp_addr,omitempty"`
 	// Serves HTTP/1.1 and h2c (HTTP/2 with prior knowledge) on one port.
-	HttpAddr        string `protobuf:"bytes,3,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"`
-	SidechannelAddr string `protobuf:"bytes,4,opt,name=sidechannel_addr,json=sidechannelAddr,proto3" json:"sidechannel_addr,omitempty"`
-	Pid             int64  `protobuf:"varint,5,opt,name=pid,proto3" json:"pid,omitempty"`
+	HttpAddr string `protobuf:"bytes,3,opt,name=http_addr,json=httpAddr,proto3" json:"http_addr,omitempty"`
+	Pid      int64  `protobuf:"varint,5,opt,name=pid,proto3" json:"pid,omitempty"`
 	// User plus system CPU time of the server process.
 	CpuNs int64 `protobuf:"varint,6,opt,name=cpu_ns,json=cpuNs,proto3" json:"cpu_ns,omitempty"`
 	// Cumulative heap allocations of the server process (runtime/metrics
@@ -295,13 +285,6 @@ func (x *InfoResponse) GetHttpAddr() string {
 	return ""
 }
 
-func (x *InfoResponse) GetSidechannelAddr() string {
-	if x != nil {
-		return x.SidechannelAddr
-	}
-	return ""
-}
-
 func (x *InfoResponse) GetPid() int64 {
 	if x != nil {
 		return x.Pid
@@ -348,25 +331,23 @@ var File_rpclab_v1_bulk_proto protoreflect.FileDescriptor
 
 const file_rpclab_v1_bulk_proto_rawDesc = "" +
 	"\n" +
-	"\x14rpclab/v1/bulk.proto\x12\trpclab.v1\"~\n" +
+	"\x14rpclab/v1/bulk.proto\x12\trpclab.v1\"j\n" +
 	"\x0fDownloadRequest\x12\x1d\n" +
 	"\n" +
 	"size_bytes\x18\x01 \x01(\x03R\tsizeBytes\x12\x1f\n" +
 	"\vchunk_bytes\x18\x02 \x01(\x05R\n" +
-	"chunkBytes\x12+\n" +
-	"\x11sidechannel_token\x18\x03 \x01(\fR\x10sidechannelToken\"\x1b\n" +
+	"chunkBytesJ\x04\b\x03\x10\x04R\x11sidechannel_token\"\x1b\n" +
 	"\x05Chunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"2\n" +
 	"\x11SidechannelResult\x12\x1d\n" +
 	"\n" +
 	"bytes_sent\x18\x01 \x01(\x03R\tbytesSent\"3\n" +
 	"\vInfoRequest\x12$\n" +
-	"\x0ereset_peak_rss\x18\x01 \x01(\bR\fresetPeakRss\"\xc9\x02\n" +
+	"\x0ereset_peak_rss\x18\x01 \x01(\bR\fresetPeakRss\"\xb6\x02\n" +
 	"\fInfoResponse\x12&\n" +
 	"\x0fgrpc_tuned_addr\x18\x01 \x01(\tR\rgrpcTunedAddr\x12\x19\n" +
 	"\btcp_addr\x18\x02 \x01(\tR\atcpAddr\x12\x1b\n" +
-	"\thttp_addr\x18\x03 \x01(\tR\bhttpAddr\x12)\n" +
-	"\x10sidechannel_addr\x18\x04 \x01(\tR\x0fsidechannelAddr\x12\x10\n" +
+	"\thttp_addr\x18\x03 \x01(\tR\bhttpAddr\x12\x10\n" +
 	"\x03pid\x18\x05 \x01(\x03R\x03pid\x12\x15\n" +
 	"\x06cpu_ns\x18\x06 \x01(\x03R\x05cpuNs\x12\x1f\n" +
 	"\valloc_bytes\x18\a \x01(\x04R\n" +
@@ -374,7 +355,7 @@ const file_rpclab_v1_bulk_proto_rawDesc = "" +
 	"\x06allocs\x18\b \x01(\x04R\x06allocs\x12$\n" +
 	"\x0epeak_rss_bytes\x18\t \x01(\x03R\fpeakRssBytes\x12&\n" +
 	"\x0fmax_chunk_bytes\x18\n" +
-	" \x01(\x05R\rmaxChunkBytes2\xd3\x01\n" +
+	" \x01(\x05R\rmaxChunkBytesJ\x04\b\x04\x10\x05R\x10sidechannel_addr2\xd3\x01\n" +
 	"\vBulkService\x12:\n" +
 	"\bDownload\x12\x1a.rpclab.v1.DownloadRequest\x1a\x10.rpclab.v1.Chunk0\x01\x12O\n" +
 	"\x13SidechannelDownload\x12\x1a.rpclab.v1.DownloadRequest\x1a\x1c.rpclab.v1.SidechannelResult\x127\n" +

@@ -38,8 +38,9 @@ type BulkServiceClient interface {
 	// chunk_bytes (the last one may be shorter).
 	Download(ctx context.Context, in *DownloadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Chunk], error)
 	// SidechannelDownload writes size_bytes of the stream, in writes of
-	// chunk_bytes, on the raw connection that presented sidechannel_token to
-	// the sidechannel listener, closes it, and then answers. The call carries
+	// chunk_bytes, on the call's sidechannel (package sidechannel: a plain
+	// connection to this server's own port that presented the id the call
+	// carries in its metadata), closes it, and then answers. The call carries
 	// only the request and the status.
 	SidechannelDownload(ctx context.Context, in *DownloadRequest, opts ...grpc.CallOption) (*SidechannelResult, error)
 	// Info tells where the other transports listen and what the server
@@ -102,8 +103,9 @@ type BulkServiceServer interface {
 	// chunk_bytes (the last one may be shorter).
 	Download(*DownloadRequest, grpc.ServerStreamingServer[Chunk]) error
 	// SidechannelDownload writes size_bytes of the stream, in writes of
-	// chunk_bytes, on the raw connection that presented sidechannel_token to
-	// the sidechannel listener, closes it, and then answers. The call carries
+	// chunk_bytes, on the call's sidechannel (package sidechannel: a plain
+	// connection to this server's own port that presented the id the call
+	// carries in its metadata), closes it, and then answers. The call carries
 	// only the request and the status.
 	SidechannelDownload(context.Context, *DownloadRequest) (*SidechannelResult, error)
 	// Info tells where the other transports listen and what the server
