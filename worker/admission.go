@@ -14,9 +14,12 @@ import (
 const (
 	// RPCBytes is the memory one RPC in flight holds, payloads aside:
 	// issue 25 measured about 340 KB per RPC in flight (3.4 GB at 10,000),
-	// most of it the latency histogram each caller keeps. Lower it when the
-	// client's recorders shrink.
-	RPCBytes = 340 << 10
+	// most of it a latency histogram per caller; since callers past 64
+	// share histograms (stats.Set), rpclab sweep's client grew by 21.5 KB
+	// of RSS per RPC in flight from 100 to 2,000 on one connection. 64 KiB
+	// is three times that, for a Live run's two recorders per caller and
+	// grpc-go's per-stream buffers under load.
+	RPCBytes = 64 << 10
 	// ConnBytes is what one connection holds: grpc-go's default 32 KiB read
 	// and 32 KiB write buffers.
 	ConnBytes = 64 << 10

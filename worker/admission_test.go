@@ -60,7 +60,7 @@ func TestRunClientRefusesWhatItCannotHold(t *testing.T) {
 	}{
 		{"hostile", withPayload(closedLoop(target, 1, 20000), 4<<20-64), codes.ResourceExhausted,
 			[]string{"outstanding_rpcs_per_channel 20000", "memory budget is 2GiB"}},
-		{"no payload, 20000 in flight", withPayload(closedLoop(target, 1, 20000), 0), codes.ResourceExhausted,
+		{"64 KiB payloads, 20000 in flight", withPayload(closedLoop(target, 1, 20000), 64<<10), codes.ResourceExhausted,
 			[]string{"outstanding_rpcs_per_channel 20000", "memory budget is 2GiB"}},
 		{"4 MiB payloads", withPayload(closedLoop(target, 1, 1), 4<<20), codes.InvalidArgument,
 			[]string{"req_size 4194304", "0..4194240"}},

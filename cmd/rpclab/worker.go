@@ -38,7 +38,7 @@ address, so no list of allowed targets can be written ahead: open the port
 only where everyone who reaches it may do that); start a ping server on
 --host at the port it names; end the process (QuitWorker). A ClientConfig
 may ask at most 20,000 RPCs in flight and 4 MiB payloads, and no more memory
-than --memory-budget by the worker's estimate (340 KiB per RPC in flight,
+than --memory-budget by the worker's estimate (64 KiB per RPC in flight,
 twice the payload, 64 KiB per connection): above it, ResourceExhausted. A run
 that sends no setup within --setup-timeout is ended, freeing its slot; one
 client and one server run at a time.

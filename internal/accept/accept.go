@@ -1,7 +1,7 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
 // Package accept is the accept loop rpclab's raw listeners share (the bulk
-// TCP and sidechannel listeners of package server, netem's proxy): one
+// TCP listener of package server, netem's proxy): one
 // failed Accept (too many open files, a connection aborted before it was
 // accepted) must not end a listener, as it does not end net/http's.
 package accept
