@@ -20,3 +20,9 @@ var BulkSchema []byte
 //
 //go:embed flow.schema.json
 var FlowSchema []byte
+
+// StepSchema is docs/step.schema.json, the schema of one line of the steps
+// file a driver hands a client (docs/clients.md, "The step spec").
+//
+//go:embed step.schema.json
+var StepSchema []byte
