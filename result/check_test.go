@@ -51,7 +51,9 @@ var impossible = []struct {
 }
 
 // autoPool makes r a step of pool:auto:1:8.
-func autoPool(r *Record) { r.Spec.ConnMode, r.Spec.ConnsMin, r.Spec.ConnsRequested, r.Spec.Pick = "pool-auto", 1, 8, "" }
+func autoPool(r *Record) {
+	r.Spec.ConnMode, r.Spec.ConnsMin, r.Spec.ConnsRequested, r.Spec.Pick = "pool-auto", 1, 8, ""
+}
 
 // TestCheckAcceptsPoolSizes: a pool:auto step with the sizes its pool
 // chose passes Check, and labels as --conn spells it.
