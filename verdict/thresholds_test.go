@@ -315,3 +315,40 @@ func TestREADMEStatesThresholds(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviseAdaptive: the adaptive pool is advised only when it at least
+// matches the fixed layouts, on both sides of each edge: throughput at
+// EnoughOfBest of the best fixed layout's, CPU per RPC at AutoCPUSlack of
+// the advised fixed layout's.
+func TestAdviseAdaptive(t *testing.T) {
+	auto := func(rps, cpu float64) result.Record {
+		r := cpuPerRPC(rec("shared", 32, rps), cpu)
+		r.Spec.ConnMode, r.Spec.ConnsMin, r.Spec.ConnsRequested, r.ConnsObserved = AutoPoolMode, 1, 8, 3
+		return r
+	}
+	shared := cpuPerRPC(rec("shared", 32, 5000), 10e3)
+	pool2 := cpuPerRPC(rec("pool:2", 32, 9500), 10e3) // the advised fixed layout: fewest within 0.9
+	pool8 := cpuPerRPC(rec("pool:8", 32, 10000), 14e3)
+	for _, tc := range []struct {
+		name      string
+		auto      result.Record
+		wantAdapt bool
+	}{
+		{"matches throughput and CPU", auto(EnoughOfBest*10000, 10e3), true},
+		{"throughput just below EnoughOfBest", auto(EnoughOfBest*10000-1, 10e3), false},
+		{"CPU at AutoCPUSlack", auto(10000, AutoCPUSlack*10e3), true},
+		{"CPU just above AutoCPUSlack", auto(10000, AutoCPUSlack*10e3+1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.auto
+			_, got := Advise([]*result.Record{&shared, &pool2, &a, &pool8})
+			want := &pool2
+			if tc.wantAdapt {
+				want = &a
+			}
+			if got != want {
+				t.Errorf("got %s, want %s", ConnLabel(got), ConnLabel(want))
+			}
+		})
+	}
+}
