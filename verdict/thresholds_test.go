@@ -336,8 +336,8 @@ func TestAdviseAdaptive(t *testing.T) {
 	}{
 		{"matches throughput and CPU", auto(EnoughOfBest*10000, 10e3), true},
 		{"throughput just below EnoughOfBest", auto(EnoughOfBest*10000-1, 10e3), false},
-		{"CPU at AutoCPUSlack", auto(10000, AutoCPUSlack*10e3), true},
-		{"CPU just above AutoCPUSlack", auto(10000, AutoCPUSlack*10e3+1), false},
+		{"CPU at 1.1x (AutoCPUSlack)", auto(10000, 11e3), true},
+		{"CPU just above 1.1x", auto(10000, 11e3+1), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := tc.auto
