@@ -18,10 +18,10 @@ import (
 func DoctorText(w io.Writer, d *verdict.Diagnosis, capped bool) {
 	line := func(name string, r *result.Record) {
 		if r == nil {
-			fmt.Fprintf(w, "  %-8s no successful step\n", name)
+			fmt.Fprintf(w, "  %-14s no successful step\n", name)
 			return
 		}
-		fmt.Fprintf(w, "  %-8s best %8.0f req/s at in-flight %-3d  p99 %7s µs  client CPU %6.1f µs/RPC\n",
+		fmt.Fprintf(w, "  %-14s best %8.0f req/s at in-flight %-3d  p99 %7s µs  client CPU %6.1f µs/RPC\n",
 			name, r.ThroughputRPS, r.Spec.Inflight, us(r.Latency.P99NS), r.ClientCPUNSPerRPC/1e3)
 	}
 	fmt.Fprintln(w, "Best throughput per connection layout (closed loop):")
