@@ -352,3 +352,21 @@ func TestAdviseAdaptive(t *testing.T) {
 		})
 	}
 }
+
+// TestVerdictAdvisesAdaptivePool: the sweep's verdict words the adaptive
+// pool's advice as such, when Advise picks it.
+func TestVerdictAdvisesAdaptivePool(t *testing.T) {
+	var recs []result.Record
+	for _, n := range []int{8, 16, 32} {
+		auto := rec("shared", n, 2000*float64(n))
+		auto.Spec.ConnMode, auto.Spec.ConnsMin, auto.Spec.ConnsRequested, auto.ConnsObserved = AutoPoolMode, 1, 8, 3
+		recs = append(recs, rec("shared", n, 1000*float64(min(n, 8))), rec("pool:4", n, 2000*float64(n)), auto)
+	}
+	vs := Verdicts(recs)
+	if len(vs) != 1 || vs[0].Kind != ConnBottleneck {
+		t.Fatalf("got %+v, want one connection-bottleneck verdict", vs)
+	}
+	if want := "use the adaptive pool (pool:auto:1:8, which sized itself to 3 connections"; !strings.Contains(vs[0].Text, want) {
+		t.Errorf("got %q, want it to contain %q", vs[0].Text, want)
+	}
+}
