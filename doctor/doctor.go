@@ -47,6 +47,11 @@ type Options struct {
 	// Pools are the pool sizes compared with one shared connection
 	// (default 2, 4, 8; each in 2..MaxPool).
 	Pools []int
+	// Adaptive also tries an adaptive pool (--conn pool:auto:1:MAX, MAX
+	// the largest of Pools) beside the fixed sizes (default true); the
+	// advice is "use the adaptive pool" only when its steps at least match
+	// the best fixed layout's (verdict.Advise).
+	Adaptive bool
 	// Warmup and Interval of each step (default 500 ms and 1.5 s).
 	Warmup, Interval time.Duration
 	// DialTimeout bounds each step's connection set-up (default 5 s).
@@ -74,6 +79,7 @@ func DefaultOptions(target string) Options {
 		Budget:      time.Minute,
 		MaxInflight: 64,
 		Pools:       []int{2, 4, 8},
+		Adaptive:    true,
 		Warmup:      500 * time.Millisecond,
 		Interval:    1500 * time.Millisecond,
 		DialTimeout: 5 * time.Second,
@@ -123,7 +129,7 @@ func (o *Options) Validate() error {
 	if o.Budget <= 0 {
 		return fmt.Errorf("%w: %v is not a positive duration", ErrBudget, o.Budget)
 	}
-	layouts := 1 + len(o.Pools)
+	layouts := len(o.layouts())
 	if need := time.Duration(layouts*verdict.MinInflights) * (o.Warmup + o.Interval); o.Budget < need {
 		return fmt.Errorf("%w: %v is too short: %d layouts × %d in-flight counts × %v per step need %v",
 			ErrBudget, o.Budget, layouts, verdict.MinInflights, o.Warmup+o.Interval, need)
@@ -147,6 +153,19 @@ func (o *Options) workload() loadgen.Workload {
 	return loadgen.CallWorkload(o.Call, o.Request)
 }
 
+// layouts are the study's layouts: shared, each fixed pool, then the
+// adaptive pool.
+func (o *Options) layouts() []loadgen.ConnMode {
+	layouts := []loadgen.ConnMode{{Kind: loadgen.Shared}}
+	for _, n := range o.Pools {
+		layouts = append(layouts, loadgen.ConnMode{Kind: loadgen.Pooled, N: n, Pick: pool.RoundRobin})
+	}
+	if o.Adaptive && len(o.Pools) > 0 {
+		layouts = append(layouts, loadgen.ConnMode{Kind: loadgen.AutoPool, Min: 1, N: slices.Max(o.Pools), Pick: pool.RoundRobin})
+	}
+	return layouts
+}
+
 // Run runs the study. It returns what was measured so far with ctx's
 // error if stopped, or an error if the target could not be reached.
 func Run(ctx context.Context, o Options) (*Diagnosis, error) {
@@ -155,10 +174,7 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 	}
 	d := &Diagnosis{}
 	deadline := time.Now().Add(o.Budget)
-	layouts := []loadgen.ConnMode{{Kind: loadgen.Shared}}
-	for _, n := range o.Pools {
-		layouts = append(layouts, loadgen.ConnMode{Kind: loadgen.Pooled, N: n, Pick: pool.RoundRobin})
-	}
+	layouts := o.layouts()
 	// Spread the budget evenly over the layouts.
 	per := o.Budget / time.Duration(len(layouts))
 	for li, conn := range layouts {

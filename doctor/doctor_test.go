@@ -56,8 +56,14 @@ func TestDoctorSharedUnderCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Shared.Best == nil || len(d.Pools) != 1 || d.Pools[0].Best == nil {
-		t.Fatalf("got shared %v and pools %v, want a best step for each", d.Shared.Best, d.Pools)
+	if d.Shared.Best == nil || len(d.Pools) != 2 || d.Pools[0].Best == nil || d.Pools[1].Best == nil {
+		t.Fatalf("got shared %v and pools %v, want a best step for each (pool:2, pool:auto:1:2)", d.Shared.Best, d.Pools)
+	}
+	if got, want := d.Pools[1].Conn, "pool:auto:1:2"; got != want {
+		t.Errorf("got the adaptive layout %q, want %q", got, want)
+	}
+	if ps := d.Pools[1].Best.PoolSizes; len(ps) == 0 || ps[0].Size < 1 || ps[0].Size > 2 {
+		t.Errorf("got pool_sizes %+v for the adaptive pool, want its sizes within 1..2", ps)
 	}
 	if d.Kind != verdict.NotConnection || d.Recommended != nil {
 		t.Errorf("got %s (gain %.2f, %s), want %s", d.Kind, d.Gain, d.Why, verdict.NotConnection)
@@ -115,7 +121,8 @@ func TestDoctorBadInput(t *testing.T) {
 		{"no pools", func(o *doctor.Options) { o.Pools = nil }, doctor.ErrPools},
 		{"budget 0s", func(o *doctor.Options) { o.Budget = 0 }, doctor.ErrBudget},
 		{"budget -1s", func(o *doctor.Options) { o.Budget = -time.Second }, doctor.ErrBudget},
-		{"budget below two steps per layout", func(o *doctor.Options) { o.Budget = 8*2*time.Second - 1 }, doctor.ErrBudget},
+		{"budget below two steps per layout", func(o *doctor.Options) { o.Budget = 5*2*2*time.Second - 1 }, doctor.ErrBudget},
+		{"budget below two steps per fixed layout", func(o *doctor.Options) { o.Adaptive, o.Budget = false, 4*2*2*time.Second-1 }, doctor.ErrBudget},
 		{"negative payload", func(o *doctor.Options) { o.PayloadBytes = -1 }, doctor.ErrPayload},
 		{"payload above the message limit", func(o *doctor.Options) { o.PayloadBytes = doctor.MaxPayload + 1 }, doctor.ErrPayload},
 		{"interval 0", func(o *doctor.Options) { o.Interval = 0 }, doctor.ErrStep},
@@ -139,12 +146,13 @@ func TestDoctorBadInput(t *testing.T) {
 			}
 		})
 	}
-	// The defaults themselves pass, and the budget's edge is exact: 4
-	// layouts × 2 in-flight counts × 2 s per step.
+	// The defaults themselves pass, and the budget's edge is exact: 5
+	// layouts (shared, pools of 2, 4 and 8, the adaptive pool) × 2
+	// in-flight counts × 2 s per step.
 	o := doctor.DefaultOptions("127.0.0.1:1")
-	o.Budget = 4 * 2 * 2 * time.Second
+	o.Budget = 5 * 2 * 2 * time.Second
 	if err := o.Validate(); err != nil {
-		t.Errorf("DefaultOptions with a 16s budget: got %v, want nil", err)
+		t.Errorf("DefaultOptions with a 20s budget: got %v, want nil", err)
 	}
 	// A closed port: a clear error, not a hang.
 	lis, _ := net.Listen("tcp", "127.0.0.1:0")

@@ -216,6 +216,10 @@ func (f *frame) finish(ctx context.Context, sum *stats.Summary, elapsed, cpu tim
 	fill(rec, sum, elapsed, cpu)
 	rec.ServerCPU = f.serverCPU(elapsed, rec.Requests)
 	rec.HostCPU = HostCPU(f.host0, f.host1, rec.Env.ClientCPUs, f.serverCPUs)
+	if f.step.Conn.Kind == AutoPool && len(f.pools) == 1 {
+		end := time.Now()
+		rec.PoolSizes = PoolSizes(f.pools[0].Stats().Events, f.step.Conn.Min, end.Add(-elapsed), end)
+	}
 	if nerr := rec.Requests - sum.OK(); rec.Status == result.StatusOK && float64(nerr) > MaxErrorShare*float64(rec.Requests) {
 		rec.Status = result.StatusFailed
 		rec.Error = fmt.Sprintf("%d of %d RPCs failed (%.1f%%, more than the %g%% a step may lose): %s%s",
@@ -257,10 +261,36 @@ func errorCounts(errs map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
+// PoolSizes is the record's pool_sizes: from an adaptive pool's decision
+// history (pool.Stats().Events, oldest first), the size it had at start
+// (that of the last resize before it, else minConns) at t_ns 0, then each
+// resize up to end, at most result.MaxPoolSizes entries (the earliest).
+func PoolSizes(events []pool.Event, minConns int, start, end time.Time) []result.PoolSize {
+	out := []result.PoolSize{{TNS: 0, Size: minConns, Reason: "start"}}
+	for _, e := range events {
+		if e.From == e.To {
+			continue
+		}
+		switch {
+		case !e.At.After(start):
+			out[0].Size = e.To
+		case e.At.After(end) || len(out) >= result.MaxPoolSizes:
+			return out
+		default:
+			out = append(out, result.PoolSize{TNS: int64(e.At.Sub(start)), Size: e.To, Reason: e.Reason.String()})
+		}
+	}
+	return out
+}
+
 func openLayout(target string, step Step, dial []grpc.DialOption) ([]*pool.Pool, error) {
 	var pools []*pool.Pool
 	add := func(size int) error {
-		p, err := pool.New(target, pool.WithSize(size), pool.WithPolicy(step.Conn.Pick), pool.WithDialOptions(dial...))
+		sizing := pool.WithSize(size)
+		if step.Conn.Kind == AutoPool {
+			sizing = pool.WithAdaptive(step.Conn.Min, step.Conn.N)
+		}
+		p, err := pool.New(target, sizing, pool.WithPolicy(step.Conn.Pick), pool.WithDialOptions(dial...))
 		if err != nil {
 			return err
 		}
@@ -275,7 +305,7 @@ func openLayout(target string, step Step, dial []grpc.DialOption) ([]*pool.Pool,
 		for i := 0; i < step.Inflight && err == nil; i++ {
 			err = add(1)
 		}
-	case Pooled:
+	case Pooled, AutoPool:
 		err = add(step.Conn.N)
 	default:
 		err = fmt.Errorf("loadgen: unknown connection mode %q", step.Conn.Kind)
@@ -307,6 +337,7 @@ func NewRecord(spec *Spec, step Step, o Options) *result.Record {
 			RPC:            step.RPC,
 			ConnMode:       string(step.Conn.Kind),
 			ConnsRequested: step.Conn.Conns(step.Inflight),
+			ConnsMin:       step.Conn.Min,
 			Pick:           step.Conn.PickName(),
 			Inflight:       step.Inflight,
 			PayloadBytes:   spec.PayloadBytes,

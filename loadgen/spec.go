@@ -35,14 +35,33 @@ const (
 	PerWorker ConnKind = "per-worker"
 	// Pooled: N ClientConns in a pool.Pool, shared by all workers.
 	Pooled ConnKind = "pool"
+	// AutoPool: a pool.Pool that sizes itself (pool.WithAdaptive) between
+	// Min and N connections, shared by all workers; --conn spells it
+	// pool:auto or pool:auto:MIN:MAX.
+	AutoPool ConnKind = "pool-auto"
 )
 
-// ConnMode is a connection layout: "shared", "per-worker" or "pool:N"
-// (optionally "pool:N:least-loaded").
+// Bounds of --conn pool:auto when MIN:MAX are not given. Min 1: the pool
+// starts where a plain grpc.ClientConn does and must earn every other
+// connection. Max 8: the largest size the lab's fixed pools sweep and
+// pool.DefaultSize's cap; on a one-core client pool:2 already beat pool:8
+// (README), so a larger max only gives the rule room to waste CPU here. A
+// many-core client that needs more (YDB: one per worker; a Go gateway:
+// 50-100) says pool:auto:1:N.
+const (
+	DefaultAutoMin = 1
+	DefaultAutoMax = 8
+)
+
+// ConnMode is a connection layout: "shared", "per-worker", "pool:N"
+// (optionally "pool:N:least-loaded") or "pool:auto[:MIN:MAX]".
 type ConnMode struct {
 	Kind ConnKind
-	// N is the pool size (Pooled only).
+	// N is the pool size (Pooled), or the most connections an AutoPool
+	// may open.
 	N int
+	// Min is the fewest connections an AutoPool keeps (AutoPool only).
+	Min int
 	// Pick is the pool's pick policy (Pooled only; the zero value is
 	// pool.RoundRobin).
 	Pick pool.Policy
@@ -58,6 +77,9 @@ func ParseConnMode(s string) (ConnMode, error) {
 		}
 		return ConnMode{Kind: kind}, nil
 	case Pooled:
+		if len(parts) >= 2 && parts[1] == "auto" {
+			return parseAuto(s, parts[2:])
+		}
 		if len(parts) < 2 || len(parts) > 3 {
 			return ConnMode{}, usageErr(ErrConn, "%q: want pool:N or pool:N:round-robin|least-loaded", s)
 		}
@@ -75,8 +97,34 @@ func ParseConnMode(s string) (ConnMode, error) {
 		}
 		return m, nil
 	default:
-		return ConnMode{}, usageErr(ErrConn, "unknown connection mode %q (want shared, per-worker or pool:N)", s)
+		return ConnMode{}, usageErr(ErrConn, "unknown connection mode %q (want shared, per-worker, pool:N or pool:auto)", s)
 	}
+}
+
+// parseAuto parses what follows "pool:auto": nothing, or MIN:MAX.
+func parseAuto(s string, bounds []string) (ConnMode, error) {
+	m := ConnMode{Kind: AutoPool, Min: DefaultAutoMin, N: DefaultAutoMax, Pick: pool.RoundRobin}
+	switch len(bounds) {
+	case 0:
+		return m, nil
+	case 2:
+	default:
+		return ConnMode{}, usageErr(ErrConn, "%q: want pool:auto or pool:auto:MIN:MAX", s)
+	}
+	lo, err1 := strconv.Atoi(bounds[0])
+	hi, err2 := strconv.Atoi(bounds[1])
+	switch {
+	case err1 != nil || err2 != nil:
+		return ConnMode{}, usageErr(ErrConn, "%q: MIN and MAX must be integers", s)
+	case lo < 1:
+		return ConnMode{}, usageErr(ErrConn, "%q: MIN must be at least 1", s)
+	case hi < lo:
+		return ConnMode{}, usageErr(ErrConn, "%q: MAX must be at least MIN", s)
+	case hi > pool.MaxSize:
+		return ConnMode{}, usageErr(ErrConn, "%q: MAX must be at most %d (pool.MaxSize)", s, pool.MaxSize)
+	}
+	m.Min, m.N = lo, hi
+	return m, nil
 }
 
 // ConnModeOf is the layout a record's spec describes (its conn_mode,
@@ -84,6 +132,9 @@ func ParseConnMode(s string) (ConnMode, error) {
 // language's layout, such as "channel-per-worker") keeps its name.
 func ConnModeOf(s result.Spec) ConnMode {
 	m := ConnMode{Kind: ConnKind(s.ConnMode)}
+	if m.Kind == AutoPool {
+		m.Min, m.N, m.Pick = s.ConnsMin, s.ConnsRequested, pool.RoundRobin
+	}
 	if m.Kind == Pooled {
 		m.N = s.ConnsRequested
 		if p, err := pool.ParsePolicy(s.Pick); err == nil {
@@ -95,7 +146,12 @@ func ConnModeOf(s result.Spec) ConnMode {
 
 // String gives the --conn syntax back through result.ConnLabel, the one
 // formatter of a layout, which labels records too (Spec.ConnLabel).
-func (m ConnMode) String() string { return result.ConnLabel(string(m.Kind), m.N, m.PickName()) }
+func (m ConnMode) String() string {
+	if m.Kind == AutoPool {
+		return result.AutoPoolLabel(m.Min, m.N)
+	}
+	return result.ConnLabel(string(m.Kind), m.N, m.PickName())
+}
 
 // PickName is the record's spec.pick: the policy of a pool, "" otherwise.
 func (m ConnMode) PickName() string {
@@ -105,7 +161,8 @@ func (m ConnMode) PickName() string {
 	return m.Pick.String()
 }
 
-// Conns is how many connections the layout opens for inflight workers.
+// Conns is how many connections the layout opens for inflight workers (an
+// AutoPool: the most it may open).
 func (m ConnMode) Conns(inflight int) int {
 	switch m.Kind {
 	case Shared:

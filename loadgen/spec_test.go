@@ -30,6 +30,15 @@ func TestParseConnMode(t *testing.T) {
 		{in: "pool:2:random", wantErr: "unknown pick policy"},
 		{in: "shared:2", wantErr: "takes no size"},
 		{in: "carrier-pigeon", wantErr: "unknown connection mode"},
+		{in: "pool:auto", want: ConnMode{Kind: AutoPool, Min: DefaultAutoMin, N: DefaultAutoMax, Pick: pool.RoundRobin}},
+		{in: "pool:auto:2:16", want: ConnMode{Kind: AutoPool, Min: 2, N: 16, Pick: pool.RoundRobin}},
+		{in: "pool:auto:3:3", want: ConnMode{Kind: AutoPool, Min: 3, N: 3, Pick: pool.RoundRobin}},
+		{in: "pool:auto:0:4", wantErr: "MIN must be at least 1"},
+		{in: "pool:auto:4:2", wantErr: "MAX must be at least MIN"},
+		{in: "pool:auto:x", wantErr: "want pool:auto or pool:auto:MIN:MAX"},
+		{in: "pool:auto:1:x", wantErr: "must be integers"},
+		{in: "pool:auto:1:1025", wantErr: "at most 1024"},
+		{in: "pool:auto:1:4:7", wantErr: "want pool:auto or pool:auto:MIN:MAX"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
@@ -172,7 +181,7 @@ func TestConnsRequested(t *testing.T) {
 // of at least one connection whose String parses back to it, and what it
 // refuses is a usage error naming the layout setting.
 func FuzzParseConnMode(f *testing.F) {
-	for _, s := range []string{"shared", "per-worker", "pool:4", "pool:2:least-loaded", "pool:0", "pool", "pool:2:random", "shared:2", " pool:8 ", "pool:99999999999999999999"} {
+	for _, s := range []string{"shared", "per-worker", "pool:4", "pool:2:least-loaded", "pool:0", "pool", "pool:2:random", "shared:2", " pool:8 ", "pool:99999999999999999999", "pool:auto", "pool:auto:1:4", "pool:auto:0:4", "pool:auto:4:2", "pool:auto:x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -186,6 +195,9 @@ func FuzzParseConnMode(f *testing.F) {
 		if m.Conns(1) < 1 {
 			t.Fatalf("ParseConnMode(%q) = %+v opens %d connections for one worker", s, m, m.Conns(1))
 		}
+		if m.Kind == AutoPool && (m.Min < 1 || m.N < m.Min || m.N > pool.MaxSize) {
+			t.Fatalf("ParseConnMode(%q) = %+v: an adaptive pool outside 1 <= min <= max <= %d", s, m, pool.MaxSize)
+		}
 		if back, err := ParseConnMode(m.String()); err != nil || back != m {
 			t.Fatalf("ParseConnMode(%q) = %+v; its String %q parses to %+v, %v", s, m, m.String(), back, err)
 		}
@@ -197,7 +209,7 @@ func FuzzParseConnMode(f *testing.F) {
 // formatter, result.ConnLabel, for both).
 func TestConnModeStringIsTheRecordsLabel(t *testing.T) {
 	spec := &Spec{Target: "127.0.0.1:1", PayloadBytes: 1}
-	for _, want := range []string{"shared", "per-worker", "pool:4", "pool:2:least-loaded"} {
+	for _, want := range []string{"shared", "per-worker", "pool:4", "pool:2:least-loaded", "pool:auto:1:8", "pool:auto:2:5"} {
 		m, err := ParseConnMode(want)
 		if err != nil {
 			t.Fatal(err)

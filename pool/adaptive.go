@@ -156,6 +156,12 @@ const (
 	ReasonIdle
 	// ReasonAtMin: the pool is idle but already at its min.
 	ReasonAtMin
+	// ReasonAboveWatermark: another Sizer (WithSizer) saw the load above
+	// its grow watermark.
+	ReasonAboveWatermark
+	// ReasonBelowWatermark: another Sizer (WithSizer) saw the load below
+	// its shrink watermark.
+	ReasonBelowWatermark
 )
 
 var reasonNames = [...]string{
@@ -173,6 +179,9 @@ var reasonNames = [...]string{
 	ReasonIdleWait:   "idle, waiting",
 	ReasonIdle:       "idle for long enough",
 	ReasonAtMin:      "idle at min",
+
+	ReasonAboveWatermark: "load above the policy's grow watermark",
+	ReasonBelowWatermark: "load below the policy's shrink watermark",
 }
 
 // String describes the reason in a few words.
@@ -372,3 +381,37 @@ func (r Rule) backOff(now time.Time, st State) State {
 	st.NextGrow = now.Add(st.Backoff)
 	return st
 }
+
+// Sizer decides an adaptive pool's size. Rule is rpclab's; WithSizer puts
+// another in its place, so that other pools' published policies can be
+// compared with it on the same pool, signals and connections (bench/peers
+// writes Spanner's, gRFC A105's and yarpc's as Sizers).
+//
+// The pool calls Size once per interval from its one control goroutine,
+// with the signals of the interval, and applies the decision: Grow adds
+// one connection (it takes RPCs once READY), Shrink retires the newest
+// (its RPCs finish on it). A Sizer may keep state between calls; it is
+// never called concurrently. The pool itself keeps the size within its
+// min and max whatever Size returns.
+type Sizer interface {
+	Size(now time.Time, s Signals) Decision
+	// GrowFailed tells the Sizer that the connection its last Grow asked
+	// for did not get READY in time and was closed.
+	GrowFailed(now time.Time)
+}
+
+// ruleSizer is Rule as a Sizer: Rule.Decide with its State.
+type ruleSizer struct {
+	r  Rule
+	st State
+}
+
+var _ Sizer = (*ruleSizer)(nil)
+
+func (s *ruleSizer) Size(now time.Time, sig Signals) Decision {
+	d, st := s.r.Decide(now, sig, s.st)
+	s.st = st
+	return d
+}
+
+func (s *ruleSizer) GrowFailed(now time.Time) { s.st = s.r.GrowFailed(now, s.st) }

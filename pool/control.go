@@ -35,11 +35,11 @@ type Event struct {
 // control is an adaptive pool's control loop: it samples the signals once
 // per Rule.Interval, calls Rule.Decide and applies its decision.
 type control struct {
-	rule Rule
-	// Only the loop's goroutine touches st, cpu and last.
-	st   State
-	cpu  *cpuMeter
-	last time.Time // when the previous sample was taken
+	rule Rule // its Min, Max and Interval bound and pace any Sizer
+	// Only the loop's goroutine touches sizer, cpu and last.
+	sizer Sizer
+	cpu   *cpuMeter
+	last  time.Time // when the previous sample was taken
 
 	mu     sync.Mutex // guards the history
 	events []Event    // a ring of at most MaxEvents
@@ -49,7 +49,10 @@ type control struct {
 }
 
 func (p *Pool) startControl() {
-	p.ctl = &control{rule: *p.cfg.adaptive, cpu: newCPUMeter(processCPU), last: p.cfg.now()}
+	p.ctl = &control{rule: *p.cfg.adaptive, sizer: p.cfg.sizer, cpu: newCPUMeter(processCPU), last: p.cfg.now()}
+	if p.ctl.sizer == nil {
+		p.ctl.sizer = &ruleSizer{r: *p.cfg.adaptive}
+	}
 	tick, stop := p.cfg.newTicker(p.ctl.rule.Interval)
 	p.wg.Add(1)
 	go p.control(tick, stop)
@@ -74,16 +77,18 @@ func (p *Pool) step() {
 	ctl := p.ctl
 	now := p.cfg.now()
 	sig := p.sample(now)
-	d, st := ctl.rule.Decide(now, sig, ctl.st)
-	ctl.st = st
+	d := ctl.sizer.Size(now, sig)
 	from := len(sig.Conns)
 	to := from
 	switch d.Action {
 	case Grow:
-		if p.grow() {
+		switch {
+		case from >= ctl.rule.Max:
+			d = Decision{Hold, ReasonAtMax}
+		case p.grow():
 			to++
-		} else {
-			ctl.st = ctl.rule.GrowFailed(now, ctl.st)
+		default:
+			ctl.sizer.GrowFailed(now)
 			d = Decision{Hold, ReasonGrowFailed}
 		}
 	case Shrink:
@@ -192,7 +197,10 @@ func (ctl *control) record(now time.Time, from, to int, d Decision, s Signals) b
 	e := Event{
 		At: now, From: from, To: to, Action: d.Action, Reason: d.Reason,
 		InFlight: s.InFlight(), MaxWriteWait: s.MaxWriteWait(), CPUBusy: s.CPUBusy,
-		Throughput: s.Throughput(), Backoff: ctl.st.Backoff,
+		Throughput: s.Throughput(),
+	}
+	if rs, ok := ctl.sizer.(*ruleSizer); ok {
+		e.Backoff = rs.st.Backoff
 	}
 	if len(ctl.events) < MaxEvents {
 		ctl.events = append(ctl.events, e)

@@ -26,6 +26,7 @@ type config struct {
 
 	sizeSet  bool  // WithSize was given
 	adaptive *Rule // nil: a fixed size
+	sizer    Sizer // WithSizer's, in place of adaptive's Decide; nil: the Rule's
 	// The adaptive control loop's clock and ticker (tests replace them).
 	now       func() time.Time
 	newTicker func(time.Duration) (<-chan time.Time, func())
@@ -149,7 +150,7 @@ func WithSize(n int) Option {
 func WithAdaptive(minConns, maxConns int) Option {
 	return func(c *config) error {
 		r := DefaultRule(minConns, maxConns)
-		c.adaptive = &r
+		c.adaptive, c.sizer = &r, nil
 		return nil
 	}
 }
@@ -158,7 +159,26 @@ func WithAdaptive(minConns, maxConns int) Option {
 // (Rule's fields document their defaults). New validates it as
 // WithAdaptive's bounds.
 func WithAdaptiveRule(r Rule) Option {
-	return func(c *config) error { c.adaptive = &r; return nil }
+	return func(c *config) error { c.adaptive, c.sizer = &r, nil; return nil }
+}
+
+// WithSizer makes the pool adaptive, between minConns and maxConns
+// connections (starting with minConns), sized by s in place of rpclab's
+// Rule: s decides once per interval from the same signals (see Sizer). It
+// is the hook for comparing other pools' policies with Rule on the same
+// pool (bench/peers); most users want WithAdaptive. New rejects a nil s,
+// minConns < 1, maxConns < minConns, interval <= 0, and WithSizer together
+// with WithSize.
+func WithSizer(minConns, maxConns int, interval time.Duration, s Sizer) Option {
+	return func(c *config) error {
+		if s == nil {
+			return fmt.Errorf("%w: nil Sizer", ErrInvalidOption)
+		}
+		r := DefaultRule(minConns, maxConns)
+		r.Interval = interval
+		c.adaptive, c.sizer = &r, s
+		return nil
+	}
 }
 
 // WithDialOptions passes options to grpc.NewClient for every connection:

@@ -87,3 +87,44 @@ func TestSweepAndDoctorAdviseAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorAdvisesAdaptivePool: a study whose adaptive pool at least
+// matches the best fixed pool advises it, with pool.WithAdaptive and its
+// bounds; one whose adaptive pool falls short advises the fixed pool.
+func TestDoctorAdvisesAdaptivePool(t *testing.T) {
+	ping := func(conn string, min, size, n int, rps float64) result.Record {
+		return result.Record{
+			SchemaVersion: result.SchemaVersion, Kind: "ping", Status: result.StatusOK,
+			Spec: result.Spec{Target: "127.0.0.1:50051", RPC: "unary", LoadModel: "closed", Inflight: n,
+				ConnMode: conn, ConnsMin: min, ConnsRequested: size},
+			Env:        result.Env{Language: "go", HostCPUs: 2},
+			DurationNS: 1e9, ThroughputRPS: rps, Requests: int64(rps), ConnsObserved: min,
+			ClientCPUNSPerRPC: 10e3, ClientCPUNS: int64(10e3 * rps),
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		autoRPS float64
+		want    []string
+	}{
+		{"matches the best fixed pool", 19000, []string{"Use the adaptive pool", "pool.WithAdaptive(1, 8)"}},
+		{"falls short of it", 17000, []string{"Use a pool of 2 connections", "pool.WithSize(2)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs []result.Record
+			for _, n := range []int{8, 32} {
+				scale := float64(n) / 32
+				recs = append(recs, ping("shared", 0, 1, n, scale*10000), ping("pool", 0, 2, n, scale*20000),
+					ping(verdict.AutoPoolMode, 1, 8, n, scale*tc.autoRPS))
+			}
+			d := verdict.Diagnose(recs)
+			var doc bytes.Buffer
+			DoctorText(&doc, &d, false)
+			for _, w := range tc.want {
+				if !strings.Contains(doc.String(), w) {
+					t.Errorf("got %q, want it to contain %q", doc.String(), w)
+				}
+			}
+		})
+	}
+}

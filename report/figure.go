@@ -255,6 +255,9 @@ func Groups(runs []Run) []Group {
 			mode = overlayMode
 		}
 		g.Figures = mode.figures(a.rows, runs)
+		if f, ok := poolSizeFigure(a.rows); ok {
+			g.Figures = append(g.Figures, f)
+		}
 		out = append(out, g)
 	}
 	return out

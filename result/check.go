@@ -89,6 +89,9 @@ func checkPing(r *Record) error {
 			return err
 		}
 	}
+	if err := checkPoolSizes(r); err != nil {
+		return err
+	}
 	for i, w := range r.Workers {
 		name := fmt.Sprintf("workers[%d] (%s)", i, w.Addr)
 		werrs, err := checkCounts(name+".", w.Requests, w.Errors)
@@ -220,6 +223,31 @@ func checkFinite(r Kinded) error {
 	for _, f := range fs {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%s is %v, not a number a record can hold", f.name, f.v)
+		}
+	}
+	return nil
+}
+
+// checkPoolSizes: pool_sizes belong to a "pool-auto" step, in time order,
+// each size within the step's conns_min..conns_requested.
+func checkPoolSizes(r *Record) error {
+	if r.Spec.ConnMode == "pool-auto" && (r.Spec.ConnsMin < 1 || r.Spec.ConnsMin > r.Spec.ConnsRequested) {
+		return fmt.Errorf("spec.conns_min %d outside 1..conns_requested %d of a pool-auto step", r.Spec.ConnsMin, r.Spec.ConnsRequested)
+	}
+	if len(r.PoolSizes) == 0 {
+		return nil
+	}
+	if r.Spec.ConnMode != "pool-auto" {
+		return fmt.Errorf("pool_sizes in a %q step (only pool-auto has them)", r.Spec.ConnMode)
+	}
+	var last int64
+	for i, p := range r.PoolSizes {
+		if p.TNS < last {
+			return fmt.Errorf("pool_sizes[%d].t_ns %d before the previous %d", i, p.TNS, last)
+		}
+		last = p.TNS
+		if p.Size < r.Spec.ConnsMin || p.Size > r.Spec.ConnsRequested {
+			return fmt.Errorf("pool_sizes[%d].size %d outside conns_min %d..conns_requested %d", i, p.Size, r.Spec.ConnsMin, r.Spec.ConnsRequested)
 		}
 	}
 	return nil

@@ -37,6 +37,36 @@ var impossible = []struct {
 	{"unknown status code", func(r *Record) { r.Errors = map[string]int64{"Code(999)": 1} }, "Code(999)"},
 	{"quantiles out of order", func(r *Record) { r.Latency.P99NS = 1e9 }, "latency.p99_ns 1000000000 above latency.p999_ns 50"},
 	{"clamped above successes", func(r *Record) { r.LatencyClamped = 998 }, "latency_clamped 998"},
+	{"pool sizes of a fixed layout", func(r *Record) { r.PoolSizes = []PoolSize{{0, 1, "start"}} }, "pool_sizes in a"},
+	{"pool size above its max", func(r *Record) { autoPool(r); r.PoolSizes = []PoolSize{{0, 1, "start"}, {5, 9, "grow"}} }, "pool_sizes[1].size 9 outside"},
+	{"pool sizes out of order", func(r *Record) { autoPool(r); r.PoolSizes = []PoolSize{{7, 1, "start"}, {5, 2, "grow"}} }, "pool_sizes[1].t_ns 5 before"},
+	{"pool-auto without its min", func(r *Record) { autoPool(r); r.Spec.ConnsMin = 0 }, "spec.conns_min 0"},
+	{"pool sizes past their bound", func(r *Record) {
+		autoPool(r)
+		r.PoolSizes = make([]PoolSize, MaxPoolSizes+1)
+		for i := range r.PoolSizes {
+			r.PoolSizes[i] = PoolSize{int64(i), 1, "grow"}
+		}
+	}, "pool_sizes"},
+}
+
+// autoPool makes r a step of pool:auto:1:8.
+func autoPool(r *Record) {
+	r.Spec.ConnMode, r.Spec.ConnsMin, r.Spec.ConnsRequested, r.Spec.Pick = "pool-auto", 1, 8, ""
+}
+
+// TestCheckAcceptsPoolSizes: a pool:auto step with the sizes its pool
+// chose passes Check, and labels as --conn spells it.
+func TestCheckAcceptsPoolSizes(t *testing.T) {
+	r := sample(4)
+	autoPool(r)
+	r.PoolSizes = []PoolSize{{0, 1, "start"}, {2e9, 2, "a connection is the limit and CPU is free"}, {2e9, 1, "trial connection given back: no gain"}}
+	if err := Check(r); err != nil {
+		t.Fatalf("Check: got %v, want nil", err)
+	}
+	if got, want := r.Spec.ConnLabel(), "pool:auto:1:8"; got != want {
+		t.Errorf("label: got %q, want %q", got, want)
+	}
 }
 
 // TestCheckRefusesImpossible: Check refuses each impossible record with an

@@ -113,6 +113,12 @@ type Record struct {
 	// server's own; absent when it could not be read (not Linux, an
 	// imported record; a sweep on workers has each worker's in Workers).
 	HostCPU *HostCPU `json:"host_cpu,omitempty"`
+	// PoolSizes is the size an adaptive pool (spec.conn_mode "pool-auto")
+	// chose over the interval: its size at the interval's start (t_ns 0),
+	// then each resize, in order, at most MaxPoolSizes of them (the
+	// earliest kept); absent for every other layout. conns_observed stays
+	// what the kernel saw.
+	PoolSizes []PoolSize `json:"pool_sizes,omitempty"`
 
 	// Open loop only (spec.load_model "open"); absent from closed-loop
 	// records. Latency above then counts from each RPC's intended send
@@ -159,6 +165,20 @@ type Record struct {
 	// Partial: a worker was lost during the step; the figures are the
 	// surviving workers' (status failed, error names the lost worker).
 	Partial bool `json:"partial,omitempty"`
+}
+
+// MaxPoolSizes bounds Record.PoolSizes.
+const MaxPoolSizes = 256
+
+// PoolSize is one size an adaptive pool had from TNS on.
+type PoolSize struct {
+	// TNS is the time since the interval's start.
+	TNS int64 `json:"t_ns"`
+	// Size is the number of connections taking RPCs.
+	Size int `json:"size"`
+	// Reason is why the pool took this size (pool.Reason's words; "start"
+	// for the size it entered the interval with).
+	Reason string `json:"reason"`
 }
 
 // WorkerShare is one worker's part of a step run on several hosts.
@@ -222,11 +242,16 @@ type Spec struct {
 	// RPC is "unary" or "streaming" (bidi ping-pong on one stream per worker).
 	RPC string `json:"rpc"`
 	// ConnMode names the connection layout: "shared", "per-worker", "pool",
-	// or a stack-specific one ("channel-per-worker", "local-pool",
+	// "pool-auto" (a pool that sizes itself between conns_min and
+	// conns_requested), or a stack-specific one ("channel-per-worker", "local-pool",
 	// "distinct-args").
 	ConnMode string `json:"conn_mode"`
-	// ConnsRequested is how many connections the layout asks for.
+	// ConnsRequested is how many connections the layout asks for (for
+	// "pool-auto", the most it may open).
 	ConnsRequested int `json:"conns_requested"`
+	// ConnsMin is the fewest connections a "pool-auto" layout keeps; absent
+	// for every other layout.
+	ConnsMin int `json:"conns_min,omitempty"`
 	// Pick is the pool's pick policy ("round-robin", "least-loaded"); empty
 	// for layouts without a pool.
 	Pick string `json:"pick,omitempty"`

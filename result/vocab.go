@@ -104,6 +104,19 @@ func ConnLabel(mode string, conns int, pick string) string {
 	}
 }
 
+// AutoPoolLabel names an adaptive pool of minConns to maxConns connections
+// as --conn spells it: "pool:auto:1:8" (the bounds are always written, so
+// records of different defaults never share a label).
+func AutoPoolLabel(minConns, maxConns int) string {
+	return "pool:auto:" + strconv.Itoa(minConns) + ":" + strconv.Itoa(maxConns)
+}
+
 // ConnLabel names the step's connection layout as --conn spells it, from
-// its conn_mode, conns_requested and pick (see the function ConnLabel).
-func (s *Spec) ConnLabel() string { return ConnLabel(s.ConnMode, s.ConnsRequested, s.Pick) }
+// its conn_mode, conns_requested (conns_min) and pick (see the function
+// ConnLabel, and AutoPoolLabel for "pool-auto").
+func (s *Spec) ConnLabel() string {
+	if s.ConnMode == "pool-auto" {
+		return AutoPoolLabel(s.ConnsMin, s.ConnsRequested)
+	}
+	return ConnLabel(s.ConnMode, s.ConnsRequested, s.Pick)
+}

@@ -277,6 +277,9 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 	case called:
 		v.Kind = ConnBottleneck
 		advice := fmt.Sprintf("use %d connections (%s", v.Conns, v.Enough)
+		if enough.Spec.ConnMode == AutoPoolMode {
+			advice = fmt.Sprintf("use the adaptive pool (%s, which sized itself to %d connections here, at least matching the best fixed layout", v.Enough, v.Conns)
+		}
 		if v.Enough != v.Best {
 			advice += fmt.Sprintf(" reached %.0f%% of %s", 100*enough.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
 		}

@@ -315,3 +315,58 @@ func TestREADMEStatesThresholds(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviseAdaptive: the adaptive pool is advised only when it at least
+// matches the fixed layouts, on both sides of each edge: throughput at
+// EnoughOfBest of the best fixed layout's, CPU per RPC at AutoCPUSlack of
+// the advised fixed layout's.
+func TestAdviseAdaptive(t *testing.T) {
+	auto := func(rps, cpu float64) result.Record {
+		r := cpuPerRPC(rec("shared", 32, rps), cpu)
+		r.Spec.ConnMode, r.Spec.ConnsMin, r.Spec.ConnsRequested, r.ConnsObserved = AutoPoolMode, 1, 8, 3
+		return r
+	}
+	shared := cpuPerRPC(rec("shared", 32, 5000), 10e3)
+	pool2 := cpuPerRPC(rec("pool:2", 32, 9500), 10e3) // the advised fixed layout: fewest within 0.9
+	pool8 := cpuPerRPC(rec("pool:8", 32, 10000), 14e3)
+	for _, tc := range []struct {
+		name      string
+		auto      result.Record
+		wantAdapt bool
+	}{
+		{"matches throughput and CPU", auto(EnoughOfBest*10000, 10e3), true},
+		{"throughput just below EnoughOfBest", auto(EnoughOfBest*10000-1, 10e3), false},
+		{"CPU at 1.1x (AutoCPUSlack)", auto(10000, 11e3), true},
+		{"CPU just above 1.1x", auto(10000, 11e3+1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.auto
+			_, got := Advise([]*result.Record{&shared, &pool2, &a, &pool8})
+			want := &pool2
+			if tc.wantAdapt {
+				want = &a
+			}
+			if got != want {
+				t.Errorf("got %s, want %s", ConnLabel(got), ConnLabel(want))
+			}
+		})
+	}
+}
+
+// TestVerdictAdvisesAdaptivePool: the sweep's verdict words the adaptive
+// pool's advice as such, when Advise picks it.
+func TestVerdictAdvisesAdaptivePool(t *testing.T) {
+	var recs []result.Record
+	for _, n := range []int{8, 16, 32} {
+		auto := rec("shared", n, 2000*float64(n))
+		auto.Spec.ConnMode, auto.Spec.ConnsMin, auto.Spec.ConnsRequested, auto.ConnsObserved = AutoPoolMode, 1, 8, 3
+		recs = append(recs, rec("shared", n, 1000*float64(min(n, 8))), rec("pool:4", n, 2000*float64(n)), auto)
+	}
+	vs := Verdicts(recs)
+	if len(vs) != 1 || vs[0].Kind != ConnBottleneck {
+		t.Fatalf("got %+v, want one connection-bottleneck verdict", vs)
+	}
+	if want := "use the adaptive pool (pool:auto:1:8, which sized itself to 3 connections"; !strings.Contains(vs[0].Text, want) {
+		t.Errorf("got %q, want it to contain %q", vs[0].Text, want)
+	}
+}

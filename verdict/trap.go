@@ -13,7 +13,17 @@ import (
 // count could not be read (conns_observed 0 or less) is not trapped: there
 // is nothing to compare.
 func Trapped(r *result.Record) bool {
-	return r.ConnsObserved > 0 && r.ConnsObserved < r.Spec.ConnsRequested
+	return r.ConnsObserved > 0 && r.ConnsObserved < wanted(r)
+}
+
+// wanted is the fewest connections r's layout means to have open: those it
+// asked for, or for an adaptive pool ("pool-auto", which opens between
+// conns_min and conns_requested as the load asks) its min.
+func wanted(r *result.Record) int {
+	if r.Spec.ConnMode == AutoPoolMode {
+		return r.Spec.ConnsMin
+	}
+	return r.Spec.ConnsRequested
 }
 
 // TrapWhy names the cause of a trapped layout and its fix.
@@ -34,7 +44,7 @@ func ConnNotes(recs []result.Record) []string {
 	var order []key
 	for i := range recs {
 		r := &recs[i]
-		if r.Status != result.StatusOK || r.ConnsObserved < 0 || r.ConnsObserved >= r.Spec.ConnsRequested {
+		if r.Status != result.StatusOK || r.ConnsObserved < 0 || r.ConnsObserved >= wanted(r) {
 			continue
 		}
 		k := key{r.Env.Language, ConnLabel(r)}

@@ -99,3 +99,23 @@ func TestAdviseCountsObservedConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptivePoolTrap: an adaptive pool is trapped only below its min:
+// at min or above (up to its max) it has what it meant to open.
+func TestAdaptivePoolTrap(t *testing.T) {
+	for _, tc := range []struct {
+		observed int
+		want     bool
+	}{
+		{1, true}, {2, false}, {5, false},
+	} {
+		r := rec("shared", 32, 1000)
+		r.Spec.ConnMode, r.Spec.ConnsMin, r.Spec.ConnsRequested, r.ConnsObserved = AutoPoolMode, 2, 8, tc.observed
+		if got := Trapped(&r); got != tc.want {
+			t.Errorf("pool:auto:2:8 with %d connections seen: got trapped %v, want %v", tc.observed, got, tc.want)
+		}
+		if got := len(ConnNotes([]result.Record{r})) > 0; got != tc.want {
+			t.Errorf("pool:auto:2:8 with %d connections seen: got a note %v, want %v", tc.observed, got, tc.want)
+		}
+	}
+}

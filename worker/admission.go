@@ -46,7 +46,7 @@ func (r *clientRun) conns() int {
 	switch r.step.Conn.Kind {
 	case loadgen.PerWorker:
 		return r.step.Inflight
-	case loadgen.Pooled:
+	case loadgen.Pooled, loadgen.AutoPool:
 		return r.step.Conn.N
 	default:
 		return 1

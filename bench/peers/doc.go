@@ -7,6 +7,10 @@
 // call), one bare ClientConn, and one ClientConn per goroutine.
 //
 // It is its own Go module, so rpclab's module never depends on the peers.
+// It also holds the sizing policies of other self-sizing pools (Spanner's,
+// gRFC A105's, yarpc's) as pool.Sizers, run beside rpclab's own on
+// rpclab's pool (Policies, RunPolicy; `peers policies`).
+//
 // The comparison is `go test -bench Pools` here (see docs/peers.md); the
 // tests check that every peer works against a real rpclab server, so the
 // benchmark cannot rot silently. The load-generator and emulator comparisons

@@ -31,11 +31,12 @@ func newDoctorCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "A one-minute study of your service: is the client's connection the bottleneck?",
-		Long: `Measure your service in a closed loop on one shared connection and on pools of
-2, 4 and 8 connections, at doubling in-flight counts until throughput stops
+		Long: `Measure your service in a closed loop on one shared connection, on pools of
+2, 4 and 8 connections and on an adaptive pool of 1 to 8 (pool:auto), at doubling in-flight counts until throughput stops
 growing (each at two in-flight counts at least), then say whether the single
 connection is the bottleneck, the pool to use (the fewest connections reaching
-90% of the best pool's throughput, as rpclab sweep advises), and the code change.
+90% of the best pool's throughput, as rpclab sweep advises; the adaptive pool
+when it matches the best fixed pool), and the code change.
 
 It takes about --budget (1 minute), and never sends faster than --max-rps nor
 keeps more than --max-inflight RPCs in flight: it is aimed at real services.
@@ -53,6 +54,7 @@ given to --out is kept unless --force.`,
 	f.Float64Var(&o.MaxRPS, "max-rps", 0, "never send faster than this many RPCs per second (0: no cap)")
 	f.IntVar(&o.MaxInflight, "max-inflight", o.MaxInflight, "never keep more RPCs than this in flight")
 	f.IntSliceVar(&o.Pools, "pools", o.Pools, "pool sizes compared with one shared connection")
+	f.BoolVar(&o.Adaptive, "adaptive", o.Adaptive, "also try an adaptive pool (pool:auto:1:MAX, MAX the largest of --pools)")
 	f.DurationVar(&o.DialTimeout, "dial-timeout", o.DialTimeout, "how long a step waits for its connections")
 	f.StringVarP(&df.out, "out", "o", "", "write the steps' result records (JSON Lines) to this file")
 	f.BoolVar(&df.force, "force", false, "overwrite an existing --out records file")

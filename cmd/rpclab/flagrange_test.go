@@ -22,6 +22,11 @@ func TestFlagsCheckedBeforeTheServer(t *testing.T) {
 		want []string
 	}{
 		{"pool beyond its maximum", []string{"sweep", "--conn", "pool:99999999999"}, []string{"--conn", "pool:99999999999", "1024"}},
+		{"adaptive pool of min 0", []string{"sweep", "--conn", "pool:auto:0:4"}, []string{"--conn", "pool:auto:0:4", "MIN must be at least 1"}},
+		{"adaptive pool max below min", []string{"sweep", "--conn", "pool:auto:4:2"}, []string{"--conn", "pool:auto:4:2", "MAX must be at least MIN"}},
+		{"adaptive pool without bounds", []string{"sweep", "--conn", "pool:auto:x"}, []string{"--conn", "pool:auto:x"}},
+		{"adaptive pool twice", []string{"sweep", "--conn", "pool:auto,pool:auto:1:8"}, []string{"--conn", "twice"}},
+		{"adaptive pool for another language", []string{"sweep", "--client", "java", "--conn", "pool:auto"}, []string{"--conn", "pool:auto"}},
 		{"call naming no method", []string{"sweep", "--rps", "10", "--call", "bogus"}, []string{"--call", "bogus", "package.Service/Method"}},
 		{"data file that never ends", []string{"sweep", "--rps", "10", "--call", "a.B/C", "--data-file", "/dev/zero"}, []string{"--data-file", "16 MiB"}},
 		{"protoset that never ends", []string{"sweep", "--rps", "10", "--call", "a.B/C", "--protoset", "/dev/zero"}, []string{"--protoset", "64 MiB"}},

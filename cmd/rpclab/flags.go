@@ -89,7 +89,7 @@ func (sf *stepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 	f.IntVar(&sf.minInflight, "min-inflight", 0, "sweep in-flight from this count (instead of --inflight)")
 	f.IntVar(&sf.maxInflight, "max-inflight", 0, "... up to this count")
 	f.IntVar(&sf.step, "step", 1, "... in steps of this size")
-	f.StringSliceVar(&sf.conns, "conn", d.conns, "connection layouts: shared (one connection), per-worker (one per worker), pool:N (N connections round-robin, N at most 1024), pool:N:least-loaded")
+	f.StringSliceVar(&sf.conns, "conn", d.conns, "connection layouts: shared (one connection), per-worker (one per worker), pool:N (N connections round-robin, N at most 1024), pool:N:least-loaded, pool:auto (a pool that sizes itself, pool.WithAdaptive, between 1 and 8 connections: 8 is the lab's largest fixed pool) or pool:auto:MIN:MAX (1 <= MIN <= MAX <= 1024)")
 	f.StringSliceVar(&sf.rpcs, "rpc", []string{"unary"}, "RPC kinds: unary, streaming (bidi ping-pong, one stream per worker)")
 	f.DurationVar(&sf.warmup, "warmup", d.warmup, "warm-up per step, not recorded (fresh connections every step)")
 	f.DurationVar(&sf.interval, "interval", d.interval, "measured time per step")

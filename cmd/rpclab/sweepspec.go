@@ -56,7 +56,13 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 			return nil, err
 		}
 		s.Conns = conns
-	} // else each client checks its own layouts
+	} else if len(sf.clients) == 0 { // rpclab compare's clients are planned in planClients
+		for _, c := range sf.conns {
+			if !extclient.HasLayout(sf.client, c) {
+				return nil, usageError{fmt.Errorf("--conn: the %s client has no layout %q", sf.client, c)}
+			}
+		}
+	}
 	return s, s.ValidateLoad()
 }
 

@@ -46,6 +46,9 @@ func HasLayout(lang, conn string) bool {
 	case loadgen.Shared, loadgen.PerWorker:
 		return true
 	case loadgen.Pooled:
+		if strings.HasPrefix(rest, "auto") { // an adaptive pool is package pool's
+			return lang == "go"
+		}
 		return lang == "go" || !strings.Contains(rest, ":")
 	}
 	if slices.Contains(CCoreLayouts, kind) {

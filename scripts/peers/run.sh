@@ -3,6 +3,8 @@
 # ratio to rpclab (docs/peers.md says what each measures and how).
 #
 #   scripts/peers/run.sh [loadgen|pools|netem|all]   (default all)
+#   scripts/peers/run.sh policies   rpclab's pool under each sizing policy (rpclab's, Spanner's,
+#                                   A105's, yarpc's; not part of all: about 2 hours at the defaults)
 #
 # The server (or proxy) is pinned to the last CPU and every client to the
 # others with taskset; a client's CPU is its whole process's user+sys, taken
@@ -22,11 +24,12 @@
 #   BENCHTIME=2s           pools: -benchtime per cell
 #   POOL_BENCH=Pools       pools: Pools (calls) or Pick (the pick alone) or 'Pools|Pick'
 #   NETEM_DELAYS=50us,1ms,16ms  NETEM_SAMPLES=2000  NETEM_RTT_BUDGET=20s  NETEM_BULK=5s
+#   POLICY_INFLIGHT=1,2,4,8,16,32,64  POLICY_MAX=8  POLICY_WARMUP=60s  POLICY_INTERVAL=20s  POLICY_REPEATS=3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 what=${1:-all}
-case "$what" in loadgen|pools|netem|all) ;; *) echo "usage: $0 [loadgen|pools|netem|all]" >&2; exit 2 ;; esac
+case "$what" in loadgen|pools|netem|policies|all) ;; *) echo "usage: $0 [loadgen|pools|netem|policies|all]" >&2; exit 2 ;; esac
 
 # Pinned peers: ghz's newest release on the module proxy; grpc-go's benchmark
 # client at rpclab's own grpc-go version (read from go.mod); toxiproxy v2.
@@ -106,9 +109,17 @@ run_netem() {
     --rtt-seconds "${NETEM_RTT_BUDGET:-20s}" --bulk "${NETEM_BULK:-5s}"
 }
 
+run_policies() {
+  # The server is rpclab serve on the server CPU; every pool and its
+  # callers on the client CPUs.
+  taskset -c "$client_cpus" bin/peers policies --rpclab bin/rpclab --server-cpus "$server_cpus" \
+    --inflight "${POLICY_INFLIGHT:-1,2,4,8,16,32,64}" --max "${POLICY_MAX:-8}" --warmup "${POLICY_WARMUP:-60s}" \
+    --interval "${POLICY_INTERVAL:-20s}" --repeats "${POLICY_REPEATS:-3}"
+}
+
 status=0
-for part in loadgen pools netem; do
-  [ "$what" = all ] || [ "$what" = "$part" ] || continue
+for part in loadgen pools netem policies; do
+  [ "$what" = "$part" ] || { [ "$what" = all ] && [ "$part" != policies ]; } || continue
   echo
   "run_$part" || { status=1; note "$part: failed"; }
 done

@@ -8,6 +8,7 @@
 //	peers loadgen [flags]   rpclab sweep, ghz, grpc-go's benchmark client, h2load
 //	peers netem [flags]     rpclab netem against toxiproxy's latency toxic
 //	peers pooltable         formats `go test -bench Pools` output read on stdin
+//	peers policies [flags]  rpclab's pool under each sizing policy: rpclab's, Spanner's, A105's, yarpc's
 package main
 
 import (
@@ -31,7 +32,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "peers: want a command: loadgen, netem or pooltable")
+		fmt.Fprintln(stderr, "peers: want a command: loadgen, netem, pooltable or policies")
 		return 2
 	}
 	var err error
@@ -42,8 +43,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runNetem(ctx, args[1:], stdout, stderr)
 	case "pooltable":
 		err = runPoolTable(stdin, stdout)
+	case "policies":
+		err = runPolicies(ctx, args[1:], stdout, stderr)
 	default:
-		err = fmt.Errorf("%w: unknown command %q (want loadgen, netem or pooltable)", errUsage, args[0])
+		err = fmt.Errorf("%w: unknown command %q (want loadgen, netem, pooltable or policies)", errUsage, args[0])
 	}
 	switch {
 	case err == nil:

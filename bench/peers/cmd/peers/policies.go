@@ -1,0 +1,136 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rpclab/rpclab/bench/peers"
+	"github.com/rpclab/rpclab/server"
+)
+
+// polConfig is what `peers policies` runs.
+type polConfig struct {
+	rpclab           string
+	serverCPUs       string
+	inflight         []int
+	policies         []peers.Policy
+	maxConns         int
+	warmup, interval time.Duration
+	repeats          int
+}
+
+func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
+	fs := flag.NewFlagSet("peers policies", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &polConfig{}
+	var names []string
+	for _, p := range peers.Policies() {
+		names = append(names, p.Name)
+	}
+	fs.StringVar(&c.rpclab, "rpclab", "", "rpclab binary (the server, as `rpclab serve`)")
+	fs.StringVar(&c.serverCPUs, "server-cpus", "1", "CPUs of the server (taskset list)")
+	inflight := fs.String("inflight", "1,2,4,8,16,32,64", "in-flight counts (comma-separated)")
+	pols := fs.String("policies", strings.Join(names, ","), "sizing policies to run (comma-separated; the first is every ratio's base)")
+	fs.IntVar(&c.maxConns, "max", 8, "the most connections any policy may open (every policy starts at 1)")
+	fs.DurationVar(&c.warmup, "warmup", time.Minute, "unmeasured time each run gives its policy to settle (rpclab's rule needs about 8 s per connection it adds)")
+	fs.DurationVar(&c.interval, "interval", 20*time.Second, "measured time per run")
+	fs.IntVar(&c.repeats, "repeats", 3, "runs of every policy per in-flight count, the policies in rotating order each repeat; the table gives medians")
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	var err error
+	if c.inflight, err = parseInts("--inflight", *inflight); err != nil {
+		return nil, err
+	}
+	for _, name := range strings.Split(*pols, ",") {
+		i := -1
+		for j, p := range peers.Policies() {
+			if p.Name == name {
+				i = j
+			}
+		}
+		if i < 0 {
+			return nil, fmt.Errorf("%w: --policies: unknown policy %q (want some of %s)", errUsage, name, strings.Join(names, ","))
+		}
+		c.policies = append(c.policies, peers.Policies()[i])
+	}
+	switch {
+	case c.maxConns < 1:
+		return nil, fmt.Errorf("%w: --max %d: want at least 1", errUsage, c.maxConns)
+	case c.warmup < 0 || c.interval <= 0:
+		return nil, fmt.Errorf("%w: --warmup %v, --interval %v: want a warm-up of 0 or more and a positive interval", errUsage, c.warmup, c.interval)
+	case c.repeats < 1:
+		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", errUsage, c.repeats)
+	}
+	if _, err := parseCPUList(c.serverCPUs); err != nil {
+		return nil, fmt.Errorf("%w: --server-cpus: %v", errUsage, err)
+	}
+	if why := executable(c.rpclab); why != "" {
+		return nil, fmt.Errorf("%w: --rpclab: %s (the server)", errUsage, why)
+	}
+	return c, nil
+}
+
+// runPolicies runs the same closed-loop workload on rpclab's pool under
+// each sizing policy and prints one row per in-flight count and policy.
+func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parsePoliciesFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	cpus, _ := parseCPUList(c.serverCPUs)
+	srv, err := server.StartProcess(ctx, []string{c.rpclab, "serve", "--listen", "127.0.0.1:0"}, cpus, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("start the server: %w", err)
+	}
+	defer func() { _ = srv.Stop() }()
+	fmt.Fprintf(stdout, "pool sizing policies: unary closed loop on rpclab's pool (1..%d connections), server rpclab serve on CPUs %s; %v warm-up, %v measured, median of %d\n",
+		c.maxConns, c.serverCPUs, c.warmup, c.interval, c.repeats)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "inflight\tpolicy\trpc/s\tx base\tp99 µs\tcpu µs/rpc\tconns\tmost conns\tresizes\tfailed\t")
+	for _, n := range c.inflight {
+		runs := map[string][]peers.PolicyRun{}
+		for rep := range c.repeats {
+			for i := range c.policies {
+				pol := c.policies[(i+rep)%len(c.policies)]
+				r, err := peers.RunPolicy(ctx, srv.Addr, pol, c.maxConns, n, c.warmup, c.interval)
+				if err != nil {
+					return err
+				}
+				runs[pol.Name] = append(runs[pol.Name], r)
+			}
+		}
+		base := medianRun(runs[c.policies[0].Name])
+		for _, pol := range c.policies {
+			m := medianRun(runs[pol.Name])
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.2f\t%.0f\t%.1f\t%d\t%d\t%d\t%d\t\n", n, pol.Name, m.RPS, m.RPS/base.RPS,
+				float64(m.P99)/1e3, float64(m.CPUPerRPC)/1e3, m.Conns, m.MaxConns, m.Resizes, m.Failed)
+		}
+	}
+	return tw.Flush()
+}
+
+// medianRun is the runs' medians, figure by figure (counts: the median
+// run's by throughput).
+func medianRun(runs []peers.PolicyRun) peers.PolicyRun {
+	rps, p99, cpu := make([]float64, len(runs)), make([]float64, len(runs)), make([]float64, len(runs))
+	mid := runs[0]
+	for i, r := range runs {
+		rps[i], p99[i], cpu[i] = r.RPS, float64(r.P99), float64(r.CPUPerRPC)
+	}
+	m := medianOf(rps)
+	for _, r := range runs {
+		if r.RPS == m {
+			mid = r
+		}
+	}
+	mid.RPS, mid.P99, mid.CPUPerRPC = m, time.Duration(medianOf(p99)), time.Duration(medianOf(cpu))
+	return mid
+}

@@ -1,0 +1,158 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package peers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc/status"
+
+	"github.com/rpclab/rpclab/pool"
+	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/stats"
+)
+
+// A Policy sizes rpclab's pool: rpclab's own Rule, or an anchor's Sizer.
+// Every policy runs on the same pool between 1 and max connections, so
+// only the policy differs.
+type Policy struct {
+	Name string
+	// Option makes the pool adaptive between 1 and maxConns by the policy
+	// (a fresh policy state each call).
+	Option func(maxConns int) pool.Option
+}
+
+// Policies returns rpclab's policy first (the base of the comparison),
+// then Spanner's, gRFC A105's and yarpc's.
+func Policies() []Policy {
+	sizer := func(s func() pool.Sizer) func(int) pool.Option {
+		return func(maxConns int) pool.Option { return pool.WithSizer(1, maxConns, SizerInterval, s()) }
+	}
+	return []Policy{
+		{Name: "rpclab", Option: func(maxConns int) pool.Option { return pool.WithAdaptive(1, maxConns) }},
+		{Name: "spanner", Option: sizer(func() pool.Sizer { return NewSpanner() })},
+		{Name: "a105", Option: sizer(func() pool.Sizer { return NewStreamSlots() })},
+		{Name: "yarpc", Option: sizer(func() pool.Sizer { return NewYarpc() })},
+	}
+}
+
+// PolicyRun is one closed-loop run of a policy.
+type PolicyRun struct {
+	Policy    string
+	Inflight  int
+	RPS       float64       // successful RPCs per second over the interval
+	P99       time.Duration // of the successful RPCs
+	Failed    int64         // RPCs that failed during the interval
+	CPUPerRPC time.Duration // this process's user+system CPU per RPC
+	// Conns is the pool's size at the interval's end, MaxConns the most it
+	// had during the interval, Resizes its changes of size then.
+	Conns, MaxConns, Resizes int
+}
+
+// RunPolicy keeps inflight unary pings in flight through a pool sized by
+// pol (at most maxConns connections) against target: warmup unmeasured (the
+// time the policy has to settle), then interval measured.
+func RunPolicy(ctx context.Context, target string, pol Policy, maxConns, inflight int, warmup, interval time.Duration) (PolicyRun, error) {
+	out := PolicyRun{Policy: pol.Name, Inflight: inflight}
+	if inflight < 1 || maxConns < 1 {
+		return out, ErrConns
+	}
+	p, err := pool.New(target, pol.Option(maxConns), pool.WithDialOptions(dialOpts()...))
+	if err != nil {
+		return out, fmt.Errorf("peers: policy %s: %w", pol.Name, err)
+	}
+	defer func() { _ = p.Close() }()
+	if err := p.Connect(ctx); err != nil {
+		return out, fmt.Errorf("peers: policy %s: %w", pol.Name, err)
+	}
+	client := pb.NewBenchmarkServiceClient(p)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var measuring atomic.Bool
+	recs := make([]*stats.Recorder, inflight)
+	var wg sync.WaitGroup
+	for i := range recs {
+		recs[i] = stats.NewRecorder()
+		wg.Add(1)
+		go func(r *stats.Recorder) {
+			defer wg.Done()
+			req := &pb.SimpleRequest{Payload: &pb.Payload{}}
+			for runCtx.Err() == nil {
+				start := time.Now()
+				_, err := client.UnaryCall(runCtx, req)
+				if measuring.Load() && runCtx.Err() == nil {
+					r.Record(time.Since(start), status.Code(err))
+				}
+			}
+		}(recs[i])
+	}
+	if !sleep(ctx, warmup) {
+		return out, ctx.Err()
+	}
+	start, cpu0 := time.Now(), processCPU()
+	measuring.Store(true)
+	ok := sleep(ctx, interval)
+	measuring.Store(false)
+	end, cpu1 := time.Now(), processCPU()
+	stop()
+	wg.Wait()
+	if !ok {
+		return out, ctx.Err()
+	}
+	sum := stats.Merge(recs...)
+	if sum.OK() == 0 {
+		return out, errors.New("peers: policy " + pol.Name + ": no RPC succeeded")
+	}
+	out.RPS = float64(sum.OK()) / end.Sub(start).Seconds()
+	out.P99 = time.Duration(sum.Hist.ValueAtQuantile(99))
+	out.Failed = sum.Total() - sum.OK()
+	out.CPUPerRPC = (cpu1 - cpu0) / time.Duration(sum.OK())
+	st := p.Stats()
+	out.Conns = len(st.Conns)
+	out.MaxConns = sizeAt(st.Events, start)
+	for _, e := range st.Events {
+		if e.From != e.To && e.At.After(start) && !e.At.After(end) {
+			out.Resizes++
+			out.MaxConns = max(out.MaxConns, e.To)
+		}
+	}
+	return out, nil
+}
+
+// sizeAt is the pool's size at t by its history (1, its min, before any
+// resize).
+func sizeAt(events []pool.Event, t time.Time) int {
+	n := 1
+	for _, e := range events {
+		if e.From != e.To && !e.At.After(t) {
+			n = e.To
+		}
+	}
+	return n
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// processCPU is this process's user+system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
