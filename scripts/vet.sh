@@ -31,4 +31,9 @@ if [ -x clients/python/.venv/bin/ruff ]; then
   (cd clients/python && .venv/bin/ruff check --quiet . && .venv/bin/ruff format --check --quiet .) ||
     { echo "vet: ruff (clients/python)"; fail=1; }
 fi
+# Node (clients/node): eslint, a devDependency (clients/node/build.sh's npm ci
+# installs it), with eslint.config.js; only where it was built.
+if [ -x clients/node/node_modules/.bin/eslint ]; then
+  (cd clients/node && node_modules/.bin/eslint .) || { echo "vet: eslint (clients/node)"; fail=1; }
+fi
 exit $fail
