@@ -135,8 +135,7 @@ def parse(argv):
         ):
             if bad:
                 p.error(
-                    f"argument {flag}: want 1 <= --min-inflight <= --max-inflight <= "
-                    f"{st.MAX_INFLIGHT} and --step >= 1"
+                    f"argument {flag}: want 1 <= --min-inflight <= --max-inflight <= {st.MAX_INFLIGHT} and --step >= 1"
                 )
         inflight = list(range(lo, hi + 1, step))
     for n in inflight:
@@ -145,8 +144,7 @@ def parse(argv):
     payload = a.payload or 0
     if payload > st.MAX_PAYLOAD:
         p.error(
-            f"argument --payload: {payload} is outside 0..{st.MAX_PAYLOAD} bytes "
-            "(gRPC's default 4 MiB message limit)"
+            f"argument --payload: {payload} is outside 0..{st.MAX_PAYLOAD} bytes (gRPC's default 4 MiB message limit)"
         )
     interval = 3_000_000_000 if a.interval is None else a.interval
     if interval <= 0:

@@ -170,10 +170,7 @@ def connect(step, opts, stop):
                 if stop.set:
                     err = "stopped"
                 elif time.monotonic_ns() >= deadline:
-                    err = (
-                        f"target unreachable: no connection to {step.target} within "
-                        f"{opts.dial_timeout_ns / 1e9:g}s"
-                    )
+                    err = f"target unreachable: no connection to {step.target} within {opts.dial_timeout_ns / 1e9:g}s"
     if err is not None:
         for fut in futures:
             fut.cancel()

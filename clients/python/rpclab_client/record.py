@@ -9,6 +9,7 @@ import socket
 import sys
 import time
 
+import grpc
 from hdrh.histogram import HdrHistogram
 
 # Histogram geometry shared by every rpclab client: 1 ns .. 100 s, 3 digits.
@@ -16,25 +17,11 @@ LOWEST = 1
 HIGHEST = 100_000_000_000
 DIGITS = 3
 
-# Status code names as the schema spells them, by code value.
-CODE_NAMES = (
-    "OK",
-    "Canceled",
-    "Unknown",
-    "InvalidArgument",
-    "DeadlineExceeded",
-    "NotFound",
-    "AlreadyExists",
-    "PermissionDenied",
-    "ResourceExhausted",
-    "FailedPrecondition",
-    "Aborted",
-    "OutOfRange",
-    "Unimplemented",
-    "Internal",
-    "Unavailable",
-    "DataLoss",
-    "Unauthenticated",
+# Status code names as the schema spells them (Go's codes), by code value:
+# grpcio's names in CamelCase, but for two that Go spells otherwise.
+_GO_NAMES = {"OK": "OK", "CANCELLED": "Canceled"}
+CODE_NAMES = tuple(
+    _GO_NAMES.get(c.name) or c.name.title().replace("_", "") for c in sorted(grpc.StatusCode, key=lambda c: c.value[0])
 )
 CODES = len(CODE_NAMES)
 
@@ -147,9 +134,7 @@ class Record:
             self.throughput = ok / (elapsed_ns / 1e9)
         if h.get_total_count() > 0:
             self.lat = (
-                [h.get_min_value()]
-                + [h.get_value_at_percentile(p) for p in (50, 90, 99, 99.9)]
-                + [h.get_max_value()]
+                [h.get_min_value()] + [h.get_value_at_percentile(p) for p in (50, 90, 99, 99.9)] + [h.get_max_value()]
             )
             self.mean = h.get_mean_value()
         self.hdr = encode(h)
@@ -165,10 +150,7 @@ class Record:
     def summary(self):
         if self.status != "ok":
             return f"{self.status}: {self.error}"
-        return (
-            f"{self.throughput:.0f} rps, p99 {self.lat[3] / 1e3:.1f} µs, "
-            f"cpu {self.cpu_per_rpc / 1e3:.1f} µs/rpc"
-        )
+        return f"{self.throughput:.0f} rps, p99 {self.lat[3] / 1e3:.1f} µs, cpu {self.cpu_per_rpc / 1e3:.1f} µs/rpc"
 
     def to_dict(self, env):
         st = self.step

@@ -26,17 +26,8 @@ class StepError(Exception):
 
 @dataclass(frozen=True)
 class Conn:
-    """A connection layout (spec.conn_mode), with the pool size for pool:N.
-
-    shared: one channel for every worker.
-    per-worker: a channel per worker with grpc.use_local_subchannel_pool=1
-      (so each really opens its own connection).
-    channel-per-worker: a channel per worker with identical arguments: C-core's
-      global subchannel pool hands them all one connection (the trap).
-    local-pool: a channel per worker with grpc.use_local_subchannel_pool=1.
-    distinct-args: a channel per worker with a unique channel argument.
-    pool: n channels (each with its own connection), round-robin per RPC.
-    """
+    """A connection layout (spec.conn_mode; README.md, "Layouts"), with the
+    pool size n for pool:N (round-robin per RPC)."""
 
     mode: str
     n: int = 0
@@ -44,11 +35,7 @@ class Conn:
     def channels(self, inflight):
         """How many channels (so connections, spec.conns_requested) the
         layout makes for inflight workers."""
-        if self.mode == "shared":
-            return 1
-        if self.mode == "pool":
-            return self.n
-        return inflight
+        return 1 if self.mode == "shared" else self.n if self.mode == "pool" else inflight
 
 
 def parse_conn(s):
@@ -161,9 +148,7 @@ def from_dict(d, where):
         if why:
             raise StepError(where, k, why)
     cpus = d.get("client_cpus")
-    return Step(
-        **{**d, "conn": parse_conn(d["conn"]), "client_cpus": tuple(cpus) if cpus is not None else None}
-    )
+    return Step(**{**d, "conn": parse_conn(d["conn"]), "client_cpus": tuple(cpus) if cpus is not None else None})
 
 
 def load(path):

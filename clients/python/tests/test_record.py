@@ -25,6 +25,11 @@ class RecordTest(unittest.TestCase):
         for ns, want in cases:
             self.assertEqual(record.rfc3339(ns), want)
 
+    def test_code_names(self):
+        got = [record.CODE_NAMES[c] for c in (0, 1, 4, 14, 16)] + [len(record.CODE_NAMES)]
+        want = ["OK", "Canceled", "DeadlineExceeded", "Unavailable", "Unauthenticated", 17]
+        self.assertEqual(got, want, f"got {got}, want {want}")
+
     def test_cpu_list(self):
         self.assertEqual(record.cpu_list("0-2,5"), [0, 1, 2, 5])
         self.assertEqual(record.cpu_list("1"), [1])

@@ -45,30 +45,8 @@ class StepsFileTest(unittest.TestCase):
         path = self.write(json.dumps(GOOD) + "\n\n" + json.dumps(second) + "\n")
         got = load(path)
         want = [
-            Step(
-                "127.0.0.1:50051",
-                "benchmark",
-                "unary",
-                Conn("shared"),
-                4,
-                0,
-                10**9,
-                3 * 10**9,
-                "/tmp/r.jsonl",
-                (0,),
-            ),
-            Step(
-                "127.0.0.1:50051",
-                "benchmark",
-                "streaming",
-                Conn("pool", 4),
-                4,
-                0,
-                10**9,
-                3 * 10**9,
-                "b.jsonl",
-                None,
-            ),
+            Step("127.0.0.1:50051", "benchmark", "unary", Conn("shared"), 4, 0, 10**9, 3 * 10**9, "/tmp/r.jsonl", (0,)),
+            Step("127.0.0.1:50051", "benchmark", "streaming", Conn("pool", 4), 4, 0, 10**9, 3 * 10**9, "b.jsonl", None),
         ]
         self.assertEqual(got, want, f"got {got}, want {want}")
 
