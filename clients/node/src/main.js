@@ -2,7 +2,8 @@
 
 // rpclab's Node client (docs/clients.md): a closed-loop sweep on grpc-js
 // against a grpc.testing.BenchmarkService server, one JSON Lines record per
-// step. Exit codes: 0 every step ok, 1 a step failed, 2 bad flags.
+// step (the steps of --steps FILE, or those the flags make). Exit codes: 0
+// every step ok, 1 a step failed, 2 bad flags or steps file.
 // SIGINT/SIGTERM end the running step at once; its record ("interrupted")
 // and every earlier one are kept.
 //
@@ -18,7 +19,7 @@ const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
-const flags = require('./flags');
+const cli = require('./cli');
 const { CODES, HIGHEST, Record, detectEnv, newHistogram, nowUs } = require('./record');
 const { establishedTo } = require('./sockets');
 
@@ -334,36 +335,37 @@ class Worker {
 }
 
 /** Runs one step on fresh channels; null if a stop came before its interval. */
-async function runStep(Service, f, rpc, conn, inflight) {
-  const rec = new Record(rpc, conn, inflight);
-  const { clients, perWorker } = makeClients(Service, f.target, conn, inflight);
-  const closeAll = () => endStep(clients, f.target);
-  const why = await connectAll(clients, f.dialTimeoutNs);
+async function runStep(Service, step, opts) {
+  const { target, rpc, conn, inflight } = step;
+  const rec = new Record(step);
+  const { clients, perWorker } = makeClients(Service, target, conn, inflight);
+  const closeAll = () => endStep(clients, target);
+  const why = await connectAll(clients, opts.dialTimeoutNs);
   if (why !== null) {
     await closeAll();
     if (stop.done) return null;
     rec.unreachable = true;
-    rec.fail(`target unreachable: no connection to ${f.target} within ${Number(f.dialTimeoutNs) / 1e9}s: ${why}`);
+    rec.fail(`target unreachable: no connection to ${target} within ${Number(opts.dialTimeoutNs) / 1e9}s: ${why}`);
     return rec;
   }
 
   const state = new StepState();
   const req = {
-    response_size: f.payload,
-    payload: { type: 0, body: Buffer.alloc(f.payload) },
+    response_size: step.payloadBytes,
+    payload: { type: 0, body: Buffer.alloc(step.payloadBytes) },
   };
   const workers = [];
-  for (let i = 0; i < inflight; i++) workers.push(new Worker(state, perWorker[i], req, f.rpcTimeoutNs));
+  for (let i = 0; i < inflight; i++) workers.push(new Worker(state, perWorker[i], req, opts.rpcTimeoutNs));
   const running = workers.map((w) => w.start(rpc === 'streaming'));
 
-  const warmed = await sleep(f.warmupNs);
+  const warmed = await sleep(step.warmupNs);
   let interrupted = !warmed;
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   rec.startedUs = nowUs();
   if (warmed) {
     state.phase = MEASURE;
-    interrupted = !(await sleep(f.intervalNs));
+    interrupted = !(await sleep(step.intervalNs));
   }
   state.phase = DONE;
   const elapsed = process.hrtime.bigint() - t0;
@@ -390,98 +392,111 @@ async function runStep(Service, f, rpc, conn, inflight) {
 /**
  * V8 compiles the RPC path only after it has run for a while: pinned to one
  * CPU, the first 4-6 s of a process cost up to 3x the CPU per RPC of later
- * steps. So before the first step, each RPC kind of the sweep runs on a
- * shared channel with min(4, largest in-flight) workers for an equal share
- * of --jit-warmup; nothing is recorded. Returns null, or why the target
- * could not be reached (the first step then fails with it, without waiting
- * out the dial timeout a second time).
+ * steps. So before the first step, each RPC kind of the steps runs on a
+ * shared channel to the first step's target with min(4, largest in-flight)
+ * workers for an equal share of --jit-warmup; nothing is recorded. Returns
+ * null, or why the target could not be reached (the first step then fails
+ * with it, without waiting out the dial timeout a second time).
  */
-async function jitWarmup(Service, f) {
-  const n = Math.min(4, Math.max(...f.inflight));
-  const share = f.jitWarmupNs / BigInt(f.rpcs.length);
-  const wf = { ...f, warmupNs: share, intervalNs: 1000000n };
-  for (const rpc of f.rpcs) {
-    const rec = await runStep(Service, wf, rpc, { kind: 'shared', n: 0 }, n);
+async function jitWarmup(Service, steps, opts) {
+  const rpcs = [...new Set(steps.map((s) => s.rpc))];
+  const n = Math.min(4, Math.max(...steps.map((s) => s.inflight)));
+  const warmupNs = opts.jitWarmupNs / BigInt(rpcs.length);
+  for (const rpc of rpcs) {
+    const step = { ...steps[0], rpc, conn: { kind: 'shared', n: 0 }, inflight: n, warmupNs, intervalNs: 1000000n };
+    const rec = await runStep(Service, step, opts);
     if (rec === null) return null; // stopped
     if (rec.unreachable) return rec.error;
   }
-  log(`JIT warm-up: ${f.rpcs.join(', ')} for ${Number(f.jitWarmupNs) / 1e9}s, not recorded`);
+  log(`JIT warm-up: ${rpcs.join(', ')} for ${Number(opts.jitWarmupNs) / 1e9}s, not recorded`);
   return null;
 }
 
-/** Runs every step in the order rpc, conn, inflight; returns the exit code. */
-async function run(f) {
-  let fd = 1;
-  if (f.out !== '') {
+/** Appends each record to its step's out ('' is stdout), synced: a killed client keeps whole records. */
+class Outputs {
+  constructor() {
+    this.fds = new Map([['', 1]]);
+  }
+
+  write(path, line) {
+    let fd = this.fds.get(path);
+    if (fd === undefined) {
+      fd = fs.openSync(path, 'a');
+      this.fds.set(path, fd);
+    }
+    fs.writeSync(fd, `${line}\n`);
+    if (fd !== 1) fs.fsyncSync(fd);
+  }
+}
+
+/** Runs the steps in order; returns the exit code. truncate: a file to start afresh first. */
+async function run(steps, opts, truncate) {
+  if (truncate !== null) {
     try {
-      fd = fs.openSync(f.out, 'w');
+      fs.closeSync(fs.openSync(truncate, 'w'));
     } catch (e) {
-      log(`--out ${f.out}: ${e.message}`);
+      log(`--out ${truncate}: ${e.message}`);
       return 1;
     }
   }
-  const write = (line) => {
-    fs.writeSync(fd, `${line}\n`);
-    if (fd !== 1) fs.fsyncSync(fd); // a killed client keeps whole records
-  };
+  const outs = new Outputs();
   const Service = loadService();
   const env = detectEnv();
-  const steps = f.rpcs.length * f.conns.length * f.inflight.length;
-  let i = 0;
   let failed = 0;
   let unreachable = null;
   let unreachableFirst = null; // why the JIT warm-up could not connect: the first step's error
-  if (f.jitWarmupNs > 0n && f.warmupNs > 0n) {
-    unreachableFirst = await jitWarmup(Service, f);
+  if (opts.jitWarmupNs > 0n && steps[0].warmupNs > 0n) {
+    unreachableFirst = await jitWarmup(Service, steps, opts);
     if (stop.done) return 1;
   }
-  for (const rpc of f.rpcs) {
-    for (const conn of f.conns) {
-      for (const n of f.inflight) {
-        i++;
-        if (stop.done) return 1;
-        const name = conn.kind === 'pool' ? `pool:${conn.n}` : conn.kind;
-        let rec;
-        if (unreachableFirst !== null) {
-          rec = new Record(rpc, conn, n);
-          rec.unreachable = true;
-          rec.fail(unreachableFirst);
-          unreachableFirst = null;
-        } else if (unreachable !== null) {
-          rec = new Record(rpc, conn, n);
-          rec.fail(`target unreachable: not run: ${unreachable}`);
-        } else {
-          rec = await runStep(Service, f, rpc, conn, n);
-          if (rec === null) return 1; // stopped before this step measured anything
-        }
-        if (rec.unreachable) unreachable = `step ${i} (${name} ${rpc} inflight=${n}) could not connect`;
-        if (rec.status === 'failed') failed++;
-        try {
-          write(rec.json(f, env));
-        } catch (e) {
-          log(`write ${f.out || 'stdout'}: ${e.message}`);
-          return 1;
-        }
-        log(`step ${i}/${steps} ${rpc} ${name} inflight=${n}: ${rec.summaryLine()}`);
-        if (rec.status === 'interrupted') return 1;
-      }
+  for (const [i, step] of steps.entries()) {
+    if (stop.done) return 1;
+    const { rpc, conn, inflight: n } = step;
+    const what = `${rpc} ${conn.kind === 'pool' ? `pool:${conn.n}` : conn.kind} inflight=${n}`;
+    let rec;
+    if (unreachableFirst !== null) {
+      rec = new Record(step);
+      rec.unreachable = true;
+      rec.fail(unreachableFirst);
+      unreachableFirst = null;
+    } else if (unreachable !== null) {
+      rec = new Record(step);
+      rec.fail(`target unreachable: not run: ${unreachable}`);
+    } else {
+      rec = await runStep(Service, step, opts);
+      if (rec === null) return 1; // stopped before this step measured anything
     }
+    if (rec.unreachable) unreachable = `step ${i + 1} (${what}) could not connect`;
+    if (rec.status === 'failed') failed++;
+    try {
+      outs.write(step.out, rec.json(env));
+    } catch (e) {
+      log(`write ${step.out || 'stdout'}: ${e.message}`);
+      return 1;
+    }
+    log(`step ${i + 1}/${steps.length} ${what}: ${rec.summaryLine()}`);
+    if (rec.status === 'interrupted') return 1;
   }
   return failed > 0 ? 1 : 0;
 }
 
 function main() {
-  let f;
+  let p;
   try {
-    f = flags.parse(process.argv.slice(2), process.env);
+    p = cli.parse(process.argv.slice(2), process.env);
   } catch (e) {
-    if (!(e instanceof flags.UsageError)) throw e;
+    if (!(e instanceof cli.UsageError)) throw e;
     log(e.message);
+    process.stderr.write(`${cli.USAGE}\n`);
     process.exit(2);
+  }
+  if (p.help) {
+    process.stdout.write(`${cli.USAGE}\n`);
+    process.exit(0);
   }
   process.on('SIGINT', () => stop.fire());
   process.on('SIGTERM', () => stop.fire());
-  run(f).then(
+  run(p.steps, p.opts, p.truncate).then(
     (code) => process.exit(code),
     (e) => {
       log(e.stack || String(e));

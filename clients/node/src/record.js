@@ -11,7 +11,7 @@ const path = require('node:path');
 const zlib = require('node:zlib');
 const hdr = require('hdr-histogram-js');
 
-const { connsRequested } = require('./flags');
+const { connsRequested } = require('./steps');
 
 /** Histogram geometry shared by every rpclab client: 1 ns .. 100 s, 3 digits. */
 const LOWEST = 1;
@@ -190,15 +190,14 @@ function nowUs() {
   return Date.now() * 1000;
 }
 
+/** One step's result; json(env) is the record as the schema has it. */
 class Record {
-  constructor(rpc, conn, inflight) {
+  constructor(step) {
+    this.step = step;
     this.status = 'ok';
     this.error = '';
     this.startedUs = nowUs();
     this.unreachable = false;
-    this.rpc = rpc;
-    this.conn = conn;
-    this.inflight = inflight;
     this.requests = 0;
     this.byCode = new Array(CODES).fill(0);
     this.durationNs = 0;
@@ -236,20 +235,21 @@ class Record {
     return `${this.throughput.toFixed(0)} rps, p99 ${(this.latency.p99_ns / 1e3).toFixed(1)} µs, cpu ${(this.cpuPerRpc / 1e3).toFixed(1)} µs/rpc (busy ${busy.toFixed(2)})`;
   }
 
-  /** The record as one JSON line (without the newline). */
-  json(f, env) {
+  /** The record as one JSON line (without the newline); a step's client_cpus replaces env's. */
+  json(env) {
+    const st = this.step;
     const spec = {
-      target: f.target,
-      rpc: this.rpc,
-      conn_mode: this.conn.kind,
-      conns_requested: connsRequested(this.conn, this.inflight),
+      target: st.target,
+      rpc: st.rpc,
+      conn_mode: st.conn.kind,
+      conns_requested: connsRequested(st.conn, st.inflight),
     };
-    if (this.conn.kind === 'pool') spec.pick = 'round-robin';
+    if (st.conn.kind === 'pool') spec.pick = 'round-robin';
     Object.assign(spec, {
-      inflight: this.inflight,
-      payload_bytes: f.payload,
-      warmup_ns: Number(f.warmupNs),
-      interval_ns: Number(f.intervalNs),
+      inflight: st.inflight,
+      payload_bytes: st.payloadBytes,
+      warmup_ns: Number(st.warmupNs),
+      interval_ns: Number(st.intervalNs),
       load_model: 'closed',
     });
     const errors = {};
@@ -261,7 +261,8 @@ class Record {
     Object.assign(r, {
       started_at: rfc3339(this.startedUs),
       spec,
-      env,
+      // undefined: JSON.stringify leaves the key out.
+      env: st.clientCpus === null ? env : { ...env, client_cpus: st.clientCpus.length > 0 ? st.clientCpus : undefined },
       requests: this.requests,
       errors,
       duration_ns: this.durationNs,

@@ -83,14 +83,17 @@ test('rfc3339 writes UTC with microseconds', () => {
 });
 
 test('a record counts errors by code name and fails when no RPC succeeded', () => {
-  const f = { target: '127.0.0.1:1', payload: 0, warmupNs: 0n, intervalNs: 1000000000n };
-  const env = { language: 'node' };
+  const step = {
+    target: '127.0.0.1:1', rpc: 'unary', conn: { kind: 'pool', n: 2 }, inflight: 4, payloadBytes: 7,
+    warmupNs: 0n, intervalNs: 1000000000n, clientCpus: [3, 1], out: '',
+  };
+  const env = { language: 'node', client_cpus: [0] };
   const byCode = new Array(CODE_NAMES.length).fill(0);
   byCode[14] = 3;
   byCode[4] = 1;
-  const r = new Record('unary', { kind: 'pool', n: 2 }, 4);
+  const r = new Record(step);
   r.fill(newHistogram(), byCode, 1000000000, 5000);
-  const got = JSON.parse(r.json(f, env));
+  const got = JSON.parse(r.json(env));
   assert.equal(got.status, 'failed');
   assert.equal(got.error, 'every RPC failed (4)');
   assert.deepEqual(got.errors, { DeadlineExceeded: 1, Unavailable: 3 });
@@ -99,4 +102,6 @@ test('a record counts errors by code name and fails when no RPC succeeded', () =
   assert.equal(got.spec.conns_requested, 2);
   assert.equal(got.spec.pick, 'round-robin');
   assert.equal(got.client_cpu_ns_per_rpc, 1250);
+  assert.equal(got.spec.payload_bytes, 7);
+  assert.deepEqual(got.env.client_cpus, [3, 1], 'the step\'s pin replaces the affinity seen');
 });

@@ -1,7 +1,8 @@
 # Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 """rpclab's Python client (docs/clients.md): a closed-loop sweep on grpcio's
 sync API against a grpc.testing.BenchmarkService server, one JSON Lines
-record per step. Exit codes: 0 every step ok, 1 a step failed, 2 bad flags.
+record per step (the steps of --steps FILE, or those the flags make).
+Exit codes: 0 every step ok, 1 a step failed, 2 bad flags or steps file.
 SIGINT/SIGTERM end the running step at once; its record ("interrupted") and
 every earlier one are kept.
 
@@ -20,7 +21,7 @@ import time
 
 import grpc
 
-from rpclab_client import flags
+from rpclab_client import cli
 from rpclab_client.pb import BenchmarkServiceStub, Payload, SimpleRequest
 from rpclab_client.record import CODES, HIGHEST, Env, Record, merge, new_histogram
 
@@ -72,15 +73,10 @@ class Stop:
 
 
 def main():
-    try:
-        f = flags.parse(sys.argv[1:])
-    except flags.Usage as u:
-        print(f"{PROG}: {u}", file=sys.stderr)
-        sys.stderr.flush()
-        os._exit(2)
+    steps, opts, truncate = cli.parse(sys.argv[1:])
     stop = Stop()
     stop.install()
-    code = run(f, stop)
+    code = run(steps, opts, truncate, stop)
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: grpcio's threads can hold it past the
@@ -88,55 +84,81 @@ def main():
     os._exit(code)
 
 
-def run(f, stop):
-    """Runs every step in the order rpc, conn, inflight; returns the exit code."""
+class Outputs:
+    """Each step's out, opened once to append; "" is stdout."""
+
+    def __init__(self):
+        self.files = {"": sys.stdout}
+
+    def write(self, path, line):
+        f = self.files.get(path)
+        if f is None:
+            f = self.files[path] = open(path, "a", encoding="utf-8")
+        f.write(line + "\n")
+        f.flush()
+        if f is not sys.stdout:
+            os.fsync(f.fileno())
+
+    def close(self):
+        for f in self.files.values():
+            if f is not sys.stdout:
+                f.close()
+
+
+def run(steps, opts, truncate, stop):
+    """Runs the steps in order, appending each record to its step's out;
+    returns the exit code. truncate: a file to start afresh first."""
     try:
-        out = open(f.out, "w", encoding="utf-8") if f.out else sys.stdout
+        if truncate:
+            open(truncate, "w").close()
     except OSError as e:
-        print(f"{PROG}: --out {f.out}: {e}", file=sys.stderr)
+        print(f"{PROG}: --out {truncate}: {e}", file=sys.stderr)
         return 1
     env = Env(grpc.__version__)
-    steps = len(f.rpcs) * len(f.conns) * len(f.inflight)
-    i = failed = 0
+    outs = Outputs()
+    try:
+        return run_steps(steps, opts, stop, env, outs)
+    finally:
+        outs.close()
+
+
+def run_steps(steps, opts, stop, env, outs):
+    failed = 0
     unreachable = None
-    for rpc in f.rpcs:
-        for conn in f.conns:
-            for n in f.inflight:
-                i += 1
-                if stop.set:
-                    return 1
-                if unreachable:
-                    rec = Record(rpc, conn, n)
-                    rec.fail(f"target unreachable: not run: {unreachable}")
-                else:
-                    rec = run_step(f, rpc, conn, n, stop)
-                    if rec is None:
-                        return 1  # stopped before this step measured anything
-                if rec.unreachable:
-                    unreachable = f"step {i} ({conn.mode} {rpc} inflight={n}) could not connect"
-                if rec.status == "failed":
-                    failed += 1
-                try:
-                    out.write(rec.json(f, env) + "\n")
-                    out.flush()
-                    if out is not sys.stdout:
-                        os.fsync(out.fileno())
-                except OSError as e:
-                    print(f"{PROG}: write {f.out}: {e}", file=sys.stderr)
-                    return 1
-                print(f"{PROG}: step {i}/{steps} {rpc} {conn.mode} inflight={n}: {rec.summary()}",
-                      file=sys.stderr, flush=True)
-                if rec.status == "interrupted":
-                    return 1
+    for i, step in enumerate(steps, 1):
+        if stop.set:
+            return 1
+        what = f"{step.rpc} {step.conn.mode} inflight={step.inflight}"
+        if unreachable:
+            rec = Record(step)
+            rec.fail(f"target unreachable: not run: {unreachable}")
+        else:
+            rec = run_step(step, opts, stop)
+            if rec is None:
+                return 1  # stopped before this step measured anything
+        if rec.unreachable:
+            unreachable = f"step {i} ({what}) could not connect"
+        if rec.status == "failed":
+            failed += 1
+        try:
+            outs.write(step.out, rec.json(env))
+        except OSError as e:
+            print(f"{PROG}: write {step.out}: {e}", file=sys.stderr)
+            return 1
+        print(f"{PROG}: step {i}/{len(steps)} {what}: {rec.summary()}", file=sys.stderr, flush=True)
+        if rec.status == "interrupted":
+            return 1
     return 1 if failed else 0
 
 
-def connect(f, conn, inflight, stop):
+def connect(step, opts, stop):
     """Opens the layout's channels and waits until each is READY. Returns
     (channels, error); error is None, "stopped" or why it failed."""
-    channels = [grpc.insecure_channel(f.target, options=channel_options(conn, i))
-                for i in range(conn.channels(inflight))]
-    deadline = time.monotonic_ns() + f.dial_timeout_ns
+    channels = [
+        grpc.insecure_channel(step.target, options=channel_options(step.conn, i))
+        for i in range(step.conn.channels(step.inflight))
+    ]
+    deadline = time.monotonic_ns() + opts.dial_timeout_ns
     futures = [grpc.channel_ready_future(ch) for ch in channels]
     err = None
     for fut in futures:
@@ -148,8 +170,7 @@ def connect(f, conn, inflight, stop):
                 if stop.set:
                     err = "stopped"
                 elif time.monotonic_ns() >= deadline:
-                    err = (f"target unreachable: no connection to {f.target} within "
-                           f"{f.dial_timeout_ns / 1e9:g}s")
+                    err = f"target unreachable: no connection to {step.target} within {opts.dial_timeout_ns / 1e9:g}s"
     if err is not None:
         for fut in futures:
             fut.cancel()
@@ -167,10 +188,10 @@ class Phase:
         self.v = WARMUP
 
 
-def run_step(f, rpc, conn, inflight, stop):
+def run_step(step, opts, stop):
     """Runs one step on fresh channels; None if a stop came before its interval."""
-    rec = Record(rpc, conn, inflight)
-    channels, err = connect(f, conn, inflight, stop)
+    rec = Record(step)
+    channels, err = connect(step, opts, stop)
     if err == "stopped":
         return None
     if err is not None:
@@ -179,33 +200,35 @@ def run_step(f, rpc, conn, inflight, stop):
         return rec
 
     phase = Phase()
-    req = SimpleRequest(response_size=f.payload, payload=Payload(body=bytes(f.payload)))
+    req = SimpleRequest(response_size=step.payload_bytes, payload=Payload(body=bytes(step.payload_bytes)))
     stubs = [BenchmarkServiceStub(ch) for ch in channels]
     rr = itertools.count()
-    timeout = f.rpc_timeout_ns / 1e9 if f.rpc_timeout_ns > 0 else None
+    timeout = opts.rpc_timeout_ns / 1e9 if opts.rpc_timeout_ns > 0 else None
     workers = []
-    for i in range(inflight):
-        mine = [stubs[i]] if len(stubs) == inflight and conn.mode != "pool" else stubs
+    for i in range(step.inflight):
+        mine = [stubs[i]] if len(stubs) == step.inflight and step.conn.mode != "pool" else stubs
         w = Worker(mine, rr, phase, req, timeout)
-        w.thread = threading.Thread(target=w.streaming if rpc == "streaming" else w.unary,
-                                    name=f"worker-{i}", daemon=True)
+        w.thread = threading.Thread(
+            target=w.streaming if step.rpc == "streaming" else w.unary, name=f"worker-{i}", daemon=True
+        )
         workers.append(w)
     for w in workers:
         w.thread.start()
     dog = None
-    if rpc == "streaming" and timeout is not None:
-        dog = threading.Thread(target=watchdog, args=(workers, phase, f.rpc_timeout_ns),
-                               name="rpc-timeout", daemon=True)
+    if step.rpc == "streaming" and timeout is not None:
+        dog = threading.Thread(
+            target=watchdog, args=(workers, phase, opts.rpc_timeout_ns), name="rpc-timeout", daemon=True
+        )
         dog.start()
 
-    warmed = stop.sleep(f.warmup_ns)
+    warmed = stop.sleep(step.warmup_ns)
     cpu0 = time.process_time_ns()
     t0 = time.monotonic_ns()
     rec.started_at_ns = time.time_ns()
     interrupted = not warmed
     if warmed:
         phase.v = MEASURE
-        interrupted = not stop.sleep(f.interval_ns)
+        interrupted = not stop.sleep(step.interval_ns)
     phase.v = DONE
     elapsed = time.monotonic_ns() - t0
     cpu = time.process_time_ns() - cpu0

@@ -9,6 +9,7 @@ import socket
 import sys
 import time
 
+import grpc
 from hdrh.histogram import HdrHistogram
 
 # Histogram geometry shared by every rpclab client: 1 ns .. 100 s, 3 digits.
@@ -16,12 +17,11 @@ LOWEST = 1
 HIGHEST = 100_000_000_000
 DIGITS = 3
 
-# Status code names as the schema spells them, by code value.
-CODE_NAMES = (
-    "OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
-    "AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
-    "Aborted", "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss",
-    "Unauthenticated",
+# Status code names as the schema spells them (Go's codes), by code value:
+# grpcio's names in CamelCase, but for two that Go spells otherwise.
+_GO_NAMES = {"OK": "OK", "CANCELLED": "Canceled"}
+CODE_NAMES = tuple(
+    _GO_NAMES.get(c.name) or c.name.title().replace("_", "") for c in sorted(grpc.StatusCode, key=lambda c: c.value[0])
 )
 CODES = len(CODE_NAMES)
 
@@ -85,7 +85,9 @@ class Env:
         impl = platform.python_implementation()
         self.runtime = f"{impl} {platform.python_version()} (grpcio sync API, a thread per worker)"
 
-    def to_dict(self):
+    def to_dict(self, client_cpus=None):
+        """The env object; client_cpus (a step's pin) replaces the affinity seen."""
+        cpus = list(client_cpus) if client_cpus is not None else self.client_cpus
         d = {
             "language": "python",
             "grpc_impl": "grpcio",
@@ -93,22 +95,22 @@ class Env:
             "runtime_version": self.runtime,
             "host_cpus": self.host_cpus,
         }
-        if self.client_cpus:
-            d["client_cpus"] = self.client_cpus
+        if cpus:
+            d["client_cpus"] = cpus
         d["hostname"] = socket.gethostname()
         d["os"] = sys.platform
         return d
 
 
 class Record:
-    def __init__(self, rpc, conn, inflight):
+    """One step's result; to_dict is the record as the schema has it."""
+
+    def __init__(self, step):
+        self.step = step
         self.status = "ok"
         self.error = ""
         self.started_at_ns = time.time_ns()
         self.unreachable = False
-        self.rpc = rpc
-        self.conn = conn
-        self.inflight = inflight
         self.requests = 0
         self.by_code = [0] * CODES
         self.duration_ns = 0
@@ -131,7 +133,9 @@ class Record:
         if elapsed_ns > 0:
             self.throughput = ok / (elapsed_ns / 1e9)
         if h.get_total_count() > 0:
-            self.lat = [h.get_min_value()] + [h.get_value_at_percentile(p) for p in (50, 90, 99, 99.9)] + [h.get_max_value()]
+            self.lat = (
+                [h.get_min_value()] + [h.get_value_at_percentile(p) for p in (50, 90, 99, 99.9)] + [h.get_max_value()]
+            )
             self.mean = h.get_mean_value()
         self.hdr = encode(h)
         self.cpu_ns = cpu_ns
@@ -146,45 +150,56 @@ class Record:
     def summary(self):
         if self.status != "ok":
             return f"{self.status}: {self.error}"
-        return (f"{self.throughput:.0f} rps, p99 {self.lat[3] / 1e3:.1f} µs, "
-                f"cpu {self.cpu_per_rpc / 1e3:.1f} µs/rpc")
+        return f"{self.throughput:.0f} rps, p99 {self.lat[3] / 1e3:.1f} µs, cpu {self.cpu_per_rpc / 1e3:.1f} µs/rpc"
 
-    def to_dict(self, f, env):
+    def to_dict(self, env):
+        st = self.step
         d = {"schema_version": 1, "kind": "ping", "status": self.status}
         if self.error:
             d["error"] = self.error
         d["started_at"] = rfc3339(self.started_at_ns)
         spec = {
-            "target": f.target,
-            "rpc": self.rpc,
-            "conn_mode": self.conn.mode,
-            "conns_requested": self.conn.conns(self.inflight),
+            "target": st.target,
+            "rpc": st.rpc,
+            "conn_mode": st.conn.mode,
+            "conns_requested": st.conn.channels(st.inflight),
         }
-        if self.conn.mode == "pool":
+        if st.conn.mode == "pool":
             spec["pick"] = "round-robin"
-        spec.update({
-            "inflight": self.inflight,
-            "payload_bytes": f.payload,
-            "warmup_ns": f.warmup_ns,
-            "interval_ns": f.interval_ns,
-            "load_model": "closed",
-        })
+        spec.update(
+            {
+                "inflight": st.inflight,
+                "payload_bytes": st.payload_bytes,
+                "warmup_ns": st.warmup_ns,
+                "interval_ns": st.interval_ns,
+                "load_model": "closed",
+            }
+        )
         mn, p50, p90, p99, p999, mx = self.lat
-        d.update({
-            "spec": spec,
-            "env": env.to_dict(),
-            "requests": self.requests,
-            "errors": {CODE_NAMES[c]: n for c, n in enumerate(self.by_code) if c > 0 and n > 0},
-            "duration_ns": self.duration_ns,
-            "throughput_rps": round(self.throughput, 3),
-            "latency": {"min_ns": mn, "mean_ns": round(self.mean, 3), "p50_ns": p50, "p90_ns": p90,
-                        "p99_ns": p99, "p999_ns": p999, "p100_ns": mx},
-            "histogram_hdr": self.hdr,
-            "conns_observed": -1,
-            "client_cpu_ns": self.cpu_ns,
-            "client_cpu_ns_per_rpc": round(self.cpu_per_rpc, 3),
-        })
+        d.update(
+            {
+                "spec": spec,
+                "env": env.to_dict(st.client_cpus),
+                "requests": self.requests,
+                "errors": {CODE_NAMES[c]: n for c, n in enumerate(self.by_code) if c > 0 and n > 0},
+                "duration_ns": self.duration_ns,
+                "throughput_rps": round(self.throughput, 3),
+                "latency": {
+                    "min_ns": mn,
+                    "mean_ns": round(self.mean, 3),
+                    "p50_ns": p50,
+                    "p90_ns": p90,
+                    "p99_ns": p99,
+                    "p999_ns": p999,
+                    "p100_ns": mx,
+                },
+                "histogram_hdr": self.hdr,
+                "conns_observed": -1,
+                "client_cpu_ns": self.cpu_ns,
+                "client_cpu_ns_per_rpc": round(self.cpu_per_rpc, 3),
+            }
+        )
         return d
 
-    def json(self, f, env):
-        return json.dumps(self.to_dict(f, env), ensure_ascii=False, separators=(",", ":"))
+    def json(self, env):
+        return json.dumps(self.to_dict(env), ensure_ascii=False, separators=(",", ":"))
