@@ -25,4 +25,12 @@ GOOS=darwin go vet ./... || { echo "vet: GOOS=darwin go vet failed"; fail=1; }
 go mod tidy -diff || { echo "vet: go.mod/go.sum are not tidy (run go mod tidy)"; fail=1; }
 # staticcheck, pinned; go run fetches it from the Go module proxy once.
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || { echo "vet: staticcheck"; fail=1; }
+# --- Java (clients/java): the formatter check, Spotless with palantir-java-format (google-java-format
+# at 120 columns), both from Maven Central; `mvn spotless:apply` fixes. RPCLAB_MVN_FLAGS=-o: offline.
+if command -v mvn >/dev/null; then
+  # shellcheck disable=SC2086
+  (cd clients/java && mvn -q -B -Dstyle.color=never ${RPCLAB_MVN_FLAGS:-} spotless:check) ||
+    { echo "vet: clients/java: mvn spotless:check failed (cd clients/java && mvn spotless:apply)"; fail=1; }
+fi
+# --- end Java
 exit $fail

@@ -2,33 +2,54 @@
 
 package io.rpclab.client;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectWriter;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.zip.Deflater;
 import org.HdrHistogram.Histogram;
 
-/** One step's result record (docs/results.md, docs/result.schema.json), written as one JSON line. */
+/**
+ * One step's result record (docs/results.md, docs/result.schema.json), written as one JSON line.
+ */
 final class Record {
   /** Status code names as the schema spells them (grpc-go's codes.Code.String), by code value. */
   static final String[] CODE_NAMES = {
-    "OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
-    "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
-    "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated",
+    "OK",
+    "Canceled",
+    "Unknown",
+    "InvalidArgument",
+    "DeadlineExceeded",
+    "NotFound",
+    "AlreadyExists",
+    "PermissionDenied",
+    "ResourceExhausted",
+    "FailedPrecondition",
+    "Aborted",
+    "OutOfRange",
+    "Unimplemented",
+    "Internal",
+    "Unavailable",
+    "DataLoss",
+    "Unauthenticated",
   };
 
-  private final Flags f;
+  private final StepSpec step;
   private final Env env;
-  private final String rpc;
-  private final Flags.Conn conn;
-  private final int inflight;
 
   String status = "ok";
   String error = "";
   Instant startedAt = Instant.now();
+
   /** The step could not connect: the steps after it are not run. */
   boolean unreachable;
 
@@ -48,12 +69,9 @@ final class Record {
   private long cpuNs;
   private double cpuPerRpc;
 
-  Record(Flags f, Env env, String rpc, Flags.Conn conn, int inflight) {
-    this.f = f;
+  Record(StepSpec step, Env env) {
+    this.step = step;
     this.env = env;
-    this.rpc = rpc;
-    this.conn = conn;
-    this.inflight = inflight;
   }
 
   void fail(String why) {
@@ -83,7 +101,10 @@ final class Record {
     cpuNs = cpu;
     cpuPerRpc = requests > 0 ? (double) cpu / requests : 0;
     if (ok == 0) {
-      fail(requests == 0 ? "no RPC completed in the interval" : "every RPC failed (" + requests + ")");
+      fail(
+          requests == 0
+              ? "no RPC completed in the interval"
+              : "every RPC failed (" + requests + ")");
     }
   }
 
@@ -101,98 +122,102 @@ final class Record {
     if (!status.equals("ok")) {
       return status + ": " + error;
     }
-    return String.format(Locale.ROOT, "%.0f rps, p99 %.1f µs, cpu %.1f µs/rpc", throughput, p99 / 1e3,
+    return String.format(
+        Locale.ROOT,
+        "%.0f rps, p99 %.1f µs, cpu %.1f µs/rpc",
+        throughput,
+        p99 / 1e3,
         cpuPerRpc / 1e3);
   }
 
+  private static final ObjectWriter JSON =
+      JsonMapper.builder()
+          .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+          .serializationInclusion(JsonInclude.Include.NON_NULL)
+          .build()
+          .writer();
+
+  /** The record's JSON (docs/result.schema.json), as Jackson writes these records. */
+  private record Json(
+      int schemaVersion,
+      String kind,
+      String status,
+      String error,
+      String startedAt,
+      Spec spec,
+      Env env,
+      long requests,
+      Map<String, Long> errors,
+      long durationNs,
+      double throughputRps,
+      Latency latency,
+      String histogramHdr,
+      int connsObserved,
+      long clientCpuNs,
+      double clientCpuNsPerRpc) {}
+
+  private record Spec(
+      String target,
+      String rpc,
+      String connMode,
+      int connsRequested,
+      String pick,
+      int inflight,
+      int payloadBytes,
+      long warmupNs,
+      long intervalNs,
+      String loadModel) {}
+
+  private record Latency(
+      long minNs, double meanNs, long p50Ns, long p90Ns, long p99Ns, long p999Ns, long p100Ns) {}
+
   String toJson() {
-    StringBuilder b = new StringBuilder(512 + hdr.length());
-    b.append("{\"schema_version\":1,\"kind\":\"ping\",\"status\":").append(str(status));
-    if (!error.isEmpty()) {
-      b.append(",\"error\":").append(str(error));
-    }
-    b.append(",\"started_at\":").append(str(rfc3339(startedAt)));
-    b.append(",\"spec\":{\"target\":").append(str(f.target))
-        .append(",\"rpc\":").append(str(rpc))
-        .append(",\"conn_mode\":").append(str(conn.kind()))
-        .append(",\"conns_requested\":").append(conn.conns(inflight));
-    if (conn.kind().equals("pool")) {
-      b.append(",\"pick\":\"round-robin\"");
-    }
-    b.append(",\"inflight\":").append(inflight)
-        .append(",\"payload_bytes\":").append(f.payload)
-        .append(",\"warmup_ns\":").append(f.warmupNs)
-        .append(",\"interval_ns\":").append(f.intervalNs)
-        .append(",\"load_model\":\"closed\"}");
-    b.append(",\"env\":").append(env.toJson());
-    b.append(",\"requests\":").append(requests).append(",\"errors\":{");
-    boolean first = true;
+    Flags.Conn conn = step.layout();
+    Map<String, Long> errors = new LinkedHashMap<>();
     for (int c = 1; c < byCode.length; c++) {
       if (byCode[c] > 0) {
-        b.append(first ? "" : ",").append(str(CODE_NAMES[c])).append(':').append(byCode[c]);
-        first = false;
+        errors.put(CODE_NAMES[c], byCode[c]);
       }
     }
-    b.append("},\"duration_ns\":").append(durationNs)
-        .append(",\"throughput_rps\":").append(num(throughput))
-        .append(",\"latency\":{\"min_ns\":").append(min)
-        .append(",\"mean_ns\":").append(num(mean))
-        .append(",\"p50_ns\":").append(p50)
-        .append(",\"p90_ns\":").append(p90)
-        .append(",\"p99_ns\":").append(p99)
-        .append(",\"p999_ns\":").append(p999)
-        .append(",\"p100_ns\":").append(p100)
-        .append("},\"histogram_hdr\":").append(str(hdr))
-        .append(",\"conns_observed\":-1")
-        .append(",\"client_cpu_ns\":").append(cpuNs)
-        .append(",\"client_cpu_ns_per_rpc\":").append(num(cpuPerRpc))
-        .append('}');
-    return b.toString();
-  }
-
-  /** RFC 3339 in UTC with nanoseconds, always with a fraction (Instant.toString drops a zero one). */
-  private static final DateTimeFormatter RFC3339 =
-      DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSS'Z'", Locale.ROOT).withZone(ZoneOffset.UTC);
-
-  static String rfc3339(Instant t) {
-    return RFC3339.format(t);
-  }
-
-  static String num(double v) {
-    if (Double.isNaN(v) || Double.isInfinite(v)) {
-      return "0";
+    Json j =
+        new Json(
+            1,
+            "ping",
+            status,
+            error.isEmpty() ? null : error,
+            RFC3339.format(startedAt),
+            new Spec(
+                step.target(),
+                step.rpc(),
+                conn.kind(),
+                conn.conns(step.inflight()),
+                conn.kind().equals("pool") ? "round-robin" : null,
+                step.inflight(),
+                step.payloadBytes(),
+                step.warmupNs(),
+                step.intervalNs(),
+                "closed"),
+            step.clientCpus() == null ? env : env.withClientCpus(step.clientCpus()),
+            requests,
+            errors,
+            durationNs,
+            throughput,
+            new Latency(min, mean, p50, p90, p99, p999, p100),
+            hdr,
+            -1,
+            cpuNs,
+            cpuPerRpc);
+    try {
+      return JSON.writeValueAsString(j);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("record: " + e.getMessage(), e);
     }
-    return String.format(Locale.ROOT, "%.3f", v);
   }
 
-  static String str(String s) {
-    StringBuilder b = new StringBuilder(s.length() + 2).append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"':
-          b.append("\\\"");
-          break;
-        case '\\':
-          b.append("\\\\");
-          break;
-        case '\n':
-          b.append("\\n");
-          break;
-        case '\r':
-          b.append("\\r");
-          break;
-        case '\t':
-          b.append("\\t");
-          break;
-        default:
-          if (c < 0x20) {
-            b.append(String.format("\\u%04x", (int) c));
-          } else {
-            b.append(c);
-          }
-      }
-    }
-    return b.append('"').toString();
-  }
+  /**
+   * RFC 3339 in UTC with nanoseconds, always with a fraction (Instant.toString drops a zero one).
+   */
+  static final DateTimeFormatter RFC3339 =
+      DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSS'Z'", Locale.ROOT)
+          .withZone(ZoneOffset.UTC);
 }

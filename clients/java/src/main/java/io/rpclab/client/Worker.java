@@ -27,6 +27,7 @@ import org.HdrHistogram.Histogram;
 final class Worker implements Runnable {
   /** Histogram geometry shared with every rpclab client: 1 ns .. 100 s, 3 significant digits. */
   static final long HIGHEST = 100_000_000_000L;
+
   /** One past the largest gRPC status code (UNAUTHENTICATED = 16). */
   static final int CODES = 17;
 
@@ -43,8 +44,13 @@ final class Worker implements Runnable {
   private final boolean asyncStub;
   private final SimpleRequest req;
 
-  Worker(List<ManagedChannel> channels, AtomicInteger rr, AtomicInteger phase,
-      Context.CancellableContext ctx, Flags f, boolean streaming) {
+  Worker(
+      List<ManagedChannel> channels,
+      AtomicInteger rr,
+      AtomicInteger phase,
+      Context.CancellableContext ctx,
+      Flags f,
+      StepSpec step) {
     this.blocking = new BenchmarkServiceGrpc.BenchmarkServiceBlockingStub[channels.size()];
     this.async = new BenchmarkServiceGrpc.BenchmarkServiceStub[channels.size()];
     for (int i = 0; i < channels.size(); i++) {
@@ -55,12 +61,14 @@ final class Worker implements Runnable {
     this.phase = phase;
     this.ctx = ctx;
     this.rpcTimeoutNs = f.rpcTimeoutNs;
-    this.streaming = streaming;
+    this.streaming = step.rpc().equals("streaming");
     this.asyncStub = f.stub.equals("async");
-    this.req = SimpleRequest.newBuilder()
-        .setResponseSize(f.payload)
-        .setPayload(Payload.newBuilder().setBody(ByteString.copyFrom(new byte[f.payload])))
-        .build();
+    this.req =
+        SimpleRequest.newBuilder()
+            .setResponseSize(step.payloadBytes())
+            .setPayload(
+                Payload.newBuilder().setBody(ByteString.copyFrom(new byte[step.payloadBytes()])))
+            .build();
   }
 
   private int pick() {
@@ -117,8 +125,8 @@ final class Worker implements Runnable {
   }
 
   /**
-   * Unary calls on the async stub, each started from the previous one's completion callback (on
-   * the transport's thread: the channel has a direct executor). This thread only starts the chain,
+   * Unary calls on the async stub, each started from the previous one's completion callback (on the
+   * transport's thread: the channel has a direct executor). This thread only starts the chain,
    * restarts it after a failure (so fast failures never recurse), and waits for the step's end.
    */
   private void asyncUnary() {
@@ -138,6 +146,7 @@ final class Worker implements Runnable {
   private final class AsyncLoop implements StreamObserver<SimpleResponse> {
     /** Released when the chain stops: after a failure, or at the step's end. */
     final Semaphore restart = new Semaphore(0);
+
     private int ph;
     private long t0;
 
@@ -178,22 +187,23 @@ final class Worker implements Runnable {
     while (phase.get() != Step.DONE && !ctx.isCancelled()) {
       // A queue per stream, so a late end of the previous stream is never taken for a reply.
       LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
-      StreamObserver<SimpleResponse> replies = new StreamObserver<>() {
-        @Override
-        public void onNext(SimpleResponse r) {
-          q.add(REPLY);
-        }
+      StreamObserver<SimpleResponse> replies =
+          new StreamObserver<>() {
+            @Override
+            public void onNext(SimpleResponse r) {
+              q.add(REPLY);
+            }
 
-        @Override
-        public void onError(Throwable t) {
-          q.add(Status.fromThrowable(t));
-        }
+            @Override
+            public void onError(Throwable t) {
+              q.add(Status.fromThrowable(t));
+            }
 
-        @Override
-        public void onCompleted() {
-          q.add(Status.UNAVAILABLE.withDescription("stream ended by the server"));
-        }
-      };
+            @Override
+            public void onCompleted() {
+              q.add(Status.UNAVAILABLE.withDescription("stream ended by the server"));
+            }
+          };
       // --rpc-timeout bounds each ping-pong (not the stream, which lasts the whole step).
       StreamObserver<SimpleRequest> requests = async[pick()].streamingCall(replies);
       while (true) {
@@ -208,7 +218,8 @@ final class Worker implements Runnable {
           got = rpcTimeoutNs > 0 ? q.poll(rpcTimeoutNs, TimeUnit.NANOSECONDS) : q.take();
           if (got == null) {
             got = Status.DEADLINE_EXCEEDED;
-            requests.onError(Status.CANCELLED.withDescription("no reply within --rpc-timeout").asException());
+            requests.onError(
+                Status.CANCELLED.withDescription("no reply within --rpc-timeout").asException());
           }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();

@@ -6,11 +6,11 @@ import com.google.protobuf.ByteString;
 import io.grpc.Attributes;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
+import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
-import io.grpc.Server;
 import io.grpc.ServerTransportFilter;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -36,39 +36,51 @@ final class TestServer implements AutoCloseable {
   final AtomicLong calls = new AtomicLong();
   final AtomicInteger connections = new AtomicInteger();
   final AtomicInteger open = new AtomicInteger();
+
   /** Calls (streams for streaming) started per client connection, by the client's address. */
   final Map<SocketAddress, AtomicLong> perConnection = new ConcurrentHashMap<>();
+
   volatile long delayMs;
+
   /** Fail every n-th unary call with RESOURCE_EXHAUSTED (0: never). */
   volatile int failEvery;
+
   private final Server server;
 
   TestServer() throws Exception {
-    server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-        .addService(ServerInterceptors.intercept(new Service(), new ServerInterceptor() {
-          @Override
-          public <Q, A> ServerCall.Listener<Q> interceptCall(ServerCall<Q, A> call, Metadata h,
-              ServerCallHandler<Q, A> next) {
-            SocketAddress peer = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-            perConnection.computeIfAbsent(peer, k -> new AtomicLong()).incrementAndGet();
-            return next.startCall(call, h);
-          }
-        }))
-        .addTransportFilter(new ServerTransportFilter() {
-          @Override
-          public Attributes transportReady(Attributes a) {
-            connections.incrementAndGet();
-            open.incrementAndGet();
-            return a;
-          }
+    server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .addService(
+                ServerInterceptors.intercept(
+                    new Service(),
+                    new ServerInterceptor() {
+                      @Override
+                      public <Q, A> ServerCall.Listener<Q> interceptCall(
+                          ServerCall<Q, A> call, Metadata h, ServerCallHandler<Q, A> next) {
+                        SocketAddress peer =
+                            call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+                        perConnection
+                            .computeIfAbsent(peer, k -> new AtomicLong())
+                            .incrementAndGet();
+                        return next.startCall(call, h);
+                      }
+                    }))
+            .addTransportFilter(
+                new ServerTransportFilter() {
+                  @Override
+                  public Attributes transportReady(Attributes a) {
+                    connections.incrementAndGet();
+                    open.incrementAndGet();
+                    return a;
+                  }
 
-          @Override
-          public void transportTerminated(Attributes a) {
-            open.decrementAndGet();
-          }
-        })
-        .build()
-        .start();
+                  @Override
+                  public void transportTerminated(Attributes a) {
+                    open.decrementAndGet();
+                  }
+                })
+            .build()
+            .start();
   }
 
   /** Waits up to 5 s for every connection to close (the step closes its channels). */
@@ -102,7 +114,8 @@ final class TestServer implements AutoCloseable {
 
   private static SimpleResponse reply(SimpleRequest r) {
     return SimpleResponse.newBuilder()
-        .setPayload(Payload.newBuilder().setBody(ByteString.copyFrom(new byte[r.getResponseSize()])))
+        .setPayload(
+            Payload.newBuilder().setBody(ByteString.copyFrom(new byte[r.getResponseSize()])))
         .build();
   }
 
@@ -113,7 +126,10 @@ final class TestServer implements AutoCloseable {
       pause();
       int k = failEvery;
       if (k > 0 && n % k == 0) {
-        out.onError(Status.RESOURCE_EXHAUSTED.withDescription("test server: every " + k + "th call fails").asException());
+        out.onError(
+            Status.RESOURCE_EXHAUSTED
+                .withDescription("test server: every " + k + "th call fails")
+                .asException());
         return;
       }
       out.onNext(reply(r));
