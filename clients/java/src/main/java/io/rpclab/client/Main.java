@@ -22,149 +22,145 @@ import picocli.CommandLine.ParameterException;
  * within a second; its record ("interrupted") and every earlier one are kept.
  */
 public final class Main {
-  /** Set once a signal asks the client to stop; read by every step. */
-  static final AtomicBoolean stopping = new AtomicBoolean();
+    /** Set once a signal asks the client to stop; read by every step. */
+    static final AtomicBoolean stopping = new AtomicBoolean();
 
-  /** Counted down on a signal, so sleeps end at once. */
-  private static volatile CountDownLatch stopLatch = new CountDownLatch(1);
+    /** Counted down on a signal, so sleeps end at once. */
+    private static volatile CountDownLatch stopLatch = new CountDownLatch(1);
 
-  private Main() {}
+    private Main() {}
 
-  public static void main(String[] args) {
-    Flags f = new Flags();
-    CommandLine cl = Flags.commandLine(f, System.getenv());
-    List<StepSpec> steps;
-    try {
-      cl.parseArgs(args);
-      if (cl.isUsageHelpRequested() || cl.isVersionHelpRequested()) {
-        cl.usage(System.out);
-        System.exit(0);
-      }
-      f.check(cl);
-      if (f.steps != null) {
-        steps = StepSpec.read(Path.of(f.steps));
-      } else {
-        steps = f.steps();
-        if (!f.out.isEmpty()) {
-          Files.write(Path.of(f.out), new byte[0]); // --out starts a new file
+    public static void main(String[] args) {
+        Flags f = new Flags();
+        CommandLine cl = Flags.commandLine(f, System.getenv());
+        List<StepSpec> steps;
+        try {
+            cl.parseArgs(args);
+            if (cl.isUsageHelpRequested() || cl.isVersionHelpRequested()) {
+                cl.usage(System.out);
+                System.exit(0);
+            }
+            f.check(cl);
+            if (f.steps != null) {
+                steps = StepSpec.read(Path.of(f.steps));
+            } else {
+                steps = f.steps();
+                if (!f.out.isEmpty()) {
+                    Files.write(Path.of(f.out), new byte[0]); // --out starts a new file
+                }
+            }
+        } catch (ParameterException e) {
+            cl.getErr().println("rpclab-client (java): " + e.getMessage());
+            cl.usage(cl.getErr());
+            System.exit(cl.getCommandSpec().exitCodeOnInvalidInput());
+            return;
+        } catch (StepSpec.BadFile | IOException e) {
+            System.err.println("rpclab-client (java): " + (e instanceof IOException ? "--out: " : "") + e.getMessage());
+            System.exit(2);
+            return;
         }
-      }
-    } catch (ParameterException e) {
-      cl.getErr().println("rpclab-client (java): " + e.getMessage());
-      cl.usage(cl.getErr());
-      System.exit(cl.getCommandSpec().exitCodeOnInvalidInput());
-      return;
-    } catch (StepSpec.BadFile | IOException e) {
-      System.err.println(
-          "rpclab-client (java): " + (e instanceof IOException ? "--out: " : "") + e.getMessage());
-      System.exit(2);
-      return;
-    }
-    Thread main = Thread.currentThread();
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  stop();
-                  try {
-                    main.join(2000); // let the running step write its record
-                  } catch (InterruptedException ignored) {
-                    Thread.currentThread().interrupt();
-                  }
-                },
-                "rpclab-stop"));
-    int code = run(f, steps);
-    if (stopping.get()) {
-      return; // the shutdown hook is running: System.exit would block
-    }
-    System.exit(code);
-  }
-
-  /** Runs the steps in order, each record appended to its step's out, and returns the exit code. */
-  static int run(Flags f, List<StepSpec> steps) {
-    Env env = Env.detect(f);
-    if (f.jitWarmupNs > 0) {
-      Step.jitWarmup(f, steps);
-    }
-    int failed = 0;
-    String unreachable = null;
-    for (int i = 0; i < steps.size(); i++) {
-      StepSpec s = steps.get(i);
-      if (stopping.get()) {
-        return 1;
-      }
-      Record rec;
-      if (unreachable != null) {
-        rec = new Record(s, env);
-        rec.fail("target unreachable: not run: " + unreachable);
-      } else {
-        rec = new Step(f, env, s).run();
-        if (rec == null) {
-          return 1; // stopped before this step measured anything
+        Thread main = Thread.currentThread();
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            stop();
+                            try {
+                                main.join(2000); // let the running step write its record
+                            } catch (InterruptedException ignored) {
+                                Thread.currentThread().interrupt();
+                            }
+                        },
+                        "rpclab-stop"));
+        int code = run(f, steps);
+        if (stopping.get()) {
+            return; // the shutdown hook is running: System.exit would block
         }
-        if (rec.unreachable) {
-          unreachable =
-              String.format(
-                  "step %d (%s %s inflight=%d) could not connect",
-                  i + 1, s.conn(), s.rpc(), s.inflight());
+        System.exit(code);
+    }
+
+    /** Runs the steps in order, each record appended to its step's out, and returns the exit code. */
+    static int run(Flags f, List<StepSpec> steps) {
+        Env env = Env.detect(f);
+        if (f.jitWarmupNs > 0) {
+            Step.jitWarmup(f, steps);
         }
-      }
-      if (rec.status.equals("failed")) {
-        failed++;
-      }
-      try {
-        write(s.out(), rec.toJson());
-      } catch (IOException e) {
-        System.err.println("rpclab-client (java): out " + s.out() + ": " + e.getMessage());
-        return 1;
-      }
-      System.err.printf(
-          "rpclab-client (java): step %d/%d %s %s inflight=%d: %s%n",
-          i + 1, steps.size(), s.rpc(), s.conn(), s.inflight(), rec.summary());
-      if (rec.status.equals("interrupted")) {
-        return 1;
-      }
+        int failed = 0;
+        String unreachable = null;
+        for (int i = 0; i < steps.size(); i++) {
+            StepSpec s = steps.get(i);
+            if (stopping.get()) {
+                return 1;
+            }
+            Record rec;
+            if (unreachable != null) {
+                rec = new Record(s, env);
+                rec.fail("target unreachable: not run: " + unreachable);
+            } else {
+                rec = new Step(f, env, s).run();
+                if (rec == null) {
+                    return 1; // stopped before this step measured anything
+                }
+                if (rec.unreachable) {
+                    unreachable = String.format(
+                            "step %d (%s %s inflight=%d) could not connect", i + 1, s.conn(), s.rpc(), s.inflight());
+                }
+            }
+            if (rec.status.equals("failed")) {
+                failed++;
+            }
+            try {
+                write(s.out(), rec.toJson());
+            } catch (IOException e) {
+                System.err.println("rpclab-client (java): out " + s.out() + ": " + e.getMessage());
+                return 1;
+            }
+            System.err.printf(
+                    "rpclab-client (java): step %d/%d %s %s inflight=%d: %s%n",
+                    i + 1, steps.size(), s.rpc(), s.conn(), s.inflight(), rec.summary());
+            if (rec.status.equals("interrupted")) {
+                return 1;
+            }
+        }
+        return failed > 0 ? 1 : 0;
     }
-    return failed > 0 ? 1 : 0;
-  }
 
-  /** Appends line to the file out (stdout if empty), flushed and synced. */
-  static void write(String out, String line) throws IOException {
-    byte[] b = (line + "\n").getBytes(StandardCharsets.UTF_8);
-    if (out.isEmpty()) {
-      System.out.write(b);
-      System.out.flush();
-      return;
+    /** Appends line to the file out (stdout if empty), flushed and synced. */
+    static void write(String out, String line) throws IOException {
+        byte[] b = (line + "\n").getBytes(StandardCharsets.UTF_8);
+        if (out.isEmpty()) {
+            System.out.write(b);
+            System.out.flush();
+            return;
+        }
+        try (FileOutputStream fo = new FileOutputStream(out, true)) {
+            fo.write(b);
+            fo.getFD().sync();
+        }
     }
-    try (FileOutputStream fo = new FileOutputStream(out, true)) {
-      fo.write(b);
-      fo.getFD().sync();
-    }
-  }
 
-  /** What a signal does: every step stops, sleeps end, the running step's RPCs are cancelled. */
-  static void stop() {
-    stopping.set(true);
-    stopLatch.countDown();
-    Step.cancelCurrent();
-  }
-
-  /** Undoes stop() (for tests, which stop steps in one JVM). */
-  static void resetStop() {
-    stopLatch = new CountDownLatch(1);
-    stopping.set(false);
-  }
-
-  /** Sleeps up to ns nanoseconds; returns false if a signal asked to stop. */
-  static boolean sleep(long ns) {
-    if (ns <= 0) {
-      return !stopping.get();
+    /** What a signal does: every step stops, sleeps end, the running step's RPCs are cancelled. */
+    static void stop() {
+        stopping.set(true);
+        stopLatch.countDown();
+        Step.cancelCurrent();
     }
-    try {
-      return !stopLatch.await(ns, TimeUnit.NANOSECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
+
+    /** Undoes stop() (for tests, which stop steps in one JVM). */
+    static void resetStop() {
+        stopLatch = new CountDownLatch(1);
+        stopping.set(false);
     }
-  }
+
+    /** Sleeps up to ns nanoseconds; returns false if a signal asked to stop. */
+    static boolean sleep(long ns) {
+        if (ns <= 0) {
+            return !stopping.get();
+        }
+        try {
+            return !stopLatch.await(ns, TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
 }

@@ -22,202 +22,191 @@ import org.HdrHistogram.Histogram;
  * One step's result record (docs/results.md, docs/result.schema.json), written as one JSON line.
  */
 final class Record {
-  /** Status code names as the schema spells them (grpc-go's codes.Code.String), by code value. */
-  static final String[] CODE_NAMES = {
-    "OK",
-    "Canceled",
-    "Unknown",
-    "InvalidArgument",
-    "DeadlineExceeded",
-    "NotFound",
-    "AlreadyExists",
-    "PermissionDenied",
-    "ResourceExhausted",
-    "FailedPrecondition",
-    "Aborted",
-    "OutOfRange",
-    "Unimplemented",
-    "Internal",
-    "Unavailable",
-    "DataLoss",
-    "Unauthenticated",
-  };
+    /** Status code names as the schema spells them (grpc-go's codes.Code.String), by code value. */
+    static final String[] CODE_NAMES = {
+        "OK",
+        "Canceled",
+        "Unknown",
+        "InvalidArgument",
+        "DeadlineExceeded",
+        "NotFound",
+        "AlreadyExists",
+        "PermissionDenied",
+        "ResourceExhausted",
+        "FailedPrecondition",
+        "Aborted",
+        "OutOfRange",
+        "Unimplemented",
+        "Internal",
+        "Unavailable",
+        "DataLoss",
+        "Unauthenticated",
+    };
 
-  private final StepSpec step;
-  private final Env env;
+    private final StepSpec step;
+    private final Env env;
 
-  String status = "ok";
-  String error = "";
-  Instant startedAt = Instant.now();
+    String status = "ok";
+    String error = "";
+    Instant startedAt = Instant.now();
 
-  /** The step could not connect: the steps after it are not run. */
-  boolean unreachable;
+    /** The step could not connect: the steps after it are not run. */
+    boolean unreachable;
 
-  private long requests;
-  private long ok;
-  private long[] byCode = new long[Worker.CODES];
-  private long durationNs;
-  private double throughput;
-  private long min;
-  private double mean;
-  private long p50;
-  private long p90;
-  private long p99;
-  private long p999;
-  private long p100;
-  private String hdr = "";
-  private long cpuNs;
-  private double cpuPerRpc;
+    private long requests;
+    private long ok;
+    private long[] byCode = new long[Worker.CODES];
+    private long durationNs;
+    private double throughput;
+    private Latency latency = new Latency(0, 0, 0, 0, 0, 0, 0);
+    private String hdr = "";
+    private long cpuNs;
+    private double cpuPerRpc;
 
-  Record(StepSpec step, Env env) {
-    this.step = step;
-    this.env = env;
-  }
-
-  void fail(String why) {
-    status = "failed";
-    error = why;
-  }
-
-  void fill(Histogram h, long[] codes, long elapsedNs, long cpu) {
-    byCode = codes;
-    requests = 0;
-    for (long n : codes) {
-      requests += n;
+    Record(StepSpec step, Env env) {
+        this.step = step;
+        this.env = env;
     }
-    ok = codes[0];
-    durationNs = elapsedNs;
-    throughput = elapsedNs > 0 ? ok / (elapsedNs / 1e9) : 0;
-    if (h.getTotalCount() > 0) {
-      min = h.getMinValue();
-      mean = h.getMean();
-      p50 = h.getValueAtPercentile(50);
-      p90 = h.getValueAtPercentile(90);
-      p99 = h.getValueAtPercentile(99);
-      p999 = h.getValueAtPercentile(99.9);
-      p100 = h.getMaxValue();
+
+    void fail(String why) {
+        status = "failed";
+        error = why;
     }
-    hdr = encode(h);
-    cpuNs = cpu;
-    cpuPerRpc = requests > 0 ? (double) cpu / requests : 0;
-    if (ok == 0) {
-      fail(
-          requests == 0
-              ? "no RPC completed in the interval"
-              : "every RPC failed (" + requests + ")");
+
+    void fill(Histogram h, long[] codes, long elapsedNs, long cpu) {
+        byCode = codes;
+        requests = 0;
+        for (long n : codes) {
+            requests += n;
+        }
+        ok = codes[0];
+        durationNs = elapsedNs;
+        throughput = elapsedNs > 0 ? ok / (elapsedNs / 1e9) : 0;
+        if (h.getTotalCount() > 0) {
+            latency = new Latency(
+                    h.getMinValue(),
+                    h.getMean(),
+                    h.getValueAtPercentile(50),
+                    h.getValueAtPercentile(90),
+                    h.getValueAtPercentile(99),
+                    h.getValueAtPercentile(99.9),
+                    h.getMaxValue());
+        }
+        hdr = encode(h);
+        cpuNs = cpu;
+        cpuPerRpc = requests > 0 ? (double) cpu / requests : 0;
+        if (ok == 0) {
+            fail(requests == 0 ? "no RPC completed in the interval" : "every RPC failed (" + requests + ")");
+        }
     }
-  }
 
-  /** The histogram in HdrHistogram's compressed V2 form, base64 ("HISTFAAA..."). */
-  static String encode(Histogram h) {
-    ByteBuffer buf = ByteBuffer.allocate(h.getNeededByteBufferCapacity());
-    int n = h.encodeIntoCompressedByteBuffer(buf, Deflater.DEFAULT_COMPRESSION);
-    byte[] b = new byte[n];
-    buf.rewind();
-    buf.get(b);
-    return Base64.getEncoder().encodeToString(b);
-  }
-
-  String summary() {
-    if (!status.equals("ok")) {
-      return status + ": " + error;
+    /** The histogram in HdrHistogram's compressed V2 form, base64 ("HISTFAAA..."). */
+    static String encode(Histogram h) {
+        ByteBuffer buf = ByteBuffer.allocate(h.getNeededByteBufferCapacity());
+        int n = h.encodeIntoCompressedByteBuffer(buf, Deflater.DEFAULT_COMPRESSION);
+        byte[] b = new byte[n];
+        buf.rewind();
+        buf.get(b);
+        return Base64.getEncoder().encodeToString(b);
     }
-    return String.format(
-        Locale.ROOT,
-        "%.0f rps, p99 %.1f µs, cpu %.1f µs/rpc",
-        throughput,
-        p99 / 1e3,
-        cpuPerRpc / 1e3);
-  }
 
-  private static final ObjectWriter JSON =
-      JsonMapper.builder()
-          .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
-          .serializationInclusion(JsonInclude.Include.NON_NULL)
-          .build()
-          .writer();
-
-  /** The record's JSON (docs/result.schema.json), as Jackson writes these records. */
-  private record Json(
-      int schemaVersion,
-      String kind,
-      String status,
-      String error,
-      String startedAt,
-      Spec spec,
-      Env env,
-      long requests,
-      Map<String, Long> errors,
-      long durationNs,
-      double throughputRps,
-      Latency latency,
-      String histogramHdr,
-      int connsObserved,
-      long clientCpuNs,
-      double clientCpuNsPerRpc) {}
-
-  private record Spec(
-      String target,
-      String rpc,
-      String connMode,
-      int connsRequested,
-      String pick,
-      int inflight,
-      int payloadBytes,
-      long warmupNs,
-      long intervalNs,
-      String loadModel) {}
-
-  private record Latency(
-      long minNs, double meanNs, long p50Ns, long p90Ns, long p99Ns, long p999Ns, long p100Ns) {}
-
-  String toJson() {
-    Flags.Conn conn = step.layout();
-    Map<String, Long> errors = new LinkedHashMap<>();
-    for (int c = 1; c < byCode.length; c++) {
-      if (byCode[c] > 0) {
-        errors.put(CODE_NAMES[c], byCode[c]);
-      }
+    String summary() {
+        if (!status.equals("ok")) {
+            return status + ": " + error;
+        }
+        return String.format(
+                Locale.ROOT,
+                "%.0f rps, p99 %.1f µs, cpu %.1f µs/rpc",
+                throughput,
+                latency.p99Ns() / 1e3,
+                cpuPerRpc / 1e3);
     }
-    Json j =
-        new Json(
-            1,
-            "ping",
-            status,
-            error.isEmpty() ? null : error,
-            RFC3339.format(startedAt),
-            new Spec(
-                step.target(),
-                step.rpc(),
-                conn.kind(),
-                conn.conns(step.inflight()),
-                conn.kind().equals("pool") ? "round-robin" : null,
-                step.inflight(),
-                step.payloadBytes(),
-                step.warmupNs(),
-                step.intervalNs(),
-                "closed"),
-            step.clientCpus() == null ? env : env.withClientCpus(step.clientCpus()),
-            requests,
-            errors,
-            durationNs,
-            throughput,
-            new Latency(min, mean, p50, p90, p99, p999, p100),
-            hdr,
-            -1,
-            cpuNs,
-            cpuPerRpc);
-    try {
-      return JSON.writeValueAsString(j);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("record: " + e.getMessage(), e);
-    }
-  }
 
-  /**
-   * RFC 3339 in UTC with nanoseconds, always with a fraction (Instant.toString drops a zero one).
-   */
-  static final DateTimeFormatter RFC3339 =
-      DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSS'Z'", Locale.ROOT)
-          .withZone(ZoneOffset.UTC);
+    private static final ObjectWriter JSON = JsonMapper.builder()
+            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .serializationInclusion(JsonInclude.Include.NON_NULL)
+            .build()
+            .writer();
+
+    /** The record's JSON (docs/result.schema.json), as Jackson writes these records. */
+    private record Json(
+            int schemaVersion,
+            String kind,
+            String status,
+            String error,
+            String startedAt,
+            Spec spec,
+            Env env,
+            long requests,
+            Map<String, Long> errors,
+            long durationNs,
+            double throughputRps,
+            Latency latency,
+            String histogramHdr,
+            int connsObserved,
+            long clientCpuNs,
+            double clientCpuNsPerRpc) {}
+
+    private record Spec(
+            String target,
+            String rpc,
+            String connMode,
+            int connsRequested,
+            String pick,
+            int inflight,
+            int payloadBytes,
+            long warmupNs,
+            long intervalNs,
+            String loadModel) {}
+
+    private record Latency(long minNs, double meanNs, long p50Ns, long p90Ns, long p99Ns, long p999Ns, long p100Ns) {}
+
+    String toJson() {
+        Flags.Conn conn = step.layout();
+        Map<String, Long> errors = new LinkedHashMap<>();
+        for (int c = 1; c < byCode.length; c++) {
+            if (byCode[c] > 0) {
+                errors.put(CODE_NAMES[c], byCode[c]);
+            }
+        }
+        Json j = new Json(
+                1,
+                "ping",
+                status,
+                error.isEmpty() ? null : error,
+                RFC3339.format(startedAt),
+                new Spec(
+                        step.target(),
+                        step.rpc(),
+                        conn.kind(),
+                        conn.conns(step.inflight()),
+                        conn.kind().equals("pool") ? "round-robin" : null,
+                        step.inflight(),
+                        step.payloadBytes(),
+                        step.warmupNs(),
+                        step.intervalNs(),
+                        "closed"),
+                step.clientCpus() == null ? env : env.withClientCpus(step.clientCpus()),
+                requests,
+                errors,
+                durationNs,
+                throughput,
+                latency,
+                hdr,
+                -1,
+                cpuNs,
+                cpuPerRpc);
+        try {
+            return JSON.writeValueAsString(j);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("record: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * RFC 3339 in UTC with nanoseconds, always with a fraction (Instant.toString drops a zero one).
+     */
+    static final DateTimeFormatter RFC3339 = DateTimeFormatter.ofPattern(
+                    "uuuu-MM-dd'T'HH:mm:ss.SSSSSSSSS'Z'", Locale.ROOT)
+            .withZone(ZoneOffset.UTC);
 }
