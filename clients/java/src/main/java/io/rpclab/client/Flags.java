@@ -17,7 +17,6 @@ import picocli.CommandLine.ParameterException;
  */
 @Command(
         name = "rpclab-client",
-        mixinStandardHelpOptions = true,
         description = "rpclab's Java client (docs/clients.md). Durations in Go syntax (500ms, 2s, 1m).")
 final class Flags {
     /** One connection layout: shared, per-worker or pool:N. */
@@ -34,6 +33,12 @@ final class Flags {
     static final int MAX_INFLIGHT = 20000;
     static final int MAX_PAYLOAD = (4 << 20) - 64;
 
+    @Option(
+            names = {"-h", "--help"},
+            usageHelp = true,
+            description = "this usage")
+    boolean help;
+
     @Option(names = "--steps", paramLabel = "FILE", description = "JSON Lines steps (docs/step.schema.json)")
     String steps;
 
@@ -43,13 +48,13 @@ final class Flags {
     @Option(names = "--inflight", split = ",", description = "in-flight counts (default 1,2,4,8,16,32)")
     List<Integer> inflight = new ArrayList<>();
 
-    @Option(names = "--min-inflight")
+    @Option(names = "--min-inflight", paramLabel = "N")
     Integer min;
 
-    @Option(names = "--max-inflight")
+    @Option(names = "--max-inflight", paramLabel = "N")
     Integer max;
 
-    @Option(names = "--step", description = "step of the --min-inflight..--max-inflight range")
+    @Option(names = "--step", paramLabel = "S", description = "step of the --min-inflight..--max-inflight range")
     Integer step;
 
     @Option(names = "--conn", split = ",", description = "shared, per-worker, pool:N")
@@ -122,7 +127,7 @@ final class Flags {
 
     /** Checks what picocli parsed; a ParameterException names the flag at fault. */
     void check(CommandLine cl) {
-        if (cl.isUsageHelpRequested() || cl.isVersionHelpRequested()) {
+        if (cl.isUsageHelpRequested()) {
             return;
         }
         if (steps != null) {

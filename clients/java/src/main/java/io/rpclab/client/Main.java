@@ -36,7 +36,7 @@ public final class Main {
         List<StepSpec> steps;
         try {
             cl.parseArgs(args);
-            if (cl.isUsageHelpRequested() || cl.isVersionHelpRequested()) {
+            if (cl.isUsageHelpRequested()) {
                 cl.usage(System.out);
                 System.exit(0);
             }

@@ -70,7 +70,7 @@ record StepSpec(
         try {
             lines = Files.readAllLines(file);
         } catch (IOException e) {
-            throw new BadFile("--steps " + file + ": " + e.getMessage());
+            throw new BadFile("--steps " + file + ": cannot read it (" + e + ")");
         }
         List<StepSpec> steps = new ArrayList<>();
         for (int i = 0; i < lines.size(); i++) {

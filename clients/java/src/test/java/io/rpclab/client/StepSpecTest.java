@@ -65,6 +65,7 @@ class StepSpecTest {
             {"line 2: field \"interval_ns\": Missing required", with("interval_ns", null)},
             {"line 2: field \"out\": Missing required", with("out", null)},
             {"line 2: field \"warmup_ns\": Cannot coerce String", with("warmup_ns", "\"1s\"")},
+            {"line 2: field \"warmup_ns\": Cannot coerce String", with("warmup_ns", "\"1000\"")},
             {"line 2: field \"warmup_ns\": Cannot coerce Floating-point", with("warmup_ns", "1.5")},
             {"line 2: field \"inflight\": Cannot coerce Floating-point", with("inflight", "4.0")},
             {"line 2: field \"inflight\"", with("inflight", "null")},
