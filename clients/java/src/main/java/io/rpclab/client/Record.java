@@ -2,7 +2,11 @@
 
 package io.rpclab.client;
 
+import com.fasterxml.jackson.annotation.JsonAutoDetect.Visibility;
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.PropertyAccessor;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
@@ -43,25 +47,36 @@ final class Record {
         "Unauthenticated",
     };
 
+    @JsonIgnore
     private final StepSpec step;
+
+    @JsonIgnore
     private final Env env;
 
+    // What Jackson writes, by field (snake_case), in docs/result.schema.json's order.
+    final int schemaVersion = 1;
+    final String kind = "ping";
     String status = "ok";
+
+    @JsonInclude(JsonInclude.Include.NON_EMPTY)
     String error = "";
+
+    @JsonIgnore
     Instant startedAt = Instant.now();
 
     /** The step could not connect: the steps after it are not run. */
+    @JsonIgnore
     boolean unreachable;
 
     private long requests;
-    private long ok;
-    private long[] byCode = new long[Worker.CODES];
+    private final Map<String, Long> errors = new LinkedHashMap<>();
     private long durationNs;
-    private double throughput;
+    private double throughputRps;
     private Latency latency = new Latency(0, 0, 0, 0, 0, 0, 0);
-    private String hdr = "";
-    private long cpuNs;
-    private double cpuPerRpc;
+    private String histogramHdr = "";
+    private final int connsObserved = -1;
+    private long clientCpuNs;
+    private double clientCpuNsPerRpc;
 
     Record(StepSpec step, Env env) {
         this.step = step;
@@ -74,14 +89,16 @@ final class Record {
     }
 
     void fill(Histogram h, long[] codes, long elapsedNs, long cpu) {
-        byCode = codes;
         requests = 0;
-        for (long n : codes) {
-            requests += n;
+        for (int c = 0; c < codes.length; c++) {
+            requests += codes[c];
+            if (c > 0 && codes[c] > 0) {
+                errors.put(CODE_NAMES[c], codes[c]);
+            }
         }
-        ok = codes[0];
+        long ok = codes[0];
         durationNs = elapsedNs;
-        throughput = elapsedNs > 0 ? ok / (elapsedNs / 1e9) : 0;
+        throughputRps = elapsedNs > 0 ? ok / (elapsedNs / 1e9) : 0;
         if (h.getTotalCount() > 0) {
             latency = new Latency(
                     h.getMinValue(),
@@ -92,9 +109,9 @@ final class Record {
                     h.getValueAtPercentile(99.9),
                     h.getMaxValue());
         }
-        hdr = encode(h);
-        cpuNs = cpu;
-        cpuPerRpc = requests > 0 ? (double) cpu / requests : 0;
+        histogramHdr = encode(h);
+        clientCpuNs = cpu;
+        clientCpuNsPerRpc = requests > 0 ? (double) cpu / requests : 0;
         if (ok == 0) {
             fail(requests == 0 ? "no RPC completed in the interval" : "every RPC failed (" + requests + ")");
         }
@@ -117,35 +134,18 @@ final class Record {
         return String.format(
                 Locale.ROOT,
                 "%.0f rps, p99 %.1f µs, cpu %.1f µs/rpc",
-                throughput,
+                throughputRps,
                 latency.p99Ns() / 1e3,
-                cpuPerRpc / 1e3);
+                clientCpuNsPerRpc / 1e3);
     }
 
     private static final ObjectWriter JSON = JsonMapper.builder()
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .visibility(PropertyAccessor.ALL, Visibility.NONE)
+            .visibility(PropertyAccessor.FIELD, Visibility.ANY)
             .serializationInclusion(JsonInclude.Include.NON_NULL)
             .build()
             .writer();
-
-    /** The record's JSON (docs/result.schema.json), as Jackson writes these records. */
-    private record Json(
-            int schemaVersion,
-            String kind,
-            String status,
-            String error,
-            String startedAt,
-            Spec spec,
-            Env env,
-            long requests,
-            Map<String, Long> errors,
-            long durationNs,
-            double throughputRps,
-            Latency latency,
-            String histogramHdr,
-            int connsObserved,
-            long clientCpuNs,
-            double clientCpuNsPerRpc) {}
 
     private record Spec(
             String target,
@@ -161,43 +161,37 @@ final class Record {
 
     private record Latency(long minNs, double meanNs, long p50Ns, long p90Ns, long p99Ns, long p999Ns, long p100Ns) {}
 
-    String toJson() {
+    @JsonProperty("started_at")
+    private String startedAtRfc3339() {
+        return RFC3339.format(startedAt);
+    }
+
+    @JsonProperty("spec")
+    private Spec spec() {
         Flags.Conn conn = step.layout();
-        Map<String, Long> errors = new LinkedHashMap<>();
-        for (int c = 1; c < byCode.length; c++) {
-            if (byCode[c] > 0) {
-                errors.put(CODE_NAMES[c], byCode[c]);
-            }
-        }
-        Json j = new Json(
-                1,
-                "ping",
-                status,
-                error.isEmpty() ? null : error,
-                RFC3339.format(startedAt),
-                new Spec(
-                        step.target(),
-                        step.rpc(),
-                        conn.kind(),
-                        conn.conns(step.inflight()),
-                        conn.kind().equals("pool") ? "round-robin" : null,
-                        step.inflight(),
-                        step.payloadBytes(),
-                        step.warmupNs(),
-                        step.intervalNs(),
-                        "closed"),
-                step.clientCpus() == null ? env : env.withClientCpus(step.clientCpus()),
-                requests,
-                errors,
-                durationNs,
-                throughput,
-                latency,
-                hdr,
-                -1,
-                cpuNs,
-                cpuPerRpc);
+        String pick = conn.kind().equals("pool") ? "round-robin" : null;
+        return new Spec(
+                step.target(),
+                step.rpc(),
+                conn.kind(),
+                conn.conns(step.inflight()),
+                pick,
+                step.inflight(),
+                step.payloadBytes(),
+                step.warmupNs(),
+                step.intervalNs(),
+                "closed");
+    }
+
+    /** The env, with the step's client_cpus (the pin the driver set) when it gives them. */
+    @JsonProperty("env")
+    private Env stepEnv() {
+        return step.clientCpus() == null ? env : env.withClientCpus(step.clientCpus());
+    }
+
+    String toJson() {
         try {
-            return JSON.writeValueAsString(j);
+            return JSON.writeValueAsString(this);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("record: " + e.getMessage(), e);
         }
