@@ -3,7 +3,6 @@
 # and every language's client through clients/conformance.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/vet.sh
 export RPCLAB_REQUIRE_PROTOC=1 RPCLAB_REQUIRE_BROWSER=1 RPCLAB_CLIENTS=${RPCLAB_CLIENTS:-all}
 # CI runs as root with iproute2 and the Go module proxy: the several-hosts
 # test (network namespaces) and the official grpc-go worker must run.
@@ -13,6 +12,9 @@ for b in clients/*/build.sh; do
   echo "test: building ${b%/build.sh}"
   bash "$b"
 done
+# Vet after the builds: the clients' linters (ruff, eslint, clippy, Spotless,
+# clang-format) come with their builds.
+scripts/vet.sh
 go test -race -timeout 30m ./... 2>&1 | tee /tmp/rpclab-test.log
 # The peers' comparison module (its own go.mod): its pools and parsers work.
 (cd bench/peers && go test -race -timeout 10m ./...)

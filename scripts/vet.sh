@@ -36,4 +36,12 @@ fi
 if [ -x clients/node/node_modules/.bin/eslint ]; then
   (cd clients/node && node_modules/.bin/eslint .) || { echo "vet: eslint (clients/node)"; fail=1; }
 fi
+# --- Java (clients/java): the formatter check, Spotless with palantir-java-format (google-java-format
+# at 120 columns), both from Maven Central; `mvn spotless:apply` fixes. RPCLAB_MVN_FLAGS=-o: offline.
+if command -v mvn >/dev/null; then
+  # shellcheck disable=SC2086
+  (cd clients/java && mvn -q -B -Dstyle.color=never ${RPCLAB_MVN_FLAGS:-} spotless:check) ||
+    { echo "vet: clients/java: mvn spotless:check failed (cd clients/java && mvn spotless:apply)"; fail=1; }
+fi
+# --- end Java
 exit $fail

@@ -3,61 +3,60 @@
 package io.rpclab.client;
 
 import java.math.BigDecimal;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.TypeConversionException;
 
-/** Parses durations written as Go's time.ParseDuration reads them ("1m0s", "1.5s", "300ms"). */
-final class GoDuration {
-  private static final Pattern PART = Pattern.compile("([0-9]*\\.?[0-9]*)(ns|us|µs|μs|ms|s|m|h)");
+/**
+ * picocli's converter for durations as Go's time.ParseDuration reads them ("1m0s", "1.5s",
+ * "300ms"), in nanoseconds. java.time.Duration.parse reads ISO 8601 only (PT1.5S), and no
+ * maintained Java library reads Go's form: this is the one small parser the client keeps.
+ */
+final class GoDuration implements ITypeConverter<Long> {
+    private static final Pattern PART = Pattern.compile("([0-9]+\\.?[0-9]*|\\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)");
+    private static final Map<String, Long> UNIT = Map.of(
+            "ns",
+            1L,
+            "us",
+            1_000L,
+            "µs",
+            1_000L,
+            "μs",
+            1_000L,
+            "ms",
+            1_000_000L,
+            "s",
+            1_000_000_000L,
+            "m",
+            60_000_000_000L,
+            "h",
+            3_600_000_000_000L);
 
-  private GoDuration() {}
-
-  /** Returns the duration in nanoseconds. */
-  static long parse(String flag, String s) throws Flags.UsageException {
-    String v = s.trim();
-    boolean neg = false;
-    if (v.startsWith("-") || v.startsWith("+")) {
-      neg = v.startsWith("-");
-      v = v.substring(1);
+    @Override
+    public Long convert(String s) {
+        String v = s.trim();
+        boolean neg = v.startsWith("-");
+        if (neg || v.startsWith("+")) {
+            v = v.substring(1);
+        }
+        if (v.equals("0")) {
+            return 0L;
+        }
+        Matcher m = PART.matcher(v);
+        BigDecimal total = BigDecimal.ZERO;
+        int at = 0;
+        while (at < v.length() && m.find(at) && m.start() == at) {
+            total = total.add(new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(UNIT.get(m.group(2)))));
+            at = m.end();
+        }
+        if (v.isEmpty() || at < v.length()) {
+            throw new TypeConversionException("invalid duration \"" + s + "\" (want e.g. 500ms, 2s, 1m)");
+        }
+        if (total.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
+            throw new TypeConversionException("duration \"" + s + "\" is too long");
+        }
+        return neg ? -total.longValue() : total.longValue();
     }
-    if (v.equals("0")) return 0;
-    if (v.isEmpty()) throw new Flags.UsageException(flag, "invalid duration \"" + s + "\"");
-    Matcher m = PART.matcher(v);
-    int at = 0;
-    BigDecimal total = BigDecimal.ZERO;
-    while (at < v.length()) {
-      if (!m.find(at) || m.start() != at || m.group(1).isEmpty() || m.group(1).equals(".")) {
-        throw new Flags.UsageException(flag, "invalid duration \"" + s + "\" (want e.g. 500ms, 2s, 1m)");
-      }
-      long unit;
-      switch (m.group(2)) {
-        case "ns":
-          unit = 1L;
-          break;
-        case "us":
-        case "µs":
-        case "μs":
-          unit = 1_000L;
-          break;
-        case "ms":
-          unit = 1_000_000L;
-          break;
-        case "s":
-          unit = 1_000_000_000L;
-          break;
-        case "m":
-          unit = 60_000_000_000L;
-          break;
-        default:
-          unit = 3_600_000_000_000L;
-      }
-      total = total.add(new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(unit)));
-      at = m.end();
-    }
-    if (total.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
-      throw new Flags.UsageException(flag, "duration \"" + s + "\" is too long");
-    }
-    long ns = total.longValue();
-    return neg ? -ns : ns;
-  }
 }

@@ -17,221 +17,246 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.HdrHistogram.Histogram;
 
 /**
- * One step: fresh channels for the layout, a bounded wait until every one is READY, one thread
- * per in-flight RPC for the warm-up then the measured interval, and the step's record.
+ * One step: fresh channels for the layout, a bounded wait until every one is READY, one thread per
+ * in-flight RPC for the warm-up then the measured interval, and the step's record.
  */
 final class Step {
-  static final int WARMUP = 0;
-  static final int MEASURE = 1;
-  static final int DONE = 2;
+    static final int WARMUP = 0;
+    static final int MEASURE = 1;
+    static final int DONE = 2;
 
-  private static volatile Context.CancellableContext current;
+    private static volatile Context.CancellableContext current;
 
-  private final Flags f;
-  private final Record rec;
-  private final Flags.Conn conn;
-  private final String rpc;
-  private final int inflight;
+    private final Flags f;
+    private final StepSpec step;
+    private final Record rec;
+    private final Flags.Conn conn;
+    private final int inflight;
 
-  Step(Flags f, Env env, String rpc, Flags.Conn conn, int inflight) {
-    this.f = f;
-    this.rpc = rpc;
-    this.conn = conn;
-    this.inflight = inflight;
-    this.rec = new Record(f, env, rpc, conn, inflight);
-  }
-
-  /**
-   * Warms the JIT up before the first step: the sweep's own steps (every RPC kind and layout, at
-   * in-flight 1 and 4) for f.jitWarmupNs in all, records discarded. On one CPU HotSpot needs
-   * about 10 s of calls before grpc-java's path is compiled, and warming a different path than the
-   * steps run leaves the first step measuring the JIT. An unreachable target ends it at once (the
-   * first step then fails as usual).
-   */
-  static void jitWarmup(Flags f) {
-    int[] counts = {1, 4};
-    int combos = f.rpcs.size() * f.conns.size() * counts.length;
-    Flags w = f.copy();
-    w.intervalNs = 100_000_000L;
-    w.warmupNs = Math.max(0, f.jitWarmupNs / combos - w.intervalNs);
-    w.dialTimeoutNs = Math.min(f.dialTimeoutNs, 1_000_000_000L);
-    System.err.printf("rpclab-client (java): JIT warm-up for %s (not recorded; --jit-warmup 0s skips it)%n",
-        seconds(f.jitWarmupNs));
-    for (String rpc : f.rpcs) {
-      for (Flags.Conn conn : f.conns) {
-        for (int n : counts) {
-          Record r = new Step(w, null, rpc, conn, n).run();
-          if (r == null || r.unreachable || Main.stopping.get()) {
-            return;
-          }
-        }
-      }
+    /** A step with f's client settings (dial and RPC timeouts, stub). */
+    Step(Flags f, Env env, StepSpec step) {
+        this.f = f;
+        this.step = step;
+        this.conn = step.layout();
+        this.inflight = step.inflight();
+        this.rec = new Record(step, env);
     }
-  }
 
-  /** Cancels the running step's RPCs (from the shutdown hook). */
-  static void cancelCurrent() {
-    Context.CancellableContext c = current;
-    if (c != null) {
-      c.cancel(null);
-    }
-  }
-
-  /** Runs the step; null if a signal stopped it before its interval began. */
-  Record run() {
-    List<ManagedChannel> channels = new ArrayList<>();
-    int n = conn.conns(inflight);
-    try {
-      // grpc-java opens one connection per ManagedChannel: each channel has its own subchannels.
-      for (int i = 0; i < n; i++) {
-        channels.add(channel(f));
-      }
-      String why = waitReady(channels, System.nanoTime() + f.dialTimeoutNs);
-      if (why != null) {
-        if (Main.stopping.get()) {
-          return null; // stopped before measuring anything: no record, as rpclab's own sweep
+    /**
+     * Warms the JIT up before the first step: the sweep's own steps (every RPC kind and layout, at
+     * in-flight 1 and 4) for f.jitWarmupNs in all, records discarded. On one CPU HotSpot needs about
+     * 10 s of calls before grpc-java's path is compiled, and warming a different path than the steps
+     * run leaves the first step measuring the JIT. An unreachable target ends it at once (the first
+     * step then fails as usual).
+     */
+    static void jitWarmup(Flags f, List<StepSpec> steps) {
+        List<StepSpec> kinds = new ArrayList<>();
+        for (StepSpec s : steps) {
+            for (int n : new int[] {1, 4}) {
+                StepSpec k = new StepSpec(
+                        s.target(), s.service(), s.rpc(), s.conn(), n, s.payloadBytes(), 0, 100_000_000L, null, "");
+                if (!kinds.contains(k)) {
+                    kinds.add(k);
+                }
+            }
         }
-        rec.unreachable = true;
-        rec.fail(why);
+        long each = Math.max(0, f.jitWarmupNs / kinds.size() - 100_000_000L);
+        Flags w = new Flags();
+        w.dialTimeoutNs = Math.min(f.dialTimeoutNs, 1_000_000_000L);
+        w.rpcTimeoutNs = f.rpcTimeoutNs;
+        w.stub = f.stub;
+        System.err.printf(
+                "rpclab-client (java): JIT warm-up for %s (not recorded; --jit-warmup 0s skips it)%n",
+                seconds(f.jitWarmupNs));
+        for (StepSpec k : kinds) {
+            StepSpec s = new StepSpec(
+                    k.target(),
+                    k.service(),
+                    k.rpc(),
+                    k.conn(),
+                    k.inflight(),
+                    k.payloadBytes(),
+                    each,
+                    k.intervalNs(),
+                    null,
+                    "");
+            Record r = new Step(w, null, s).run();
+            if (r == null || r.unreachable || Main.stopping.get()) {
+                return;
+            }
+        }
+    }
+
+    /** Cancels the running step's RPCs (from the shutdown hook). */
+    static void cancelCurrent() {
+        Context.CancellableContext c = current;
+        if (c != null) {
+            c.cancel(null);
+        }
+    }
+
+    /** Runs the step; null if a signal stopped it before its interval began. */
+    Record run() {
+        List<ManagedChannel> channels = new ArrayList<>();
+        int n = conn.conns(inflight);
+        try {
+            // grpc-java opens one connection per ManagedChannel: each channel has its own subchannels.
+            for (int i = 0; i < n; i++) {
+                channels.add(channel(f, step.target()));
+            }
+            String why = waitReady(channels, System.nanoTime() + f.dialTimeoutNs);
+            if (why != null) {
+                if (Main.stopping.get()) {
+                    return null; // stopped before measuring anything: no record, as rpclab's own sweep
+                }
+                rec.unreachable = true;
+                rec.fail(why);
+                return rec;
+            }
+            return measure(channels);
+        } catch (IllegalArgumentException e) {
+            rec.unreachable = true;
+            rec.fail("target unreachable: bad target " + step.target() + ": " + e.getMessage());
+            return rec;
+        } finally {
+            for (ManagedChannel ch : channels) {
+                ch.shutdownNow();
+            }
+            for (ManagedChannel ch : channels) {
+                try {
+                    ch.awaitTermination(1, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    /**
+     * A new channel to step.target(); with the async stub its callbacks run on the transport's
+     * threads.
+     */
+    static ManagedChannel channel(Flags f, String target) {
+        var b = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create());
+        if (f.stub.equals("async")) {
+            b.directExecutor();
+        }
+        return b.build();
+    }
+
+    /** Waits until every channel is READY; returns why not, or null. */
+    private String waitReady(List<ManagedChannel> channels, long deadline) {
+        for (ManagedChannel ch : channels) {
+            ConnectivityState s = ch.getState(true);
+            while (s != ConnectivityState.READY) {
+                if (Main.stopping.get()) {
+                    return "interrupted before the step could connect";
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return String.format(
+                            "target unreachable: no connection to %s within %s (channel state %s)",
+                            step.target(), seconds(f.dialTimeoutNs), s);
+                }
+                CountDownLatch changed = new CountDownLatch(1);
+                ch.notifyWhenStateChanged(s, changed::countDown);
+                try {
+                    changed.await(Math.min(left, 100_000_000L), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return "interrupted before the step could connect";
+                }
+                s = ch.getState(true);
+            }
+        }
+        return null;
+    }
+
+    private Record measure(List<ManagedChannel> channels) {
+        Context.CancellableContext ctx = Context.current().withCancellation();
+        current = ctx;
+        AtomicInteger phase = new AtomicInteger(WARMUP);
+        AtomicInteger rr = new AtomicInteger();
+        Worker[] workers = new Worker[inflight];
+        Thread[] threads = new Thread[inflight];
+        for (int i = 0; i < inflight; i++) {
+            List<ManagedChannel> mine;
+            switch (conn.kind()) {
+                case "shared":
+                    mine = channels;
+                    break;
+                case "per-worker":
+                    mine = List.of(channels.get(i));
+                    break;
+                default:
+                    mine = channels; // pool: round-robin per RPC over every channel
+            }
+            workers[i] = new Worker(mine, rr, phase, ctx, f, step);
+            Worker w = workers[i];
+            threads[i] = new Thread(() -> ctx.run(w), "rpclab-worker-" + i);
+            threads[i].setDaemon(true);
+            threads[i].start();
+        }
+        boolean warmed = Main.sleep(step.warmupNs());
+        long cpu0 = cpuNanos();
+        long t0 = System.nanoTime();
+        Instant started = Instant.now();
+        boolean interrupted = !warmed;
+        if (warmed) {
+            phase.set(MEASURE);
+            interrupted = !Main.sleep(step.intervalNs());
+        }
+        phase.set(DONE);
+        long elapsed = System.nanoTime() - t0;
+        long cpu = cpuNanos() - cpu0;
+        ctx.cancel(null);
+        for (Thread t : threads) {
+            try {
+                t.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        current = null;
+        if (!warmed) {
+            return null; // stopped during the warm-up: nothing was measured
+        }
+        long[] byCode = new long[Worker.CODES];
+        Histogram h = merge(workers, byCode);
+        rec.startedAt = started;
+        rec.fill(h, byCode, elapsed, cpu);
+        if (interrupted) {
+            rec.status = "interrupted";
+            rec.error = "interrupted: the interval was cut short";
+        }
         return rec;
-      }
-      return measure(channels);
-    } catch (IllegalArgumentException e) {
-      rec.unreachable = true;
-      rec.fail("target unreachable: bad target " + f.target + ": " + e.getMessage());
-      return rec;
-    } finally {
-      for (ManagedChannel ch : channels) {
-        ch.shutdownNow();
-      }
-      for (ManagedChannel ch : channels) {
-        try {
-          ch.awaitTermination(1, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
+    }
+
+    /**
+     * Merges the workers' histograms into a new one and adds their counts per status code into
+     * byCode.
+     */
+    static Histogram merge(Worker[] workers, long[] byCode) {
+        Histogram h = new Histogram(1, Worker.HIGHEST, 3);
+        for (Worker w : workers) {
+            h.add(w.hist);
+            for (int c = 0; c < byCode.length; c++) {
+                byCode[c] += w.byCode[c];
+            }
         }
-      }
+        return h;
     }
-  }
 
-  /** A new channel to f.target; with the async stub its callbacks run on the transport's threads. */
-  static ManagedChannel channel(Flags f) {
-    var b = Grpc.newChannelBuilder(f.target, InsecureChannelCredentials.create());
-    if (f.stub.equals("async")) {
-      b.directExecutor();
+    private static String seconds(long ns) {
+        return String.format("%.3gs", ns / 1e9);
     }
-    return b.build();
-  }
 
-  /** Waits until every channel is READY; returns why not, or null. */
-  private String waitReady(List<ManagedChannel> channels, long deadline) {
-    for (ManagedChannel ch : channels) {
-      ConnectivityState s = ch.getState(true);
-      while (s != ConnectivityState.READY) {
-        if (Main.stopping.get()) {
-          return "interrupted before the step could connect";
+    /** The process's user+system CPU time, in nanoseconds. */
+    static long cpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+            return sun.getProcessCpuTime();
         }
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          return String.format("target unreachable: no connection to %s within %s (channel state %s)",
-              f.target, seconds(f.dialTimeoutNs), s);
-        }
-        CountDownLatch changed = new CountDownLatch(1);
-        ch.notifyWhenStateChanged(s, changed::countDown);
-        try {
-          changed.await(Math.min(left, 100_000_000L), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return "interrupted before the step could connect";
-        }
-        s = ch.getState(true);
-      }
+        return 0;
     }
-    return null;
-  }
-
-  private Record measure(List<ManagedChannel> channels) {
-    Context.CancellableContext ctx = Context.current().withCancellation();
-    current = ctx;
-    AtomicInteger phase = new AtomicInteger(WARMUP);
-    AtomicInteger rr = new AtomicInteger();
-    Worker[] workers = new Worker[inflight];
-    Thread[] threads = new Thread[inflight];
-    for (int i = 0; i < inflight; i++) {
-      List<ManagedChannel> mine;
-      switch (conn.kind()) {
-        case "shared":
-          mine = channels;
-          break;
-        case "per-worker":
-          mine = List.of(channels.get(i));
-          break;
-        default:
-          mine = channels; // pool: round-robin per RPC over every channel
-      }
-      workers[i] = new Worker(mine, rr, phase, ctx, f, rpc.equals("streaming"));
-      Worker w = workers[i];
-      threads[i] = new Thread(() -> ctx.run(w), "rpclab-worker-" + i);
-      threads[i].setDaemon(true);
-      threads[i].start();
-    }
-    boolean warmed = Main.sleep(f.warmupNs);
-    long cpu0 = cpuNanos();
-    long t0 = System.nanoTime();
-    Instant started = Instant.now();
-    boolean interrupted = !warmed;
-    if (warmed) {
-      phase.set(MEASURE);
-      interrupted = !Main.sleep(f.intervalNs);
-    }
-    phase.set(DONE);
-    long elapsed = System.nanoTime() - t0;
-    long cpu = cpuNanos() - cpu0;
-    ctx.cancel(null);
-    for (Thread t : threads) {
-      try {
-        t.join(2000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    current = null;
-    if (!warmed) {
-      return null; // stopped during the warm-up: nothing was measured
-    }
-    long[] byCode = new long[Worker.CODES];
-    Histogram h = merge(workers, byCode);
-    rec.startedAt = started;
-    rec.fill(h, byCode, elapsed, cpu);
-    if (interrupted) {
-      rec.status = "interrupted";
-      rec.error = "interrupted: the interval was cut short";
-    }
-    return rec;
-  }
-
-  /** Merges the workers' histograms into a new one and adds their counts per status code into byCode. */
-  static Histogram merge(Worker[] workers, long[] byCode) {
-    Histogram h = new Histogram(1, Worker.HIGHEST, 3);
-    for (Worker w : workers) {
-      h.add(w.hist);
-      for (int c = 0; c < byCode.length; c++) {
-        byCode[c] += w.byCode[c];
-      }
-    }
-    return h;
-  }
-
-  private static String seconds(long ns) {
-    return String.format("%.3gs", ns / 1e9);
-  }
-
-  /** The process's user+system CPU time, in nanoseconds. */
-  static long cpuNanos() {
-    java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-    if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
-      return sun.getProcessCpuTime();
-    }
-    return 0;
-  }
 }

@@ -25,204 +25,213 @@ import org.HdrHistogram.Histogram;
  * each reply. Each worker records into its own histogram; the step merges them afterwards.
  */
 final class Worker implements Runnable {
-  /** Histogram geometry shared with every rpclab client: 1 ns .. 100 s, 3 significant digits. */
-  static final long HIGHEST = 100_000_000_000L;
-  /** One past the largest gRPC status code (UNAUTHENTICATED = 16). */
-  static final int CODES = 17;
+    /** Histogram geometry shared with every rpclab client: 1 ns .. 100 s, 3 significant digits. */
+    static final long HIGHEST = 100_000_000_000L;
 
-  final Histogram hist = new Histogram(1, HIGHEST, 3);
-  final long[] byCode = new long[CODES];
+    /** One past the largest gRPC status code (UNAUTHENTICATED = 16). */
+    static final int CODES = 17;
 
-  private final BenchmarkServiceGrpc.BenchmarkServiceBlockingStub[] blocking;
-  private final BenchmarkServiceGrpc.BenchmarkServiceStub[] async;
-  private final AtomicInteger rr;
-  private final AtomicInteger phase;
-  private final Context.CancellableContext ctx;
-  private final long rpcTimeoutNs;
-  private final boolean streaming;
-  private final boolean asyncStub;
-  private final SimpleRequest req;
+    final Histogram hist = new Histogram(1, HIGHEST, 3);
+    final long[] byCode = new long[CODES];
 
-  Worker(List<ManagedChannel> channels, AtomicInteger rr, AtomicInteger phase,
-      Context.CancellableContext ctx, Flags f, boolean streaming) {
-    this.blocking = new BenchmarkServiceGrpc.BenchmarkServiceBlockingStub[channels.size()];
-    this.async = new BenchmarkServiceGrpc.BenchmarkServiceStub[channels.size()];
-    for (int i = 0; i < channels.size(); i++) {
-      blocking[i] = BenchmarkServiceGrpc.newBlockingStub(channels.get(i));
-      async[i] = BenchmarkServiceGrpc.newStub(channels.get(i));
+    private final BenchmarkServiceGrpc.BenchmarkServiceBlockingStub[] blocking;
+    private final BenchmarkServiceGrpc.BenchmarkServiceStub[] async;
+    private final AtomicInteger rr;
+    private final AtomicInteger phase;
+    private final Context.CancellableContext ctx;
+    private final long rpcTimeoutNs;
+    private final boolean streaming;
+    private final boolean asyncStub;
+    private final SimpleRequest req;
+
+    Worker(
+            List<ManagedChannel> channels,
+            AtomicInteger rr,
+            AtomicInteger phase,
+            Context.CancellableContext ctx,
+            Flags f,
+            StepSpec step) {
+        this.blocking = new BenchmarkServiceGrpc.BenchmarkServiceBlockingStub[channels.size()];
+        this.async = new BenchmarkServiceGrpc.BenchmarkServiceStub[channels.size()];
+        for (int i = 0; i < channels.size(); i++) {
+            blocking[i] = BenchmarkServiceGrpc.newBlockingStub(channels.get(i));
+            async[i] = BenchmarkServiceGrpc.newStub(channels.get(i));
+        }
+        this.rr = rr;
+        this.phase = phase;
+        this.ctx = ctx;
+        this.rpcTimeoutNs = f.rpcTimeoutNs;
+        this.streaming = step.rpc().equals("streaming");
+        this.asyncStub = f.stub.equals("async");
+        this.req = SimpleRequest.newBuilder()
+                .setResponseSize(step.payloadBytes())
+                .setPayload(Payload.newBuilder().setBody(ByteString.copyFrom(new byte[step.payloadBytes()])))
+                .build();
     }
-    this.rr = rr;
-    this.phase = phase;
-    this.ctx = ctx;
-    this.rpcTimeoutNs = f.rpcTimeoutNs;
-    this.streaming = streaming;
-    this.asyncStub = f.stub.equals("async");
-    this.req = SimpleRequest.newBuilder()
-        .setResponseSize(f.payload)
-        .setPayload(Payload.newBuilder().setBody(ByteString.copyFrom(new byte[f.payload])))
-        .build();
-  }
 
-  private int pick() {
-    return blocking.length == 1 ? 0 : Math.floorMod(rr.getAndIncrement(), blocking.length);
-  }
-
-  @Override
-  public void run() {
-    if (streaming) {
-      streaming();
-    } else if (asyncStub) {
-      asyncUnary();
-    } else {
-      unary();
-    }
-  }
-
-  /**
-   * Records one finished RPC if it began and ended inside the measured interval and did not fail
-   * because the step itself was cancelled.
-   */
-  void done(int began, long ns, Status.Code code) {
-    if (code != Status.Code.OK && ctx.isCancelled()) {
-      return;
-    }
-    if (began != Step.MEASURE || phase.get() != Step.MEASURE) {
-      return;
-    }
-    byCode[code.value()]++;
-    if (code == Status.Code.OK) {
-      hist.recordValue(Math.max(1, Math.min(ns, HIGHEST)));
-    }
-  }
-
-  private void unary() {
-    while (true) {
-      int ph = phase.get();
-      if (ph == Step.DONE || ctx.isCancelled()) {
-        return;
-      }
-      BenchmarkServiceGrpc.BenchmarkServiceBlockingStub stub = blocking[pick()];
-      if (rpcTimeoutNs > 0) {
-        stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
-      }
-      long t0 = System.nanoTime();
-      Status.Code code = Status.Code.OK;
-      try {
-        stub.unaryCall(req);
-      } catch (StatusRuntimeException e) {
-        code = e.getStatus().getCode();
-      }
-      done(ph, System.nanoTime() - t0, code);
-    }
-  }
-
-  /**
-   * Unary calls on the async stub, each started from the previous one's completion callback (on
-   * the transport's thread: the channel has a direct executor). This thread only starts the chain,
-   * restarts it after a failure (so fast failures never recurse), and waits for the step's end.
-   */
-  private void asyncUnary() {
-    AsyncLoop loop = new AsyncLoop();
-    while (phase.get() != Step.DONE && !ctx.isCancelled()) {
-      loop.next();
-      try {
-        loop.restart.acquire();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
-  }
-
-  /** One worker's chain of async unary calls. */
-  private final class AsyncLoop implements StreamObserver<SimpleResponse> {
-    /** Released when the chain stops: after a failure, or at the step's end. */
-    final Semaphore restart = new Semaphore(0);
-    private int ph;
-    private long t0;
-
-    void next() {
-      ph = phase.get();
-      if (ph == Step.DONE || ctx.isCancelled()) {
-        restart.release();
-        return;
-      }
-      BenchmarkServiceGrpc.BenchmarkServiceStub stub = async[pick()];
-      if (rpcTimeoutNs > 0) {
-        stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
-      }
-      t0 = System.nanoTime();
-      stub.unaryCall(req, this);
+    private int pick() {
+        return blocking.length == 1 ? 0 : Math.floorMod(rr.getAndIncrement(), blocking.length);
     }
 
     @Override
-    public void onNext(SimpleResponse r) {}
-
-    @Override
-    public void onError(Throwable t) {
-      done(ph, System.nanoTime() - t0, Status.fromThrowable(t).getCode());
-      restart.release();
+    public void run() {
+        if (streaming) {
+            streaming();
+        } else if (asyncStub) {
+            asyncUnary();
+        } else {
+            unary();
+        }
     }
 
-    @Override
-    public void onCompleted() {
-      done(ph, System.nanoTime() - t0, Status.Code.OK);
-      next();
+    /**
+     * Records one finished RPC if it began and ended inside the measured interval and did not fail
+     * because the step itself was cancelled.
+     */
+    void done(int began, long ns, Status.Code code) {
+        if (code != Status.Code.OK && ctx.isCancelled()) {
+            return;
+        }
+        if (began != Step.MEASURE || phase.get() != Step.MEASURE) {
+            return;
+        }
+        byCode[code.value()]++;
+        if (code == Status.Code.OK) {
+            hist.recordValue(Math.max(1, Math.min(ns, HIGHEST)));
+        }
     }
-  }
 
-  /** What the stream's observer hands the worker: a reply or the stream's end. */
-  private static final Object REPLY = new Object();
+    private void unary() {
+        while (true) {
+            int ph = phase.get();
+            if (ph == Step.DONE || ctx.isCancelled()) {
+                return;
+            }
+            BenchmarkServiceGrpc.BenchmarkServiceBlockingStub stub = blocking[pick()];
+            if (rpcTimeoutNs > 0) {
+                stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
+            }
+            long t0 = System.nanoTime();
+            Status.Code code = Status.Code.OK;
+            try {
+                stub.unaryCall(req);
+            } catch (StatusRuntimeException e) {
+                code = e.getStatus().getCode();
+            }
+            done(ph, System.nanoTime() - t0, code);
+        }
+    }
 
-  private void streaming() {
-    while (phase.get() != Step.DONE && !ctx.isCancelled()) {
-      // A queue per stream, so a late end of the previous stream is never taken for a reply.
-      LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
-      StreamObserver<SimpleResponse> replies = new StreamObserver<>() {
-        @Override
-        public void onNext(SimpleResponse r) {
-          q.add(REPLY);
+    /**
+     * Unary calls on the async stub, each started from the previous one's completion callback (on the
+     * transport's thread: the channel has a direct executor). This thread only starts the chain,
+     * restarts it after a failure (so fast failures never recurse), and waits for the step's end.
+     */
+    private void asyncUnary() {
+        AsyncLoop loop = new AsyncLoop();
+        while (phase.get() != Step.DONE && !ctx.isCancelled()) {
+            loop.next();
+            try {
+                loop.restart.acquire();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** One worker's chain of async unary calls. */
+    private final class AsyncLoop implements StreamObserver<SimpleResponse> {
+        /** Released when the chain stops: after a failure, or at the step's end. */
+        final Semaphore restart = new Semaphore(0);
+
+        private int ph;
+        private long t0;
+
+        void next() {
+            ph = phase.get();
+            if (ph == Step.DONE || ctx.isCancelled()) {
+                restart.release();
+                return;
+            }
+            BenchmarkServiceGrpc.BenchmarkServiceStub stub = async[pick()];
+            if (rpcTimeoutNs > 0) {
+                stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
+            }
+            t0 = System.nanoTime();
+            stub.unaryCall(req, this);
         }
 
         @Override
+        public void onNext(SimpleResponse r) {}
+
+        @Override
         public void onError(Throwable t) {
-          q.add(Status.fromThrowable(t));
+            done(ph, System.nanoTime() - t0, Status.fromThrowable(t).getCode());
+            restart.release();
         }
 
         @Override
         public void onCompleted() {
-          q.add(Status.UNAVAILABLE.withDescription("stream ended by the server"));
+            done(ph, System.nanoTime() - t0, Status.Code.OK);
+            next();
         }
-      };
-      // --rpc-timeout bounds each ping-pong (not the stream, which lasts the whole step).
-      StreamObserver<SimpleRequest> requests = async[pick()].streamingCall(replies);
-      while (true) {
-        int ph = phase.get();
-        if (ph == Step.DONE || ctx.isCancelled()) {
-          return; // the step's cancellation ends the stream
-        }
-        long t0 = System.nanoTime();
-        Object got;
-        try {
-          requests.onNext(req);
-          got = rpcTimeoutNs > 0 ? q.poll(rpcTimeoutNs, TimeUnit.NANOSECONDS) : q.take();
-          if (got == null) {
-            got = Status.DEADLINE_EXCEEDED;
-            requests.onError(Status.CANCELLED.withDescription("no reply within --rpc-timeout").asException());
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        } catch (RuntimeException e) {
-          got = Status.fromThrowable(e);
-        }
-        if (got == REPLY) {
-          done(ph, System.nanoTime() - t0, Status.Code.OK);
-          continue;
-        }
-        done(ph, System.nanoTime() - t0, ((Status) got).getCode());
-        break; // a new stream
-      }
     }
-  }
+
+    /** What the stream's observer hands the worker: a reply or the stream's end. */
+    private static final Object REPLY = new Object();
+
+    private void streaming() {
+        while (phase.get() != Step.DONE && !ctx.isCancelled()) {
+            // A queue per stream, so a late end of the previous stream is never taken for a reply.
+            LinkedBlockingQueue<Object> q = new LinkedBlockingQueue<>();
+            StreamObserver<SimpleResponse> replies = new StreamObserver<>() {
+                @Override
+                public void onNext(SimpleResponse r) {
+                    q.add(REPLY);
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    q.add(Status.fromThrowable(t));
+                }
+
+                @Override
+                public void onCompleted() {
+                    q.add(Status.UNAVAILABLE.withDescription("stream ended by the server"));
+                }
+            };
+            // --rpc-timeout bounds each ping-pong (not the stream, which lasts the whole step).
+            StreamObserver<SimpleRequest> requests = async[pick()].streamingCall(replies);
+            while (true) {
+                int ph = phase.get();
+                if (ph == Step.DONE || ctx.isCancelled()) {
+                    return; // the step's cancellation ends the stream
+                }
+                long t0 = System.nanoTime();
+                Object got;
+                try {
+                    requests.onNext(req);
+                    got = rpcTimeoutNs > 0 ? q.poll(rpcTimeoutNs, TimeUnit.NANOSECONDS) : q.take();
+                    if (got == null) {
+                        got = Status.DEADLINE_EXCEEDED;
+                        requests.onError(Status.CANCELLED
+                                .withDescription("no reply within --rpc-timeout")
+                                .asException());
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                } catch (RuntimeException e) {
+                    got = Status.fromThrowable(e);
+                }
+                if (got == REPLY) {
+                    done(ph, System.nanoTime() - t0, Status.Code.OK);
+                    continue;
+                }
+                done(ph, System.nanoTime() - t0, ((Status) got).getCode());
+                break; // a new stream
+            }
+        }
+    }
 }

@@ -1,0 +1,144 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package io.rpclab.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The steps file (docs/step.schema.json): read into typed steps, every bad line refused. */
+class StepSpecTest {
+    static final String GOOD =
+            "{\"target\":\"127.0.0.1:50051\",\"service\":\"benchmark\",\"rpc\":\"unary\",\"conn\":\"shared\","
+                    + "\"inflight\":4,\"payload_bytes\":0,\"warmup_ns\":1000000000,\"interval_ns\":3000000000,"
+                    + "\"client_cpus\":[0],\"out\":\"/tmp/r.jsonl\"}";
+
+    static Path file(String... lines) throws Exception {
+        Path p = Files.createTempFile("rpclab-steps", ".jsonl");
+        Files.writeString(p, String.join("\n", lines) + "\n");
+        return p;
+    }
+
+    /** GOOD with field set to value (a JSON fragment), or removed if value is null. */
+    static String with(String field, String value) {
+        String s = GOOD.replaceFirst("\"" + field + "\":(\"[^\"]*\"|\\[[^]]*\\]|[0-9]+),?", "");
+        s = s.replace(",}", "}");
+        return value == null ? s : s.replaceFirst("\\{", "{\"" + field + "\":" + value + ",");
+    }
+
+    @Test
+    void goodFile() throws Exception {
+        List<StepSpec> got = StepSpec.read(file(GOOD, "", with("conn", "\"pool:4:round-robin\"")));
+        StepSpec want = new StepSpec(
+                "127.0.0.1:50051",
+                "benchmark",
+                "unary",
+                "shared",
+                4,
+                0,
+                1_000_000_000L,
+                3_000_000_000L,
+                List.of(0),
+                "/tmp/r.jsonl");
+        assertEquals(2, got.size());
+        assertEquals(want, got.get(0));
+        assertEquals("pool:4:round-robin", got.get(1).conn());
+        assertEquals(4, got.get(1).layout().n());
+        assertEquals(null, StepSpec.read(file(with("client_cpus", null))).get(0).clientCpus());
+    }
+
+    /** Each bad line exits 2 naming the line and the field (or what is wrong with the line). */
+    @Test
+    void badFilesNameTheLineAndField() throws Exception {
+        String[][] cases = {
+            // {want in message, line 2 of the file}
+            {"line 2: not a step object", "[1]"},
+            {"line 2: not a step object", "\"step\""},
+            {"line 2: Unrecognized token", "nope"},
+            {"line 2: field \"foo\": Unrecognized field", with("foo", "1")},
+            {"line 2: field \"target\": Missing required", with("target", null)},
+            {"line 2: field \"interval_ns\": Missing required", with("interval_ns", null)},
+            {"line 2: field \"out\": Missing required", with("out", null)},
+            {"line 2: field \"warmup_ns\": Cannot coerce String", with("warmup_ns", "\"1s\"")},
+            {"line 2: field \"warmup_ns\": Cannot coerce String", with("warmup_ns", "\"1000\"")},
+            {"line 2: field \"warmup_ns\": Cannot coerce Floating-point", with("warmup_ns", "1.5")},
+            {"line 2: field \"inflight\": Cannot coerce Floating-point", with("inflight", "4.0")},
+            {"line 2: field \"inflight\"", with("inflight", "null")},
+            {"line 2: field \"inflight\"", with("inflight", "99999999999")},
+            {"line 2: field \"target\": Cannot coerce Integer", with("target", "5")},
+            {"line 2: field \"rpc\": null", with("rpc", "null")},
+            {"line 2: field \"client_cpus\"", with("client_cpus", "\"0\"")},
+            {"line 2: field \"client_cpus\": want CPU numbers", with("client_cpus", "[-1]")},
+            {"line 2: field \"target\": required", with("target", "\"\"")},
+            {"line 2: field \"target\": \"h\" has no port", with("target", "\"h\"")},
+            {"line 2: field \"out\": required", with("out", "\"\"")},
+            {"line 2: field \"service\": \"ydb-debug\" is not supported", with("service", "\"ydb-debug\"")},
+            {"line 2: field \"rpc\": unknown RPC kind", with("rpc", "\"bidi\"")},
+            {"line 2: field \"conn\": \"local-pool\" is a C-core layout", with("conn", "\"local-pool\"")},
+            {"line 2: field \"conn\": \"pool:2:least-loaded\"", with("conn", "\"pool:2:least-loaded\"")},
+            {"line 2: field \"inflight\": 0 is outside 1..20000", with("inflight", "0")},
+            {"line 2: field \"inflight\": 20001 is outside", with("inflight", "20001")},
+            {"line 2: field \"payload_bytes\": -1 is outside", with("payload_bytes", "-1")},
+            {"line 2: field \"payload_bytes\": 4194241 is outside", with("payload_bytes", "4194241")},
+            {"line 2: field \"warmup_ns\": negative", with("warmup_ns", "-1")},
+            {"line 2: field \"interval_ns\": must be positive", with("interval_ns", "0")},
+            {"line 2: ", GOOD + " {}"},
+        };
+        for (String[] c : cases) {
+            StepSpec.BadFile e = assertThrows(StepSpec.BadFile.class, () -> StepSpec.read(file(GOOD, c[1])), c[1]);
+            assertTrue(e.getMessage().startsWith("--steps "), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains(c[0]), c[1] + ": got \"" + e.getMessage() + "\", want it to say " + c[0]);
+        }
+        assertTrue(assertThrows(StepSpec.BadFile.class, () -> StepSpec.read(file("")))
+                .getMessage()
+                .contains("no steps"));
+        assertThrows(StepSpec.BadFile.class, () -> StepSpec.read(Path.of("/nonexistent/steps.jsonl")));
+    }
+
+    /** The command line builds the same steps, in the order rpc, conn, inflight. */
+    @Test
+    void flagsBuildTheSameSteps() {
+        Flags f = Flags.parse(
+                new String[] {
+                    "--target",
+                    "127.0.0.1:50051",
+                    "--inflight",
+                    "4,1",
+                    "--conn",
+                    "shared,pool:2",
+                    "--rpc",
+                    "unary",
+                    "--warmup",
+                    "1s",
+                    "--interval",
+                    "3s",
+                    "--out",
+                    "/tmp/r.jsonl"
+                },
+                java.util.Map.of());
+        List<StepSpec> got = f.steps();
+        assertEquals(4, got.size());
+        assertEquals(
+                new StepSpec(
+                        "127.0.0.1:50051",
+                        "benchmark",
+                        "unary",
+                        "shared",
+                        4,
+                        0,
+                        1_000_000_000L,
+                        3_000_000_000L,
+                        null,
+                        "/tmp/r.jsonl"),
+                got.get(0));
+        assertEquals(
+                List.of("shared 4", "shared 1", "pool:2 4", "pool:2 1"),
+                got.stream().map(s -> s.conn() + " " + s.inflight()).toList());
+    }
+}
