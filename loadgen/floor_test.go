@@ -91,8 +91,9 @@ func TestCallerAddsNoAllocations(t *testing.T) {
 	var phase atomic.Int32
 	phase.Store(phaseMeasure)
 	run := &closedRun{ctx: runCtx, calls: calls, phase: &phase}
+	var slot callStart
 	closed := func() {
-		if !run.once(cl, rec, f.conns[0], phaseMeasure) {
+		if !run.once(cl, rec, f.conns[0], phaseMeasure, &slot) {
 			t.Fatal("once: the run ended")
 		}
 	}

@@ -37,6 +37,27 @@ var impossible = []struct {
 	{"unknown status code", func(r *Record) { r.Errors = map[string]int64{"Code(999)": 1} }, "Code(999)"},
 	{"quantiles out of order", func(r *Record) { r.Latency.P99NS = 1e9 }, "latency.p99_ns 1000000000 above latency.p999_ns 50"},
 	{"clamped above successes", func(r *Record) { r.LatencyClamped = 998 }, "latency_clamped 998"},
+	{"oldest in flight with none in flight", func(r *Record) { r.OldestInFlightNS = 4e9 }, "oldest_in_flight_ns 4000000000 with no RPC in flight"},
+}
+
+// TestStalledRecordReads: a stalled step's record (status stalled, the RPCs
+// in flight at its end and the oldest one's age) passes Check and the
+// schema, and reads back with both figures.
+func TestStalledRecordReads(t *testing.T) {
+	r := sample(4)
+	n := int64(4)
+	r.Status, r.Error, r.InFlightAtEnd, r.OldestInFlightNS = StatusStalled, "the server stalled", &n, 4e9
+	if err := Check(r); err != nil {
+		t.Fatalf("Check: got %v, want nil", err)
+	}
+	set, err := ReadAll(t.Context(), bytes.NewReader(encode(t, r)))
+	if err != nil {
+		t.Fatalf("ReadAll: got %v, want nil", err)
+	}
+	got := set.Ping[0]
+	if got.Status != StatusStalled || got.InFlightAtEnd == nil || *got.InFlightAtEnd != 4 || got.OldestInFlightNS != 4e9 {
+		t.Errorf("got status %q, in flight %v, oldest %d; want stalled, 4, 4000000000", got.Status, got.InFlightAtEnd, got.OldestInFlightNS)
+	}
 }
 
 // TestCheckRefusesImpossible: Check refuses each impossible record with an

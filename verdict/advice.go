@@ -23,7 +23,7 @@ import "github.com/rpclab/rpclab/result"
 // candidate succeeded.
 func Advise(cands []*result.Record) (best, advised *result.Record) {
 	for _, r := range cands {
-		if r == nil || r.Status != result.StatusOK {
+		if r == nil || !clean(r) {
 			continue
 		}
 		if best == nil || r.ThroughputRPS > best.ThroughputRPS {
@@ -34,7 +34,7 @@ func Advise(cands []*result.Record) (best, advised *result.Record) {
 		return nil, nil
 	}
 	for _, r := range cands {
-		if r == nil || r.Status != result.StatusOK || r.ThroughputRPS < EnoughOfBest*best.ThroughputRPS {
+		if r == nil || !clean(r) || r.ThroughputRPS < EnoughOfBest*best.ThroughputRPS {
 			continue
 		}
 		if advised == nil || fewer(r, advised) {
