@@ -99,8 +99,10 @@ func TestStepCountsRPCsInFlightAtEnd(t *testing.T) {
 				}
 				return
 			}
-			if rec.Status != result.StatusOK || rec.Requests == 0 || oldest >= rec.DurationNS {
-				t.Errorf("got status %s, %d requests, the oldest in flight for %v; want ok, some, less than the interval (%v)",
+			// (A busy machine may leave the open loop's client behind:
+			// overloaded is its own finding, not this test's.)
+			if rec.Requests == 0 || oldest >= rec.DurationNS {
+				t.Errorf("got status %s, %d requests, the oldest in flight for %v; want some requests, the oldest in flight for less than the interval (%v)",
 					rec.Status, rec.Requests, time.Duration(oldest), time.Duration(rec.DurationNS))
 			}
 			if err := result.Check(rec); err != nil {
