@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/proto/workerpb"
 	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/worker"
 )
@@ -228,12 +229,25 @@ func TestScenarioRunsOnRPCLabWorker(t *testing.T) {
 		t.Fatalf("an rpclab worker refused the scenario: %v", err)
 	}
 	defer run.Close(ctx)
-	time.Sleep(100 * time.Millisecond)
-	if _, err := run.Mark(ctx, false); err != nil {
-		t.Fatal(err)
+	// Mark until the run has RPCs answered (no event says so: polled,
+	// until ctx's deadline), then read that mark's detail.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	var d *workerpb.MarkDetailResponse
+	for d.GetRequestsByCode()["OK"] == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no RPC answered before the test's deadline (last detail %v)", d)
+		case <-tick.C:
+		}
+		if _, err := run.Mark(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		if d, err = run.Detail(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
-	d, err := run.Detail(ctx)
-	if err != nil || d.GetConnsObserved() != 4 || d.GetRequestsByCode()["OK"] == 0 {
+	if d.GetConnsObserved() != 4 {
 		t.Errorf("got %v (%v), want RPCs on 4 connections (rpclab.conn=pool:4)", d, err)
 	}
 }

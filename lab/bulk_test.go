@@ -58,8 +58,8 @@ func TestRunBulkKeepsEveryRecord(t *testing.T) {
 	}
 }
 
-// TestRunBulkKeepsTheStepTheServerDiedIn kills the child server during
-// step 2 of 3: step 2 is kept as failed naming the signal (returned and
+// TestRunBulkKeepsTheStepTheServerDiedIn kills the child server as step
+// 2 of 3 starts: step 2 is kept as failed naming the signal (returned and
 // written), step 3 does not run, and the error wraps ErrServerExited.
 func TestRunBulkKeepsTheStepTheServerDiedIn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
@@ -72,17 +72,15 @@ func TestRunBulkKeepsTheStepTheServerDiedIn(t *testing.T) {
 		if e.Kind == bulk.StepStarted {
 			steps = append(steps, e.I)
 			if e.I == 1 {
-				time.AfterFunc(300*time.Millisecond, s.child.Kill)
+				s.child.Kill() // as step 2 starts: it dies in step 2, whatever the machine's pace
 			}
 		}
 	}
-	start := time.Now()
+	// No duration is asserted: a run that went on after the death would
+	// start step 3 (counted below) or outlast the test's deadline.
 	recs, err := s.RunBulk(ctx, spec, bulk.Options{Progress: prog})
 	if !errors.Is(err, ErrServerExited) || !strings.Contains(err.Error(), "signal: killed") {
 		t.Fatalf("got %v, want an error wrapping ErrServerExited naming signal: killed", err)
-	}
-	if d := time.Since(start); d > 3*time.Second+2*time.Second {
-		t.Errorf("RunBulk took %v, want it to end soon after the death in step 2 (step 1 takes 3s)", d)
 	}
 	if len(steps) != 2 {
 		t.Errorf("got steps %v started, want 0 and 1 (none after the death)", steps)

@@ -10,6 +10,7 @@ import (
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // EventKind says what an Event reports.
@@ -168,6 +169,8 @@ func (r *runner) sink(rec *result.Record) error {
 	if serr != nil {
 		rec.Status = result.StatusFailed
 		rec.Error = serr.Error()
+	} else {
+		verdict.MarkStall(rec) // RPCs held in flight at the step's end: the server stalled
 	}
 	r.recs = append(r.recs, *rec)
 	if r.w != nil {

@@ -11,9 +11,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
@@ -135,27 +138,38 @@ func TestRunEndsWhenTheServerDies(t *testing.T) {
 	}
 }
 
-// TestRunKeepsWhatTheDeadServerServed kills the child server half a
-// second into step 2's interval: step 2 is kept as failed with what it
+// TestRunKeepsWhatTheDeadServerServed kills the child server once step 2
+// has measured RPCs: step 2 is kept as failed with what it
 // measured before the death, and Run returns at once.
 func TestRunKeepsWhatTheDeadServerServed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
-	killed := make(chan time.Time, 1)
-	s, _ := session(t, ctx, func(s *Session, i int) {
-		if i == 1 {
-			time.AfterFunc(500*time.Millisecond, func() {
-				killed <- time.Now()
-				s.child.Kill()
-			})
+	// The client kills the server once step 2 has measured RPCs: 50
+	// pings ended after the step's CPU read, which begins its interval.
+	var armed, reading atomic.Bool
+	var pings atomic.Int64
+	var s *Session
+	c := goClient(t)
+	watch := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		switch {
+		case !armed.Load():
+		case strings.Contains(method, "UsageService"):
+			reading.Store(true)
+		case reading.Load() && err == nil && pings.Add(1) == 50:
+			s.child.Kill()
 		}
+		return err
 	})
-	recs, err := s.Run(ctx, []Client{goClient(t)}, false)
+	c.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
+		return loadgen.Sweep(ctx, spec, loadgen.Options{DialOptions: []grpc.DialOption{watch}}, sink, prog)
+	}
+	s, _ = session(t, ctx, func(_ *Session, i int) { armed.Store(i == 1) })
+	// No duration is asserted: a Run that did not return at the death
+	// would run step 3 (and fail the count below) or outlast the deadline.
+	recs, err := s.Run(ctx, []Client{c}, false)
 	if !errors.Is(err, ErrServerExited) {
 		t.Fatalf("got %v, want ErrServerExited", err)
-	}
-	if d := time.Since(<-killed); d > time.Second {
-		t.Errorf("Run returned %v after the server died, want at once", d)
 	}
 	if len(recs) != 2 || recs[1].Status != result.StatusFailed || recs[1].Requests == 0 || !strings.Contains(recs[1].Error, "signal: killed") {
 		t.Fatalf("got %d records (%+v), want step 2 failed with the RPCs it measured", len(recs), recs)

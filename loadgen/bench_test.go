@@ -149,7 +149,7 @@ func workerPath(ctx context.Context, target string, runCtx, calls context.Contex
 		for i := range fns {
 			cl, rec, cc := w.NewCaller(), stats.NewRecorder(), f.conns[i%len(f.conns)]
 			fns[i] = func() {
-				if !run.once(cl, rec, cc, phaseMeasure) {
+				if !run.once(cl, rec, cc, phaseMeasure, nil) {
 					b.Error("the run ended")
 				}
 			}

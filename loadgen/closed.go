@@ -81,10 +81,11 @@ func runClosed(ctx context.Context, spec *Spec, step Step, w Workload, load *Loa
 	var phase atomic.Int32
 	run := &closedRun{ctx: runCtx, calls: callContext(runCtx), phase: &phase, timeout: spec.RPCTimeout}
 	win := &fixedWindow{}
+	starts := make([]callStart, step.Inflight)
 	var wg sync.WaitGroup
 	for i := range step.Inflight {
 		cl, rec, cc, p := w.NewCaller(), win.recorder(), f.conns[i%len(f.conns)], load.callerPacer(step.Inflight)
-		wg.Go(func() { run.loop(cl, rec, cc, p) })
+		wg.Go(func() { run.loop(cl, rec, cc, p, &starts[i]) })
 	}
 
 	if !Sleep(ctx, spec.Warmup) {
@@ -112,7 +113,9 @@ func runClosed(ctx context.Context, spec *Spec, step Step, w Workload, load *Loa
 		interrupted = true
 	}
 	phase.Store(phaseDone)
-	elapsed := time.Since(start)
+	end := time.Now()
+	elapsed := end.Sub(start)
+	stuck, oldest := inFlight(end, each(starts))
 	cpu1, _ := procstat.CPUTime(0)
 	f.host1 = readHost()
 	if f.usage0 != nil {
@@ -122,7 +125,9 @@ func runClosed(ctx context.Context, spec *Spec, step Step, w Workload, load *Loa
 	stop()
 	f.cut()
 	wg.Wait()
-	return f.finish(ctx, win.summary(), elapsed, cpu1-cpu0, interrupted), nil, nil
+	rec = f.finish(ctx, win.summary(), elapsed, cpu1-cpu0, interrupted)
+	setInFlight(rec, stuck, oldest)
+	return rec, nil, nil
 }
 
 // recOf is f's record (nil without a frame).
@@ -174,10 +179,11 @@ type closedRun struct {
 	timeout    time.Duration // per call (0: none)
 }
 
-// loop runs one caller, c on cc, recording into rec; with a pacer (a
-// capped load's) each call starts at most at the pacer's next time, on
-// the same clock as the open loop's scheduler.
-func (r *closedRun) loop(c Caller, rec recorder, cc grpc.ClientConnInterface, p Pacer) {
+// loop runs one caller, c on cc, recording into rec and publishing each
+// call's start in slot (nil: nowhere); with a pacer (a capped load's)
+// each call starts at most at the pacer's next time, on the same clock
+// as the open loop's scheduler.
+func (r *closedRun) loop(c Caller, rec recorder, cc grpc.ClientConnInterface, p Pacer, slot *callStart) {
 	var clk clock
 	if p != nil {
 		var release func()
@@ -193,20 +199,23 @@ func (r *closedRun) loop(c Caller, rec recorder, cc grpc.ClientConnInterface, p 
 		if p != nil && !clk.sleepUntil(r.ctx, start.Add(p.Next())) {
 			return
 		}
-		if !r.once(c, rec, cc, ph) {
+		if !r.once(c, rec, cc, ph, slot) {
 			return
 		}
 	}
 }
 
-// once makes one call of c on cc, begun in phase ph, and records it into
-// rec if it also ended in the measured phase. It returns false if the
+// once makes one call of c on cc, begun in phase ph, with its start
+// published in slot while it runs, and records it into rec if it also
+// ended in the measured phase. It returns false if the
 // call failed because the run ended. This is the whole per-call path of a
 // closed-loop caller: it allocates nothing beyond what grpc-go's Invoke
 // does (TestCallerAddsNoAllocations).
-func (r *closedRun) once(c Caller, rec recorder, cc grpc.ClientConnInterface, ph int32) bool {
+func (r *closedRun) once(c Caller, rec recorder, cc grpc.ClientConnInterface, ph int32, slot *callStart) bool {
 	t0 := time.Now()
+	slot.begin(t0)
 	_, err := callBy(r.calls, c, cc, deadlineOf(t0, r.timeout))
+	slot.done()
 	if err != nil && r.ctx.Err() != nil {
 		return false
 	}

@@ -195,7 +195,16 @@ func TestUnreachableTargetFailsFastAndSkipsTheRest(t *testing.T) {
 // records Unavailable errors, the next reports the failure, and Sweep
 // returns an error after handing over every record.
 func TestServerDiesMidSweep(t *testing.T) {
-	s := server.New(server.Options{})
+	// The server stops itself once the first step has measured RPCs.
+	var s *grpc.Server
+	var stopping atomic.Bool
+	count := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if strings.Contains(info.FullMethod, "UsageService") && stopping.CompareAndSwap(false, true) {
+			go s.Stop() // the interval's first read: it begins now
+		}
+		return h(ctx, req)
+	}
+	s = server.New(server.Options{}, grpc.ChainUnaryInterceptor(count))
 	target := startServer(t, s)
 	spec := shortSpec(target)
 	spec.Conns = []ConnMode{{Kind: Shared}}
@@ -203,12 +212,7 @@ func TestServerDiesMidSweep(t *testing.T) {
 	spec.Interval = time.Second
 	spec.DialTimeout = 500 * time.Millisecond
 	var recs []*result.Record
-	prog := Progress(func(ev Event) {
-		if ev.Kind == StepStarted && ev.I == 0 {
-			time.AfterFunc(spec.Warmup+spec.Interval/4, s.Stop)
-		}
-	})
-	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, prog)
+	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 	if err == nil {
 		t.Fatal("Sweep = nil error, want an error")
 	}
@@ -224,21 +228,16 @@ func TestServerDiesMidSweep(t *testing.T) {
 }
 
 func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
-	target := startServer(t, server.New(server.Options{}))
+	ctx, cancel := context.WithCancel(testCtx(t))
+	target := measuredServer(t, 100, cancel)
 	spec := shortSpec(target)
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	spec.Inflight = []int{1, 2}
-	spec.Interval = 10 * time.Second
-	ctx, cancel := context.WithCancel(testCtx(t))
-	time.AfterFunc(spec.Warmup+time.Second, cancel)
+	spec.Interval = time.Minute // cut short by the cancel, well before
 	var recs []*result.Record
-	start := time.Now()
 	err := Sweep(ctx, spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Sweep = %v, want context.Canceled", err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("stopping took until %v after start, want about 1 s", d)
 	}
 	if len(recs) != 1 || recs[0].Status != result.StatusInterrupted || recs[0].Requests == 0 {
 		t.Fatalf("got %d records (%+v), want one interrupted record with requests", len(recs), recs)
@@ -318,28 +317,46 @@ var errServerDied = errors.New("the server exited with signal: killed")
 // dead server, as the lab sees it) ends the running step at once as
 // failed with that cause, and Sweep returns the cause.
 func TestSweepStopsOnCause(t *testing.T) {
-	target := startServer(t, server.New(server.Options{}))
+	ctx, cancel := context.WithCancelCause(testCtx(t))
+	defer cancel(nil)
+	target := measuredServer(t, 100, func() { cancel(errServerDied) })
 	spec := shortSpec(target)
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	spec.Inflight = []int{1, 2}
-	spec.Interval = 10 * time.Second
-	ctx, cancel := context.WithCancelCause(testCtx(t))
-	defer cancel(nil)
+	// Stopped by the cause well before its end: a step that waited for
+	// its interval would outlast the test's deadline.
+	spec.Interval = time.Minute
 	var recs []*result.Record
-	start := time.Now()
-	err := Sweep(ctx, spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil },
-		func(ev Event) {
-			if ev.Kind == StepStarted {
-				time.AfterFunc(spec.Warmup+300*time.Millisecond, func() { cancel(errServerDied) })
-			}
-		})
+	err := Sweep(ctx, spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 	if !errors.Is(err, errServerDied) {
 		t.Fatalf("Sweep = %v, want the cause", err)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("stopping took %v, want at once", d)
 	}
 	if len(recs) != 1 || recs[0].Status != result.StatusFailed || !strings.Contains(recs[0].Error, errServerDied.Error()) || recs[0].Requests == 0 {
 		t.Fatalf("got %d records (%+v), want one failed record naming the cause, with what it measured", len(recs), recs)
 	}
+}
+
+// measuredServer serves rpclab's ping and calls then, once, when a step
+// has measured RPCs: the step's client reads the server's CPU
+// (UsageService) just before its interval begins, which it begins as
+// soon as that read's reply arrives; of k pings answered after the read,
+// k far above the step's in-flight count, the later ones are in the
+// interval (a closed-loop caller sends after each reply). An event on
+// the server, no clock.
+func measuredServer(t *testing.T, k int64, then func()) string {
+	t.Helper()
+	var read atomic.Bool
+	var pings atomic.Int64
+	var once atomic.Bool
+	count := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		resp, err := h(ctx, req)
+		switch {
+		case strings.Contains(info.FullMethod, "UsageService"):
+			read.Store(true)
+		case read.Load() && pings.Add(1) == k && once.CompareAndSwap(false, true):
+			go then()
+		}
+		return resp, err
+	}
+	return startServer(t, server.New(server.Options{}, grpc.ChainUnaryInterceptor(count)))
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/proto/usagepb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/stats"
@@ -91,8 +92,9 @@ func TestCallerAddsNoAllocations(t *testing.T) {
 	var phase atomic.Int32
 	phase.Store(phaseMeasure)
 	run := &closedRun{ctx: runCtx, calls: calls, phase: &phase}
+	var slot callStart
 	closed := func() {
-		if !run.once(cl, rec, f.conns[0], phaseMeasure) {
+		if !run.once(cl, rec, f.conns[0], phaseMeasure, &slot) {
 			t.Fatal("once: the run ended")
 		}
 	}
@@ -175,7 +177,7 @@ func TestCallsShareNoCancellation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				time.Sleep(200 * time.Millisecond)
+				waitRecorded(t, testCtx(t), l, 1)
 				l.Stop()
 				requests, why = l.Snapshot(false).Total(), "a Live run"
 			}
@@ -190,16 +192,40 @@ func TestCallsShareNoCancellation(t *testing.T) {
 }
 
 // stuckServer answers no unary call: each waits until the client goes.
+// started is closed at the first call, nth at the nth, read at the first
+// read of its CPU (UsageService: a closed-loop step's interval begins
+// when its answer arrives).
 type stuckServer struct {
 	server.Ping
-	started chan struct{}
-	once    sync.Once
+	n                  int64
+	calls              atomic.Int64
+	started, nth, read chan struct{}
+	once, onceN, onceR sync.Once
+}
+
+func newStuckServer(n int64) *stuckServer {
+	return &stuckServer{n: n, started: make(chan struct{}), nth: make(chan struct{}), read: make(chan struct{})}
 }
 
 func (h *stuckServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.SimpleResponse, error) {
 	h.once.Do(func() { close(h.started) })
+	if h.calls.Add(1) >= h.n {
+		h.onceN.Do(func() { close(h.nth) })
+	}
 	<-ctx.Done()
 	return nil, ctx.Err()
+}
+
+// usageSignal is the server's CPU read, closing its stuckServer's read.
+type usageSignal struct {
+	usagepb.UnimplementedUsageServiceServer
+	usage server.Usage
+	h     *stuckServer
+}
+
+func (u *usageSignal) Usage(ctx context.Context, req *usagepb.UsageRequest) (*usagepb.UsageResponse, error) {
+	defer u.h.onceR.Do(func() { close(u.h.read) })
+	return u.usage.Usage(ctx, req)
 }
 
 // TestStopEndsCallsInFlight: calls that would never end (the server holds
@@ -209,11 +235,17 @@ func (h *stuckServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.S
 func TestStopEndsCallsInFlight(t *testing.T) {
 	const bound = 10 * time.Second // set-up and slack for -race on a loaded machine
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 4}
-	run := func(t *testing.T, f func(ctx context.Context, spec *Spec) (*result.Record, error), stopAfter bool) *result.Record {
+	// The open loop's sends at 100 rps after a 50 ms warm-up (shortSpec):
+	// the 7th send made was intended at 60 ms or later, in the interval.
+	const openInInterval = 7
+	// run runs f against a stuckServer and, with stopAt, cancels it once
+	// stopAt's channel of that server is closed (nil: never).
+	run := func(t *testing.T, f func(ctx context.Context, spec *Spec) (*result.Record, error), stopAt func(*stuckServer) <-chan struct{}) *result.Record {
 		t.Helper()
-		h := &stuckServer{started: make(chan struct{})}
+		h := newStuckServer(openInInterval)
 		s := grpc.NewServer()
 		pb.RegisterBenchmarkServiceServer(s, h)
+		usagepb.RegisterUsageServiceServer(s, &usageSignal{h: h})
 		target := startServer(t, s)
 		ctx, cancel := context.WithCancel(testCtx(t))
 		defer cancel()
@@ -228,13 +260,12 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 			rec, err := f(ctx, spec)
 			done <- out{rec, err}
 		}()
-		if stopAfter {
+		if stopAt != nil {
 			select {
-			case <-h.started:
+			case <-stopAt(h):
 			case <-time.After(bound):
-				t.Fatal("no call reached the server")
+				t.Fatal("the step did not reach the point it is stopped at")
 			}
-			time.Sleep(spec.Warmup + 200*time.Millisecond) // into the interval
 			cancel()
 		}
 		select {
@@ -253,7 +284,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
 			spec.Interval = time.Minute
 			return RunStep(ctx, spec, step, Options{})
-		}, true)
+		}, func(h *stuckServer) <-chan struct{} { return h.read })
 		if rec.Status != result.StatusInterrupted || rec.Requests != 0 {
 			t.Errorf("got status %q, %d requests (errors %v), want interrupted with none counted", rec.Status, rec.Requests, rec.Errors)
 		}
@@ -263,7 +294,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
 			spec.Interval = time.Minute
 			return RunOpenStep(ctx, spec, step, open, 100, Options{})
-		}, true)
+		}, func(h *stuckServer) <-chan struct{} { return h.nth })
 		if rec.Status != result.StatusInterrupted || rec.Requests != 0 {
 			t.Errorf("got status %q, %d requests (errors %v), want interrupted with none counted", rec.Status, rec.Requests, rec.Errors)
 		}
@@ -278,7 +309,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 			l.Stop() // must end the calls stuck in the server
 			snap := l.Snapshot(false)
 			return &result.Record{Status: result.StatusInterrupted, Requests: snap.Summary.Total()}, nil
-		}, true)
+		}, func(h *stuckServer) <-chan struct{} { return h.started })
 		if rec.Requests != 0 {
 			t.Errorf("got %d requests counted, want none (calls cut by a stop are not counted)", rec.Requests)
 		}
@@ -293,7 +324,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 			l.Stop() // must end the open load's calls stuck in the server
 			snap := l.Snapshot(false)
 			return &result.Record{Status: result.StatusInterrupted, Requests: snap.Summary.Total()}, nil
-		}, true)
+		}, func(h *stuckServer) <-chan struct{} { return h.started })
 		if rec.Requests != 0 {
 			t.Errorf("got %d requests counted, want none (calls cut by a stop are not counted)", rec.Requests)
 		}
@@ -302,7 +333,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 		open := OpenSpec{Rates: []float64{100}, MaxOutstanding: 10, Drain: 300 * time.Millisecond}
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
 			return RunOpenStep(ctx, spec, step, open, 100, Options{})
-		}, false)
+		}, nil)
 		if rec.Requests == 0 || rec.Errors["DeadlineExceeded"] != rec.Requests {
 			t.Errorf("got %d requests, errors %v; want every measured call cut by the drain, as DeadlineExceeded", rec.Requests, rec.Errors)
 		}

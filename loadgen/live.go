@@ -93,7 +93,7 @@ func StartLive(ctx context.Context, spec *Spec, step Step, load Load, o Options)
 	closed := &closedRun{ctx: runCtx, calls: callContext(runCtx), phase: &phase, timeout: s.RPCTimeout}
 	for i := range step.Inflight {
 		c, rec, cc, p := w.NewCaller(), l.recorder(), f.conns[i%len(f.conns)], load.callerPacer(step.Inflight)
-		l.wg.Go(func() { closed.loop(c, rec, cc, p) })
+		l.wg.Go(func() { closed.loop(c, rec, cc, p, nil) })
 	}
 	return l, nil
 }

@@ -5,6 +5,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"sync"
@@ -118,11 +119,11 @@ func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink f
 			if err != nil {
 				return stopped(ctx, err)
 			}
-			if rec.Status == result.StatusFailed {
-				failedSteps++
-			}
 			if err := sink(rec); err != nil {
 				return err
+			}
+			if notMeasured(rec) {
+				failedSteps++
 			}
 			prog.Ended(i, n, st, rec)
 			i++
@@ -138,7 +139,7 @@ func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink f
 		}
 	}
 	if failedSteps > 0 {
-		return fmt.Errorf("loadgen: %d of %d open-loop steps failed", failedSteps, n)
+		return fmt.Errorf("loadgen: %d of %d open-loop steps failed or stalled", failedSteps, n)
 	}
 	return nil
 }
@@ -218,6 +219,7 @@ func runOpen(ctx context.Context, spec *Spec, step Step, w Workload, load *Load,
 	start := time.Now()
 	sr := sched.run(ctx, start)
 	elapsed := max(sr.stopped.Sub(start.Add(spec.Warmup)), 0)
+	stuck, oldest := inFlight(time.Now(), d.starts()) // before the drain: what the interval left in flight
 	cpu1, _ := procstat.CPUTime(0)
 	f.host1 = readHost()
 	if !d.drain(load.drain(spec)) {
@@ -231,6 +233,7 @@ func runOpen(ctx context.Context, spec *Spec, step Step, w Workload, load *Load,
 		rec.ClientCPUNS, rec.ClientCPUNSPerRPC = 0, 0
 	}
 	sr.fill(rec, d, countsReplies(w))
+	setInFlight(rec, stuck, oldest)
 	return rec, nil, nil
 }
 
@@ -328,6 +331,8 @@ type sender struct {
 	// msgs counts the replies of measured calls (server-streaming calls
 	// have any number); cut the measured calls the drain cut off.
 	msgs, cut int64
+	// start is when its call in flight was sent (see callStart).
+	start callStart
 }
 
 func newDispatcher(parent context.Context, f *frame, spec *Spec, w Workload, max int, win window) *dispatcher {
@@ -402,6 +407,18 @@ func (d *dispatcher) drain(max time.Duration) bool {
 	}
 }
 
+// starts yields each sender's callStart; only the scheduler's goroutine,
+// which starts senders, may call it.
+func (d *dispatcher) starts() iter.Seq[*callStart] {
+	return func(yield func(*callStart) bool) {
+		for _, s := range d.senders {
+			if !yield(&s.start) {
+				return
+			}
+		}
+	}
+}
+
 // stop ends a schedule that has no end (a Live run's, once ctx ended):
 // the senders end as their calls do, cut by the run's stop.
 func (d *dispatcher) stop() {
@@ -421,7 +438,9 @@ var errCutOff = status.Error(codes.DeadlineExceeded, "still in flight when the s
 // closed loop's once, it allocates nothing beyond grpc-go's Invoke
 // (TestCallerAddsNoAllocations).
 func (d *dispatcher) send(s *sender, j job) {
+	s.start.begin(time.Now())
 	n, err := callBy(d.calls, s.c, d.conns[j.conn], deadlineOf(j.intended, d.timeout))
+	s.start.done()
 	if !j.measured {
 		return
 	}

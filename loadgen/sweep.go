@@ -43,11 +43,11 @@ func Sweep(ctx context.Context, spec *Spec, o Options, sink func(*result.Record)
 				unreachable = fmt.Sprintf("step %d (%s %s inflight=%d) could not connect", i+1, st.Conn, st.RPC, st.Inflight)
 			}
 		}
-		if rec.Status == result.StatusFailed {
-			failedSteps++
-		}
 		if err := sink(rec); err != nil {
 			return err
+		}
+		if notMeasured(rec) {
+			failedSteps++
 		}
 		prog.Ended(i, len(steps), st, rec)
 		if ctx.Err() != nil {
@@ -55,9 +55,15 @@ func Sweep(ctx context.Context, spec *Spec, o Options, sink func(*result.Record)
 		}
 	}
 	if failedSteps > 0 {
-		return fmt.Errorf("loadgen: %d of %d steps failed", failedSteps, len(steps))
+		return fmt.Errorf("loadgen: %d of %d steps failed or stalled", failedSteps, len(steps))
 	}
 	return nil
+}
+
+// notMeasured reports whether rec's step failed, or was found stalled by
+// the sink (verdict.MarkStall): the sweep then ends with an error.
+func notMeasured(rec *result.Record) bool {
+	return rec.Status == result.StatusFailed || rec.Status == result.StatusStalled
 }
 
 // Duration is how long spec takes to run, connection set-up aside.

@@ -135,10 +135,14 @@ func TestConnReadDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lis.Close()
+	// The peer sends nothing and stays open until the test ends, so only
+	// the deadline can end the read.
+	quiet := make(chan struct{})
+	defer close(quiet)
 	go func() {
 		c, err := lis.Accept()
 		if err == nil {
-			time.Sleep(time.Second)
+			<-quiet
 			c.Close()
 		}
 	}()

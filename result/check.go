@@ -82,6 +82,9 @@ func checkPing(r *Record) error {
 	if err := checkLatency("latency", r.Latency); err != nil {
 		return err
 	}
+	if r.OldestInFlightNS != 0 && (r.InFlightAtEnd == nil || *r.InFlightAtEnd <= 0) {
+		return fmt.Errorf("oldest_in_flight_ns %d with no RPC in flight at the end (in_flight_at_end)", r.OldestInFlightNS)
+	}
 	// An imported record may give a rate without its counts (a post's
 	// figures: requests and duration_ns 0); every other states both.
 	if r.Source == "" || r.DurationNS != 0 {

@@ -48,6 +48,7 @@ var impossible = []struct {
 			r.PoolSizes[i] = PoolSize{int64(i), 1, "grow"}
 		}
 	}, "pool_sizes"},
+	{"oldest in flight with none in flight", func(r *Record) { r.OldestInFlightNS = 4e9 }, "oldest_in_flight_ns 4000000000 with no RPC in flight"},
 }
 
 // autoPool makes r a step of pool:auto:1:8.
@@ -66,6 +67,26 @@ func TestCheckAcceptsPoolSizes(t *testing.T) {
 	}
 	if got, want := r.Spec.ConnLabel(), "pool:auto:1:8"; got != want {
 		t.Errorf("label: got %q, want %q", got, want)
+	}
+}
+
+// TestStalledRecordReads: a stalled step's record (status stalled, the RPCs
+// in flight at its end and the oldest one's age) passes Check and the
+// schema, and reads back with both figures.
+func TestStalledRecordReads(t *testing.T) {
+	r := sample(4)
+	n := int64(4)
+	r.Status, r.Error, r.InFlightAtEnd, r.OldestInFlightNS = StatusStalled, "the server stalled", &n, 4e9
+	if err := Check(r); err != nil {
+		t.Fatalf("Check: got %v, want nil", err)
+	}
+	set, err := ReadAll(t.Context(), bytes.NewReader(encode(t, r)))
+	if err != nil {
+		t.Fatalf("ReadAll: got %v, want nil", err)
+	}
+	got := set.Ping[0]
+	if got.Status != StatusStalled || got.InFlightAtEnd == nil || *got.InFlightAtEnd != 4 || got.OldestInFlightNS != 4e9 {
+		t.Errorf("got status %q, in flight %v, oldest %d; want stalled, 4, 4000000000", got.Status, got.InFlightAtEnd, got.OldestInFlightNS)
 	}
 }
 

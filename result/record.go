@@ -59,6 +59,14 @@ const (
 	// the interval's end (unsent). The figures are what was made and
 	// completed; the step is not a clean measurement of the offered rate.
 	StatusOverloaded = "overloaded"
+	// StatusStalled: RPCs sat in flight with no reply past the verdict's
+	// threshold (verdict.StallAge) when the step's interval ended
+	// (oldest_in_flight_ns): the server (or the path to it) stalled, and
+	// the step's figures, which count only the RPCs that ended, are not a
+	// measurement of it. Set by verdict.MarkStall, in closed and open loops
+	// alike; it replaces ok, failed or overloaded (a stalled server also
+	// leaves sends unmade and RPCs cut off), never interrupted.
+	StatusStalled = "stalled"
 )
 
 // Record is one measured step of a run.
@@ -142,6 +150,16 @@ type Record struct {
 	Messages *int64 `json:"messages,omitempty"`
 	// PeakOutstanding is the most RPCs the schedule needed in flight at once.
 	PeakOutstanding *int64 `json:"peak_outstanding,omitempty"`
+
+	// InFlightAtEnd counts the RPCs still in flight when the interval
+	// ended (closed loop: callers whose RPC had not returned; open loop:
+	// sends not yet answered, before the drain), and OldestInFlightNS is
+	// how long the oldest of them had been waiting then, from its send: a
+	// lower bound of its latency, which the latency figures above (RPCs
+	// that ended) do not hold. Absent from records that did not measure
+	// them (imported records, other languages' clients, workers).
+	InFlightAtEnd    *int64 `json:"in_flight_at_end,omitempty"`
+	OldestInFlightNS int64  `json:"oldest_in_flight_ns,omitempty"`
 
 	// Source says where an imported record came from (rpclab import: a
 	// post, another tool's output file); absent from records rpclab

@@ -32,7 +32,7 @@ import "github.com/rpclab/rpclab/result"
 func Advise(cands []*result.Record) (best, advised *result.Record) {
 	var bestFixed, auto *result.Record
 	for _, r := range cands {
-		if r == nil || r.Status != result.StatusOK {
+		if r == nil || !clean(r) {
 			continue
 		}
 		if best == nil || r.ThroughputRPS > best.ThroughputRPS {
@@ -51,7 +51,7 @@ func Advise(cands []*result.Record) (best, advised *result.Record) {
 		return best, auto
 	}
 	for _, r := range cands {
-		if r == nil || r.Status != result.StatusOK || r.Spec.ConnMode == AutoPoolMode || r.ThroughputRPS < EnoughOfBest*bestFixed.ThroughputRPS {
+		if r == nil || !clean(r) || r.Spec.ConnMode == AutoPoolMode || r.ThroughputRPS < EnoughOfBest*bestFixed.ThroughputRPS {
 			continue
 		}
 		if advised == nil || fewer(r, advised) {

@@ -86,7 +86,7 @@ func Verdicts(recs []result.Record) []Verdict {
 		r := row.Rec
 		// An open loop's throughput is its offered rate: comparing it
 		// between layouts says nothing. Its charts compare latency.
-		if r.Status != result.StatusOK || IsOpen(r) {
+		if !clean(r) || IsOpen(r) {
 			continue
 		}
 		k := key{r.Env.Language, TargetLabel(r), Service(r), r.Spec.RPC, r.Spec.PayloadBytes}

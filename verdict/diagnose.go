@@ -64,7 +64,7 @@ func Diagnose(recs []result.Record) Diagnosis {
 			seen[c] = map[int]bool{}
 			order = append(order, c)
 		}
-		if r.Status != result.StatusOK {
+		if !clean(r) {
 			continue
 		}
 		l := byConn[c]

@@ -52,7 +52,7 @@ func Rows(recs []result.Record) []Row {
 	base := map[string]float64{}
 	for i := range recs {
 		r := &recs[i]
-		if r.Spec.Inflight == 1 && r.Status == result.StatusOK && !IsOpen(r) {
+		if r.Spec.Inflight == 1 && clean(r) && !IsOpen(r) {
 			base[seriesKey(r)] = r.ThroughputRPS
 		}
 	}

@@ -82,6 +82,8 @@ func allDigits(s string) bool {
 // why says what failed.
 func (s SLO) Sustained(rec *result.Record) (ok bool, why string) {
 	switch {
+	case Stalled(rec):
+		return false, "step stalled"
 	case rec.Status != result.StatusOK:
 		return false, "step " + rec.Status
 	case len(rec.Errors) > 0:

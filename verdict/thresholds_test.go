@@ -308,6 +308,7 @@ func TestREADMEStatesThresholds(t *testing.T) {
 		fmt.Sprintf("is judged at %dx its in-flight-1 count", SharedOnlyInflight),
 		fmt.Sprintf("more than %g%% below its peak", 100*Fall),
 		fmt.Sprintf("other work took more than %g%% of the CPUs", 100*OtherWorkShare),
+		fmt.Sprintf("an RPC in flight for %v or more when its interval ended", StallAge),
 		"gRFC A105 (`max_connections_per_subchannel`)",
 	} {
 		if !strings.Contains(readme, want) {

@@ -8,6 +8,8 @@
 // no tables (package report does).
 package verdict
 
+import "time"
+
 // Thresholds of every judgement in this package: one set, shared by
 // rpclab sweep/report and rpclab doctor. The bottleneck verdict compares
 // layouts at the same in-flight count (the highest one that every compared
@@ -54,6 +56,10 @@ package verdict
 //     and ScalingEfficiency, and the advice to add connections and measure
 //     again, since one layout cannot tell a connection bottleneck from a
 //     limit elsewhere.
+//
+// Each step is judged on its own first (MarkStall): one that left an RPC
+// in flight for StallAge or more when its interval ended is stalled, and
+// enters no verdict.
 const (
 	// BottleneckRatio: when the best multi-connection layout gets at least
 	// this multiple of the shared connection's throughput, the shared
@@ -111,6 +117,16 @@ const (
 	// measured here.
 	OtherWorkShare = 0.25
 )
+
+// StallAge: a step whose oldest RPC still in flight when its interval
+// ended (record.oldest_in_flight_ns) had waited this long or longer with
+// no reply is stalled (MarkStall): the server, or the path to it, held
+// it. A healthy step's oldest RPC in flight is about one latency old
+// (the loopback step: P100 3.8 ms; rpclab's open loop gives up
+// on a reply after its 2 s drain); 1 s is far above what a loopback or a
+// netem delay of a few hundred ms gives, and a server frozen for a second
+// of a step has not been measured by it.
+const StallAge = time.Second
 
 // Kind names a verdict.
 type Kind string

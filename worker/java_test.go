@@ -118,6 +118,11 @@ func benchmarksVersion(t *testing.T, cp string) string {
 	return ""
 }
 
+// javaTestTimeout bounds a test of grpc-java's worker once its JVM is
+// started (the class path fetch has its own bound): the JVM's start on a
+// busy 2-core machine took most of the 30 s every other test gets.
+const javaTestTimeout = 3 * time.Minute
+
 // startJava runs grpc-java's LoadWorker on free loopback ports until the
 // test ends and returns its driver address; its output is logged if the
 // test fails.
@@ -162,12 +167,16 @@ func startJava(t *testing.T) string {
 // marks, its buckets are converted (error stated) and its request_results
 // counted, and the record is the exact merge of both workers' figures.
 func TestSweepJavaAndRPCLabWorker(t *testing.T) {
-	ctx := testCtx(t)
-	jw := startJava(t)
+	jw := startJava(t) // may first fetch the class path, under its own bound
+	// The test's bound starts once the JVM is started: a cold JVM on a
+	// busy 2-core machine takes seconds to listen and more to make its
+	// first RPCs, and nothing below waits on a clock but this bound.
+	ctx, cancel := context.WithTimeout(context.Background(), javaTestTimeout)
+	defer cancel()
 	rl, _ := startWorker(t)
 	target, served := startPing(t)
-	// The JVM takes a few seconds to listen: Dial waits for it.
-	remotes, err := Connect(ctx, []string{jw, rl}, 20*time.Second)
+	// Dial waits for the JVM to listen.
+	remotes, err := Connect(ctx, []string{jw, rl}, javaTestTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,12 +185,21 @@ func TestSweepJavaAndRPCLabWorker(t *testing.T) {
 			r.Close()
 		}
 	}()
+	// Warm the JVM up with a run of its own until the server answered its
+	// RPCs (a cold JVM took over a second for its first ones, which a
+	// step's warm-up then had to cover): the step's warm-up is then only
+	// the step's.
+	warm, err := remotes[0].StartClient(ctx, closedLoop(target, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitServed(t, ctx, served, 100)
+	if err := warm.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 	spec := sweepSpec(target, 4)
 	spec.Conns = []loadgen.ConnMode{{Kind: loadgen.PerWorker}}
-	// A cold JVM on a loaded 2-core machine took over a second for its
-	// first RPCs (0 in a 300 ms interval after a 50 ms warm-up): the
-	// warm-up covers them.
-	spec.Warmup, spec.Interval = 2*time.Second, 500*time.Millisecond
+	spec.Interval = 500 * time.Millisecond
 	var recs []*result.Record
 	if err := Sweep(ctx, remotes, spec, collect(&recs), nil); err != nil {
 		t.Fatal(err)

@@ -209,16 +209,18 @@ func TestToHDR(t *testing.T) {
 func TestSweepWorkerLostMidStep(t *testing.T) {
 	ctx := testCtx(t)
 	target, _ := startPing(t)
-	a, _ := startWorker(t)
+	a, _, aMarks, _ := startWatchedWorker(t)
 	b, _, kill := startKillableWorker(t)
 	remotes, err := Connect(ctx, []string{a, b}, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec := sweepSpec(target, 2, 2)
+	// b dies once a took the mark that began the first step's interval:
+	// mid-step, with a measuring.
 	started := func(e loadgen.Event) {
 		if e.Kind == loadgen.StepStarted && e.I == 0 {
-			go func() { time.Sleep(spec.Warmup + spec.Interval/2); kill() }()
+			go func() { waitUntil(ctx, func() bool { return aMarks() > 0 }); kill() }()
 		}
 	}
 	var recs []*result.Record
@@ -242,19 +244,34 @@ func TestSweepWorkerLostMidStep(t *testing.T) {
 // (each is free again at once) and runs no further step.
 func TestSweepStopped(t *testing.T) {
 	ctx := testCtx(t)
-	target, _ := startPing(t)
-	remotes := twoWorkers(t, ctx)
-	spec := sweepSpec(target, 2, 2)
+	target, served := startPing(t)
+	a, _, aMarks, _ := startWatchedWorker(t)
+	b, _, bMarks, _ := startWatchedWorker(t)
+	remotes, err := Connect(ctx, []string{a, b}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const inflight = 2
+	spec := sweepSpec(target, inflight, inflight)
 	spec.Interval = time.Minute
 	sctx, cancel := context.WithCancel(ctx)
+	// Stop once the step has measured RPCs: both workers took the mark
+	// that began its interval, then the server answered more than
+	// inflight+1 RPCs, so some caller made two since, and the first ended
+	// at the client (a closed loop sends after each reply) in the interval.
 	started := func(e loadgen.Event) {
 		if e.Kind != loadgen.StepStarted {
 			return
 		}
-		go func() { time.Sleep(spec.Warmup + 300*time.Millisecond); cancel() }()
+		go func() {
+			waitUntil(ctx, func() bool { return aMarks() > 0 && bMarks() > 0 })
+			since := served.Load()
+			waitUntil(ctx, func() bool { return served.Load() > since+inflight+1 })
+			cancel()
+		}()
 	}
 	var recs []*result.Record
-	err := Sweep(sctx, remotes, spec, collect(&recs), started)
+	err = Sweep(sctx, remotes, spec, collect(&recs), started)
 	if !errors.Is(err, context.Canceled) || len(recs) != 1 {
 		t.Fatalf("got %v and %d records, want context.Canceled and 1", err, len(recs))
 	}
@@ -345,9 +362,7 @@ func TestSweepStoppedInWarmup(t *testing.T) {
 			return
 		}
 		go func() {
-			for served.Load() < 100 && ctx.Err() == nil {
-				time.Sleep(5 * time.Millisecond)
-			}
+			waitUntil(ctx, func() bool { return served.Load() >= 100 })
 			cancel()
 		}()
 	}

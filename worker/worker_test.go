@@ -69,6 +69,16 @@ func startWorker(t *testing.T) (string, <-chan error) {
 // worker at once, as if its process died (its streams break).
 func startKillableWorker(t *testing.T) (string, <-chan error, func()) {
 	t.Helper()
+	addr, done, _, kill := startWatchedWorker(t)
+	return addr, done, kill
+}
+
+// startWatchedWorker is startKillableWorker with a function that says how
+// many marks its current (or last) client has taken: a mark is counted
+// once its figures are taken (and, for a step's first, reset), so a test
+// that waits for one knows the step's interval has begun there.
+func startWatchedWorker(t *testing.T) (string, <-chan error, func() int64, func()) {
+	t.Helper()
 	w, err := New(Options{ServerHost: "127.0.0.1", DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +92,27 @@ func startKillableWorker(t *testing.T) (string, <-chan error, func()) {
 	finished := make(chan struct{})
 	go func() { done <- w.Serve(ctx, lis); close(finished) }()
 	t.Cleanup(func() { cancel(); <-finished })
-	return lis.Addr().String(), done, func() { cancel(); <-finished }
+	marks := func() int64 {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.marks
+	}
+	return lis.Addr().String(), done, marks, func() { cancel(); <-finished }
+}
+
+// waitUntil polls cond (no event says when it holds) until it does or ctx
+// ends; it reports whether cond held.
+func waitUntil(ctx context.Context, cond func() bool) bool {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
 }
 
 func dial(t *testing.T, ctx context.Context, addr string) *Remote {
@@ -249,7 +279,12 @@ func TestRunClientErrorsCounted(t *testing.T) {
 		if len(s.GetRequestResults()) > 0 {
 			break
 		}
-		time.Sleep(5 * time.Millisecond)
+		// No event says an RPC failed: poll, until ctx's deadline.
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no RPC result before the test's deadline: %v", ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 	rr := s.GetRequestResults()
 	if len(rr) != 1 || codes.Code(rr[0].GetStatusCode()) != codes.Unimplemented || rr[0].GetCount() < 1 || s.GetLatencies().GetCount() != 0 {
@@ -261,7 +296,7 @@ func TestRunClientErrorsCounted(t *testing.T) {
 // ignored the rate would make thousands on loopback.
 func TestRunClientPoissonIsPaced(t *testing.T) {
 	ctx := testCtx(t)
-	target, _ := startPing(t)
+	target, served := startPing(t)
 	addr, _ := startWorker(t)
 	cfg := closedLoop(target, 1, 4)
 	cfg.LoadParams = &pb.LoadParams{Load: &pb.LoadParams_Poisson{Poisson: &pb.PoissonParams{OfferedLoad: 100}}}
@@ -270,7 +305,9 @@ func TestRunClientPoissonIsPaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer run.Close(ctx)
-	time.Sleep(300 * time.Millisecond)
+	// Some RPCs answered (the bound below is a rate over the elapsed time
+	// the worker reports, so how long this takes does not matter).
+	waitServed(t, ctx, served, 10)
 	s, err := run.Mark(ctx, false)
 	if err != nil {
 		t.Fatal(err)

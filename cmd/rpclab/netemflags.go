@@ -90,7 +90,7 @@ func (nf *netemFlags) network(fs *pflag.FlagSet) (n netem.Network, ok bool, err 
 	return n, ok, nil
 }
 
-// slowRateHint says, when every record failed behind an emulated rate
+// slowRateHint says, when every record failed (or stalled) behind an emulated rate
 // below netem.SlowRateBps (--rate or --down-rate), what that rate is and
 // the unit most likely meant: "--rate 2000bit is 2 kbit/s (250 bytes/s)
 // per direction; did you mean 2000mbit?". It is empty otherwise.
@@ -99,7 +99,8 @@ func (nf *netemFlags) slowRateHint(fs *pflag.FlagSet, recs []result.Record) stri
 		return ""
 	}
 	for _, r := range recs {
-		if r.Status != result.StatusFailed {
+		// A starved link holds RPCs in flight: such a step is stalled.
+		if r.Status != result.StatusFailed && r.Status != result.StatusStalled {
 			return ""
 		}
 	}

@@ -203,9 +203,19 @@ func TestSweepWorkerUnreachable(t *testing.T) {
 func TestSweepWorkerKilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
-	a, _ := workerProcess(t, ctx)
+	a, aMarks := markedWorker(t)
 	b, bp := workerProcess(t, ctx)
-	go func() { time.Sleep(400 * time.Millisecond); bp.Process.Kill() }()
+	// Kill b once a's first step has begun measuring (a answered its
+	// mark): b was running that step (the driver starts every worker
+	// before it marks any), and a goes on measuring it.
+	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for aMarks.answered.Load() == 0 && ctx.Err() == nil {
+			<-tick.C
+		}
+		bp.Process.Kill()
+	}()
 	out := filepath.Join(t.TempDir(), "w.jsonl")
 	code, _, stderr := runInProcess("sweep", "--workers", a+","+b, "--target", bidiTarget(t), "--conn", "shared", "--inflight", "2,4",
 		"--warmup", "100ms", "--interval", "600ms", "-o", out)
@@ -262,26 +272,27 @@ func mustJSON(t *testing.T, rec result.Record) []byte {
 func TestSweepWorkersCtrlC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
-	target := bidiTarget(t)
-	a, _ := workerProcess(t, ctx)
-	b, _ := workerProcess(t, ctx)
+	target, served := countingTarget(t)
+	a, aMarks := markedWorker(t)
+	b, bMarks := markedWorker(t)
 	out := filepath.Join(t.TempDir(), "w.jsonl")
+	const inflight = 2 // the first step's, over both workers
 	cmd := rpclabCmd(ctx, "sweep", "--workers", a+","+b, "--target", target, "--conn", "shared", "--inflight", "2,4",
 		"--warmup", "100ms", "--interval", "30s", "-o", out)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Interrupt once the first step is being measured.
-	for {
-		if recs, _ := result.ReadFile(out); len(recs) > 0 {
-			t.Fatal("a record before the interrupt")
-		}
-		time.Sleep(100 * time.Millisecond)
-		if st, err := os.Stat(out); err == nil && st.Size() == 0 {
-			break // the file is open; the step has started
-		}
+	// Interrupt once the first step has measured RPCs: both workers
+	// answered the mark that began its interval, then the target received
+	// more than inflight+1 RPCs, so some caller sent two since, and the
+	// first of those ended (a closed loop sends after each reply) inside
+	// the interval.
+	waitFor(t, ctx, "both workers' first mark", func() bool { return aMarks.answered.Load() > 0 && bMarks.answered.Load() > 0 })
+	since := served.Load()
+	waitFor(t, ctx, "RPCs in the interval", func() bool { return served.Load() > since+inflight+1 })
+	if recs, _ := result.ReadFile(out); len(recs) > 0 {
+		t.Fatal("a record before the interrupt")
 	}
-	time.Sleep(time.Second)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
