@@ -25,4 +25,12 @@ GOOS=darwin go vet ./... || { echo "vet: GOOS=darwin go vet failed"; fail=1; }
 go mod tidy -diff || { echo "vet: go.mod/go.sum are not tidy (run go mod tidy)"; fail=1; }
 # staticcheck, pinned; go run fetches it from the Go module proxy once.
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || { echo "vet: staticcheck"; fail=1; }
+# --- Rust (clients/rust): rustfmt --check, and clippy with warnings as errors (it builds, so needs protoc). ---
+if command -v cargo >/dev/null && cargo fmt --version >/dev/null 2>&1; then
+  (cd clients/rust && cargo fmt --check) || { echo "vet: clients/rust is not rustfmt'ed (run cargo fmt)"; fail=1; }
+fi
+if command -v cargo >/dev/null && cargo clippy --version >/dev/null 2>&1 && command -v protoc >/dev/null; then
+  (cd clients/rust && cargo clippy -q --release --locked -- -D warnings) || { echo "vet: clippy (clients/rust)"; fail=1; }
+fi
+# --- end Rust ---
 exit $fail
