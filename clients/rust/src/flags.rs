@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser};
 
-use crate::step::{Conn, Rpc, Step, MAX_INFLIGHT, MAX_PAYLOAD};
+use crate::step::{Conn, Rpc, Service, Step, MAX_INFLIGHT, MAX_PAYLOAD};
 
 /// rpclab's Rust client (tonic): a closed-loop sweep against a
 /// grpc.testing.BenchmarkService server, one JSON Lines record per step.
@@ -38,13 +38,7 @@ pub struct Cli {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Conn::parse, default_value = "shared,per-worker")]
     conn: Vec<Conn>,
     /// RPC kinds
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        value_enum,
-        default_value = "unary"
-    )]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum, default_value = "unary")]
     rpc: Vec<Rpc>,
     /// Request payload and response size in bytes
     #[arg(long, value_name = "BYTES", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=MAX_PAYLOAD as u64))]
@@ -94,10 +88,11 @@ impl Cli {
                         target: target.clone(),
                         rpc,
                         conn: conn.clone(),
+                        service: Service::Benchmark,
                         inflight: n as usize,
-                        payload: self.payload as usize,
-                        warmup: self.warmup,
-                        interval: self.interval,
+                        payload_bytes: self.payload as usize,
+                        warmup_ns: self.warmup.as_nanos() as u64,
+                        interval_ns: self.interval.as_nanos() as u64,
                         client_cpus: None,
                         out: self.out.clone(),
                     });
@@ -115,15 +110,17 @@ pub fn go_duration(s: &str) -> Result<Duration, String> {
     if s == "0" || s == "-0" || s == "+0" {
         return Ok(Duration::ZERO);
     }
-    humantime::parse_duration(s.strip_prefix('+').unwrap_or(s))
-        .map_err(|e| format!("invalid duration {s:?} (want e.g. 500ms, 2s, 1m30s): {e}"))
+    match humantime::parse_duration(s.strip_prefix('+').unwrap_or(s)) {
+        Ok(d) if d.as_nanos() > i64::MAX as u128 => {
+            Err(format!("duration {s:?} is too long (Go's limit: about 292 years)"))
+        }
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("invalid duration {s:?} (want e.g. 500ms, 2s, 1m30s): {e}")),
+    }
 }
 
 fn positive_duration(s: &str) -> Result<Duration, String> {
-    match go_duration(s)? {
-        d if d.is_zero() => Err("must be positive".into()),
-        d => Ok(d),
-    }
+    go_duration(s).and_then(|d| if d.is_zero() { Err("must be positive".into()) } else { Ok(d) })
 }
 
 #[cfg(test)]
@@ -147,6 +144,7 @@ mod tests {
             ("5", None),
             ("", None),
             ("-1s", None),
+            ("3000000h", None),
         ];
         for (s, want) in cases {
             let got = go_duration(s).ok().map(|d| d.as_nanos() as u64);
@@ -154,40 +152,34 @@ mod tests {
         }
     }
 
-    fn parse(args: &[&str]) -> Result<Vec<Step>, clap::Error> {
-        Cli::try_parse_from(std::iter::once("rpclab-client").chain(args.iter().copied()))?.steps()
+    fn parse(args: &str) -> Result<Vec<Step>, clap::Error> {
+        Cli::try_parse_from(std::iter::once("rpclab-client").chain(args.split_whitespace()))?.steps()
     }
 
     #[test]
     fn bad_flags_name_the_flag() {
         let cases = [
-            (vec!["--target", "h:1", "--inflight", "x"], "--inflight"),
-            (vec!["--inflight", "1"], "--target"),
-            (vec!["--target", "", "--inflight", "1"], "--target"),
-            (vec!["--target", "h:1", "--conn", "local-pool"], "--conn"),
-            (vec!["--target", "h:1", "--rpc", "bidi"], "--rpc"),
-            (vec!["--target", "h:1", "--interval", "0s"], "--interval"),
-            (vec!["--target", "h:1", "--warmup", "5"], "--warmup"),
-            (vec!["--target", "h:1", "--bogus", "1"], "--bogus"),
-            (vec!["--target", "h:1", "--inflight", "0"], "--inflight"),
-            (
-                vec!["--target", "h:1", "--inflight", "1", "--min-inflight", "2"],
-                "--min-inflight",
-            ),
-            (
-                vec!["--target", "h:1", "--min-inflight", "9", "--max-inflight", "2"],
-                "--max-inflight",
-            ),
-            (vec!["--target", "h:1", "--payload", "4194241"], "--payload"),
-            (vec!["--steps", "f", "--target", "h:1"], "--target"),
+            ("--target h:1 --inflight x", "--inflight"),
+            ("--inflight 1", "--target"),
+            ("--target= --inflight 1", "--target"),
+            ("--target h:1 --conn local-pool", "--conn"),
+            ("--target h:1 --rpc bidi", "--rpc"),
+            ("--target h:1 --interval 0s", "--interval"),
+            ("--target h:1 --warmup 5", "--warmup"),
+            ("--target h:1 --bogus 1", "--bogus"),
+            ("--target h:1 --inflight 0", "--inflight"),
+            ("--target h:1 --inflight 1 --min-inflight 2", "--min-inflight"),
+            ("--target h:1 --min-inflight 9 --max-inflight 2", "--max-inflight"),
+            ("--target h:1 --payload 4194241", "--payload"),
+            ("--steps f --target h:1", "--target"),
         ];
         for (args, flag) in cases {
-            match parse(&args) {
-                Ok(s) => panic!("{args:?}: got {s:?}, want an error naming {flag}"),
+            match parse(args) {
+                Ok(s) => panic!("{args}: got {s:?}, want an error naming {flag}"),
                 Err(e) => {
                     let msg = e.to_string();
-                    assert!(msg.contains(flag), "{args:?}: got {msg:?}, want {flag}");
-                    assert_eq!(e.exit_code(), 2, "{args:?}: got exit {}, want 2", e.exit_code());
+                    assert!(msg.contains(flag), "{args}: got {msg:?}, want {flag}");
+                    assert_eq!(e.exit_code(), 2, "{args}: got exit {}, want 2", e.exit_code());
                 }
             }
         }
@@ -195,26 +187,10 @@ mod tests {
 
     #[test]
     fn sweep_flags() {
-        let args = [
-            "--target=127.0.0.1:1",
-            "--min-inflight",
-            "2",
-            "--max-inflight",
-            "8",
-            "--step",
-            "3",
-            "--conn",
-            "shared,pool:4",
-            "--rpc",
-            "unary,streaming",
-            "--warmup",
-            "500ms",
-        ];
-        let got: Vec<(Rpc, Conn, usize)> = parse(&args)
-            .unwrap()
-            .into_iter()
-            .map(|s| (s.rpc, s.conn, s.inflight))
-            .collect();
+        let args = "--target=127.0.0.1:1 --min-inflight 2 --max-inflight 8 --step 3 --conn shared,pool:4 \
+                    --rpc unary,streaming --warmup 500ms";
+        let steps = parse(args).unwrap();
+        let got: Vec<(Rpc, Conn, usize)> = steps.iter().map(|s| (s.rpc, s.conn.clone(), s.inflight)).collect();
         let mut want = vec![];
         for rpc in [Rpc::Unary, Rpc::Streaming] {
             for conn in [Conn::Shared, Conn::Pool(4)] {
@@ -224,8 +200,7 @@ mod tests {
             }
         }
         assert_eq!(got, want, "got {got:?}, want {want:?}");
-        let s = &parse(&args).unwrap()[0];
-        assert_eq!(s.warmup, Duration::from_millis(500), "got {:?}, want 500ms", s.warmup);
-        assert_eq!(s.interval, Duration::from_secs(3), "got {:?}, want 3s", s.interval);
+        assert_eq!(steps[0].warmup_ns, 500_000_000, "got {}, want 500ms", steps[0].warmup_ns);
+        assert_eq!(steps[0].interval_ns, 3_000_000_000, "got {}, want 3s", steps[0].interval_ns);
     }
 }

@@ -41,69 +41,38 @@ const WARMUP: u8 = 0;
 const MEASURE: u8 = 1;
 const DONE: u8 = 2;
 
-/// What holds for every step of a run: the flags a step spec does not carry.
-struct Opts {
-    dial_timeout: Duration,
-    /// Deadline of each RPC (each ping-pong on a stream); zero: none.
-    rpc_timeout: Duration,
-}
-
 fn main() {
     let cli = Cli::parse(); // a bad flag: clap's error and usage, exit 2
     let steps = match &cli.steps {
-        Some(path) => match std::fs::read_to_string(path) {
-            Ok(text) => step::parse_steps(path, &text),
-            Err(e) => Err(format!("--steps {path}: {e}")),
-        },
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| format!("--steps {path}: {e}"))
+            .and_then(|text| step::parse_steps(path, &text)),
         None => Ok(cli.steps().unwrap_or_else(|e| e.exit())),
     };
     let steps = steps.unwrap_or_else(|e| {
         eprintln!("rpclab-client (rust): {e}");
         std::process::exit(2);
     });
-    // The command line's --out starts afresh; a steps file's outs are appended to.
-    if cli.steps.is_none() && !steps[0].out.is_empty() {
-        if let Err(e) = std::fs::File::create(&steps[0].out) {
-            eprintln!("rpclab-client (rust): --out {}: {e}", steps[0].out);
+    // Every out must open before a step runs: the command line's --out starts
+    // afresh, a steps file's outs are appended to.
+    for out in steps.iter().map(|s| &s.out).filter(|o| !o.is_empty()) {
+        let fresh = cli.steps.is_none();
+        if let Err(e) = OpenOptions::new().create(true).write(true).append(!fresh).truncate(fresh).open(out) {
+            eprintln!("rpclab-client (rust): out {out}: {e}");
             std::process::exit(1);
         }
     }
-    let opts = Opts {
-        dial_timeout: cli.dial_timeout,
-        rpc_timeout: cli.rpc_timeout,
-    };
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("rpclab-client (rust): start tokio: {e}");
-            std::process::exit(1);
-        }
-    };
-    let code = rt.block_on(run(steps, opts));
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap_or_else(|e| {
+        eprintln!("rpclab-client (rust): start tokio: {e}");
+        std::process::exit(1);
+    });
+    let code = rt.block_on(run(steps, &cli));
     rt.shutdown_timeout(Duration::from_millis(200));
     std::process::exit(code);
 }
 
 /// Runs the steps in order, appending each record to its out; returns the exit code.
-async fn run(steps: Vec<Step>, opts: Opts) -> i32 {
-    let mut outs: HashMap<String, Box<dyn Write>> = HashMap::new();
-    for s in &steps {
-        if outs.contains_key(&s.out) {
-            continue;
-        }
-        let w: Box<dyn Write> = if s.out.is_empty() {
-            Box::new(std::io::stdout())
-        } else {
-            match OpenOptions::new().create(true).append(true).open(&s.out) {
-                Ok(file) => Box::new(Synced(file)),
-                Err(e) => {
-                    eprintln!("rpclab-client (rust): out {}: {e}", s.out);
-                    return 1;
-                }
-            }
-        };
-        outs.insert(s.out.clone(), w);
-    }
+async fn run(steps: Vec<Step>, cli: &Cli) -> i32 {
     let (stop_tx, stop) = watch::channel(false);
     match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
         (Ok(mut int), Ok(mut term)) => {
@@ -132,7 +101,7 @@ async fn run(steps: Vec<Step>, opts: Opts) -> i32 {
                 r.fail(format!("target unreachable: not run: {why}"));
                 r
             }
-            None => match run_step(s, &opts, &env, stop.clone()).await {
+            None => match run_step(s, cli, &env, stop.clone()).await {
                 Some(r) => r,
                 None => return 1, // stopped before this step measured anything
             },
@@ -144,38 +113,29 @@ async fn run(steps: Vec<Step>, opts: Opts) -> i32 {
         if rec.status == "failed" {
             failed += 1;
         }
-        let out = outs.get_mut(&s.out).expect("every out is open");
-        if let Err(e) = writeln!(out, "{}", rec.json()).and_then(|_| out.flush()) {
+        if let Err(e) = append(&s.out, &rec) {
             eprintln!("rpclab-client (rust): write {}: {e}", s.out);
             return 1;
         }
-        eprintln!(
-            "rpclab-client (rust): step {i}/{} {rpc} {conn} inflight={n}: {}",
-            steps.len(),
-            rec.summary()
-        );
+        eprintln!("rpclab-client (rust): step {i}/{} {rpc} {conn} inflight={n}: {}", steps.len(), rec.summary());
         if rec.status == "interrupted" {
             return 1;
         }
     }
-    if failed > 0 {
-        1
-    } else {
-        0
-    }
+    i32::from(failed > 0)
 }
 
-/// A file whose flush also syncs, so a killed client keeps whole records.
-struct Synced(std::fs::File);
-
-impl Write for Synced {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.write(b)
+/// Appends rec as one line to out (stdout if empty) in one write, synced, so
+/// a killed client keeps whole records.
+fn append(out: &str, rec: &Record) -> std::io::Result<()> {
+    let line = rec.json() + "\n";
+    if out.is_empty() {
+        let mut o = std::io::stdout().lock();
+        return o.write_all(line.as_bytes()).and_then(|_| o.flush());
     }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()?;
-        self.0.sync_data()
-    }
+    let mut f = OpenOptions::new().append(true).open(out)?;
+    f.write_all(line.as_bytes())?;
+    f.sync_data()
 }
 
 /// Sleeps for d; false if a stop was asked first.
@@ -197,17 +157,16 @@ async fn connect(ep: &Endpoint, deadline: Instant, stop: &mut watch::Receiver<bo
         let left = deadline.saturating_duration_since(Instant::now());
         let err = match tokio::time::timeout(left, ep.connect()).await {
             Ok(Ok(ch)) => return Ok(ch),
+            // The error and its sources, each once.
             Ok(Err(e)) => {
-                let mut msg = e.to_string();
-                let mut src = std::error::Error::source(&e);
-                while let Some(s) = src {
-                    let s_msg = s.to_string();
-                    if !msg.contains(&s_msg) {
-                        msg = format!("{msg}: {s_msg}");
+                std::iter::successors(std::error::Error::source(&e), |s| s.source()).fold(e.to_string(), |m, s| {
+                    let s = s.to_string();
+                    if m.contains(&s) {
+                        m
+                    } else {
+                        format!("{m}: {s}")
                     }
-                    src = s.source();
-                }
-                msg
+                })
             }
             Err(_) => "timed out".to_string(),
         };
@@ -222,17 +181,17 @@ async fn connect(ep: &Endpoint, deadline: Instant, stop: &mut watch::Receiver<bo
 }
 
 /// Runs one step on fresh channels; None if a stop came before its interval.
-async fn run_step(s: &Step, opts: &Opts, env: &Env, mut stop: watch::Receiver<bool>) -> Option<Record> {
+async fn run_step(s: &Step, cli: &Cli, env: &Env, mut stop: watch::Receiver<bool>) -> Option<Record> {
     let mut rec = Record::new(s, env);
     let ep = match Endpoint::from_shared(format!("http://{}", s.target)) {
-        Ok(ep) => ep.connect_timeout(opts.dial_timeout),
+        Ok(ep) => ep.connect_timeout(cli.dial_timeout),
         Err(e) => {
             rec.unreachable = true;
             rec.fail(format!("target unreachable: bad target {:?}: {e}", s.target));
             return Some(rec);
         }
     };
-    let deadline = Instant::now() + opts.dial_timeout;
+    let deadline = Instant::now() + cli.dial_timeout;
     let mut channels = Vec::new();
     for _ in 0..s.conn.conns(s.inflight) {
         match connect(&ep, deadline, &mut stop).await {
@@ -242,7 +201,7 @@ async fn run_step(s: &Step, opts: &Opts, env: &Env, mut stop: watch::Receiver<bo
                 rec.unreachable = true;
                 rec.fail(format!(
                     "target unreachable: no connection to {} within {:?}: {e}",
-                    s.target, opts.dial_timeout
+                    s.target, cli.dial_timeout
                 ));
                 return Some(rec);
             }
@@ -253,11 +212,8 @@ async fn run_step(s: &Step, opts: &Opts, env: &Env, mut stop: watch::Receiver<bo
     let rr = Arc::new(AtomicUsize::new(0));
     let (cancel_tx, cancel) = watch::channel(false);
     let req = SimpleRequest {
-        response_size: s.payload as i32,
-        payload: Some(Payload {
-            r#type: 0,
-            body: vec![0u8; s.payload].into(),
-        }),
+        response_size: s.payload_bytes as i32,
+        payload: Some(Payload { r#type: 0, body: vec![0u8; s.payload_bytes].into() }),
         ..Default::default()
     };
     let mut tasks = Vec::with_capacity(s.inflight);
@@ -272,25 +228,21 @@ async fn run_step(s: &Step, opts: &Opts, env: &Env, mut stop: watch::Receiver<bo
             phase: phase.clone(),
             cancel: cancel.clone(),
             req: req.clone(),
-            timeout: opts.rpc_timeout,
+            timeout: cli.rpc_timeout,
             hist: new_histogram(),
             by_code: [0; CODES],
         };
-        tasks.push(if s.rpc == Rpc::Streaming {
-            tokio::spawn(w.streaming())
-        } else {
-            tokio::spawn(w.unary())
-        });
+        tasks.push(if s.rpc == Rpc::Streaming { tokio::spawn(w.streaming()) } else { tokio::spawn(w.unary()) });
     }
 
-    let warmed = sleep(s.warmup, &mut stop).await;
+    let warmed = sleep(Duration::from_nanos(s.warmup_ns), &mut stop).await;
     let cpu0 = cpu_ns();
     let t0 = Instant::now();
-    rec.started_at = SystemTime::now();
+    rec.start(SystemTime::now());
     let mut interrupted = !warmed;
     if warmed {
         phase.store(MEASURE, Ordering::Release);
-        interrupted = !sleep(s.interval, &mut stop).await;
+        interrupted = !sleep(Duration::from_nanos(s.interval_ns), &mut stop).await;
     }
     phase.store(DONE, Ordering::Release);
     let elapsed = t0.elapsed();

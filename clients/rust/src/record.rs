@@ -18,33 +18,21 @@ pub const HIGHEST: u64 = 100_000_000_000;
 /// One past the largest gRPC status code (Unauthenticated = 16).
 pub const CODES: usize = 17;
 
-/// Status code names as the schema spells them, by code value.
-pub const CODE_NAMES: [&str; CODES] = [
-    "OK",
-    "Canceled",
-    "Unknown",
-    "InvalidArgument",
-    "DeadlineExceeded",
-    "NotFound",
-    "AlreadyExists",
-    "PermissionDenied",
-    "ResourceExhausted",
-    "FailedPrecondition",
-    "Aborted",
-    "OutOfRange",
-    "Unimplemented",
-    "Internal",
-    "Unavailable",
-    "DataLoss",
-    "Unauthenticated",
-];
+/// A status code's name as the schema spells it: tonic's, but "OK" and "Canceled".
+fn code_name(c: usize) -> String {
+    match tonic::Code::from(c as i32) {
+        tonic::Code::Ok => "OK".into(),
+        tonic::Code::Cancelled => "Canceled".into(),
+        code => format!("{code:?}"),
+    }
+}
 
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST, 3).expect("valid histogram bounds")
 }
 
 /// Which client measured, on what.
-#[derive(Clone, Serialize)]
+#[derive(Clone, Default, Serialize)]
 pub struct Env {
     language: &'static str,
     grpc_impl: &'static str,
@@ -65,13 +53,8 @@ impl Env {
             host_cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         }
         let status = read("/proc/self/status");
-        let allowed = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .unwrap_or("")
-            .trim()
-            .to_string();
-        let mut client_cpus = cpu_list(&allowed);
+        let allowed = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap_or("");
+        let mut client_cpus = cpu_list(allowed);
         if client_cpus.len() >= host_cpus {
             client_cpus.clear(); // not pinned
         }
@@ -104,19 +87,19 @@ pub fn cpu_list(s: &str) -> Vec<usize> {
 }
 
 /// One step's record, serialised by serde_json as docs/result.schema.json has it.
-#[derive(Serialize)]
+#[derive(Default, Serialize)]
 pub struct Record {
     schema_version: u32,
     kind: &'static str,
     pub status: &'static str,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub error: String,
-    #[serde(serialize_with = "rfc3339")]
-    pub started_at: SystemTime,
+    /// RFC 3339 in UTC with nanoseconds: set by start().
+    started_at: String,
     spec: Spec,
     env: Env,
     requests: u64,
-    errors: BTreeMap<&'static str, u64>,
+    errors: BTreeMap<String, u64>,
     duration_ns: u64,
     #[serde(serialize_with = "finite")]
     throughput_rps: f64,
@@ -130,7 +113,7 @@ pub struct Record {
     pub unreachable: bool,
 }
 
-#[derive(Serialize)]
+#[derive(Default, Serialize)]
 struct Spec {
     target: String,
     rpc: &'static str,
@@ -140,8 +123,8 @@ struct Spec {
     pick: Option<&'static str>,
     inflight: usize,
     payload_bytes: usize,
-    warmup_ns: u128,
-    interval_ns: u128,
+    warmup_ns: u64,
+    interval_ns: u64,
     load_model: &'static str,
 }
 
@@ -160,16 +143,11 @@ struct Latency {
 impl Record {
     /// A record of step s, measured on env (its client_cpus the step's pin if it has one).
     pub fn new(s: &Step, env: &Env) -> Record {
-        let mut env = env.clone();
-        if let Some(cpus) = &s.client_cpus {
-            env.client_cpus = cpus.clone();
-        }
+        let env = Env { client_cpus: s.client_cpus.clone().unwrap_or_else(|| env.client_cpus.clone()), ..env.clone() };
         Record {
             schema_version: 1,
             kind: "ping",
             status: "ok",
-            error: String::new(),
-            started_at: SystemTime::now(),
             spec: Spec {
                 target: s.target.clone(),
                 rpc: s.rpc.name(),
@@ -177,23 +155,21 @@ impl Record {
                 conns_requested: s.conn.conns(s.inflight),
                 pick: matches!(s.conn, Conn::Pool(_)).then_some("round-robin"),
                 inflight: s.inflight,
-                payload_bytes: s.payload,
-                warmup_ns: s.warmup.as_nanos(),
-                interval_ns: s.interval.as_nanos(),
+                payload_bytes: s.payload_bytes,
+                warmup_ns: s.warmup_ns,
+                interval_ns: s.interval_ns,
                 load_model: "closed",
             },
             env,
-            requests: 0,
-            errors: BTreeMap::new(),
-            duration_ns: 0,
-            throughput_rps: 0.0,
-            latency: Latency::default(),
-            histogram_hdr: String::new(),
             conns_observed: -1,
-            client_cpu_ns: 0,
-            client_cpu_ns_per_rpc: 0.0,
-            unreachable: false,
+            started_at: humantime::format_rfc3339_nanos(SystemTime::now()).to_string(),
+            ..Default::default()
         }
+    }
+
+    /// Sets started_at: the measured interval began at t.
+    pub fn start(&mut self, t: SystemTime) {
+        self.started_at = humantime::format_rfc3339_nanos(t).to_string();
     }
 
     pub fn fail(&mut self, why: impl Into<String>) {
@@ -203,10 +179,7 @@ impl Record {
 
     pub fn fill(&mut self, h: &Histogram<u64>, by_code: [u64; CODES], elapsed_ns: u64, cpu_ns: u64) {
         self.requests = by_code.iter().sum();
-        self.errors = (1..CODES)
-            .filter(|&c| by_code[c] > 0)
-            .map(|c| (CODE_NAMES[c], by_code[c]))
-            .collect();
+        self.errors = (1..CODES).filter(|&c| by_code[c] > 0).map(|c| (code_name(c), by_code[c])).collect();
         let ok = by_code[0];
         self.duration_ns = elapsed_ns;
         if elapsed_ns > 0 {
@@ -241,12 +214,8 @@ impl Record {
         if self.status != "ok" {
             return format!("{}: {}", self.status, self.error);
         }
-        format!(
-            "{:.0} rps, p99 {:.1} µs, cpu {:.1} µs/rpc",
-            self.throughput_rps,
-            self.latency.p99_ns as f64 / 1e3,
-            self.client_cpu_ns_per_rpc / 1e3
-        )
+        let (rps, p99, cpu) = (self.throughput_rps, self.latency.p99_ns as f64 / 1e3, self.client_cpu_ns_per_rpc / 1e3);
+        format!("{rps:.0} rps, p99 {p99:.1} µs, cpu {cpu:.1} µs/rpc")
     }
 
     /// The record as one JSON line, without the newline.
@@ -258,11 +227,6 @@ impl Record {
 /// A float as JSON takes it: NaN and infinities, which it cannot, as 0.
 fn finite<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(if v.is_finite() { *v } else { 0.0 })
-}
-
-/// RFC 3339 in UTC with nanoseconds, e.g. 2026-11-22T23:01:02.123456789Z.
-fn rfc3339<S: Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&humantime::format_rfc3339_nanos(*t))
 }
 
 /// The histogram in HdrHistogram's compressed V2 form, base64 ("HISTFAAA...").
@@ -281,27 +245,18 @@ mod tests {
 
     #[test]
     fn record_json() {
-        let step = Step {
-            target: "h:1".into(),
-            rpc: crate::step::Rpc::Streaming,
-            conn: Conn::Pool(3),
-            inflight: 4,
-            payload: 7,
-            warmup: Duration::from_millis(500),
-            interval: Duration::from_secs(2),
-            client_cpus: Some(vec![1]),
-            out: String::new(),
-        };
+        let line = r#"{"target":"h:1","service":"benchmark","rpc":"streaming","conn":"pool:3","inflight":4,
+            "payload_bytes":7,"warmup_ns":500000000,"interval_ns":2000000000,"client_cpus":[1],"out":"o"}"#;
+        let step = &crate::step::parse_steps("s", &line.replace('\n', "")).unwrap()[0];
         let mut env = Env::detect();
         env.client_cpus = vec![0, 1];
         env.hostname = "a\"b\n".into();
-        let mut r = Record::new(&step, &env);
-        r.started_at = UNIX_EPOCH + Duration::new(951_782_400, 5);
+        let mut r = Record::new(step, &env);
+        r.start(UNIX_EPOCH + Duration::new(951_782_400, 5));
         let mut h = new_histogram();
         h.record(1000).unwrap();
         let mut by_code = [0; CODES];
-        by_code[0] = 1;
-        by_code[14] = 2;
+        (by_code[0], by_code[1], by_code[14]) = (1, 1, 2);
         r.fill(&h, by_code, 2_000_000_000, 3000);
         let got: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
         let cases = [
@@ -314,23 +269,19 @@ mod tests {
             ("/spec/conns_requested", serde_json::json!(3)),
             ("/spec/rpc", serde_json::json!("streaming")),
             ("/spec/warmup_ns", serde_json::json!(500_000_000)),
-            ("/requests", serde_json::json!(3)),
-            ("/errors", serde_json::json!({"Unavailable": 2})),
+            ("/requests", serde_json::json!(4)),
+            ("/errors", serde_json::json!({"Canceled": 1, "Unavailable": 2})),
             ("/throughput_rps", serde_json::json!(0.5)),
             ("/latency/p50_ns", serde_json::json!(1000)),
             ("/conns_observed", serde_json::json!(-1)),
-            ("/client_cpu_ns_per_rpc", serde_json::json!(1000.0)),
+            ("/client_cpu_ns_per_rpc", serde_json::json!(750.0)),
             ("/status", serde_json::json!("ok")),
         ];
         for (ptr, want) in cases {
             let got = got.pointer(ptr);
             assert_eq!(got, Some(&want), "{ptr}: got {got:?}, want {want}");
         }
-        assert!(
-            got.get("error").is_none(),
-            "got error {:?}, want none",
-            got.get("error")
-        );
+        assert!(got.get("error").is_none(), "got error {:?}, want none", got.get("error"));
     }
 
     #[test]
@@ -342,9 +293,8 @@ mod tests {
         let enc = encode(&h);
         assert!(enc.starts_with("HISTFAAA"), "got {enc}");
         let raw = base64::engine::general_purpose::STANDARD.decode(&enc).unwrap();
-        let back: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
-            .deserialize(&mut raw.as_slice())
-            .unwrap();
+        let back: Histogram<u64> =
+            hdrhistogram::serialization::Deserializer::new().deserialize(&mut raw.as_slice()).unwrap();
         assert_eq!(back.len(), 4);
         assert_eq!(back.max(), h.max());
     }

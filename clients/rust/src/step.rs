@@ -4,8 +4,6 @@
 //! and the steps file: JSON Lines read with serde_json into a typed step and
 //! checked whole before any step runs.
 
-use std::time::Duration;
-
 use serde::Deserialize;
 
 pub const MAX_INFLIGHT: usize = 20000;
@@ -77,81 +75,53 @@ impl Rpc {
     }
 }
 
-/// One step, checked: what the runner runs.
-#[derive(Clone, Debug, PartialEq)]
+/// The service a step pings: this client speaks BenchmarkService only.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Service {
+    Benchmark,
+}
+
+/// One step, one line of a steps file (docs/step.schema.json); the command
+/// line builds the same.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Step {
     pub target: String,
+    pub service: Service,
     pub rpc: Rpc,
+    #[serde(deserialize_with = "conn")]
     pub conn: Conn,
     pub inflight: usize,
-    pub payload: usize,
-    pub warmup: Duration,
-    pub interval: Duration,
+    pub payload_bytes: usize,
+    pub warmup_ns: u64,
+    pub interval_ns: u64,
     /// The pin the driver gave the client; None: the client reads its own.
     pub client_cpus: Option<Vec<usize>>,
-    /// The JSON Lines file the record is appended to; empty: stdout.
+    /// The JSON Lines file the record is appended to; empty (command line only): stdout.
     pub out: String,
 }
 
-/// One line of a steps file, as docs/step.schema.json defines it.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Spec {
-    target: String,
-    service: String,
-    rpc: Rpc,
-    conn: String,
-    inflight: usize,
-    payload_bytes: usize,
-    warmup_ns: u64,
-    interval_ns: u64,
-    client_cpus: Option<Vec<usize>>,
-    out: String,
+fn conn<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Conn, D::Error> {
+    Conn::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
-impl Spec {
-    /// Checks the ranges and what this client supports; Err names the field.
+impl Step {
+    /// Checks what the types do not: the schema's ranges. Err names the field.
     fn check(self) -> Result<Step, String> {
-        let field = |f: &str, msg: String| format!("field {f:?}: {msg}");
-        if self.target.is_empty() {
-            return Err(field("target", "must not be empty".into()));
-        }
-        if self.service != "benchmark" {
-            return Err(field(
-                "service",
-                format!("{:?}: the Rust client speaks benchmark only", self.service),
-            ));
-        }
-        let conn = Conn::parse(&self.conn).map_err(|e| field("conn", e))?;
-        if !(1..=MAX_INFLIGHT).contains(&self.inflight) {
-            return Err(field(
-                "inflight",
-                format!("{} is outside 1..{MAX_INFLIGHT}", self.inflight),
-            ));
-        }
-        if self.payload_bytes > MAX_PAYLOAD {
-            return Err(field(
-                "payload_bytes",
-                format!("{} is outside 0..{MAX_PAYLOAD}", self.payload_bytes),
-            ));
-        }
-        if self.interval_ns == 0 {
-            return Err(field("interval_ns", "must be at least 1".into()));
-        }
-        if self.out.is_empty() {
-            return Err(field("out", "must not be empty".into()));
-        }
-        Ok(Step {
-            target: self.target,
-            rpc: self.rpc,
-            conn,
-            inflight: self.inflight,
-            payload: self.payload_bytes,
-            warmup: Duration::from_nanos(self.warmup_ns),
-            interval: Duration::from_nanos(self.interval_ns),
-            client_cpus: self.client_cpus,
-            out: self.out,
-        })
+        let bad = match () {
+            _ if self.target.is_empty() => ("target", "must not be empty".into()),
+            _ if !(1..=MAX_INFLIGHT).contains(&self.inflight) => {
+                ("inflight", format!("{} is outside 1..{MAX_INFLIGHT}", self.inflight))
+            }
+            _ if self.payload_bytes > MAX_PAYLOAD => {
+                ("payload_bytes", format!("{} is outside 0..{MAX_PAYLOAD}", self.payload_bytes))
+            }
+            _ if self.interval_ns == 0 => ("interval_ns", "must be at least 1".into()),
+            _ if self.out.is_empty() => ("out", "must not be empty".into()),
+            _ => return Ok(self),
+        };
+        Err(format!("field {:?}: {}", bad.0, bad.1))
     }
 }
 
@@ -159,24 +129,17 @@ impl Spec {
 /// Err names the line and the field.
 pub fn parse_steps(name: &str, text: &str) -> Result<Vec<Step>, String> {
     let mut steps = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let at = format!("{name}:{}", i + 1);
         let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("{at}: not JSON: {e}"))?;
         if !v.is_object() {
             return Err(format!("{at}: not a JSON object"));
         }
-        let spec: Spec = serde_path_to_error::deserialize(v).map_err(|e| {
-            let path = e.path().to_string();
-            if path == "." {
-                format!("{at}: {}", e.inner()) // unknown or missing field: serde names it
-            } else {
-                format!("{at}: field {path:?}: {}", e.inner())
-            }
+        let step: Step = serde_path_to_error::deserialize(v).map_err(|e| match e.path().to_string().as_str() {
+            "." => format!("{at}: {}", e.inner()), // unknown or missing field: serde names it
+            path => format!("{at}: field {path:?}: {}", e.inner()),
         })?;
-        steps.push(spec.check().map_err(|e| format!("{at}: {e}"))?);
+        steps.push(step.check().map_err(|e| format!("{at}: {e}"))?);
     }
     if steps.is_empty() {
         return Err(format!("{name}: no steps"));
@@ -202,28 +165,30 @@ mod tests {
 
     #[test]
     fn good_file() {
-        let text = format!("{GOOD}\n\n{}\n", with("conn", Some(r#""pool:4:round-robin""#)));
+        let text = format!(
+            "{GOOD}\n\n{}\n{}",
+            with("conn", Some(r#""pool:4:round-robin""#)),
+            with("conn", Some(r#""per-worker""#))
+        );
         let got = parse_steps("s.jsonl", &text).unwrap();
         let want = Step {
             target: "127.0.0.1:1".into(),
+            service: Service::Benchmark,
             rpc: Rpc::Unary,
             conn: Conn::Shared,
             inflight: 4,
-            payload: 0,
-            warmup: Duration::from_secs(1),
-            interval: Duration::from_secs(3),
+            payload_bytes: 0,
+            warmup_ns: 1_000_000_000,
+            interval_ns: 3_000_000_000,
             client_cpus: Some(vec![0]),
             out: "/tmp/a.jsonl".into(),
         };
-        assert_eq!(got.len(), 2, "got {got:?}, want 2 steps");
+        assert_eq!(got.len(), 3, "got {got:?}, want 3 steps");
         assert_eq!(got[0], want, "got {:?}, want {want:?}", got[0]);
         assert_eq!(got[1].conn, Conn::Pool(4), "got {:?}, want pool:4", got[1].conn);
+        assert_eq!(got[2].conn, Conn::PerWorker, "got {:?}, want per-worker", got[2].conn);
         let no_pin = parse_steps("s", &with("client_cpus", None)).unwrap();
-        assert_eq!(
-            no_pin[0].client_cpus, None,
-            "got {:?}, want None",
-            no_pin[0].client_cpus
-        );
+        assert_eq!(no_pin[0].client_cpus, None, "got {:?}, want None", no_pin[0].client_cpus);
     }
 
     #[test]
@@ -245,6 +210,8 @@ mod tests {
             (with("service", Some(r#""ydb-debug""#)), "service"),
             (with("conn", Some(r#""local-pool""#)), "conn"),
             (with("conn", Some(r#""pool:4:least-loaded""#)), "conn"),
+            (with("conn", Some(r#""pool:0""#)), "conn"),
+            (with("conn", Some(r#""shared:2""#)), "conn"),
             (with("client_cpus", Some(r#"["0"]"#)), "client_cpus"),
             (with("target", Some(r#""""#)), "target"),
         ];
@@ -259,22 +226,5 @@ mod tests {
             }
         }
         assert!(parse_steps("s", "\n").is_err(), "an empty file: got Ok, want an error");
-    }
-
-    #[test]
-    fn conns() {
-        let cases = [
-            ("shared", Ok(Conn::Shared)),
-            ("per-worker", Ok(Conn::PerWorker)),
-            ("pool:3", Ok(Conn::Pool(3))),
-            ("pool:0", Err(())),
-            ("pool", Err(())),
-            ("shared:2", Err(())),
-            ("distinct-args", Err(())),
-        ];
-        for (s, want) in cases {
-            let got = Conn::parse(s).map_err(|_| ());
-            assert_eq!(got, want, "Conn::parse({s:?}): got {got:?}, want {want:?}");
-        }
     }
 }
