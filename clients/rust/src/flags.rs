@@ -56,7 +56,7 @@ pub struct Cli {
     #[arg(long, value_name = "DUR", default_value = "0s", value_parser = go_duration)]
     pub rpc_timeout: Duration,
     /// JSON Lines output, one record per step [default: stdout]
-    #[arg(long, short = 'o', value_name = "FILE", default_value = "")]
+    #[arg(long, short = 'o', value_name = "FILE", default_value = "", hide_default_value = true)]
     out: String,
 }
 
