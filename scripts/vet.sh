@@ -44,4 +44,12 @@ if command -v mvn >/dev/null; then
     { echo "vet: clients/java: mvn spotless:check failed (cd clients/java && mvn spotless:apply)"; fail=1; }
 fi
 # --- end Java
+# --- Rust (clients/rust): rustfmt --check, and clippy with warnings as errors (it builds, so needs protoc). ---
+if command -v cargo >/dev/null && cargo fmt --version >/dev/null 2>&1; then
+  (cd clients/rust && cargo fmt --check) || { echo "vet: clients/rust is not rustfmt'ed (run cargo fmt)"; fail=1; }
+fi
+if command -v cargo >/dev/null && cargo clippy --version >/dev/null 2>&1 && command -v protoc >/dev/null; then
+  (cd clients/rust && cargo clippy -q --release --locked -- -D warnings) || { echo "vet: clippy (clients/rust)"; fail=1; }
+fi
+# --- end Rust ---
 exit $fail

@@ -2,18 +2,23 @@
 
 //! rpclab's Rust client (docs/clients.md): a closed-loop sweep on tonic
 //! against a grpc.testing.BenchmarkService server, one JSON Lines record per
-//! step. Exit codes: 0 every step ok, 1 a step failed, 2 bad flags.
+//! step, its steps from the command line or a steps file (`--steps`).
+//! Exit codes: 0 every step ok, 1 a step failed, 2 bad flags or steps.
 //! SIGINT/SIGTERM end the running step at once; its record ("interrupted")
 //! and every earlier one are kept.
 
 mod flags;
 mod record;
+mod step;
 
+use std::collections::HashMap;
+use std::fs::OpenOptions;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use clap::Parser;
 use hdrhistogram::Histogram;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::{mpsc, watch};
@@ -21,8 +26,9 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::{Channel, Endpoint};
 use tonic::Code;
 
-use flags::{Conn, Flags};
+use flags::Cli;
 use record::{new_histogram, Env, Record, CODES, HIGHEST};
+use step::{Conn, Rpc, Step};
 
 pub mod pb {
     tonic::include_proto!("grpc.testing");
@@ -36,39 +42,37 @@ const MEASURE: u8 = 1;
 const DONE: u8 = 2;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let f = match Flags::parse(&args) {
-        Ok(f) => f,
-        Err(u) => {
-            eprintln!("rpclab-client (rust): {u}");
-            std::process::exit(2);
-        }
+    let cli = Cli::parse(); // a bad flag: clap's error and usage, exit 2
+    let steps = match &cli.steps {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| format!("--steps {path}: {e}"))
+            .and_then(|text| step::parse_steps(path, &text)),
+        None => Ok(cli.steps().unwrap_or_else(|e| e.exit())),
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("rpclab-client (rust): start tokio: {e}");
+    let steps = steps.unwrap_or_else(|e| {
+        eprintln!("rpclab-client (rust): {e}");
+        std::process::exit(2);
+    });
+    // Every out must open before a step runs: the command line's --out starts
+    // afresh, a steps file's outs are appended to.
+    for out in steps.iter().map(|s| &s.out).filter(|o| !o.is_empty()) {
+        let fresh = cli.steps.is_none();
+        if let Err(e) = OpenOptions::new().create(true).write(true).append(!fresh).truncate(fresh).open(out) {
+            eprintln!("rpclab-client (rust): out {out}: {e}");
             std::process::exit(1);
         }
-    };
-    let code = rt.block_on(run(f));
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap_or_else(|e| {
+        eprintln!("rpclab-client (rust): start tokio: {e}");
+        std::process::exit(1);
+    });
+    let code = rt.block_on(run(steps, &cli));
     rt.shutdown_timeout(Duration::from_millis(200));
     std::process::exit(code);
 }
 
-/// Runs every step in the order rpc, conn, inflight; returns the exit code.
-async fn run(f: Flags) -> i32 {
-    let mut out: Box<dyn Write> = if f.out.is_empty() {
-        Box::new(std::io::stdout())
-    } else {
-        match std::fs::File::create(&f.out) {
-            Ok(file) => Box::new(Synced(file)),
-            Err(e) => {
-                eprintln!("rpclab-client (rust): --out {}: {e}", f.out);
-                return 1;
-            }
-        }
-    };
+/// Runs the steps in order, appending each record to its out; returns the exit code.
+async fn run(steps: Vec<Step>, cli: &Cli) -> i32 {
     let (stop_tx, stop) = watch::channel(false);
     match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
         (Ok(mut int), Ok(mut term)) => {
@@ -83,69 +87,55 @@ async fn run(f: Flags) -> i32 {
         _ => eprintln!("rpclab-client (rust): cannot catch SIGINT/SIGTERM; a stop will lose the running step"),
     }
     let env = Env::detect();
-    let steps = f.rpcs.len() * f.conns.len() * f.inflight.len();
-    let (mut i, mut failed) = (0, 0);
-    let mut unreachable: Option<String> = None;
-    for rpc in &f.rpcs {
-        for conn in &f.conns {
-            for &n in &f.inflight {
-                i += 1;
-                if *stop.borrow() {
-                    return 1;
-                }
-                let rec = match &unreachable {
-                    Some(why) => {
-                        let mut r = Record::new(rpc, conn, n);
-                        r.fail(format!("target unreachable: not run: {why}"));
-                        r
-                    }
-                    None => match run_step(&f, rpc, conn, n, stop.clone()).await {
-                        Some(r) => r,
-                        None => return 1, // stopped before this step measured anything
-                    },
-                };
-                if rec.unreachable {
-                    unreachable = Some(format!(
-                        "step {i} ({} {rpc} inflight={n}) could not connect",
-                        conn.name()
-                    ));
-                }
-                if rec.status == "failed" {
-                    failed += 1;
-                }
-                if let Err(e) = writeln!(out, "{}", rec.json(&f, &env)).and_then(|_| out.flush()) {
-                    eprintln!("rpclab-client (rust): write {}: {e}", f.out);
-                    return 1;
-                }
-                eprintln!(
-                    "rpclab-client (rust): step {i}/{steps} {rpc} {} inflight={n}: {}",
-                    conn.name(),
-                    rec.summary()
-                );
-                if rec.status == "interrupted" {
-                    return 1;
-                }
+    let mut failed = 0;
+    // Targets a step could not connect to: later steps on them fail at once.
+    let mut unreachable: HashMap<&str, String> = HashMap::new();
+    for (i, s) in steps.iter().enumerate() {
+        let (i, rpc, conn, n) = (i + 1, s.rpc.name(), s.conn.name(), s.inflight);
+        if *stop.borrow() {
+            return 1;
+        }
+        let rec = match unreachable.get(s.target.as_str()) {
+            Some(why) => {
+                let mut r = Record::new(s, &env);
+                r.fail(format!("target unreachable: not run: {why}"));
+                r
             }
+            None => match run_step(s, cli, &env, stop.clone()).await {
+                Some(r) => r,
+                None => return 1, // stopped before this step measured anything
+            },
+        };
+        if rec.unreachable {
+            let why = format!("step {i} ({conn} {rpc} inflight={n}) could not connect");
+            unreachable.insert(&s.target, why);
+        }
+        if rec.status == "failed" {
+            failed += 1;
+        }
+        if let Err(e) = append(&s.out, &rec) {
+            eprintln!("rpclab-client (rust): write {}: {e}", s.out);
+            return 1;
+        }
+        eprintln!("rpclab-client (rust): step {i}/{} {rpc} {conn} inflight={n}: {}", steps.len(), rec.summary());
+        if rec.status == "interrupted" {
+            return 1;
         }
     }
-    if failed > 0 {
-        1
-    } else {
-        0
-    }
+    i32::from(failed > 0)
 }
 
-/// A file whose flush also syncs, so a killed client keeps whole records.
-struct Synced(std::fs::File);
-
-impl Write for Synced {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.write(b)
+/// Appends rec as one line to out (stdout if empty) in one write, synced, so
+/// a killed client keeps whole records.
+fn append(out: &str, rec: &Record) -> std::io::Result<()> {
+    let line = rec.json() + "\n";
+    if out.is_empty() {
+        let mut o = std::io::stdout().lock();
+        return o.write_all(line.as_bytes()).and_then(|_| o.flush());
     }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.0.flush()?;
-        self.0.sync_data()
-    }
+    let mut f = OpenOptions::new().append(true).open(out)?;
+    f.write_all(line.as_bytes())?;
+    f.sync_data()
 }
 
 /// Sleeps for d; false if a stop was asked first.
@@ -167,17 +157,16 @@ async fn connect(ep: &Endpoint, deadline: Instant, stop: &mut watch::Receiver<bo
         let left = deadline.saturating_duration_since(Instant::now());
         let err = match tokio::time::timeout(left, ep.connect()).await {
             Ok(Ok(ch)) => return Ok(ch),
+            // The error and its sources, each once.
             Ok(Err(e)) => {
-                let mut msg = e.to_string();
-                let mut src = std::error::Error::source(&e);
-                while let Some(s) = src {
-                    let s_msg = s.to_string();
-                    if !msg.contains(&s_msg) {
-                        msg = format!("{msg}: {s_msg}");
+                std::iter::successors(std::error::Error::source(&e), |s| s.source()).fold(e.to_string(), |m, s| {
+                    let s = s.to_string();
+                    if m.contains(&s) {
+                        m
+                    } else {
+                        format!("{m}: {s}")
                     }
-                    src = s.source();
-                }
-                msg
+                })
             }
             Err(_) => "timed out".to_string(),
         };
@@ -192,25 +181,19 @@ async fn connect(ep: &Endpoint, deadline: Instant, stop: &mut watch::Receiver<bo
 }
 
 /// Runs one step on fresh channels; None if a stop came before its interval.
-async fn run_step(
-    f: &Flags,
-    rpc: &str,
-    conn: &Conn,
-    inflight: usize,
-    mut stop: watch::Receiver<bool>,
-) -> Option<Record> {
-    let mut rec = Record::new(rpc, conn, inflight);
-    let ep = match Endpoint::from_shared(format!("http://{}", f.target)) {
-        Ok(ep) => ep.connect_timeout(f.dial_timeout),
+async fn run_step(s: &Step, cli: &Cli, env: &Env, mut stop: watch::Receiver<bool>) -> Option<Record> {
+    let mut rec = Record::new(s, env);
+    let ep = match Endpoint::from_shared(format!("http://{}", s.target)) {
+        Ok(ep) => ep.connect_timeout(cli.dial_timeout),
         Err(e) => {
             rec.unreachable = true;
-            rec.fail(format!("target unreachable: bad target {:?}: {e}", f.target));
+            rec.fail(format!("target unreachable: bad target {:?}: {e}", s.target));
             return Some(rec);
         }
     };
-    let deadline = Instant::now() + f.dial_timeout;
+    let deadline = Instant::now() + cli.dial_timeout;
     let mut channels = Vec::new();
-    for _ in 0..conn.conns(inflight) {
+    for _ in 0..s.conn.conns(s.inflight) {
         match connect(&ep, deadline, &mut stop).await {
             Ok(ch) => channels.push(ch),
             Err(_) if *stop.borrow() => return None,
@@ -218,7 +201,7 @@ async fn run_step(
                 rec.unreachable = true;
                 rec.fail(format!(
                     "target unreachable: no connection to {} within {:?}: {e}",
-                    f.target, f.dial_timeout
+                    s.target, cli.dial_timeout
                 ));
                 return Some(rec);
             }
@@ -229,16 +212,13 @@ async fn run_step(
     let rr = Arc::new(AtomicUsize::new(0));
     let (cancel_tx, cancel) = watch::channel(false);
     let req = SimpleRequest {
-        response_size: f.payload as i32,
-        payload: Some(Payload {
-            r#type: 0,
-            body: vec![0u8; f.payload].into(),
-        }),
+        response_size: s.payload_bytes as i32,
+        payload: Some(Payload { r#type: 0, body: vec![0u8; s.payload_bytes].into() }),
         ..Default::default()
     };
-    let mut tasks = Vec::with_capacity(inflight);
-    for i in 0..inflight {
-        let clients: Vec<BenchmarkServiceClient<Channel>> = match conn {
+    let mut tasks = Vec::with_capacity(s.inflight);
+    for i in 0..s.inflight {
+        let clients: Vec<BenchmarkServiceClient<Channel>> = match s.conn {
             Conn::PerWorker => vec![BenchmarkServiceClient::new(channels[i].clone())],
             _ => channels.iter().cloned().map(BenchmarkServiceClient::new).collect(),
         };
@@ -248,25 +228,21 @@ async fn run_step(
             phase: phase.clone(),
             cancel: cancel.clone(),
             req: req.clone(),
-            timeout: f.rpc_timeout,
+            timeout: cli.rpc_timeout,
             hist: new_histogram(),
             by_code: [0; CODES],
         };
-        tasks.push(if rpc == "streaming" {
-            tokio::spawn(w.streaming())
-        } else {
-            tokio::spawn(w.unary())
-        });
+        tasks.push(if s.rpc == Rpc::Streaming { tokio::spawn(w.streaming()) } else { tokio::spawn(w.unary()) });
     }
 
-    let warmed = sleep(f.warmup, &mut stop).await;
+    let warmed = sleep(Duration::from_nanos(s.warmup_ns), &mut stop).await;
     let cpu0 = cpu_ns();
     let t0 = Instant::now();
-    rec.started_at = SystemTime::now();
+    rec.start(SystemTime::now());
     let mut interrupted = !warmed;
     if warmed {
         phase.store(MEASURE, Ordering::Release);
-        interrupted = !sleep(f.interval, &mut stop).await;
+        interrupted = !sleep(Duration::from_nanos(s.interval_ns), &mut stop).await;
     }
     phase.store(DONE, Ordering::Release);
     let elapsed = t0.elapsed();

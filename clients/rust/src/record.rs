@@ -3,50 +3,46 @@
 //! One step's result record (docs/results.md, docs/result.schema.json),
 //! written as one JSON line, and the env it carries.
 
-use std::fmt::Write as _;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::collections::BTreeMap;
+use std::time::SystemTime;
 
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
+use serde::{Serialize, Serializer};
 
-use crate::flags::{Conn, Flags};
+use crate::step::{Conn, Step};
 
 /// Histogram geometry shared by every rpclab client: 1 ns .. 100 s, 3 digits.
 pub const HIGHEST: u64 = 100_000_000_000;
 /// One past the largest gRPC status code (Unauthenticated = 16).
 pub const CODES: usize = 17;
 
-/// Status code names as the schema spells them, by code value.
-pub const CODE_NAMES: [&str; CODES] = [
-    "OK",
-    "Canceled",
-    "Unknown",
-    "InvalidArgument",
-    "DeadlineExceeded",
-    "NotFound",
-    "AlreadyExists",
-    "PermissionDenied",
-    "ResourceExhausted",
-    "FailedPrecondition",
-    "Aborted",
-    "OutOfRange",
-    "Unimplemented",
-    "Internal",
-    "Unavailable",
-    "DataLoss",
-    "Unauthenticated",
-];
+/// A status code's name as the schema spells it: tonic's, but "OK" and "Canceled".
+fn code_name(c: usize) -> String {
+    match tonic::Code::from(c as i32) {
+        tonic::Code::Ok => "OK".into(),
+        tonic::Code::Cancelled => "Canceled".into(),
+        code => format!("{code:?}"),
+    }
+}
 
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HIGHEST, 3).expect("valid histogram bounds")
 }
 
 /// Which client measured, on what.
+#[derive(Clone, Default, Serialize)]
 pub struct Env {
+    language: &'static str,
+    grpc_impl: &'static str,
+    grpc_version: &'static str,
+    runtime_version: String,
     pub host_cpus: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub client_cpus: Vec<usize>,
     pub hostname: String,
+    os: &'static str,
 }
 
 impl Env {
@@ -57,41 +53,21 @@ impl Env {
             host_cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         }
         let status = read("/proc/self/status");
-        let allowed = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .unwrap_or("")
-            .trim()
-            .to_string();
-        let mut client_cpus = cpu_list(&allowed);
+        let allowed = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap_or("");
+        let mut client_cpus = cpu_list(allowed);
         if client_cpus.len() >= host_cpus {
             client_cpus.clear(); // not pinned
         }
         Env {
+            language: "rust",
+            grpc_impl: "tonic",
+            grpc_version: env!("RPCLAB_TONIC_VERSION"),
+            runtime_version: format!("{} (tokio)", env!("RPCLAB_RUSTC_VERSION")),
             host_cpus,
             client_cpus,
             hostname: read("/proc/sys/kernel/hostname"),
+            os: std::env::consts::OS,
         }
-    }
-
-    fn json(&self) -> String {
-        let mut b = format!(
-            "{{\"language\":\"rust\",\"grpc_impl\":\"tonic\",\"grpc_version\":{},\"runtime_version\":{},\"host_cpus\":{}",
-            s(env!("RPCLAB_TONIC_VERSION")),
-            s(&format!("{} (tokio)", env!("RPCLAB_RUSTC_VERSION"))),
-            self.host_cpus
-        );
-        if !self.client_cpus.is_empty() {
-            let l: Vec<String> = self.client_cpus.iter().map(|c| c.to_string()).collect();
-            let _ = write!(b, ",\"client_cpus\":[{}]", l.join(","));
-        }
-        let _ = write!(
-            b,
-            ",\"hostname\":{},\"os\":{}}}",
-            s(&self.hostname),
-            s(std::env::consts::OS)
-        );
-        b
     }
 }
 
@@ -110,45 +86,90 @@ pub fn cpu_list(s: &str) -> Vec<usize> {
     out
 }
 
+/// One step's record, serialised by serde_json as docs/result.schema.json has it.
+#[derive(Default, Serialize)]
 pub struct Record {
+    schema_version: u32,
+    kind: &'static str,
     pub status: &'static str,
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub error: String,
-    pub started_at: SystemTime,
-    pub unreachable: bool,
-    rpc: String,
-    conn: Conn,
-    inflight: usize,
+    /// RFC 3339 in UTC with nanoseconds: set by start().
+    started_at: String,
+    spec: Spec,
+    env: Env,
     requests: u64,
-    by_code: [u64; CODES],
+    errors: BTreeMap<String, u64>,
     duration_ns: u64,
-    throughput: f64,
-    lat: [u64; 6], // min, p50, p90, p99, p99.9, max
-    mean: f64,
-    hdr: String,
-    cpu_ns: u64,
-    cpu_per_rpc: f64,
+    #[serde(serialize_with = "finite")]
+    throughput_rps: f64,
+    latency: Latency,
+    histogram_hdr: String,
+    conns_observed: i64,
+    client_cpu_ns: u64,
+    #[serde(serialize_with = "finite")]
+    client_cpu_ns_per_rpc: f64,
+    #[serde(skip)]
+    pub unreachable: bool,
+}
+
+#[derive(Default, Serialize)]
+struct Spec {
+    target: String,
+    rpc: &'static str,
+    conn_mode: &'static str,
+    conns_requested: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pick: Option<&'static str>,
+    inflight: usize,
+    payload_bytes: usize,
+    warmup_ns: u64,
+    interval_ns: u64,
+    load_model: &'static str,
+}
+
+#[derive(Default, Serialize)]
+struct Latency {
+    min_ns: u64,
+    #[serde(serialize_with = "finite")]
+    mean_ns: f64,
+    p50_ns: u64,
+    p90_ns: u64,
+    p99_ns: u64,
+    p999_ns: u64,
+    p100_ns: u64,
 }
 
 impl Record {
-    pub fn new(rpc: &str, conn: &Conn, inflight: usize) -> Record {
+    /// A record of step s, measured on env (its client_cpus the step's pin if it has one).
+    pub fn new(s: &Step, env: &Env) -> Record {
+        let env = Env { client_cpus: s.client_cpus.clone().unwrap_or_else(|| env.client_cpus.clone()), ..env.clone() };
         Record {
+            schema_version: 1,
+            kind: "ping",
             status: "ok",
-            error: String::new(),
-            started_at: SystemTime::now(),
-            unreachable: false,
-            rpc: rpc.to_string(),
-            conn: conn.clone(),
-            inflight,
-            requests: 0,
-            by_code: [0; CODES],
-            duration_ns: 0,
-            throughput: 0.0,
-            lat: [0; 6],
-            mean: 0.0,
-            hdr: String::new(),
-            cpu_ns: 0,
-            cpu_per_rpc: 0.0,
+            spec: Spec {
+                target: s.target.clone(),
+                rpc: s.rpc.name(),
+                conn_mode: s.conn.name(),
+                conns_requested: s.conn.conns(s.inflight),
+                pick: matches!(s.conn, Conn::Pool(_)).then_some("round-robin"),
+                inflight: s.inflight,
+                payload_bytes: s.payload_bytes,
+                warmup_ns: s.warmup_ns,
+                interval_ns: s.interval_ns,
+                load_model: "closed",
+            },
+            env,
+            conns_observed: -1,
+            started_at: humantime::format_rfc3339_nanos(SystemTime::now()).to_string(),
+            ..Default::default()
         }
+    }
+
+    /// Sets started_at: the measured interval began at t.
+    pub fn start(&mut self, t: SystemTime) {
+        self.started_at = humantime::format_rfc3339_nanos(t).to_string();
     }
 
     pub fn fail(&mut self, why: impl Into<String>) {
@@ -157,28 +178,28 @@ impl Record {
     }
 
     pub fn fill(&mut self, h: &Histogram<u64>, by_code: [u64; CODES], elapsed_ns: u64, cpu_ns: u64) {
-        self.by_code = by_code;
         self.requests = by_code.iter().sum();
+        self.errors = (1..CODES).filter(|&c| by_code[c] > 0).map(|c| (code_name(c), by_code[c])).collect();
         let ok = by_code[0];
         self.duration_ns = elapsed_ns;
         if elapsed_ns > 0 {
-            self.throughput = ok as f64 / (elapsed_ns as f64 / 1e9);
+            self.throughput_rps = ok as f64 / (elapsed_ns as f64 / 1e9);
         }
         if !h.is_empty() {
-            self.lat = [
-                h.min(),
-                h.value_at_quantile(0.5),
-                h.value_at_quantile(0.9),
-                h.value_at_quantile(0.99),
-                h.value_at_quantile(0.999),
-                h.max(),
-            ];
-            self.mean = h.mean();
+            self.latency = Latency {
+                min_ns: h.min(),
+                mean_ns: h.mean(),
+                p50_ns: h.value_at_quantile(0.5),
+                p90_ns: h.value_at_quantile(0.9),
+                p99_ns: h.value_at_quantile(0.99),
+                p999_ns: h.value_at_quantile(0.999),
+                p100_ns: h.max(),
+            };
         }
-        self.hdr = encode(h);
-        self.cpu_ns = cpu_ns;
+        self.histogram_hdr = encode(h);
+        self.client_cpu_ns = cpu_ns;
         if self.requests > 0 {
-            self.cpu_per_rpc = cpu_ns as f64 / self.requests as f64;
+            self.client_cpu_ns_per_rpc = cpu_ns as f64 / self.requests as f64;
         }
         if ok == 0 {
             if self.requests == 0 {
@@ -193,78 +214,19 @@ impl Record {
         if self.status != "ok" {
             return format!("{}: {}", self.status, self.error);
         }
-        format!(
-            "{:.0} rps, p99 {:.1} µs, cpu {:.1} µs/rpc",
-            self.throughput,
-            self.lat[3] as f64 / 1e3,
-            self.cpu_per_rpc / 1e3
-        )
+        let (rps, p99, cpu) = (self.throughput_rps, self.latency.p99_ns as f64 / 1e3, self.client_cpu_ns_per_rpc / 1e3);
+        format!("{rps:.0} rps, p99 {p99:.1} µs, cpu {cpu:.1} µs/rpc")
     }
 
-    pub fn json(&self, f: &Flags, env: &Env) -> String {
-        let mut b = String::with_capacity(1024 + self.hdr.len());
-        let _ = write!(
-            b,
-            "{{\"schema_version\":1,\"kind\":\"ping\",\"status\":{}",
-            s(self.status)
-        );
-        if !self.error.is_empty() {
-            let _ = write!(b, ",\"error\":{}", s(&self.error));
-        }
-        let _ = write!(
-            b,
-            ",\"started_at\":{},\"spec\":{{\"target\":{},\"rpc\":{},\"conn_mode\":{},\"conns_requested\":{}",
-            s(&rfc3339(self.started_at)),
-            s(&f.target),
-            s(&self.rpc),
-            s(self.conn.name()),
-            self.conn.conns(self.inflight)
-        );
-        if let Conn::Pool(_) = self.conn {
-            b.push_str(",\"pick\":\"round-robin\"");
-        }
-        let _ = write!(
-            b,
-            ",\"inflight\":{},\"payload_bytes\":{},\"warmup_ns\":{},\"interval_ns\":{},\"load_model\":\"closed\"}}",
-            self.inflight,
-            f.payload,
-            f.warmup.as_nanos(),
-            f.interval.as_nanos()
-        );
-        let _ = write!(
-            b,
-            ",\"env\":{},\"requests\":{},\"errors\":{{",
-            env.json(),
-            self.requests
-        );
-        let mut first = true;
-        for (c, &n) in self.by_code.iter().enumerate().skip(1) {
-            if n > 0 {
-                let _ = write!(b, "{}{}:{}", if first { "" } else { "," }, s(CODE_NAMES[c]), n);
-                first = false;
-            }
-        }
-        let [min, p50, p90, p99, p999, max] = self.lat;
-        let _ = write!(
-            b,
-            "}},\"duration_ns\":{},\"throughput_rps\":{:.3},\"latency\":{{\"min_ns\":{min},\"mean_ns\":{:.3},\"p50_ns\":{p50},\"p90_ns\":{p90},\"p99_ns\":{p99},\"p999_ns\":{p999},\"p100_ns\":{max}}},\"histogram_hdr\":{},\"conns_observed\":-1,\"client_cpu_ns\":{},\"client_cpu_ns_per_rpc\":{:.3}}}",
-            self.duration_ns,
-            finite(self.throughput),
-            finite(self.mean),
-            s(&self.hdr),
-            self.cpu_ns,
-            finite(self.cpu_per_rpc)
-        );
-        b
+    /// The record as one JSON line, without the newline.
+    pub fn json(&self) -> String {
+        serde_json::to_string(self).expect("a record serialises")
     }
 }
 
-fn finite(v: f64) -> f64 {
-    if v.is_finite() {
-        v
-    } else {
-        0.0
-    }
+/// A float as JSON takes it: NaN and infinities, which it cannot, as 0.
+fn finite<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(if v.is_finite() { *v } else { 0.0 })
 }
 
 /// The histogram in HdrHistogram's compressed V2 form, base64 ("HISTFAAA...").
@@ -276,67 +238,50 @@ pub fn encode(h: &Histogram<u64>) -> String {
     }
 }
 
-/// A JSON string literal.
-pub fn s(v: &str) -> String {
-    let mut b = String::with_capacity(v.len() + 2);
-    b.push('"');
-    for c in v.chars() {
-        match c {
-            '"' => b.push_str("\\\""),
-            '\\' => b.push_str("\\\\"),
-            '\n' => b.push_str("\\n"),
-            '\r' => b.push_str("\\r"),
-            '\t' => b.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(b, "\\u{:04x}", c as u32);
-            }
-            c => b.push(c),
-        }
-    }
-    b.push('"');
-    b
-}
-
-/// RFC 3339 in UTC with nanoseconds, e.g. 2026-11-22T23:01:02.123456789Z.
-pub fn rfc3339(t: SystemTime) -> String {
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:09}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_nanos()
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
-    fn rfc3339_dates() {
+    fn record_json() {
+        let line = r#"{"target":"h:1","service":"benchmark","rpc":"streaming","conn":"pool:3","inflight":4,
+            "payload_bytes":7,"warmup_ns":500000000,"interval_ns":2000000000,"client_cpus":[1],"out":"o"}"#;
+        let step = &crate::step::parse_steps("s", &line.replace('\n', "")).unwrap()[0];
+        let mut env = Env::detect();
+        env.client_cpus = vec![0, 1];
+        env.hostname = "a\"b\n".into();
+        let mut r = Record::new(step, &env);
+        r.start(UNIX_EPOCH + Duration::new(951_782_400, 5));
+        let mut h = new_histogram();
+        h.record(1000).unwrap();
+        let mut by_code = [0; CODES];
+        (by_code[0], by_code[1], by_code[14]) = (1, 1, 2);
+        r.fill(&h, by_code, 2_000_000_000, 3000);
+        let got: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
         let cases = [
-            (0u64, "1970-01-01T00:00:00.000000000Z"),
-            (951_782_400, "2000-02-29T00:00:00.000000000Z"),
-            (1_795_388_462, "2026-11-22T23:01:02.000000000Z"),
+            ("/started_at", serde_json::json!("2000-02-29T00:00:00.000000005Z")),
+            ("/env/client_cpus", serde_json::json!([1])),
+            ("/env/hostname", serde_json::json!("a\"b\n")),
+            ("/env/language", serde_json::json!("rust")),
+            ("/spec/conn_mode", serde_json::json!("pool")),
+            ("/spec/pick", serde_json::json!("round-robin")),
+            ("/spec/conns_requested", serde_json::json!(3)),
+            ("/spec/rpc", serde_json::json!("streaming")),
+            ("/spec/warmup_ns", serde_json::json!(500_000_000)),
+            ("/requests", serde_json::json!(4)),
+            ("/errors", serde_json::json!({"Canceled": 1, "Unavailable": 2})),
+            ("/throughput_rps", serde_json::json!(0.5)),
+            ("/latency/p50_ns", serde_json::json!(1000)),
+            ("/conns_observed", serde_json::json!(-1)),
+            ("/client_cpu_ns_per_rpc", serde_json::json!(750.0)),
+            ("/status", serde_json::json!("ok")),
         ];
-        for (secs, want) in cases {
-            let got = rfc3339(UNIX_EPOCH + Duration::from_secs(secs));
-            assert_eq!(got, want, "rfc3339({secs})");
+        for (ptr, want) in cases {
+            let got = got.pointer(ptr);
+            assert_eq!(got, Some(&want), "{ptr}: got {got:?}, want {want}");
         }
+        assert!(got.get("error").is_none(), "got error {:?}, want none", got.get("error"));
     }
 
     #[test]
@@ -348,9 +293,8 @@ mod tests {
         let enc = encode(&h);
         assert!(enc.starts_with("HISTFAAA"), "got {enc}");
         let raw = base64::engine::general_purpose::STANDARD.decode(&enc).unwrap();
-        let back: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
-            .deserialize(&mut raw.as_slice())
-            .unwrap();
+        let back: Histogram<u64> =
+            hdrhistogram::serialization::Deserializer::new().deserialize(&mut raw.as_slice()).unwrap();
         assert_eq!(back.len(), 4);
         assert_eq!(back.max(), h.max());
     }
