@@ -25,4 +25,8 @@ GOOS=darwin go vet ./... || { echo "vet: GOOS=darwin go vet failed"; fail=1; }
 go mod tidy -diff || { echo "vet: go.mod/go.sum are not tidy (run go mod tidy)"; fail=1; }
 # staticcheck, pinned; go run fetches it from the Go module proxy once.
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || { echo "vet: staticcheck"; fail=1; }
+# C++ (clients/cpp): clang-format with the committed .clang-format, when installed.
+if command -v clang-format >/dev/null; then
+  clang-format --dry-run --Werror clients/cpp/src/*.cc clients/cpp/src/*.h || { echo "vet: clients/cpp not clang-format'ed (clang-format -i clients/cpp/src/*)"; fail=1; }
+fi
 exit $fail
