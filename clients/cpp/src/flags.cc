@@ -14,38 +14,7 @@
 namespace rpclab {
 namespace {
 
-std::string Trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t\n\r");
-  if (a == std::string::npos) return "";
-  size_t b = s.find_last_not_of(" \t\n\r");
-  return s.substr(a, b - a + 1);
-}
-
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
-
 const char kConnNames[] = "shared, channel-per-worker, local-pool, distinct-args, per-worker or pool:N";
-
-// A non-negative integer, else Usage.
-int64_t ParseInt(const std::string& flag, const std::string& s) {
-  std::string t = Trim(s);
-  if (t.empty() || t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos) {
-    throw Usage(flag, Quote(s) + " is not a non-negative integer");
-  }
-  return std::stoll(t);
-}
-
-void CheckInflight(const std::string& flag, int64_t n) {
-  if (n < 1 || n > kMaxInflight) {
-    throw Usage(flag, std::to_string(n) + " is outside 1.." + std::to_string(kMaxInflight));
-  }
-}
-
-void CheckPayload(const std::string& flag, int64_t n) {
-  if (n < 0 || n > kMaxPayload) {
-    throw Usage(flag, std::to_string(n) + " is outside 0.." + std::to_string(kMaxPayload) +
-                          " bytes (gRPC's default 4 MiB message limit)");
-  }
-}
 
 }  // namespace
 
@@ -67,18 +36,6 @@ int Conn::Conns(int inflight) const {
     case ConnKind::kPool: return n;
     default: return inflight;
   }
-}
-
-std::vector<std::string> Items(const std::string& flag, const std::string& v) {
-  std::vector<std::string> out;
-  std::stringstream ss(v);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (Trim(item).empty()) throw Usage(flag, "empty item in " + Quote(v));
-    out.push_back(Trim(item));
-  }
-  if (out.empty() || v.back() == ',') throw Usage(flag, "empty item in " + Quote(v));
-  return out;
 }
 
 int64_t ParseGoDuration(const std::string& flag, const std::string& s) {
@@ -150,6 +107,13 @@ Usage CliUsage(const std::string& fallback, const std::string& what) {
   return Usage(fallback, what);
 }
 
+std::string Trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t\n\r");
+  return a == std::string::npos ? "" : s.substr(a, s.find_last_not_of(" \t\n\r") - a + 1);
+}
+
+std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+
 std::string Help() {
   return "usage: rpclab-client --target HOST:PORT [--inflight 1,2,4 | --min-inflight A --max-inflight B [--step S]]\n"
          "  [--conn shared,channel-per-worker,local-pool,distinct-args,per-worker,pool:N] [--rpc unary,streaming]\n"
@@ -162,25 +126,27 @@ std::string Help() {
 Plan ParsePlan(const std::vector<std::string>& args) {
   CLI::App app("rpclab-client (cpp)", "rpclab-client");
   app.allow_extras();
-  std::string steps_file, target, list, conns = "shared,channel-per-worker,local-pool,distinct-args", rpcs = "unary",
-                                        out, warmup = "1s", interval = "3s", dial = "5s", rpc_timeout = "0";
-  int64_t min = 1, max = 0, step = 1, payload = 0;
+  std::string steps_file, target, out, warmup = "1s", interval = "3s", dial = "5s", rpc_timeout = "0";
+  std::vector<int> list{1, 2, 4, 8, 16, 32};
+  std::vector<std::string> conns{"shared", "channel-per-worker", "local-pool", "distinct-args"}, rpcs{"unary"};
+  int min = 1, max = 0, step = 1;
+  int64_t payload = 0;
+  CLI::Range in_range(1, kMaxInflight);
   auto* o_steps = app.add_option("--steps", steps_file);
   auto* o_target = app.add_option("--target", target);
-  auto* o_list = app.add_option("--inflight", list);
-  auto* o_min = app.add_option("--min-inflight", min);
-  auto* o_max = app.add_option("--max-inflight", max);
-  auto* o_step = app.add_option("--step", step);
-  auto* o_conn = app.add_option("--conn", conns);
-  auto* o_rpc = app.add_option("--rpc", rpcs);
-  auto* o_payload = app.add_option("--payload", payload);
+  auto* o_list = app.add_option("--inflight", list)->delimiter(',')->check(in_range);
+  auto* o_min = app.add_option("--min-inflight", min)->check(in_range);
+  auto* o_max = app.add_option("--max-inflight", max)->check(in_range);
+  auto* o_step = app.add_option("--step", step)->check(in_range);
+  auto* o_conn = app.add_option("--conn", conns)->delimiter(',');
+  auto* o_rpc = app.add_option("--rpc", rpcs)->delimiter(',')->check(CLI::IsMember({"unary", "streaming"}));
+  auto* o_payload = app.add_option("--payload", payload)->check(CLI::Range(int64_t{0}, kMaxPayload));
   auto* o_warmup = app.add_option("--warmup", warmup);
   auto* o_interval = app.add_option("--interval", interval);
   app.add_option("--dial-timeout", dial);
   app.add_option("--rpc-timeout", rpc_timeout);
   auto* o_out = app.add_option("-o,--out", out);
-  for (auto* o : {o_min, o_max, o_step}) o->check(CLI::Range(int64_t{0}, int64_t{kMaxInflight}));
-  o_payload->check(CLI::Range(int64_t{0}, kMaxPayload));
+  for (auto* o : {o_list, o_conn, o_rpc}) o->allow_extra_args(false);
   Plan plan;
   try {
     std::vector<std::string> rev(args.rbegin(), args.rend());
@@ -213,41 +179,20 @@ Plan ParsePlan(const std::vector<std::string>& args) {
   }
 
   if (Trim(target).empty()) throw Usage("--target", "required (HOST:PORT)");
-  std::vector<int> inflight;
   if (*o_list && (*o_min || *o_max || *o_step)) {
     throw Usage("--inflight", "give a list or --min-inflight/--max-inflight, not both");
   }
-  if (*o_list) {
-    for (const auto& s : Items("--inflight", list)) {
-      int64_t n = ParseInt("--inflight", s);
-      CheckInflight("--inflight", n);
-      inflight.push_back(static_cast<int>(n));
-    }
-  } else if (*o_min || *o_max) {
+  if (*o_step && !*o_min && !*o_max) throw Usage("--step", "needs --min-inflight/--max-inflight");
+  if (*o_min || *o_max) {
     if (!*o_max) max = min;
-    if (min < 1) throw Usage("--min-inflight", "must be at least 1, got " + std::to_string(min));
     if (max < min) {
       throw Usage("--max-inflight", std::to_string(max) + " is below --min-inflight " + std::to_string(min));
     }
-    if (step < 1) throw Usage("--step", "must be at least 1, got " + std::to_string(step));
-    if (max > kMaxInflight) {
-      throw Usage("--max-inflight", std::to_string(max) + " is above " + std::to_string(kMaxInflight));
-    }
-    for (int64_t n = min; n <= max; n += step) inflight.push_back(static_cast<int>(n));
-  } else if (*o_step) {
-    throw Usage("--step", "needs --min-inflight/--max-inflight");
-  } else {
-    inflight = {1, 2, 4, 8, 16, 32};
+    list.clear();
+    for (int n = min; n <= max; n += step) list.push_back(n);
   }
   std::vector<Conn> layouts;
-  for (const auto& c : Items("--conn", conns)) layouts.push_back(ParseConn("--conn", c));
-  std::vector<std::string> kinds = Items("--rpc", rpcs);
-  for (const auto& r : kinds) {
-    if (r != "unary" && r != "streaming") {
-      throw Usage("--rpc", "unknown RPC kind " + Quote(r) + " (want unary or streaming)");
-    }
-  }
-  CheckPayload("--payload", payload);
+  for (const auto& c : conns) layouts.push_back(ParseConn("--conn", c));
   Step base;
   base.target = Trim(target);
   base.payload = payload;
@@ -256,9 +201,9 @@ Plan ParsePlan(const std::vector<std::string>& args) {
   base.out = out;
   if (base.interval_ns <= 0) throw Usage("--interval", "must be positive");
   // The order of docs/clients.md: RPC kind, then layout, then in-flight.
-  for (const auto& r : kinds) {
+  for (const auto& r : rpcs) {
     for (const auto& c : layouts) {
-      for (int n : inflight) {
+      for (int n : list) {
         Step s = base;
         s.rpc = r;
         s.conn = c;

@@ -82,9 +82,10 @@ std::vector<Step> ReadSteps(const std::string& name, const std::string& text);
 // Go's time.ParseDuration ("300ms", "1m0s", "1.5s"), non-negative, in ns.
 // C++ has no parser for Go's syntax; this one is small and unit-tested.
 int64_t ParseGoDuration(const std::string& flag, const std::string& s);
-// Comma-separated items, trimmed, none empty.
-std::vector<std::string> Items(const std::string& flag, const std::string& v);
 Conn ParseConn(const std::string& flag, const std::string& s);
+// s without leading and trailing white space; s in double quotes.
+std::string Trim(const std::string& s);
+std::string Quote(const std::string& s);
 
 }  // namespace rpclab
 

@@ -12,15 +12,6 @@
 namespace rpclab {
 namespace {
 
-std::string Trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t\n\r");
-  if (a == std::string::npos) return "";
-  size_t b = s.find_last_not_of(" \t\n\r");
-  return s.substr(a, b - a + 1);
-}
-
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
-
 // rpclab-client's flags that rpclab-ydb-ping does not take.
 const std::set<std::string> kRpclabOnly = {"--target", "--conn",        "--rpc",  "--payload",
                                            "--step",   "--rpc-timeout", "--steps"};
@@ -94,10 +85,11 @@ YdbFlags YdbFlags::Parse(const std::vector<std::string>& args) {
   YdbFlags f;
   CLI::App app("rpclab-ydb-ping", "rpclab-ydb-ping");
   app.allow_extras();
-  std::string hosts, interval = "10", warmup = "1", dial = "5s";
+  std::string interval = "10", warmup = "1", dial = "5s";
   int inflight = 32, min = 1, max = 32;
   bool async = false, callback = false;
   CLI::Range in_range(1, kMaxInflight);
+  std::string hosts;
   auto* o_host = app.add_option("--host", hosts);
   auto* o_inflight = app.add_option("--inflight", inflight)->check(in_range);
   auto* o_min = app.add_option("--min-inflight", min)->check(in_range);
@@ -131,9 +123,10 @@ YdbFlags YdbFlags::Parse(const std::vector<std::string>& args) {
     throw Usage(flag, "unknown flag (see --help)");
   }
   if (*o_host) {
-    f.hosts = Items("--host", hosts);
+    f.hosts = CLI::detail::split(hosts, ',');
+    if (hosts.empty() || hosts.back() == ',') f.hosts.emplace_back();  // no port: CheckHost says so
     for (const auto& h : f.hosts) CheckHost(h);
-    f.host_arg = Trim(hosts);
+    f.host_arg = hosts;
   }
   if (*o_inflight) f.inflight = {inflight};
   if (*o_min || *o_max) {
