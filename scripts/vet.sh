@@ -52,4 +52,8 @@ if command -v cargo >/dev/null && cargo clippy --version >/dev/null 2>&1 && comm
   (cd clients/rust && cargo clippy -q --release --locked -- -D warnings) || { echo "vet: clippy (clients/rust)"; fail=1; }
 fi
 # --- end Rust ---
+# C++ (clients/cpp): clang-format with the committed .clang-format, when installed.
+if command -v clang-format >/dev/null; then
+  clang-format --dry-run --Werror clients/cpp/src/*.cc clients/cpp/src/*.h || { echo "vet: clients/cpp not clang-format'ed (clang-format -i clients/cpp/src/*)"; fail=1; }
+fi
 exit $fail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# YDB's experiment in its own words: the C++ client in YDB mode against the
+# YDB's experiment in its own words: rpclab-ydb-ping (YDB's command line) against the
 # C++ server, default channels (C-core's trap: one TCP connection) against
 # --local-pool, for the sync, async and callback APIs, at in-flight 4 and
 # 32, RUNS times interleaved; then each mode's local-pool/default ratio run
@@ -33,7 +33,7 @@ for i in $(seq 1 "$runs"); do
         lp=()
         [ "$pool" = local-pool ] && lp=(--local-pool)
         echo "ydb-modes: run $i $mode in-flight $n $pool" >&2
-        taskset -c 0 clients/cpp/rpclab-client --host "127.0.0.1:$port" --inflight "$n" \
+        taskset -c 0 clients/cpp/rpclab-ydb-ping --host "127.0.0.1:$port" --inflight "$n" \
           --warmup "$warmup" --interval "$interval" "${flag[@]}" "${lp[@]}" \
           --out "$out/$mode-$i.part" > /dev/null
         cat "$out/$mode-$i.part" >> "$out/$mode-$i.jsonl"

@@ -121,18 +121,18 @@ func parseYDBOutput(t *testing.T, stdout string) []ydbRow {
 	return table
 }
 
-// runYDB runs the C++ client with args (YDB's command line) and returns its
+// runYDB runs rpclab-ydb-ping with args (YDB's command line) and returns its
 // stdout, stderr and exit code.
 func runYDB(t *testing.T, timeout time.Duration, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-client"), args...)
+	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-ydb-ping"), args...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("rpclab-client %v did not finish within %v; stderr:\n%s", args, timeout, e.String())
+		t.Fatalf("rpclab-ydb-ping %v did not finish within %v; stderr:\n%s", args, timeout, e.String())
 	}
 	var ee *exec.ExitError
 	switch {
@@ -140,7 +140,7 @@ func runYDB(t *testing.T, timeout time.Duration, args ...string) (stdout, stderr
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	default:
-		t.Fatalf("rpclab-client %v: %v", args, err)
+		t.Fatalf("rpclab-ydb-ping %v: %v", args, err)
 	}
 	return o.String(), e.String(), code
 }
@@ -196,7 +196,7 @@ func TestCppYDBBlogCommands(t *testing.T) {
 						"--warmup", "1", "--interval", "1", "--with-csv"}, c.extra...)
 					stdout, stderr, code := runYDB(t, 2*time.Minute, append(args, "--out", out)...)
 					if code != 0 {
-						t.Fatalf("rpclab-client %s: exit code %d; stderr:\n%s\nstdout:\n%s", strings.Join(args, " "), code, stderr, stdout)
+						t.Fatalf("rpclab-ydb-ping %s: exit code %d; stderr:\n%s\nstdout:\n%s", strings.Join(args, " "), code, stderr, stdout)
 					}
 					rows := parseYDBOutput(t, stdout)
 					if len(rows) != maxInflight {
@@ -368,7 +368,7 @@ func TestCppYDBInterrupted(t *testing.T) {
 		<-done
 	}()
 	out := filepath.Join(t.TempDir(), "r.jsonl")
-	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-client"), "--host", lis.Addr().String(),
+	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-ydb-ping"), "--host", lis.Addr().String(),
 		"--min-inflight", "1", "--max-inflight", "3", "--warmup", "0", "--interval", "3", "--with-csv", "--out", out)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

@@ -27,7 +27,7 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 	if s.Service != loadgen.Benchmark {
 		switch {
 		case len(sf.clients) > 0 || sf.client != "go":
-			return nil, usageError{fmt.Errorf("--service %s: only the go client drives it from rpclab (the C++ client speaks it in YDB mode: clients/cpp/rpclab-client --host HOST:PORT, see docs/clients.md)", s.Service)}
+			return nil, usageError{fmt.Errorf("--service %s: only the go client drives it from rpclab (the C++ rpclab-ydb-ping speaks it: clients/cpp/rpclab-ydb-ping --host HOST:PORT, see docs/clients.md)", s.Service)}
 		case sf.open.call != "":
 			return nil, usageError{fmt.Errorf("--service %s and --call are exclusive (--call names its own method)", s.Service)}
 		}

@@ -1,7 +1,10 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-// The flags of docs/clients.md, parsed and checked as rpclab's own sweep
-// checks them. A bad flag throws Usage naming the flag; main exits 2 on it.
+// What rpclab-client runs: steps (docs/clients.md, "The step spec"), read
+// from a steps file (--steps, JSON Lines, with nlohmann-json) or built from
+// the human command line (the flags of docs/clients.md, with CLI11). Bad
+// input throws Usage naming the flag or the steps file's line and field;
+// main exits 2 on it.
 #ifndef RPCLAB_FLAGS_H_
 #define RPCLAB_FLAGS_H_
 
@@ -12,7 +15,7 @@
 
 namespace rpclab {
 
-// A bad flag value: the flag's name and what is wrong.
+// Bad input: the flag (or "FILE:LINE") and what is wrong.
 struct Usage : std::runtime_error {
   Usage(std::string flag, const std::string& msg) : std::runtime_error(flag + ": " + msg), flag(std::move(flag)) {}
   std::string flag;
@@ -40,53 +43,49 @@ struct Conn {
 constexpr int kMaxInflight = 20000;
 constexpr int64_t kMaxPayload = (int64_t{4} << 20) - 64;
 
-struct Flags {
+// One step (docs/step.schema.json).
+struct Step {
   std::string target;
-  std::vector<int> inflight;
-  std::vector<Conn> conns;
-  std::vector<std::string> rpcs{"unary"};
+  std::string service = "benchmark";  // or "ydb-debug" (rpclab-ydb-ping's records)
+  std::string rpc = "unary";
+  Conn conn;
+  int inflight = 1;
   int64_t payload = 0;
   int64_t warmup_ns = 1'000'000'000;
   int64_t interval_ns = 3'000'000'000;
-  int64_t dial_timeout_ns = 5'000'000'000;
-  int64_t rpc_timeout_ns = 0;  // deadline of each RPC (each ping-pong on a stream); 0: none
-  std::string out;
-
-  static Flags Parse(const std::vector<std::string>& args);
+  std::vector<int> client_cpus;  // the driver's pin; empty: not given
+  std::string out;               // "": stdout
 };
 
-extern const char kClientUsage[];
+// What rpclab-client runs: its steps, in order, and the settings the step
+// spec leaves to the client.
+struct Plan {
+  std::vector<Step> steps;
+  int64_t dial_timeout_ns = 5'000'000'000;
+  int64_t rpc_timeout_ns = 0;  // deadline of each RPC (each ping-pong on a stream); 0: none
+  bool append = false;         // steps file: append to each out; command line: truncate --out
+  bool help = false;           // --help: print Help() and exit 0
+};
+
+// CliUsage turns a CLI11 error's text into Usage naming its flag (CLI11
+// starts most with "--flag: "), else naming fallback (the program).
+Usage CliUsage(const std::string& fallback, const std::string& what);
+
+// ParsePlan reads rpclab-client's command line (args without the program).
+Plan ParsePlan(const std::vector<std::string>& args);
+// The command line's usage text.
+std::string Help();
+// ReadSteps parses a steps file's text (name for errors), checking every
+// line before any runs.
+std::vector<Step> ReadSteps(const std::string& name, const std::string& text);
 
 // Go's time.ParseDuration ("300ms", "1m0s", "1.5s"), non-negative, in ns.
+// C++ has no parser for Go's syntax; this one is small and unit-tested.
 int64_t ParseGoDuration(const std::string& flag, const std::string& s);
-// A non-negative integer, else Usage.
-int64_t ParseInt(const std::string& flag, const std::string& s);
-// Comma-separated items, trimmed, none empty.
-std::vector<std::string> Items(const std::string& flag, const std::string& v);
-Conn ParseConn(const std::string& s);
-
-// Splits "--name=value" / "--name value" argument lists: calls set(name,
-// value) for each flag; throws Usage for a missing value or a bare argument.
-// "--help" throws Usage("--help", usage).
-template <typename F>
-void ForEachFlag(const std::vector<std::string>& args, const char* usage, F set) {
-  for (size_t i = 0; i < args.size(); i++) {
-    const std::string& a = args[i];
-    if (a.empty() || a[0] != '-') throw Usage(a, "unexpected argument (flags only, see --help)");
-    std::string name = a.substr(a.find_first_not_of('-') == std::string::npos ? a.size() : a.find_first_not_of('-'));
-    if (name == "help" || name == "h") throw Usage("--help", usage);
-    std::string value;
-    size_t eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    } else {
-      if (++i >= args.size()) throw Usage("--" + name, "needs a value");
-      value = args[i];
-    }
-    set(name, value);
-  }
-}
+Conn ParseConn(const std::string& flag, const std::string& s);
+// s without leading and trailing white space; s in double quotes.
+std::string Trim(const std::string& s);
+std::string Quote(const std::string& s);
 
 }  // namespace rpclab
 

@@ -233,13 +233,20 @@ bool DecodeForTest(const std::string& b64, std::vector<int64_t>* counts) {
   int bits = 0;
   for (char ch : b64) {
     int v;
-    if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
-    else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
-    else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
-    else if (ch == '+') v = 62;
-    else if (ch == '/') v = 63;
-    else if (ch == '=') break;
-    else return false;
+    if (ch >= 'A' && ch <= 'Z')
+      v = ch - 'A';
+    else if (ch >= 'a' && ch <= 'z')
+      v = ch - 'a' + 26;
+    else if (ch >= '0' && ch <= '9')
+      v = ch - '0' + 52;
+    else if (ch == '+')
+      v = 62;
+    else if (ch == '/')
+      v = 63;
+    else if (ch == '=')
+      break;
+    else
+      return false;
     acc = (acc << 6) | v;
     bits += 6;
     if (bits >= 8) {

@@ -8,14 +8,17 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace rpclab {
 
 const char* const kCodeNames[kCodes] = {
-    "OK",       "Canceled",           "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
-    "AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
-    "Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated",
+    "OK",       "Canceled",        "Unknown",          "InvalidArgument",   "DeadlineExceeded",
+    "NotFound", "AlreadyExists",   "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+    "Aborted",  "OutOfRange",      "Unimplemented",    "Internal",          "Unavailable",
+    "DataLoss", "Unauthenticated",
 };
 
 namespace {
@@ -30,12 +33,6 @@ std::string ReadTrimmed(const char* path) {
 }
 
 double Finite(double v) { return std::isfinite(v) ? v : 0; }
-
-std::string Num(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.3f", Finite(v));
-  return b;
-}
 
 }  // namespace
 
@@ -75,19 +72,6 @@ Env Env::Detect() {
   return e;
 }
 
-std::string Env::Json() const {
-  std::string b = "{\"language\":\"cpp\",\"grpc_impl\":\"grpc-c++\",\"grpc_version\":" + JsonString(grpc_version) +
-                  ",\"runtime_version\":" + JsonString(runtime_version) +
-                  ",\"host_cpus\":" + std::to_string(host_cpus);
-  if (!client_cpus.empty()) {
-    b += ",\"client_cpus\":[";
-    for (size_t i = 0; i < client_cpus.size(); i++) b += (i ? "," : "") + std::to_string(client_cpus[i]);
-    b += "]";
-  }
-  b += ",\"hostname\":" + JsonString(hostname) + ",\"os\":\"linux\"}";
-  return b;
-}
-
 void Record::Fill(const Histogram& h, const std::array<int64_t, kCodes>& codes, int64_t elapsed_ns, int64_t cpu) {
   by_code = codes;
   requests = 0;
@@ -123,59 +107,49 @@ std::string Record::Summary() const {
   return b;
 }
 
-std::string Record::Json(const Flags& f, const Env& env) const {
-  std::string b;
-  b.reserve(1024 + hdr.size());
-  b += "{\"schema_version\":1,\"kind\":\"ping\",\"status\":" + JsonString(status);
-  if (!error.empty()) b += ",\"error\":" + JsonString(error);
-  b += ",\"started_at\":" + JsonString(Rfc3339(started_at));
-  b += ",\"spec\":{\"target\":" + JsonString(f.target);
-  if (!service.empty()) b += ",\"service\":" + JsonString(service);
-  b += ",\"rpc\":" + JsonString(rpc) +
-       ",\"conn_mode\":" + JsonString(conn.Name()) + ",\"conns_requested\":" + std::to_string(channels > 0 ? channels : conn.Conns(inflight));
-  if (conn.kind == ConnKind::kPool) b += ",\"pick\":\"round-robin\"";
-  b += ",\"inflight\":" + std::to_string(inflight) + ",\"payload_bytes\":" + std::to_string(f.payload) +
-       ",\"warmup_ns\":" + std::to_string(f.warmup_ns) + ",\"interval_ns\":" + std::to_string(f.interval_ns) +
-       ",\"load_model\":\"closed\"}";
-  b += ",\"env\":" + env.Json() + ",\"requests\":" + std::to_string(requests) + ",\"errors\":{";
-  bool first = true;
+std::string Record::Json(const Env& env) const {
+  using nlohmann::ordered_json;
+  ordered_json spec = {{"target", step.target}};
+  if (step.service != "benchmark") spec["service"] = step.service;
+  spec["rpc"] = step.rpc;
+  spec["conn_mode"] = step.conn.Name();
+  spec["conns_requested"] = channels > 0 ? channels : step.conn.Conns(step.inflight);
+  if (step.conn.kind == ConnKind::kPool) spec["pick"] = "round-robin";
+  spec["inflight"] = step.inflight;
+  spec["payload_bytes"] = step.payload;
+  spec["warmup_ns"] = step.warmup_ns;
+  spec["interval_ns"] = step.interval_ns;
+  spec["load_model"] = "closed";
+  ordered_json e = {{"language", "cpp"},
+                    {"grpc_impl", "grpc-c++"},
+                    {"grpc_version", env.grpc_version},
+                    {"runtime_version", env.runtime_version},
+                    {"host_cpus", env.host_cpus}};
+  const std::vector<int>& cpus = step.client_cpus.empty() ? env.client_cpus : step.client_cpus;
+  if (!cpus.empty()) e["client_cpus"] = cpus;
+  e["hostname"] = env.hostname;
+  e["os"] = "linux";
+  ordered_json errors = ordered_json::object();
   for (int c = 1; c < kCodes; c++) {
-    if (by_code[c] > 0) {
-      b += (first ? "" : ",") + JsonString(kCodeNames[c]) + ":" + std::to_string(by_code[c]);
-      first = false;
-    }
+    if (by_code[c] > 0) errors[kCodeNames[c]] = by_code[c];
   }
-  b += "},\"duration_ns\":" + std::to_string(duration_ns) + ",\"throughput_rps\":" + Num(throughput);
-  b += ",\"latency\":{\"min_ns\":" + std::to_string(lat[0]) + ",\"mean_ns\":" + Num(mean) +
-       ",\"p50_ns\":" + std::to_string(lat[1]) + ",\"p90_ns\":" + std::to_string(lat[2]) +
-       ",\"p99_ns\":" + std::to_string(lat[3]) + ",\"p999_ns\":" + std::to_string(lat[4]) +
-       ",\"p100_ns\":" + std::to_string(lat[5]) + "}";
-  b += ",\"histogram_hdr\":" + JsonString(hdr) + ",\"conns_observed\":" + std::to_string(conns_observed) +
-       ",\"client_cpu_ns\":" + std::to_string(cpu_ns) +
-       ",\"client_cpu_ns_per_rpc\":" + Num(cpu_per_rpc) + "}";
-  return b;
-}
-
-std::string JsonString(const std::string& v) {
-  std::string b = "\"";
-  for (unsigned char c : v) {
-    switch (c) {
-      case '"': b += "\\\""; break;
-      case '\\': b += "\\\\"; break;
-      case '\n': b += "\\n"; break;
-      case '\r': b += "\\r"; break;
-      case '\t': b += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char u[8];
-          std::snprintf(u, sizeof u, "\\u%04x", c);
-          b += u;
-        } else {
-          b += static_cast<char>(c);
-        }
-    }
-  }
-  return b + "\"";
+  ordered_json r = {{"schema_version", 1}, {"kind", "ping"}, {"status", status}};
+  if (!error.empty()) r["error"] = error;
+  r["started_at"] = Rfc3339(started_at);
+  r["spec"] = std::move(spec);
+  r["env"] = std::move(e);
+  r["requests"] = requests;
+  r["errors"] = std::move(errors);
+  r["duration_ns"] = duration_ns;
+  r["throughput_rps"] = Finite(throughput);
+  r["latency"] = {{"min_ns", lat[0]}, {"mean_ns", Finite(mean)}, {"p50_ns", lat[1]}, {"p90_ns", lat[2]},
+                  {"p99_ns", lat[3]}, {"p999_ns", lat[4]},       {"p100_ns", lat[5]}};
+  r["histogram_hdr"] = hdr;
+  r["conns_observed"] = conns_observed;
+  r["client_cpu_ns"] = cpu_ns;
+  r["client_cpu_ns_per_rpc"] = Finite(cpu_per_rpc);
+  // Invalid UTF-8 (an error text from the OS) is replaced, not thrown on.
+  return r.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string Rfc3339(std::chrono::system_clock::time_point t) {
@@ -183,10 +157,9 @@ std::string Rfc3339(std::chrono::system_clock::time_point t) {
   time_t secs = static_cast<time_t>(ns / 1'000'000'000);
   struct tm tm;
   gmtime_r(&secs, &tm);
-  char b[64];
-  std::snprintf(b, sizeof b, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<long long>(ns % 1'000'000'000));
-  return b;
+  std::ostringstream b;
+  b << std::put_time(&tm, "%Y-%m-%dT%H:%M:%S.") << std::setw(9) << std::setfill('0') << ns % 1'000'000'000 << 'Z';
+  return b.str();
 }
 
 }  // namespace rpclab

@@ -31,7 +31,6 @@ struct Env {
 
   // Detect reads the machine; the versions are the caller's.
   static Env Detect();
-  std::string Json() const;
 };
 
 // Expands a kernel CPU list ("0-2,5"); empty on a malformed list.
@@ -42,10 +41,7 @@ struct Record {
   std::string error;
   std::chrono::system_clock::time_point started_at = std::chrono::system_clock::now();
   bool unreachable = false;  // the step could not connect: later steps are not run
-  std::string rpc;
-  std::string service;  // spec.service: "ydb-debug" in YDB mode; empty (the key absent) for BenchmarkService
-  Conn conn;
-  int inflight = 0;
+  Step step;                 // what ran: the record's spec
   int64_t requests = 0;
   std::array<int64_t, kCodes> by_code{};
   int64_t duration_ns = 0;
@@ -56,7 +52,7 @@ struct Record {
   int64_t cpu_ns = 0;
   double cpu_per_rpc = 0;
   int conns_observed = -1;  // counted half-way through the interval; -1: not read
-  int channels = 0;         // conns_requested when the layout's own count does not apply (YDB mode); 0: the layout's
+  int channels = 0;         // conns_requested when the layout's own count does not apply (YDB's); 0: the layout's
 
   void Fail(const std::string& why) {
     status = "failed";
@@ -65,11 +61,11 @@ struct Record {
   // Fill sets the figures of a measured interval.
   void Fill(const Histogram& h, const std::array<int64_t, kCodes>& codes, int64_t elapsed_ns, int64_t cpu);
   std::string Summary() const;
-  std::string Json(const Flags& f, const Env& env) const;
+  // Json is the record as one JSON line (no newline); the step's
+  // client_cpus, when given, replace env's.
+  std::string Json(const Env& env) const;
 };
 
-// A JSON string literal.
-std::string JsonString(const std::string& v);
 // RFC 3339 in UTC with nanoseconds, e.g. 2026-11-22T23:01:02.123456789Z.
 std::string Rfc3339(std::chrono::system_clock::time_point t);
 

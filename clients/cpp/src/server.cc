@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -228,9 +229,7 @@ class UnaryHandler : public Handler {
         }
         return;
       }
-      case kFinish:
-        Arm();
-        return;
+      case kFinish: Arm(); return;
     }
   }
 
@@ -292,9 +291,7 @@ class StreamingHandler : public Handler {
         state_ = kRead;
         stream_->Read(&req_, this);
         return;
-      case kFinish:
-        Arm();
-        return;
+      case kFinish: Arm(); return;
     }
   }
 
@@ -328,22 +325,27 @@ void Poll(Queue* q, ThreadState* st) {
 int Main(const std::vector<std::string>& args, const sigset_t& stop_signals) {
   std::string listen = "127.0.0.1:0";
   int64_t num_cqs = AllowedCpus(), workers = 1, callbacks = 64;
-  ForEachFlag(args, kServerUsage, [&](const std::string& name, const std::string& value) {
-    std::string flag = "--" + name;
-    if (name == "listen") listen = value;
-    else if (name == "num-cqs") num_cqs = ParseInt(flag, value);
-    else if (name == "workers-per-cq") workers = ParseInt(flag, value);
-    else if (name == "callbacks-per-cq") callbacks = ParseInt(flag, value);
-    else throw Usage(flag, "unknown flag");
-  });
-  if (num_cqs < 1 || num_cqs > 1024) throw Usage("--num-cqs", "must be in 1..1024");
-  if (workers < 1 || workers > 1024) throw Usage("--workers-per-cq", "must be in 1..1024");
-  if (callbacks < 1 || callbacks > 100000) throw Usage("--callbacks-per-cq", "must be in 1..100000");
+  CLI::App app("rpclab-server (cpp)", "rpclab-server");
+  app.add_option("--listen", listen);
+  app.add_option("--num-cqs", num_cqs)->check(CLI::Range(1, 1024));
+  app.add_option("--workers-per-cq", workers)->check(CLI::Range(1, 1024));
+  app.add_option("--callbacks-per-cq", callbacks)->check(CLI::Range(1, 100000));
+  try {
+    std::vector<std::string> rev(args.rbegin(), args.rend());
+    app.parse(rev);
+  } catch (const CLI::CallForHelp&) {
+    throw Usage("--help", kServerUsage);
+  } catch (const CLI::ParseError& e) {
+    throw CliUsage("rpclab-server", e.what());
+  }
   size_t colon = listen.rfind(':');
-  if (colon == std::string::npos) throw Usage("--listen", "want HOST:PORT, e.g. 127.0.0.1:0, got \"" + listen + "\"");
+  std::string port_text = colon == std::string::npos ? "" : listen.substr(colon + 1);
+  if (colon == std::string::npos || port_text.empty() || port_text.size() > 5 ||
+      port_text.find_first_not_of("0123456789") != std::string::npos) {
+    throw Usage("--listen", "want HOST:PORT, e.g. 127.0.0.1:0, got \"" + listen + "\"");
+  }
   std::string host = listen.substr(0, colon);
   if (host.empty()) host = "0.0.0.0";
-  ParseInt("--listen", listen.substr(colon + 1));  // a port number
 
   BenchmarkService::AsyncService service;
   DebugService::AsyncService ydb;
@@ -389,9 +391,11 @@ int Main(const std::vector<std::string>& args, const sigset_t& stop_signals) {
   }
   std::printf("listening on %s:%d\n", host.c_str(), port);
   std::fflush(stdout);
-  std::fprintf(stderr, "rpclab-server (cpp): gRPC C++ %s, %lld completion queues x %lld threads, %lld handlers per method and queue\n",
-               grpc::Version().c_str(), static_cast<long long>(num_cqs), static_cast<long long>(workers),
-               static_cast<long long>(callbacks));
+  std::fprintf(
+      stderr,
+      "rpclab-server (cpp): gRPC C++ %s, %lld completion queues x %lld threads, %lld handlers per method and queue\n",
+      grpc::Version().c_str(), static_cast<long long>(num_cqs), static_cast<long long>(workers),
+      static_cast<long long>(callbacks));
 
   int sig = 0;
   while (sigwait(&stop_signals, &sig) != 0) {

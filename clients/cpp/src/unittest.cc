@@ -1,13 +1,13 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
 // Unit tests of the client's parts without gRPC: Go durations, flags (bad
-// ones name the flag), the histogram's layout, statistics and encoding, and
-// record helpers, YDB mode's command line and tables. Run:
-// clients/cpp/build/rpclab-cpp-unittest (exit 0 = pass).
+// ones name the flag), steps files (bad ones name the line and field), the histogram's layout, statistics and encoding,
+// and record helpers, YDB mode's command line and tables. Run: clients/cpp/build/rpclab-cpp-unittest (exit 0 = pass).
 // The encoding is also checked from Go (clients/conformance: checkHistograms).
 
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -26,15 +26,15 @@ std::string Str(T v) {
   return std::to_string(v);
 }
 
-#define CHECK_EQ(got, want)                                                                        \
-  do {                                                                                             \
-    auto g_ = (got);                                                                               \
-    auto w_ = (want);                                                                              \
-    if (!(g_ == w_)) {                                                                             \
-      failures++;                                                                                  \
-      std::fprintf(stderr, "%s:%d: %s: got %s, want %s\n", __FILE__, __LINE__, #got,               \
-                   Str(g_).c_str(), Str(w_).c_str());                        \
-    }                                                                                              \
+#define CHECK_EQ(got, want)                                                                           \
+  do {                                                                                                \
+    auto g_ = (got);                                                                                  \
+    auto w_ = (want);                                                                                 \
+    if (!(g_ == w_)) {                                                                                \
+      failures++;                                                                                     \
+      std::fprintf(stderr, "%s:%d: %s: got %s, want %s\n", __FILE__, __LINE__, #got, Str(g_).c_str(), \
+                   Str(w_).c_str());                                                                  \
+    }                                                                                                 \
   } while (0)
 
 void TestDurations() {
@@ -42,8 +42,18 @@ void TestDurations() {
     const char* in;
     long long want;  // -1: an error
   } cases[] = {
-      {"0", 0}, {"0s", 0}, {"300ms", 300'000'000}, {"1m0s", 60'000'000'000}, {"1.5s", 1'500'000'000},
-      {"2h45m", 9'900'000'000'000}, {"250us", 250'000}, {"s", -1}, {"5", -1}, {"", -1}, {"-1s", -1}, {"1.2.3s", -1},
+      {"0", 0},
+      {"0s", 0},
+      {"300ms", 300'000'000},
+      {"1m0s", 60'000'000'000},
+      {"1.5s", 1'500'000'000},
+      {"2h45m", 9'900'000'000'000},
+      {"250us", 250'000},
+      {"s", -1},
+      {"5", -1},
+      {"", -1},
+      {"-1s", -1},
+      {"1.2.3s", -1},
   };
   for (const auto& c : cases) {
     long long got;
@@ -76,10 +86,14 @@ void TestBadFlags() {
       {{"--target", "h:1", "--inflight", "0"}, "--inflight"},
       {{"--target", "h:1", "--inflight", "1", "--max-inflight", "4"}, "--inflight"},
       {{"--target", "h:1", "--warmup"}, "--warmup"},
+      {{"--target", "h:1", "--payload", "x"}, "--payload"},
+      {{"--target", "h:1", "--conn", "pool:2:least-loaded"}, "--conn"},
+      {{"--steps", "s.jsonl", "--target", "h:1"}, "--target"},
+      {{"--steps", "/nonexistent/s.jsonl"}, "--steps"},
   };
   for (const auto& c : cases) {
     try {
-      rpclab::Flags::Parse(c.args);
+      rpclab::ParsePlan(c.args);
       failures++;
       std::fprintf(stderr, "%s...: parsed, want an error naming %s\n", c.args[0].c_str(), c.flag);
     } catch (const rpclab::Usage& u) {
@@ -89,14 +103,87 @@ void TestBadFlags() {
       }
     }
   }
-  auto f = rpclab::Flags::Parse({"--target", "127.0.0.1:1", "--min-inflight", "2", "--max-inflight", "8", "--step",
-                                 "3", "--conn", "shared,pool:4,per-worker", "--rpc=unary,streaming"});
-  CHECK_EQ(f.inflight.size(), size_t{3});
-  CHECK_EQ(f.inflight[2], 8);
-  CHECK_EQ(f.conns.size(), size_t{3});
-  CHECK_EQ(f.conns[1].Conns(32), 4);
-  CHECK_EQ(f.conns[2].Conns(32), 32);
-  CHECK_EQ(f.rpcs.size(), size_t{2});
+  // Steps in the order of docs/clients.md: RPC kind, then layout, then in-flight.
+  auto p = rpclab::ParsePlan({"--target", "127.0.0.1:1", "--min-inflight", "2", "--max-inflight", "8", "--step", "3",
+                              "--conn", "shared,pool:4,per-worker", "--rpc=unary,streaming", "--warmup", "0s",
+                              "--interval=250ms", "-o", "r.jsonl"});
+  CHECK_EQ(p.steps.size(), size_t{2 * 3 * 3});
+  CHECK_EQ(p.steps[2].inflight, 8);
+  CHECK_EQ(p.steps[3].conn.Conns(32), 4);
+  CHECK_EQ(p.steps[6].conn.Conns(32), 32);
+  CHECK_EQ(p.steps[9].rpc, std::string("streaming"));
+  CHECK_EQ(p.steps[0].interval_ns, int64_t{250'000'000});
+  CHECK_EQ(p.steps[0].warmup_ns, int64_t{0});
+  CHECK_EQ(p.steps[17].out, std::string("r.jsonl"));
+  CHECK_EQ(p.append, false);
+  CHECK_EQ(rpclab::ParsePlan({"--help"}).help, true);
+}
+
+// A steps file: a good one reads into typed steps; each bad case names its
+// line and field.
+void TestSteps() {
+  auto steps = rpclab::ReadSteps(
+      "s.jsonl",
+      R"({"target":"127.0.0.1:50051","service":"benchmark","rpc":"unary","conn":"shared","inflight":4,"payload_bytes":0,"warmup_ns":1000000000,"interval_ns":3000000000,"client_cpus":[0,1],"out":"/tmp/a.jsonl"})"
+      "\n\n"
+      R"({"target":"h:2","service":"benchmark","rpc":"streaming","conn":"pool:4:round-robin","inflight":8,"payload_bytes":1024,"warmup_ns":0,"interval_ns":1,"out":"b.jsonl"})"
+      "\n");
+  CHECK_EQ(steps.size(), size_t{2});
+  CHECK_EQ(steps[0].target, std::string("127.0.0.1:50051"));
+  CHECK_EQ(steps[0].inflight, 4);
+  CHECK_EQ(steps[0].interval_ns, int64_t{3'000'000'000});
+  CHECK_EQ(steps[0].client_cpus.size(), size_t{2});
+  CHECK_EQ(steps[0].out, std::string("/tmp/a.jsonl"));
+  CHECK_EQ(steps[1].rpc, std::string("streaming"));
+  CHECK_EQ(steps[1].conn.Conns(8), 4);
+  CHECK_EQ(steps[1].payload, int64_t{1024});
+  CHECK_EQ(steps[1].client_cpus.size(), size_t{0});
+
+  const std::string good =
+      R"("target":"h:1","service":"benchmark","rpc":"unary","conn":"shared","inflight":1,"payload_bytes":0,"warmup_ns":0,"interval_ns":5,"out":"o")";
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string line = "{" + good + "}";
+    size_t at = line.find(from);
+    return line.replace(at, from.size(), to);
+  };
+  struct {
+    std::string line;
+    const char* want;  // in the message: the field (or what is wrong)
+  } cases[] = {
+      {"[1,2]", "not a JSON object"},
+      {"{", "not a JSON object"},
+      {"{" + good + ",\"bogus\":1}", "\"bogus\""},
+      {with("\"target\":\"h:1\",", ""), "\"target\" is missing"},
+      {with("\"warmup_ns\":0", "\"warmup_ns\":1.5"), "\"warmup_ns\" is not an integer"},
+      {with("\"warmup_ns\":0", "\"warmup_ns\":\"1s\""), "\"warmup_ns\" is not an integer"},
+      {with("\"interval_ns\":5", "\"interval_ns\":0"), "\"interval_ns\" is outside"},
+      {with("\"inflight\":1", "\"inflight\":20001"), "\"inflight\" is outside"},
+      {with("\"payload_bytes\":0", "\"payload_bytes\":-1"), "\"payload_bytes\" is outside"},
+      {with("\"rpc\":\"unary\"", "\"rpc\":\"bidi\""), "\"rpc\""},
+      {with("\"conn\":\"shared\"", "\"conn\":\"pool:2:least-loaded\""), "\"conn\""},
+      {with("\"conn\":\"shared\"", "\"conn\":\"hedged\""), "\"conn\""},
+      {with("\"service\":\"benchmark\"", "\"service\":\"ydb-debug\""), "\"service\""},
+      {with("\"out\":\"o\"", "\"out\":7"), "\"out\""},
+      {"{" + good + ",\"client_cpus\":[-1]}", "\"client_cpus\""},
+      {"", "holds no step"},
+  };
+  for (const auto& c : cases) {
+    // The bad line is the file's second: the message names line 2.
+    std::string text = c.line.empty() ? "" : "{" + good + "}\n" + c.line + "\n";
+    std::string where = c.line.empty() ? "--steps" : "s.jsonl:2";
+    try {
+      rpclab::ReadSteps("s.jsonl", text);
+      failures++;
+      std::fprintf(stderr, "ReadSteps(%s): read, want an error with %s\n", c.line.c_str(), c.want);
+    } catch (const rpclab::Usage& u) {
+      std::string msg = u.what();
+      if (msg.rfind(where, 0) != 0 || msg.find(c.want) == std::string::npos) {
+        failures++;
+        std::fprintf(stderr, "ReadSteps(%s): got %s, want %s naming %s\n", c.line.c_str(), u.what(), where.c_str(),
+                     c.want);
+      }
+    }
+  }
 }
 
 void TestHistogram() {
@@ -130,7 +217,7 @@ void TestHistogram() {
   CHECK_EQ(h.ValueAtPercentile(99), Histogram::HighestEquivalent(99'000));
   CHECK_EQ(h.ValueAtPercentile(100), Histogram::HighestEquivalent(100'000));
   CHECK_EQ(h.Max(), Histogram::HighestEquivalent(100'000));
-  h.Record(0);                 // clamped to 1
+  h.Record(0);                  // clamped to 1
   h.Record(1'000'000'000'000);  // clamped to 100 s
   CHECK_EQ(h.Min(), int64_t{1});
   CHECK_EQ(h.Max(), Histogram::HighestEquivalent(Histogram::kHighest));
@@ -161,7 +248,21 @@ void TestHistogram() {
 }
 
 void TestRecord() {
-  CHECK_EQ(rpclab::JsonString("a\"b\\\n\x01"), std::string("\"a\\\"b\\\\\\n\\u0001\""));
+  // The record as the JSON library writes it: escaped, the step's pin in env.
+  rpclab::Record r;
+  r.step.target = "h:1";
+  r.step.inflight = 4;
+  r.step.client_cpus = {3};
+  r.Fail("a\"b\\\n\x01");
+  rpclab::Env env;
+  env.client_cpus = {0, 1};
+  auto j = nlohmann::json::parse(r.Json(env));
+  CHECK_EQ(j["error"].get<std::string>(), std::string("a\"b\\\n\x01"));
+  CHECK_EQ(j["spec"]["conns_requested"].get<int>(), 1);
+  CHECK_EQ(j["spec"].contains("service"), false);
+  CHECK_EQ(j["env"]["client_cpus"].size(), size_t{1});
+  CHECK_EQ(j["env"]["client_cpus"][0].get<int>(), 3);
+  CHECK_EQ(j["status"].get<std::string>(), std::string("failed"));
   auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1'795'388'462));
   CHECK_EQ(rpclab::Rfc3339(t), std::string("2026-11-22T23:01:02.000000000Z"));
   CHECK_EQ(rpclab::CpuList("0-2,5").size(), size_t{4});
@@ -186,13 +287,6 @@ void ExpectYdbUsage(const std::vector<std::string>& args, const std::string& fla
 }
 
 void TestYdbFlags() {
-  using rpclab::IsYdbCommandLine;
-  CHECK_EQ(IsYdbCommandLine({"--host", "h:1"}), true);
-  CHECK_EQ(IsYdbCommandLine({"--host=h:1"}), true);
-  CHECK_EQ(IsYdbCommandLine({"--inflight", "4", "--streaming"}), true);
-  CHECK_EQ(IsYdbCommandLine({"--target", "h:1", "--inflight", "4", "--interval", "2s"}), false);
-  CHECK_EQ(IsYdbCommandLine({"--target", "h:1", "--min-inflight", "1", "--max-inflight", "4"}), false);
-
   // The blog's command, verbatim.
   auto f = rpclab::YdbFlags::Parse({"--host", "localhost:2137", "--min-inflight", "1", "--max-inflight", "48",
                                     "--warmup", "5", "--interval", "10", "--with-csv", "--local-pool"});
@@ -212,7 +306,7 @@ void TestYdbFlags() {
   CHECK_EQ(f.max_channels, 48);  // YDB's default: the largest in-flight
   CHECK_EQ(f.Channels(7), 7);
   CHECK_EQ(f.Spec().target, std::string("localhost:2137"));
-  CHECK_EQ(f.Spec().rpcs[0], std::string("unary"));
+  CHECK_EQ(f.Spec().rpc, std::string("unary"));
 
   // YDB's defaults.
   f = rpclab::YdbFlags::Parse({"--host", "h:1"});
@@ -247,7 +341,7 @@ void TestYdbFlags() {
   CHECK_EQ(f.streaming, true);
   CHECK_EQ(f.per_worker_stats, true);
   CHECK_EQ(f.out, std::string("r.jsonl"));
-  CHECK_EQ(f.Spec().rpcs[0], std::string("streaming"));
+  CHECK_EQ(f.Spec().rpc, std::string("streaming"));
   f = rpclab::YdbFlags::Parse({"--host", "h:1", "--inflight", "8", "--async", "--max-async-clients", "3"});
   CHECK_EQ(f.api == rpclab::YdbApi::kAsync, true);
   CHECK_EQ(f.AsyncClients(8), 3);
@@ -279,7 +373,6 @@ void TestYdbFlags() {
   ExpectYdbUsage({"--host", "h:1", "--interval", "x"}, "--interval");
   ExpectYdbUsage({"--host", "h:1", "--interval", "0"}, "--interval");
   ExpectYdbUsage({"--host", "h:1", "--warmup", "-1"}, "--warmup");
-  ExpectYdbUsage({"--host", "h:1", "--with-csv=true"}, "--with-csv");
   ExpectYdbUsage({"--host", "h:1", "extra"}, "extra");
 
   CHECK_EQ(rpclab::ParseSeconds("--interval", "10"), int64_t{10'000'000'000});
@@ -338,6 +431,7 @@ void TestYdbTables() {
 int main() {
   TestDurations();
   TestBadFlags();
+  TestSteps();
   TestHistogram();
   TestRecord();
   TestYdbFlags();

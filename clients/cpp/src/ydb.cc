@@ -1,303 +1,265 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
+// rpclab-ydb-ping: YDB's grpc_ping_client command line (ydb.h: --host,
+// --with-csv, --streaming, --local-pool, --async, ...) pings
+// Ydb.Debug.V1.DebugService with rpclab-client's closed-loop workers
+// (worker.h), on the sync, completion-queue or callback API, and prints
+// YDB's tables; --out also gets rpclab's records. Exit codes: 0 every step
+// ok, 1 a step failed or a stop cut the run short, 2 bad flags.
+
 #include "ydb.h"
 
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <set>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "procnet.h"
+#include "record.h"
+#include "worker.h"
 
 namespace rpclab {
 namespace {
 
-std::string Trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t\n\r");
-  if (a == std::string::npos) return "";
-  size_t b = s.find_last_not_of(" \t\n\r");
-  return s.substr(a, b - a + 1);
-}
+// A YDB mode step: its record, and each worker's successful RPCs per second
+// (--per-worker-stats).
+struct YdbStep {
+  Record rec;
+  std::vector<double> worker_rps;
+};
 
-std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+// The unary deadline YDB's client sets on every PingPlainGrpc (1 s); a
+// deadline costs a timer per call, so YDB mode keeps it.
+constexpr int64_t kYdbDeadlineNs = 1'000'000'000;
 
-// YDB's flags that take no value.
-const std::set<std::string> kBare = {"with-csv", "streaming", "local-pool", "per-worker-stats", "async",
-                                     "async-callback"};
-// Flags only YDB's client has: any of them selects YDB mode.
-const std::set<std::string> kYdbOnly = {"host",           "with-csv", "streaming",      "local-pool",
-                                        "per-worker-stats", "async",  "async-callback", "max-channels",
-                                        "max-async-clients"};
-// YDB mode's flags that take a value (rpclab's --out and --dial-timeout too).
-const std::set<std::string> kValued = {"host",     "inflight", "min-inflight", "max-inflight", "max-channels",
-                                       "max-async-clients", "interval", "warmup", "dial-timeout", "out", "o"};
-// rpclab's flags that YDB mode does not take.
-const std::set<std::string> kRpclabOnly = {"target", "conn", "rpc", "payload", "step", "rpc-timeout"};
-
-// A flag's name without its dashes and "=value".
-std::string FlagName(const std::string& a) {
-  size_t start = a.find_first_not_of('-');
-  if (start == std::string::npos) return "";
-  std::string name = a.substr(start);
-  return name.substr(0, name.find('='));
-}
-
-int Bounded(const std::string& flag, const std::string& v, int64_t lo, int64_t hi) {
-  int64_t n = ParseInt(flag, v);
-  if (n < lo || n > hi) {
-    throw Usage(flag, std::to_string(n) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+// Runs one YDB mode step as YDB's client runs it: min(in-flight,
+// --max-channels) channels over the hosts round-robin, each with identical
+// arguments unless --local-pool gives it its own subchannel pool; worker i
+// uses channel i mod channels (sync), or async client i mod clients, each
+// client on channel k mod channels with its own completion queue and thread
+// (--async) or on the callback API (--async-callback).
+std::optional<YdbStep> RunYdbStep(const YdbFlags& y, int inflight, int step) {
+  YdbStep out;
+  Record& rec = out.rec;
+  rec.step = y.Spec();
+  rec.step.inflight = inflight;
+  int nch = y.Channels(inflight);
+  rec.channels = nch;
+  rec.step.conn.kind = nch == 1 ? ConnKind::kShared : y.local_pool ? ConnKind::kLocalPool : ConnKind::kChannelPerWorker;
+  std::printf("\nRunning benchmark with %d concurrent requests using %d channels...\n", inflight, nch);
+  Channels<YdbProto> c;
+  for (int i = 0; i < nch; i++) {
+    grpc::ChannelArguments args;
+    args.SetInt("rpclab.step", step);  // no step reuses an earlier step's connection
+    if (y.local_pool) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    c.Add(y.hosts[i % y.hosts.size()], args);
   }
-  return static_cast<int>(n);
+  auto err = Connect(c.channels, Clock::now() + std::chrono::nanoseconds(y.dial_timeout_ns));
+  if (err) {
+    if (g_stop) return std::nullopt;
+    rec.unreachable = true;
+    rec.Fail("target unreachable: no connection to " + y.host_arg + " within " + Seconds(y.dial_timeout_ns) + ": " +
+             *err);
+    return out;
+  }
+
+  // The async clients: a stub each (on channel k mod channels) and, for
+  // --async, a completion queue and the thread that polls it.
+  struct AsyncClient {
+    YdbProto::Service::Stub* stub = nullptr;
+    std::unique_ptr<grpc::CompletionQueue> cq;
+    std::thread poller;
+  };
+  std::vector<AsyncClient> clients;
+  if (y.api != YdbApi::kSync) {
+    int n = y.AsyncClients(inflight);
+    std::printf("Using %d async clients...\n", n);
+    clients.resize(n);
+    for (int k = 0; k < n; k++) {
+      clients[k].stub = c.stubs[k % nch].get();
+      if (y.api == YdbApi::kAsync) {
+        clients[k].cq = std::make_unique<grpc::CompletionQueue>();
+        grpc::CompletionQueue* cq = clients[k].cq.get();
+        clients[k].poller = std::thread([cq] {
+          void* tag;
+          bool ok;
+          while (cq->Next(&tag, &ok)) static_cast<Waiter*>(tag)->Notify();
+        });
+      }
+    }
+  }
+
+  YdbProto::Req req;
+  std::atomic<int> phase{kWarmup};
+  std::atomic<uint64_t> rr{0};
+  std::vector<std::unique_ptr<Worker<YdbProto>>> workers;
+  for (int i = 0; i < inflight; i++) {
+    auto w = std::make_unique<Worker<YdbProto>>();
+    if (clients.empty()) {
+      w->stubs = {c.stubs[i % nch].get()};
+    } else {
+      AsyncClient& ac = clients[i % clients.size()];
+      w->stubs = {ac.stub};
+      w->cq = ac.cq.get();
+    }
+    w->rr = &rr;
+    w->phase = &phase;
+    w->req = &req;
+    w->rpc_timeout_ns = y.streaming ? 0 : kYdbDeadlineNs;
+    workers.push_back(std::move(w));
+  }
+  std::vector<std::thread> threads;
+  for (auto& w : workers) {
+    auto* p = w.get();
+    if (y.streaming) {
+      threads.emplace_back([p] { p->Streaming(); });
+    } else if (y.api == YdbApi::kAsync) {
+      threads.emplace_back([p] { p->AsyncUnary(); });
+    } else if (y.api == YdbApi::kCallback) {
+      threads.emplace_back([p] { p->CallbackUnary(); });
+    } else {
+      threads.emplace_back([p] { p->Unary(); });
+    }
+  }
+  std::printf("Warmup phase started...\n");
+  std::fflush(stdout);
+  auto conns = [&] {
+    // Every host once: ConnsTo counts all of this process's connections to it.
+    int total = 0;
+    std::vector<std::string> seen;
+    for (const auto& h : y.hosts) {
+      if (std::find(seen.begin(), seen.end(), h) != seen.end()) continue;
+      seen.push_back(h);
+      int n = ConnsTo(h);
+      if (n < 0) return -1;
+      total += n;
+    }
+    return total;
+  };
+  auto measured = Measure<YdbProto>(std::move(out.rec), y.warmup_ns, y.interval_ns, phase, workers, threads, conns, [] {
+    std::printf("Warmup phase completed, measuring...\n");
+    std::fflush(stdout);
+  });
+  // Every worker has joined, so no call is pending: the queues drain at once.
+  for (auto& ac : clients) {
+    if (ac.cq) {
+      ac.cq->Shutdown();
+      ac.poller.join();
+    }
+  }
+  if (!measured) return std::nullopt;
+  out.rec = std::move(*measured);
+  double secs = static_cast<double>(out.rec.duration_ns) / 1e9;
+  for (auto& w : workers) out.worker_rps.push_back(secs > 0 ? static_cast<double>(w->by_code[0]) / secs : 0);
+  return out;
 }
 
-// "HOST:PORT" with a port in 1..65535 and a host (a name, an IPv4 address
-// or a bracketed IPv6 one).
-void CheckHost(const std::string& h) {
-  size_t colon = h.rfind(':');
-  if (colon == std::string::npos) {
-    throw Usage("--host", Quote(h) + " has no port: want HOST:PORT, e.g. localhost:2137");
+// RunYdb runs YDB's command line: every in-flight value as a step, YDB's text on
+// stdout, the records in --out. Tables are printed for the steps measured,
+// also when a step fails or a stop cuts the run short.
+int RunYdb(const YdbFlags& y) {
+  FILE* out = nullptr;
+  if (!y.out.empty()) {
+    out = std::fopen(y.out.c_str(), "w");
+    if (out == nullptr) {
+      std::perror(("rpclab-ydb-ping: --out " + y.out).c_str());
+      return 1;
+    }
   }
-  std::string host = h.substr(0, colon), port = h.substr(colon + 1);
-  if (host.empty() || host == "[]") throw Usage("--host", Quote(h) + " has no host: want HOST:PORT");
-  if (host.find(':') != std::string::npos && (host.front() != '[' || host.back() != ']')) {
-    throw Usage("--host", Quote(h) + ": an IPv6 address goes in brackets, e.g. [::1]:2137");
+  Env env = Env::Detect();
+  env.grpc_version = grpc::Version();
+  env.runtime_version = std::string("GCC ") + __VERSION__ + ", C++17 (rpclab-ydb-ping, " + YdbApiName(y.api) + " API)";
+  std::vector<YdbRow> rows;
+  std::vector<double> last_worker_rps;
+  int failed = 0, code = 0;
+  std::string unreachable;
+  {
+    // YDB's client first connects once to its first host and prints
+    // whether TCP_NODELAY is set on that connection; so does YDB mode, read
+    // from the socket. Unreachable: no line (the first step says so).
+    grpc::ChannelArguments args;
+    args.SetInt("rpclab.step", 0);  // a connection of its own, reused by no step
+    auto probe = grpc::CreateCustomChannel(y.hosts[0], grpc::InsecureChannelCredentials(), args);
+    if (!Connect({probe}, Clock::now() + std::chrono::nanoseconds(y.dial_timeout_ns))) {
+      std::fputs(YdbNagleLine(NoDelayTo(y.hosts[0])).c_str(), stdout);
+      std::fflush(stdout);
+    }
   }
-  bool digits = !port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
-  if (!digits || std::atoi(port.c_str()) < 1 || std::atoi(port.c_str()) > 65535) {
-    throw Usage("--host", Quote(h) + ": port " + Quote(port) + " is not a number in 1..65535");
+  for (size_t i = 0; i < y.inflight.size(); i++) {
+    int n = y.inflight[i];
+    if (g_stop) {
+      code = 1;
+      break;
+    }
+    YdbStep st;
+    if (!unreachable.empty()) {
+      st.rec.step = y.Spec();
+      st.rec.step.inflight = n;
+      st.rec.channels = y.Channels(n);
+      st.rec.Fail("target unreachable: not run: " + unreachable);
+    } else {
+      auto r = RunYdbStep(y, n, static_cast<int>(i + 1));
+      if (!r) {  // stopped before this step measured anything
+        code = 1;
+        break;
+      }
+      st = std::move(*r);
+    }
+    Record& rec = st.rec;
+    if (rec.unreachable)
+      unreachable = "step " + std::to_string(i + 1) + " (inflight=" + std::to_string(n) + ") could not connect";
+    if (rec.status == "failed") failed++;
+    if (unreachable.empty() || rec.unreachable) {
+      YdbRow row = YdbRowOf(n, rec.throughput, rec.lat);
+      std::fputs(YdbStepReport(rec.by_code[0], rec.duration_ns, row).c_str(), stdout);
+      std::fflush(stdout);
+      if (!rec.unreachable) {
+        rows.push_back(row);
+        last_worker_rps = st.worker_rps;
+      }
+    }
+    if (out != nullptr && !WriteRecord(out, y.out, rec, env)) return 1;
+    std::fprintf(stderr, "rpclab-ydb-ping: step %zu/%zu %s %s inflight=%d: %s\n", i + 1, y.inflight.size(),
+                 YdbApiName(y.api), rec.step.rpc.c_str(), n, rec.Summary().c_str());
+    if (rec.status == "interrupted") {
+      // Its row stays in the tables (nothing measured is lost), said here
+      // since YDB's tables have no place for it.
+      std::fprintf(stderr, "rpclab-ydb-ping: the tables' in-flight %d row is from an interrupted interval (%s of %s)\n",
+                   n, Seconds(rec.duration_ns).c_str(), Seconds(y.interval_ns).c_str());
+      code = 1;
+      break;
+    }
   }
+  if (!y.per_worker_stats) std::fputs(YdbSummary(rows).c_str(), stdout);
+  if (y.with_csv) std::fputs(YdbCsv(rows).c_str(), stdout);
+  if (y.per_worker_stats) std::fputs(YdbWorkerTable(last_worker_rps).c_str(), stdout);
+  std::fflush(stdout);
+  if (code != 0) return code;
+  return failed > 0 ? 1 : 0;
 }
-
-std::string Fixed2(double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.2f", v);
-  return b;
-}
-
-// Right-aligned in width w, as iostream's setw aligns.
-std::string Pad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
 
 }  // namespace
-
-const char kYdbUsage[] =
-    "usage (YDB mode, the command line of YDB's grpc_ping_client):\n"
-    "  rpclab-client --host HOST:PORT[,HOST2:PORT2] [--inflight N | --min-inflight A --max-inflight B]\n"
-    "  [--max-channels N] [--interval SECONDS] [--warmup SECONDS] [--with-csv] [--streaming] [--local-pool]\n"
-    "  [--per-worker-stats] [--async | --async-callback] [--max-async-clients N] [--out FILE] [--dial-timeout DUR]\n"
-    "pings Ydb.Debug.V1.DebugService (PingPlainGrpc, or PingStream with --streaming); prints YDB's\n"
-    "\"Benchmark Results Summary\" table and, with --with-csv, its CSV; --out also writes rpclab's records.\n"
-    "Defaults as YDB's: --host localhost:2137, --inflight 32 (a range: --min-inflight 1, --max-inflight 32),\n"
-    "--max-channels the largest in-flight, --interval 10, --warmup 1 (plain seconds or Go durations).";
-
-const char* YdbApiName(YdbApi api) {
-  switch (api) {
-    case YdbApi::kSync: return "sync";
-    case YdbApi::kAsync: return "async";
-    case YdbApi::kCallback: return "callback";
-  }
-  return "?";
-}
-
-bool IsYdbCommandLine(const std::vector<std::string>& args) {
-  for (const auto& a : args) {
-    if (a.size() > 1 && a[0] == '-' && kYdbOnly.count(FlagName(a))) return true;
-  }
-  return false;
-}
-
-int64_t ParseSeconds(const std::string& flag, const std::string& s) {
-  std::string v = Trim(s);
-  bool number = !v.empty() && v.find_first_not_of("0123456789.") == std::string::npos &&
-                v.find_first_of("0123456789") != std::string::npos && v.find('.') == v.rfind('.');
-  if (number) {
-    double secs = std::strtod(v.c_str(), nullptr);
-    if (secs * 1e9 > 9.2e18) throw Usage(flag, Quote(s) + " seconds is too long");
-    return static_cast<int64_t>(std::llround(secs * 1e9));
-  }
-  if (!v.empty() && v[0] == '-') throw Usage(flag, "negative time " + Quote(s));
-  try {
-    return ParseGoDuration(flag, v);
-  } catch (const Usage&) {
-    throw Usage(flag, Quote(s) + " is neither seconds (10, 0.5) nor a duration (500ms, 2s)");
-  }
-}
-
-YdbFlags YdbFlags::Parse(const std::vector<std::string>& args) {
-  YdbFlags f;
-  bool have_inflight = false, have_min = false, have_max = false, have_channels = false;
-  int min = 1, max = 32;
-  bool async = false, callback = false;
-  for (size_t i = 0; i < args.size(); i++) {
-    const std::string& a = args[i];
-    if (a.size() < 2 || a[0] != '-') throw Usage(a, "unexpected argument (flags only, see --help)");
-    std::string name = FlagName(a);
-    std::string flag = "--" + name;
-    if (name == "help" || name == "h") throw Usage("--help", kYdbUsage);
-    size_t eq = a.find('=');
-    if (kBare.count(name)) {
-      if (eq != std::string::npos) throw Usage(flag, "takes no value (YDB's flag is bare)");
-      if (name == "with-csv") f.with_csv = true;
-      else if (name == "streaming") f.streaming = true;
-      else if (name == "local-pool") f.local_pool = true;
-      else if (name == "per-worker-stats") f.per_worker_stats = true;
-      else if (name == "async") async = true;
-      else if (name == "async-callback") callback = true;
-      continue;
-    }
-    if (kRpclabOnly.count(name)) {
-      throw Usage(flag, "is rpclab's flag, not YDB's: YDB mode (--host, --with-csv, --streaming, ...) does not take it");
-    }
-    if (name == "port") throw Usage(flag, "unknown flag: YDB's client takes the port in --host HOST:PORT");
-    if (!kValued.count(name)) throw Usage(flag, "unknown flag (YDB mode; see --help)");
-    std::string value;
-    if (eq != std::string::npos) {
-      value = a.substr(eq + 1);
-    } else {
-      if (++i >= args.size()) throw Usage(flag, "needs a value");
-      value = args[i];
-    }
-    if (name == "host") {
-      f.hosts = Items(flag, value);
-      for (const auto& h : f.hosts) CheckHost(h);
-      f.host_arg = Trim(value);
-    } else if (name == "inflight") {
-      have_inflight = true;
-      f.inflight = {Bounded(flag, value, 1, kMaxInflight)};
-    } else if (name == "min-inflight") {
-      have_min = true;
-      min = Bounded(flag, value, 1, kMaxInflight);
-    } else if (name == "max-inflight") {
-      have_max = true;
-      max = Bounded(flag, value, 1, kMaxInflight);
-    } else if (name == "max-channels") {
-      have_channels = true;
-      f.max_channels = Bounded(flag, value, 1, kMaxInflight);
-    } else if (name == "max-async-clients") {
-      f.max_async_clients = Bounded(flag, value, 0, kMaxInflight);  // 0: auto, as YDB's
-    } else if (name == "interval") {
-      f.interval_ns = ParseSeconds(flag, value);
-    } else if (name == "warmup") {
-      f.warmup_ns = ParseSeconds(flag, value);
-    } else if (name == "dial-timeout") {
-      f.dial_timeout_ns = ParseGoDuration(flag, value);
-    } else {  // out, o
-      f.out = value;
-    }
-  }
-  if (have_min || have_max) {
-    if (have_inflight) throw Usage("--inflight", "give --inflight or --min-inflight/--max-inflight, not both");
-    if (max < min) {
-      throw Usage("--max-inflight", std::to_string(max) + " is below --min-inflight " + std::to_string(min));
-    }
-    f.inflight.clear();
-    for (int n = min; n <= max; n++) f.inflight.push_back(n);
-  }
-  if (!have_channels) f.max_channels = *std::max_element(f.inflight.begin(), f.inflight.end());
-  if (async && callback) throw Usage("--async-callback", "choose one of --async and --async-callback");
-  if (async) f.api = YdbApi::kAsync;
-  if (callback) f.api = YdbApi::kCallback;
-  if (f.streaming && f.api != YdbApi::kSync) {
-    throw Usage("--streaming", std::string("YDB's --") + (async ? "async" : "async-callback") +
-                                   " pings unary only; drop one of the two");
-  }
-  if (f.interval_ns <= 0) throw Usage("--interval", "must be positive");
-  if (f.dial_timeout_ns <= 0) throw Usage("--dial-timeout", "must be positive");
-  return f;
-}
-
-int YdbFlags::Channels(int inflight) const { return std::min(inflight, max_channels); }
-
-int YdbFlags::AsyncClients(int inflight) const {
-  return max_async_clients > 0 ? std::min(inflight, max_async_clients) : inflight;
-}
-
-Flags YdbFlags::Spec() const {
-  Flags s;
-  s.target = host_arg;
-  s.inflight = inflight;
-  s.rpcs = {streaming ? "streaming" : "unary"};
-  s.payload = 0;
-  s.warmup_ns = warmup_ns;
-  s.interval_ns = interval_ns;
-  s.dial_timeout_ns = dial_timeout_ns;
-  s.out = out;
-  return s;
-}
-
-YdbRow YdbRowOf(int inflight, double throughput, const int64_t lat_ns[6]) {
-  YdbRow r;
-  r.inflight = inflight;
-  r.throughput = throughput;
-  r.p50 = lat_ns[1] / 1000;
-  r.p90 = lat_ns[2] / 1000;
-  r.p99 = lat_ns[3] / 1000;
-  r.p99_9 = lat_ns[4] / 1000;
-  r.p100 = lat_ns[5] / 1000;
-  return r;
-}
-
-std::string YdbSummary(const std::vector<YdbRow>& rows) {
-  const char* heads[] = {"Inflight", "Throughput (req/s)", "P50 (us)", "P90 (us)", "P99 (us)", "P99.9 (us)",
-                         "P100 (us)"};
-  constexpr int kCols = 7;
-  std::vector<std::vector<std::string>> cells;
-  for (const auto& r : rows) {
-    cells.push_back({std::to_string(r.inflight), Fixed2(r.throughput), std::to_string(r.p50), std::to_string(r.p90),
-                     std::to_string(r.p99), std::to_string(r.p99_9), std::to_string(r.p100)});
-  }
-  size_t w[kCols];
-  for (int c = 0; c < kCols; c++) {
-    w[c] = std::string(heads[c]).size();
-    for (const auto& row : cells) w[c] = std::max(w[c], row[c].size());
-  }
-  auto line = [&](const std::vector<std::string>& v) {
-    std::string b;
-    for (int c = 0; c < kCols; c++) b += (c ? " | " : "") + Pad(v[c], w[c]);
-    return b + "\n";
-  };
-  std::string b = "\nBenchmark Results Summary:\n";
-  b += line(std::vector<std::string>(heads, heads + kCols));
-  for (int c = 0; c < kCols; c++) b += (c ? "-+-" : "") + std::string(w[c], '-');
-  b += "\n";
-  for (const auto& row : cells) b += line(row);
-  return b + "\n";
-}
-
-std::string YdbCsv(const std::vector<YdbRow>& rows) {
-  std::string b = "\nCSV Results:\ninflight,throughput,p50,p90,p99,p99_9,p100\n";
-  for (const auto& r : rows) {
-    b += std::to_string(r.inflight) + "," + Fixed2(r.throughput) + "," + std::to_string(r.p50) + "," +
-         std::to_string(r.p90) + "," + std::to_string(r.p99) + "," + std::to_string(r.p99_9) + "," +
-         std::to_string(r.p100) + "\n";
-  }
-  return b;
-}
-
-std::string YdbWorkerTable(const std::vector<double>& rps) {
-  size_t ww = std::max(std::string("Worker ID").size(), std::to_string(rps.empty() ? 0 : rps.size() - 1).size());
-  size_t tw = std::string("Throughput (req/s)").size();
-  for (double r : rps) tw = std::max(tw, Fixed2(r).size());
-  std::string b = "\nPer-Worker Throughput Statistics:\n";
-  b += Pad("Worker ID", ww) + " | " + Pad("Throughput (req/s)", tw) + "\n";
-  b += std::string(ww, '-') + "-+-" + std::string(tw, '-') + "\n";
-  for (size_t i = 0; i < rps.size(); i++) b += Pad(std::to_string(i), ww) + " | " + Pad(Fixed2(rps[i]), tw) + "\n";
-  return b;
-}
-
-std::string YdbStepReport(int64_t ok, int64_t elapsed_ns, const YdbRow& row) {
-  std::string b = "Total requests: " + std::to_string(ok) + "\nTotal time: " + std::to_string(elapsed_ns / 1000) +
-                  " us\n";
-  if (ok == 0) return b + "No successful requests\n";
-  b += "Throughput: " + Fixed2(row.throughput) + " req/s\nLatency percentiles (us):\n";
-  b += "  50th: " + std::to_string(row.p50) + "\n  90th: " + std::to_string(row.p90) + "\n  99th: " +
-       std::to_string(row.p99) + "\n  99.9th: " + std::to_string(row.p99_9) + "\n  100th: " + std::to_string(row.p100) +
-       "\n";
-  return b;
-}
-
-std::string YdbNagleLine(int nodelay) {
-  if (nodelay == 1) return "TCP_NODELAY is ENABLED (Nagle OFF)\n";
-  if (nodelay == 0) return "TCP_NODELAY is DISABLED (Nagle ON)\n";
-  return "Failed to intercept descriptord and test for Nagle\n";  // YDB's words
-}
-
 }  // namespace rpclab
+
+int main(int argc, char** argv) {
+  rpclab::YdbFlags y;
+  try {
+    y = rpclab::YdbFlags::Parse(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const rpclab::Usage& u) {
+    if (u.flag == "--help") {
+      std::printf("%s\n", rpclab::kYdbUsage);
+      return 0;
+    }
+    std::fprintf(stderr, "rpclab-ydb-ping: %s\n", u.what());
+    return 2;
+  }
+  rpclab::BlockStopSignals();
+  int code = rpclab::RunYdb(y);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);  // skip gRPC's global teardown: every record is written and synced
+}

@@ -1,11 +1,12 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-// YDB mode: the command line and the output of YDB's gRPC ping benchmark
+// rpclab-ydb-ping's command line and output (the program is ydb.cc): those of
+// YDB's gRPC ping benchmark
 // (ydb-platform/benchhelpers, microbenchmarks/grpc_ping/grpc_ping_client),
 // the tool of YDB's post "The Surprising gRPC Client Bottleneck in
 // Low-Latency Networks", so its commands run here verbatim against
 // Ydb.Debug.V1.DebugService. Written from its documented behaviour; no code
-// is taken from it. No gRPC here: the unit tests link this file alone.
+// is taken from it. No gRPC here (ydb_cli.cc): the unit tests link it alone.
 #ifndef RPCLAB_YDB_H_
 #define RPCLAB_YDB_H_
 
@@ -30,8 +31,8 @@ struct YdbFlags {
   std::vector<std::string> hosts{"localhost:2137"};  // HOST:PORT each (YDB's default)
   std::string host_arg = "localhost:2137";           // --host as given: the record's target
   std::vector<int> inflight{32};                     // the steps, in order
-  int max_channels = 0;       // 0: YDB's default, the largest in-flight
-  int max_async_clients = 0;  // 0: as many as in-flight (YDB's "auto")
+  int max_channels = 0;                              // 0: YDB's default, the largest in-flight
+  int max_async_clients = 0;                         // 0: as many as in-flight (YDB's "auto")
   int64_t warmup_ns = 1'000'000'000;
   int64_t interval_ns = 10'000'000'000;
   int64_t dial_timeout_ns = 5'000'000'000;
@@ -42,22 +43,19 @@ struct YdbFlags {
   YdbApi api = YdbApi::kSync;
   std::string out;  // rpclab's JSON Lines records; empty: none
 
-  // Parse reads YDB's command line (and rpclab's --out, --dial-timeout);
-  // a bad or unknown flag throws Usage naming it.
+  // Parse reads YDB's command line (and rpclab's --out, --dial-timeout)
+  // with CLI11; a bad or unknown flag throws Usage naming it.
   static YdbFlags Parse(const std::vector<std::string>& args);
   // The channels of a step: YDB's min(in-flight, --max-channels).
   int Channels(int inflight) const;
   // The async clients of a step: min(in-flight, --max-async-clients or in-flight).
   int AsyncClients(int inflight) const;
-  // The rpclab flags a record's spec is written from.
-  Flags Spec() const;
+  // The step a record's spec is written from (in-flight, layout left to
+  // each step).
+  Step Spec() const;
 };
 
 extern const char kYdbUsage[];
-
-// IsYdbCommandLine: the arguments use a flag only YDB's client has (--host,
-// --with-csv, --streaming, ...), so they are read as YDB's command line.
-bool IsYdbCommandLine(const std::vector<std::string>& args);
 
 // Seconds as YDB takes them ("10", "0.5") or a Go duration ("300ms"), in ns.
 int64_t ParseSeconds(const std::string& flag, const std::string& s);
