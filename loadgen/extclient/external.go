@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -138,24 +137,6 @@ func (e *External) Build(ctx context.Context) error {
 	return nil
 }
 
-// Args maps spec to the client's flags (docs/clients.md).
-func (e *External) Args(spec *loadgen.Spec, out string) []string {
-	ns := make([]string, len(spec.Inflight))
-	for i, n := range spec.Inflight {
-		ns[i] = strconv.Itoa(n)
-	}
-	return []string{
-		"--target", spec.Target,
-		"--inflight", strings.Join(ns, ","),
-		"--conn", strings.Join(e.Conns, ","),
-		"--rpc", strings.Join(spec.RPCs, ","),
-		"--payload", strconv.Itoa(spec.PayloadBytes),
-		"--warmup", spec.Warmup.String(),
-		"--interval", spec.Interval.String(),
-		"--out", out,
-	}
-}
-
 // ExitError is a client that ended with a non-zero code.
 type ExitError struct {
 	Lang string
@@ -181,7 +162,23 @@ func (e *External) Sweep(ctx context.Context, spec *loadgen.Spec, sink func(*res
 	tmp.Close()
 	defer os.Remove(tmp.Name())
 
-	cmd := exec.Command(filepath.Join(e.Dir, "rpclab-client"), e.Args(spec, tmp.Name())...)
+	// The client's steps as data (docs/clients.md, "The step spec"), in its
+	// order; each appends its record to tmp.
+	clientCPUs, _ := procstat.AllowedCPUs() // the client inherits this process's pin
+	stepSpecs := Steps(spec, e.Conns, clientCPUs, tmp.Name())
+	stepsFile, err := os.CreateTemp("", "rpclab-"+e.Lang+"-*.steps.jsonl")
+	if err != nil {
+		return fmt.Errorf("extclient: %w", err)
+	}
+	defer os.Remove(stepsFile.Name())
+	if err := WriteSteps(stepsFile, stepSpecs); err != nil {
+		stepsFile.Close()
+		return err
+	}
+	if err := stepsFile.Close(); err != nil {
+		return fmt.Errorf("extclient: %w", err)
+	}
+	cmd := exec.Command(filepath.Join(e.Dir, "rpclab-client"), "--steps", stepsFile.Name())
 	cmd.Dir = e.Dir
 	// The client's lines are relayed whole: a client may print one line in
 	// several writes (Java's printf does), and our own progress lines go to
@@ -206,7 +203,6 @@ func (e *External) Sweep(ctx context.Context, spec *loadgen.Spec, sink func(*res
 	}()
 
 	smp := &sampler{}
-	clientCPUs, _ := procstat.AllowedCPUs() // the client inherits this process's pin
 	go smp.run(done, cmd.Process.Pid, loadgen.HostPort(spec.Target), e.SampleEvery)
 
 	f, err := os.Open(tmp.Name())
@@ -215,17 +211,15 @@ func (e *External) Sweep(ctx context.Context, spec *loadgen.Spec, sink func(*res
 	}
 	defer f.Close()
 	tail := &tailer{r: bufio.NewReader(f)}
-	steps := len(spec.RPCs) * len(e.Conns) * len(spec.Inflight)
-	// The step at index i in the client's order (docs/clients.md: rpc,
-	// conn, inflight, outermost first), for progress before its record
-	// arrives.
+	steps := len(stepSpecs)
+	// The step at index i, for progress before its record arrives.
 	stepAt := func(i int) loadgen.Step {
-		inf, conn, rpc := spec.Inflight[i%len(spec.Inflight)], e.Conns[i/len(spec.Inflight)%len(e.Conns)], spec.RPCs[i/(len(spec.Inflight)*len(e.Conns))]
-		m, err := loadgen.ParseConnMode(conn)
+		st := stepSpecs[i]
+		m, err := loadgen.ParseConnMode(st.Conn)
 		if err != nil { // a C-core layout: no ConnMode of the Go client
-			m = loadgen.ConnMode{Kind: loadgen.ConnKind(conn)}
+			m = loadgen.ConnMode{Kind: loadgen.ConnKind(st.Conn)}
 		}
-		return loadgen.Step{Conn: m, RPC: rpc, Inflight: inf}
+		return loadgen.Step{Conn: m, RPC: st.RPC, Inflight: st.Inflight}
 	}
 	if steps > 0 {
 		prog.Started(0, steps, stepAt(0))
