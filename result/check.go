@@ -51,7 +51,7 @@ func checkFigures(r Kinded) error {
 		if r.Requests > 0 && r.Bytes < r.Requests*r.Spec.SizeBytes {
 			return fmt.Errorf("bytes %d below requests %d x size_bytes %d", r.Bytes, r.Requests, r.Spec.SizeBytes)
 		}
-		if r.Source != "" && r.DurationNS == 0 { // a post's rate, without its counts (as checkPing)
+		if importedRate(r.Source, r.DurationNS) {
 			return nil
 		}
 		return checkRate("throughput_bytes_per_s", r.ThroughputBytesPerS, r.Bytes, r.DurationNS)
@@ -85,9 +85,7 @@ func checkPing(r *Record) error {
 	if r.OldestInFlightNS != 0 && (r.InFlightAtEnd == nil || *r.InFlightAtEnd <= 0) {
 		return fmt.Errorf("oldest_in_flight_ns %d with no RPC in flight at the end (in_flight_at_end)", r.OldestInFlightNS)
 	}
-	// An imported record may give a rate without its counts (a post's
-	// figures: requests and duration_ns 0); every other states both.
-	if r.Source == "" || r.DurationNS != 0 {
+	if !importedRate(r.Source, r.DurationNS) {
 		if err := checkRate("throughput_rps", r.ThroughputRPS, r.Requests-errs, r.DurationNS); err != nil {
 			return err
 		}
@@ -164,6 +162,11 @@ func checkLatency(name string, l stats.Latency) error {
 	}
 	return nil
 }
+
+// importedRate reports a record imported with a rate but without its
+// counts (a post's figures: duration_ns 0), whose rate no arithmetic can
+// check; every other record states both.
+func importedRate(source string, durationNS int64) bool { return source != "" && durationNS == 0 }
 
 // checkRate refuses a rate above what count over durationNS gives (with
 // ThroughputSlack), or any rate over no time.
