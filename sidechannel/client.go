@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/metadata"
@@ -108,27 +109,36 @@ func (c *Client) writeHello(ctx context.Context, conn net.Conn, id ID) (net.Conn
 // with the context that carries its id and, at the same time, use with
 // the sidechannel. When use fails, the call is cancelled with its error;
 // when the call fails, the sidechannel is closed so that use returns.
-// Do returns the call's error if it failed (its status says how the
-// transfer ended), else use's.
+// When use failed, Do returns an error with codes.Canceled that wraps
+// use's error (errors.Is finds it), whatever the call's own status; else
+// the call's error if it failed (its status says how the transfer ended).
 func (c *Client) Do(ctx context.Context, call func(ctx context.Context) error, use func(sc *Conn) error) error {
 	callCtx, sc, err := c.Open(ctx)
 	if err != nil {
 		return err
 	}
+	// first says which side failed first: its failure is the cause, the
+	// other side's error only its consequence.
+	const callFailed, useFailed = 1, 2
+	var first atomic.Int32
 	done := make(chan error, 1)
 	go func() {
 		err := call(callCtx)
 		if err != nil {
+			first.CompareAndSwap(0, callFailed)
 			sc.Close()
 		}
 		done <- err
 	}()
 	uerr := use(sc)
-	if uerr != nil {
+	if uerr != nil && first.CompareAndSwap(0, useFailed) {
 		sc.CloseWithError(uerr)
 	}
 	cerr := <-done
 	sc.Close()
+	if first.Load() == useFailed {
+		return &useError{uerr}
+	}
 	if cerr != nil {
 		return cerr
 	}

@@ -36,3 +36,17 @@ var ErrInvalidOption = errors.New("sidechannel: invalid option")
 // ErrBadHello is wrapped by the error of a hello that is not the magic
 // followed by an id (a client sees the connection closed).
 var ErrBadHello = errors.New("sidechannel: bad hello")
+
+// useError is what Client.Do returns when its use function failed: the
+// call was cancelled because of it, whatever status the call itself ended
+// with (Canceled if the client noticed its own cancel first, Unavailable if
+// the server's reply to the closed sidechannel arrived first). It carries
+// codes.Canceled for status.Code and unwraps to use's error for errors.Is.
+type useError struct{ err error }
+
+func (e *useError) Error() string { return "sidechannel: call cancelled: " + e.err.Error() }
+func (e *useError) Unwrap() error { return e.err }
+
+// GRPCStatus reports the call as cancelled, so status.Code and
+// status.FromError read codes.Canceled.
+func (e *useError) GRPCStatus() *status.Status { return status.New(codes.Canceled, e.Error()) }

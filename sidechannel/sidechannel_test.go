@@ -157,8 +157,8 @@ func TestCloseWithErrorCancelsCall(t *testing.T) {
 		}
 		return errDisk
 	})
-	if got := status.Code(err); got != codes.Canceled {
-		t.Errorf("call: got %v (%v), want %v", got, err, codes.Canceled)
+	if got := status.Code(err); got != codes.Canceled || !errors.Is(err, errDisk) {
+		t.Errorf("call: got %v (%v), want %v wrapping %v", got, err, codes.Canceled, errDisk)
 	}
 	if herr := <-ts.files.ended; herr == nil {
 		t.Errorf("handler: got nil, want an error")
