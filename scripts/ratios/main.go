@@ -35,8 +35,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ratios", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	base := fs.String("base", "shared", "the layout every other layout is divided by")
+	best := fs.String("best", "", "instead: treat the files as repeats of one run and set this layout (e.g. pool:auto) beside the best other layout at each in-flight count, medians over the repeats")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./scripts/ratios [--base LAYOUT] RUN.jsonl...")
+		fmt.Fprintln(stderr, "usage: go run ./scripts/ratios [--base LAYOUT | --best LAYOUT] RUN.jsonl...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -54,6 +55,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		runs = append(runs, set.Ping)
+	}
+	if *best != "" {
+		rows, err := compareBest(runs, *best)
+		if err != nil {
+			fmt.Fprintf(stderr, "ratios: %v\n", err)
+			return 1
+		}
+		printBest(stdout, rows, *best)
+		return 0
 	}
 	t, err := build(runs, *base)
 	if err != nil {

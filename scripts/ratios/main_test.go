@@ -90,3 +90,42 @@ func TestRunBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareBestMedians(t *testing.T) {
+	auto := func(n int, rps, cpuUS float64) result.Record {
+		r := rec("pool:auto:1:8", n, rps, result.StatusOK)
+		r.ClientCPUNSPerRPC = cpuUS * 1e3
+		return r
+	}
+	fixed := func(conn string, n int, rps, cpuUS float64) result.Record {
+		r := rec(conn, n, rps, result.StatusOK)
+		r.ClientCPUNSPerRPC = cpuUS * 1e3
+		return r
+	}
+	// Three repeats: pool:2's median (1100) beats shared's (1000) at 8; the
+	// candidate's median is 990 (an outlier of 5000 does not move it).
+	reps := [][]result.Record{
+		{auto(8, 990, 10), fixed("shared", 8, 1000, 10), fixed("pool:2", 8, 1100, 11)},
+		{auto(8, 5000, 9), fixed("shared", 8, 1000, 10), fixed("pool:2", 8, 900, 12)},
+		{auto(8, 500, 20), fixed("shared", 8, 1000, 10), fixed("pool:2", 8, 1200, 11)},
+	}
+	rows, err := compareBest(reps, "pool:auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("got %d rows, want 1", len(rows))
+	}
+	r := rows[0]
+	if r.rps != 990 || r.cpu != 10 || r.best != "pool:2" || r.bestRPS != 1100 || r.bestCPU != 11 || r.n != 3 {
+		t.Errorf("got %+v, want pool:auto 990/10 against pool:2 1100/11 over 3", r)
+	}
+	var out bytes.Buffer
+	printBest(&out, rows, "pool:auto")
+	if want := "0.90"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks the ratio %s:\n%s", want, out.String())
+	}
+	if _, err := compareBest(reps[:1], "pool:9"); !errors.Is(err, errNoBase) {
+		t.Errorf("no candidate: got %v, want errNoBase", err)
+	}
+}
