@@ -119,13 +119,16 @@ const (
 	// ReasonBalanced: no connection is the limit and the pool is not idle.
 	ReasonBalanced Reason = iota
 	// ReasonLimit: a connection is the limit (RPCs wait to be written and
-	// more than Rule.InFlightPerConn are in flight per connection) and
-	// the CPU is free: grow and start a trial.
+	// more than Rule.InFlightPerConn are in flight per connection): grow
+	// and start a trial. The CPU does not stop a trial: on a CPU-bound
+	// client one connection's contention can cost more CPU per RPC than a
+	// second connection does, and the trial measures which.
 	ReasonLimit
 	// ReasonAtMax: a connection is the limit but the pool is at its max.
 	ReasonAtMax
-	// ReasonCPUBusy: a connection is the limit but the process's CPU is
-	// busy; another connection would only cost more CPU per RPC.
+	// ReasonCPUBusy: a trial connection held the throughput but did not
+	// raise it, and the process's CPU is busy (Rule.CPUBusyMax): it would
+	// only cost CPU per RPC, so it is given back.
 	ReasonCPUBusy
 	// ReasonCooldown: a connection is the limit but the pool changed or
 	// gave back a connection too recently (the back-off has not passed).
@@ -168,7 +171,7 @@ var reasonNames = [...]string{
 	ReasonBalanced:   "no connection is the limit",
 	ReasonLimit:      "a connection is the limit and CPU is free",
 	ReasonAtMax:      "a connection is the limit but the pool is at max",
-	ReasonCPUBusy:    "a connection is the limit but CPU is busy",
+	ReasonCPUBusy:    "no gain and CPU is busy",
 	ReasonCooldown:   "a connection is the limit but the back-off has not passed",
 	ReasonSettling:   "trial connection settling",
 	ReasonGain:       "trial connection kept: throughput rose",
@@ -240,8 +243,11 @@ type Rule struct {
 	// connection than this (default 1): with one or fewer there is nothing
 	// to spread.
 	InFlightPerConn float64
-	// CPUBusyMax: the pool only grows while CPUBusy is below this
-	// (default 0.8); on a CPU-bound client a connection costs CPU per RPC.
+	// CPUBusyMax: at or above this CPUBusy (default 0.8), a trial
+	// connection is kept only on a throughput gain of MinGain: on a
+	// CPU-bound client a connection that does not raise throughput costs
+	// CPU per RPC. Below it, a trial that holds the throughput and removes
+	// the write wait is kept too.
 	CPUBusyMax float64
 	// Settle is how long a trial connection runs before its gain is judged
 	// (default 3s).
@@ -320,6 +326,9 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.Backoff = 0
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonGain}, st
+		case tp >= st.Baseline*(1-r.MinGain) && s.MaxWriteWait() < r.WriteWaitHigh && s.CPUBusy >= r.CPUBusyMax:
+			st = r.backOff(now, st)
+			return Decision{Shrink, ReasonCPUBusy}, st
 		case tp >= st.Baseline*(1-r.MinGain) && s.MaxWriteWait() < r.WriteWaitHigh:
 			st.Backoff = 0
 			st.NextGrow = now.Add(r.Cooldown)
@@ -335,8 +344,6 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		switch {
 		case n >= r.Max:
 			return Decision{Hold, ReasonAtMax}, st
-		case s.CPUBusy >= r.CPUBusyMax:
-			return Decision{Hold, ReasonCPUBusy}, st
 		case now.Before(st.NextGrow):
 			return Decision{Hold, ReasonCooldown}, st
 		}

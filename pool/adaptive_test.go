@@ -38,13 +38,12 @@ func TestRuleDecide(t *testing.T) {
 		wantSt func(State) bool // nil: not checked
 	}{
 		// A connection is the limit: write wait at WriteWaitHigh and more
-		// than one RPC in flight per connection, CPU below CPUBusyMax.
+		// than one RPC in flight per connection, whatever the CPU.
 		{"limit: grows", t0, sig(2, 2, high, 0.5, 100), State{}, Decision{Grow, ReasonLimit},
 			func(s State) bool { return s.Trial && s.TrialStart.Equal(t0) && s.Baseline == 200 }},
 		{"write wait just below high", t0, sig(2, 2, high-1, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
 		{"one in flight per conn is not a limit", t0, sig(2, 1, high, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
-		{"CPU just below max", t0, sig(2, 2, high, 0.79, 100), State{}, Decision{Grow, ReasonLimit}, nil},
-		{"CPU at max", t0, sig(2, 2, high, 0.8, 100), State{}, Decision{Hold, ReasonCPUBusy}, nil},
+		{"CPU at max still trials", t0, sig(2, 2, high, 0.8, 100), State{}, Decision{Grow, ReasonLimit}, nil},
 		{"CPU unknown counts as free", t0, sig(2, 2, high, -1, 100), State{}, Decision{Grow, ReasonLimit}, nil},
 		{"one below max", t0, sig(3, 2, high, 0.5, 100), State{}, Decision{Grow, ReasonLimit}, nil},
 		{"at max", t0, sig(4, 2, high, 0.5, 100), State{}, Decision{Hold, ReasonAtMax}, nil},
@@ -65,6 +64,10 @@ func TestRuleDecide(t *testing.T) {
 				return !s.Trial && s.Backoff == r.Cooldown && s.NextGrow.Equal(t0.Add(r.Settle+r.Cooldown))
 			}},
 		{"held at -MinGain, limit gone", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), trial, Decision{Hold, ReasonLimitGone}, nil},
+		{"held, limit gone, CPU just below max", t0.Add(r.Settle), sig(3, 2, high-1, 0.79, 317), trial, Decision{Hold, ReasonLimitGone}, nil},
+		{"held, limit gone, CPU at max gives it back", t0.Add(r.Settle), sig(3, 2, high-1, 0.8, 317), trial, Decision{Shrink, ReasonCPUBusy},
+			func(s State) bool { return !s.Trial && s.Backoff == r.Cooldown }},
+		{"gain at MinGain, CPU at max", t0.Add(r.Settle), sig(3, 2, high, 0.8, 350), trial, Decision{Hold, ReasonGain}, nil},
 		{"fell below -MinGain, limit gone", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), trial, Decision{Shrink, ReasonNoGain}, nil},
 		{"no RPCs before or after is no gain", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), State{Trial: true, TrialStart: t0}, Decision{Shrink, ReasonNoGain}, nil},
 		{"a failed trial doubles the back-off", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), State{Trial: true, TrialStart: t0, Backoff: 10 * time.Second}, Decision{Shrink, ReasonNoGain},

@@ -129,8 +129,9 @@ func WithSize(n int) Option {
 // Once per second it measures, per connection, the RPCs in flight, how
 // long RPCs wait in the client before their connection's next socket
 // write, and the RPCs completed, and the process's CPU use; it adds one
-// connection when a connection is the limit and the CPU is free, keeps it
-// only if throughput rose (or the limit went away) after a settle period,
+// connection when a connection is the limit, keeps it only if throughput
+// rose (or the limit went away while the CPU stayed free) after a settle
+// period,
 // else gives it back and doubles its back-off, and retires one after the
 // pool has sat idle. A new connection takes RPCs only once READY; a
 // retired one takes no new RPC and closes when its last RPC ends.

@@ -57,7 +57,8 @@
 // measures each connection (RPCs in flight, time RPCs wait before their
 // connection's next socket write, RPCs completed) and the process's CPU,
 // and a pure policy (Rule.Decide) adds a connection only when one is the
-// limit and the CPU is free, keeps it only if it pays, and gives
+// limit, keeps it only if it pays (on a busy CPU: only if throughput
+// rose), and gives
 // connections back when they sit idle. Stats().Events records why. The
 // measuring on the RPC path is atomics only: no lock, no allocation.
 //
