@@ -169,7 +169,7 @@ const (
 
 var reasonNames = [...]string{
 	ReasonBalanced:   "no connection is the limit",
-	ReasonLimit:      "a connection is the limit and CPU is free",
+	ReasonLimit:      "a connection is the limit",
 	ReasonAtMax:      "a connection is the limit but the pool is at max",
 	ReasonCPUBusy:    "no gain and CPU is busy",
 	ReasonCooldown:   "a connection is the limit but the back-off has not passed",
@@ -209,6 +209,16 @@ type State struct {
 	Trial      bool
 	TrialStart time.Time
 	Baseline   float64
+	// TrialRPCs and TrialTime sum the RPCs completed and the time over the
+	// trial's intervals: the trial is judged on their mean, not on one
+	// interval (one second's throughput swings by a third on a busy host).
+	TrialRPCs float64
+	TrialTime time.Duration
+	// Recent is the throughput outside trials, averaged over about
+	// Rule.Settle (an exponential average, weight Interval/Settle per
+	// interval); zero before the first interval and after a size change.
+	// A trial's Baseline is Recent when it starts.
+	Recent float64
 	// NextGrow is the earliest time the pool may grow again.
 	NextGrow time.Time
 	// Backoff is the wait after the last failed trial; zero after a
@@ -221,7 +231,7 @@ type State struct {
 }
 
 // Rule is rpclab's sizing policy: add one connection when a connection is
-// the limit and the CPU is free, keep it only if it pays, give it back and
+// the limit, keep it only if it pays, give it back and
 // back off if it does not, and shrink after the pool has sat idle. Decide
 // is a pure function; the pool calls it once per Interval.
 //
@@ -310,17 +320,22 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		// period once every connection is back.
 		st.IdleSince = time.Time{}
 		if st.Trial {
-			st.TrialStart = now
+			st.TrialStart, st.TrialRPCs, st.TrialTime = now, 0, 0
 		}
 		return Decision{Hold, ReasonNotReady}, st
 	}
 	if st.Trial {
+		st.TrialRPCs += s.Throughput() * s.Interval.Seconds()
+		st.TrialTime += s.Interval
 		if now.Sub(st.TrialStart) < r.Settle {
 			return Decision{Hold, ReasonSettling}, st
 		}
-		st.Trial = false
-		st.LastChange = now
 		tp := s.Throughput()
+		if st.TrialTime > 0 {
+			tp = st.TrialRPCs / st.TrialTime.Seconds()
+		}
+		st.Trial, st.TrialRPCs, st.TrialTime, st.Recent = false, 0, 0, 0
+		st.LastChange = now
 		switch {
 		case tp >= st.Baseline*(1+r.MinGain) && tp > st.Baseline:
 			st.Backoff = 0
@@ -338,6 +353,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			return Decision{Shrink, ReasonNoGain}, st
 		}
 	}
+	st.Recent = r.average(st.Recent, s)
 	limit := s.MaxWriteWait() >= r.WriteWaitHigh && s.InFlightPerConn() > r.InFlightPerConn
 	if limit {
 		st.IdleSince = time.Time{}
@@ -347,8 +363,8 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		case now.Before(st.NextGrow):
 			return Decision{Hold, ReasonCooldown}, st
 		}
-		st.Trial, st.TrialStart, st.Baseline = true, now, s.Throughput()
-		st.LastChange = now
+		st.Trial, st.TrialStart, st.Baseline = true, now, st.Recent
+		st.LastChange, st.Recent = now, 0
 		return Decision{Grow, ReasonLimit}, st
 	}
 	idle := s.MaxWriteWait() < r.WriteWaitHigh && s.InFlightPerConn() < 1
@@ -367,14 +383,25 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		return Decision{Hold, ReasonIdleWait}, st
 	}
 	st.IdleSince = now // the next shrink waits IdleFor again
-	st.LastChange = now
+	st.LastChange, st.Recent = now, 0
 	return Decision{Shrink, ReasonIdle}, st
+}
+
+// average folds the interval's throughput into recent, an exponential
+// average over about Settle; a zero recent starts from the interval's.
+func (r Rule) average(recent float64, s Signals) float64 {
+	tp := s.Throughput()
+	if recent == 0 || r.Settle <= 0 {
+		return tp
+	}
+	w := min(1, s.Interval.Seconds()/r.Settle.Seconds())
+	return recent + w*(tp-recent)
 }
 
 // GrowFailed is the state after a Grow whose connection did not get READY:
 // the trial ends and the next growth waits a doubled back-off.
 func (r Rule) GrowFailed(now time.Time, st State) State {
-	st.Trial = false
+	st.Trial, st.TrialRPCs, st.TrialTime = false, 0, 0
 	st.LastChange = now
 	return r.backOff(now, st)
 }

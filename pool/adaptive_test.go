@@ -3,6 +3,7 @@
 package pool
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -41,6 +42,11 @@ func TestRuleDecide(t *testing.T) {
 		// than one RPC in flight per connection, whatever the CPU.
 		{"limit: grows", t0, sig(2, 2, high, 0.5, 100), State{}, Decision{Grow, ReasonLimit},
 			func(s State) bool { return s.Trial && s.TrialStart.Equal(t0) && s.Baseline == 200 }},
+		{"the baseline is the recent average", t0, sig(2, 2, high, 0.5, 200), State{Recent: 1000}, Decision{Grow, ReasonLimit},
+			// 1000 + (1s/3s) x (400 - 1000): one slow second moves it a third.
+			func(s State) bool { return s.Trial && math.Abs(s.Baseline-800) < 1e-9 && s.Recent == 0 }},
+		{"outside a trial the average follows", t0, sig(2, 2, 0, 0.5, 200), State{Recent: 1000}, Decision{Hold, ReasonBalanced},
+			func(s State) bool { return math.Abs(s.Recent-800) < 1e-9 }},
 		{"write wait just below high", t0, sig(2, 2, high-1, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
 		{"one in flight per conn is not a limit", t0, sig(2, 1, high, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
 		{"CPU at max still trials", t0, sig(2, 2, high, 0.8, 100), State{}, Decision{Grow, ReasonLimit}, nil},
@@ -59,6 +65,11 @@ func TestRuleDecide(t *testing.T) {
 			func(s State) bool {
 				return !s.Trial && s.Backoff == 0 && s.NextGrow.Equal(t0.Add(r.Settle+r.Cooldown))
 			}},
+		{"judged on the trial's mean, not its last second", t0.Add(r.Settle), sig(3, 2, high, 0.5, 300), State{Trial: true, TrialStart: t0, Baseline: 1000, TrialRPCs: 2400, TrialTime: 2 * time.Second}, Decision{Hold, ReasonGain},
+			// (2400 + 900) / 3 s = 1100 RPC/s: a 10% gain though the last second fell to 900.
+			func(s State) bool { return !s.Trial && s.TrialRPCs == 0 && s.TrialTime == 0 }},
+		{"a settling trial sums its seconds", t0.Add(r.Settle - 1), sig(3, 2, high, 0.5, 300), State{Trial: true, TrialStart: t0, Baseline: 1000, TrialRPCs: 1000, TrialTime: time.Second}, Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.TrialRPCs == 1900 && s.TrialTime == 2*time.Second }},
 		{"gain just below MinGain, limit still there", t0.Add(r.Settle), sig(3, 2, high, 0.5, 349), trial, Decision{Shrink, ReasonNoGain},
 			func(s State) bool {
 				return !s.Trial && s.Backoff == r.Cooldown && s.NextGrow.Equal(t0.Add(r.Settle+r.Cooldown))
