@@ -25,17 +25,19 @@ GOOS=darwin go vet ./... || { echo "vet: GOOS=darwin go vet failed"; fail=1; }
 go mod tidy -diff || { echo "vet: go.mod/go.sum are not tidy (run go mod tidy)"; fail=1; }
 # staticcheck, pinned; go run fetches it from the Go module proxy once.
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || { echo "vet: staticcheck"; fail=1; }
-# Python (clients/python): ruff check and format --check, from the client's venv
+# --- Python and Node (clients/python, clients/node)
+# Python: ruff check and format --check, from the client's venv
 # (clients/python/build.sh installs the pinned ruff); only where it was built.
 if [ -x clients/python/.venv/bin/ruff ]; then
   (cd clients/python && .venv/bin/ruff check --quiet . && .venv/bin/ruff format --check --quiet .) ||
     { echo "vet: ruff (clients/python)"; fail=1; }
 fi
-# Node (clients/node): eslint, a devDependency (clients/node/build.sh's npm ci
-# installs it), with eslint.config.js; only where it was built.
+# Node: eslint, a devDependency (clients/node/build.sh's npm ci installs it),
+# with eslint.config.js; only where it was built.
 if [ -x clients/node/node_modules/.bin/eslint ]; then
   (cd clients/node && node_modules/.bin/eslint .) || { echo "vet: eslint (clients/node)"; fail=1; }
 fi
+# --- end Python and Node
 # --- Java (clients/java): the formatter check, Spotless with palantir-java-format (google-java-format
 # at 120 columns), both from Maven Central; `mvn spotless:apply` fixes. RPCLAB_MVN_FLAGS=-o: offline.
 if command -v mvn >/dev/null; then

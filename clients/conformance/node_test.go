@@ -19,6 +19,9 @@ func init() { expectations["node"] = cCoreStyle }
 // TestNodeDirect: see testDirect (java_test.go).
 func TestNodeDirect(t *testing.T) { testDirect(t, "node") }
 
+// TestNodePoolConns: see testPoolConnsSeen (python_test.go).
+func TestNodePoolConns(t *testing.T) { testPoolConnsSeen(t, "node") }
+
 // TestNodeUnit runs the Node client's own tests (flags, durations, and the
 // histogram encoding compared byte for byte with hdrhistogram-go's) with
 // node's built-in test runner.

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/stats"
 )
 
@@ -66,6 +70,49 @@ func TestPythonUnit(t *testing.T) {
 func TestPythonPoolUnit(t *testing.T) {
 	py := buildPython(t)
 	unitTests(t, filepath.Join("python", "pool"), py, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
+}
+
+// TestPythonPoolConns: see testPoolConnsSeen.
+func TestPythonPoolConns(t *testing.T) { testPoolConnsSeen(t, "python") }
+
+// testPoolConnsSeen runs lang's client on steps of pool:4 and
+// pool:4:least-loaded (a layout rpclab sweep does not hand other languages'
+// clients, so the steps go through extclient directly), unary and streaming
+// at in-flight 8, against a Go server: each step's record must say the pick
+// it was given, and the operating system must have seen 4 connections
+// (conns_observed), the pool library's channels each with its own.
+func testPoolConnsSeen(t *testing.T, lang string) {
+	selected(t, lang)
+	conns := []string{"pool:4", "pool:4:least-loaded"}
+	e := build(t, lang, conns...)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(server.Options{})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	spec := &loadgen.Spec{Target: lis.Addr().String(), RPCs: []string{"unary", "streaming"}, Inflight: []int{8},
+		Warmup: 200 * time.Millisecond, Interval: 500 * time.Millisecond, DialTimeout: 5 * time.Second}
+	var recs []result.Record
+	err = e.Sweep(ctx, spec, func(r *result.Record) error { recs = append(recs, *r); return nil }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"pool:4", "pool:4:least-loaded", "pool:4", "pool:4:least-loaded"}
+	if len(recs) != len(want) {
+		t.Fatalf("got %d records, want %d", len(recs), len(want))
+	}
+	for i, r := range recs {
+		if got := r.Spec.ConnLabel(); got != want[i] {
+			t.Errorf("record %d: got layout %q, want %q", i, got, want[i])
+		}
+		if r.Status != result.StatusOK || r.ConnsObserved != 4 {
+			t.Errorf("%s %s: got status %q and %d connections, want ok and 4 (%s)", r.Spec.ConnLabel(), r.Spec.RPC, r.Status, r.ConnsObserved, r.Error)
+		}
+	}
 }
 
 // The Python side of TestPythonHistogram: values spread over the whole

@@ -8,14 +8,14 @@
 
 const { parseArgs } = require('node:util');
 
-const { MAX_INFLIGHT, MAX_PAYLOAD, RPCS, loadSteps, parseConn } = require('./steps');
+const { MAX_INFLIGHT, StepError, fromObject, loadSteps } = require('./steps');
 
 /** A bad command line: what is wrong, naming the flag. */
 class UsageError extends Error {}
 
 const USAGE = `usage: rpclab-client --steps FILE [--dial-timeout DUR] [--rpc-timeout DUR] [--jit-warmup DUR]
    or: rpclab-client --target HOST:PORT [--inflight 1,2,4 | --min-inflight A --max-inflight B [--step S]]
-  [--conn shared,per-worker,channel-per-worker,local-pool,distinct-args,pool:N] [--rpc unary,streaming]
+  [--conn shared,per-worker,channel-per-worker,local-pool,distinct-args,pool:N[:least-loaded]] [--rpc unary,streaming]
   [--payload BYTES] [--warmup DUR] [--interval DUR] [--dial-timeout DUR] [--rpc-timeout DUR] [--out FILE]
   [--jit-warmup DUR (default 4s, or RPCLAB_NODE_JIT_WARMUP; 0s: none)]
 durations in Go syntax (500ms, 2s, 1m); --steps FILE: JSON Lines (docs/step.schema.json)`;
@@ -82,10 +82,12 @@ function options(a, env) {
   return o;
 }
 
-/** The steps the human flags make, in the order rpc, conn, inflight. */
+// The flag of each step field.
+const FLAGS = { target: '--target', rpc: '--rpc', conn: '--conn', inflight: '--inflight', payload_bytes: '--payload', warmup_ns: '--warmup', interval_ns: '--interval' };
+
+/** The steps the human flags make, in the order rpc, conn, inflight, each checked as a steps file's line is. */
 function sweep(a) {
-  const target = (a.target ?? '').trim();
-  if (target === '') throw new UsageError('--target: required (HOST:PORT)');
+  if (a.target === undefined) throw new UsageError('--target: required (HOST:PORT) without --steps');
   const ranged = a['min-inflight'] !== undefined || a['max-inflight'] !== undefined || a.step !== undefined;
   if (a.inflight !== undefined && ranged) throw new UsageError('--inflight: give a list or --min-inflight/--max-inflight, not both');
   let inflight = a.inflight === undefined ? [1, 2, 4, 8, 16, 32] : list('--inflight', a.inflight, (s) => count('--inflight', s));
@@ -93,31 +95,29 @@ function sweep(a) {
     const lo = a['min-inflight'] === undefined ? 1 : count('--min-inflight', a['min-inflight']);
     const hi = a['max-inflight'] === undefined ? lo : count('--max-inflight', a['max-inflight']);
     const st = a.step === undefined ? 1 : count('--step', a.step);
-    if (lo < 1) throw new UsageError(`--min-inflight: must be at least 1, got ${lo}`);
-    if (hi < lo || hi > MAX_INFLIGHT) throw new UsageError(`--max-inflight: ${hi} is outside ${lo}..${MAX_INFLIGHT}`);
-    if (st < 1) throw new UsageError(`--step: must be at least 1, got ${st}`);
+    if (!(lo >= 1 && lo <= hi && hi <= MAX_INFLIGHT && st >= 1)) {
+      throw new UsageError(`--min-inflight/--max-inflight/--step: want 1 <= A <= B <= ${MAX_INFLIGHT}, S >= 1`);
+    }
     inflight = [];
     for (let n = lo; n <= hi; n += st) inflight.push(n);
   }
-  for (const n of inflight) {
-    if (n < 1 || n > MAX_INFLIGHT) throw new UsageError(`--inflight: ${n} is outside 1..${MAX_INFLIGHT}`);
-  }
-  const conns = list('--conn', a.conn ?? 'shared,per-worker', parseConn);
-  const rpcs = list('--rpc', a.rpc ?? 'unary', (r) => {
-    if (!RPCS.includes(r)) throw new Error(`unknown RPC kind ${JSON.stringify(r)} (want unary or streaming)`);
-    return r;
-  });
-  const payloadBytes = a.payload === undefined ? 0 : count('--payload', a.payload);
-  if (payloadBytes > MAX_PAYLOAD) {
-    throw new UsageError(`--payload: ${payloadBytes} is outside 0..${MAX_PAYLOAD} bytes (gRPC's default 4 MiB message limit)`);
-  }
-  const warmupNs = goDuration('--warmup', a.warmup ?? '1s');
-  const intervalNs = goDuration('--interval', a.interval ?? '3s');
-  if (intervalNs === 0n) throw new UsageError('--interval: must be positive');
-  const out = a.out ?? '';
-  return rpcs.flatMap((rpc) =>
-    conns.flatMap((conn) =>
-      inflight.map((n) => ({ target, service: 'benchmark', rpc, conn, inflight: n, payloadBytes, warmupNs, intervalNs, clientCpus: null, out })),
+  const line = {
+    target: a.target.trim(),
+    service: 'benchmark',
+    payload_bytes: a.payload === undefined ? 0 : count('--payload', a.payload),
+    warmup_ns: Number(goDuration('--warmup', a.warmup ?? '1s')),
+    interval_ns: Number(goDuration('--interval', a.interval ?? '3s')),
+    out: a.out || '-',
+  };
+  return list('--rpc', a.rpc ?? 'unary', String).flatMap((rpc) =>
+    list('--conn', a.conn ?? 'shared,per-worker', String).flatMap((conn) =>
+      inflight.map((n) => {
+        try {
+          return fromObject({ ...line, rpc, conn, inflight: n }, 'the command line');
+        } catch (e) {
+          throw e instanceof StepError ? new UsageError(`${FLAGS[e.field]}: ${e.why}`) : e;
+        }
+      }),
     ),
   );
 }
@@ -137,7 +137,7 @@ function parse(argv, env = {}) {
   }
   if (a.help) return { help: true };
   const opts = options(a, env);
-  if (a.steps === undefined) return { steps: sweep(a), opts, truncate: a.out ?? null };
+  if (a.steps === undefined) return { steps: sweep(a), opts, truncate: a.out || null };
   const given = SWEEP.filter((k) => a[k] !== undefined).map((k) => `--${k}`);
   if (given.length > 0) throw new UsageError(`--steps: not allowed with ${given.join(', ')}`);
   try {

@@ -19,6 +19,7 @@ const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
+const { ChannelPool, LOCAL_SUBCHANNEL_POOL } = require('../pool');
 const cli = require('./cli');
 const { CODES, HIGHEST, Record, detectEnv, newHistogram, nowUs } = require('./record');
 const { establishedTo } = require('./sockets');
@@ -103,10 +104,12 @@ const globalPool = (() => {
 let stepSeq = 0;
 
 /**
- * The grpc-js channels (Clients) of a layout for n workers, and for each
- * worker the list it picks from. grpc-js, like gRPC C-core, keeps a global
- * subchannel pool: channels to the same target with equal options and
- * credentials share one subchannel, so one connection.
+ * The grpc-js clients (channels) of a layout for n workers: one that every
+ * worker shares (shared; pool:N, a client on a ChannelPool of ../pool that
+ * picks a channel per call), or one per worker. grpc-js, like gRPC C-core,
+ * keeps a global subchannel pool: channels to the same target with equal
+ * options and credentials share one subchannel, so one connection. Returns
+ * {clients, pools}: the pools, to wait until each of their channels is READY.
  *
  * Every channel of a step carries the option rpclab.step, unique per step
  * and equal within it: the step's channels compare as they would in an
@@ -118,35 +121,25 @@ function makeClients(Service, target, conn, n) {
   const creds = grpc.credentials.createInsecure();
   const step = ++stepSeq;
   const same = { 'rpclab.step': step };
-  const own = { 'rpclab.step': step, 'grpc.use_local_subchannel_pool': 1 };
-  const clients = [];
-  const perWorker = [];
-  switch (conn.kind) {
-    case 'shared':
-      clients.push(new Service(target, creds, same));
-      for (let i = 0; i < n; i++) perWorker.push(clients);
-      break;
-    case 'pool':
-      // N channels that really are N connections: each its own subchannel pool.
-      for (let i = 0; i < conn.n; i++) clients.push(new Service(target, creds, own));
-      for (let i = 0; i < n; i++) perWorker.push(clients);
-      break;
-    default:
-      for (let i = 0; i < n; i++) {
-        let opts;
-        if (conn.kind === 'channel-per-worker') {
-          opts = same; // identical options: the global pool hands every channel the same subchannel
-        } else if (conn.kind === 'distinct-args') {
-          opts = { 'rpclab.step': step, 'rpclab.worker': i }; // a unique option: a subchannel of its own
-        } else {
-          opts = own; // per-worker and local-pool: grpc.use_local_subchannel_pool
-        }
-        const c = new Service(target, creds, opts);
-        clients.push(c);
-        perWorker.push([c]);
-      }
+  if (conn.kind === 'shared') return { clients: [new Service(target, creds, same)], pools: [] };
+  if (conn.kind === 'pool') {
+    // Its channels have subchannel pools of their own: N connections.
+    const pool = new ChannelPool(target, creds, { size: conn.n, policy: conn.pick });
+    return { clients: [new Service(target, creds, { channelOverride: pool })], pools: [pool] };
   }
-  return { clients, perWorker };
+  const clients = [];
+  for (let i = 0; i < n; i++) {
+    let opts;
+    if (conn.kind === 'channel-per-worker') {
+      opts = same; // identical options: the global pool hands every channel the same subchannel
+    } else if (conn.kind === 'distinct-args') {
+      opts = { 'rpclab.step': step, 'rpclab.worker': i }; // a unique option: a subchannel of its own
+    } else {
+      opts = { ...same, [LOCAL_SUBCHANNEL_POOL]: 1 }; // per-worker and local-pool
+    }
+    clients.push(new Service(target, creds, opts));
+  }
+  return { clients, pools: [] };
 }
 
 /**
@@ -166,40 +159,38 @@ async function endStep(clients, target) {
   if (open > 0 && !stop.done) log(`${open} connection(s) of the step still established 2 s after closing; the next step may see them`);
 }
 
-/** Waits until every client is READY; null, or why not. */
-async function connectAll(clients, dialTimeoutNs) {
+/** Waits until every client, and every channel of a pool, is READY; null, or why not. */
+async function connectAll(clients, pools, dialTimeoutNs) {
   const deadline = Date.now() + Number(dialTimeoutNs / 1000000n);
   let onStop;
   const stopped = new Promise((resolve) => {
     onStop = () => resolve('stopped');
     stop.waiters.add(onStop);
   });
-  const ready = Promise.all(
-    clients.map(
-      (c) =>
-        new Promise((resolve) => {
-          c.waitForReady(deadline, (err) => resolve(err ? err.message : null));
-        }),
-    ),
-  ).then((errs) => errs.find((e) => e !== null) ?? null);
+  const ready = Promise.all([
+    ...clients.map((c) => new Promise((resolve, reject) => c.waitForReady(deadline, (err) => (err ? reject(err) : resolve())))),
+    ...pools.map((p) => p.connect(deadline)),
+  ]).then(
+    () => null,
+    (err) => err.message,
+  );
   const why = await Promise.race([ready, stopped]);
   stop.waiters.delete(onStop);
   return stop.done ? 'stopped' : why;
 }
 
-/** What every worker of a step shares: the phase and the pool's pick index. */
+/** What every worker of a step shares: the phase. */
 class StepState {
   constructor() {
     this.phase = WARMUP;
-    this.rr = 0;
   }
 }
 
 /** One closed-loop worker: one RPC in flight at a time, its own histogram. */
 class Worker {
-  constructor(state, clients, req, rpcTimeoutNs) {
+  constructor(state, client, req, rpcTimeoutNs) {
     this.state = state;
-    this.clients = clients;
+    this.client = client;
     this.req = req;
     this.timeoutMs = Number(rpcTimeoutNs) / 1e6;
     this.hist = newHistogram();
@@ -210,14 +201,6 @@ class Worker {
     this.finished = null;
     this.finish = null;
     this.opts = this.timeoutMs > 0 ? { deadline: 0 } : null;
-  }
-
-  pick() {
-    const cs = this.clients;
-    if (cs.length === 1) return cs[0];
-    const c = cs[this.state.rr % cs.length];
-    this.state.rr = (this.state.rr + 1) % cs.length;
-    return c;
   }
 
   /** Records an RPC that began and ended inside the measured interval. */
@@ -256,7 +239,7 @@ class Worker {
 
   sendUnary() {
     if (this.state.phase === DONE) return this.finish();
-    const c = this.pick();
+    const c = this.client;
     this.began = this.state.phase;
     if (this.opts) this.opts.deadline = Date.now() + this.timeoutMs;
     this.t0 = process.hrtime.bigint();
@@ -279,7 +262,7 @@ class Worker {
    */
   openStream() {
     if (this.state.phase === DONE) return this.finish();
-    const s = this.pick().StreamingCall();
+    const s = this.client.StreamingCall();
     this.call = s;
     this.waiting = false;
     s.on('data', () => {
@@ -338,9 +321,9 @@ class Worker {
 async function runStep(Service, step, opts) {
   const { target, rpc, conn, inflight } = step;
   const rec = new Record(step);
-  const { clients, perWorker } = makeClients(Service, target, conn, inflight);
+  const { clients, pools } = makeClients(Service, target, conn, inflight);
   const closeAll = () => endStep(clients, target);
-  const why = await connectAll(clients, opts.dialTimeoutNs);
+  const why = await connectAll(clients, pools, opts.dialTimeoutNs);
   if (why !== null) {
     await closeAll();
     if (stop.done) return null;
@@ -355,7 +338,7 @@ async function runStep(Service, step, opts) {
     payload: { type: 0, body: Buffer.alloc(step.payloadBytes) },
   };
   const workers = [];
-  for (let i = 0; i < inflight; i++) workers.push(new Worker(state, perWorker[i], req, opts.rpcTimeoutNs));
+  for (let i = 0; i < inflight; i++) workers.push(new Worker(state, clients[i % clients.length], req, opts.rpcTimeoutNs));
   const running = workers.map((w) => w.start(rpc === 'streaming'));
 
   const warmed = await sleep(step.warmupNs);
@@ -403,7 +386,7 @@ async function jitWarmup(Service, steps, opts) {
   const n = Math.min(4, Math.max(...steps.map((s) => s.inflight)));
   const warmupNs = opts.jitWarmupNs / BigInt(rpcs.length);
   for (const rpc of rpcs) {
-    const step = { ...steps[0], rpc, conn: { kind: 'shared', n: 0 }, inflight: n, warmupNs, intervalNs: 1000000n };
+    const step = { ...steps[0], rpc, conn: { kind: 'shared', n: 0, pick: '' }, inflight: n, warmupNs, intervalNs: 1000000n };
     const rec = await runStep(Service, step, opts);
     if (rec === null) return null; // stopped
     if (rec.unreachable) return rec.error;
@@ -412,10 +395,10 @@ async function jitWarmup(Service, steps, opts) {
   return null;
 }
 
-/** Appends each record to its step's out ('' is stdout), synced: a killed client keeps whole records. */
+/** Appends each record to its step's out ('-' is stdout), synced: a killed client keeps whole records. */
 class Outputs {
   constructor() {
-    this.fds = new Map([['', 1]]);
+    this.fds = new Map([['-', 1]]);
   }
 
   write(path, line) {
@@ -452,7 +435,7 @@ async function run(steps, opts, truncate) {
   for (const [i, step] of steps.entries()) {
     if (stop.done) return 1;
     const { rpc, conn, inflight: n } = step;
-    const what = `${rpc} ${conn.kind === 'pool' ? `pool:${conn.n}` : conn.kind} inflight=${n}`;
+    const what = `${rpc} ${conn.kind === 'pool' ? `pool:${conn.n}:${conn.pick}` : conn.kind} inflight=${n}`;
     let rec;
     if (unreachableFirst !== null) {
       rec = new Record(step);
@@ -471,7 +454,7 @@ async function run(steps, opts, truncate) {
     try {
       outs.write(step.out, rec.json(env));
     } catch (e) {
-      log(`write ${step.out || 'stdout'}: ${e.message}`);
+      log(`write ${step.out === '-' ? 'stdout' : step.out}: ${e.message}`);
       return 1;
     }
     log(`step ${i + 1}/${steps.length} ${what}: ${rec.summaryLine()}`);

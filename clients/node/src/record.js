@@ -244,7 +244,7 @@ class Record {
       conn_mode: st.conn.kind,
       conns_requested: connsRequested(st.conn, st.inflight),
     };
-    if (st.conn.kind === 'pool') spec.pick = 'round-robin';
+    if (st.conn.kind === 'pool') spec.pick = st.conn.pick;
     Object.assign(spec, {
       inflight: st.inflight,
       payload_bytes: st.payloadBytes,

@@ -84,8 +84,8 @@ test('rfc3339 writes UTC with microseconds', () => {
 
 test('a record counts errors by code name and fails when no RPC succeeded', () => {
   const step = {
-    target: '127.0.0.1:1', rpc: 'unary', conn: { kind: 'pool', n: 2 }, inflight: 4, payloadBytes: 7,
-    warmupNs: 0n, intervalNs: 1000000000n, clientCpus: [3, 1], out: '',
+    target: '127.0.0.1:1', rpc: 'unary', conn: { kind: 'pool', n: 2, pick: 'least-loaded' }, inflight: 4, payloadBytes: 7,
+    warmupNs: 0n, intervalNs: 1000000000n, clientCpus: [3, 1], out: '-',
   };
   const env = { language: 'node', client_cpus: [0] };
   const byCode = new Array(CODE_NAMES.length).fill(0);
@@ -100,7 +100,7 @@ test('a record counts errors by code name and fails when no RPC succeeded', () =
   assert.equal(got.requests, 4);
   assert.equal(got.spec.conn_mode, 'pool');
   assert.equal(got.spec.conns_requested, 2);
-  assert.equal(got.spec.pick, 'round-robin');
+  assert.equal(got.spec.pick, 'least-loaded');
   assert.equal(got.client_cpu_ns_per_rpc, 1250);
   assert.equal(got.spec.payload_bytes, 7);
   assert.deepEqual(got.env.client_cpus, [3, 1], 'the step\'s pin replaces the affinity seen');

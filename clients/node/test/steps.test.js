@@ -12,7 +12,9 @@ const path = require('node:path');
 const test = require('node:test');
 
 const { UsageError, goDuration, parse } = require('../src/cli');
-const { MAX_PAYLOAD, StepError, connsRequested, loadSteps } = require('../src/steps');
+const { SCHEMA, StepError, connsRequested, loadSteps } = require('../src/steps');
+
+const MAX_PAYLOAD = SCHEMA.properties.payload_bytes.maximum;
 
 const GOOD = {
   target: '127.0.0.1:50051',
@@ -42,11 +44,13 @@ function write(t, text) {
 
 test('a good steps file gives its steps in order', (t) => {
   const second = with_({ rpc: 'streaming', conn: 'pool:4:round-robin', client_cpus: undefined, out: 'b.jsonl' });
-  const got = loadSteps(write(t, `${JSON.stringify(GOOD)}\n\n${JSON.stringify(second)}\n`));
+  const third = with_({ conn: 'pool:2:least-loaded' });
+  const got = loadSteps(write(t, `${JSON.stringify(GOOD)}\n\n${JSON.stringify(second)}\n${JSON.stringify(third)}\n`));
   const base = { target: '127.0.0.1:50051', service: 'benchmark', inflight: 4, payloadBytes: 0, warmupNs: 1000000000n, intervalNs: 3000000000n };
   const want = [
-    { ...base, rpc: 'unary', conn: { kind: 'shared', n: 0 }, clientCpus: [0], out: '/tmp/r.jsonl' },
-    { ...base, rpc: 'streaming', conn: { kind: 'pool', n: 4 }, clientCpus: null, out: 'b.jsonl' },
+    { ...base, rpc: 'unary', conn: { kind: 'shared', n: 0, pick: '' }, clientCpus: [0], out: '/tmp/r.jsonl' },
+    { ...base, rpc: 'streaming', conn: { kind: 'pool', n: 4, pick: 'round-robin' }, clientCpus: null, out: 'b.jsonl' },
+    { ...base, rpc: 'unary', conn: { kind: 'pool', n: 2, pick: 'least-loaded' }, clientCpus: [0], out: '/tmp/r.jsonl' },
   ];
   assert.deepEqual(got, want);
 });
@@ -74,7 +78,8 @@ test('a bad line names the line and the field', (t) => {
     ['unsupported service', with_({ service: 'ydb-debug' }), 'service'],
     ['unknown conn', with_({ conn: 'bogus' }), 'conn'],
     ['pool of 0', with_({ conn: 'pool:0' }), 'conn'],
-    ['unsupported pick', with_({ conn: 'pool:4:least-loaded' }), 'conn'],
+    ['unknown pick', with_({ conn: 'pool:4:fastest' }), 'conn'],
+    ['pool too big', with_({ conn: 'pool:20001' }), 'conn'],
     ['bad cpu', with_({ client_cpus: [0, -1] }), 'client_cpus'],
     ['cpus not a list', with_({ client_cpus: 0 }), 'client_cpus'],
   ];
@@ -156,12 +161,12 @@ test('defaults, and RPCLAB_NODE_JIT_WARMUP', () => {
   const { steps, opts, truncate } = parse(['--target', 'h:1'], { RPCLAB_NODE_JIT_WARMUP: '1s' });
   assert.deepEqual([...new Set(steps.map((s) => s.inflight))], [1, 2, 4, 8, 16, 32]);
   assert.deepEqual([...new Set(steps.map((s) => s.conn.kind))], ['shared', 'per-worker']);
-  assert.deepEqual([steps[0].out, steps[0].warmupNs, steps[0].intervalNs, truncate], ['', 1000000000n, 3000000000n, null]);
+  assert.deepEqual([steps[0].out, steps[0].warmupNs, steps[0].intervalNs, truncate], ['-', 1000000000n, 3000000000n, null]);
   assert.deepEqual(opts, { dialTimeoutNs: 5000000000n, rpcTimeoutNs: 0n, jitWarmupNs: 1000000000n });
 });
 
 test('connections requested per layout', () => {
-  const cases = [['shared', 1], ['per-worker', 8], ['channel-per-worker', 8], ['local-pool', 8], ['distinct-args', 8], ['pool:3', 3]];
+  const cases = [['shared', 1], ['per-worker', 8], ['channel-per-worker', 8], ['local-pool', 8], ['distinct-args', 8], ['pool:3', 3], ['pool:3:least-loaded', 3]];
   for (const [conn, want] of cases) {
     const { steps } = parse(['--target', 'h:1', '--conn', conn, '--inflight', '8']);
     assert.equal(connsRequested(steps[0].conn, 8), want, conn);

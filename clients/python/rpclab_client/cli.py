@@ -10,19 +10,11 @@ from dataclasses import dataclass
 from rpclab_client import steps as st
 
 # The flags a sweep is made of; none goes with --steps.
-SWEEP = (
-    "target",
-    "inflight",
-    "min_inflight",
-    "max_inflight",
-    "step",
-    "conn",
-    "rpc",
-    "payload",
-    "warmup",
-    "interval",
-    "out",
-)
+SWEEP = "target inflight min_inflight max_inflight step conn rpc payload warmup interval out".split()
+
+# The flag of each step field.
+FLAGS = {k: f"--{k}" for k in ("target", "rpc", "conn", "inflight")}
+FLAGS.update(payload_bytes="--payload", warmup_ns="--warmup", interval_ns="--interval")
 
 _UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}
 _DURATION = re.compile(r"(?:(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h))+")
@@ -48,24 +40,9 @@ def _list(item):
         parts = [p.strip() for p in v.split(",")]
         if not all(parts):
             raise argparse.ArgumentTypeError(f"empty item in {v!r}")
-        try:
-            return [item(p) for p in parts]
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from e
+        return [item(p) for p in parts]
 
     return parse
-
-
-def _count(v):
-    if not v.isdigit():
-        raise ValueError(f"{v!r} is not a non-negative integer")
-    return int(v)
-
-
-def _rpc(v):
-    if v not in st.RPCS:
-        raise ValueError(f"unknown RPC kind {v!r} (want unary or streaming)")
-    return v
 
 
 @dataclass(frozen=True)
@@ -86,13 +63,13 @@ def parser():
     a = p.add_argument
     a("--steps", metavar="FILE", help="run the steps of this JSON Lines file (docs/step.schema.json)")
     a("--target", metavar="HOST:PORT", help="the server (required without --steps)")
-    a("--inflight", type=_list(_count), metavar="1,2,4", help="in-flight counts (default 1,2,4,8,16,32)")
-    a("--min-inflight", type=_count, metavar="A")
-    a("--max-inflight", type=_count, metavar="B")
-    a("--step", type=_count, metavar="S")
-    a("--conn", type=_list(st.parse_conn), metavar="LAYOUTS", help="default shared,per-worker")
-    a("--rpc", type=_list(_rpc), metavar="unary,streaming", help="default unary")
-    a("--payload", type=_count, metavar="BYTES", help="default 0")
+    a("--inflight", type=_list(int), metavar="1,2,4", help="in-flight counts (default 1,2,4,8,16,32)")
+    a("--min-inflight", type=int, metavar="A")
+    a("--max-inflight", type=int, metavar="B")
+    a("--step", type=int, metavar="S")
+    a("--conn", type=_list(str), metavar="LAYOUTS", help="default shared,per-worker; pool:N[:least-loaded]")
+    a("--rpc", type=_list(str), metavar="unary,streaming", help="default unary")
+    a("--payload", type=int, metavar="BYTES", help="default 0")
     a("--warmup", type=go_duration, metavar="DUR", help="default 1s")
     a("--interval", type=go_duration, metavar="DUR", help="default 3s")
     a("--dial-timeout", type=go_duration, default=5_000_000_000, metavar="DUR", help="default 5s")
@@ -118,8 +95,8 @@ def parse(argv):
             return st.load(a.steps), opts, None
         except st.StepError as e:
             p.error(f"argument --steps: {e}")
-    if not a.target or not a.target.strip():
-        p.error("argument --target: required (HOST:PORT)")
+    if a.target is None:
+        p.error("argument --target: required (HOST:PORT) without --steps")
     ranged = (a.min_inflight, a.max_inflight, a.step) != (None, None, None)
     if a.inflight is not None and ranged:
         p.error("argument --inflight: give a list or --min-inflight/--max-inflight, not both")
@@ -128,33 +105,19 @@ def parse(argv):
         lo = 1 if a.min_inflight is None else a.min_inflight
         hi = lo if a.max_inflight is None else a.max_inflight
         step = 1 if a.step is None else a.step
-        for flag, bad in (
-            ("--min-inflight", lo < 1),
-            ("--max-inflight", not lo <= hi <= st.MAX_INFLIGHT),
-            ("--step", step < 1),
-        ):
-            if bad:
-                p.error(
-                    f"argument {flag}: want 1 <= --min-inflight <= --max-inflight <= {st.MAX_INFLIGHT} and --step >= 1"
-                )
-        inflight = list(range(lo, hi + 1, step))
-    for n in inflight:
-        if not 1 <= n <= st.MAX_INFLIGHT:
-            p.error(f"argument --inflight: {n} is outside 1..{st.MAX_INFLIGHT}")
-    payload = a.payload or 0
-    if payload > st.MAX_PAYLOAD:
-        p.error(
-            f"argument --payload: {payload} is outside 0..{st.MAX_PAYLOAD} bytes (gRPC's default 4 MiB message limit)"
-        )
-    interval = 3_000_000_000 if a.interval is None else a.interval
-    if interval <= 0:
-        p.error("argument --interval: must be positive")
-    warmup = 1_000_000_000 if a.warmup is None else a.warmup
-    conns = a.conn or [st.Conn("shared"), st.Conn("per-worker")]
-    steps = [
-        st.Step(a.target.strip(), "benchmark", rpc, conn, n, payload, warmup, interval, a.out or "")
-        for rpc in a.rpc or ["unary"]
-        for conn in conns
-        for n in inflight
-    ]
+        if not (1 <= lo <= hi <= st.MAX_INFLIGHT and step >= 1):
+            p.error(f"argument --min-inflight/--max-inflight/--step: want 1 <= A <= B <= {st.MAX_INFLIGHT}, S >= 1")
+        inflight = range(lo, hi + 1, step)
+    # Each step is checked as a steps file's line is, by the schema.
+    steps = []
+    for rpc in a.rpc or ["unary"]:
+        for conn in a.conn or ["shared", "per-worker"]:
+            for n in inflight:
+                d = {"target": a.target.strip(), "service": "benchmark", "rpc": rpc, "conn": conn, "inflight": n,
+                     "payload_bytes": a.payload or 0, "warmup_ns": 10**9 if a.warmup is None else a.warmup,
+                     "interval_ns": 3 * 10**9 if a.interval is None else a.interval, "out": a.out or "-"}  # fmt: skip
+                try:
+                    steps.append(st.from_dict(d, "the command line"))
+                except st.StepError as e:
+                    p.error(f"argument {FLAGS[e.field]}: {e.why}")
     return steps, opts, a.out or None

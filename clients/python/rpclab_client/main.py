@@ -11,7 +11,6 @@ merged after the interval. The GIL serializes the Python side of every RPC
 (grpcio releases it only while it waits in C-core), so the workers share one
 CPU's worth of Python whatever the in-flight count."""
 
-import itertools
 import os
 import queue
 import signal
@@ -20,6 +19,7 @@ import threading
 import time
 
 import grpc
+from rpclab_pool import LOCAL_SUBCHANNEL_POOL, ChannelPool
 
 from rpclab_client import cli
 from rpclab_client.pb import BenchmarkServiceStub, Payload, SimpleRequest
@@ -29,21 +29,27 @@ WARMUP, MEASURE, DONE = 0, 1, 2
 OK, UNKNOWN, DEADLINE_EXCEEDED, UNAVAILABLE = 0, 2, 4, 14
 PROG = "rpclab-client (python)"
 
-# Channel arguments per layout (docs/clients.md). C-core keys its global
-# subchannel pool on the target and the channel arguments: channels with
-# identical arguments share one subchannel, so one TCP connection.
-LOCAL_POOL = ("grpc.use_local_subchannel_pool", 1)
 
+def open_channels(step):
+    """The layout's channels (docs/clients.md): one for every worker (shared,
+    and pool:N, a rpclab_pool.ChannelPool that picks a channel per RPC), or
+    one per worker. C-core keys its global subchannel pool on the target and
+    the channel arguments: channels with identical arguments share one
+    subchannel, so one TCP connection."""
+    conn, target = step.conn, step.target
+    if conn.mode == "pool":
+        return [ChannelPool(target, conn.n, policy=conn.pick)]
+    if conn.mode == "shared":
+        return [grpc.insecure_channel(target)]
 
-def channel_options(conn, i):
-    """The arguments of the layout's i-th channel."""
-    if conn.mode in ("per-worker", "local-pool", "pool"):
-        # A subchannel pool of the channel's own: its own connection.
-        return [LOCAL_POOL]
-    if conn.mode == "distinct-args":
-        # An argument C-core does not know still enters the subchannel key.
-        return [("rpclab.channel_index", i)]
-    return []  # shared, channel-per-worker
+    def options(i):
+        if conn.mode == "distinct-args":
+            return [("rpclab.channel_index", i)]  # unknown to C-core, but part of the key
+        # channel-per-worker: the trap, one connection for all; per-worker
+        # and local-pool: a subchannel pool of the channel's own.
+        return [] if conn.mode == "channel-per-worker" else [LOCAL_SUBCHANNEL_POOL]
+
+    return [grpc.insecure_channel(target, options=options(i)) for i in range(step.inflight)]
 
 
 class Stop:
@@ -85,10 +91,10 @@ def main():
 
 
 class Outputs:
-    """Each step's out, opened once to append; "" is stdout."""
+    """Each step's out, opened once to append; "-" is stdout."""
 
     def __init__(self):
-        self.files = {"": sys.stdout}
+        self.files = {"-": sys.stdout}
 
     def write(self, path, line):
         f = self.files.get(path)
@@ -154,12 +160,11 @@ def run_steps(steps, opts, stop, env, outs):
 def connect(step, opts, stop):
     """Opens the layout's channels and waits until each is READY. Returns
     (channels, error); error is None, "stopped" or why it failed."""
-    channels = [
-        grpc.insecure_channel(step.target, options=channel_options(step.conn, i))
-        for i in range(step.conn.channels(step.inflight))
-    ]
+    channels = open_channels(step)
     deadline = time.monotonic_ns() + opts.dial_timeout_ns
-    futures = [grpc.channel_ready_future(ch) for ch in channels]
+    # Every channel of a pool READY, not only one (the pool's own state).
+    each = (ch for c in channels for ch in (c.channels if isinstance(c, ChannelPool) else (c,)))
+    futures = [grpc.channel_ready_future(ch) for ch in each]
     err = None
     for fut in futures:
         while err is None:
@@ -202,12 +207,10 @@ def run_step(step, opts, stop):
     phase = Phase()
     req = SimpleRequest(response_size=step.payload_bytes, payload=Payload(body=bytes(step.payload_bytes)))
     stubs = [BenchmarkServiceStub(ch) for ch in channels]
-    rr = itertools.count()
     timeout = opts.rpc_timeout_ns / 1e9 if opts.rpc_timeout_ns > 0 else None
     workers = []
     for i in range(step.inflight):
-        mine = [stubs[i]] if len(stubs) == step.inflight and step.conn.mode != "pool" else stubs
-        w = Worker(mine, rr, phase, req, timeout)
+        w = Worker(stubs[i % len(stubs)], phase, req, timeout)
         w.thread = threading.Thread(
             target=w.streaming if step.rpc == "streaming" else w.unary, name=f"worker-{i}", daemon=True
         )
@@ -281,9 +284,8 @@ class Requests:
 class Worker:
     """One closed-loop worker: one RPC in flight at a time, its own histogram."""
 
-    def __init__(self, stubs, rr, phase, req, timeout):
-        self.stubs = stubs
-        self.rr = rr
+    def __init__(self, stub, phase, req, timeout):
+        self.stub = stub
         self.phase = phase
         self.req = req
         self.timeout = timeout
@@ -306,11 +308,9 @@ class Worker:
 
     def unary(self):
         phase, req, timeout, now = self.phase, self.req, self.timeout, time.perf_counter_ns
-        calls = [s.UnaryCall for s in self.stubs]
-        n, rr = len(calls), self.rr
+        call = self.stub.UnaryCall
         while phase.v != DONE:
             ph = phase.v
-            call = calls[0] if n == 1 else calls[next(rr) % n]
             t0 = now()
             try:
                 call(req, timeout=timeout)
@@ -326,10 +326,8 @@ class Worker:
     def streaming(self):
         """Bidi ping-pong: one stream, a reply awaited for every request."""
         phase, req, now = self.phase, self.req, time.perf_counter_ns
-        n, rr = len(self.stubs), self.rr
         while phase.v != DONE:
             reqs = Requests()
-            stub = self.stubs[0] if n == 1 else self.stubs[next(rr) % n]
             ph = phase.v
             self.timed_out = False
             t0 = now()
@@ -337,7 +335,7 @@ class Worker:
             self.sent_at = t0
             call = None
             try:
-                call = stub.StreamingCall(reqs)
+                call = self.stub.StreamingCall(reqs)
                 self.call = call
                 while True:
                     next(call)

@@ -165,7 +165,7 @@ class Record:
             "conns_requested": st.conn.channels(st.inflight),
         }
         if st.conn.mode == "pool":
-            spec["pick"] = "round-robin"
+            spec["pick"] = st.conn.pick
         spec.update(
             {
                 "inflight": st.inflight,

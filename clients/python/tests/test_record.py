@@ -12,7 +12,7 @@ from rpclab_client.steps import Conn, Step
 
 
 def step(conn, inflight, payload=0, cpus=None):
-    return Step("127.0.0.1:9", "benchmark", "unary", conn, inflight, payload, 0, 1, "", cpus)
+    return Step("127.0.0.1:9", "benchmark", "unary", conn, inflight, payload, 0, 1, "-", cpus)
 
 
 class RecordTest(unittest.TestCase):
@@ -60,7 +60,7 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(inner[:4], bytes.fromhex("1c849313"))
 
     def test_json_fields(self):
-        rec = record.Record(step(Conn("pool", 2), 4, payload=10, cpus=(3, 1)))
+        rec = record.Record(step(Conn("pool", 2, "least-loaded"), 4, payload=10, cpus=(3, 1)))
         h = record.new_histogram()
         h.record_value(100_000)
         by_code = [0] * record.CODES
@@ -70,7 +70,7 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(d["status"], "ok")
         self.assertEqual(d["requests"], 3)
         self.assertEqual(d["errors"], {"Unavailable": 2})
-        self.assertEqual(d["spec"]["pick"], "round-robin")
+        self.assertEqual(d["spec"]["pick"], "least-loaded")
         self.assertEqual(d["spec"]["conns_requested"], 2)
         self.assertEqual(d["client_cpu_ns_per_rpc"], 1_000_000.0)
         self.assertEqual(d["env"]["language"], "python")

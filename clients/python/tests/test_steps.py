@@ -10,7 +10,9 @@ import tempfile
 import unittest
 
 from rpclab_client import cli
-from rpclab_client.steps import MAX_PAYLOAD, Conn, Step, StepError, load
+from rpclab_client.steps import FIELDS, Conn, Step, StepError, load
+
+MAX_PAYLOAD = FIELDS["payload_bytes"]["maximum"]
 
 GOOD = {
     "target": "127.0.0.1:50051",
@@ -42,12 +44,16 @@ class StepsFileTest(unittest.TestCase):
 
     def test_good_file(self):
         second = with_(rpc="streaming", conn="pool:4:round-robin", client_cpus=..., out="b.jsonl")
-        path = self.write(json.dumps(GOOD) + "\n\n" + json.dumps(second) + "\n")
+        third = with_(conn="pool:2:least-loaded", inflight=8.0)
+        path = self.write(json.dumps(GOOD) + "\n\n" + json.dumps(second) + "\n" + json.dumps(third) + "\n")
         got = load(path)
         want = [
             Step("127.0.0.1:50051", "benchmark", "unary", Conn("shared"), 4, 0, 10**9, 3 * 10**9, "/tmp/r.jsonl", (0,)),
-            Step("127.0.0.1:50051", "benchmark", "streaming", Conn("pool", 4), 4, 0, 10**9, 3 * 10**9, "b.jsonl", None),
-        ]
+            Step("127.0.0.1:50051", "benchmark", "streaming", Conn("pool", 4, "round-robin"), 4, 0, 10**9, 3 * 10**9,
+                 "b.jsonl", None),
+            Step("127.0.0.1:50051", "benchmark", "unary", Conn("pool", 2, "least-loaded"), 8, 0, 10**9, 3 * 10**9,
+                 "/tmp/r.jsonl", (0,)),
+        ]  # fmt: skip
         self.assertEqual(got, want, f"got {got}, want {want}")
 
     def test_bad_lines_name_line_and_field(self):
@@ -72,7 +78,8 @@ class StepsFileTest(unittest.TestCase):
             ("unsupported service", with_(service="ydb-debug"), "service"),
             ("unknown conn", with_(conn="bogus"), "conn"),
             ("pool of 0", with_(conn="pool:0"), "conn"),
-            ("unsupported pick", with_(conn="pool:4:least-loaded"), "conn"),
+            ("unknown pick", with_(conn="pool:4:fastest"), "conn"),
+            ("pool too big", with_(conn="pool:20001"), "conn"),
             ("bad cpu", with_(client_cpus=[0, -1]), "client_cpus"),
             ("cpus not a list", with_(client_cpus=0), "client_cpus"),
         ]
@@ -153,7 +160,7 @@ class CommandLineTest(unittest.TestCase):
         )  # fmt: skip
         got = [(s.rpc, s.conn, s.inflight) for s in steps]
         want = [(rpc, conn, n) for rpc in ("unary", "streaming")
-                for conn in (Conn("shared"), Conn("pool", 4)) for n in (2, 5, 8)]  # fmt: skip
+                for conn in (Conn("shared"), Conn("pool", 4, "round-robin")) for n in (2, 5, 8)]  # fmt: skip
         self.assertEqual(got, want, f"got {got}, want {want}")
         first = steps[0]
         got = (first.target, first.payload_bytes, first.warmup_ns, first.interval_ns, first.out, truncate)
@@ -165,13 +172,13 @@ class CommandLineTest(unittest.TestCase):
         steps, opts, truncate = parse(["--target", "h:1"])
         got = (sorted({s.inflight for s in steps}), [s.conn for s in steps[::6]], steps[0].out,
                steps[0].warmup_ns, steps[0].interval_ns, opts, truncate)  # fmt: skip
-        want = ([1, 2, 4, 8, 16, 32], [Conn("shared"), Conn("per-worker")], "", 10**9, 3 * 10**9,
+        want = ([1, 2, 4, 8, 16, 32], [Conn("shared"), Conn("per-worker")], "-", 10**9, 3 * 10**9,
                 cli.Options(5_000_000_000, 0), None)  # fmt: skip
         self.assertEqual(got, want, f"got {got}, want {want}")
 
     def test_conns_requested(self):
         cases = [("shared", 1), ("per-worker", 8), ("channel-per-worker", 8), ("local-pool", 8),
-                 ("distinct-args", 8), ("pool:3", 3)]  # fmt: skip
+                 ("distinct-args", 8), ("pool:3", 3), ("pool:3:least-loaded", 3)]  # fmt: skip
         for s, want in cases:
             with self.subTest(conn=s):
                 steps, _, _ = parse(["--target", "h:1", "--conn", s, "--inflight", "8"])
