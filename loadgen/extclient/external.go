@@ -35,10 +35,15 @@ var Languages = []string{"cpp", "java", "rust", "python", "node"}
 // Python's grpcio (both C-core) and grpc-js, which copies its design.
 var CCoreLayouts = []string{"channel-per-worker", "local-pool", "distinct-args"}
 
+// PickLangs are the clients whose pool takes a pick policy
+// (pool:N:least-loaded), each through its stack's pool library.
+var PickLangs = []string{"go", "python", "node"}
+
 // HasLayout says whether the client of lang has the --conn layout conn:
 // every client has shared, per-worker and pool:N; only the C-core style
-// stacks have CCoreLayouts. Pool pick policies other than round-robin are
-// the Go client's (package pool).
+// stacks have CCoreLayouts. A pool's least-loaded pick is in the clients
+// whose pool library has it (PickLangs); an adaptive pool is the Go
+// client's (package pool).
 func HasLayout(lang, conn string) bool {
 	kind, rest, _ := strings.Cut(conn, ":")
 	switch loadgen.ConnKind(kind) {
@@ -48,7 +53,7 @@ func HasLayout(lang, conn string) bool {
 		if strings.HasPrefix(rest, "auto") { // an adaptive pool is package pool's
 			return lang == "go"
 		}
-		return lang == "go" || !strings.Contains(rest, ":")
+		return !strings.Contains(rest, ":") || slices.Contains(PickLangs, lang)
 	}
 	if slices.Contains(CCoreLayouts, kind) {
 		return lang == "cpp" || lang == "python" || lang == "node"
