@@ -5,7 +5,8 @@ import enum
 import functools
 import itertools
 import threading
-from typing import Callable, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Callable, Optional
 
 import grpc
 
@@ -34,7 +35,7 @@ def _usable(state: Optional[grpc.ChannelConnectivity]) -> bool:
     return state is None or state is _C.READY or state is _C.IDLE
 
 
-def candidates(states: Sequence) -> Tuple[int, ...]:
+def candidates(states: Sequence) -> tuple[int, ...]:
     """The indexes of the channels an RPC may go to, given their states.
 
     The usable channels (READY or IDLE: an RPC on an IDLE channel makes it
@@ -120,7 +121,7 @@ class ChannelPool(grpc.Channel):
         *,
         policy=Policy.ROUND_ROBIN,
         credentials: Optional[grpc.ChannelCredentials] = None,
-        options: Sequence[Tuple[str, object]] = (),
+        options: Sequence[tuple[str, object]] = (),
         compression: Optional[grpc.Compression] = None,
     ):
         if not isinstance(target, str) or not target:
@@ -138,23 +139,23 @@ class ChannelPool(grpc.Channel):
             make = functools.partial(grpc.insecure_channel, target, opts, compression)
         else:
             make = functools.partial(grpc.secure_channel, target, credentials, opts, compression)
-        self._channels: Tuple[grpc.Channel, ...] = tuple(make() for _ in range(size))
+        self._channels: tuple[grpc.Channel, ...] = tuple(make() for _ in range(size))
 
         self._lock = threading.Lock()  # guards _states, _inflight, _subscribers
         self._ready = threading.Condition(self._lock)  # a channel's state changed
         self._deliver = threading.RLock()  # one delivery to subscribers at a time
-        self._states: List[Optional[grpc.ChannelConnectivity]] = [None] * size
+        self._states: list[Optional[grpc.ChannelConnectivity]] = [None] * size
         self._inflight = [0] * size
         self._candidates = candidates(self._states)
         self._next = itertools.count()  # next() is atomic in CPython
-        self._subscribers: List[list] = []  # [callback, last state delivered]
+        self._subscribers: list[list] = []  # [callback, last state delivered]
         self._closed = False
         self._watchers = [functools.partial(self._on_state, i) for i in range(size)]
         for ch, watch in zip(self._channels, self._watchers):
             ch.subscribe(watch, try_to_connect=True)
 
     @property
-    def channels(self) -> Tuple[grpc.Channel, ...]:
+    def channels(self) -> tuple[grpc.Channel, ...]:
         """The pool's channels, in the order of their index."""
         return self._channels
 
@@ -162,12 +163,12 @@ class ChannelPool(grpc.Channel):
     def policy(self) -> Policy:
         return self._policy
 
-    def inflight(self) -> Tuple[int, ...]:
+    def inflight(self) -> tuple[int, ...]:
         """The RPCs in flight on each channel now."""
         with self._lock:
             return tuple(self._inflight)
 
-    def states(self) -> Tuple[Optional[grpc.ChannelConnectivity], ...]:
+    def states(self) -> tuple[Optional[grpc.ChannelConnectivity], ...]:
         """Each channel's last reported state (None: none reported yet)."""
         with self._lock:
             return tuple(self._states)
@@ -180,9 +181,7 @@ class ChannelPool(grpc.Channel):
         """
         self._kick_idle()
         with self._ready:
-            ok = self._ready.wait_for(
-                lambda: self._closed or all(s is _C.READY for s in self._states), timeout
-            )
+            ok = self._ready.wait_for(lambda: self._closed or all(s is _C.READY for s in self._states), timeout)
             if self._closed:
                 raise ValueError("rpclab_pool: connect on a closed pool")
             if not ok:
@@ -250,16 +249,27 @@ class ChannelPool(grpc.Channel):
                     break
 
     def unary_unary(self, method, request_serializer=None, response_deserializer=None, **kwargs):
-        return _UnaryUnary(self, [ch.unary_unary(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels])
+        return _UnaryUnary(
+            self, [ch.unary_unary(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels]
+        )
 
     def unary_stream(self, method, request_serializer=None, response_deserializer=None, **kwargs):
-        return _UnaryStream(self, [ch.unary_stream(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels])
+        return _UnaryStream(
+            self,
+            [ch.unary_stream(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels],
+        )
 
     def stream_unary(self, method, request_serializer=None, response_deserializer=None, **kwargs):
-        return _StreamUnary(self, [ch.stream_unary(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels])
+        return _StreamUnary(
+            self,
+            [ch.stream_unary(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels],
+        )
 
     def stream_stream(self, method, request_serializer=None, response_deserializer=None, **kwargs):
-        return _StreamStream(self, [ch.stream_stream(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels])
+        return _StreamStream(
+            self,
+            [ch.stream_stream(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels],
+        )
 
     def close(self) -> None:
         """Closes every channel; RPCs in flight end with CANCELLED.

@@ -14,9 +14,9 @@ import unittest
 from concurrent import futures
 
 import grpc
+from rpclab_pool import ChannelPool, Policy, pick
 
 from rpclab_client import pb  # the generated BenchmarkService stubs
-from rpclab_pool import ChannelPool, Policy, pick
 
 # Bounds every wait in these tests; none is a sleep.
 TIMEOUT = 20.0
@@ -92,13 +92,13 @@ class TestPick(unittest.TestCase):
     """pick, the pure function behind every RPC's choice."""
 
     def test_pick(self):
-        R, I, C, T, S = _C.READY, _C.IDLE, _C.CONNECTING, _C.TRANSIENT_FAILURE, _C.SHUTDOWN
+        R, Idle, C, T, S = _C.READY, _C.IDLE, _C.CONNECTING, _C.TRANSIENT_FAILURE, _C.SHUTDOWN
         rr, ll = Policy.ROUND_ROBIN, Policy.LEAST_LOADED
         cases = [
             ("round robin takes start", rr, [R, R, R], [5, 0, 0], 0, 0),
             ("round robin wraps", rr, [R, R, R], [0, 0, 0], 2, 2),
             ("round robin skips TRANSIENT_FAILURE while one is READY", rr, [T, R], [0, 0], 0, 1),
-            ("round robin skips CONNECTING while one is IDLE", rr, [C, I], [0, 0], 0, 1),
+            ("round robin skips CONNECTING while one is IDLE", rr, [C, Idle], [0, 0], 0, 1),
             ("round robin skips SHUTDOWN", rr, [S, T, R], [0, 0, 0], 0, 2),
             ("none usable: round robin as if healthy", rr, [T, C, T], [0, 0, 0], 1, 1),
             ("not reported yet counts as usable", rr, [None, T], [0, 0], 1, 0),
@@ -281,7 +281,9 @@ class TestServer(unittest.TestCase):
         self.addCleanup(lambda: [t.join(TIMEOUT) for t in threads])
         self.addCleanup(stop.set)
         with self.servicer.cond:
-            self.assertTrue(self.servicer.cond.wait_for(lambda: self.servicer.unary >= 20, TIMEOUT), "no RPCs before the restart")
+            self.assertTrue(
+                self.servicer.cond.wait_for(lambda: self.servicer.unary >= 20, TIMEOUT), "no RPCs before the restart"
+            )
         self.server.stop(None).wait(TIMEOUT)
         server2, port, servicer2 = serve(self.port)
         self.addCleanup(server2.stop, None)
