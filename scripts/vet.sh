@@ -38,12 +38,14 @@ if [ -x clients/node/node_modules/.bin/eslint ]; then
   (cd clients/node && node_modules/.bin/eslint .) || { echo "vet: eslint (clients/node)"; fail=1; }
 fi
 # --- end Python and Node
-# --- Java (clients/java): the formatter check, Spotless with palantir-java-format (google-java-format
-# at 120 columns), both from Maven Central; `mvn spotless:apply` fixes. RPCLAB_MVN_FLAGS=-o: offline.
+# --- Java (clients/java and its pool library clients/java/pool): the formatter check, Spotless with
+# palantir-java-format (google-java-format at 120 columns), both from Maven Central; `mvn spotless:apply` fixes. RPCLAB_MVN_FLAGS=-o: offline.
 if command -v mvn >/dev/null; then
-  # shellcheck disable=SC2086
-  (cd clients/java && mvn -q -B -Dstyle.color=never ${RPCLAB_MVN_FLAGS:-} spotless:check) ||
-    { echo "vet: clients/java: mvn spotless:check failed (cd clients/java && mvn spotless:apply)"; fail=1; }
+  for d in clients/java clients/java/pool; do
+    # shellcheck disable=SC2086
+    (cd "$d" && mvn -q -B -Dstyle.color=never ${RPCLAB_MVN_FLAGS:-} spotless:check) ||
+      { echo "vet: $d: mvn spotless:check failed (cd $d && mvn spotless:apply)"; fail=1; }
+  done
 fi
 # --- end Java
 # --- Rust (clients/rust): rustfmt --check, and clippy with warnings as errors (it builds, so needs protoc). ---

@@ -42,6 +42,51 @@ func TestJavaUnit(t *testing.T) {
 	unitTests(t, "java", "mvn", append(args, "test")...)
 }
 
+// TestJavaPoolUnit runs the JUnit tests of the pool library in
+// clients/java/pool (io.rpclab.pool.ChannelPool) with Maven Surefire against
+// a real grpc-java Netty server on loopback: N connections as the server
+// accepted them, a generated stub through the pool, least-loaded, a dead
+// channel skipped, a server stopped and restarted on the same port.
+func TestJavaPoolUnit(t *testing.T) {
+	selected(t, "java")
+	if _, err := exec.LookPath("mvn"); err != nil {
+		t.Skip("mvn not found: no Java toolchain")
+	}
+	args := append([]string{"-q", "-B", "-Dstyle.color=never"}, strings.Fields(os.Getenv("RPCLAB_MVN_FLAGS"))...)
+	unitTests(t, filepath.Join("java", "pool"), "mvn", append(args, "test")...)
+}
+
+// TestJavaPool runs the Java client's pool:4 (its ChannelPool) through
+// rpclab sweep: 4 connections as the kernel saw them at in-flight 1 and 8,
+// round-robin recorded as the pick.
+func TestJavaPool(t *testing.T) {
+	selected(t, "java")
+	build(t, "java", "pool:4")
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	_, stderr, code := rpclab(t, 3*time.Minute, "sweep", "--client", "java", "--clients-dir", ".",
+		"--inflight", "1,8", "--conn", "pool:4", "--rpc", "unary,streaming",
+		"--warmup", "300ms", "--interval", "1s", "-o", out)
+	if code != 0 {
+		t.Fatalf("sweep exit code %d; stderr:\n%s", code, stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs), 4; got != want {
+		t.Fatalf("got %d records, want %d", got, want)
+	}
+	checkHistograms(t, recs)
+	for _, r := range recs {
+		if got, want := r.ConnsObserved, 4; got != want {
+			t.Errorf("%s inflight=%d: got %d connections, want %d", r.Spec.RPC, r.Spec.Inflight, got, want)
+		}
+		if got, want := r.Spec.Pick, "round-robin"; got != want {
+			t.Errorf("%s inflight=%d: got pick %q, want %q", r.Spec.RPC, r.Spec.Inflight, got, want)
+		}
+	}
+}
+
 // TestJavaAsyncStub runs the Java client's second unary path (async stub,
 // calls chained in callbacks) through rpclab sweep: records must validate,
 // decode, and show the same connections per layout as the blocking stub.

@@ -2,6 +2,7 @@
 
 package io.rpclab.client;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,8 +20,8 @@ import picocli.CommandLine.ParameterException;
         name = "rpclab-client",
         description = "rpclab's Java client (docs/clients.md). Durations in Go syntax (500ms, 2s, 1m).")
 final class Flags {
-    /** One connection layout: shared, per-worker or pool:N. */
-    record Conn(String kind, int n) {
+    /** One connection layout: shared, per-worker or pool:N with its policy (round-robin or least-loaded). */
+    record Conn(String kind, int n, String policy) {
         int conns(int inflight) {
             return switch (kind) {
                 case "shared" -> 1;
@@ -30,8 +31,8 @@ final class Flags {
         }
     }
 
+    /** docs/step.schema.json's bound, checked before an --min-inflight..--max-inflight list is made. */
     static final int MAX_INFLIGHT = 20000;
-    static final int MAX_PAYLOAD = (4 << 20) - 64;
 
     @Option(
             names = {"-h", "--help"},
@@ -57,7 +58,7 @@ final class Flags {
     @Option(names = "--step", paramLabel = "S", description = "step of the --min-inflight..--max-inflight range")
     Integer step;
 
-    @Option(names = "--conn", split = ",", description = "shared, per-worker, pool:N")
+    @Option(names = "--conn", split = ",", description = "shared, per-worker, pool:N[:least-loaded]")
     List<String> conns = new ArrayList<>(List.of("shared", "per-worker"));
 
     @Option(names = "--rpc", split = ",", description = "unary, streaming")
@@ -131,18 +132,8 @@ final class Flags {
             return;
         }
         if (steps != null) {
-            for (String o : List.of(
-                    "--target",
-                    "--inflight",
-                    "--min-inflight",
-                    "--max-inflight",
-                    "--step",
-                    "--conn",
-                    "--rpc",
-                    "--payload",
-                    "--warmup",
-                    "--interval",
-                    "--out")) {
+            String stepFlags = "--target --inflight --min-inflight --max-inflight --step --conn --rpc --payload";
+            for (String o : (stepFlags + " --warmup --interval --out").split(" ")) {
                 if (cl.getParseResult().hasMatchedOption(o)) {
                     throw bad(cl, o, "is given by the steps file: not with --steps");
                 }
@@ -174,7 +165,8 @@ final class Flags {
         }
         if (steps == null) {
             for (StepSpec s : steps()) {
-                String[] p = s.problem();
+                ObjectNode n = StepSpec.JSON.valueToTree(s);
+                String[] p = StepSpec.problem(n.put("out", "stdout")); // no --out: stdout
                 if (p != null) {
                     throw bad(cl, FLAG_OF.getOrDefault(p[0], "--" + p[0]), p[1]);
                 }
@@ -208,31 +200,10 @@ final class Flags {
                 target.trim(), "benchmark", rpc.trim(), conn.trim(), n, payload, warmupNs, intervalNs, null, out);
     }
 
-    /** Parses a layout as --conn and a step's conn take it. */
+    /** A layout as --conn and a step's conn take it, once the schema has checked it. */
     static Conn conn(String s) {
-        String[] p = s.trim().split(":", -1);
-        switch (p[0]) {
-            case "shared", "per-worker" -> {
-                if (p.length != 1) throw new IllegalArgumentException("\"" + p[0] + "\" takes no size");
-                return new Conn(p[0], 0);
-            }
-            case "pool" -> {
-                if (p.length < 2 || p.length > 3 || (p.length == 3 && !p[2].equals("round-robin"))) {
-                    throw new IllegalArgumentException("\"" + s + "\": want pool:N (round-robin per RPC)");
-                }
-                int n = p[1].matches("[0-9]{1,9}") ? Integer.parseInt(p[1]) : 0;
-                if (n < 1) {
-                    throw new IllegalArgumentException("\"" + s + "\": pool size must be an integer of at least 1");
-                }
-                return new Conn("pool", n);
-            }
-            case "channel-per-worker", "local-pool", "distinct-args" -> throw new IllegalArgumentException("\""
-                    + p[0]
-                    + "\" is a C-core layout; grpc-java opens a"
-                    + " connection per channel, so use per-worker (want shared, per-worker or pool:N)");
-            default -> throw new IllegalArgumentException(
-                    "unknown connection mode \"" + s + "\" (want shared, per-worker or pool:N)");
-        }
+        String[] p = s.trim().split(":");
+        return new Conn(p[0], p.length > 1 ? Integer.parseInt(p[1]) : 0, p.length > 2 ? p[2] : "round-robin");
     }
 
     /**

@@ -169,7 +169,7 @@ final class Record {
     @JsonProperty("spec")
     private Spec spec() {
         Flags.Conn conn = step.layout();
-        String pick = conn.kind().equals("pool") ? "round-robin" : null;
+        String pick = conn.kind().equals("pool") ? conn.policy() : null;
         return new Spec(
                 step.target(),
                 step.rpc(),

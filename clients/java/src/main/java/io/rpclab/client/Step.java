@@ -7,6 +7,7 @@ import io.grpc.Context;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.rpclab.pool.ChannelPool;
 import java.lang.management.ManagementFactory;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -53,8 +54,7 @@ final class Step {
         List<StepSpec> kinds = new ArrayList<>();
         for (StepSpec s : steps) {
             for (int n : new int[] {1, 4}) {
-                StepSpec k = new StepSpec(
-                        s.target(), s.service(), s.rpc(), s.conn(), n, s.payloadBytes(), 0, 100_000_000L, null, "");
+                StepSpec k = s.unrecorded(n, 0);
                 if (!kinds.contains(k)) {
                     kinds.add(k);
                 }
@@ -69,18 +69,7 @@ final class Step {
                 "rpclab-client (java): JIT warm-up for %s (not recorded; --jit-warmup 0s skips it)%n",
                 seconds(f.jitWarmupNs));
         for (StepSpec k : kinds) {
-            StepSpec s = new StepSpec(
-                    k.target(),
-                    k.service(),
-                    k.rpc(),
-                    k.conn(),
-                    k.inflight(),
-                    k.payloadBytes(),
-                    each,
-                    k.intervalNs(),
-                    null,
-                    "");
-            Record r = new Step(w, null, s).run();
+            Record r = new Step(w, null, k.unrecorded(k.inflight(), each)).run();
             if (r == null || r.unreachable || Main.stopping.get()) {
                 return;
             }
@@ -97,12 +86,21 @@ final class Step {
 
     /** Runs the step; null if a signal stopped it before its interval began. */
     Record run() {
-        List<ManagedChannel> channels = new ArrayList<>();
-        int n = conn.conns(inflight);
+        List<ManagedChannel> owned = new ArrayList<>(); // the step's channels, or its one pool
         try {
-            // grpc-java opens one connection per ManagedChannel: each channel has its own subchannels.
-            for (int i = 0; i < n; i++) {
-                channels.add(channel(f, step.target()));
+            List<ManagedChannel> channels = owned;
+            if (conn.kind().equals("pool")) {
+                ChannelPool pool = ChannelPool.forChannels(() -> channel(f, step.target()))
+                        .size(conn.n())
+                        .policy(conn.policy())
+                        .build();
+                owned.add(pool);
+                channels = pool.channels();
+            } else {
+                // grpc-java opens one connection per ManagedChannel: each channel has its own subchannels.
+                for (int i = 0; i < conn.conns(inflight); i++) {
+                    owned.add(channel(f, step.target()));
+                }
             }
             String why = waitReady(channels, System.nanoTime() + f.dialTimeoutNs);
             if (why != null) {
@@ -113,16 +111,16 @@ final class Step {
                 rec.fail(why);
                 return rec;
             }
-            return measure(channels);
+            return measure(owned);
         } catch (IllegalArgumentException e) {
             rec.unreachable = true;
             rec.fail("target unreachable: bad target " + step.target() + ": " + e.getMessage());
             return rec;
         } finally {
-            for (ManagedChannel ch : channels) {
+            for (ManagedChannel ch : owned) {
                 ch.shutdownNow();
             }
-            for (ManagedChannel ch : channels) {
+            for (ManagedChannel ch : owned) {
                 try {
                     ch.awaitTermination(1, TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
@@ -172,26 +170,15 @@ final class Step {
         return null;
     }
 
-    private Record measure(List<ManagedChannel> channels) {
+    private Record measure(List<ManagedChannel> owned) {
         Context.CancellableContext ctx = Context.current().withCancellation();
         current = ctx;
         AtomicInteger phase = new AtomicInteger(WARMUP);
-        AtomicInteger rr = new AtomicInteger();
         Worker[] workers = new Worker[inflight];
         Thread[] threads = new Thread[inflight];
         for (int i = 0; i < inflight; i++) {
-            List<ManagedChannel> mine;
-            switch (conn.kind()) {
-                case "shared":
-                    mine = channels;
-                    break;
-                case "per-worker":
-                    mine = List.of(channels.get(i));
-                    break;
-                default:
-                    mine = channels; // pool: round-robin per RPC over every channel
-            }
-            workers[i] = new Worker(mine, rr, phase, ctx, f, step);
+            // shared: the one channel; per-worker: the worker's own; pool: the ChannelPool (it picks per RPC).
+            workers[i] = new Worker(owned.get(conn.kind().equals("per-worker") ? i : 0), phase, ctx, f, step);
             Worker w = workers[i];
             threads[i] = new Thread(() -> ctx.run(w), "rpclab-worker-" + i);
             threads[i].setDaemon(true);

@@ -3,8 +3,8 @@
 package io.rpclab.client;
 
 import com.google.protobuf.ByteString;
+import io.grpc.Channel;
 import io.grpc.Context;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
@@ -12,7 +12,6 @@ import io.rpclab.proto.BenchmarkServiceGrpc;
 import io.rpclab.proto.Payload;
 import io.rpclab.proto.SimpleRequest;
 import io.rpclab.proto.SimpleResponse;
-import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -34,9 +33,8 @@ final class Worker implements Runnable {
     final Histogram hist = new Histogram(1, HIGHEST, 3);
     final long[] byCode = new long[CODES];
 
-    private final BenchmarkServiceGrpc.BenchmarkServiceBlockingStub[] blocking;
-    private final BenchmarkServiceGrpc.BenchmarkServiceStub[] async;
-    private final AtomicInteger rr;
+    private final BenchmarkServiceGrpc.BenchmarkServiceBlockingStub blocking;
+    private final BenchmarkServiceGrpc.BenchmarkServiceStub async;
     private final AtomicInteger phase;
     private final Context.CancellableContext ctx;
     private final long rpcTimeoutNs;
@@ -44,20 +42,10 @@ final class Worker implements Runnable {
     private final boolean asyncStub;
     private final SimpleRequest req;
 
-    Worker(
-            List<ManagedChannel> channels,
-            AtomicInteger rr,
-            AtomicInteger phase,
-            Context.CancellableContext ctx,
-            Flags f,
-            StepSpec step) {
-        this.blocking = new BenchmarkServiceGrpc.BenchmarkServiceBlockingStub[channels.size()];
-        this.async = new BenchmarkServiceGrpc.BenchmarkServiceStub[channels.size()];
-        for (int i = 0; i < channels.size(); i++) {
-            blocking[i] = BenchmarkServiceGrpc.newBlockingStub(channels.get(i));
-            async[i] = BenchmarkServiceGrpc.newStub(channels.get(i));
-        }
-        this.rr = rr;
+    /** A worker calling through channel: a ManagedChannel, or a ChannelPool that picks one per RPC. */
+    Worker(Channel channel, AtomicInteger phase, Context.CancellableContext ctx, Flags f, StepSpec step) {
+        this.blocking = BenchmarkServiceGrpc.newBlockingStub(channel);
+        this.async = BenchmarkServiceGrpc.newStub(channel);
         this.phase = phase;
         this.ctx = ctx;
         this.rpcTimeoutNs = f.rpcTimeoutNs;
@@ -67,10 +55,6 @@ final class Worker implements Runnable {
                 .setResponseSize(step.payloadBytes())
                 .setPayload(Payload.newBuilder().setBody(ByteString.copyFrom(new byte[step.payloadBytes()])))
                 .build();
-    }
-
-    private int pick() {
-        return blocking.length == 1 ? 0 : Math.floorMod(rr.getAndIncrement(), blocking.length);
     }
 
     @Override
@@ -107,7 +91,7 @@ final class Worker implements Runnable {
             if (ph == Step.DONE || ctx.isCancelled()) {
                 return;
             }
-            BenchmarkServiceGrpc.BenchmarkServiceBlockingStub stub = blocking[pick()];
+            BenchmarkServiceGrpc.BenchmarkServiceBlockingStub stub = blocking;
             if (rpcTimeoutNs > 0) {
                 stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
             }
@@ -154,7 +138,7 @@ final class Worker implements Runnable {
                 restart.release();
                 return;
             }
-            BenchmarkServiceGrpc.BenchmarkServiceStub stub = async[pick()];
+            BenchmarkServiceGrpc.BenchmarkServiceStub stub = async;
             if (rpcTimeoutNs > 0) {
                 stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
             }
@@ -202,7 +186,7 @@ final class Worker implements Runnable {
                 }
             };
             // --rpc-timeout bounds each ping-pong (not the stream, which lasts the whole step).
-            StreamObserver<SimpleRequest> requests = async[pick()].streamingCall(replies);
+            StreamObserver<SimpleRequest> requests = async.streamingCall(replies);
             while (true) {
                 int ph = phase.get();
                 if (ph == Step.DONE || ctx.isCancelled()) {

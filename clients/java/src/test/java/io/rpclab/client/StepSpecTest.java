@@ -33,7 +33,8 @@ class StepSpecTest {
 
     @Test
     void goodFile() throws Exception {
-        List<StepSpec> got = StepSpec.read(file(GOOD, "", with("conn", "\"pool:4:round-robin\"")));
+        List<StepSpec> got = StepSpec.read(
+                file(GOOD, "", with("conn", "\"pool:4:round-robin\""), with("conn", "\"pool:2:least-loaded\"")));
         StepSpec want = new StepSpec(
                 "127.0.0.1:50051",
                 "benchmark",
@@ -45,10 +46,11 @@ class StepSpecTest {
                 3_000_000_000L,
                 List.of(0),
                 "/tmp/r.jsonl");
-        assertEquals(2, got.size());
+        assertEquals(3, got.size());
         assertEquals(want, got.get(0));
         assertEquals("pool:4:round-robin", got.get(1).conn());
-        assertEquals(4, got.get(1).layout().n());
+        assertEquals(new Flags.Conn("pool", 4, "round-robin"), got.get(1).layout());
+        assertEquals(new Flags.Conn("pool", 2, "least-loaded"), got.get(2).layout());
         assertEquals(null, StepSpec.read(file(with("client_cpus", null))).get(0).clientCpus());
     }
 
@@ -56,38 +58,40 @@ class StepSpecTest {
     @Test
     void badFilesNameTheLineAndField() throws Exception {
         String[][] cases = {
-            // {want in message, line 2 of the file}
-            {"line 2: not a step object", "[1]"},
-            {"line 2: not a step object", "\"step\""},
+            // {want in message, line 2 of the file}: the schema's complaints, then the Java client's own
+            {"line 2: not a step object: array found, object expected", "[1]"},
+            {"line 2: not a step object: string found", "\"step\""},
             {"line 2: Unrecognized token", "nope"},
-            {"line 2: field \"foo\": Unrecognized field", with("foo", "1")},
-            {"line 2: field \"target\": Missing required", with("target", null)},
-            {"line 2: field \"interval_ns\": Missing required", with("interval_ns", null)},
-            {"line 2: field \"out\": Missing required", with("out", null)},
-            {"line 2: field \"warmup_ns\": Cannot coerce String", with("warmup_ns", "\"1s\"")},
-            {"line 2: field \"warmup_ns\": Cannot coerce String", with("warmup_ns", "\"1000\"")},
-            {"line 2: field \"warmup_ns\": Cannot coerce Floating-point", with("warmup_ns", "1.5")},
-            {"line 2: field \"inflight\": Cannot coerce Floating-point", with("inflight", "4.0")},
-            {"line 2: field \"inflight\"", with("inflight", "null")},
-            {"line 2: field \"inflight\"", with("inflight", "99999999999")},
-            {"line 2: field \"target\": Cannot coerce Integer", with("target", "5")},
-            {"line 2: field \"rpc\": null", with("rpc", "null")},
-            {"line 2: field \"client_cpus\"", with("client_cpus", "\"0\"")},
-            {"line 2: field \"client_cpus\": want CPU numbers", with("client_cpus", "[-1]")},
-            {"line 2: field \"target\": required", with("target", "\"\"")},
+            {"line 2: Trailing token", GOOD + " {}"},
+            {"line 2: field \"foo\": property 'foo' is not defined", with("foo", "1")},
+            {"line 2: field \"target\": required property", with("target", null)},
+            {"line 2: field \"interval_ns\": required property", with("interval_ns", null)},
+            {"line 2: field \"out\": required property", with("out", null)},
+            {"line 2: field \"warmup_ns\": string found, integer expected", with("warmup_ns", "\"1s\"")},
+            {"line 2: field \"warmup_ns\": string found, integer expected", with("warmup_ns", "\"1000\"")},
+            {"line 2: field \"warmup_ns\": number found, integer expected", with("warmup_ns", "1.5")},
+            {"line 2: Numeric value (99999999999999999999) out of range", with("warmup_ns", "99999999999999999999")},
+            {"line 2: field \"inflight\": null found, integer expected", with("inflight", "null")},
+            {"line 2: field \"inflight\": must have a maximum value of 20000", with("inflight", "99999999999")},
+            {"line 2: field \"target\": integer found, string expected", with("target", "5")},
+            {"line 2: field \"rpc\": does not have a value in the enumeration", with("rpc", "null")},
+            {"line 2: field \"client_cpus\": string found, array expected", with("client_cpus", "\"0\"")},
+            {"line 2: field \"client_cpus\": must have a minimum value of 0", with("client_cpus", "[-1]")},
+            {"line 2: field \"target\": must be at least 1 characters long", with("target", "\"\"")},
             {"line 2: field \"target\": \"h\" has no port", with("target", "\"h\"")},
-            {"line 2: field \"out\": required", with("out", "\"\"")},
+            {"line 2: field \"out\": must be at least 1 characters long", with("out", "\"\"")},
             {"line 2: field \"service\": \"ydb-debug\" is not supported", with("service", "\"ydb-debug\"")},
-            {"line 2: field \"rpc\": unknown RPC kind", with("rpc", "\"bidi\"")},
+            {"line 2: field \"service\": does not have a value in the enumeration", with("service", "\"x\"")},
+            {"line 2: field \"rpc\": does not have a value in the enumeration", with("rpc", "\"bidi\"")},
             {"line 2: field \"conn\": \"local-pool\" is a C-core layout", with("conn", "\"local-pool\"")},
-            {"line 2: field \"conn\": \"pool:2:least-loaded\"", with("conn", "\"pool:2:least-loaded\"")},
-            {"line 2: field \"inflight\": 0 is outside 1..20000", with("inflight", "0")},
-            {"line 2: field \"inflight\": 20001 is outside", with("inflight", "20001")},
-            {"line 2: field \"payload_bytes\": -1 is outside", with("payload_bytes", "-1")},
-            {"line 2: field \"payload_bytes\": 4194241 is outside", with("payload_bytes", "4194241")},
-            {"line 2: field \"warmup_ns\": negative", with("warmup_ns", "-1")},
-            {"line 2: field \"interval_ns\": must be positive", with("interval_ns", "0")},
-            {"line 2: ", GOOD + " {}"},
+            {"line 2: field \"conn\": does not match the regex pattern", with("conn", "\"pool:0\"")},
+            {"line 2: field \"conn\": does not match the regex pattern", with("conn", "\"pool:2:fastest\"")},
+            {"line 2: field \"inflight\": must have a minimum value of 1", with("inflight", "0")},
+            {"line 2: field \"inflight\": must have a maximum value of 20000", with("inflight", "20001")},
+            {"line 2: field \"payload_bytes\": must have a minimum value of 0", with("payload_bytes", "-1")},
+            {"line 2: field \"payload_bytes\": must have a maximum value of 4194240", with("payload_bytes", "4194241")},
+            {"line 2: field \"warmup_ns\": must have a minimum value of 0", with("warmup_ns", "-1")},
+            {"line 2: field \"interval_ns\": must have a minimum value of 1", with("interval_ns", "0")},
         };
         for (String[] c : cases) {
             StepSpec.BadFile e = assertThrows(StepSpec.BadFile.class, () -> StepSpec.read(file(GOOD, c[1])), c[1]);

@@ -9,7 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
+import io.grpc.Channel;
 import io.grpc.Context;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.Status;
 import java.net.ServerSocket;
 import java.nio.ByteBuffer;
@@ -82,6 +85,13 @@ class StepTest {
                 .sum();
     }
 
+    /** A channel the worker under test never calls (shut down at once, so it never connects). */
+    static Channel unused() {
+        return Grpc.newChannelBuilder("127.0.0.1:1", InsecureChannelCredentials.create())
+                .build()
+                .shutdownNow();
+    }
+
     /** A port on 127.0.0.1 with nothing listening. */
     static int closedPort() throws Exception {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
@@ -89,10 +99,18 @@ class StepTest {
         }
     }
 
-    /** Each layout opens its connections, uses every one of them, and closes them after the step. */
+    /**
+     * Each layout opens its connections, uses every one of them, and closes them after the step; a
+     * pool (ChannelPool, either policy) included.
+     */
     @Test
     void layoutsOpenAndUseTheirConnections() throws Exception {
-        Object[][] cases = {{"shared", 1}, {"per-worker", 3}, {"pool:2", 2}};
+        Object[][] cases = {
+            {"shared", 1, null},
+            {"per-worker", 3, null},
+            {"pool:2", 2, "round-robin"},
+            {"pool:2:least-loaded", 2, "least-loaded"}
+        };
         for (Object[] c : cases) {
             try (TestServer srv = new TestServer()) {
                 srv.delayMs = 1;
@@ -104,6 +122,8 @@ class StepTest {
                         c[1],
                         rec.getAsJsonObject("spec").get("conns_requested").getAsInt(),
                         c[0] + ": conns_requested");
+                var pick = rec.getAsJsonObject("spec").get("pick");
+                assertEquals(c[2], pick == null ? null : pick.getAsString(), c[0] + ": spec.pick");
                 assertEquals((int) c[1], srv.perConnection.size(), c[0] + ": connections that carried calls");
                 long total = srv.perConnection.values().stream()
                         .mapToLong(AtomicLong::get)
@@ -230,13 +250,7 @@ class StepTest {
     void workerRecordsOnlyTheInterval() throws Exception {
         AtomicInteger phase = new AtomicInteger(Step.MEASURE);
         Context.CancellableContext ctx = Context.current().withCancellation();
-        Worker w = new Worker(
-                List.of(),
-                new AtomicInteger(),
-                phase,
-                ctx,
-                flags("h:1"),
-                flags("h:1").step("unary", "shared", 1));
+        Worker w = new Worker(unused(), phase, ctx, flags("h:1"), flags("h:1").step("unary", "shared", 1));
         w.done(Step.MEASURE, 5_000, Status.Code.OK);
         w.done(Step.WARMUP, 5_000, Status.Code.OK); // began in the warm-up
         w.done(Step.MEASURE, 5_000, Status.Code.UNAVAILABLE);
@@ -266,7 +280,7 @@ class StepTest {
         Context.CancellableContext ctx = Context.current().withCancellation();
         Worker[] ws = new Worker[3];
         for (int i = 0; i < ws.length; i++) {
-            ws[i] = new Worker(List.of(), new AtomicInteger(), phase, ctx, f, f.step("unary", "shared", 1));
+            ws[i] = new Worker(unused(), phase, ctx, f, f.step("unary", "shared", 1));
         }
         ws[0].hist.recordValue(1000);
         ws[1].hist.recordValue(2000);

@@ -1,0 +1,362 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package io.rpclab.pool;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.ConnectivityState;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerTransportFilter;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.SocketAddress;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * ChannelPool against a real grpc-java Netty server on 127.0.0.1 serving grpc.health.v1 (its
+ * generated stubs go through the pool as is): connections as the server accepted them, the peer of
+ * every call, least-loaded, health-aware picks, a server restart, bad input and shutdown.
+ */
+class ChannelPoolTest {
+    private static final HealthCheckRequest CHECK = HealthCheckRequest.getDefaultInstance();
+
+    /** A Netty server on 127.0.0.1 that counts the connections it accepted and each call's peer. */
+    static final class Server {
+        final io.grpc.Server server;
+        final AtomicInteger connections = new AtomicInteger();
+        /** {method, peer} of each call, in arrival order. */
+        final Queue<Object[]> calls = new ConcurrentLinkedQueue<>();
+
+        Server(int port) throws IOException {
+            ServerInterceptor peers = new ServerInterceptor() {
+                @Override
+                public <Q, R> ServerCall.Listener<Q> interceptCall(
+                        ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+                    calls.add(new Object[] {
+                        call.getMethodDescriptor().getBareMethodName(),
+                        call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR)
+                    });
+                    return next.startCall(call, headers);
+                }
+            };
+            server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+                    .addService(
+                            io.grpc.ServerInterceptors.intercept(new HealthStatusManager().getHealthService(), peers))
+                    .addTransportFilter(new ServerTransportFilter() {
+                        @Override
+                        public io.grpc.Attributes transportReady(io.grpc.Attributes a) {
+                            connections.incrementAndGet();
+                            return a;
+                        }
+                    })
+                    .build()
+                    .start();
+        }
+
+        String target() {
+            return "127.0.0.1:" + server.getPort();
+        }
+
+        /** The peers of the calls to method. */
+        List<SocketAddress> peers(String method) {
+            List<SocketAddress> out = new ArrayList<>();
+            for (Object[] c : calls) {
+                if (c[0].equals(method)) {
+                    out.add((SocketAddress) c[1]);
+                }
+            }
+            return out;
+        }
+
+        void stop() throws InterruptedException {
+            server.shutdownNow().awaitTermination(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private final List<Server> servers = new ArrayList<>();
+    private final List<ManagedChannel> pools = new ArrayList<>();
+
+    private Server server(int port) throws IOException {
+        Server s = new Server(port);
+        servers.add(s);
+        return s;
+    }
+
+    private ChannelPool pool(ChannelPool p) {
+        pools.add(p);
+        return p;
+    }
+
+    @AfterEach
+    void tearDown() throws InterruptedException {
+        for (ManagedChannel p : pools) {
+            p.shutdownNow().awaitTermination(30, TimeUnit.SECONDS);
+        }
+        for (Server s : servers) {
+            s.stop();
+        }
+    }
+
+    private static HealthCheckResponse check(ManagedChannel ch) {
+        return HealthGrpc.newBlockingStub(ch)
+                .withDeadlineAfter(20, TimeUnit.SECONDS)
+                .check(CHECK);
+    }
+
+    /** Waits until ch leaves state from, at most until deadline (System.nanoTime). */
+    private static void awaitChange(ManagedChannel ch, ConnectivityState from, long deadline)
+            throws InterruptedException {
+        CountDownLatch changed = new CountDownLatch(1);
+        ch.notifyWhenStateChanged(from, changed::countDown);
+        changed.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    }
+
+    /** N channels are N connections, whichever the policy, and calls spread over all of them. */
+    @Test
+    void eachChannelIsItsOwnConnection() throws Exception {
+        for (ChannelPool.Policy policy : ChannelPool.Policy.values()) {
+            for (int n : new int[] {1, 2, 4}) {
+                Server srv = server(0);
+                ChannelPool p = pool(ChannelPool.forTarget(srv.target())
+                        .size(n)
+                        .policy(policy)
+                        .build());
+                for (int i = 0; i < 2 * n; i++) {
+                    assertEquals(HealthCheckResponse.ServingStatus.SERVING, check(p).getStatus());
+                }
+                String what = policy + " size " + n;
+                assertEquals(n, srv.connections.get(), what + ": connections accepted");
+                assertEquals(n, new HashSet<>(srv.peers("Check")).size(), what + ": distinct peers of the calls");
+                assertEquals(n, p.channels().size(), what + ": channels");
+            }
+        }
+    }
+
+    /**
+     * With one call held open on a channel, least-loaded sends every other call elsewhere; round robin
+     * does not look. Closing the held call brings every count back to 0.
+     */
+    @Test
+    void leastLoadedAvoidsTheBusyChannel() throws Exception {
+        for (ChannelPool.Policy policy : ChannelPool.Policy.values()) {
+            Server srv = server(0);
+            ChannelPool p = pool(
+                    ChannelPool.forTarget(srv.target()).size(2).policy(policy).build());
+            CountDownLatch first = new CountDownLatch(1);
+            CountDownLatch closed = new CountDownLatch(1);
+            AtomicReference<ClientCallStreamObserver<HealthCheckRequest>> watch = new AtomicReference<>();
+            HealthGrpc.newStub(p).watch(CHECK, new ClientResponseObserver<HealthCheckRequest, HealthCheckResponse>() {
+                @Override
+                public void beforeStart(ClientCallStreamObserver<HealthCheckRequest> call) {
+                    watch.set(call);
+                }
+
+                @Override
+                public void onNext(HealthCheckResponse r) {
+                    first.countDown();
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    closed.countDown();
+                }
+
+                @Override
+                public void onCompleted() {
+                    closed.countDown();
+                }
+            });
+            assertTrue(first.await(20, TimeUnit.SECONDS), policy + ": the watch got no status");
+            int[] load = p.inflight();
+            assertEquals(1, load[0] + load[1], policy + ": calls in flight with the watch open");
+            for (int i = 0; i < 6; i++) {
+                check(p);
+            }
+            SocketAddress busy = srv.peers("Watch").get(0);
+            long onBusy = srv.peers("Check").stream().filter(busy::equals).count();
+            if (policy == ChannelPool.Policy.LEAST_LOADED) {
+                assertEquals(0, onBusy, "least-loaded: checks on the watch's connection");
+            } else {
+                assertEquals(3, onBusy, "round-robin: checks on the watch's connection");
+            }
+            watch.get().cancel("done", null);
+            assertTrue(closed.await(20, TimeUnit.SECONDS), policy + ": the watch did not close");
+            assertEquals(List.of(0, 0), List.of(p.inflight()[0], p.inflight()[1]), policy + ": in flight after");
+        }
+    }
+
+    /** A channel in TRANSIENT_FAILURE is skipped while another can take the call. */
+    @Test
+    void skipsAFailingChannel() throws Exception {
+        Server srv = server(0);
+        String[] targets = {srv.target(), "127.0.0.1:1"}; // port 1: connections refused
+        AtomicInteger made = new AtomicInteger();
+        Supplier<ManagedChannel> alternate =
+                () -> Grpc.newChannelBuilder(targets[made.getAndIncrement() % 2], InsecureChannelCredentials.create())
+                        .build();
+        for (ChannelPool.Policy policy : ChannelPool.Policy.values()) {
+            made.set(0);
+            ChannelPool p = pool(
+                    ChannelPool.forChannels(alternate).size(2).policy(policy).build());
+            ManagedChannel dead = p.channels().get(1);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            ConnectivityState s;
+            while ((s = dead.getState(true)) != ConnectivityState.TRANSIENT_FAILURE && System.nanoTime() < deadline) {
+                awaitChange(dead, s, deadline);
+            }
+            assertEquals(ConnectivityState.TRANSIENT_FAILURE, dead.getState(false), policy + ": the dead channel");
+            for (int i = 0; i < 6; i++) {
+                int call = i;
+                assertEquals(
+                        HealthCheckResponse.ServingStatus.SERVING,
+                        check(p).getStatus(),
+                        () -> policy + ": call " + call);
+            }
+        }
+    }
+
+    /**
+     * The server stops and a new one starts on the same port: calls through the same pool succeed
+     * again, the caller doing nothing but call.
+     */
+    @Test
+    void survivesAServerRestart() throws Exception {
+        Server srv = server(0);
+        int port = srv.server.getPort();
+        ChannelPool p = pool(ChannelPool.forTarget(srv.target()).size(3).build());
+        for (int i = 0; i < 3; i++) {
+            check(p);
+        }
+        srv.stop();
+        StatusRuntimeException down = assertThrows(StatusRuntimeException.class, () -> check(p));
+        assertEquals(Status.Code.UNAVAILABLE, down.getStatus().getCode(), "a call while the server is down");
+
+        Server again = server(port);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        int ok = 0;
+        while (ok < 6 && System.nanoTime() < deadline) {
+            try {
+                check(p);
+                ok++;
+            } catch (StatusRuntimeException e) {
+                ok = 0;
+                // Wait (bounded) for a channel in backoff to try again rather than spin.
+                for (ManagedChannel ch : p.channels()) {
+                    if (ch.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+                        awaitChange(ch, ConnectivityState.TRANSIENT_FAILURE, deadline);
+                        break;
+                    }
+                }
+            }
+        }
+        assertEquals(6, ok, "consecutive calls that succeeded after the restart");
+        assertTrue(again.connections.get() >= 1, "connections to the new server");
+    }
+
+    /** Bad input: IllegalArgumentException naming the value. */
+    @Test
+    void badInputNamesTheValue() {
+        ManagedChannel one = Grpc.newChannelBuilder("127.0.0.1:1", InsecureChannelCredentials.create())
+                .build();
+        pools.add(one);
+        Object[][] cases = {
+            {"0", (Runnable) () -> ChannelPool.forTarget("127.0.0.1:1").size(0)},
+            {"-3", (Runnable) () -> ChannelPool.forTarget("127.0.0.1:1").size(-3)},
+            {
+                "\"fastest\"",
+                (Runnable) () -> ChannelPool.forTarget("127.0.0.1:1").policy("fastest")
+            },
+            {"\"\"", (Runnable) () -> ChannelPool.forTarget("")},
+            {"null", (Runnable) () -> ChannelPool.forTarget(null)},
+            {"supplier is null", (Runnable) () -> ChannelPool.forChannels(null)},
+            {
+                "the same channel twice",
+                (Runnable) () -> ChannelPool.forChannels(() -> one).size(2).build()
+            },
+            {
+                "returned null",
+                (Runnable) () -> ChannelPool.forChannels(() -> null).build()
+            },
+        };
+        for (Object[] c : cases) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, ((Runnable) c[1])::run);
+            assertTrue(
+                    e.getMessage().contains((String) c[0]), "got \"" + e.getMessage() + "\", want it to name " + c[0]);
+        }
+        assertEquals(ChannelPool.Policy.LEAST_LOADED, ChannelPool.Policy.parse("least-loaded"));
+        assertEquals(ChannelPool.Policy.ROUND_ROBIN, ChannelPool.Policy.parse("round-robin"));
+    }
+
+    /** A target that refuses or never answers fails the call within its deadline: no hang. */
+    @Test
+    void aTargetThatNeverAnswersFailsTheCall() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            Object[][] cases = {
+                {"127.0.0.1:1", Status.Code.UNAVAILABLE}, // refused
+                {"127.0.0.1:" + silent.getLocalPort(), Status.Code.DEADLINE_EXCEEDED}, // accepted, never answers
+            };
+            for (Object[] c : cases) {
+                ChannelPool p =
+                        pool(ChannelPool.forTarget((String) c[0]).size(2).build());
+                StatusRuntimeException e =
+                        assertThrows(StatusRuntimeException.class, () -> HealthGrpc.newBlockingStub(p)
+                                .withDeadlineAfter(1, TimeUnit.SECONDS)
+                                .check(CHECK));
+                assertEquals(c[1], e.getStatus().getCode(), (String) c[0]);
+                p.shutdownNow();
+                assertTrue(p.awaitTermination(30, TimeUnit.SECONDS), c[0] + ": terminated");
+            }
+        }
+    }
+
+    /** shutdown, isShutdown, awaitTermination and isTerminated cover every channel. */
+    @Test
+    void shutdownCoversEveryChannel() throws Exception {
+        Server srv = server(0);
+        ChannelPool p = pool(ChannelPool.forTarget(srv.target()).size(3).build());
+        check(p);
+        assertEquals(ConnectivityState.READY, p.getState(false));
+        assertEquals(false, p.isShutdown());
+        p.shutdown();
+        assertTrue(p.isShutdown());
+        assertTrue(p.awaitTermination(30, TimeUnit.SECONDS));
+        assertTrue(p.isTerminated());
+        for (ManagedChannel ch : p.channels()) {
+            assertTrue(ch.isTerminated(), "a channel of the pool is not terminated");
+        }
+        assertEquals(ConnectivityState.SHUTDOWN, p.getState(false));
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> check(p));
+        assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
+        assertNotEquals("", p.authority());
+    }
+}
