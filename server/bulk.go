@@ -19,7 +19,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -333,13 +332,15 @@ func (b *Bulk) Download(req *bulkpb.DownloadRequest, stream bulkpb.BulkService_D
 		}
 	}
 	var pm bulkpb.Chunk
-	var rm bulkcodec.Message // its buffers are the stream's: nothing to free
+	var rm bulkcodec.Message
 	for off := int64(0); off < size; {
 		n := int(min(int64(chunk), size-off))
 		var err error
 		if raw {
-			rm.Data = append(rm.Data[:0], mem.SliceBuffer(bulk.Stream(off, n)))
+			// Borrow: the stream's bytes as a mem.Buffer with no allocation per message.
+			rm.Data = append(rm.Data[:0], bulkcodec.Borrow(bulk.Stream(off, n)))
 			err = stream.SendMsg(&rm)
+			rm.Free() // this handler's reference; the transport holds its own until it has written the bytes
 		} else {
 			pm.Data = bulk.Stream(off, n)
 			err = stream.Send(&pm)
