@@ -86,4 +86,3 @@ func BenchmarkTunedDownload(b *testing.B) {
 		})
 	}
 }
-
