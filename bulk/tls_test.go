@@ -26,9 +26,10 @@ type tapProxy struct {
 	lis      net.Listener
 	upstream string
 
-	mu   sync.Mutex
-	taps []*tap
-	wg   sync.WaitGroup
+	mu    sync.Mutex
+	taps  []*tap
+	conns []net.Conn // closed at cleanup, so no pipe outlives the test
+	wg    sync.WaitGroup
 }
 
 // tap is one connection's bytes: up from the client, down from the server
@@ -65,7 +66,15 @@ func newTapProxy(t *testing.T, upstream string) *tapProxy {
 	}
 	p := &tapProxy{lis: lis, upstream: upstream}
 	p.wg.Go(p.serve)
-	t.Cleanup(func() { lis.Close(); p.wg.Wait() })
+	t.Cleanup(func() {
+		lis.Close()
+		p.mu.Lock()
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.mu.Unlock()
+		p.wg.Wait()
+	})
 	return p
 }
 
@@ -83,6 +92,7 @@ func (p *tapProxy) serve() {
 		tp := &tap{}
 		p.mu.Lock()
 		p.taps = append(p.taps, tp)
+		p.conns = append(p.conns, c, u)
 		p.mu.Unlock()
 		pipe := func(dst, src net.Conn, keep io.Writer) {
 			_, _ = io.Copy(io.MultiWriter(dst, keep), src)
