@@ -37,6 +37,21 @@ type Conn struct {
 	Headers []string
 }
 
+// LoadCACert reads a PEM file of CA certificates, within MaxCACertBytes,
+// into a pool of roots to trust. A file without a PEM certificate is an
+// error naming it.
+func LoadCACert(path string) (*x509.CertPool, error) {
+	pem, err := limitread.ReadFile(path, MaxCACertBytes)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", path)
+	}
+	return pool, nil
+}
+
 // DialOptions returns the grpc.DialOptions for c. They come after any
 // plaintext default, so their transport credentials win.
 func (c Conn) DialOptions() ([]grpc.DialOption, error) {
@@ -47,13 +62,9 @@ func (c Conn) DialOptions() ([]grpc.DialOption, error) {
 	if c.TLS {
 		cfg := &tls.Config{InsecureSkipVerify: c.InsecureSkipVerify, MinVersion: tls.VersionTLS12} //nolint:gosec // asked for by flag
 		if c.CACert != "" {
-			pem, err := limitread.ReadFile(c.CACert, MaxCACertBytes)
+			pool, err := LoadCACert(c.CACert)
 			if err != nil {
 				return nil, fmt.Errorf("anycall: --cacert: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("anycall: --cacert %s: no PEM certificate in it", c.CACert)
 			}
 			cfg.RootCAs = pool
 		}

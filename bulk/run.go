@@ -4,6 +4,7 @@ package bulk
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/internal/progress"
@@ -166,6 +166,13 @@ type Options struct {
 	// Netem describes the emulated network Via puts in front of the
 	// listeners; it is copied into every record.
 	Netem *result.NetemSpec
+	// TLS is the client's TLS configuration for every transport and for
+	// the control calls (nil: plaintext everywhere). The server must serve
+	// TLS on every listener ("rpclab serve --tls-cert", server.WithBulkTLS).
+	// An empty ServerName is the target's host, so every transport checks
+	// the certificate against the one name, whichever address (a netem
+	// proxy's) it dials. Records say spec.tls.
+	TLS *tls.Config
 }
 
 // Progress is told when each step starts and ends (before its record goes
@@ -191,7 +198,18 @@ func Run(ctx context.Context, spec *Spec, o Options, sink func(*result.BulkRecor
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-	cc, err := grpc.NewClient(spec.Target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	host, _, err := net.SplitHostPort(spec.Target)
+	if err != nil {
+		return usage("target %q: %v", spec.Target, err)
+	}
+	var tlsCfg *tls.Config
+	if o.TLS != nil {
+		tlsCfg = o.TLS.Clone()
+		if tlsCfg.ServerName == "" {
+			tlsCfg.ServerName = host
+		}
+	}
+	cc, err := grpc.NewClient(spec.Target, grpc.WithTransportCredentials(transportCreds(tlsCfg)))
 	if err != nil {
 		return fmt.Errorf("bulk: target %s: %w", spec.Target, err)
 	}
@@ -199,12 +217,13 @@ func Run(ctx context.Context, spec *Spec, o Options, sink func(*result.BulkRecor
 	ctl := bulkpb.NewBulkServiceClient(cc)
 	info, err := askInfo(ctx, ctl, false)
 	if err != nil {
-		return fmt.Errorf("bulk: %s does not answer rpclab.v1.BulkService.Info: %w", spec.Target, err)
+		return fmt.Errorf("bulk: %s does not answer rpclab.v1.BulkService.Info%s: %w", spec.Target, overTLS(tlsCfg), err)
 	}
 	ep, err := endpointsOf(spec.Target, info)
 	if err != nil {
 		return err
 	}
+	ep.tls = tlsCfg
 	if o.Via != nil {
 		for _, l := range []struct {
 			name string
@@ -281,7 +300,7 @@ func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceC
 		Spec: result.BulkSpec{
 			Target: spec.Target, Transport: st.Transport, SizeBytes: st.Size, ChunkBytes: st.Chunk,
 			Streams: st.Streams, RequestsPerStream: spec.RequestsPerStream, MinDurationNS: int64(spec.MinDuration),
-			MaxMessageBytes: spec.MaxMessage, Server: spec.Server, Netem: o.Netem,
+			MaxMessageBytes: spec.MaxMessage, Server: spec.Server, Netem: o.Netem, TLS: ep.tls != nil,
 		},
 		Env:                    result.GoEnv(grpc.Version, o.ClientCPUs),
 		Checksum:               "crc32c",

@@ -4,6 +4,7 @@ package bulk
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
@@ -64,10 +66,28 @@ func TunedDialOptions(maxMsg int) []grpc.DialOption {
 	return append(bulkcodec.DialOptions(), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg)))
 }
 
-// endpoints are where the transports of one server listen.
+// endpoints are where the transports of one server listen, and how to
+// reach them.
 type endpoints struct {
 	target               string // the main gRPC server, and the sidechannel's port
 	grpcTuned, tcp, http string
+	tls                  *tls.Config // every transport's (nil: plaintext); ServerName set
+}
+
+// transportCreds are gRPC's credentials for cfg: TLS, or plaintext when nil.
+func transportCreds(cfg *tls.Config) credentials.TransportCredentials {
+	if cfg == nil {
+		return insecure.NewCredentials()
+	}
+	return credentials.NewTLS(cfg)
+}
+
+// overTLS says " over TLS" when cfg is set, for errors.
+func overTLS(cfg *tls.Config) string {
+	if cfg == nil {
+		return ""
+	}
+	return " over TLS"
 }
 
 // downloader fetches downloads over one connection (a gRPC channel, a TCP
@@ -86,7 +106,7 @@ func dial(transport string, ep endpoints, maxMsg int) (downloader, error) {
 	}
 	switch transport {
 	case GRPC:
-		cc, err := grpc.NewClient(ep.target, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		cc, err := grpc.NewClient(ep.target, grpc.WithTransportCredentials(transportCreds(ep.tls)),
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMsg)))
 		if err != nil {
 			return nil, err
@@ -96,7 +116,7 @@ func dial(transport string, ep endpoints, maxMsg int) (downloader, error) {
 		if err := need(ep.grpcTuned, "grpc-tuned"); err != nil {
 			return nil, err
 		}
-		opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, TunedDialOptions(maxMsg)...)
+		opts := append([]grpc.DialOption{grpc.WithTransportCredentials(transportCreds(ep.tls))}, TunedDialOptions(maxMsg)...)
 		cc, err := grpc.NewClient(ep.grpcTuned, opts...)
 		if err != nil {
 			return nil, err
@@ -106,25 +126,34 @@ func dial(transport string, ep endpoints, maxMsg int) (downloader, error) {
 		if err := need(ep.tcp, "tcp"); err != nil {
 			return nil, err
 		}
-		return &tcpDownloader{addr: ep.tcp}, nil
+		return &tcpDownloader{addr: ep.tcp, tls: ep.tls}, nil
 	case HTTP1, HTTP2:
 		if err := need(ep.http, "http"); err != nil {
 			return nil, err
 		}
 		tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 1, Protocols: new(http.Protocols),
-			ResponseHeaderTimeout: stallTimeout, DialContext: (&net.Dialer{Timeout: stallTimeout}).DialContext}
-		if transport == HTTP1 {
+			ResponseHeaderTimeout: stallTimeout, DialContext: (&net.Dialer{Timeout: stallTimeout}).DialContext,
+			TLSClientConfig: ep.tls, TLSHandshakeTimeout: stallTimeout}
+		scheme := "http://"
+		switch {
+		case transport == HTTP1:
 			tr.Protocols.SetHTTP1(true)
-		} else {
+		case ep.tls != nil:
+			tr.Protocols.SetHTTP2(true) // h2 by ALPN
+		default:
 			tr.Protocols.SetUnencryptedHTTP2(true)
 		}
-		return &httpDownloader{c: &http.Client{Transport: tr}, url: "http://" + ep.http + "/bulk", proto: transport}, nil
+		if ep.tls != nil {
+			scheme = "https://"
+		}
+		return &httpDownloader{c: &http.Client{Transport: tr}, url: scheme + ep.http + "/bulk", proto: transport}, nil
 	case Sidechannel:
-		cc, err := grpc.NewClient(ep.target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		cc, err := grpc.NewClient(ep.target, grpc.WithTransportCredentials(transportCreds(ep.tls)))
 		if err != nil {
 			return nil, err
 		}
-		sc, err := sidechannel.NewClient(ep.target, sidechannel.WithDialer((&net.Dialer{Timeout: stallTimeout}).DialContext))
+		sc, err := sidechannel.NewClient(ep.target, sidechannel.WithDialer((&net.Dialer{Timeout: stallTimeout}).DialContext),
+			sidechannel.WithTLS(ep.tls))
 		if err != nil {
 			cc.Close()
 			return nil, err
@@ -177,18 +206,26 @@ func (d *grpcDownloader) download(ctx context.Context, size int64, chunk int, v 
 
 func (d *grpcDownloader) close() error { return d.cc.Close() }
 
-// tcpDownloader sends a 16-byte request on a kept-open TCP connection and
-// reads exactly size bytes back, chunk bytes per read at most.
+// tcpDownloader sends a 16-byte request on a kept-open TCP connection
+// (inside crypto/tls when tls is set) and reads exactly size bytes back,
+// chunk bytes per read at most.
 type tcpDownloader struct {
 	addr string
+	tls  *tls.Config
 	conn net.Conn
 	buf  []byte
 }
 
 func (d *tcpDownloader) download(ctx context.Context, size int64, chunk int, v *verifier) error {
 	if d.conn == nil {
-		dl := net.Dialer{Timeout: stallTimeout}
-		c, err := dl.DialContext(ctx, "tcp", d.addr)
+		dl := &net.Dialer{Timeout: stallTimeout}
+		var c net.Conn
+		var err error
+		if d.tls != nil {
+			c, err = (&tls.Dialer{NetDialer: dl, Config: d.tls}).DialContext(ctx, "tcp", d.addr)
+		} else {
+			c, err = dl.DialContext(ctx, "tcp", d.addr)
+		}
 		if err != nil {
 			return err
 		}
@@ -267,7 +304,8 @@ func (d *tcpDownloader) close() error {
 	return d.conn.Close()
 }
 
-// httpDownloader GETs /bulk over HTTP/1.1 or h2c with one connection.
+// httpDownloader GETs /bulk over HTTP/1.1 or h2c (HTTP/1.1 or h2 over TLS)
+// with one connection.
 type httpDownloader struct {
 	c     *http.Client
 	url   string

@@ -33,7 +33,9 @@
 // Stream.read, the server's http2Server.write and msgHeader, the BDP
 // estimator's ping frames and the window updates on both sides, and one
 // here (the BufferSlice Marshal returns, which grpc-go does not give
-// back). A codec cannot remove those.
+// back). A codec cannot remove those. A sender whose bytes outlive the
+// transfer (a file in memory) lends them through Borrow, which saves the
+// allocation a mem.SliceBuffer costs in the mem.Buffer interface.
 package bulkcodec
 
 import (

@@ -13,24 +13,40 @@ import (
 )
 
 // bulkGroup keys the steps that are compared with each other: same target
-// (an imported table's cells are targets of their own), size, chunk and
-// streams, different transports.
+// (an imported table's cells are targets of their own), size, chunk,
+// streams and TLS (TCP over TLS is the reference of steps over TLS),
+// different transports.
 type bulkGroup struct {
 	target  string
 	size    int64
 	chunk   int
 	streams int
+	tls     bool
 }
 
-// BulkTable writes one row per bulk record, with its throughput and CPU per
-// GiB relative to the tcp step of the same target, size, chunk and streams ("x tcp";
-// "-" without one).
+func bulkGroupOf(r *result.BulkRecord) bulkGroup {
+	return bulkGroup{r.Spec.Target, r.Spec.SizeBytes, r.Spec.ChunkBytes, r.Spec.Streams, r.Spec.TLS}
+}
+
+// BulkLabel names a record's transport as tables and charts show it: the
+// transport, with "+tls" when it ran over TLS.
+func BulkLabel(r *result.BulkRecord) string {
+	if r.Spec.TLS {
+		return r.Spec.Transport + "+tls"
+	}
+	return r.Spec.Transport
+}
+
+// BulkTable writes one row per bulk record (its transport as BulkLabel
+// names it), with its throughput and CPU per GiB relative to the tcp step
+// of the same target, size, chunk, streams and TLS ("x tcp"; "-" without
+// one).
 func BulkTable(w io.Writer, recs []result.BulkRecord) error {
 	tcp := map[bulkGroup]*result.BulkRecord{}
 	for i := range recs {
 		r := &recs[i]
 		if r.Spec.Transport == result.BulkTCP && r.Status == result.StatusOK {
-			tcp[bulkGroup{r.Spec.Target, r.Spec.SizeBytes, r.Spec.ChunkBytes, r.Spec.Streams}] = r
+			tcp[bulkGroupOf(r)] = r
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -40,7 +56,7 @@ func BulkTable(w io.Writer, recs []result.BulkRecord) error {
 		mbps, ratio, cpuRatio := "-", "-", "-"
 		if r.Status == result.StatusOK {
 			mbps = strconv.FormatFloat(r.ThroughputBytesPerS/1e6, 'f', 0, 64)
-			if t := tcp[bulkGroup{r.Spec.Target, r.Spec.SizeBytes, r.Spec.ChunkBytes, r.Spec.Streams}]; t != nil && t.ThroughputBytesPerS > 0 {
+			if t := tcp[bulkGroupOf(r)]; t != nil && t.ThroughputBytesPerS > 0 {
 				ratio = strconv.FormatFloat(r.ThroughputBytesPerS/t.ThroughputBytesPerS, 'f', 2, 64)
 				if tc := bulkCPUPerGiB(t); tc > 0 && bulkCPUPerGiB(r) > 0 {
 					cpuRatio = strconv.FormatFloat(bulkCPUPerGiB(r)/tc, 'f', 2, 64)
@@ -52,7 +68,7 @@ func BulkTable(w io.Writer, recs []result.BulkRecord) error {
 			status += ": " + r.Error
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.Spec.Transport, result.FormatBytes(r.Spec.SizeBytes), result.FormatBytes(int64(r.Spec.ChunkBytes)), r.Spec.Streams,
+			BulkLabel(r), result.FormatBytes(r.Spec.SizeBytes), result.FormatBytes(int64(r.Spec.ChunkBytes)), r.Spec.Streams,
 			mbps, ratio, bulkFixed(r.ClientCPUSPerGiB, 3), bulkKnown(r.ServerCPUSPerGiB, 3), cpuRatio,
 			bulkKnown(r.ServerAllocBytesPerMiB, 0), bulkKnown(r.ServerAllocsPerRequest, 0), bulkFixed(r.ClientAllocBytesPerMiB, 0),
 			bulkMiB(r.ClientPeakRSSBytes), bulkMiB(r.ServerPeakRSSBytes), status)
@@ -112,12 +128,12 @@ func (s BulkSection) Charts() []Chart {
 
 func (s BulkSection) html() (template.HTML, error) {
 	return kindHTML(s, fmt.Sprintf("Bulk transfer (rpclab bulk): %d records", len(s.Records)),
-		"One row per step; x tcp compares throughput and CPU per GiB with the tcp step of the same target, size, chunk and streams (docs/bulk.md).")
+		"One row per step; x tcp compares throughput and CPU per GiB with the tcp step of the same target, size, chunk, streams and TLS (docs/bulk.md).")
 }
 
 // bulkFigures charts bulk records: for each size and stream count,
 // throughput and CPU (client plus server) per GiB against the chunk size,
-// one line per transport; and for each chunk and stream count, the
+// one line per transport (BulkLabel: "+tls" apart); and for each chunk and stream count, the
 // server's heap bytes allocated per MiB against the download size, one line
 // per transport (a line falling towards zero is memory O(1) per request).
 // Only records with status ok are charted.
@@ -147,9 +163,9 @@ func bulkFigures(recs []result.BulkRecord) []Figure {
 			seenC[ck] = true
 			chunkKeys = append(chunkKeys, ck)
 		}
-		if !seenT[r.Spec.Transport] {
-			seenT[r.Spec.Transport] = true
-			transports = append(transports, r.Spec.Transport)
+		if l := BulkLabel(&r); !seenT[l] {
+			seenT[l] = true
+			transports = append(transports, l)
 		}
 	}
 	series := func(keep func(*result.BulkRecord) bool, x, y func(*result.BulkRecord) float64) []Series {
@@ -158,7 +174,7 @@ func bulkFigures(recs []result.BulkRecord) []Figure {
 			s := Series{Label: t, Color: i, Shape: i}
 			for j := range recs {
 				r := &recs[j]
-				if r.Status == result.StatusOK && r.Spec.Transport == t && keep(r) {
+				if r.Status == result.StatusOK && BulkLabel(r) == t && keep(r) {
 					s.Points = append(s.Points, Point{X: x(r), Y: y(r)})
 				}
 			}

@@ -24,14 +24,16 @@ func TestBulkTableRatiosToTCP(t *testing.T) {
 		bulkRec("grpc", 1<<30, 64<<10, 500, 1.0, 1.0, 2000),
 		bulkRec("tcp", 1<<30, 64<<10, 2000, 0.25, 0.25, 10),
 		bulkRec("grpc", 1<<30, 1<<20, 800, 0.5, 0.5, 300), // no tcp step at this chunk
+		overTLS(bulkRec("grpc", 1<<30, 64<<10, 400, 1.0, 1.0, 2000)),
+		overTLS(bulkRec("tcp", 1<<30, 64<<10, 1000, 0.5, 0.5, 10)), // the reference of steps over TLS only
 	}
 	var b bytes.Buffer
 	if err := BulkTable(&b, recs); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("got %d lines, want a header and 3 rows:\n%s", len(lines), b.String())
+	if len(lines) != 6 {
+		t.Fatalf("got %d lines, want a header and 5 rows:\n%s", len(lines), b.String())
 	}
 	tests := []struct {
 		row  int
@@ -40,6 +42,8 @@ func TestBulkTableRatiosToTCP(t *testing.T) {
 		{1, []string{"grpc", "1GiB", "64KiB", "1", "500", "0.25", "1.000", "1.000", "4.00", "2000"}},
 		{2, []string{"tcp", "1GiB", "64KiB", "1", "2000", "1.00", "0.250", "0.250", "1.00", "10"}},
 		{3, []string{"grpc", "1GiB", "1MiB", "1", "800", "-", "0.500", "0.500", "-", "300"}},
+		{4, []string{"grpc+tls", "1GiB", "64KiB", "1", "400", "0.40", "1.000", "1.000", "2.00", "2000"}},
+		{5, []string{"tcp+tls", "1GiB", "64KiB", "1", "1000", "1.00", "0.500", "0.500", "1.00", "10"}},
 	}
 	for _, tc := range tests {
 		got := strings.Fields(lines[tc.row])
@@ -85,4 +89,10 @@ func TestBulkSectionCharts(t *testing.T) {
 	if _, err := figs[0].SVG(); err != nil {
 		t.Errorf("SVG: %v", err)
 	}
+}
+
+// overTLS marks r as run over TLS.
+func overTLS(r result.BulkRecord) result.BulkRecord {
+	r.Spec.TLS = true
+	return r
 }

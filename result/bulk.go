@@ -83,4 +83,7 @@ type BulkSpec struct {
 	// Netem is the emulated network between client and server (a netem
 	// proxy in front of each listener); absent on a direct path.
 	Netem *NetemSpec `json:"netem,omitempty"`
+	// TLS: every transport ran over TLS (rpclab bulk --tls); absent
+	// (false) when they ran in plaintext.
+	TLS bool `json:"tls,omitempty"`
 }

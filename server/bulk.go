@@ -18,7 +18,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -124,7 +124,8 @@ func RegisterBulk(s *grpc.Server, b *Bulk) {
 }
 
 // StartBulk starts the bulk listeners on host (port 0 each): a grpc-tuned
-// gRPC server, raw TCP and HTTP (1.1 and h2c); the sidechannel has none of
+// gRPC server, raw TCP and HTTP (1.1 and h2c), each over TLS under
+// WithBulkTLS (HTTP/1.1 and h2 then); the sidechannel has none of
 // its own (Serve splits the main gRPC port). They run until ctx ends or
 // Close is called. Every transport refuses a request above the maximum
 // size (WithMaxBulkSize); the raw TCP and HTTP listeners close a
@@ -156,11 +157,17 @@ func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, err
 	b.info.TcpAddr = lis[1].Addr().String()
 	b.info.HttpAddr = lis[2].Addr().String()
 
-	tuned := grpc.NewServer(TunedOptions()...)
+	topts := TunedOptions()
+	rawLis := lis[1]
+	if b.cfg.tls != nil {
+		topts = append(topts, grpc.Creds(credentials.NewTLS(b.cfg.tls)))
+		rawLis = tls.NewListener(lis[1], b.cfg.tls) // each handshake runs in its conn's first read, under its deadline
+	}
+	tuned := grpc.NewServer(topts...)
 	RegisterBulk(tuned, b)
 	b.goServe(func() { _ = tuned.Serve(lis[0]) }, tuned.Stop)
 
-	b.goServe(func() { b.acceptLoop(lis[1], b.serveTCP) }, func() { lis[1].Close() })
+	b.goServe(func() { b.acceptLoop(rawLis, b.serveTCP) }, func() { lis[1].Close() })
 
 	// An idle keep-alive connection is closed after the read timeout, so
 	// idle clients cannot hold every slot under the cap.
@@ -168,13 +175,24 @@ func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, err
 		Handler:           http.HandlerFunc(b.serveHTTP),
 		ReadHeaderTimeout: b.cfg.readTimeout,
 		IdleTimeout:       b.cfg.readTimeout,
-		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if tc, ok := c.(*tls.Conn); ok {
+				c = tc.NetConn() // the listener's, which knows whether it is over the cap
+			}
+			return context.WithValue(ctx, connKey{}, c)
+		},
 	}
 	hs.Protocols = new(http.Protocols)
 	hs.Protocols.SetHTTP1(true)
-	hs.Protocols.SetUnencryptedHTTP2(true)
 	hl := &httpLimit{Listener: lis[2], max: b.cfg.maxConns}
-	b.goServe(func() { _ = hs.Serve(hl) }, func() { hs.Close() })
+	if b.cfg.tls != nil {
+		hs.Protocols.SetHTTP2(true) // h2 by ALPN
+		hs.TLSConfig = b.cfg.tls.Clone()
+		b.goServe(func() { _ = hs.ServeTLS(hl, "", "") }, func() { hs.Close() })
+	} else {
+		hs.Protocols.SetUnencryptedHTTP2(true)
+		b.goServe(func() { _ = hs.Serve(hl) }, func() { hs.Close() })
+	}
 
 	context.AfterFunc(ctx, b.Close)
 	return b, nil
@@ -314,13 +332,15 @@ func (b *Bulk) Download(req *bulkpb.DownloadRequest, stream bulkpb.BulkService_D
 		}
 	}
 	var pm bulkpb.Chunk
-	var rm bulkcodec.Message // its buffers are the stream's: nothing to free
+	var rm bulkcodec.Message
 	for off := int64(0); off < size; {
 		n := int(min(int64(chunk), size-off))
 		var err error
 		if raw {
-			rm.Data = append(rm.Data[:0], mem.SliceBuffer(bulk.Stream(off, n)))
+			// Borrow: the stream's bytes as a mem.Buffer with no allocation per message.
+			rm.Data = append(rm.Data[:0], bulkcodec.Borrow(bulk.Stream(off, n)))
 			err = stream.SendMsg(&rm)
+			rm.Free() // this handler's reference; the transport holds its own until it has written the bytes
 		} else {
 			pm.Data = bulk.Stream(off, n)
 			err = stream.Send(&pm)

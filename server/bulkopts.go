@@ -3,6 +3,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"fmt"
 	"time"
 
@@ -30,6 +31,7 @@ type bulkConfig struct {
 	maxSize     int64
 	maxConns    int
 	readTimeout time.Duration
+	tls         *tls.Config
 	sidechannel []sidechannel.Option // after the ones the fields above give (tests)
 }
 
@@ -86,6 +88,21 @@ func WithBulkReadTimeout(d time.Duration) BulkOption {
 		if d > 0 {
 			c.readTimeout = d
 		}
+		return nil
+	}
+}
+
+// WithBulkTLS serves every bulk listener StartBulk opens over TLS with cfg
+// (default nil: plaintext): grpc-tuned with gRPC TLS credentials, raw TCP
+// inside crypto/tls, HTTP over TLS (HTTP/1.1 and h2, by ALPN, instead of
+// h2c). Give it the main server's Options.TLS, under which the sidechannel
+// runs TLS too, so every transport of one server is encrypted or none is.
+func WithBulkTLS(cfg *tls.Config) BulkOption {
+	return func(c *bulkConfig) error {
+		if cfg != nil && len(cfg.Certificates) == 0 && cfg.GetCertificate == nil {
+			return fmt.Errorf("%w: bulk TLS config has no certificate", ErrBadOption)
+		}
+		c.tls = cfg
 		return nil
 	}
 }

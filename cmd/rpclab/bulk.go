@@ -3,6 +3,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
@@ -24,6 +27,7 @@ type bulkFlags struct {
 	charts              string
 	nf                  netemFlags
 	noPin, force        bool
+	tls                 bulkTLS
 }
 
 func newBulkCmd() *cobra.Command {
@@ -49,16 +53,25 @@ Every download is checked for length and CRC-32C. For each step it reports
 MB/s, CPU seconds per GiB of the client and of the server, the server's Go
 heap bytes allocated per MiB and allocations per request, and the peak RSS
 of both processes. Without --target it starts "rpclab serve" as a child
-process, pinned to the last CPU, and pins itself to the others.`,
+process, pinned to the last CPU, and pins itself to the others.
+
+With --tls every transport runs over TLS: tcp inside crypto/tls (the
+reference), grpc and grpc-tuned with TLS credentials, http1 and http2 over
+TLS (h2 by ALPN instead of h2c), the sidechannel with its TLS option.
+Without --target the child server gets a fresh self-signed certificate
+(ECDSA P-256, made in memory, written 0600 to a temporary folder for the
+child to read and removed when the run ends) and this process trusts that
+certificate alone; with --target it trusts --cacert, or the system's roots.`,
 		Example: `  rpclab bulk --size 1GiB --chunk 64KiB
   rpclab bulk --size 64MiB,256MiB,1GiB --chunk 64KiB --transport grpc,grpc-tuned --out bulk.jsonl
-  rpclab bulk --size 256MiB --chunk 1MiB --streams 1,4 --duration 5s`,
+  rpclab bulk --size 256MiB --chunk 1MiB --streams 1,4 --duration 5s
+  rpclab bulk --size 1GiB --chunk 64KiB --transport tcp,grpc,grpc-tuned,sidechannel --tls`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := bf.parse(cmd.Flags()); err != nil {
 				return err
 			}
-			recs, err := runBulk(cmd, &bf.spec, &bulkOutputs{out: bf.out, charts: bf.charts, force: bf.force}, &bf.nf, bf.noPin)
+			recs, err := runBulk(cmd, &bf.spec, &bulkOutputs{out: bf.out, charts: bf.charts, force: bf.force}, &bf.nf, bf.noPin, &bf.tls)
 			return bf.finish(cmd, recs, err)
 		},
 	}
@@ -124,6 +137,9 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 	if fs.Changed("duration") && fs.Changed("requests") {
 		return usageError{errors.New("--requests and --duration exclude each other")}
 	}
+	if err := bf.tls.parse(bf.spec.Target); err != nil {
+		return err
+	}
 	// Check the spec before starting a server for it.
 	check := bf.spec
 	if check.Target == "" {
@@ -175,6 +191,8 @@ func (bf *bulkFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&bf.out, "out", "", "write the records as JSON Lines to this file (docs/bulk.schema.json); an existing non-empty file is refused unless --force")
 	f.BoolVar(&bf.force, "force", false, "overwrite an existing --out file")
 	f.StringVar(&bf.charts, "charts", "", "write SVG charts (throughput and CPU per GiB against chunk, server allocation per MiB against size) into this folder")
+	f.BoolVar(&bf.tls.on, "tls", false, "run every transport over TLS (without --target: the child server gets a fresh self-signed certificate, trusted alone)")
+	f.StringVar(&bf.tls.caFile, "cacert", "", "with --tls and --target: PEM file of CA certificates to trust (default: the system roots)")
 	bf.nf.register(f)
 	f.BoolVar(&bf.noPin, "no-pin", false, "do not pin the child server and this process to separate CPUs")
 }
@@ -196,4 +214,40 @@ func writeBulkCharts(dir string, recs []result.BulkRecord) error {
 		}
 	}
 	return nil
+}
+
+// bulkTLS are rpclab bulk's TLS flags: --tls, and --cacert with --target.
+type bulkTLS struct {
+	on     bool
+	caFile string
+	roots  *x509.CertPool // --cacert's; nil: the system's (or the child's own certificate)
+}
+
+// parse checks the flags against target and reads --cacert, so a bad one
+// is a usage error before any server starts.
+func (bt *bulkTLS) parse(target string) error {
+	if bt.caFile == "" {
+		return nil
+	}
+	if !bt.on {
+		return usageError{errors.New("--cacert needs --tls")}
+	}
+	if target == "" {
+		return usageError{errors.New("--cacert needs --target: without one, the child server gets a fresh certificate that rpclab trusts alone")}
+	}
+	pool, err := anycall.LoadCACert(bt.caFile)
+	if err != nil {
+		return usageError{fmt.Errorf("--cacert: %w", err)}
+	}
+	bt.roots = pool
+	return nil
+}
+
+// clientConfig is the client's TLS configuration for a --target run (nil
+// without --tls).
+func (bt *bulkTLS) clientConfig() *tls.Config {
+	if !bt.on {
+		return nil
+	}
+	return &tls.Config{RootCAs: bt.roots, MinVersion: tls.VersionTLS12}
 }

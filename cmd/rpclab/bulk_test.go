@@ -12,9 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/selfcert"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/server"
 )
 
 func TestBulkBadInputIsAUsageError(t *testing.T) {
@@ -36,6 +39,10 @@ func TestBulkBadInputIsAUsageError(t *testing.T) {
 		{"negative size", []string{"--size", "-1"}, []string{"--size", `"-1"`, "negative"}},
 		{"zero requests", []string{"--requests", "0"}, []string{"--requests 0"}},
 		{"warm-up above the largest", []string{"--warmup", "65GiB"}, []string{"--warmup 65GiB", "64GiB"}},
+		{"cacert without tls", []string{"--target", "127.0.0.1:1", "--cacert", "ca.pem"}, []string{"--cacert needs --tls"}},
+		{"cacert without target", []string{"--tls", "--cacert", "ca.pem"}, []string{"--cacert needs --target"}},
+		{"missing cacert", []string{"--tls", "--target", "127.0.0.1:1", "--cacert", "/nonexistent/ca.pem"}, []string{"--cacert", "/nonexistent/ca.pem", "no such file"}},
+		{"cacert without a certificate", []string{"--tls", "--target", "127.0.0.1:1", "--cacert", "/dev/null"}, []string{"--cacert", "/dev/null", "no PEM certificate"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,5 +129,91 @@ func TestBulkThroughNetem(t *testing.T) {
 		if r.Status != result.StatusOK || r.Spec.Netem == nil || r.Spec.Netem.Up.DelayNS != 500e3 || r.Spec.Netem.Down.DelayNS != 500e3 {
 			t.Errorf("got %s: %s (%s), netem %+v; want ok through 500µs each way", r.Spec.Transport, r.Status, r.Error, r.Spec.Netem)
 		}
+	}
+}
+
+// TestBulkOverTLSEndToEnd runs "rpclab bulk --tls" as a user would: the
+// child server gets a fresh certificate, every transport runs over TLS,
+// the records say so and the table names the transports "+tls" beside
+// TCP over TLS as their reference.
+func TestBulkOverTLSEndToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "bulk.jsonl")
+	cmd := rpclabCmd(ctx, "bulk", "--tls", "--size", "4MiB", "--chunk", "64KiB", "--warmup", "0", "--out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("rpclab bulk --tls: %v\n%s\n%s", err, stdout, stderr.String())
+	}
+	set, err := result.ReadAllFile(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(set.Bulk), len(bulk.Transports); got != want {
+		t.Fatalf("got %d records, want %d", got, want)
+	}
+	for _, r := range set.Bulk {
+		if r.Status != result.StatusOK || r.Bytes != 4<<20 || !r.Spec.TLS {
+			t.Errorf("got %s: %s (%s), %d bytes, tls %v; want ok, %d bytes, tls true", r.Spec.Transport, r.Status, r.Error, r.Bytes, r.Spec.TLS, 4<<20)
+		}
+	}
+	for _, tr := range bulk.Transports {
+		if !strings.Contains(string(stdout), " "+tr+"+tls ") {
+			t.Errorf("the table has no row for %s+tls:\n%s", tr, stdout)
+		}
+	}
+}
+
+// TestBulkTLSWrongCA: "rpclab bulk --tls --target" against a TLS server
+// whose certificate --cacert does not hold fails at once, naming the
+// certificate, with no record.
+func TestBulkTLSWrongCA(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	dir := t.TempDir()
+	served, err := selfcert.New("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile, err := served.WriteFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := selfcert.New("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCA := filepath.Join(dir, "other.pem")
+	if err := os.WriteFile(otherCA, other.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(asMain, "1")
+	srv, err := server.StartProcess(ctx, []string{os.Args[0], "serve", "--listen", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile}, nil, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	out := filepath.Join(dir, "bulk.jsonl")
+	for _, tc := range []struct {
+		name string
+		ca   string
+		code int
+		want string
+	}{
+		{"its own certificate", certFile, 0, ""},
+		{"another certificate", otherCA, 1, "certificate signed by unknown authority"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runInProcess("bulk", "--tls", "--target", srv.Addr, "--cacert", tc.ca, "--transport", "tcp,sidechannel",
+				"--size", "1MiB", "--chunk", "64KiB", "--out", out, "--force")
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Errorf("got exit %d (%q), want %d naming %q", code, stderr, tc.code, tc.want)
+			}
+			if testing.Verbose() {
+				t.Log(stderr)
+			}
+		})
 	}
 }

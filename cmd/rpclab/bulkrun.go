@@ -3,13 +3,16 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/selfcert"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/result"
 )
@@ -23,7 +26,7 @@ type bulkOutputs struct {
 // runBulk runs the bulk study in a lab.Session (RunBulk): the outputs are
 // checked first, then the child server (without --target) is started, and
 // a netem proxy in front of each listener (with --delay and the like).
-func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlags, noPin bool) (recs []result.BulkRecord, err error) {
+func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlags, noPin bool, bt *bulkTLS) (recs []result.BulkRecord, err error) {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
 	d := newDrawer(stderr, false)
@@ -38,10 +41,20 @@ func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlag
 	if withNetem {
 		opts = append(opts, lab.WithNetem(network, nf.queue, false))
 	}
+	clientTLS := bt.clientConfig()
 	if spec.Target != "" {
 		opts = append(opts, lab.WithTarget(spec.Target))
 	} else {
-		srv, err := childServer(cmd, "go", "", nil)
+		var extra []string
+		if bt.on {
+			var cleanup func()
+			extra, clientTLS, cleanup, err = childCert()
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+		}
+		srv, err := childServer(cmd, "go", "", extra)
 		if err != nil {
 			return nil, err
 		}
@@ -55,7 +68,31 @@ func runBulk(cmd *cobra.Command, spec *bulk.Spec, bo *bulkOutputs, nf *netemFlag
 	if err := s.Start(ctx); err != nil {
 		return nil, err
 	}
-	return s.RunBulk(ctx, spec, bulk.Options{Progress: bulkProgress(cmd)})
+	return s.RunBulk(ctx, spec, bulk.Options{Progress: bulkProgress(cmd), TLS: clientTLS})
+}
+
+// childCert makes a fresh self-signed certificate for the child server's
+// loopback address and writes it, with its key, 0600 into a new private
+// temporary folder: it returns the serve flags that load them, the client
+// configuration that trusts that certificate alone, and cleanup, which
+// removes the folder (after the run; the child reads the files at start).
+func childCert() (serveArgs []string, client *tls.Config, cleanup func(), err error) {
+	cert, err := selfcert.New("127.0.0.1", "localhost")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("--tls: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "rpclab-bulk-tls-") // 0700
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("--tls: %w", err)
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	certFile, keyFile, err := cert.WriteFiles(dir)
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, fmt.Errorf("--tls: %w", err)
+	}
+	// The child listens on 127.0.0.1 (childServer), the name checked.
+	return []string{"--tls-cert", certFile, "--tls-key", keyFile}, cert.ClientConfig("127.0.0.1"), cleanup, nil
 }
 
 // bulkProgress prints a line per bulk step.

@@ -53,9 +53,10 @@ with the sidechannel hello (package sidechannel) carries one call's bytes,
 any other is gRPC's.
 
 It has no authentication: keep it on loopback (the default), or give it
---tls-cert and --tls-key. With TLS, the ping and bulk services and the
-sidechannel (over TLS) are served on the one TLS port and the plaintext
-bulk listeners (grpc-tuned, raw TCP, HTTP) are not started. Every bulk
+--tls-cert and --tls-key. With TLS, every listener serves TLS with that
+certificate: the ping and bulk services and the sidechannel on the main
+port, and the bulk listeners beside it (grpc-tuned, raw TCP inside TLS,
+HTTP/1.1 and h2 over TLS instead of h2c), as "rpclab bulk --tls" expects. Every bulk
 request is refused above --max-bulk-size. The raw TCP and HTTP bulk
 listeners close connections silent (or idle between requests) for
 --bulk-read-timeout; the raw TCP listener and the HTTP listener each hold
@@ -173,14 +174,9 @@ func serveGo(cmd *cobra.Command, sf *serveFlags) error {
 	if ip := net.ParseIP(host); sf.o.TLS == nil && (ip == nil || !ip.IsLoopback()) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "rpclab: warning: serving %s without TLS or authentication to every host that can reach it\n", lis.Addr())
 	}
-	var b *server.Bulk
-	if sf.o.TLS == nil {
-		// The bulk transports listen beside it; clients learn their
-		// ports from BulkService.Info.
-		b, err = server.StartBulk(cmd.Context(), host, bopts...)
-	} else {
-		b, err = server.NewBulk(bopts...) // the plaintext listeners stay off
-	}
+	// The bulk transports listen beside it, over TLS when it is; clients
+	// learn their ports from BulkService.Info.
+	b, err := server.StartBulk(cmd.Context(), host, append(bopts, server.WithBulkTLS(sf.o.TLS))...)
 	if errors.Is(err, server.ErrBadOption) {
 		lis.Close()
 		return usageError{err}
