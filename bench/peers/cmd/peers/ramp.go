@@ -149,6 +149,8 @@ func printRamps(w io.Writer, ramps []peers.Ramp, fixed int) error {
 		}
 		back := "- (fixed)"
 		switch {
+		case r.Adaptive && r.BackAtMin && most <= r.Min:
+			back = "never grew"
 		case r.Adaptive && r.BackAtMin:
 			back = fmt.Sprintf("%.1f s", r.BackToMin.Seconds())
 		case r.Adaptive:

@@ -59,6 +59,7 @@ func TestPrintRampsRatio(t *testing.T) {
 		{Policy: "pool:2", Steps: []peers.RampStep{step(100*time.Microsecond, 2)}},
 		{Policy: "rpclab", Steps: []peers.RampStep{step(110*time.Microsecond, 2)}, Adaptive: true, Min: 1, BackAtMin: true, BackToMin: 1500 * time.Millisecond},
 		{Policy: "a105", Steps: []peers.RampStep{step(300*time.Microsecond, 1)}, Adaptive: true, Min: 1},
+		{Policy: "yarpc", Steps: []peers.RampStep{step(300*time.Microsecond, 1)}, Adaptive: true, Min: 1, BackAtMin: true},
 	}
 	var out bytes.Buffer
 	if err := printRamps(&out, ramps, 2); err != nil {
@@ -72,7 +73,7 @@ func TestPrintRampsRatio(t *testing.T) {
 		}
 	}
 	for _, want := range []*struct{ run, field string }{
-		{"rpclab", "1.5 s"}, {"a105", "not by the end"}, {"pool:2", "- (fixed)"},
+		{"rpclab", "1.5 s"}, {"a105", "not by the end"}, {"yarpc", "never grew"}, {"pool:2", "- (fixed)"},
 	} {
 		if !hasRow(out.String(), want.run, want.field) {
 			t.Errorf("got\n%s\nwant %s's summary to say %q", out.String(), want.run, want.field)
