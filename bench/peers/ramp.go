@@ -44,6 +44,10 @@ type RampSpec struct {
 	// Rates are the offered loads in RPCs per second, in the order they
 	// run (Mirror makes an up-and-down ramp of a rising list).
 	Rates []float64
+	// Warmup runs the first rate, unrecorded, before the first step, so
+	// that the first step does not pay for the client's start (its
+	// senders, their histograms, the server's first calls). 0: none.
+	Warmup time.Duration
 	// Step is how long each rate is held.
 	Step time.Duration
 	// Tail: after the last step the load stops, and the ramp waits up to
@@ -75,8 +79,8 @@ func (s *RampSpec) validate() error {
 	switch {
 	case s.Step <= 0:
 		return fmt.Errorf("%w: step %v must be positive", ErrRamp, s.Step)
-	case s.Tail < 0:
-		return fmt.Errorf("%w: tail %v must not be negative", ErrRamp, s.Tail)
+	case s.Tail < 0 || s.Warmup < 0:
+		return fmt.Errorf("%w: warm-up %v and tail %v must not be negative", ErrRamp, s.Warmup, s.Tail)
 	case s.MaxOutstanding < 1:
 		return fmt.Errorf("%w: max outstanding %d must be at least 1", ErrRamp, s.MaxOutstanding)
 	case s.MaxConns < 1:
@@ -110,7 +114,7 @@ type Ramp struct {
 	// events, and the fields below are zero).
 	Adaptive bool
 	Min      int
-	// FallAt is the offset from the ramp's start at which the load first
+	// FallAt is the offset from the first step's start at which the load first
 	// fell below its peak (the start of the first lower step after the
 	// highest rate; the tail's start when the rates never fall).
 	FallAt time.Duration
@@ -137,7 +141,7 @@ type rampJob struct {
 // loadgen's constant pacer, step after step with each step's schedule
 // anchored to the ramp's start, so a step that falls behind does not
 // delay the next; latency counts from each intended send time (no
-// coordinated omission).
+// coordinated omission). spec.Warmup first runs the first rate unrecorded.
 func RunRamp(ctx context.Context, target string, pol Policy, spec RampSpec) (Ramp, error) {
 	out := Ramp{Policy: pol.Name}
 	if err := spec.validate(); err != nil {
@@ -157,44 +161,20 @@ func RunRamp(ctx context.Context, target string, pol Policy, spec RampSpec) (Ram
 	d := newRampDispatcher(ctx, pb.NewBenchmarkServiceClient(p), len(spec.Rates), spec.MaxOutstanding)
 	steps := make([]RampStep, len(spec.Rates))
 	ends := make([]int, len(spec.Rates)) // the pool's size at each step's end
-	start := time.Now()
-	for i, rate := range spec.Rates {
-		pacer, err := loadgen.NewPacer(loadgen.Constant, rate, 0)
-		if err != nil {
+	wait := newWaiter()
+	// The warm-up, at the first rate, is not recorded (step -1); the
+	// steps follow it.
+	start := time.Now().Add(spec.Warmup)
+	if spec.Warmup > 0 {
+		if err := d.schedule(ctx, wait, start.Add(-spec.Warmup), spec.Warmup, spec.Rates[0], -1, &RampStep{}); err != nil {
 			d.stop()
 			return out, fmt.Errorf("peers: ramp %s: %w", pol.Name, err)
 		}
-		stepStart := start.Add(time.Duration(i) * spec.Step)
-		stepEnd := stepStart.Add(spec.Step)
-		steps[i].Offered = rate
-		for off := pacer.Next(); off < spec.Step; off = pacer.Next() {
-			steps[i].Scheduled++
-			at := stepStart.Add(off)
-			if !sleepUntil(ctx, at) {
-				d.stop()
-				return out, ctx.Err()
-			}
-			if time.Now().After(stepEnd.Add(maxLate)) {
-				steps[i].Unsent++
-				continue // behind: the rest of the step is not sent
-			}
-			sent, hit := d.hand(ctx, rampJob{intended: at, step: i}, stepEnd.Add(maxLate))
-			if hit {
-				steps[i].Hits++
-			}
-			if !sent {
-				if ctx.Err() != nil {
-					d.stop()
-					return out, ctx.Err()
-				}
-				steps[i].Unsent++
-				continue
-			}
-			steps[i].Sent++
-		}
-		if !sleepUntil(ctx, stepEnd) {
+	}
+	for i, rate := range spec.Rates {
+		if err := d.schedule(ctx, wait, start.Add(time.Duration(i)*spec.Step), spec.Step, rate, i, &steps[i]); err != nil {
 			d.stop()
-			return out, ctx.Err()
+			return out, fmt.Errorf("peers: ramp %s: %w", pol.Name, err)
 		}
 		ends[i] = p.Size()
 	}
@@ -313,12 +293,30 @@ func waitForSize(ctx context.Context, p *pool.Pool, n int, d time.Duration) erro
 	return nil
 }
 
-// sleepUntil waits until t, or reports false when ctx ends first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	if d := time.Until(t); d > 0 {
-		return sleep(ctx, d)
+// waiter is the ramp scheduler's one timer, reset for each wait (at 80k
+// sends a second, a timer per send would be garbage per send).
+type waiter struct{ t *time.Timer }
+
+func newWaiter() *waiter {
+	w := &waiter{t: time.NewTimer(time.Hour)}
+	w.t.Stop()
+	return w
+}
+
+// until waits until t, or reports false when ctx ends first.
+func (w *waiter) until(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
 	}
-	return ctx.Err() == nil
+	w.t.Reset(d)
+	select {
+	case <-w.t.C:
+		return true
+	case <-ctx.Done():
+		w.t.Stop()
+		return false
+	}
 }
 
 // rampDispatcher hands sends to senders, goroutines that make one call
@@ -368,6 +366,45 @@ func (d *rampDispatcher) hand(ctx context.Context, j rampJob, by time.Time) (sen
 	}
 }
 
+// schedule sends at rate from from for length, each send as one of step
+// (-1: not recorded), counting into c; it returns at the end of its
+// length, or with ctx's error.
+func (d *rampDispatcher) schedule(ctx context.Context, wait *waiter, from time.Time, length time.Duration, rate float64, step int, c *RampStep) error {
+	pacer, err := loadgen.NewPacer(loadgen.Constant, rate, 0)
+	if err != nil {
+		return err
+	}
+	end := from.Add(length)
+	c.Offered = rate
+	for off := pacer.Next(); off < length; off = pacer.Next() {
+		c.Scheduled++
+		at := from.Add(off)
+		if !wait.until(ctx, at) {
+			return ctx.Err()
+		}
+		if time.Now().After(end.Add(maxLate)) {
+			c.Unsent++
+			continue // behind: the rest of the step is not sent
+		}
+		sent, hit := d.hand(ctx, rampJob{intended: at, step: step}, end.Add(maxLate))
+		if hit {
+			c.Hits++
+		}
+		if !sent {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.Unsent++
+			continue
+		}
+		c.Sent++
+	}
+	if !wait.until(ctx, end) {
+		return ctx.Err()
+	}
+	return nil
+}
+
 // send makes first's call, then the calls handed to it, until stop.
 func (d *rampDispatcher) send(first rampJob) {
 	recs := make([]*stats.Recorder, len(d.sets)) // taken from each step's set on first use
@@ -375,8 +412,8 @@ func (d *rampDispatcher) send(first rampJob) {
 	call := func(j rampJob) {
 		_, err := d.client.UnaryCall(d.ctx, req)
 		lat := time.Since(j.intended)
-		if d.ctx.Err() != nil {
-			return // the run was stopped: not a measurement
+		if d.ctx.Err() != nil || j.step < 0 {
+			return // the run was stopped, or a warm-up call: not a measurement
 		}
 		if recs[j.step] == nil {
 			recs[j.step] = d.sets[j.step].Recorder()

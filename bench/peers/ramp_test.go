@@ -53,15 +53,16 @@ func quickRule(maxConns int) Policy {
 	}}
 }
 
-// TestRunRampOnePoolUpAndDown: a short ramp (50, 1000, 50 RPC/s, each
-// call 4 ms of server work, so 4 in flight at the top) on one pool. Under
+// TestRunRampOnePoolUpAndDown: a short ramp (50, 1000, 50 RPC/s after an
+// unrecorded warm-up at 50, each call 4 ms of server work, so 4 in flight
+// at the top) on one pool. Under
 // the quick rule the pool grows during the high step and, once the load
 // has stopped, is back at its min of 1; a fixed pool of 2 stays at 2. No
 // RPC fails, and each step's counts add up.
 func TestRunRampOnePoolUpAndDown(t *testing.T) {
 	target := startBusyServer(t, 4*time.Millisecond)
 	const maxConns = 3
-	spec := RampSpec{Rates: Mirror([]float64{50, 1000}), Step: 400 * time.Millisecond, Tail: 20 * time.Second,
+	spec := RampSpec{Rates: Mirror([]float64{50, 1000}), Warmup: 100 * time.Millisecond, Step: 400 * time.Millisecond, Tail: 20 * time.Second,
 		MaxOutstanding: 64, MaxConns: maxConns}
 	for _, tc := range []struct {
 		pol      Policy
@@ -157,6 +158,7 @@ func TestRunRampRejectsBadSpecs(t *testing.T) {
 		{"NaN rate", func(s *RampSpec) { s.Rates = []float64{math.NaN()} }, ErrRamp},
 		{"no step", func(s *RampSpec) { s.Step = 0 }, ErrRamp},
 		{"negative tail", func(s *RampSpec) { s.Tail = -time.Second }, ErrRamp},
+		{"negative warm-up", func(s *RampSpec) { s.Warmup = -time.Second }, ErrRamp},
 		{"no outstanding", func(s *RampSpec) { s.MaxOutstanding = 0 }, ErrRamp},
 		{"no connections", func(s *RampSpec) { s.MaxConns = 0 }, ErrConns},
 	} {

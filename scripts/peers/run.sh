@@ -35,9 +35,10 @@
 #                          5 s cooldown + 1 s decision); one repeat has no median: a smoke run, not a figure
 #   RAMP_RATES=5000,10000,20000,40000,60000,80000   ramp: the rising rates (RPC/s); the ramp then falls
 #                          back through them (11 steps)
-#   RAMP_STEP=20s  RAMP_TAIL=4m  RAMP_MAX=8  RAMP_MAX_OUTSTANDING=2000  RAMP_FIXED=1,2,4,8
+#   RAMP_WARMUP=5s  RAMP_STEP=20s  RAMP_TAIL=4m  RAMP_MAX=8  RAMP_MAX_OUTSTANDING=2000  RAMP_FIXED=1,2,4,8
 #   RAMP_POLICIES=rpclab,spanner,a105,yarpc
-#                          ramp: each rate is held RAMP_STEP; after the last the load stops and an adaptive
+#                          ramp: the first rate runs RAMP_WARMUP unrecorded, then each rate is held
+#                          RAMP_STEP; after the last the load stops and an adaptive
 #                          pool gets up to RAMP_TAIL to be back at its min (rpclab's rule retires one
 #                          connection per 30 s idle: 7 -> 1 takes 3.5 minutes)
 set -euo pipefail
@@ -139,7 +140,8 @@ run_ramp() {
   # The server is rpclab serve on the server CPU; the pool, its pacer and
   # its senders on the client CPUs.
   taskset -c "$client_cpus" bin/peers ramp --rpclab bin/rpclab --server-cpus "$server_cpus" \
-    --rates "${RAMP_RATES:-5000,10000,20000,40000,60000,80000}" --step "${RAMP_STEP:-20s}" --tail "${RAMP_TAIL:-4m}" \
+    --rates "${RAMP_RATES:-5000,10000,20000,40000,60000,80000}" --warmup "${RAMP_WARMUP:-5s}" \
+    --step "${RAMP_STEP:-20s}" --tail "${RAMP_TAIL:-4m}" \
     --max "${RAMP_MAX:-8}" --max-outstanding "${RAMP_MAX_OUTSTANDING:-2000}" --fixed "${RAMP_FIXED-1,2,4,8}" \
     --policies "${RAMP_POLICIES:-rpclab,spanner,a105,yarpc}"
 }

@@ -35,6 +35,7 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 	rates := fs.String("rates", "5000,10000,20000,40000,60000,80000", "offered RPC/s of the rising steps (comma-separated); the ramp then falls back through them")
 	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated)")
 	fixed := fs.String("fixed", "1,2,4,8", "fixed pool sizes to run through the same ramp (comma-separated; \"\" for none)")
+	fs.DurationVar(&c.spec.Warmup, "warmup", 5*time.Second, "the first rate, unrecorded, before the first step (the client's start is not measured)")
 	fs.DurationVar(&c.spec.Step, "step", 20*time.Second, "how long each rate is held")
 	fs.DurationVar(&c.spec.Tail, "tail", 4*time.Minute, "after the last step the load stops; how long to wait for an adaptive pool to be back at its min")
 	fs.IntVar(&c.spec.MaxConns, "max", 8, "the most connections any policy may open (every policy starts at 1)")
@@ -71,6 +72,8 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 		return nil, fmt.Errorf("%w: --step %v: want a positive duration", errUsage, c.spec.Step)
 	case c.spec.Tail < 0:
 		return nil, fmt.Errorf("%w: --tail %v: want 0 or more", errUsage, c.spec.Tail)
+	case c.spec.Warmup < 0:
+		return nil, fmt.Errorf("%w: --warmup %v: want 0 or more", errUsage, c.spec.Warmup)
 	case c.spec.MaxConns < 1:
 		return nil, fmt.Errorf("%w: --max %d: want at least 1", errUsage, c.spec.MaxConns)
 	case c.spec.MaxOutstanding < 1:
@@ -108,8 +111,8 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		ramps = append(ramps, r)
 	}
-	fmt.Fprintf(stdout, "open-loop ramp of unary pings on one pool per run (policies 1..%d connections), server rpclab serve on CPUs %s; %v per rate, at most %d in flight, then up to %v without load\n",
-		c.spec.MaxConns, c.serverCPUs, c.spec.Step, c.spec.MaxOutstanding, c.spec.Tail)
+	fmt.Fprintf(stdout, "open-loop ramp of unary pings on one pool per run (policies 1..%d connections), server rpclab serve on CPUs %s; %v unrecorded at the first rate, then %v per rate, at most %d in flight, then up to %v without load\n",
+		c.spec.MaxConns, c.serverCPUs, c.spec.Warmup, c.spec.Step, c.spec.MaxOutstanding, c.spec.Tail)
 	return printRamps(stdout, ramps, c.fixed)
 }
 

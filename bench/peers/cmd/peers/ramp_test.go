@@ -30,6 +30,7 @@ func TestRampBadFlags(t *testing.T) {
 		{"bad fixed", []string{"--fixed", "1,0"}, "--fixed"},
 		{"no step", []string{"--step", "0s"}, "--step"},
 		{"negative tail", []string{"--tail", "-1s"}, "--tail"},
+		{"negative warm-up", []string{"--warmup", "-1s"}, "--warmup"},
 		{"max 0", []string{"--max", "0"}, "--max"},
 		{"no outstanding", []string{"--max-outstanding", "0"}, "--max-outstanding"},
 		{"no server", []string{"--rpclab", ""}, "--rpclab"},
