@@ -50,7 +50,10 @@ type Options struct {
 	// Adaptive also tries an adaptive pool (--conn pool:auto:1:MAX, MAX
 	// the largest of Pools) beside the fixed sizes (default true); the
 	// advice is "use the adaptive pool" only when its steps at least match
-	// the best fixed layout's (verdict.Advise).
+	// the best fixed layout's (verdict.Advise). Each of its steps first
+	// warms up for as long as the pool needs to settle at that in-flight
+	// count (SettleTime under AdaptiveRule; up to 64 s with the default
+	// rule and MAX 8), on top of Budget.
 	Adaptive bool
 	// Warmup and Interval of each step (default 500 ms and 1.5 s).
 	Warmup, Interval time.Duration
@@ -153,6 +156,52 @@ func (o *Options) workload() loadgen.Workload {
 	return loadgen.CallWorkload(o.Call, o.Request)
 }
 
+// AdaptiveRule is the rule the study's adaptive pool runs: o.Load's
+// AdaptiveRule if set, else pool.DefaultRule, between 1 and the largest of
+// Pools.
+func (o *Options) AdaptiveRule() pool.Rule {
+	maxConns := slices.Max(append([]int{1}, o.Pools...))
+	r := pool.DefaultRule(1, maxConns)
+	if o.Load.AdaptiveRule != nil {
+		r = *o.Load.AdaptiveRule
+		r.Min, r.Max = 1, maxConns
+	}
+	return r
+}
+
+// SettleTime is how long an adaptive pool sized by r needs, with inflight
+// RPCs kept in flight from its start, to grow from r.Min to the most
+// connections r lets it reach at that count, if each connection it adds
+// is kept: one decision (r.Interval) before the first growth, then for
+// each connection its trial (r.Settle), the wait before the next growth
+// (r.Cooldown), and up to one more decision interval for the tick that
+// takes it. r grows only while more than r.InFlightPerConn RPCs are in
+// flight per connection, so inflight RPCs reach at most
+// ceil(inflight/InFlightPerConn) connections (r.Max when the threshold is
+// zero). Zero when the pool cannot grow.
+func SettleTime(r pool.Rule, inflight int) time.Duration {
+	reach := r.Max
+	if r.InFlightPerConn > 0 {
+		reach = int(math.Ceil(float64(inflight) / r.InFlightPerConn))
+	}
+	adds := min(reach, r.Max) - r.Min
+	if adds <= 0 {
+		return 0
+	}
+	return r.Interval + time.Duration(adds)*(r.Settle+r.Cooldown+r.Interval)
+}
+
+// StepWarmup is the warm-up of a step of conn at inflight: o.Warmup, or
+// for the adaptive pool the longer of o.Warmup and its SettleTime under
+// AdaptiveRule, so that its step measures the pool it settles at, not
+// one still growing.
+func (o *Options) StepWarmup(conn loadgen.ConnMode, inflight int) time.Duration {
+	if conn.Kind != loadgen.AutoPool {
+		return o.Warmup
+	}
+	return max(o.Warmup, SettleTime(o.AdaptiveRule(), inflight))
+}
+
 // layouts are the study's layouts: shared, each fixed pool, then the
 // adaptive pool.
 func (o *Options) layouts() []loadgen.ConnMode {
@@ -167,7 +216,9 @@ func (o *Options) layouts() []loadgen.ConnMode {
 }
 
 // Run runs the study. It returns what was measured so far with ctx's
-// error if stopped, or an error if the target could not be reached.
+// error if stopped, or an error if the target could not be reached. The
+// adaptive pool's steps warm up for StepWarmup; what that adds over
+// o.Warmup comes on top of the budget.
 func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -185,8 +236,11 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 		var prev float64
 		steps := 0
 		for n := 1; n <= o.MaxInflight; n *= 2 {
+			warmup := o.StepWarmup(conn, n)
+			// The settling time is on top of the budget.
+			end, deadline = end.Add(warmup-o.Warmup), deadline.Add(warmup-o.Warmup)
 			spec := &loadgen.Spec{Target: o.Target, Conns: []loadgen.ConnMode{conn}, RPCs: []string{loadgen.Unary},
-				Inflight: []int{n}, PayloadBytes: o.PayloadBytes, Warmup: o.Warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
+				Inflight: []int{n}, PayloadBytes: o.PayloadBytes, Warmup: warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
 			rec, err := loadgen.RunLoad(ctx, spec, loadgen.Step{Conn: conn, RPC: loadgen.Unary, Inflight: n},
 				o.workload(), loadgen.Load{MaxRPS: o.MaxRPS}, o.Load)
 			if err != nil {

@@ -19,7 +19,9 @@ import (
 
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/doctor"
+	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/pool"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
@@ -28,6 +30,16 @@ import (
 )
 
 const defaultTestTimeout = 30 * time.Second
+
+// quickRule is pool.DefaultRule on a short clock (it decides every 10 ms
+// and settles, cools down and shrinks within tens of ms), so that the
+// adaptive pool's steps, which warm up until the pool can settle, take
+// milliseconds here rather than doctor's real tens of seconds.
+func quickRule() *pool.Rule {
+	r := pool.DefaultRule(1, 1) // doctor sets Min and Max
+	r.Interval, r.Settle, r.Cooldown, r.IdleFor = 10*time.Millisecond, 50*time.Millisecond, 30*time.Millisecond, 60*time.Millisecond
+	return &r
+}
 
 func startServer(t *testing.T) string {
 	t.Helper()
@@ -52,6 +64,7 @@ func TestDoctorSharedUnderCap(t *testing.T) {
 	o := doctor.DefaultOptions(startServer(t))
 	o.Budget, o.MaxRPS, o.MaxInflight, o.Pools = 6*time.Second, maxRPS, maxInflight, []int{2}
 	o.Warmup, o.Interval = 100*time.Millisecond, 400*time.Millisecond
+	o.Load.AdaptiveRule = quickRule()
 	d, err := doctor.Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +201,7 @@ func TestDoctorPoolWinsThroughNetem(t *testing.T) {
 	o := doctor.DefaultOptions(p.Addr().String())
 	o.Budget, o.MaxInflight, o.Pools, o.PayloadBytes = 12*time.Second, 8, []int{2, 4}, payload
 	o.Warmup, o.Interval = 200*time.Millisecond, 500*time.Millisecond
+	o.Load.AdaptiveRule = quickRule()
 	d, err := doctor.Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -202,10 +216,15 @@ func TestDoctorPoolWinsThroughNetem(t *testing.T) {
 	if d.Gain < 1.5 {
 		t.Errorf("got gain %.2f, want at least 1.5 (a pool of 4 has 4 times the bandwidth)", d.Gain)
 	}
-	if n := verdict.Conns(d.Recommended.Best); n < 2 {
+	// The advice is a fixed pool, or the adaptive pool when it matched the
+	// best fixed one (its steps warm up until it can settle, so it can).
+	change := "pool.WithSize(" + strconv.Itoa(verdict.Conns(d.Recommended.Best)) + ")"
+	if d.Recommended.Best.Spec.ConnMode == verdict.AutoPoolMode {
+		change = "pool.WithAdaptive(1, 4)"
+	} else if n := verdict.Conns(d.Recommended.Best); n < 2 {
 		t.Errorf("got %d connections advised, want a pool", n)
 	}
-	for _, want := range []string{"IS the bottleneck", "pool.WithSize(" + strconv.Itoa(verdict.Conns(d.Recommended.Best)) + ")"} {
+	for _, want := range []string{"IS the bottleneck", change} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("verdict lacks %q:\n%s", want, out.String())
 		}
@@ -240,5 +259,89 @@ func TestDoctorEveryRPCFailed(t *testing.T) {
 	want := regexp.MustCompile(`^doctor: every RPC failed \([1-9][0-9]*\): Unimplemented: method UnaryCall not implemented$`)
 	if err == nil || !want.MatchString(err.Error()) {
 		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// TestSettleTime: the adaptive pool's settling time follows its rule: one
+// decision interval, then a trial, a cooldown and a decision interval per
+// connection it can add, up to the most connections the rule lets the
+// in-flight count reach (ceil(in-flight / InFlightPerConn), at most Max).
+func TestSettleTime(t *testing.T) {
+	def := pool.DefaultRule(1, 8)
+	perConn := def.Settle + def.Cooldown + def.Interval
+	half := def
+	half.InFlightPerConn = 2
+	any := def
+	any.InFlightPerConn = 0
+	for _, tc := range []struct {
+		name     string
+		rule     pool.Rule
+		inflight int
+		want     time.Duration
+	}{
+		{"default, 1 in flight: never grows", def, 1, 0},
+		{"default, 2 in flight: reaches 2", def, 2, def.Interval + perConn},
+		{"default, 4 in flight: reaches 4", def, 4, def.Interval + 3*perConn},
+		{"default, 8 in flight: reaches max 8", def, 8, def.Interval + 7*perConn},
+		{"default, 64 in flight: still max 8", def, 64, def.Interval + 7*perConn},
+		{"2 per connection, 5 in flight: reaches 3", half, 5, def.Interval + 2*perConn},
+		{"2 per connection, 2 in flight: never grows", half, 2, 0},
+		{"no in-flight threshold: reaches max", any, 1, def.Interval + 7*perConn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := doctor.SettleTime(tc.rule, tc.inflight); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// doctor's own adaptive pool runs pool.DefaultRule between 1 and the
+	// largest pool.
+	o := doctor.DefaultOptions("127.0.0.1:1")
+	if got, want := o.AdaptiveRule(), pool.DefaultRule(1, 8); got != want {
+		t.Errorf("got rule %+v, want pool.DefaultRule(1, 8) %+v", got, want)
+	}
+	auto := loadgen.ConnMode{Kind: loadgen.AutoPool, Min: 1, N: 8}
+	if got, want := o.StepWarmup(auto, 64), def.Interval+7*perConn; got != want {
+		t.Errorf("adaptive step at in-flight 64: got warm-up %v, want %v", got, want)
+	}
+	if got, want := o.StepWarmup(loadgen.ConnMode{Kind: loadgen.Pooled, N: 8}, 64), o.Warmup; got != want {
+		t.Errorf("fixed step: got warm-up %v, want %v", got, want)
+	}
+}
+
+// TestDoctorAdaptiveStepsWarmUpToSettle: in a study, each adaptive-pool
+// step warms up for its rule's settling time at its in-flight count (or
+// the study's warm-up when that is longer), every other step for the
+// study's warm-up.
+func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	o := doctor.DefaultOptions(startServer(t))
+	o.Budget, o.MaxInflight, o.Pools = 4*time.Second, 4, []int{2}
+	o.Warmup, o.Interval = 20*time.Millisecond, 300*time.Millisecond
+	o.Load.AdaptiveRule = quickRule()
+	d, err := doctor.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := o.AdaptiveRule()
+	var autoSteps int
+	for _, r := range d.Records {
+		want := o.Warmup
+		if r.Spec.ConnMode == verdict.AutoPoolMode {
+			autoSteps++
+			want = max(o.Warmup, doctor.SettleTime(rule, r.Spec.Inflight))
+		}
+		if got := time.Duration(r.Spec.WarmupNS); got != want {
+			t.Errorf("%s at in-flight %d: got warm-up %v, want %v", verdict.ConnLabel(&r), r.Spec.Inflight, got, want)
+		}
+	}
+	if autoSteps < verdict.MinInflights {
+		t.Errorf("got %d adaptive steps, want at least %d", autoSteps, verdict.MinInflights)
+	}
+	// At in-flight 2 the quick rule's pool can reach 2: 10 ms, then 50 +
+	// 30 + 10 ms for the one connection it adds, longer than o.Warmup.
+	if got, want := doctor.SettleTime(rule, 2), 100*time.Millisecond; got != want {
+		t.Errorf("quick rule at in-flight 2: got %v, want %v", got, want)
 	}
 }

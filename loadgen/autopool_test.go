@@ -82,3 +82,33 @@ func TestPoolSizes(t *testing.T) {
 		t.Errorf("bounded: got %d entries, want %d", got, want)
 	}
 }
+
+// TestAutoPoolStepRule: Options.AdaptiveRule sizes a pool:auto step in
+// place of pool.DefaultRule, within the layout's bounds, not the rule's:
+// a rule that decides every 10 ms and takes any RPC in flight as the
+// limit resizes the pool within a 300 ms interval (DefaultRule decides
+// once a second), and never past the layout's max of 3.
+func TestAutoPoolStepRule(t *testing.T) {
+	target := startServer(t, server.New(server.Options{}))
+	spec := shortSpec(target)
+	spec.Conns = []ConnMode{{Kind: AutoPool, Min: 1, N: 3, Pick: pool.RoundRobin}}
+	spec.Inflight = []int{8}
+	rule := pool.DefaultRule(1, 100) // Min and Max give way to the layout's
+	rule.Interval, rule.WriteWaitHigh, rule.InFlightPerConn = 10*time.Millisecond, 0, 0
+	rule.Settle, rule.Cooldown, rule.IdleFor = 20*time.Millisecond, 10*time.Millisecond, time.Second
+	var recs []*result.Record
+	if err := Sweep(testCtx(t), spec, Options{AdaptiveRule: &rule}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 {
+		t.Fatalf("got %d records, want 1", len(recs))
+	}
+	sizes := recs[0].PoolSizes
+	most := 0
+	for _, s := range sizes {
+		most = max(most, s.Size)
+	}
+	if most < 2 || most > 3 {
+		t.Errorf("pool_sizes: got %+v, want the pool resized within 1..3", sizes)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -24,6 +25,10 @@ type Options struct {
 	// ServerCPUs lists the CPUs the server was pinned to, when it runs
 	// on this host (lab's child server), for the record's host_cpu.
 	ServerCPUs []int
+	// AdaptiveRule, if set, sizes an AutoPool layout in place of
+	// pool.DefaultRule (its Min and Max are replaced by the layout's);
+	// nil: pool.WithAdaptive's DefaultRule.
+	AdaptiveRule *pool.Rule
 }
 
 // phases of a closed-loop step, read by every worker without a lock.

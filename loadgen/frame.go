@@ -134,7 +134,7 @@ func openFrame(ctx context.Context, spec *Spec, step Step, o Options) (f *frame,
 		return f.fail(cause), cause, nil
 	}
 	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, o.DialOptions...)
-	f.pools, err = openLayout(spec.Target, step, dial)
+	f.pools, err = openLayout(spec.Target, step, o.AdaptiveRule, dial)
 	if err != nil {
 		return f.fail(err), err, nil
 	}
@@ -283,11 +283,18 @@ func PoolSizes(events []pool.Event, minConns int, start, end time.Time) []result
 	return out
 }
 
-func openLayout(target string, step Step, dial []grpc.DialOption) ([]*pool.Pool, error) {
+// openLayout opens step's pools; an AutoPool's is sized by rule (nil:
+// pool.DefaultRule) between the layout's min and max.
+func openLayout(target string, step Step, rule *pool.Rule, dial []grpc.DialOption) ([]*pool.Pool, error) {
 	var pools []*pool.Pool
 	add := func(size int) error {
 		sizing := pool.WithSize(size)
-		if step.Conn.Kind == AutoPool {
+		switch {
+		case step.Conn.Kind == AutoPool && rule != nil:
+			r := *rule
+			r.Min, r.Max = step.Conn.Min, step.Conn.N
+			sizing = pool.WithAdaptiveRule(r)
+		case step.Conn.Kind == AutoPool:
 			sizing = pool.WithAdaptive(step.Conn.Min, step.Conn.N)
 		}
 		p, err := pool.New(target, sizing, pool.WithPolicy(step.Conn.Pick), pool.WithDialOptions(dial...))

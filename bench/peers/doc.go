@@ -9,7 +9,9 @@
 // It is its own Go module, so rpclab's module never depends on the peers.
 // It also holds the sizing policies of other self-sizing pools (Spanner's,
 // gRFC A105's, yarpc's) as pool.Sizers, run beside rpclab's own on
-// rpclab's pool (Policies, RunPolicy; `peers policies`).
+// rpclab's pool in a closed loop (Policies, RunPolicy; `peers policies`)
+// and, beside fixed sizes (FixedPolicy), in an open-loop ramp up and down
+// on one pool (RunRamp; `peers ramp`).
 //
 // The comparison is `go test -bench Pools` here (see docs/peers.md); the
 // tests check that every peer works against a real rpclab server, so the

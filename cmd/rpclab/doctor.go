@@ -40,6 +40,11 @@ when it matches the best fixed pool), and the code change.
 
 It takes about --budget (1 minute), and never sends faster than --max-rps nor
 keeps more than --max-inflight RPCs in flight: it is aimed at real services.
+The adaptive pool's steps take longer, on top of --budget: each first warms up
+for as long as the pool needs to grow to the most connections it can use at
+that in-flight count (pool.DefaultRule adds one at most every 3 s settle + 5 s
+cooldown + 1 s decision: about a minute from 1 to 8 connections), so that its
+step measures the size it settles at; --adaptive=false leaves it out.
 Without --call it sends the BenchmarkService ping. An existing records file
 given to --out is kept unless --force.`,
 		Example: `  rpclab doctor --target localhost:50051
@@ -103,13 +108,22 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 		jsonl = result.NewWriter(f)
 	}
 	o.Step = func(r *result.Record) {
-		fmt.Fprintf(stderr, "rpclab doctor: %-7s in-flight %-3d %8.0f req/s  p99 %.1f µs  %s\n",
-			verdict.ConnLabel(r), r.Spec.Inflight, r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.Status)
+		settled := ""
+		if r.Spec.ConnMode == verdict.AutoPoolMode {
+			settled = fmt.Sprintf("  (after %v of warm-up to settle)", time.Duration(r.Spec.WarmupNS))
+		}
+		fmt.Fprintf(stderr, "rpclab doctor: %-7s in-flight %-3d %8.0f req/s  p99 %.1f µs  %s%s\n",
+			verdict.ConnLabel(r), r.Spec.Inflight, r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.Status, settled)
 		if jsonl != nil {
 			_ = jsonl.Write(r)
 		}
 	}
 	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v\n", o.Target, o.Budget)
+	if o.Adaptive {
+		r := o.AdaptiveRule()
+		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: %v settle + %v cooldown + %v decision)\n",
+			r.Min, r.Max, doctor.SettleTime(r, o.MaxInflight), r.Interval, r.Settle+r.Cooldown+r.Interval, r.Settle, r.Cooldown, r.Interval)
+	}
 	d, err := doctor.Run(ctx, *o)
 	if d != nil && len(d.Records) > 0 && err == nil {
 		report.DoctorText(stdout, &d.Diagnosis, d.Capped)

@@ -4,7 +4,10 @@
 #
 #   scripts/peers/run.sh [loadgen|pools|netem|all]   (default all)
 #   scripts/peers/run.sh policies   rpclab's pool under each sizing policy (rpclab's, Spanner's,
-#                                   A105's, yarpc's; not part of all: about 2 hours at the defaults)
+#                                   A105's, yarpc's; not part of all: about 2 hours at the defaults,
+#                                   about 15 minutes with POLICY_PRESET=quick)
+#   scripts/peers/run.sh ramp       an open-loop ramp up and back down on ONE pool per policy and per
+#                                   fixed size 1, 2, 4, 8 (not part of all: about 45 minutes at the defaults)
 #
 # The server (or proxy) is pinned to the last CPU and every client to the
 # others with taskset; a client's CPU is its whole process's user+sys, taken
@@ -25,11 +28,25 @@
 #   POOL_BENCH=Pools       pools: Pools (calls) or Pick (the pick alone) or 'Pools|Pick'
 #   NETEM_DELAYS=50us,1ms,16ms  NETEM_SAMPLES=2000  NETEM_RTT_BUDGET=20s  NETEM_BULK=5s
 #   POLICY_INFLIGHT=1,2,4,8,16,32,64  POLICY_MAX=8  POLICY_WARMUP=60s  POLICY_INTERVAL=20s  POLICY_REPEATS=3
+#   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_WARMUP=65s
+#                          POLICY_INTERVAL=10s POLICY_REPEATS=1: 12 runs of 75 s, about 15 minutes (a POLICY_*
+#                          given beside it still wins). 65 s lets rpclab's rule grow 1 -> 8 connections
+#                          (doctor.SettleTime: 1 s, then 9 s a connection: pool.DefaultRule's 3 s settle +
+#                          5 s cooldown + 1 s decision); one repeat has no median: a smoke run, not a figure
+#   RAMP_RATES=5000,10000,20000,40000,60000,80000   ramp: the rising rates (RPC/s); the ramp then falls
+#                          back through them (11 steps)
+#   RAMP_WARMUP=5s  RAMP_STEP=20s  RAMP_TAIL=4m  RAMP_MAX=8  RAMP_MAX_OUTSTANDING=2000  RAMP_FIXED=1,2,4,8
+#   RAMP_POLICIES=rpclab,spanner,a105,yarpc
+#                          ramp: the first rate runs RAMP_WARMUP unrecorded, then each rate is held
+#                          RAMP_STEP; after the last the load stops and an adaptive
+#                          pool gets up to RAMP_TAIL to be back at its min (rpclab's rule retires one
+#                          connection per 30 s idle: 7 -> 1 takes 3.5 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 what=${1:-all}
-case "$what" in loadgen|pools|netem|policies|all) ;; *) echo "usage: $0 [loadgen|pools|netem|policies|all]" >&2; exit 2 ;; esac
+case "$what" in loadgen|pools|netem|policies|ramp|all) ;; *) echo "usage: $0 [loadgen|pools|netem|policies|ramp|all]" >&2; exit 2 ;; esac
+case "${POLICY_PRESET:-}" in "" | quick) ;; *) echo "run.sh: POLICY_PRESET=$POLICY_PRESET: unknown (want quick)" >&2; exit 2 ;; esac
 
 # Pinned peers: ghz's newest release on the module proxy; grpc-go's benchmark
 # client at rpclab's own grpc-go version (read from go.mod); toxiproxy v2.
@@ -110,16 +127,28 @@ run_netem() {
 }
 
 run_policies() {
+  local inflight=1,2,4,8,16,32,64 warmup=60s interval=20s repeats=3
+  [ "${POLICY_PRESET:-}" = quick ] && inflight=1,8,64 warmup=65s interval=10s repeats=1
   # The server is rpclab serve on the server CPU; every pool and its
   # callers on the client CPUs.
   taskset -c "$client_cpus" bin/peers policies --rpclab bin/rpclab --server-cpus "$server_cpus" \
-    --inflight "${POLICY_INFLIGHT:-1,2,4,8,16,32,64}" --max "${POLICY_MAX:-8}" --warmup "${POLICY_WARMUP:-60s}" \
-    --interval "${POLICY_INTERVAL:-20s}" --repeats "${POLICY_REPEATS:-3}"
+    --inflight "${POLICY_INFLIGHT:-$inflight}" --max "${POLICY_MAX:-8}" --warmup "${POLICY_WARMUP:-$warmup}" \
+    --interval "${POLICY_INTERVAL:-$interval}" --repeats "${POLICY_REPEATS:-$repeats}"
+}
+
+run_ramp() {
+  # The server is rpclab serve on the server CPU; the pool, its pacer and
+  # its senders on the client CPUs.
+  taskset -c "$client_cpus" bin/peers ramp --rpclab bin/rpclab --server-cpus "$server_cpus" \
+    --rates "${RAMP_RATES:-5000,10000,20000,40000,60000,80000}" --warmup "${RAMP_WARMUP:-5s}" \
+    --step "${RAMP_STEP:-20s}" --tail "${RAMP_TAIL:-4m}" \
+    --max "${RAMP_MAX:-8}" --max-outstanding "${RAMP_MAX_OUTSTANDING:-2000}" --fixed "${RAMP_FIXED-1,2,4,8}" \
+    --policies "${RAMP_POLICIES:-rpclab,spanner,a105,yarpc}"
 }
 
 status=0
-for part in loadgen pools netem policies; do
-  [ "$what" = "$part" ] || { [ "$what" = all ] && [ "$part" != policies ]; } || continue
+for part in loadgen pools netem policies ramp; do
+  [ "$what" = "$part" ] || { [ "$what" = all ] && [ "$part" != policies ] && [ "$part" != ramp ]; } || continue
   echo
   "run_$part" || { status=1; note "$part: failed"; }
 done

@@ -9,6 +9,7 @@
 //	peers netem [flags]     rpclab netem against toxiproxy's latency toxic
 //	peers pooltable         formats `go test -bench Pools` output read on stdin
 //	peers policies [flags]  rpclab's pool under each sizing policy: rpclab's, Spanner's, A105's, yarpc's
+//	peers ramp [flags]      an open-loop ramp up and down on one pool per policy and per fixed size
 package main
 
 import (
@@ -32,7 +33,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "peers: want a command: loadgen, netem, pooltable or policies")
+		fmt.Fprintln(stderr, "peers: want a command: loadgen, netem, pooltable, policies or ramp")
 		return 2
 	}
 	var err error
@@ -45,8 +46,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runPoolTable(stdin, stdout)
 	case "policies":
 		err = runPolicies(ctx, args[1:], stdout, stderr)
+	case "ramp":
+		err = runRamp(ctx, args[1:], stdout, stderr)
 	default:
-		err = fmt.Errorf("%w: unknown command %q (want loadgen, netem, pooltable or policies)", errUsage, args[0])
+		err = fmt.Errorf("%w: unknown command %q (want loadgen, netem, pooltable, policies or ramp)", errUsage, args[0])
 	}
 	switch {
 	case err == nil:

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,16 +31,12 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	fs := flag.NewFlagSet("peers policies", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := &polConfig{}
-	var names []string
-	for _, p := range peers.Policies() {
-		names = append(names, p.Name)
-	}
 	fs.StringVar(&c.rpclab, "rpclab", "", "rpclab binary (the server, as `rpclab serve`)")
 	fs.StringVar(&c.serverCPUs, "server-cpus", "1", "CPUs of the server (taskset list)")
 	inflight := fs.String("inflight", "1,2,4,8,16,32,64", "in-flight counts (comma-separated)")
-	pols := fs.String("policies", strings.Join(names, ","), "sizing policies to run (comma-separated; the first is every ratio's base)")
+	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated; the first is every ratio's base)")
 	fs.IntVar(&c.maxConns, "max", 8, "the most connections any policy may open (every policy starts at 1)")
-	fs.DurationVar(&c.warmup, "warmup", time.Minute, "unmeasured time each run gives its policy to settle (rpclab's rule needs about 8 s per connection it adds)")
+	fs.DurationVar(&c.warmup, "warmup", time.Minute, "unmeasured time each run gives its policy to settle (rpclab's rule needs about 9 s per connection it adds: 3 s settle, 5 s cooldown, 1 s decision)")
 	fs.DurationVar(&c.interval, "interval", 20*time.Second, "measured time per run")
 	fs.IntVar(&c.repeats, "repeats", 3, "runs of every policy per in-flight count, the policies in rotating order each repeat; the table gives medians")
 	if err := fs.Parse(args); err != nil {
@@ -49,17 +46,8 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	if c.inflight, err = parseInts("--inflight", *inflight); err != nil {
 		return nil, err
 	}
-	for _, name := range strings.Split(*pols, ",") {
-		i := -1
-		for j, p := range peers.Policies() {
-			if p.Name == name {
-				i = j
-			}
-		}
-		if i < 0 {
-			return nil, fmt.Errorf("%w: --policies: unknown policy %q (want some of %s)", errUsage, name, strings.Join(names, ","))
-		}
-		c.policies = append(c.policies, peers.Policies()[i])
+	if c.policies, err = parsePolicies(*pols); err != nil {
+		return nil, err
 	}
 	switch {
 	case c.maxConns < 1:
@@ -133,4 +121,26 @@ func medianRun(runs []peers.PolicyRun) peers.PolicyRun {
 	}
 	mid.RPS, mid.P99, mid.CPUPerRPC = m, time.Duration(medianOf(p99)), time.Duration(medianOf(cpu))
 	return mid
+}
+
+// policyNames names peers.Policies, rpclab's first.
+func policyNames() []string {
+	var names []string
+	for _, p := range peers.Policies() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// parsePolicies reads --policies: names of peers.Policies, comma-separated.
+func parsePolicies(s string) ([]peers.Policy, error) {
+	var out []peers.Policy
+	for _, name := range strings.Split(s, ",") {
+		i := slices.Index(policyNames(), name)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: --policies: unknown policy %q (want some of %s)", errUsage, name, strings.Join(policyNames(), ","))
+		}
+		out = append(out, peers.Policies()[i])
+	}
+	return out, nil
 }
