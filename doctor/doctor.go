@@ -50,10 +50,11 @@ type Options struct {
 	// Adaptive also tries an adaptive pool (--conn pool:auto:1:MAX, MAX
 	// the largest of Pools) beside the fixed sizes (default true); the
 	// advice is "use the adaptive pool" only when its steps at least match
-	// the best fixed layout's (verdict.Advise). Each of its steps first
-	// warms up for as long as the pool needs to settle at that in-flight
-	// count (SettleTime under AdaptiveRule; up to 64 s with the default
-	// rule and MAX 8), on top of Budget.
+	// the best fixed layout's (verdict.Advise). It runs at the two largest
+	// in-flight counts the fixed layouts reached, each step first warming
+	// up for as long as the pool needs to settle at that count
+	// (SettleTime under AdaptiveRule; up to 64 s with the default rule and
+	// MAX 8), on top of Budget: about two minutes more at most.
 	Adaptive bool
 	// Warmup and Interval of each step (default 500 ms and 1.5 s).
 	Warmup, Interval time.Duration
@@ -133,6 +134,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: %v is not a positive duration", ErrBudget, o.Budget)
 	}
 	layouts := len(o.layouts())
+	if o.Adaptive && layouts > 1 {
+		layouts-- // the adaptive pool's steps come on top of the budget
+	}
 	if need := time.Duration(layouts*verdict.MinInflights) * (o.Warmup + o.Interval); o.Budget < need {
 		return fmt.Errorf("%w: %v is too short: %d layouts × %d in-flight counts × %v per step need %v",
 			ErrBudget, o.Budget, layouts, verdict.MinInflights, o.Warmup+o.Interval, need)
@@ -224,34 +228,38 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 		return nil, err
 	}
 	d := &Diagnosis{}
-	deadline := time.Now().Add(o.Budget)
 	layouts := o.layouts()
-	// Spread the budget evenly over the layouts.
-	per := o.Budget / time.Duration(len(layouts))
+	// Spread the budget evenly over the fixed layouts; the adaptive pool's
+	// steps come on top of it.
+	fixed := len(layouts)
+	if o.Adaptive && fixed > 1 {
+		fixed--
+	}
+	deadline := time.Now().Add(o.Budget)
+	per := o.Budget / time.Duration(fixed)
 	for li, conn := range layouts {
 		end := time.Now().Add(per)
 		if li == len(layouts)-1 || end.After(deadline) {
 			end = deadline
 		}
+		if conn.Kind == loadgen.AutoPool {
+			// The adaptive pool needs a long warm-up per step to settle, so
+			// it runs only where it matters: the top in-flight counts the
+			// fixed layouts reached (two, as the diagnosis needs).
+			for _, n := range topInflights(d.Records, verdict.MinInflights) {
+				rec, err := o.runStep(ctx, d, conn, n)
+				if err != nil || rec.Status == result.StatusFailed {
+					return d, err
+				}
+			}
+			continue
+		}
 		var prev float64
 		steps := 0
 		for n := 1; n <= o.MaxInflight; n *= 2 {
-			warmup := o.StepWarmup(conn, n)
-			// The settling time is on top of the budget.
-			end, deadline = end.Add(warmup-o.Warmup), deadline.Add(warmup-o.Warmup)
-			spec := &loadgen.Spec{Target: o.Target, Conns: []loadgen.ConnMode{conn}, RPCs: []string{loadgen.Unary},
-				Inflight: []int{n}, PayloadBytes: o.PayloadBytes, Warmup: warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
-			rec, err := loadgen.RunLoad(ctx, spec, loadgen.Step{Conn: conn, RPC: loadgen.Unary, Inflight: n},
-				o.workload(), loadgen.Load{MaxRPS: o.MaxRPS}, o.Load)
+			rec, err := o.runStep(ctx, d, conn, n)
 			if err != nil {
 				return d, err
-			}
-			d.Records = append(d.Records, *rec)
-			if o.Step != nil {
-				o.Step(rec)
-			}
-			if rec.Status == result.StatusInterrupted {
-				return d, ctx.Err()
 			}
 			if rec.Status == result.StatusFailed {
 				if len(d.Records) == 1 {
@@ -280,4 +288,38 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 	}
 	d.Diagnosis = verdict.Diagnose(d.Records)
 	return d, nil
+}
+
+// runStep measures conn at inflight n and appends the record to d; it
+// returns ctx's error if the step was interrupted.
+func (o *Options) runStep(ctx context.Context, d *Diagnosis, conn loadgen.ConnMode, n int) (*result.Record, error) {
+	warmup := o.StepWarmup(conn, n)
+	spec := &loadgen.Spec{Target: o.Target, Conns: []loadgen.ConnMode{conn}, RPCs: []string{loadgen.Unary},
+		Inflight: []int{n}, PayloadBytes: o.PayloadBytes, Warmup: warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
+	rec, err := loadgen.RunLoad(ctx, spec, loadgen.Step{Conn: conn, RPC: loadgen.Unary, Inflight: n},
+		o.workload(), loadgen.Load{MaxRPS: o.MaxRPS}, o.Load)
+	if err != nil {
+		return nil, err
+	}
+	d.Records = append(d.Records, *rec)
+	if o.Step != nil {
+		o.Step(rec)
+	}
+	if rec.Status == result.StatusInterrupted {
+		return rec, ctx.Err()
+	}
+	return rec, nil
+}
+
+// topInflights is the k largest in-flight counts that succeeded in recs,
+// smallest first.
+func topInflights(recs []result.Record, k int) []int {
+	var ns []int
+	for i := range recs {
+		if recs[i].Status != result.StatusFailed && !slices.Contains(ns, recs[i].Spec.Inflight) {
+			ns = append(ns, recs[i].Spec.Inflight)
+		}
+	}
+	slices.Sort(ns)
+	return ns[max(0, len(ns)-k):]
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,7 +135,9 @@ func TestDoctorBadInput(t *testing.T) {
 		{"no pools", func(o *doctor.Options) { o.Pools = nil }, doctor.ErrPools},
 		{"budget 0s", func(o *doctor.Options) { o.Budget = 0 }, doctor.ErrBudget},
 		{"budget -1s", func(o *doctor.Options) { o.Budget = -time.Second }, doctor.ErrBudget},
-		{"budget below two steps per layout", func(o *doctor.Options) { o.Budget = 5*2*2*time.Second - 1 }, doctor.ErrBudget},
+		// The adaptive pool's steps come on top of the budget: the budget
+		// covers the 4 fixed layouts (shared and 3 pools) either way.
+		{"budget below two steps per fixed layout, adaptive on", func(o *doctor.Options) { o.Budget = 4*2*2*time.Second - 1 }, doctor.ErrBudget},
 		{"budget below two steps per fixed layout", func(o *doctor.Options) { o.Adaptive, o.Budget = false, 4*2*2*time.Second-1 }, doctor.ErrBudget},
 		{"negative payload", func(o *doctor.Options) { o.PayloadBytes = -1 }, doctor.ErrPayload},
 		{"payload above the message limit", func(o *doctor.Options) { o.PayloadBytes = doctor.MaxPayload + 1 }, doctor.ErrPayload},
@@ -326,9 +329,14 @@ func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 	}
 	rule := o.AdaptiveRule()
 	var autoSteps int
+	var fixedN, autoN []int // the in-flight counts measured
 	for _, r := range d.Records {
 		want := o.Warmup
+		if r.Spec.ConnMode != verdict.AutoPoolMode && !slices.Contains(fixedN, r.Spec.Inflight) {
+			fixedN = append(fixedN, r.Spec.Inflight)
+		}
 		if r.Spec.ConnMode == verdict.AutoPoolMode {
+			autoN = append(autoN, r.Spec.Inflight)
 			autoSteps++
 			want = max(o.Warmup, doctor.SettleTime(rule, r.Spec.Inflight))
 		}
@@ -338,6 +346,12 @@ func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 	}
 	if autoSteps < verdict.MinInflights {
 		t.Errorf("got %d adaptive steps, want at least %d", autoSteps, verdict.MinInflights)
+	}
+	// The adaptive pool runs only at the largest counts the fixed layouts
+	// reached, smallest first.
+	slices.Sort(fixedN)
+	if want := fixedN[max(0, len(fixedN)-verdict.MinInflights):]; !slices.Equal(autoN, want) {
+		t.Errorf("adaptive steps at in-flight %v, want the fixed layouts' top %v (of %v)", autoN, want, fixedN)
 	}
 	// At in-flight 2 the quick rule's pool can reach 2: 10 ms, then 50 +
 	// 30 + 10 ms for the one connection it adds, longer than o.Warmup.

@@ -40,11 +40,13 @@ when it matches the best fixed pool), and the code change.
 
 It takes about --budget (1 minute), and never sends faster than --max-rps nor
 keeps more than --max-inflight RPCs in flight: it is aimed at real services.
-The adaptive pool's steps take longer, on top of --budget: each first warms up
-for as long as the pool needs to grow to the most connections it can use at
-that in-flight count (pool.DefaultRule adds one at most every 3 s settle + 5 s
-cooldown + 1 s decision: about a minute from 1 to 8 connections), so that its
-step measures the size it settles at; --adaptive=false leaves it out.
+The adaptive pool (pool:auto) runs after the fixed layouts, at the two largest
+in-flight counts they reached, on top of --budget: each of its steps first warms
+up for as long as the pool needs to grow to the most connections it can use at
+that count (pool.DefaultRule adds one at most every 3 s settle + 5 s cooldown +
+1 s decision: about a minute from 1 to 8 connections), so that it measures the
+size the pool settles at; about two minutes more at most. --adaptive=false
+leaves it out.
 Without --call it sends the BenchmarkService ping. An existing records file
 given to --out is kept unless --force.`,
 		Example: `  rpclab doctor --target localhost:50051
