@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -222,9 +223,9 @@ func TestSpecValidate(t *testing.T) {
 				}
 				return
 			}
-			var ue *bulk.UsageError
+			var ue *usage.Error
 			if !errors.As(err, &ue) {
-				t.Fatalf("got %v, want a *bulk.UsageError", err)
+				t.Fatalf("got %v, want a *usage.Error", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {

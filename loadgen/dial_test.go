@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -66,7 +67,7 @@ func TestDialFailuresFailFastAndNameTheCause(t *testing.T) {
 			took := time.Since(start)
 			var msg string
 			if tc.usage {
-				var ue *UsageError
+				var ue *usage.Error
 				if !errors.As(err, &ue) || !errors.Is(err, ErrTarget) || !errors.Is(err, ErrBadTarget) {
 					t.Fatalf("got %v, want a usage error for the target", err)
 				}

@@ -5,6 +5,8 @@ package loadgen
 import (
 	"math"
 	"time"
+
+	"github.com/rpclab/rpclab/internal/usage"
 )
 
 // Load is a step's load model, how its calls are offered, on one machine
@@ -40,17 +42,17 @@ type Load struct {
 // open says whether l is an open schedule.
 func (l *Load) open() bool { return l.Rate > 0 }
 
-// validate checks l for step's RPCs; a *UsageError names the setting.
+// validate checks l for step's RPCs; a *usage.Error names the setting.
 func (l *Load) validate(step Step) error {
 	switch {
 	case l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0):
-		return usageErr(ErrRate, "%v is not a rate of RPCs per second", l.Rate)
+		return usage.Errorf(ErrRate, "%v is not a rate of RPCs per second", l.Rate)
 	case l.MaxRPS < 0 || math.IsNaN(l.MaxRPS) || math.IsInf(l.MaxRPS, 0):
-		return usageErr(ErrMaxRPS, "%v is not a rate (0: no cap)", l.MaxRPS)
+		return usage.Errorf(ErrMaxRPS, "%v is not a rate (0: no cap)", l.MaxRPS)
 	case !l.open():
 		return nil
 	case step.RPC != Unary:
-		return usageErr(ErrRate, "%v RPCs per second for %s RPCs (a rate paces unary RPCs only)", l.Rate, step.RPC)
+		return usage.Errorf(ErrRate, "%v RPCs per second for %s RPCs (a rate paces unary RPCs only)", l.Rate, step.RPC)
 	}
 	if _, err := NewPacer(l.Arrival, l.Rate, 0); err != nil {
 		return err
@@ -65,13 +67,13 @@ func (l *Load) checkOpen() error {
 		return err
 	}
 	if l.Pacing != "" && l.Pacing != TimerPacing && l.Pacing != PrecisePacing {
-		return usageErr(ErrPacing, "unknown pacing %q (want %s or %s)", l.Pacing, TimerPacing, PrecisePacing)
+		return usage.Errorf(ErrPacing, "unknown pacing %q (want %s or %s)", l.Pacing, TimerPacing, PrecisePacing)
 	}
 	if l.MaxOutstanding < 1 || l.MaxOutstanding > 100000 {
-		return usageErr(ErrMaxOutstanding, "%d is outside 1..100000", l.MaxOutstanding)
+		return usage.Errorf(ErrMaxOutstanding, "%d is outside 1..100000", l.MaxOutstanding)
 	}
 	if l.Drain < 0 {
-		return usageErr(ErrDrain, "negative duration %v", l.Drain)
+		return usage.Errorf(ErrDrain, "negative duration %v", l.Drain)
 	}
 	return nil
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/rpclab/rpclab/internal/usage"
 )
 
 // TestLoadBadInput: both ways a Load runs, a step on one machine
 // (RunLoad) and a worker's run (StartLive), refuse a bad load before any
-// connection, with a *UsageError naming the setting.
+// connection, with a *usage.Error naming the setting.
 func TestLoadBadInput(t *testing.T) {
 	spec := shortSpec("127.0.0.1:1")
 	spec.Conns = []ConnMode{{Kind: Shared}}
@@ -37,9 +39,9 @@ func TestLoadBadInput(t *testing.T) {
 			_, runErr := RunLoad(testCtx(t), spec, tc.step, nil, tc.load, Options{})
 			_, liveErr := StartLive(testCtx(t), spec, tc.step, tc.load, Options{})
 			for _, err := range []error{runErr, liveErr} {
-				var ue *UsageError
+				var ue *usage.Error
 				if !errors.As(err, &ue) || !errors.Is(err, tc.want) {
-					t.Errorf("got %v, want a *UsageError for %v", err, tc.want)
+					t.Errorf("got %v, want a *usage.Error for %v", err, tc.want)
 				}
 			}
 		})

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
 )
@@ -76,14 +77,14 @@ func (o *OpenSpec) load(rate float64) Load {
 	return Load{Rate: rate, Arrival: o.Arrival, Pacing: o.Pacing, MaxOutstanding: o.MaxOutstanding, Seed: o.Seed, Drain: o.Drain}
 }
 
-// Validate checks o and returns a *UsageError naming the flag at fault.
+// Validate checks o and returns a *usage.Error naming the flag at fault.
 func (o *OpenSpec) Validate() error {
 	if len(o.Rates) == 0 {
-		return usageErr(ErrRate, "no rate given")
+		return usage.Errorf(ErrRate, "no rate given")
 	}
 	for _, r := range o.Rates {
 		if !(r > 0) || math.IsInf(r, 0) {
-			return usageErr(ErrRate, "%v is not a positive number of RPCs per second", r)
+			return usage.Errorf(ErrRate, "%v is not a positive number of RPCs per second", r)
 		}
 	}
 	l := o.load(o.Rates[0])
@@ -103,7 +104,7 @@ func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink f
 	}
 	for _, r := range spec.RPCs {
 		if r != Unary {
-			return usageErr(ErrRPC, "the open loop sends unary RPCs only, got %q", r)
+			return usage.Errorf(ErrRPC, "the open loop sends unary RPCs only, got %q", r)
 		}
 	}
 	rates := slices.Clone(open.Rates)

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/rpclab/rpclab/anycall"
+	"github.com/rpclab/rpclab/internal/usage"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -232,9 +233,9 @@ func TestOpenBadInput(t *testing.T) {
 			s := *spec
 			s.RPCs = []string{tc.rpc}
 			err := SweepOpen(testCtx(t), &s, tc.open, Options{}, func(*result.Record) error { return nil }, nil)
-			var ue *UsageError
+			var ue *usage.Error
 			if !errors.As(err, &ue) || !errors.Is(err, tc.want) {
-				t.Errorf("got %v, want a *UsageError for %v", err, tc.want)
+				t.Errorf("got %v, want a *usage.Error for %v", err, tc.want)
 			}
 		})
 	}

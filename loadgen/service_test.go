@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/usagepb"
 	"github.com/rpclab/rpclab/proto/ydbpb"
@@ -129,9 +130,9 @@ func TestServiceBadInput(t *testing.T) {
 			s := validSpec()
 			tc.mod(&s)
 			err := s.Validate()
-			var ue *UsageError
+			var ue *usage.Error
 			if !errors.As(err, &ue) || !errors.Is(err, tc.want) {
-				t.Errorf("got %v, want a UsageError for %v", err, tc.want)
+				t.Errorf("got %v, want a *usage.Error for %v", err, tc.want)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 )
@@ -73,7 +74,7 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 		for _, v := range vals {
 			n, err := result.ParseBytes(v)
 			if err != nil {
-				return nil, usageError{fmt.Errorf("--%s: %w", flag, err)}
+				return nil, usage.Wrap(fmt.Errorf("--%s: %w", flag, err))
 			}
 			ns = append(ns, n)
 		}
@@ -96,7 +97,7 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 	bf.spec.Chunks = nil
 	for _, c := range cs {
 		if c > 1<<31-1 {
-			return usageError{fmt.Errorf("--chunk %s is too large", result.FormatBytes(c))}
+			return usage.Wrap(fmt.Errorf("--chunk %s is too large", result.FormatBytes(c)))
 		}
 		bf.spec.Chunks = append(bf.spec.Chunks, int(c))
 	}
@@ -114,25 +115,22 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 			return err
 		}
 		if m[0] > 1<<31-1 {
-			return usageError{fmt.Errorf("--max-message-size %s is above 2 GiB", bf.maxMsg)}
+			return usage.Wrap(fmt.Errorf("--max-message-size %s is above 2 GiB", bf.maxMsg))
 		}
 		bf.spec.MaxMessage = int(m[0])
 	}
 	if bf.spec.RequestsPerStream < 1 {
-		return usageError{fmt.Errorf("--requests %d: each stream makes at least 1 download", bf.spec.RequestsPerStream)}
+		return usage.Wrap(fmt.Errorf("--requests %d: each stream makes at least 1 download", bf.spec.RequestsPerStream))
 	}
 	if fs.Changed("duration") && fs.Changed("requests") {
-		return usageError{errors.New("--requests and --duration exclude each other")}
+		return usage.Wrap(errors.New("--requests and --duration exclude each other"))
 	}
 	// Check the spec before starting a server for it.
 	check := bf.spec
 	if check.Target == "" {
 		check.Target = "127.0.0.1:0"
 	}
-	if err := check.Validate(); err != nil {
-		return usageError{err}
-	}
-	return nil
+	return check.Validate()
 }
 
 // finish prints the table and writes the charts of what was measured,
@@ -154,10 +152,6 @@ func (bf *bulkFlags) finish(cmd *cobra.Command, recs []result.BulkRecord, err er
 			}
 			fmt.Fprintf(stderr, "rpclab: charts written to %s\n", bf.charts)
 		}
-	}
-	var ue *bulk.UsageError
-	if errors.As(err, &ue) {
-		return usageError{err}
 	}
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -82,18 +83,18 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 			switch sf.impl {
 			case "go":
 				if len(args) > 0 {
-					return usageError{fmt.Errorf("serve: unexpected arguments %q (server flags after -- go with --impl cpp)", args)}
+					return usage.Wrap(fmt.Errorf("serve: unexpected arguments %q (server flags after -- go with --impl cpp)", args))
 				}
 				return serveGo(cmd, &sf)
 			case "cpp":
 				for _, name := range []string{"max-concurrent-streams", "num-stream-workers", "shared-write-buffer", "write-buffer", "read-buffer"} {
 					if cmd.Flags().Changed(name) {
-						return usageError{fmt.Errorf("--%s is a flag of the Go server; the C++ server takes its own after --", name)}
+						return usage.Wrap(fmt.Errorf("--%s is a flag of the Go server; the C++ server takes its own after --", name))
 					}
 				}
 				return execCppServer(cmd, sf.clientsDir, sf.listen, sf.cpus, args)
 			default:
-				return usageError{fmt.Errorf("--impl: unknown server %q (want go or cpp)", sf.impl)}
+				return usage.Wrap(fmt.Errorf("--impl: unknown server %q (want go or cpp)", sf.impl))
 			}
 		},
 	}
@@ -122,9 +123,9 @@ func (sf *serveFlags) options() ([]server.BulkOption, error) {
 	if sf.tlsCert != "" || sf.tlsKey != "" {
 		cfg, err := server.LoadTLS(sf.tlsCert, sf.tlsKey)
 		if errors.Is(err, server.ErrBadOption) {
-			return nil, usageError{fmt.Errorf("--tls-cert and --tls-key: %w", err)}
+			return nil, usage.Wrap(fmt.Errorf("--tls-cert and --tls-key: %w", err))
 		} else if err != nil {
-			return nil, usageError{fmt.Errorf("--tls-cert %s, --tls-key %s: %w", sf.tlsCert, sf.tlsKey, err)}
+			return nil, usage.Wrap(fmt.Errorf("--tls-cert %s, --tls-key %s: %w", sf.tlsCert, sf.tlsKey, err))
 		}
 		sf.o.TLS = cfg
 	}
@@ -132,7 +133,7 @@ func (sf *serveFlags) options() ([]server.BulkOption, error) {
 	if sf.maxBulk != "" {
 		n, err := result.ParseBytes(sf.maxBulk)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--max-bulk-size: %w", err)}
+			return nil, usage.Wrap(fmt.Errorf("--max-bulk-size: %w", err))
 		}
 		maxBulkBytes = n
 	}
@@ -146,7 +147,7 @@ func (sf *serveFlags) options() ([]server.BulkOption, error) {
 		{"--bulk-read-timeout", server.WithBulkReadTimeout(sf.bulkRead)},
 	} {
 		if _, err := server.NewBulk(f.opt); err != nil { // each checked alone, to name its flag
-			return nil, usageError{fmt.Errorf("%s: %w", f.name, err)}
+			return nil, usage.Wrap(fmt.Errorf("%s: %w", f.name, err))
 		}
 		bopts = append(bopts, f.opt)
 	}
@@ -183,7 +184,7 @@ func serveGo(cmd *cobra.Command, sf *serveFlags) error {
 	}
 	if errors.Is(err, server.ErrBadOption) {
 		lis.Close()
-		return usageError{err}
+		return usage.Wrap(err)
 	} else if err != nil {
 		lis.Close()
 		return err
