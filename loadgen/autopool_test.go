@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -17,11 +18,11 @@ import (
 // connection is the limit with one RPC in flight); the record passes
 // result.Check.
 func TestAutoPoolStep(t *testing.T) {
-	target := startServer(t, server.New(server.Options{}))
+	target := testutil.Serve(t, server.New(server.Options{}))
 	spec := shortSpec(target)
 	spec.Conns = []ConnMode{{Kind: AutoPool, Min: 1, N: 3, Pick: pool.RoundRobin}}
 	var recs []*result.Record
-	if err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return result.Check(r) }, nil); err != nil {
+	if err := Sweep(testutil.Context(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return result.Check(r) }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) != 1 {

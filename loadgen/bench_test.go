@@ -15,6 +15,7 @@ import (
 	gstats "google.golang.org/grpc/benchmark/stats"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/stats"
@@ -128,7 +129,7 @@ func benchServer(b *testing.B) string {
 		return *benchTarget
 	}
 	s := server.New(server.Options{})
-	lis := listen(b)
+	lis := testutil.Listen(b)
 	go s.Serve(lis)
 	b.Cleanup(s.Stop)
 	return lis.Addr().String()

@@ -7,6 +7,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/internal/usage"
 )
 
@@ -36,8 +37,8 @@ func TestLoadBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, runErr := RunLoad(testCtx(t), spec, tc.step, nil, tc.load, Options{})
-			_, liveErr := StartLive(testCtx(t), spec, tc.step, tc.load, Options{})
+			_, runErr := RunLoad(testutil.Context(t), spec, tc.step, nil, tc.load, Options{})
+			_, liveErr := StartLive(testutil.Context(t), spec, tc.step, tc.load, Options{})
 			for _, err := range []error{runErr, liveErr} {
 				var ue *usage.Error
 				if !errors.As(err, &ue) || !errors.Is(err, tc.want) {

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/rpclab/rpclab/anycall"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/internal/usage"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
@@ -49,7 +50,7 @@ func (s *stallServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.S
 func startStallServer(t *testing.T) string {
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, &stallServer{start: time.Now()})
-	return startServer(t, s)
+	return testutil.Serve(t, s)
 }
 
 // TestOpenLoopShowsStall: the closed loop stops sending while the server
@@ -65,7 +66,7 @@ func TestOpenLoopShowsStall(t *testing.T) {
 }
 
 func testOpenLoopShowsStall(t *testing.T, pacing string) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	target := startStallServer(t)
 	spec := shortSpec(target)
 	spec.Warmup = 100 * time.Millisecond
@@ -127,7 +128,7 @@ func testOpenLoopShowsStall(t *testing.T, pacing string) {
 // cannot keep its schedule through a stall: the bound is hit, counted, and
 // the schedule lag shows the client is behind.
 func TestOpenLoopBoundShowsInLag(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	target := startStallServer(t)
 	spec := shortSpec(target)
 	spec.Warmup = 100 * time.Millisecond
@@ -157,8 +158,8 @@ func TestOpenLoopBoundShowsInLag(t *testing.T) {
 // (the records judged afterwards by verdict.SLOResults), and the SLO's
 // stop predicate ends each layout's rates at its first miss.
 func TestSweepOpenSLO(t *testing.T) {
-	ctx := testCtx(t)
-	target := startServer(t, server.New(server.Options{}))
+	ctx := testutil.Context(t)
+	target := testutil.Serve(t, server.New(server.Options{}))
 	spec := shortSpec(target)
 	// A second's interval: a pause of this shared machine near a step's
 	// end costs a 0.4 s step its 95% of the offered rate.
@@ -232,7 +233,7 @@ func TestOpenBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := *spec
 			s.RPCs = []string{tc.rpc}
-			err := SweepOpen(testCtx(t), &s, tc.open, Options{}, func(*result.Record) error { return nil }, nil)
+			err := SweepOpen(testutil.Context(t), &s, tc.open, Options{}, func(*result.Record) error { return nil }, nil)
 			var ue *usage.Error
 			if !errors.As(err, &ue) || !errors.Is(err, tc.want) {
 				t.Errorf("got %v, want a *usage.Error for %v", err, tc.want)
@@ -265,7 +266,7 @@ func (threeServer) StreamingFromServer(_ *pb.SimpleRequest, s pb.BenchmarkServic
 func TestOpenLoopServerStreamingCall(t *testing.T) {
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, threeServer{})
-	spec := shortSpec(startServer(t, s))
+	spec := shortSpec(testutil.Serve(t, s))
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	m, err := anycall.Find(protoregistry.GlobalFiles, "grpc.testing.BenchmarkService/StreamingFromServer")
 	if err != nil {
@@ -276,7 +277,7 @@ func TestOpenLoopServerStreamingCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	open := OpenSpec{Rates: []float64{100}, Workload: CallWorkload(m, req), MaxOutstanding: DefaultMaxOutstanding}
-	rec, err := RunOpenStep(testCtx(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}, open, 100, Options{})
+	rec, err := RunOpenStep(testutil.Context(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}, open, 100, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(testCtx(t))
+			ctx, cancel := context.WithCancel(testutil.Context(t))
 			defer cancel()
 			var answered atomic.Int64
 			count := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -320,7 +321,7 @@ func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
 				}
 				return resp, err
 			}
-			target := startServer(t, server.New(server.Options{}, grpc.ChainUnaryInterceptor(count)))
+			target := testutil.Serve(t, server.New(server.Options{}, grpc.ChainUnaryInterceptor(count)))
 			spec := shortSpec(target)
 			spec.Warmup = 0
 			spec.Interval = time.Minute
@@ -352,7 +353,7 @@ func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
 // was overloaded, and gives the throughput of what completed over the time
 // it really took.
 func TestOpenLoopPastCapacity(t *testing.T) {
-	target := startServer(t, server.New(server.Options{}))
+	target := testutil.Serve(t, server.New(server.Options{}))
 	spec := shortSpec(target)
 	spec.Warmup, spec.Interval = 200*time.Millisecond, 500*time.Millisecond
 	spec.Conns = []ConnMode{{Kind: Shared}}
@@ -362,7 +363,7 @@ func TestOpenLoopPastCapacity(t *testing.T) {
 	// wait the interval's end must cut too.
 	open := OpenSpec{Rates: []float64{rate}, MaxOutstanding: 100, Drain: 500 * time.Millisecond}
 	start := time.Now()
-	rec, err := RunOpenStep(testCtx(t), spec, step, open, rate, Options{})
+	rec, err := RunOpenStep(testutil.Context(t), spec, step, open, rate, Options{})
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -421,13 +422,13 @@ func (s *hangServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.Si
 func TestOverloadedStepCutOffsAreNotFailures(t *testing.T) {
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, &hangServer{})
-	spec := shortSpec(startServer(t, s))
+	spec := shortSpec(testutil.Serve(t, s))
 	spec.Warmup, spec.Interval = 0, 300*time.Millisecond
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	step := Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}
 	const rate = 2000
 	open := OpenSpec{Rates: []float64{rate}, MaxOutstanding: 20, Drain: 20 * time.Millisecond}
-	rec, err := RunOpenStep(testCtx(t), spec, step, open, rate, Options{})
+	rec, err := RunOpenStep(testutil.Context(t), spec, step, open, rate, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
@@ -185,7 +186,7 @@ func TestSweepWorkerUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	a, _ := workerProcess(t, ctx)
-	dead := closedPort(t)
+	dead := testutil.ClosedAddr(t)
 	out := filepath.Join(t.TempDir(), "w.jsonl")
 	code, _, stderr := runInProcess("sweep", "--workers", a+","+dead, "--target", bidiTarget(t), "--inflight", "2",
 		"--warmup", "0s", "--interval", "200ms", "--dial-timeout", "500ms", "-o", out)
