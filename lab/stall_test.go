@@ -26,7 +26,7 @@ func TestSessionMarksStall(t *testing.T) {
 		return loadgen.Sweep(ctx, spec, loadgen.Options{}, sink, prog)
 	}
 	open := func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
-		o := loadgen.OpenSpec{Rates: []float64{200}, Arrival: loadgen.Constant, Pacing: loadgen.TimerPacing, MaxOutstanding: 4, Drain: time.Millisecond}
+		o := loadgen.OpenSpec{Rates: []float64{200}, OpenLoop: loadgen.OpenLoop{Arrival: loadgen.Constant, Pacing: loadgen.TimerPacing, MaxOutstanding: 4, Drain: time.Millisecond}}
 		return loadgen.SweepOpen(ctx, spec, o, loadgen.Options{}, sink, prog)
 	}
 	for _, tc := range []struct {

@@ -94,7 +94,7 @@ func TestOpenLoopSampleOfCutOffRPCs(t *testing.T) {
 	spec.Warmup = 0
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
-	open := OpenSpec{Rates: []float64{20}, Arrival: Constant, Pacing: TimerPacing, MaxOutstanding: DefaultMaxOutstanding, Drain: 50 * time.Millisecond}
+	open := OpenSpec{Rates: []float64{20}, OpenLoop: OpenLoop{Arrival: Constant, Pacing: TimerPacing, MaxOutstanding: DefaultMaxOutstanding, Drain: 50 * time.Millisecond}}
 	rec, err := RunOpenStep(testutil.Context(t), spec, step, open, 20, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -167,7 +167,7 @@ func TestCallsShareNoCancellation(t *testing.T) {
 				if loop == "closed" {
 					rec, err = RunStep(testutil.Context(t), spec, step, o)
 				} else {
-					rec, err = RunOpenStep(testutil.Context(t), spec, step, OpenSpec{Rates: []float64{500}, MaxOutstanding: 10}, 500, o)
+					rec, err = RunOpenStep(testutil.Context(t), spec, step, OpenSpec{Rates: []float64{500}, OpenLoop: OpenLoop{MaxOutstanding: 10}}, 500, o)
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -291,7 +291,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 		}
 	})
 	t.Run("open loop, stopped", func(t *testing.T) {
-		open := OpenSpec{Rates: []float64{100}, MaxOutstanding: 10, Drain: time.Minute}
+		open := OpenSpec{Rates: []float64{100}, OpenLoop: OpenLoop{MaxOutstanding: 10, Drain: time.Minute}}
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
 			spec.Interval = time.Minute
 			return RunOpenStep(ctx, spec, step, open, 100, Options{})
@@ -331,7 +331,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 		}
 	})
 	t.Run("open loop, drained", func(t *testing.T) {
-		open := OpenSpec{Rates: []float64{100}, MaxOutstanding: 10, Drain: 300 * time.Millisecond}
+		open := OpenSpec{Rates: []float64{100}, OpenLoop: OpenLoop{MaxOutstanding: 10, Drain: 300 * time.Millisecond}}
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
 			return RunOpenStep(ctx, spec, step, open, 100, Options{})
 		}, nil)

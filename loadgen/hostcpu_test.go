@@ -68,7 +68,7 @@ func TestStepsCarryHostCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{200}, Arrival: Constant, MaxOutstanding: DefaultMaxOutstanding}, 200, o)
+	open, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{200}, OpenLoop: OpenLoop{Arrival: Constant, MaxOutstanding: DefaultMaxOutstanding}}, 200, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestStepCountsRPCsInFlightAtEnd(t *testing.T) {
 		return RunStep(ctx, spec, step, Options{})
 	}
 	open := func(ctx context.Context, spec *Spec) (*result.Record, error) {
-		o := OpenSpec{Rates: []float64{200}, Arrival: Constant, Pacing: TimerPacing, MaxOutstanding: 4, Drain: time.Millisecond}
+		o := OpenSpec{Rates: []float64{200}, OpenLoop: OpenLoop{Arrival: Constant, Pacing: TimerPacing, MaxOutstanding: 4, Drain: time.Millisecond}}
 		return RunOpenStep(ctx, spec, step, o, 200, Options{})
 	}
 	for _, tc := range []struct {

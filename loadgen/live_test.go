@@ -165,7 +165,7 @@ func TestLivePacedLatencyFromIntendedTime(t *testing.T) {
 // openLoad is an open Live load at rate with arrival, bounded as rpclab's
 // worker bounds it.
 func openLoad(rate float64, arrival string) Load {
-	return Load{Rate: rate, Arrival: arrival, MaxOutstanding: DefaultMaxOutstanding}
+	return Load{Rate: rate, OpenLoop: OpenLoop{Arrival: arrival, MaxOutstanding: DefaultMaxOutstanding}}
 }
 
 // heldServer holds every unary call until release is closed, telling

@@ -25,13 +25,13 @@ func TestLoadBadInput(t *testing.T) {
 		step Step
 		want error
 	}{
-		{"negative rate", Load{Rate: -1, MaxOutstanding: 1}, unary, ErrRate},
-		{"infinite rate", Load{Rate: math.Inf(1), MaxOutstanding: 1}, unary, ErrRate},
-		{"open streaming", Load{Rate: 10, MaxOutstanding: 1}, streaming, ErrRate},
-		{"bad arrival", Load{Rate: 10, Arrival: "bursty", MaxOutstanding: 1}, unary, ErrArrival},
-		{"bad pacing", Load{Rate: 10, Pacing: "spin", MaxOutstanding: 1}, unary, ErrPacing},
+		{"negative rate", Load{Rate: -1, OpenLoop: OpenLoop{MaxOutstanding: 1}}, unary, ErrRate},
+		{"infinite rate", Load{Rate: math.Inf(1), OpenLoop: OpenLoop{MaxOutstanding: 1}}, unary, ErrRate},
+		{"open streaming", Load{Rate: 10, OpenLoop: OpenLoop{MaxOutstanding: 1}}, streaming, ErrRate},
+		{"bad arrival", Load{Rate: 10, OpenLoop: OpenLoop{Arrival: "bursty", MaxOutstanding: 1}}, unary, ErrArrival},
+		{"bad pacing", Load{Rate: 10, OpenLoop: OpenLoop{Pacing: "spin", MaxOutstanding: 1}}, unary, ErrPacing},
 		{"no bound", Load{Rate: 10}, unary, ErrMaxOutstanding},
-		{"negative drain", Load{Rate: 10, MaxOutstanding: 1, Drain: -1}, unary, ErrDrain},
+		{"negative drain", Load{Rate: 10, OpenLoop: OpenLoop{MaxOutstanding: 1, Drain: -1}}, unary, ErrDrain},
 		{"negative cap", Load{MaxRPS: -1}, unary, ErrMaxRPS},
 		{"NaN cap", Load{MaxRPS: math.NaN()}, unary, ErrMaxRPS},
 	}

@@ -84,7 +84,7 @@ func testOpenLoopShowsStall(t *testing.T, pacing string) {
 	// scheduler that falls behind by itself fails every attempt.
 	var open *result.Record
 	for attempt := 1; attempt <= 3; attempt++ {
-		open, err = RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, Arrival: Constant, Pacing: pacing, MaxOutstanding: DefaultMaxOutstanding}, 500, Options{})
+		open, err = RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, OpenLoop: OpenLoop{Arrival: Constant, Pacing: pacing, MaxOutstanding: DefaultMaxOutstanding}}, 500, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,7 @@ func TestOpenLoopBoundShowsInLag(t *testing.T) {
 	spec.Interval = 1200 * time.Millisecond
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
-	open := OpenSpec{Rates: []float64{200}, Arrival: Poisson, MaxOutstanding: 1}
+	open := OpenSpec{Rates: []float64{200}, OpenLoop: OpenLoop{Arrival: Poisson, MaxOutstanding: 1}}
 	rec, err := RunOpenStep(ctx, spec, step, open, 200, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestSweepOpenSLO(t *testing.T) {
 			t.Fatal(err)
 		}
 		var recs []*result.Record
-		err = SweepOpen(ctx, spec, OpenSpec{Rates: []float64{100, 50}, Stop: slo.Missed, MaxOutstanding: DefaultMaxOutstanding}, Options{},
+		err = SweepOpen(ctx, spec, OpenSpec{Rates: []float64{100, 50}, Stop: slo.Missed, OpenLoop: OpenLoop{MaxOutstanding: DefaultMaxOutstanding}}, Options{},
 			func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -220,14 +220,14 @@ func TestOpenBadInput(t *testing.T) {
 		rpc  string
 		want error
 	}{
-		{"no rate", OpenSpec{MaxOutstanding: 1}, Unary, ErrRate},
-		{"zero rate", OpenSpec{Rates: []float64{0}, MaxOutstanding: 1}, Unary, ErrRate},
-		{"bad arrival", OpenSpec{Rates: []float64{1}, Arrival: "bursty", MaxOutstanding: 1}, Unary, ErrArrival},
-		{"bad pacing", OpenSpec{Rates: []float64{1}, Pacing: "spin", MaxOutstanding: 1}, Unary, ErrPacing},
-		{"negative bound", OpenSpec{Rates: []float64{1}, MaxOutstanding: -1}, Unary, ErrMaxOutstanding},
+		{"no rate", OpenSpec{OpenLoop: OpenLoop{MaxOutstanding: 1}}, Unary, ErrRate},
+		{"zero rate", OpenSpec{Rates: []float64{0}, OpenLoop: OpenLoop{MaxOutstanding: 1}}, Unary, ErrRate},
+		{"bad arrival", OpenSpec{Rates: []float64{1}, OpenLoop: OpenLoop{Arrival: "bursty", MaxOutstanding: 1}}, Unary, ErrArrival},
+		{"bad pacing", OpenSpec{Rates: []float64{1}, OpenLoop: OpenLoop{Pacing: "spin", MaxOutstanding: 1}}, Unary, ErrPacing},
+		{"negative bound", OpenSpec{Rates: []float64{1}, OpenLoop: OpenLoop{MaxOutstanding: -1}}, Unary, ErrMaxOutstanding},
 		// 0 is not a silent default (issue 16).
-		{"zero bound", OpenSpec{Rates: []float64{1}, MaxOutstanding: 0}, Unary, ErrMaxOutstanding},
-		{"streaming", OpenSpec{Rates: []float64{1}, MaxOutstanding: 1}, Streaming, ErrRPC},
+		{"zero bound", OpenSpec{Rates: []float64{1}, OpenLoop: OpenLoop{MaxOutstanding: 0}}, Unary, ErrMaxOutstanding},
+		{"streaming", OpenSpec{Rates: []float64{1}, OpenLoop: OpenLoop{MaxOutstanding: 1}}, Streaming, ErrRPC},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -276,7 +276,7 @@ func TestOpenLoopServerStreamingCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := OpenSpec{Rates: []float64{100}, Workload: CallWorkload(m, req), MaxOutstanding: DefaultMaxOutstanding}
+	open := OpenSpec{Rates: []float64{100}, Workload: CallWorkload(m, req), OpenLoop: OpenLoop{MaxOutstanding: DefaultMaxOutstanding}}
 	rec, err := RunOpenStep(testutil.Context(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}, open, 100, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +327,7 @@ func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
 			spec.Interval = time.Minute
 			spec.Conns = []ConnMode{{Kind: Shared}}
 			step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
-			open := OpenSpec{Rates: []float64{tc.rate}, Pacing: PrecisePacing, MaxOutstanding: DefaultMaxOutstanding}
+			open := OpenSpec{Rates: []float64{tc.rate}, OpenLoop: OpenLoop{Pacing: PrecisePacing, MaxOutstanding: DefaultMaxOutstanding}}
 			start := time.Now()
 			rec, err := RunOpenStep(ctx, spec, step, open, tc.rate, Options{})
 			elapsed := time.Since(start)
@@ -361,7 +361,7 @@ func TestOpenLoopPastCapacity(t *testing.T) {
 	const rate = 1e6
 	// A bound of 100 in flight: the sends also wait for a free caller, a
 	// wait the interval's end must cut too.
-	open := OpenSpec{Rates: []float64{rate}, MaxOutstanding: 100, Drain: 500 * time.Millisecond}
+	open := OpenSpec{Rates: []float64{rate}, OpenLoop: OpenLoop{MaxOutstanding: 100, Drain: 500 * time.Millisecond}}
 	start := time.Now()
 	rec, err := RunOpenStep(testutil.Context(t), spec, step, open, rate, Options{})
 	took := time.Since(start)
@@ -427,7 +427,7 @@ func TestOverloadedStepCutOffsAreNotFailures(t *testing.T) {
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	step := Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}
 	const rate = 2000
-	open := OpenSpec{Rates: []float64{rate}, MaxOutstanding: 20, Drain: 20 * time.Millisecond}
+	open := OpenSpec{Rates: []float64{rate}, OpenLoop: OpenLoop{MaxOutstanding: 20, Drain: 20 * time.Millisecond}}
 	rec, err := RunOpenStep(testutil.Context(t), spec, step, open, rate, Options{})
 	if err != nil {
 		t.Fatal(err)

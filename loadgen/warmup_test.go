@@ -57,7 +57,7 @@ func TestWarmupExcludedFromRecord(t *testing.T) {
 			return RunStep(ctx, spec, step, Options{})
 		}},
 		{"open", func(ctx context.Context, spec *Spec, step Step) (*result.Record, error) {
-			return RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{1000}, MaxOutstanding: DefaultMaxOutstanding}, 1000, Options{})
+			return RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{1000}, OpenLoop: OpenLoop{MaxOutstanding: DefaultMaxOutstanding}}, 1000, Options{})
 		}},
 	}
 	for _, tc := range tests {

@@ -96,7 +96,7 @@ type Open struct {
 // Validate checks o against the workers it will run on; a *usage.Error
 // names the setting at fault (ErrRate or ErrArrival).
 func (o *Open) Validate(remotes []*Remote) error {
-	lo := loadgen.OpenSpec{Rates: o.Rates, Arrival: o.Arrival, MaxOutstanding: loadgen.DefaultMaxOutstanding}
+	lo := loadgen.OpenSpec{Rates: o.Rates, OpenLoop: loadgen.OpenLoop{Arrival: o.Arrival, MaxOutstanding: loadgen.DefaultMaxOutstanding}}
 	if err := lo.Validate(); err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func (of *openFlags) open(ctx context.Context, fs *pflag.FlagSet, sf *sweepFlags
 	if err := checkRates(of.rates); err != nil {
 		return nil, err
 	}
-	o := &loadgen.OpenSpec{Rates: of.rates, Arrival: of.arrival, Pacing: of.pacing, MaxOutstanding: of.maxOutstanding}
+	o := &loadgen.OpenSpec{Rates: of.rates, OpenLoop: loadgen.OpenLoop{Arrival: of.arrival, Pacing: of.pacing, MaxOutstanding: of.maxOutstanding}}
 	if of.slo != "" {
 		s, err := verdict.ParseSLO(of.slo)
 		if err != nil {

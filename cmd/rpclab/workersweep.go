@@ -59,7 +59,7 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) (err error) {
 	d.stop()
 	var shown *loadgen.OpenSpec // the open loop's table and notes
 	if open != nil {
-		shown = &loadgen.OpenSpec{Rates: open.Rates, Arrival: open.Arrival}
+		shown = &loadgen.OpenSpec{Rates: open.Rates, OpenLoop: loadgen.OpenLoop{Arrival: open.Arrival}}
 	}
 	if werr := writeResults(cmd, s, sf, shown, recs); werr != nil {
 		return errors.Join(err, werr)
