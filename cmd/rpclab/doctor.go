@@ -73,7 +73,7 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	}
 	// Refuse bad options and outputs before resolving --call or measuring.
 	if err := o.Validate(); err != nil {
-		return doctorFlagError(err)
+		return err
 	}
 	if err := lab.CheckOutputs(df.call.inputs(), df.force, lab.Output{Name: "--out", Path: df.out, Keep: true}); err != nil {
 		return usage.Wrap(err)
@@ -114,27 +114,6 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	d, err := doctor.Run(ctx, *o)
 	if d != nil && len(d.Records) > 0 && err == nil {
 		report.DoctorText(stdout, &d.Diagnosis, d.Capped)
-	}
-	return doctorFlagError(err)
-}
-
-// doctorFlags names the flag behind each of doctor's option errors.
-var doctorFlags = []struct {
-	err  error
-	flag string
-}{
-	{doctor.ErrTarget, "--target"}, {doctor.ErrBudget, "--budget"}, {doctor.ErrMaxInflight, "--max-inflight"},
-	{doctor.ErrMaxRPS, "--max-rps"}, {doctor.ErrPools, "--pools"}, {doctor.ErrStep, "--dial-timeout"},
-	{doctor.ErrCall, "--call"},
-}
-
-// doctorFlagError turns an option error of package doctor into a usage
-// error (exit 2) naming the flag at fault; other errors pass unchanged.
-func doctorFlagError(err error) error {
-	for _, m := range doctorFlags {
-		if errors.Is(err, m.err) {
-			return usage.Wrap(fmt.Errorf("%s: %w", m.flag, err))
-		}
 	}
 	return err
 }

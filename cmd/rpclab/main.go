@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/doctor"
 	"github.com/rpclab/rpclab/flow"
 	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
@@ -133,4 +134,6 @@ var flags = map[error]string{
 	flow.ErrBadRPCs: "--rpcs", flow.ErrBadBudget: "--budget", flow.ErrBadWindow: "--window", flow.ErrBadRate: "--rate",
 	netem.ErrBadDelay: "--delay", netem.ErrBadJitter: "--jitter", netem.ErrBadRate: "--rate",
 	netem.ErrBadDownDelay: "--down-delay", netem.ErrBadDownJitter: "--down-jitter", netem.ErrBadDownRate: "--down-rate",
+	doctor.ErrTarget: "--target", doctor.ErrBudget: "--budget", doctor.ErrMaxInflight: "--max-inflight",
+	doctor.ErrMaxRPS: "--max-rps", doctor.ErrPools: "--pools", doctor.ErrStep: "--dial-timeout", doctor.ErrCall: "--call",
 }

@@ -124,11 +124,11 @@ func TestDoctorBadFlags(t *testing.T) {
 		{"max-inflight 1", []string{"doctor", "--target", "127.0.0.1:1", "--max-inflight", "1"}, "--max-inflight"},
 		{"pools 0", []string{"doctor", "--target", "127.0.0.1:1", "--pools", "0"}, "--pools"},
 		{"pools twice", []string{"doctor", "--target", "127.0.0.1:1", "--pools", "2,2"}, "--pools"},
-		{"budget 0s", []string{"doctor", "--target", "127.0.0.1:1", "--budget", "0s"}, "--budget: doctor: bad budget: 0s is not a positive duration"},
+		{"budget 0s", []string{"doctor", "--target", "127.0.0.1:1", "--budget", "0s"}, "--budget: 0s is not a positive duration"},
 		{"budget -1s", []string{"doctor", "--target", "127.0.0.1:1", "--budget", "-1s"}, "--budget"},
 		{"dial-timeout 0", []string{"doctor", "--target", "127.0.0.1:1", "--dial-timeout", "0s"}, "--dial-timeout"},
 		{"existing out", []string{"doctor", "--target", "127.0.0.1:1", "-o", kept}, "--out " + kept + ": the file exists"},
-		{"bidi call", []string{"doctor", "--target", bidiTarget(t), "--call", "grpc.testing.BenchmarkService/StreamingCall", "--data", "{}"}, "--call: doctor: unsupported call: /grpc.testing.BenchmarkService/StreamingCall is a client-streaming or bidirectional method"},
+		{"bidi call", []string{"doctor", "--target", bidiTarget(t), "--call", "grpc.testing.BenchmarkService/StreamingCall", "--data", "{}"}, "--call: /grpc.testing.BenchmarkService/StreamingCall is a client-streaming or bidirectional method"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,9 +2,9 @@
 
 // Package usage is the one shape of "a bad setting": what was asked for
 // cannot run, as opposed to a failure while running it. Every package
-// returns a *Error for it (loadgen's spec, bulk's, flow's, netem's link,
-// the command line's own checks), and rpclab's main maps it, in one
-// place, to exit code 2 and the flag of its Setting.
+// returns a *Error for it (loadgen's spec, bulk's, flow's, doctor's
+// options, netem's link, the command line's own checks), and rpclab's
+// main maps it, in one place, to exit code 2 and the flag of its Setting.
 package usage
 
 import (
