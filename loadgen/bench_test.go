@@ -128,11 +128,7 @@ func benchServer(b *testing.B) string {
 	if *benchTarget != "" {
 		return *benchTarget
 	}
-	s := server.New(server.Options{})
-	lis := testutil.Listen(b)
-	go s.Serve(lis)
-	b.Cleanup(s.Stop)
-	return lis.Addr().String()
+	return testutil.Serve(b, server.New(server.Options{}))
 }
 
 // workerPath opens a step's frame for conn and n as runClosed does, and n

@@ -8,13 +8,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -95,14 +95,7 @@ func TestOpenLoopEndToEnd(t *testing.T) {
 // test: its StreamingCall is bidirectional.
 func bidiTarget(t *testing.T) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := server.New(server.Options{})
-	go s.Serve(lis)
-	t.Cleanup(s.Stop)
-	return lis.Addr().String()
+	return testutil.Serve(t, server.New(server.Options{}))
 }
 
 func TestDoctorBadFlags(t *testing.T) {

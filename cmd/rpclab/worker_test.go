@@ -372,13 +372,7 @@ func (officialStandIn) CoreCount(context.Context, *pb.CoreRequest) (*pb.CoreResp
 func TestSweepOpenConstantOnOfficialWorker(t *testing.T) {
 	s := grpc.NewServer()
 	pb.RegisterWorkerServiceServer(s, officialStandIn{})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(lis)
-	defer s.Stop()
-	addr := lis.Addr().String()
+	addr := testutil.Serve(t, s)
 	code, _, stderr := runInProcess("sweep", "--workers", addr, "--target", "127.0.0.1:1", "--rps", "100", "--warmup", "0s", "--interval", "100ms")
 	if code != exitUsage || !strings.Contains(stderr, "--arrival") || !strings.Contains(stderr, addr) || !strings.Contains(stderr, "nothing was run") {
 		t.Errorf("got exit %d and %q, want exit %d naming --arrival and %s", code, stderr, exitUsage, addr)
