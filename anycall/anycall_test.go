@@ -29,28 +29,10 @@ import (
 
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/internal/limitread"
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/server"
 )
-
-const defaultTestTimeout = 20 * time.Second
-
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func serve(t *testing.T, s *grpc.Server) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(lis)
-	t.Cleanup(s.Stop)
-	return lis.Addr().String()
-}
 
 // plainServer serves the ping service without reflection, and remembers
 // the metadata of the last call.
@@ -84,7 +66,7 @@ func call(t *testing.T, target string, c anycall.Conn, m *anycall.Method, data s
 		t.Fatal(err)
 	}
 	resp := m.NewResponse()
-	if _, err := m.Call(testCtx(t), cc, req, resp); err != nil {
+	if _, err := m.Call(testutil.Context(t), cc, req, resp); err != nil {
 		return nil, err
 	}
 	b, _ := proto.Marshal(resp)
@@ -98,8 +80,8 @@ func call(t *testing.T, target string, c anycall.Conn, m *anycall.Method, data s
 // TestReflection resolves the method on rpclab's own server through
 // reflection and calls it with a JSON request.
 func TestReflection(t *testing.T) {
-	target := serve(t, server.New(server.Options{}))
-	m, err := anycall.ResolveAt(testCtx(t), target, anycall.Conn{}, nil, "grpc.testing.BenchmarkService/UnaryCall")
+	target := testutil.Serve(t, server.New(server.Options{}))
+	m, err := anycall.ResolveAt(testutil.Context(t), target, anycall.Conn{}, nil, "grpc.testing.BenchmarkService/UnaryCall")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,9 +122,9 @@ func TestProtosetWithoutReflection(t *testing.T) {
 	ps := &plainServer{md: make(chan metadata.MD, 1)}
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, ps)
-	target := serve(t, s)
+	target := testutil.Serve(t, s)
 
-	_, err := anycall.ResolveAt(testCtx(t), target, anycall.Conn{}, nil, "grpc.testing.BenchmarkService/UnaryCall")
+	_, err := anycall.ResolveAt(testutil.Context(t), target, anycall.Conn{}, nil, "grpc.testing.BenchmarkService/UnaryCall")
 	if err == nil || !strings.Contains(err.Error(), "--protoset") {
 		t.Fatalf("got %v, want an error saying reflection is off and naming --protoset", err)
 	}
@@ -150,7 +132,7 @@ func TestProtosetWithoutReflection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := anycall.ResolveAt(testCtx(t), target, anycall.Conn{}, files, "grpc.testing.BenchmarkService.UnaryCall")
+	m, err := anycall.ResolveAt(testutil.Context(t), target, anycall.Conn{}, files, "grpc.testing.BenchmarkService.UnaryCall")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +178,7 @@ func selfSigned(t *testing.T) (tls.Certificate, string) {
 
 func TestTLS(t *testing.T) {
 	cert, caFile := selfSigned(t)
-	target := serve(t, server.New(server.Options{}, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))))
+	target := testutil.Serve(t, server.New(server.Options{}, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))))
 	const method = "grpc.testing.BenchmarkService/UnaryCall"
 	tests := []struct {
 		name    string
@@ -212,7 +194,7 @@ func TestTLS(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Second)
+			ctx, cancel := context.WithTimeout(testutil.Context(t), 5*time.Second)
 			defer cancel()
 			m, err := anycall.ResolveAt(ctx, target, tc.conn, nil, method)
 			if tc.wantErr != "" {
@@ -232,7 +214,7 @@ func TestTLS(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	target := serve(t, server.New(server.Options{}))
+	target := testutil.Serve(t, server.New(server.Options{}))
 	tests := []struct {
 		call    string
 		wantErr error
@@ -243,12 +225,12 @@ func TestBadInput(t *testing.T) {
 		{"nonsense", nil, "package.Service/Method"},
 	}
 	for _, tc := range tests {
-		_, err := anycall.ResolveAt(testCtx(t), target, anycall.Conn{}, nil, tc.call)
+		_, err := anycall.ResolveAt(testutil.Context(t), target, anycall.Conn{}, nil, tc.call)
 		if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error naming %q", tc.call, err, tc.want)
 		}
 	}
-	m, err := anycall.ResolveAt(testCtx(t), target, anycall.Conn{}, nil, "grpc.testing.BenchmarkService/UnaryCall")
+	m, err := anycall.ResolveAt(testutil.Context(t), target, anycall.Conn{}, nil, "grpc.testing.BenchmarkService/UnaryCall")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,12 +254,12 @@ func TestBadInput(t *testing.T) {
 func TestProtoFileWithoutReflection(t *testing.T) {
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, &plainServer{md: make(chan metadata.MD, 1)})
-	target := serve(t, s)
-	files, err := anycall.LoadProto(testCtx(t), []string{"grpc/testing/benchmark_service.proto"}, []string{"../proto"})
+	target := testutil.Serve(t, s)
+	files, err := anycall.LoadProto(testutil.Context(t), []string{"grpc/testing/benchmark_service.proto"}, []string{"../proto"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := anycall.ResolveAt(testCtx(t), target, anycall.Conn{}, files, "grpc.testing.BenchmarkService/UnaryCall")
+	m, err := anycall.ResolveAt(testutil.Context(t), target, anycall.Conn{}, files, "grpc.testing.BenchmarkService/UnaryCall")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +274,7 @@ func TestProtoFileWithoutReflection(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("syntax = \"proto3\";\nmessage {"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := anycall.LoadProto(testCtx(t), []string{bad}, nil); err == nil || !strings.Contains(err.Error(), "bad.proto") {
+	if _, err := anycall.LoadProto(testutil.Context(t), []string{bad}, nil); err == nil || !strings.Contains(err.Error(), "bad.proto") {
 		t.Errorf("got %v, want a syntax error naming bad.proto", err)
 	}
 }
@@ -316,7 +298,7 @@ func TestInputsAreBounded(t *testing.T) {
 	}{
 		{"protoset /dev/zero", func() error { _, err := anycall.LoadProtoset("/dev/zero"); return err }},
 		{"protoset past its limit", func() error { _, err := anycall.LoadProtoset(big); return err }},
-		{"proto /dev/zero", func() error { _, err := anycall.LoadProto(testCtx(t), []string{"/dev/zero"}, nil); return err }},
+		{"proto /dev/zero", func() error { _, err := anycall.LoadProto(testutil.Context(t), []string{"/dev/zero"}, nil); return err }},
 		{"cacert /dev/zero", func() error { _, err := anycall.Conn{TLS: true, CACert: "/dev/zero"}.DialOptions(); return err }},
 	}
 	for _, tc := range tests {

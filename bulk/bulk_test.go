@@ -8,17 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"net"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/testserver"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -31,31 +30,9 @@ const asServer = "RPCLAB_BULK_TEST_SERVER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asServer) == "1" {
-		os.Exit(serve())
+		os.Exit(testserver.Child())
 	}
 	os.Exit(m.Run())
-}
-
-func serve() int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	b, err := server.StartBulk(ctx, "127.0.0.1")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer b.Close()
-	fmt.Printf("%s%s\n", server.ListeningPrefix, lis.Addr())
-	if err := server.Serve(ctx, lis, server.Options{Bulk: b}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
 }
 
 // startServer runs the test binary as a bulk server in a child process.
@@ -222,9 +199,9 @@ func TestSpecValidate(t *testing.T) {
 				}
 				return
 			}
-			var ue *bulk.UsageError
+			var ue *usage.Error
 			if !errors.As(err, &ue) {
-				t.Fatalf("got %v, want a *bulk.UsageError", err)
+				t.Fatalf("got %v, want a *usage.Error", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {

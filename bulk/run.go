@@ -18,6 +18,7 @@ import (
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/internal/progress"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/proto/bulkpb"
 	"github.com/rpclab/rpclab/result"
 )
@@ -53,36 +54,34 @@ type Spec struct {
 	Server string `json:"server,omitempty"`
 }
 
-// UsageError is a Spec that cannot run.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return "bulk: " + e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usage(format string, a ...any) error { return &UsageError{fmt.Errorf(format, a...)} }
+// bad is a Spec that cannot run: a *usage.Error whose text names the
+// setting.
+func bad(format string, a ...any) error {
+	return usage.Wrap(fmt.Errorf("bulk: %w", fmt.Errorf(format, a...)))
+}
 
 // Validate fills defaults and checks the spec.
 func (s *Spec) Validate() error {
 	if s.Target == "" {
-		return usage("no target")
+		return bad("no target")
 	}
 	if len(s.Transports) == 0 {
-		return usage("no transport (want some of %s)", strings.Join(Transports, ", "))
+		return bad("no transport (want some of %s)", strings.Join(Transports, ", "))
 	}
 	for _, t := range s.Transports {
 		if !slices.Contains(Transports, t) {
-			return usage("unknown transport %q (want some of %s)", t, strings.Join(Transports, ", "))
+			return bad("unknown transport %q (want some of %s)", t, strings.Join(Transports, ", "))
 		}
 	}
 	if len(s.Sizes) == 0 || len(s.Chunks) == 0 {
-		return usage("no size or no chunk")
+		return bad("no size or no chunk")
 	}
 	for _, n := range s.Sizes {
 		if n <= 0 {
-			return usage("--size %d: a download must be at least 1 byte", n)
+			return bad("--size %d: a download must be at least 1 byte", n)
 		}
 		if n > MaxSize {
-			return usage("--size %s (%d bytes) is above the largest download, %s", result.FormatBytes(n), n, result.FormatBytes(MaxSize))
+			return bad("--size %s (%d bytes) is above the largest download, %s", result.FormatBytes(n), n, result.FormatBytes(MaxSize))
 		}
 	}
 	if len(s.Streams) == 0 {
@@ -90,14 +89,14 @@ func (s *Spec) Validate() error {
 	}
 	for _, n := range s.Streams {
 		if n < 1 {
-			return usage("--streams %d: must be at least 1", n)
+			return bad("--streams %d: must be at least 1", n)
 		}
 	}
 	if s.RequestsPerStream == 0 {
 		s.RequestsPerStream = 1
 	}
 	if s.RequestsPerStream < 0 || s.MinDuration < 0 {
-		return usage("--requests and --duration must be positive")
+		return bad("--requests and --duration must be positive")
 	}
 	if s.MinDuration > 0 {
 		s.RequestsPerStream = 0
@@ -106,23 +105,23 @@ func (s *Spec) Validate() error {
 		s.MaxMessage = DefaultMaxMessage
 	}
 	if s.MaxMessage < 0 {
-		return usage("--max-message-size %d must be positive", s.MaxMessage)
+		return bad("--max-message-size %d must be positive", s.MaxMessage)
 	}
 	grpcMsgs := slices.ContainsFunc(s.Transports, usesGRPCMessages)
 	for _, c := range s.Chunks {
 		if c < 1 || c > MaxChunk {
-			return usage("--chunk %s is outside 1 B..%s, the largest chunk the bulk server sends", result.FormatBytes(int64(c)), result.FormatBytes(MaxChunk))
+			return bad("--chunk %s is outside 1 B..%s, the largest chunk the bulk server sends", result.FormatBytes(int64(c)), result.FormatBytes(MaxChunk))
 		}
 		if m := ChunkMessageSize(c); grpcMsgs && m > s.MaxMessage {
-			return usage("--chunk %s makes a %d-byte gRPC message, above the client's max receive message size of %d bytes (%s); "+
+			return bad("--chunk %s makes a %d-byte gRPC message, above the client's max receive message size of %d bytes (%s); "+
 				"raise it explicitly with --max-message-size or use a smaller chunk", result.FormatBytes(int64(c)), m, s.MaxMessage, result.FormatBytes(int64(s.MaxMessage)))
 		}
 	}
 	if s.Warmup < -1 {
-		return usage("--warmup %d must be 0 or more", s.Warmup)
+		return bad("--warmup %d must be 0 or more", s.Warmup)
 	}
 	if s.Warmup > MaxSize {
-		return usage("--warmup %s is above the largest download, %s", result.FormatBytes(s.Warmup), result.FormatBytes(MaxSize))
+		return bad("--warmup %s is above the largest download, %s", result.FormatBytes(s.Warmup), result.FormatBytes(MaxSize))
 	}
 	return nil
 }
@@ -200,7 +199,7 @@ func Run(ctx context.Context, spec *Spec, o Options, sink func(*result.BulkRecor
 	}
 	host, _, err := net.SplitHostPort(spec.Target)
 	if err != nil {
-		return usage("target %q: %v", spec.Target, err)
+		return bad("target %q: %v", spec.Target, err)
 	}
 	var tlsCfg *tls.Config
 	if o.TLS != nil {
@@ -267,7 +266,7 @@ func askInfo(ctx context.Context, c bulkpb.BulkServiceClient, reset bool) (*bulk
 func endpointsOf(target string, info *bulkpb.InfoResponse) (endpoints, error) {
 	host, _, err := net.SplitHostPort(target)
 	if err != nil {
-		return endpoints{}, usage("target %q: %v", target, err)
+		return endpoints{}, bad("target %q: %v", target, err)
 	}
 	port := func(addr string) string {
 		if addr == "" {

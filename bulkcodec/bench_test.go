@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // BenchmarkOptions downloads 64 MiB in 64 KiB messages over loopback, with
@@ -35,7 +37,7 @@ func BenchmarkOptions(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			cc := dial(b, startServer(b, tc.srv...), tc.dial...)
-			ctx := testContext(b)
+			ctx := testutil.Context(b)
 			sink := func([]byte) {}
 			b.SetBytes(size)
 			b.ReportAllocs()

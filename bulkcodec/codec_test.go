@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 func theCodec() encoding.CodecV2 { return encoding.GetCodecV2(Name) }
@@ -134,7 +136,7 @@ func TestDownload(t *testing.T) {
 			var got int64
 			var bad bool
 			buf := make([]byte, chunkSize)
-			err := fetch(testContext(t), cc, tc.size, tc.raw, func(p []byte) {
+			err := fetch(testutil.Context(t), cc, tc.size, tc.raw, func(p []byte) {
 				_, _ = want.Read(buf[:len(p)])
 				bad = bad || !bytes.Equal(p, buf[:len(p)])
 				got += int64(len(p))
@@ -176,7 +178,7 @@ func TestAllocsFlat(t *testing.T) {
 	const window = 1 << 20
 	addr := startServer(t, grpc.InitialWindowSize(window), grpc.InitialConnWindowSize(window))
 	cc := dial(t, addr, grpc.WithInitialWindowSize(window), grpc.WithInitialConnWindowSize(window))
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	sink := func([]byte) {}
 	// No GC while measuring: a collection empties the buffer pools, and
 	// refilling them would be counted against whichever transfer it hit.

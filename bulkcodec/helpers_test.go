@@ -6,26 +6,16 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
-
-const defaultTestTimeout = 30 * time.Second
-
-func testContext(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 const downloadMethod = "/bulkcodec.test.Files/Download"
 
@@ -106,23 +96,9 @@ var filesDesc = grpc.ServiceDesc{
 // startServer serves filesDesc on loopback until the test ends.
 func startServer(t testing.TB, opts ...grpc.ServerOption) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	gs := grpc.NewServer(opts...)
 	gs.RegisterService(&filesDesc, nil)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = gs.Serve(lis)
-	}()
-	t.Cleanup(func() {
-		gs.Stop()
-		wg.Wait()
-	})
-	return lis.Addr().String()
+	return testutil.Serve(t, gs)
 }
 
 func dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rpclab/rpclab/anycall"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/result"
@@ -100,53 +101,54 @@ type Diagnosis struct {
 	Capped bool
 }
 
-// Validate checks o; each error wraps the sentinel of the option at fault.
+// Validate checks o; its error is a *usage.Error whose Setting is the
+// sentinel of the option at fault.
 func (o *Options) Validate() error {
 	if o.Target == "" {
-		return ErrTarget
+		return usage.Errorf(ErrTarget, "give the host:port of the service")
 	}
 	if o.MaxInflight < verdict.MinInflights || o.MaxInflight > loadgen.MaxInflight {
-		return fmt.Errorf("%w: %d is outside %d..%d (the in-flight counts double from 1, and a verdict needs %d of them)",
-			ErrMaxInflight, o.MaxInflight, verdict.MinInflights, loadgen.MaxInflight, verdict.MinInflights)
+		return usage.Errorf(ErrMaxInflight, "%d is outside %d..%d (the in-flight counts double from 1, and a verdict needs %d of them)",
+			o.MaxInflight, verdict.MinInflights, loadgen.MaxInflight, verdict.MinInflights)
 	}
 	if o.MaxRPS < 0 || math.IsNaN(o.MaxRPS) || math.IsInf(o.MaxRPS, 0) {
-		return fmt.Errorf("%w: %v is not a rate (0: no cap)", ErrMaxRPS, o.MaxRPS)
+		return usage.Errorf(ErrMaxRPS, "%v is not a rate (0: no cap)", o.MaxRPS)
 	}
 	if len(o.Pools) == 0 {
-		return fmt.Errorf("%w: none given", ErrPools)
+		return usage.Errorf(ErrPools, "none given")
 	}
 	for i, n := range o.Pools {
 		if n < 2 || n > MaxPool {
-			return fmt.Errorf("%w: %d is outside 2..%d (a pool of 1 is the shared connection)", ErrPools, n, MaxPool)
+			return usage.Errorf(ErrPools, "%d is outside 2..%d (a pool of 1 is the shared connection)", n, MaxPool)
 		}
 		if slices.Contains(o.Pools[:i], n) {
-			return fmt.Errorf("%w: %d given twice", ErrPools, n)
+			return usage.Errorf(ErrPools, "%d given twice", n)
 		}
 	}
 	if o.PayloadBytes < 0 || o.PayloadBytes > MaxPayload || (o.PayloadBytes > 0 && o.Call != nil) {
-		return fmt.Errorf("%w: %d bytes (want 0..%d, and none with a call)", ErrPayload, o.PayloadBytes, MaxPayload)
+		return usage.Errorf(ErrPayload, "%d bytes (want 0..%d, and none with a call)", o.PayloadBytes, MaxPayload)
 	}
 	if o.Warmup < 0 || o.Interval <= 0 || o.DialTimeout <= 0 {
-		return fmt.Errorf("%w: warm-up %v, interval %v, dial timeout %v (want a warm-up of 0 or more, the others positive)",
-			ErrStep, o.Warmup, o.Interval, o.DialTimeout)
+		return usage.Errorf(ErrStep, "warm-up %v, interval %v, dial timeout %v (want a warm-up of 0 or more, the others positive)",
+			o.Warmup, o.Interval, o.DialTimeout)
 	}
 	if o.Budget <= 0 {
-		return fmt.Errorf("%w: %v is not a positive duration", ErrBudget, o.Budget)
+		return usage.Errorf(ErrBudget, "%v is not a positive duration", o.Budget)
 	}
 	layouts := len(o.layouts())
 	if o.Adaptive && layouts > 1 {
 		layouts-- // the adaptive pool's steps come on top of the budget
 	}
 	if need := time.Duration(layouts*verdict.MinInflights) * (o.Warmup + o.Interval); o.Budget < need {
-		return fmt.Errorf("%w: %v is too short: %d layouts × %d in-flight counts × %v per step need %v",
-			ErrBudget, o.Budget, layouts, verdict.MinInflights, o.Warmup+o.Interval, need)
+		return usage.Errorf(ErrBudget, "%v is too short: %d layouts × %d in-flight counts × %v per step need %v",
+			o.Budget, layouts, verdict.MinInflights, o.Warmup+o.Interval, need)
 	}
 	if o.Call != nil {
 		if o.Call.Desc.IsStreamingClient() {
-			return fmt.Errorf("%w: %s is a client-streaming or bidirectional method; doctor calls unary and server-streaming methods only", ErrCall, o.Call.Path)
+			return usage.Errorf(ErrCall, "%s is a client-streaming or bidirectional method; doctor calls unary and server-streaming methods only", o.Call.Path)
 		}
 		if o.Request == nil {
-			return fmt.Errorf("%w: %s has no request", ErrCall, o.Call.Path)
+			return usage.Errorf(ErrCall, "%s has no request", o.Call.Path)
 		}
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/doctor"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/pool"
@@ -44,14 +45,7 @@ func quickRule() *pool.Rule {
 
 func startServer(t *testing.T) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := server.New(server.Options{})
-	go s.Serve(lis)
-	t.Cleanup(s.Stop)
-	return lis.Addr().String()
+	return testutil.Serve(t, server.New(server.Options{}))
 }
 
 // TestDoctorSharedUnderCap: against rpclab's server with a rate cap every
@@ -247,18 +241,12 @@ type unimplemented struct {
 func TestDoctorEveryRPCFailed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, unimplemented{})
-	go s.Serve(lis)
-	t.Cleanup(s.Stop)
-	o := doctor.DefaultOptions(lis.Addr().String())
+	o := doctor.DefaultOptions(testutil.Serve(t, s))
 	o.Budget, o.MaxInflight, o.Pools = 6*time.Second, 2, []int{2}
 	o.Warmup, o.Interval = 100*time.Millisecond, 300*time.Millisecond
-	_, err = doctor.Run(ctx, o)
+	_, err := doctor.Run(ctx, o)
 	want := regexp.MustCompile(`^doctor: every RPC failed \([1-9][0-9]*\): Unimplemented: method UnaryCall not implemented$`)
 	if err == nil || !want.MatchString(err.Error()) {
 		t.Errorf("got %v, want %s", err, want)

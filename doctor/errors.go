@@ -4,8 +4,9 @@ package doctor
 
 import "errors"
 
-// Errors of Options.Validate, one per option, so a caller can name its own
-// flag for each (rpclab doctor maps them to --target, --budget, ...).
+// Settings of Options.Validate's *usage.Error, one per option, so a caller
+// can name its own flag for each (rpclab doctor maps them to --target,
+// --budget, ...).
 var (
 	// ErrTarget: Target is empty.
 	ErrTarget = errors.New("doctor: no target")

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/rpclab/rpclab/internal/progress"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
 )
@@ -62,7 +63,8 @@ const (
 // MaxPayload bounds one request.
 const MaxPayload = 1 << 30
 
-// Validate's errors wrap one of these, naming the setting that is wrong.
+// Validate's errors are a *usage.Error whose Setting is one of these,
+// naming the setting that is wrong.
 var (
 	// ErrBadPayload: a payload out of range, or none.
 	ErrBadPayload = errors.New("flow: bad payload")
@@ -115,33 +117,33 @@ type Spec struct {
 func (s *Spec) Validate() error {
 	switch {
 	case len(s.Transports) == 0:
-		return fmt.Errorf("%w: none given", ErrBadTransport)
+		return usage.Errorf(ErrBadTransport, "none given")
 	case len(s.Payloads) == 0:
-		return fmt.Errorf("%w: none given", ErrBadPayload)
+		return usage.Errorf(ErrBadPayload, "none given")
 	case len(s.RTTs) == 0:
-		return fmt.Errorf("%w: none given", ErrBadRTT)
+		return usage.Errorf(ErrBadRTT, "none given")
 	case s.RPCs < 1:
-		return fmt.Errorf("%w: %d RPCs per cell: want at least 1", ErrBadRPCs, s.RPCs)
+		return usage.Errorf(ErrBadRPCs, "%d RPCs per cell: want at least 1", s.RPCs)
 	case s.Budget <= 0:
-		return fmt.Errorf("%w: %v: must be positive", ErrBadBudget, s.Budget)
+		return usage.Errorf(ErrBadBudget, "%v: must be positive", s.Budget)
 	case s.FixedWindow < 64<<10-1:
-		return fmt.Errorf("%w: fixed window %d: grpc-go keeps BDP estimation on below 65535 bytes", ErrBadWindow, s.FixedWindow)
+		return usage.Errorf(ErrBadWindow, "fixed window %d: grpc-go keeps BDP estimation on below 65535 bytes", s.FixedWindow)
 	case s.RateBps < 0:
-		return fmt.Errorf("%w: negative rate %d", ErrBadRate, s.RateBps)
+		return usage.Errorf(ErrBadRate, "negative rate %d", s.RateBps)
 	}
 	for _, t := range s.Transports {
 		if !slices.Contains(Transports, t) {
-			return fmt.Errorf("%w: unknown transport %q (want %v)", ErrBadTransport, t, Transports)
+			return usage.Errorf(ErrBadTransport, "unknown transport %q (want %v)", t, Transports)
 		}
 	}
 	for _, p := range s.Payloads {
 		if p < 0 || p > MaxPayload {
-			return fmt.Errorf("%w: %s (%d bytes) is outside 0..%s, the largest payload", ErrBadPayload, payloadString(p), p, result.FormatBytes(MaxPayload))
+			return usage.Errorf(ErrBadPayload, "%s (%d bytes) is outside 0..%s, the largest payload", payloadString(p), p, result.FormatBytes(MaxPayload))
 		}
 	}
 	for _, r := range s.RTTs {
 		if r < 0 {
-			return fmt.Errorf("%w: negative RTT %v", ErrBadRTT, r)
+			return usage.Errorf(ErrBadRTT, "negative RTT %v", r)
 		}
 	}
 	return nil

@@ -5,22 +5,18 @@ package lab
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/testserver"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
 )
 
 const defaultTestTimeout = time.Minute
@@ -37,24 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(netemMain(os.Args[2:]))
 	}
 	if os.Getenv(asServer) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-		defer stop()
-		lis, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		b, err := server.StartBulk(ctx, "127.0.0.1")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Printf("%s%s\n", server.ListeningPrefix, lis.Addr())
-		if err := server.Serve(ctx, lis, server.Options{Bulk: b}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(testserver.Child())
 	}
 	os.Exit(m.Run())
 }

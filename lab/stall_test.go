@@ -4,40 +4,15 @@ package lab
 
 import (
 	"context"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/loadgen"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
 )
-
-// gateServer answers each call once its gate is open: never opened, it
-// holds every RPC with no reply, as a server stopped with SIGSTOP does;
-// opened at once, it is a healthy server. The gate opens when the test
-// ends.
-type gateServer struct {
-	pb.UnimplementedBenchmarkServiceServer
-	gate chan struct{}
-	once sync.Once
-}
-
-func (g *gateServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.SimpleResponse, error) {
-	select {
-	case <-g.gate:
-		return &pb.SimpleResponse{}, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (g *gateServer) open() { g.once.Do(func() { close(g.gate) }) }
 
 // TestSessionMarksStall: a session's step whose server held its RPCs
 // with no reply past verdict.StallAge at the interval's end is recorded
@@ -51,7 +26,7 @@ func TestSessionMarksStall(t *testing.T) {
 		return loadgen.Sweep(ctx, spec, loadgen.Options{}, sink, prog)
 	}
 	open := func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
-		o := loadgen.OpenSpec{Rates: []float64{200}, Arrival: loadgen.Constant, Pacing: loadgen.TimerPacing, MaxOutstanding: 4, Drain: time.Millisecond}
+		o := loadgen.OpenSpec{Rates: []float64{200}, OpenLoop: loadgen.OpenLoop{Arrival: loadgen.Constant, Pacing: loadgen.TimerPacing, MaxOutstanding: 4, Drain: time.Millisecond}}
 		return loadgen.SweepOpen(ctx, spec, o, loadgen.Options{}, sink, prog)
 	}
 	for _, tc := range []struct {
@@ -67,21 +42,7 @@ func TestSessionMarksStall(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 			defer cancel()
-			g := &gateServer{gate: make(chan struct{})}
-			if !tc.stalled {
-				g.open()
-			}
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := grpc.NewServer()
-			pb.RegisterBenchmarkServiceServer(srv, g)
-			go srv.Serve(lis)
-			defer srv.Stop()
-			defer g.open()
-
-			s, err := New(WithTarget(lis.Addr().String()))
+			s, err := New(WithTarget(testutil.ServeGate(t, tc.stalled)))
 			if err != nil {
 				t.Fatal(err)
 			}

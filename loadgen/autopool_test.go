@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -17,11 +18,11 @@ import (
 // connection is the limit with one RPC in flight); the record passes
 // result.Check.
 func TestAutoPoolStep(t *testing.T) {
-	target := startServer(t, server.New(server.Options{}))
+	target := testutil.Serve(t, server.New(server.Options{}))
 	spec := shortSpec(target)
 	spec.Conns = []ConnMode{{Kind: AutoPool, Min: 1, N: 3, Pick: pool.RoundRobin}}
 	var recs []*result.Record
-	if err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return result.Check(r) }, nil); err != nil {
+	if err := Sweep(testutil.Context(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return result.Check(r) }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) != 1 {
@@ -89,7 +90,7 @@ func TestPoolSizes(t *testing.T) {
 // limit resizes the pool within a 300 ms interval (DefaultRule decides
 // once a second), and never past the layout's max of 3.
 func TestAutoPoolStepRule(t *testing.T) {
-	target := startServer(t, server.New(server.Options{}))
+	target := testutil.Serve(t, server.New(server.Options{}))
 	spec := shortSpec(target)
 	spec.Conns = []ConnMode{{Kind: AutoPool, Min: 1, N: 3, Pick: pool.RoundRobin}}
 	spec.Inflight = []int{8}
@@ -97,7 +98,7 @@ func TestAutoPoolStepRule(t *testing.T) {
 	rule.Interval, rule.WriteWaitHigh, rule.InFlightPerConn = 10*time.Millisecond, 0, 0
 	rule.Settle, rule.Cooldown, rule.IdleFor = 20*time.Millisecond, 10*time.Millisecond, time.Second
 	var recs []*result.Record
-	if err := Sweep(testCtx(t), spec, Options{AdaptiveRule: &rule}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil); err != nil {
+	if err := Sweep(testutil.Context(t), spec, Options{AdaptiveRule: &rule}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) != 1 {

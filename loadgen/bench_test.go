@@ -15,6 +15,7 @@ import (
 	gstats "google.golang.org/grpc/benchmark/stats"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/stats"
@@ -127,11 +128,7 @@ func benchServer(b *testing.B) string {
 	if *benchTarget != "" {
 		return *benchTarget
 	}
-	s := server.New(server.Options{})
-	lis := listen(b)
-	go s.Serve(lis)
-	b.Cleanup(s.Stop)
-	return lis.Addr().String()
+	return testutil.Serve(b, server.New(server.Options{}))
 }
 
 // workerPath opens a step's frame for conn and n as runClosed does, and n

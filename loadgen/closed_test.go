@@ -17,25 +17,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
-
-const defaultTestTimeout = 30 * time.Second
-
-// startServer serves s on a free loopback port until the test ends.
-func startServer(t *testing.T, s *grpc.Server) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(lis)
-	t.Cleanup(s.Stop)
-	return lis.Addr().String()
-}
 
 func shortSpec(target string) *Spec {
 	return &Spec{
@@ -44,23 +31,17 @@ func shortSpec(target string) *Spec {
 	}
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // TestSweepCountsRealConnections runs a short sweep against a real server and
 // checks each layout opens the connections it should, as the OS sees them.
 func TestSweepCountsRealConnections(t *testing.T) {
-	target := startServer(t, server.New(server.Options{}))
+	target := testutil.Serve(t, server.New(server.Options{}))
 	spec := shortSpec(target)
 	spec.RPCs = []string{Unary, Streaming}
 	spec.Inflight = []int{1, 4}
 	spec.PayloadBytes = 100
 	spec.Conns = []ConnMode{{Kind: Shared}, {Kind: PerWorker}, {Kind: Pooled, N: 2, Pick: pool.RoundRobin}}
 	var recs []*result.Record
-	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error {
+	err := Sweep(testutil.Context(t), spec, Options{}, func(r *result.Record) error {
 		recs = append(recs, r)
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -114,10 +95,10 @@ func (*alwaysFails) UnaryCall(context.Context, *pb.SimpleRequest) (*pb.SimpleRes
 func TestErrorsCountedByCode(t *testing.T) {
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, &flaky{})
-	spec := shortSpec(startServer(t, s))
+	spec := shortSpec(testutil.Serve(t, s))
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	spec.Inflight = []int{2}
-	rec, err := RunStep(testCtx(t), spec, spec.Steps()[0], Options{})
+	rec, err := RunStep(testutil.Context(t), spec, spec.Steps()[0], Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,9 +123,9 @@ func TestErrorsCountedByCode(t *testing.T) {
 func TestEveryRPCFailingMarksStepFailed(t *testing.T) {
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, &alwaysFails{})
-	spec := shortSpec(startServer(t, s))
+	spec := shortSpec(testutil.Serve(t, s))
 	spec.Conns = []ConnMode{{Kind: Shared}}
-	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error {
+	err := Sweep(testutil.Context(t), spec, Options{}, func(r *result.Record) error {
 		if r.Status != result.StatusFailed || r.Errors["PermissionDenied"] == 0 {
 			t.Errorf("got status %q errors %v, want failed with PermissionDenied", r.Status, r.Errors)
 		}
@@ -173,7 +154,7 @@ func TestUnreachableTargetFailsFastAndSkipsTheRest(t *testing.T) {
 	spec.DialTimeout = 500 * time.Millisecond
 	var recs []*result.Record
 	start := time.Now()
-	err = Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
+	err = Sweep(testutil.Context(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 	if err == nil {
 		t.Fatal("Sweep = nil error, want an error")
 	}
@@ -205,14 +186,14 @@ func TestServerDiesMidSweep(t *testing.T) {
 		return h(ctx, req)
 	}
 	s = server.New(server.Options{}, grpc.ChainUnaryInterceptor(count))
-	target := startServer(t, s)
+	target := testutil.Serve(t, s)
 	spec := shortSpec(target)
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	spec.Inflight = []int{2, 4}
 	spec.Interval = time.Second
 	spec.DialTimeout = 500 * time.Millisecond
 	var recs []*result.Record
-	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
+	err := Sweep(testutil.Context(t), spec, Options{}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 	if err == nil {
 		t.Fatal("Sweep = nil error, want an error")
 	}
@@ -228,7 +209,7 @@ func TestServerDiesMidSweep(t *testing.T) {
 }
 
 func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	target := measuredServer(t, 100, cancel)
 	spec := shortSpec(target)
 	spec.Conns = []ConnMode{{Kind: Shared}}
@@ -248,15 +229,6 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 	if len(recs[0].Errors) != 0 {
 		t.Errorf("errors %v: RPCs cut by the interrupt must not count as errors", recs[0].Errors)
 	}
-}
-
-func listen(tb testing.TB) net.Listener {
-	tb.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return lis
 }
 
 // failEvery fails one unary call in every n with Unavailable.
@@ -289,11 +261,11 @@ func TestErrorShareFailsStep(t *testing.T) {
 		f.n.Store(tc.every)
 		s := grpc.NewServer()
 		pb.RegisterBenchmarkServiceServer(s, f)
-		spec := shortSpec(startServer(t, s))
+		spec := shortSpec(testutil.Serve(t, s))
 		spec.Conns = []ConnMode{{Kind: Shared}}
 		spec.Inflight = []int{4}
 		spec.Interval = 2 * time.Second // enough RPCs under -race on a loaded machine
-		rec, err := RunStep(testCtx(t), spec, spec.Steps()[0], Options{})
+		rec, err := RunStep(testutil.Context(t), spec, spec.Steps()[0], Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +289,7 @@ var errServerDied = errors.New("the server exited with signal: killed")
 // dead server, as the lab sees it) ends the running step at once as
 // failed with that cause, and Sweep returns the cause.
 func TestSweepStopsOnCause(t *testing.T) {
-	ctx, cancel := context.WithCancelCause(testCtx(t))
+	ctx, cancel := context.WithCancelCause(testutil.Context(t))
 	defer cancel(nil)
 	target := measuredServer(t, 100, func() { cancel(errServerDied) })
 	spec := shortSpec(target)
@@ -358,5 +330,5 @@ func measuredServer(t *testing.T, k int64, then func()) string {
 		}
 		return resp, err
 	}
-	return startServer(t, server.New(server.Options{}, grpc.ChainUnaryInterceptor(count)))
+	return testutil.Serve(t, server.New(server.Options{}, grpc.ChainUnaryInterceptor(count)))
 }

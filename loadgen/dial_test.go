@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -24,8 +26,8 @@ import (
 // wrong, instead of waiting it out to say "context deadline exceeded"
 // (issue 16). Real loopback listeners throughout.
 func TestDialFailuresFailFastAndNameTheCause(t *testing.T) {
-	plain := startServer(t, server.New(server.Options{}))
-	h1 := listen(t)
+	plain := testutil.Serve(t, server.New(server.Options{}))
+	h1 := testutil.Listen(t)
 	hs := &http.Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: time.Second}
 	go hs.Serve(h1)
 	t.Cleanup(func() { hs.Close() })
@@ -44,7 +46,7 @@ func TestDialFailuresFailFastAndNameTheCause(t *testing.T) {
 		usage bool
 		want  []string
 	}{
-		{name: "connection refused", target: closedAddr(t), want: []string{"connection refused"}},
+		{name: "connection refused", target: testutil.ClosedAddr(t), want: []string{"connection refused"}},
 		{name: "bad host name", target: "no-such-host.invalid:50051", want: []string{"no such host"}},
 		{name: "missing port", target: "127.0.0.1", usage: true, want: []string{"missing port", "host:port"}},
 		{name: "port out of range", target: "127.0.0.1:99999", usage: true, want: []string{"99999", "1..65535"}},
@@ -62,11 +64,11 @@ func TestDialFailuresFailFastAndNameTheCause(t *testing.T) {
 			}
 			spec.Conns = []ConnMode{conn}
 			start := time.Now()
-			rec, err := RunStep(testCtx(t), spec, Step{Conn: conn, RPC: Unary, Inflight: 1}, Options{DialOptions: tc.dial})
+			rec, err := RunStep(testutil.Context(t), spec, Step{Conn: conn, RPC: Unary, Inflight: 1}, Options{DialOptions: tc.dial})
 			took := time.Since(start)
 			var msg string
 			if tc.usage {
-				var ue *UsageError
+				var ue *usage.Error
 				if !errors.As(err, &ue) || !errors.Is(err, ErrTarget) || !errors.Is(err, ErrBadTarget) {
 					t.Fatalf("got %v, want a usage error for the target", err)
 				}
@@ -94,12 +96,4 @@ func TestDialFailuresFailFastAndNameTheCause(t *testing.T) {
 			}
 		})
 	}
-}
-
-// closedAddr is a loopback address where nothing listens.
-func closedAddr(t *testing.T) string {
-	lis := listen(t)
-	addr := lis.Addr().String()
-	lis.Close()
-	return addr
 }

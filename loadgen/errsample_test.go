@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
@@ -89,12 +90,12 @@ func (silentServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.Sim
 func TestOpenLoopSampleOfCutOffRPCs(t *testing.T) {
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, silentServer{})
-	spec := shortSpec(startServer(t, s))
+	spec := shortSpec(testutil.Serve(t, s))
 	spec.Warmup = 0
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
-	open := OpenSpec{Rates: []float64{20}, Arrival: Constant, Pacing: TimerPacing, MaxOutstanding: DefaultMaxOutstanding, Drain: 50 * time.Millisecond}
-	rec, err := RunOpenStep(testCtx(t), spec, step, open, 20, Options{})
+	open := OpenSpec{Rates: []float64{20}, OpenLoop: OpenLoop{Arrival: Constant, Pacing: TimerPacing, MaxOutstanding: DefaultMaxOutstanding, Drain: 50 * time.Millisecond}}
+	rec, err := RunOpenStep(testutil.Context(t), spec, step, open, 20, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/usagepb"
 	"github.com/rpclab/rpclab/result"
@@ -59,8 +60,8 @@ func TestCallerAddsNoAllocations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("counts allocations over thousands of RPCs")
 	}
-	ctx := testCtx(t)
-	target := startServer(t, server.New(server.Options{}))
+	ctx := testutil.Context(t)
+	target := testutil.Serve(t, server.New(server.Options{}))
 
 	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -137,7 +138,7 @@ func TestCallerAddsNoAllocations(t *testing.T) {
 // context shared by every worker would take its mutex twice per RPC. (The
 // stop ends calls by closing the connections; TestStopEndsCallsInFlight.)
 func TestCallsShareNoCancellation(t *testing.T) {
-	target := startServer(t, server.New(server.Options{}))
+	target := testutil.Serve(t, server.New(server.Options{}))
 	var calls, cancellable atomic.Int64
 	spy := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		if method != unaryMethod { // the step's other calls (the server's CPU time)
@@ -164,20 +165,20 @@ func TestCallsShareNoCancellation(t *testing.T) {
 				var rec *result.Record
 				var err error
 				if loop == "closed" {
-					rec, err = RunStep(testCtx(t), spec, step, o)
+					rec, err = RunStep(testutil.Context(t), spec, step, o)
 				} else {
-					rec, err = RunOpenStep(testCtx(t), spec, step, OpenSpec{Rates: []float64{500}, MaxOutstanding: 10}, 500, o)
+					rec, err = RunOpenStep(testutil.Context(t), spec, step, OpenSpec{Rates: []float64{500}, OpenLoop: OpenLoop{MaxOutstanding: 10}}, 500, o)
 				}
 				if err != nil {
 					t.Fatal(err)
 				}
 				requests, why = rec.Requests, fmt.Sprintf("status %q (%s)", rec.Status, rec.Error)
 			default: // a worker's open load (Live at a rate)
-				l, err := StartLive(testCtx(t), spec, step, openLoad(500, Poisson), o)
+				l, err := StartLive(testutil.Context(t), spec, step, openLoad(500, Poisson), o)
 				if err != nil {
 					t.Fatal(err)
 				}
-				waitRecorded(t, testCtx(t), l, 1)
+				waitRecorded(t, testutil.Context(t), l, 1)
 				l.Stop()
 				requests, why = l.Snapshot(false).Total(), "a Live run"
 			}
@@ -246,8 +247,8 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 		s := grpc.NewServer()
 		pb.RegisterBenchmarkServiceServer(s, h)
 		usagepb.RegisterUsageServiceServer(s, &usageSignal{h: h})
-		target := startServer(t, s)
-		ctx, cancel := context.WithCancel(testCtx(t))
+		target := testutil.Serve(t, s)
+		ctx, cancel := context.WithCancel(testutil.Context(t))
 		defer cancel()
 		type out struct {
 			rec *result.Record
@@ -290,7 +291,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 		}
 	})
 	t.Run("open loop, stopped", func(t *testing.T) {
-		open := OpenSpec{Rates: []float64{100}, MaxOutstanding: 10, Drain: time.Minute}
+		open := OpenSpec{Rates: []float64{100}, OpenLoop: OpenLoop{MaxOutstanding: 10, Drain: time.Minute}}
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
 			spec.Interval = time.Minute
 			return RunOpenStep(ctx, spec, step, open, 100, Options{})
@@ -330,7 +331,7 @@ func TestStopEndsCallsInFlight(t *testing.T) {
 		}
 	})
 	t.Run("open loop, drained", func(t *testing.T) {
-		open := OpenSpec{Rates: []float64{100}, MaxOutstanding: 10, Drain: 300 * time.Millisecond}
+		open := OpenSpec{Rates: []float64{100}, OpenLoop: OpenLoop{MaxOutstanding: 10, Drain: 300 * time.Millisecond}}
 		rec := run(t, func(ctx context.Context, spec *Spec) (*result.Record, error) {
 			return RunOpenStep(ctx, spec, step, open, 100, Options{})
 		}, nil)

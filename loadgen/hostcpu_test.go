@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -59,15 +60,15 @@ func TestStepsCarryHostCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := Options{ClientCPUs: cpus[:1], ServerCPUs: cpus[len(cpus)-1:]}
-	ctx := testCtx(t)
-	spec := shortSpec(startServer(t, server.New(server.Options{})))
+	ctx := testutil.Context(t)
+	spec := shortSpec(testutil.Serve(t, server.New(server.Options{})))
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
 	closed, err := RunStep(ctx, spec, step, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	open, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{200}, Arrival: Constant, MaxOutstanding: DefaultMaxOutstanding}, 200, o)
+	open, err := RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{200}, OpenLoop: OpenLoop{Arrival: Constant, MaxOutstanding: DefaultMaxOutstanding}}, 200, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,50 +4,12 @@ package loadgen
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
-	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/result"
 )
-
-// gateServer answers each call once its gate is open: a test that never
-// opens it has a server that holds every RPC with no reply (a process
-// stopped with SIGSTOP, a server deadlocked), and one that opens it at
-// once has a healthy server. The gate opens when the test ends.
-type gateServer struct {
-	pb.UnimplementedBenchmarkServiceServer
-	gate chan struct{}
-	once sync.Once
-}
-
-func (g *gateServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.SimpleResponse, error) {
-	select {
-	case <-g.gate:
-		return &pb.SimpleResponse{}, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-func (g *gateServer) open() { g.once.Do(func() { close(g.gate) }) }
-
-// startGateServer serves a gateServer, its gate open when stalled is false.
-func startGateServer(t *testing.T, stalled bool) string {
-	t.Helper()
-	g := &gateServer{gate: make(chan struct{})}
-	if !stalled {
-		g.open()
-	}
-	s := grpc.NewServer()
-	pb.RegisterBenchmarkServiceServer(s, g)
-	target := startServer(t, s)
-	t.Cleanup(g.open) // before the server's Stop (cleanups run last first)
-	return target
-}
 
 // TestStepCountsRPCsInFlightAtEnd: a step whose server holds every RPC
 // ends with its RPCs in flight, counted in the record (in_flight_at_end)
@@ -62,7 +24,7 @@ func TestStepCountsRPCsInFlightAtEnd(t *testing.T) {
 		return RunStep(ctx, spec, step, Options{})
 	}
 	open := func(ctx context.Context, spec *Spec) (*result.Record, error) {
-		o := OpenSpec{Rates: []float64{200}, Arrival: Constant, Pacing: TimerPacing, MaxOutstanding: 4, Drain: time.Millisecond}
+		o := OpenSpec{Rates: []float64{200}, OpenLoop: OpenLoop{Arrival: Constant, Pacing: TimerPacing, MaxOutstanding: 4, Drain: time.Millisecond}}
 		return RunOpenStep(ctx, spec, step, o, 200, Options{})
 	}
 	for _, tc := range []struct {
@@ -76,8 +38,8 @@ func TestStepCountsRPCsInFlightAtEnd(t *testing.T) {
 		{"open loop, healthy server", open, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
-			spec := shortSpec(startGateServer(t, tc.stalled))
+			ctx := testutil.Context(t)
+			spec := shortSpec(testutil.ServeGate(t, tc.stalled))
 			spec.Warmup = 200 * time.Millisecond
 			spec.Conns, spec.Inflight = []ConnMode{step.Conn}, []int{step.Inflight}
 			rec, err := tc.run(ctx, spec)

@@ -12,6 +12,8 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/testserver"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/server"
@@ -21,18 +23,6 @@ import (
 func newRec() *stats.Recorder { return stats.NewRecorder() }
 
 func merged(r *stats.Recorder) int64 { return stats.Merge(r).Total() }
-
-// countingServer is a ping server that counts the unary calls it answered.
-func countingServer(t *testing.T) (string, *atomic.Int64) {
-	t.Helper()
-	var n atomic.Int64
-	count := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		resp, err := h(ctx, req)
-		n.Add(1)
-		return resp, err
-	}
-	return startServer(t, server.New(server.Options{}, grpc.UnaryInterceptor(count))), &n
-}
 
 // waitRecorded snapshots l (without reset) until it has at least n RPCs.
 func waitRecorded(t *testing.T, ctx context.Context, l *Live, n int64) {
@@ -49,8 +39,8 @@ func waitRecorded(t *testing.T, ctx context.Context, l *Live, n int64) {
 // snapshots between resets add up to what the server answered (less at
 // most the RPCs cut short by Stop, which are not recorded).
 func TestLiveSnapshotsAndResets(t *testing.T) {
-	ctx := testCtx(t)
-	target, served := countingServer(t)
+	ctx := testutil.Context(t)
+	target, served := testserver.CountingPing(t)
 	spec := shortSpec(target)
 	step := Step{Conn: ConnMode{Kind: Pooled, N: 2, Pick: pool.RoundRobin}, RPC: Unary, Inflight: 4}
 	l, err := StartLive(ctx, spec, step, Load{}, Options{})
@@ -90,8 +80,8 @@ func TestLiveSnapshotsAndResets(t *testing.T) {
 // TestLivePoisson paces a Live run at a Poisson rate well below what the
 // server answers: the count over a known time stays near rate x time.
 func TestLivePoisson(t *testing.T) {
-	ctx := testCtx(t)
-	target, _ := countingServer(t)
+	ctx := testutil.Context(t)
+	target, _ := testserver.CountingPing(t)
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 2}
 	if _, err := StartLive(ctx, shortSpec(target), Step{Conn: step.Conn, RPC: Streaming, Inflight: 1}, openLoad(100, Poisson), Options{}); err == nil {
 		t.Error("got no error for a rate on streaming RPCs, want one")
@@ -148,7 +138,7 @@ func TestLiveCellSwapLosesNothing(t *testing.T) {
 // due during the stall wait in the server, and each latency counts from
 // its intended send time, so many RPCs show most of the stall.
 func TestLivePacedLatencyFromIntendedTime(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	target := startStallServer(t)
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
 	if _, err := StartLive(ctx, shortSpec(target), step, openLoad(100, "uniform"), Options{}); !errors.Is(err, ErrArrival) {
@@ -175,7 +165,7 @@ func TestLivePacedLatencyFromIntendedTime(t *testing.T) {
 // openLoad is an open Live load at rate with arrival, bounded as rpclab's
 // worker bounds it.
 func openLoad(rate float64, arrival string) Load {
-	return Load{Rate: rate, Arrival: arrival, MaxOutstanding: DefaultMaxOutstanding}
+	return Load{Rate: rate, OpenLoop: OpenLoop{Arrival: arrival, MaxOutstanding: DefaultMaxOutstanding}}
 }
 
 // heldServer holds every unary call until release is closed, telling
@@ -226,11 +216,11 @@ func (c *steppedClock) clock(string) (clock, string, func()) {
 // caller that held one RPC at a time would send one, then wait); once
 // the server answers, every held call is recorded.
 func TestLiveOpenSendsOnScheduleWhileServerStalls(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	h := &heldServer{arrived: make(chan struct{}, 100), release: make(chan struct{})}
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, h)
-	target := startServer(t, s)
+	target := testutil.Serve(t, s)
 	sc := &steppedClock{tick: make(chan struct{})}
 	sc.now.Store(time.Now().UnixNano())
 	defer func(c func(string) (clock, string, func())) { openClock = c }(openClock)

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
 )
@@ -25,7 +26,7 @@ import (
 // latency histogram (about 220 KiB), made only when the schedule needs it.
 const DefaultMaxOutstanding = 2000
 
-// Pacing values of OpenSpec.Pacing (rpclab sweep --pacing).
+// Pacing values of OpenLoop.Pacing (rpclab sweep --pacing).
 const (
 	TimerPacing   = "timer"
 	PrecisePacing = "precise"
@@ -37,57 +38,33 @@ const (
 type OpenSpec struct {
 	// Rates are the offered loads in RPCs per second, swept ascending.
 	Rates []float64
-	// Arrival is Constant or Poisson.
-	Arrival string
-	// Pacing is how the scheduler waits for each send: PrecisePacing (the
-	// default on Linux: a Go timer, with a kernel timer (timerfd) armed
-	// for the same time to wake the runtime's netpoller then; sends leave
-	// within tens of µs of their time) or TimerPacing (Go's timers only:
-	// they wake an idle client up to about 1 ms late, since the
-	// netpoller waits in whole milliseconds; a wake-up shared by the
-	// sends due within it, so cheaper). The record says which ran
-	// ("timer" where the kernel timer is not available).
-	Pacing string
-	// MaxOutstanding bounds the RPCs in flight, 1..100000 (rpclab's
-	// default is DefaultMaxOutstanding; 0 is an error, not a default).
-	// When the schedule needs more, the next send waits for one to end:
-	// its latency still counts from its intended time, and the wait is
-	// counted in the record's max_outstanding_hits.
-	MaxOutstanding int
+	// OpenLoop is how each step offers its rate.
+	OpenLoop
 	// Stop, if set, ends a layout's rates at the first record for which
 	// it returns true (rpclab sweep --slo: the first rate that misses the
 	// objective); nil: every rate runs.
 	Stop func(*result.Record) bool
-	// Seed fixes Poisson schedules (0: a fixed default).
-	Seed uint64
 	// Workload, when set, is what every send calls (rpclab sweep --call:
 	// CallWorkload); otherwise the sends are the spec's unary ping.
 	// Server-streaming calls count one RPC per call, timed to the last
 	// reply, and the record counts their messages.
 	Workload Workload
-	// Drain bounds how long RPCs still in flight at the end of the
-	// interval are waited for (default 2 s, or Spec.RPCTimeout if larger);
-	// those still running then are counted as DeadlineExceeded.
-	Drain time.Duration
 }
 
 // load is the step's load at rate.
-func (o *OpenSpec) load(rate float64) Load {
-	return Load{Rate: rate, Arrival: o.Arrival, Pacing: o.Pacing, MaxOutstanding: o.MaxOutstanding, Seed: o.Seed, Drain: o.Drain}
-}
+func (o *OpenSpec) load(rate float64) Load { return Load{Rate: rate, OpenLoop: o.OpenLoop} }
 
-// Validate checks o and returns a *UsageError naming the flag at fault.
+// Validate checks o and returns a *usage.Error naming the flag at fault.
 func (o *OpenSpec) Validate() error {
 	if len(o.Rates) == 0 {
-		return usageErr(ErrRate, "no rate given")
+		return usage.Errorf(ErrRate, "no rate given")
 	}
 	for _, r := range o.Rates {
 		if !(r > 0) || math.IsInf(r, 0) {
-			return usageErr(ErrRate, "%v is not a positive number of RPCs per second", r)
+			return usage.Errorf(ErrRate, "%v is not a positive number of RPCs per second", r)
 		}
 	}
-	l := o.load(o.Rates[0])
-	return l.checkOpen()
+	return o.OpenLoop.validate()
 }
 
 // SweepOpen runs every step of spec once per rate of open, rates ascending,
@@ -103,7 +80,7 @@ func SweepOpen(ctx context.Context, spec *Spec, open OpenSpec, o Options, sink f
 	}
 	for _, r := range spec.RPCs {
 		if r != Unary {
-			return usageErr(ErrRPC, "the open loop sends unary RPCs only, got %q", r)
+			return usage.Errorf(ErrRPC, "the open loop sends unary RPCs only, got %q", r)
 		}
 	}
 	rates := slices.Clone(open.Rates)

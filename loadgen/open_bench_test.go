@@ -234,7 +234,7 @@ func grpcDoUnaryCall(tc pb.BenchmarkServiceClient, reqSize, respSize int) error 
 // with n sends due and pacing ("": the default), and returns the RPCs it
 // recorded.
 func rpclabOpenLoop(b *testing.B, target string, conns int, rate float64, n int, pacing string) int64 {
-	open := &OpenSpec{Rates: []float64{rate}, Arrival: Poisson, Pacing: pacing, MaxOutstanding: DefaultMaxOutstanding}
+	open := &OpenSpec{Rates: []float64{rate}, OpenLoop: OpenLoop{Arrival: Poisson, Pacing: pacing, MaxOutstanding: DefaultMaxOutstanding}}
 	spec := &Spec{Target: target, RPCs: []string{Unary}, Inflight: []int{conns}, Interval: openInterval(open, rate, n), DialTimeout: 5 * time.Second}
 	kind := Shared
 	if conns > 1 {

@@ -15,6 +15,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/rpclab/rpclab/anycall"
+	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/internal/usage"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -48,7 +50,7 @@ func (s *stallServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.S
 func startStallServer(t *testing.T) string {
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, &stallServer{start: time.Now()})
-	return startServer(t, s)
+	return testutil.Serve(t, s)
 }
 
 // TestOpenLoopShowsStall: the closed loop stops sending while the server
@@ -64,7 +66,7 @@ func TestOpenLoopShowsStall(t *testing.T) {
 }
 
 func testOpenLoopShowsStall(t *testing.T, pacing string) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	target := startStallServer(t)
 	spec := shortSpec(target)
 	spec.Warmup = 100 * time.Millisecond
@@ -82,7 +84,7 @@ func testOpenLoopShowsStall(t *testing.T, pacing string) {
 	// scheduler that falls behind by itself fails every attempt.
 	var open *result.Record
 	for attempt := 1; attempt <= 3; attempt++ {
-		open, err = RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, Arrival: Constant, Pacing: pacing, MaxOutstanding: DefaultMaxOutstanding}, 500, Options{})
+		open, err = RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{500}, OpenLoop: OpenLoop{Arrival: Constant, Pacing: pacing, MaxOutstanding: DefaultMaxOutstanding}}, 500, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,14 +128,14 @@ func testOpenLoopShowsStall(t *testing.T, pacing string) {
 // cannot keep its schedule through a stall: the bound is hit, counted, and
 // the schedule lag shows the client is behind.
 func TestOpenLoopBoundShowsInLag(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	target := startStallServer(t)
 	spec := shortSpec(target)
 	spec.Warmup = 100 * time.Millisecond
 	spec.Interval = 1200 * time.Millisecond
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
-	open := OpenSpec{Rates: []float64{200}, Arrival: Poisson, MaxOutstanding: 1}
+	open := OpenSpec{Rates: []float64{200}, OpenLoop: OpenLoop{Arrival: Poisson, MaxOutstanding: 1}}
 	rec, err := RunOpenStep(ctx, spec, step, open, 200, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -156,8 +158,8 @@ func TestOpenLoopBoundShowsInLag(t *testing.T) {
 // (the records judged afterwards by verdict.SLOResults), and the SLO's
 // stop predicate ends each layout's rates at its first miss.
 func TestSweepOpenSLO(t *testing.T) {
-	ctx := testCtx(t)
-	target := startServer(t, server.New(server.Options{}))
+	ctx := testutil.Context(t)
+	target := testutil.Serve(t, server.New(server.Options{}))
 	spec := shortSpec(target)
 	// A second's interval: a pause of this shared machine near a step's
 	// end costs a 0.4 s step its 95% of the offered rate.
@@ -177,7 +179,7 @@ func TestSweepOpenSLO(t *testing.T) {
 			t.Fatal(err)
 		}
 		var recs []*result.Record
-		err = SweepOpen(ctx, spec, OpenSpec{Rates: []float64{100, 50}, Stop: slo.Missed, MaxOutstanding: DefaultMaxOutstanding}, Options{},
+		err = SweepOpen(ctx, spec, OpenSpec{Rates: []float64{100, 50}, Stop: slo.Missed, OpenLoop: OpenLoop{MaxOutstanding: DefaultMaxOutstanding}}, Options{},
 			func(r *result.Record) error { recs = append(recs, r); return nil }, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -218,23 +220,23 @@ func TestOpenBadInput(t *testing.T) {
 		rpc  string
 		want error
 	}{
-		{"no rate", OpenSpec{MaxOutstanding: 1}, Unary, ErrRate},
-		{"zero rate", OpenSpec{Rates: []float64{0}, MaxOutstanding: 1}, Unary, ErrRate},
-		{"bad arrival", OpenSpec{Rates: []float64{1}, Arrival: "bursty", MaxOutstanding: 1}, Unary, ErrArrival},
-		{"bad pacing", OpenSpec{Rates: []float64{1}, Pacing: "spin", MaxOutstanding: 1}, Unary, ErrPacing},
-		{"negative bound", OpenSpec{Rates: []float64{1}, MaxOutstanding: -1}, Unary, ErrMaxOutstanding},
+		{"no rate", OpenSpec{OpenLoop: OpenLoop{MaxOutstanding: 1}}, Unary, ErrRate},
+		{"zero rate", OpenSpec{Rates: []float64{0}, OpenLoop: OpenLoop{MaxOutstanding: 1}}, Unary, ErrRate},
+		{"bad arrival", OpenSpec{Rates: []float64{1}, OpenLoop: OpenLoop{Arrival: "bursty", MaxOutstanding: 1}}, Unary, ErrArrival},
+		{"bad pacing", OpenSpec{Rates: []float64{1}, OpenLoop: OpenLoop{Pacing: "spin", MaxOutstanding: 1}}, Unary, ErrPacing},
+		{"negative bound", OpenSpec{Rates: []float64{1}, OpenLoop: OpenLoop{MaxOutstanding: -1}}, Unary, ErrMaxOutstanding},
 		// 0 is not a silent default (issue 16).
-		{"zero bound", OpenSpec{Rates: []float64{1}, MaxOutstanding: 0}, Unary, ErrMaxOutstanding},
-		{"streaming", OpenSpec{Rates: []float64{1}, MaxOutstanding: 1}, Streaming, ErrRPC},
+		{"zero bound", OpenSpec{Rates: []float64{1}, OpenLoop: OpenLoop{MaxOutstanding: 0}}, Unary, ErrMaxOutstanding},
+		{"streaming", OpenSpec{Rates: []float64{1}, OpenLoop: OpenLoop{MaxOutstanding: 1}}, Streaming, ErrRPC},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := *spec
 			s.RPCs = []string{tc.rpc}
-			err := SweepOpen(testCtx(t), &s, tc.open, Options{}, func(*result.Record) error { return nil }, nil)
-			var ue *UsageError
+			err := SweepOpen(testutil.Context(t), &s, tc.open, Options{}, func(*result.Record) error { return nil }, nil)
+			var ue *usage.Error
 			if !errors.As(err, &ue) || !errors.Is(err, tc.want) {
-				t.Errorf("got %v, want a *UsageError for %v", err, tc.want)
+				t.Errorf("got %v, want a *usage.Error for %v", err, tc.want)
 			}
 		})
 	}
@@ -264,7 +266,7 @@ func (threeServer) StreamingFromServer(_ *pb.SimpleRequest, s pb.BenchmarkServic
 func TestOpenLoopServerStreamingCall(t *testing.T) {
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, threeServer{})
-	spec := shortSpec(startServer(t, s))
+	spec := shortSpec(testutil.Serve(t, s))
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	m, err := anycall.Find(protoregistry.GlobalFiles, "grpc.testing.BenchmarkService/StreamingFromServer")
 	if err != nil {
@@ -274,8 +276,8 @@ func TestOpenLoopServerStreamingCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := OpenSpec{Rates: []float64{100}, Workload: CallWorkload(m, req), MaxOutstanding: DefaultMaxOutstanding}
-	rec, err := RunOpenStep(testCtx(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}, open, 100, Options{})
+	open := OpenSpec{Rates: []float64{100}, Workload: CallWorkload(m, req), OpenLoop: OpenLoop{MaxOutstanding: DefaultMaxOutstanding}}
+	rec, err := RunOpenStep(testutil.Context(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}, open, 100, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +311,7 @@ func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(testCtx(t))
+			ctx, cancel := context.WithCancel(testutil.Context(t))
 			defer cancel()
 			var answered atomic.Int64
 			count := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -319,13 +321,13 @@ func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
 				}
 				return resp, err
 			}
-			target := startServer(t, server.New(server.Options{}, grpc.ChainUnaryInterceptor(count)))
+			target := testutil.Serve(t, server.New(server.Options{}, grpc.ChainUnaryInterceptor(count)))
 			spec := shortSpec(target)
 			spec.Warmup = 0
 			spec.Interval = time.Minute
 			spec.Conns = []ConnMode{{Kind: Shared}}
 			step := Step{Conn: ConnMode{Kind: Shared}, RPC: Unary, Inflight: 1}
-			open := OpenSpec{Rates: []float64{tc.rate}, Pacing: PrecisePacing, MaxOutstanding: DefaultMaxOutstanding}
+			open := OpenSpec{Rates: []float64{tc.rate}, OpenLoop: OpenLoop{Pacing: PrecisePacing, MaxOutstanding: DefaultMaxOutstanding}}
 			start := time.Now()
 			rec, err := RunOpenStep(ctx, spec, step, open, tc.rate, Options{})
 			elapsed := time.Since(start)
@@ -351,7 +353,7 @@ func TestPrecisePacingStopsWhenCancelled(t *testing.T) {
 // was overloaded, and gives the throughput of what completed over the time
 // it really took.
 func TestOpenLoopPastCapacity(t *testing.T) {
-	target := startServer(t, server.New(server.Options{}))
+	target := testutil.Serve(t, server.New(server.Options{}))
 	spec := shortSpec(target)
 	spec.Warmup, spec.Interval = 200*time.Millisecond, 500*time.Millisecond
 	spec.Conns = []ConnMode{{Kind: Shared}}
@@ -359,9 +361,9 @@ func TestOpenLoopPastCapacity(t *testing.T) {
 	const rate = 1e6
 	// A bound of 100 in flight: the sends also wait for a free caller, a
 	// wait the interval's end must cut too.
-	open := OpenSpec{Rates: []float64{rate}, MaxOutstanding: 100, Drain: 500 * time.Millisecond}
+	open := OpenSpec{Rates: []float64{rate}, OpenLoop: OpenLoop{MaxOutstanding: 100, Drain: 500 * time.Millisecond}}
 	start := time.Now()
-	rec, err := RunOpenStep(testCtx(t), spec, step, open, rate, Options{})
+	rec, err := RunOpenStep(testutil.Context(t), spec, step, open, rate, Options{})
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -420,13 +422,13 @@ func (s *hangServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.Si
 func TestOverloadedStepCutOffsAreNotFailures(t *testing.T) {
 	s := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(s, &hangServer{})
-	spec := shortSpec(startServer(t, s))
+	spec := shortSpec(testutil.Serve(t, s))
 	spec.Warmup, spec.Interval = 0, 300*time.Millisecond
 	spec.Conns = []ConnMode{{Kind: Shared}}
 	step := Step{Conn: spec.Conns[0], RPC: Unary, Inflight: 1}
 	const rate = 2000
-	open := OpenSpec{Rates: []float64{rate}, MaxOutstanding: 20, Drain: 20 * time.Millisecond}
-	rec, err := RunOpenStep(testCtx(t), spec, step, open, rate, Options{})
+	open := OpenSpec{Rates: []float64{rate}, OpenLoop: OpenLoop{MaxOutstanding: 20, Drain: 20 * time.Millisecond}}
+	rec, err := RunOpenStep(testutil.Context(t), spec, step, open, rate, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/rpclab/rpclab/internal/usage"
 )
 
 // Arrival processes of the open loop.
@@ -33,7 +35,7 @@ type Pacer interface {
 // sends per second. seed fixes a Poisson schedule; Constant ignores it.
 func NewPacer(arrival string, rate float64, seed uint64) (Pacer, error) {
 	if !(rate > 0) || math.IsInf(rate, 0) {
-		return nil, usageErr(ErrRate, "must be a positive number of RPCs per second, got %v", rate)
+		return nil, usage.Errorf(ErrRate, "must be a positive number of RPCs per second, got %v", rate)
 	}
 	switch arrival {
 	case Constant, "":
@@ -41,7 +43,7 @@ func NewPacer(arrival string, rate float64, seed uint64) (Pacer, error) {
 	case Poisson:
 		return &poissonPacer{rate: rate, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}, nil
 	default:
-		return nil, usageErr(ErrArrival, "unknown arrival process %q (want constant or poisson)", arrival)
+		return nil, usage.Errorf(ErrArrival, "unknown arrival process %q (want constant or poisson)", arrival)
 	}
 }
 
@@ -84,5 +86,5 @@ func ParseArrival(s string) (string, error) {
 	case Constant, Poisson:
 		return s, nil
 	}
-	return "", usageErr(ErrArrival, "unknown arrival process %q (want constant or poisson)", s)
+	return "", usage.Errorf(ErrArrival, "unknown arrival process %q (want constant or poisson)", s)
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // TestPrecisePacingArmsTheKernelTimer checks that each precise wait still
@@ -22,7 +24,7 @@ func TestPrecisePacingArmsTheKernelTimer(t *testing.T) {
 		return unix.TimerfdSettime(fd, 0, spec, nil)
 	}
 	wait := preciseWait(t)
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	for _, d := range []time.Duration{3 * time.Millisecond, 300 * time.Microsecond, 20 * time.Microsecond} {
 		armed = armed[:0]
 		at := time.Now().Add(d)
@@ -50,7 +52,7 @@ func TestPrecisePacingArmsTheKernelTimer(t *testing.T) {
 // a measure of speed.
 func TestPrecisePacingWakesAnIdleClient(t *testing.T) {
 	wait := preciseWait(t)
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	var fast int
 	for range 3 {
 		fast = 0

@@ -2,6 +2,8 @@
 
 package loadgen
 
+import "github.com/rpclab/rpclab/internal/usage"
+
 // Service is the ping service a sweep drives, as --service and the
 // record's spec.service spell it.
 type Service string
@@ -28,7 +30,7 @@ func ParseService(s string) (Service, error) {
 	case YDBDebug:
 		return YDBDebug, nil
 	default:
-		return "", usageErr(ErrService, "unknown service %q (want %s or %s)", s, Benchmark, YDBDebug)
+		return "", usage.Errorf(ErrService, "unknown service %q (want %s or %s)", s, Benchmark, YDBDebug)
 	}
 }
 

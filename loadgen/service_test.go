@@ -13,6 +13,8 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/internal/usage"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/usagepb"
 	"github.com/rpclab/rpclab/proto/ydbpb"
@@ -52,13 +54,13 @@ func TestSweepYDBDebug(t *testing.T) {
 	d := &countingDebug{}
 	s := grpc.NewServer()
 	ydbpb.RegisterDebugServiceServer(s, d)
-	spec := shortSpec(startServer(t, s))
+	spec := shortSpec(testutil.Serve(t, s))
 	spec.Service = YDBDebug
 	spec.RPCs = []string{Unary, Streaming}
 	spec.Inflight = []int{1, 3}
 	spec.Conns = []ConnMode{{Kind: Shared}, {Kind: PerWorker}}
 	var recs []*result.Record
-	err := Sweep(testCtx(t), spec, Options{}, func(r *result.Record) error {
+	err := Sweep(testutil.Context(t), spec, Options{}, func(r *result.Record) error {
 		recs = append(recs, r)
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -91,9 +93,9 @@ func TestSweepYDBDebug(t *testing.T) {
 
 	bench := grpc.NewServer()
 	pb.RegisterBenchmarkServiceServer(bench, &server.Ping{})
-	spec.Target = startServer(t, bench)
+	spec.Target = testutil.Serve(t, bench)
 	spec.RPCs, spec.Inflight, spec.Conns = []string{Unary}, []int{1}, []ConnMode{{Kind: Shared}}
-	rec, err := RunStep(testCtx(t), spec, spec.Steps()[0], Options{})
+	rec, err := RunStep(testutil.Context(t), spec, spec.Steps()[0], Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestSweepYDBDebug(t *testing.T) {
 		t.Errorf("ydb-debug against BenchmarkService alone: status %q, errors %v; want failed, Unimplemented", rec.Status, rec.Errors)
 	}
 	spec.Service = Benchmark
-	rec, err = RunStep(testCtx(t), spec, spec.Steps()[0], Options{})
+	rec, err = RunStep(testutil.Context(t), spec, spec.Steps()[0], Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,9 +131,9 @@ func TestServiceBadInput(t *testing.T) {
 			s := validSpec()
 			tc.mod(&s)
 			err := s.Validate()
-			var ue *UsageError
+			var ue *usage.Error
 			if !errors.As(err, &ue) || !errors.Is(err, tc.want) {
-				t.Errorf("got %v, want a UsageError for %v", err, tc.want)
+				t.Errorf("got %v, want a *usage.Error for %v", err, tc.want)
 			}
 		})
 	}
@@ -171,9 +173,9 @@ func (u *scriptedUsage) Usage(context.Context, *usagepb.UsageRequest) (*usagepb.
 func TestServerCPU(t *testing.T) {
 	run := func(t *testing.T, s *grpc.Server) *result.Record {
 		t.Helper()
-		spec := shortSpec(startServer(t, s))
+		spec := shortSpec(testutil.Serve(t, s))
 		spec.Conns = []ConnMode{{Kind: Shared}}
-		rec, err := RunStep(testCtx(t), spec, spec.Steps()[0], Options{})
+		rec, err := RunStep(testutil.Context(t), spec, spec.Steps()[0], Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

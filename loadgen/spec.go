@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/result"
 )
@@ -73,7 +74,7 @@ func ParseConnMode(s string) (ConnMode, error) {
 	switch kind := ConnKind(parts[0]); kind {
 	case Shared, PerWorker:
 		if len(parts) != 1 {
-			return ConnMode{}, usageErr(ErrConn, "%q takes no size", parts[0])
+			return ConnMode{}, usage.Errorf(ErrConn, "%q takes no size", parts[0])
 		}
 		return ConnMode{Kind: kind}, nil
 	case Pooled:
@@ -81,23 +82,23 @@ func ParseConnMode(s string) (ConnMode, error) {
 			return parseAuto(s, parts[2:])
 		}
 		if len(parts) < 2 || len(parts) > 3 {
-			return ConnMode{}, usageErr(ErrConn, "%q: want pool:N or pool:N:round-robin|least-loaded", s)
+			return ConnMode{}, usage.Errorf(ErrConn, "%q: want pool:N or pool:N:round-robin|least-loaded", s)
 		}
 		n, err := strconv.Atoi(parts[1])
 		if err != nil || n < 1 || n > pool.MaxSize {
-			return ConnMode{}, usageErr(ErrConn, "%q: pool size must be an integer of at least 1 and at most %d (pool.MaxSize)", s, pool.MaxSize)
+			return ConnMode{}, usage.Errorf(ErrConn, "%q: pool size must be an integer of at least 1 and at most %d (pool.MaxSize)", s, pool.MaxSize)
 		}
 		m := ConnMode{Kind: Pooled, N: n, Pick: pool.RoundRobin}
 		if len(parts) == 3 {
 			p, err := pool.ParsePolicy(parts[2])
 			if err != nil {
-				return ConnMode{}, usageErr(ErrConn, "%q: unknown pick policy %q (want round-robin or least-loaded)", s, parts[2])
+				return ConnMode{}, usage.Errorf(ErrConn, "%q: unknown pick policy %q (want round-robin or least-loaded)", s, parts[2])
 			}
 			m.Pick = p
 		}
 		return m, nil
 	default:
-		return ConnMode{}, usageErr(ErrConn, "unknown connection mode %q (want shared, per-worker, pool:N or pool:auto)", s)
+		return ConnMode{}, usage.Errorf(ErrConn, "unknown connection mode %q (want shared, per-worker, pool:N or pool:auto)", s)
 	}
 }
 
@@ -109,19 +110,19 @@ func parseAuto(s string, bounds []string) (ConnMode, error) {
 		return m, nil
 	case 2:
 	default:
-		return ConnMode{}, usageErr(ErrConn, "%q: want pool:auto or pool:auto:MIN:MAX", s)
+		return ConnMode{}, usage.Errorf(ErrConn, "%q: want pool:auto or pool:auto:MIN:MAX", s)
 	}
 	lo, err1 := strconv.Atoi(bounds[0])
 	hi, err2 := strconv.Atoi(bounds[1])
 	switch {
 	case err1 != nil || err2 != nil:
-		return ConnMode{}, usageErr(ErrConn, "%q: MIN and MAX must be integers", s)
+		return ConnMode{}, usage.Errorf(ErrConn, "%q: MIN and MAX must be integers", s)
 	case lo < 1:
-		return ConnMode{}, usageErr(ErrConn, "%q: MIN must be at least 1", s)
+		return ConnMode{}, usage.Errorf(ErrConn, "%q: MIN must be at least 1", s)
 	case hi < lo:
-		return ConnMode{}, usageErr(ErrConn, "%q: MAX must be at least MIN", s)
+		return ConnMode{}, usage.Errorf(ErrConn, "%q: MAX must be at least MIN", s)
 	case hi > pool.MaxSize:
-		return ConnMode{}, usageErr(ErrConn, "%q: MAX must be at most %d (pool.MaxSize)", s, pool.MaxSize)
+		return ConnMode{}, usage.Errorf(ErrConn, "%q: MAX must be at most %d (pool.MaxSize)", s, pool.MaxSize)
 	}
 	m.Min, m.N = lo, hi
 	return m, nil
@@ -208,16 +209,16 @@ type Spec struct {
 // latency histogram of about 200 KiB.
 const MaxInflight = 20000
 
-// Validate checks s and returns a *UsageError naming the field at fault.
+// Validate checks s and returns a *usage.Error naming the field at fault.
 func (s *Spec) Validate() error {
 	if s.Target == "" {
-		return usageErr(ErrTarget, "empty")
+		return usage.Errorf(ErrTarget, "empty")
 	}
 	if err := checkTarget(s.Target); err != nil {
-		return &UsageError{Setting: ErrTarget, Err: err}
+		return &usage.Error{Setting: ErrTarget, Err: err}
 	}
 	if len(s.Conns) == 0 {
-		return usageErr(ErrConn, "no connection mode given")
+		return usage.Errorf(ErrConn, "no connection mode given")
 	}
 	return s.ValidateLoad()
 }
@@ -227,41 +228,41 @@ func (s *Spec) Validate() error {
 // they start) or hand the layouts to a client of another language.
 func (s *Spec) ValidateLoad() error {
 	if len(s.RPCs) == 0 {
-		return usageErr(ErrRPC, "no RPC kind given")
+		return usage.Errorf(ErrRPC, "no RPC kind given")
 	}
 	for _, r := range s.RPCs {
 		if r != Unary && r != Streaming {
-			return usageErr(ErrRPC, "unknown RPC kind %q (want unary or streaming)", r)
+			return usage.Errorf(ErrRPC, "unknown RPC kind %q (want unary or streaming)", r)
 		}
 	}
 	if len(s.Inflight) == 0 {
-		return usageErr(ErrInflight, "no in-flight count given")
+		return usage.Errorf(ErrInflight, "no in-flight count given")
 	}
 	for _, n := range s.Inflight {
 		if n < 1 || n > MaxInflight {
-			return usageErr(ErrInflight, "%d is outside 1..%d", n, MaxInflight)
+			return usage.Errorf(ErrInflight, "%d is outside 1..%d", n, MaxInflight)
 		}
 	}
 	if _, err := ParseService(string(s.Service)); err != nil {
 		return err
 	}
 	if s.Service == YDBDebug && s.PayloadBytes != 0 {
-		return usageErr(ErrPayload, "%d bytes: %s's ping has no payload (want 0)", s.PayloadBytes, YDBDebug)
+		return usage.Errorf(ErrPayload, "%d bytes: %s's ping has no payload (want 0)", s.PayloadBytes, YDBDebug)
 	}
 	if s.PayloadBytes < 0 || s.PayloadBytes > 4<<20-64 {
-		return usageErr(ErrPayload, "%d is outside 0..%d bytes (gRPC's default 4 MiB message limit)", s.PayloadBytes, 4<<20-64)
+		return usage.Errorf(ErrPayload, "%d is outside 0..%d bytes (gRPC's default 4 MiB message limit)", s.PayloadBytes, 4<<20-64)
 	}
 	if s.Warmup < 0 {
-		return usageErr(ErrWarmup, "negative duration %v", s.Warmup)
+		return usage.Errorf(ErrWarmup, "negative duration %v", s.Warmup)
 	}
 	if s.Interval <= 0 {
-		return usageErr(ErrInterval, "must be positive, got %v", s.Interval)
+		return usage.Errorf(ErrInterval, "must be positive, got %v", s.Interval)
 	}
 	if s.DialTimeout <= 0 {
-		return usageErr(ErrDialTimeout, "must be positive, got %v", s.DialTimeout)
+		return usage.Errorf(ErrDialTimeout, "must be positive, got %v", s.DialTimeout)
 	}
 	if s.RPCTimeout < 0 {
-		return usageErr(ErrRPCTimeout, "negative duration %v", s.RPCTimeout)
+		return usage.Errorf(ErrRPCTimeout, "negative duration %v", s.RPCTimeout)
 	}
 	return nil
 }
@@ -270,13 +271,13 @@ func (s *Spec) ValidateLoad() error {
 func InflightRange(lo, hi, step int) ([]int, error) {
 	switch {
 	case lo < 1:
-		return nil, usageErr(ErrMinInflight, "must be at least 1, got %d", lo)
+		return nil, usage.Errorf(ErrMinInflight, "must be at least 1, got %d", lo)
 	case hi < lo:
-		return nil, usageErr(ErrMaxInflight, "%d is below --min-inflight %d", hi, lo)
+		return nil, usage.Errorf(ErrMaxInflight, "%d is below --min-inflight %d", hi, lo)
 	case step < 1:
-		return nil, usageErr(ErrInflightStep, "must be at least 1, got %d", step)
+		return nil, usage.Errorf(ErrInflightStep, "must be at least 1, got %d", step)
 	case hi > MaxInflight:
-		return nil, usageErr(ErrMaxInflight, "%d is above %d", hi, MaxInflight)
+		return nil, usage.Errorf(ErrMaxInflight, "%d is above %d", hi, MaxInflight)
 	}
 	var out []int
 	for n := lo; ; n += step {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/pool"
 )
 
@@ -44,7 +45,7 @@ func TestParseConnMode(t *testing.T) {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := ParseConnMode(tc.in)
 			if tc.wantErr != "" {
-				var ue *UsageError
+				var ue *usage.Error
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &ue) || !errors.Is(err, ErrConn) {
 					t.Fatalf("got %v, want a connection layout usage error containing %q", err, tc.wantErr)
 				}
@@ -82,7 +83,7 @@ func TestInflightRange(t *testing.T) {
 	for _, tc := range tests {
 		got, err := InflightRange(tc.lo, tc.hi, tc.step)
 		if tc.wantField != nil {
-			var ue *UsageError
+			var ue *usage.Error
 			if !errors.As(err, &ue) || !errors.Is(err, tc.wantField) {
 				t.Errorf("InflightRange(%d,%d,%d) = %v, want a %v usage error", tc.lo, tc.hi, tc.step, err, tc.wantField)
 			}
@@ -136,7 +137,7 @@ func TestSpecValidate(t *testing.T) {
 				}
 				return
 			}
-			var ue *UsageError
+			var ue *usage.Error
 			if !errors.As(err, &ue) || !errors.Is(err, tc.wantField) {
 				t.Fatalf("got %v, want a %v usage error", err, tc.wantField)
 			}

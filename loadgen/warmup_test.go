@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -56,7 +57,7 @@ func TestWarmupExcludedFromRecord(t *testing.T) {
 			return RunStep(ctx, spec, step, Options{})
 		}},
 		{"open", func(ctx context.Context, spec *Spec, step Step) (*result.Record, error) {
-			return RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{1000}, MaxOutstanding: DefaultMaxOutstanding}, 1000, Options{})
+			return RunOpenStep(ctx, spec, step, OpenSpec{Rates: []float64{1000}, OpenLoop: OpenLoop{MaxOutstanding: DefaultMaxOutstanding}}, 1000, Options{})
 		}},
 	}
 	for _, tc := range tests {
@@ -64,11 +65,11 @@ func TestWarmupExcludedFromRecord(t *testing.T) {
 			a := &arrivals{}
 			s := grpc.NewServer()
 			pb.RegisterBenchmarkServiceServer(s, a)
-			spec := shortSpec(startServer(t, s))
+			spec := shortSpec(testutil.Serve(t, s))
 			spec.Warmup, spec.Interval = 400*time.Millisecond, 400*time.Millisecond
 			spec.Conns = []ConnMode{{Kind: Shared}}
 			const inflight = 2
-			rec, err := tc.run(testCtx(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: inflight})
+			rec, err := tc.run(testutil.Context(t), spec, Step{Conn: spec.Conns[0], RPC: Unary, Inflight: inflight})
 			if err != nil {
 				t.Fatal(err)
 			}

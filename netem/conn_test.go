@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/netem"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/server"
@@ -56,16 +57,10 @@ func TestGRPCThroughWrappedListener(t *testing.T) {
 func TestGRPCThroughWrappedDialer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := server.New(server.Options{})
-	go s.Serve(lis)
-	defer s.Stop()
+	target := testutil.Serve(t, server.New(server.Options{}))
 
 	dial := netem.Symmetric(netem.Link{Delay: 100 * time.Microsecond, Jitter: 50 * time.Microsecond}).Dialer(nil)
-	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return dial(ctx, "tcp", addr) }))
 	if err != nil {
 		t.Fatal(err)

@@ -7,26 +7,11 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"strconv"
-	"sync/atomic"
-	"syscall"
 	"testing"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
-
-// failOnce fails its first Accept as a process out of file descriptors
-// does, then accepts.
-type failOnce struct {
-	net.Listener
-	failed atomic.Bool
-}
-
-func (f *failOnce) Accept() (net.Conn, error) {
-	if f.failed.CompareAndSwap(false, true) {
-		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
-	}
-	return f.Listener.Accept()
-}
 
 // TestProxySurvivesAcceptError: after "too many open files" from Accept
 // (issue 25: 11,000 connections ended rpclab netem), the proxy keeps
@@ -39,7 +24,7 @@ func TestProxySurvivesAcceptError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewProxy(&failOnce{Listener: lis}, up.Addr().String(), Network{})
+	p, err := NewProxy(testutil.FailFirstAccept(lis), up.Addr().String(), Network{})
 	if err != nil {
 		t.Fatal(err)
 	}

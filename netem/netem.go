@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -42,27 +43,44 @@ type Link struct {
 	RateBps int64 `json:"rate_bps,omitempty"`
 }
 
-// Validate reports a negative or out-of-range field.
-// Its errors wrap ErrBadDelay, ErrBadJitter or ErrBadRate, so a caller can
-// name the setting.
-func (l Link) Validate() error {
+// Validate reports a negative or out-of-range field: a *usage.Error whose
+// Setting is ErrBadDelay, ErrBadJitter or ErrBadRate, so a caller can name
+// the setting.
+func (l Link) Validate() error { return l.validate(upSettings) }
+
+// validate checks l, naming each bad field by s.
+func (l Link) validate(s linkSettings) error {
 	switch {
 	case l.Delay < 0:
-		return fmt.Errorf("%w: negative delay %v", ErrBadDelay, l.Delay)
+		return usage.Errorf(s.delay, "negative delay %v", l.Delay)
 	case l.Jitter < 0:
-		return fmt.Errorf("%w: negative jitter %v", ErrBadJitter, l.Jitter)
+		return usage.Errorf(s.jitter, "negative jitter %v", l.Jitter)
 	case l.RateBps < 0:
-		return fmt.Errorf("%w: negative rate %d bit/s", ErrBadRate, l.RateBps)
+		return usage.Errorf(s.rate, "negative rate %d bit/s", l.RateBps)
 	case l.RateBps > 0 && l.RateBps < 8:
-		return fmt.Errorf("%w: rate %d bit/s is below one byte per second", ErrBadRate, l.RateBps)
+		return usage.Errorf(s.rate, "rate %d bit/s is below one byte per second", l.RateBps)
 	}
 	return nil
 }
 
-// ErrBadDelay and ErrBadJitter are wrapped by Link.Validate's errors.
+// The settings of a Link (or of a Network's up direction) that Validate's
+// errors name; ParseRate's errors wrap ErrBadRate too. A Network's down
+// direction has its own (ErrBadDownDelay, ...), so a caller names the
+// direction's own setting.
 var (
-	ErrBadDelay  = errors.New("netem: bad delay")
-	ErrBadJitter = errors.New("netem: bad jitter")
+	ErrBadDelay      = errors.New("netem: bad delay")
+	ErrBadJitter     = errors.New("netem: bad jitter")
+	ErrBadDownDelay  = errors.New("netem: bad down delay")
+	ErrBadDownJitter = errors.New("netem: bad down jitter")
+	ErrBadDownRate   = errors.New("netem: bad down rate")
+)
+
+// linkSettings are the sentinels naming one direction's fields.
+type linkSettings struct{ delay, jitter, rate error }
+
+var (
+	upSettings   = linkSettings{ErrBadDelay, ErrBadJitter, ErrBadRate}
+	downSettings = linkSettings{ErrBadDownDelay, ErrBadDownJitter, ErrBadDownRate}
 )
 
 // IsZero reports whether the link adds nothing.
@@ -107,15 +125,13 @@ type Network struct {
 // time is twice l.Delay.
 func Symmetric(l Link) Network { return Network{Up: l, Down: l} }
 
-// Validate checks both directions.
+// Validate checks both directions, naming the down direction's fields by
+// their own settings (ErrBadDownDelay, ...).
 func (n Network) Validate() error {
-	if err := n.Up.Validate(); err != nil {
-		return fmt.Errorf("%w (up)", err)
+	if err := n.Up.validate(upSettings); err != nil {
+		return err
 	}
-	if err := n.Down.Validate(); err != nil {
-		return fmt.Errorf("%w (down)", err)
-	}
-	return nil
+	return n.Down.validate(downSettings)
 }
 
 // RTT is the round-trip time the network adds, jitter and rate aside.
@@ -140,7 +156,8 @@ var rateUnits = []struct {
 // such a rate failed.
 const SlowRateBps = 1_000_000
 
-// ErrBadRate is wrapped by ParseRate's errors.
+// ErrBadRate is wrapped by ParseRate's errors, and names a Link's rate in
+// Validate's.
 var ErrBadRate = errors.New("netem: bad rate")
 
 // ParseRate parses a bandwidth as tc(8) writes it: a number and a unit,

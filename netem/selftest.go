@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/usage"
 )
 
 // SelfTestConfig says what SelfTest measures.
@@ -62,20 +63,20 @@ type SelfTestResult struct {
 
 const pingSize = 64
 
-// ErrBadSelfTest is wrapped by SelfTestConfig.Validate's errors.
+// ErrBadSelfTest is the setting SelfTestConfig.Validate's *usage.Error names.
 var ErrBadSelfTest = errors.New("netem: selftest")
 
 // Validate reports the first bad field of c.
 func (c SelfTestConfig) Validate() error {
 	if c.Pings < 1 {
-		return fmt.Errorf("%w: pings must be at least 1", ErrBadSelfTest)
+		return usage.Errorf(ErrBadSelfTest, "pings must be at least 1")
 	}
 	if c.Budget <= 0 {
-		return fmt.Errorf("%w: budget must be positive", ErrBadSelfTest)
+		return usage.Errorf(ErrBadSelfTest, "budget must be positive")
 	}
 	for _, r := range c.RTTs {
 		if r < 0 {
-			return fmt.Errorf("%w: negative RTT %v", ErrBadSelfTest, r)
+			return usage.Errorf(ErrBadSelfTest, "negative RTT %v", r)
 		}
 	}
 	return nil

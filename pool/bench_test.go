@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -57,7 +58,7 @@ func BenchmarkUnary(b *testing.B) {
 	for _, n := range []int{1, 2, 4, 8} {
 		for _, par := range benchParallel {
 			b.Run(fmt.Sprintf("conns=%d/parallel=%d", n, par), func(b *testing.B) {
-				ctx := testContext(b)
+				ctx := testutil.Context(b)
 				p := newPool(b, srv.addr, WithSize(n))
 				if err := p.Connect(ctx); err != nil {
 					b.Fatal(err)
@@ -72,7 +73,7 @@ func BenchmarkUnaryClientConn(b *testing.B) {
 	srv := startServer(b)
 	for _, par := range benchParallel {
 		b.Run(fmt.Sprintf("parallel=%d", par), func(b *testing.B) {
-			ctx := testContext(b)
+			ctx := testutil.Context(b)
 			cc, err := grpc.NewClient(srv.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {
 				b.Fatal(err)
@@ -111,7 +112,7 @@ func BenchmarkPick(b *testing.B) {
 	for _, pol := range []Policy{RoundRobin, LeastLoaded} {
 		for _, size := range sizes {
 			b.Run("policy="+pol.String()+"/size="+size.name, func(b *testing.B) {
-				ctx := testContext(b)
+				ctx := testutil.Context(b)
 				p := newPool(b, srv.addr, size.opt, WithPolicy(pol))
 				if err := p.Connect(ctx); err != nil {
 					b.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -150,7 +151,7 @@ func (fc *fakeClock) stepUntil(ctx context.Context, t testing.TB, p *Pool, what 
 // RPC fails because of a resize.
 func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	srv := startServer(t)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	fc := newFakeClock()
 	r := testRule(1, 2)
 	r.MinGain = 100 // no trial can pay
@@ -203,7 +204,7 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 // before it closes.
 func TestAdaptiveDrainsRetired(t *testing.T) {
 	srv := startServer(t)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	fc := newFakeClock()
 	r := testRule(1, 2)
 	r.MinGain = 100
@@ -277,7 +278,7 @@ func TestAdaptiveDrainsRetired(t *testing.T) {
 // closed, the size stays, and the next growth waits the back-off.
 func TestAdaptiveGrowFailed(t *testing.T) {
 	srv := startServer(t)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	proxy := startProxy(t, srv.addr)
 	fc := newFakeClock()
 	r := testRule(1, 2)
@@ -307,7 +308,7 @@ func TestAdaptiveGrowFailed(t *testing.T) {
 // recovers its size with every connection READY.
 func TestAdaptiveServerKilledWhileGrowing(t *testing.T) {
 	srv := startServer(t)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	fc := newFakeClock()
 	r := testRule(2, 4)
 	r.Settle = time.Hour // the trial stays open for the whole test
@@ -399,7 +400,7 @@ func TestAdaptiveLoadRisesAndFalls(t *testing.T) {
 	srv := &testServer{addr: lis.Addr().String()}
 	srv.serve(counted)
 	t.Cleanup(srv.stop)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	goroutines := runtime.NumGoroutine()
 
 	fc := newFakeClock()

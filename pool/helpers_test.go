@@ -16,23 +16,14 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/server"
 )
 
-// defaultTestTimeout bounds every test's context.
-const defaultTestTimeout = 30 * time.Second
-
 const unaryMethod = "/grpc.testing.BenchmarkService/UnaryCall"
 
 var plaintext = WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials()))
-
-func testContext(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // testServer is rpclab's ping server on a loopback port.
 type testServer struct {
@@ -45,10 +36,7 @@ type testServer struct {
 // startServer serves on 127.0.0.1:0 until the test ends.
 func startServer(t testing.TB) *testServer {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
+	lis := testutil.Listen(t)
 	s := &testServer{addr: lis.Addr().String()}
 	s.serve(lis)
 	t.Cleanup(s.stop)
@@ -180,10 +168,7 @@ type link struct {
 
 func startProxy(t testing.TB, backend string) *stallProxy {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
+	lis := testutil.Listen(t)
 	p := &stallProxy{lis: lis, backend: backend, links: map[string]*link{}}
 	p.wg.Add(1)
 	go p.accept()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc/connectivity"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // A connection whose socket write blocks (nobody reads the other end of
@@ -16,7 +18,7 @@ import (
 // that started meanwhile waits as long; once the write goes through and
 // nothing is queued, the wait is gone.
 func TestWriteWaitBlockedWrite(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	client, server := net.Pipe()
 	defer client.Close()
 	defer server.Close()
@@ -70,7 +72,7 @@ func TestWriteWaitBlockedWrite(t *testing.T) {
 // in flight and nothing completed.
 func TestSignalsIdleConnection(t *testing.T) {
 	srv := startServer(t)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	fc := newFakeClock()
 	p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), fc.option())
 	if err := p.Connect(ctx); err != nil {
@@ -168,7 +170,7 @@ func TestCPUBusyArithmetic(t *testing.T) {
 // An RPC that fails before any byte is written (nothing listens) leaves no
 // stale wait behind: once nothing is in flight, nothing waits.
 func TestWriteWaitFailedRPC(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +211,7 @@ func TestAdaptiveDialerTargets(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testContext(t)
+			ctx := testutil.Context(t)
 			p := newPool(t, tc.target, WithAdaptiveRule(testRule(1, 1)), newFakeClock().option())
 			if err := ping(ctx, p); err != nil {
 				t.Fatalf("RPC to %s: %v", tc.target, err)

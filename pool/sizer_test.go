@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // scripted is a Sizer that returns its decisions in order (Hold after
@@ -30,7 +32,7 @@ func (s *scripted) GrowFailed(time.Time) { s.failed++ }
 // server, kept within min and max whatever the Sizer asks, each in the
 // history with the Sizer's reason.
 func TestWithSizer(t *testing.T) {
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	srv := startServer(t)
 	fc := newFakeClock()
 	up, down := Decision{Grow, ReasonAboveWatermark}, Decision{Shrink, ReasonBelowWatermark}

@@ -19,7 +19,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -31,36 +30,11 @@ import (
 
 const defaultTestTimeout = 30 * time.Second
 
-// startBulk serves the ping and bulk services on loopback in this process.
+// startBulk is startBulkServer's client and the server's Info.
 func startBulk(ctx context.Context, t *testing.T, opts ...server.BulkOption) (bulkpb.BulkServiceClient, *bulkpb.InfoResponse) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, stop := context.WithCancel(ctx)
-	b, err := server.StartBulk(sctx, "127.0.0.1", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- server.Serve(sctx, lis, server.Options{Bulk: b}) }()
-	t.Cleanup(func() {
-		stop()
-		<-done
-		b.Close()
-	})
-	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	c := bulkpb.NewBulkServiceClient(cc)
-	info, err := c.Info(ctx, &bulkpb.InfoRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, info
+	s := startBulkServer(ctx, t, opts...)
+	return s.c, s.info
 }
 
 func TestBulkRejectsBadRequests(t *testing.T) {

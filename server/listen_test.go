@@ -10,11 +10,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/proto/bulkpb"
 	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/sidechannel"
@@ -38,14 +37,11 @@ type bulkServer struct {
 	target string // the main gRPC port, which the sidechannel shares
 }
 
-// startBulkServer is startBulk that also returns the Bulk and the target.
+// startBulkServer serves the ping and bulk services on a free loopback
+// port in this process.
 func startBulkServer(ctx context.Context, t *testing.T, opts ...server.BulkOption) bulkServer {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return serveBulk(ctx, t, lis, opts...)
+	return serveBulk(ctx, t, testutil.Listen(t), opts...)
 }
 
 // serveBulk serves the ping and bulk services on lis.
@@ -102,20 +98,6 @@ func dialCtx(ctx context.Context, t *testing.T, addr string) net.Conn {
 	return c
 }
 
-// failOnce fails its first Accept as a process out of file descriptors
-// does, then accepts.
-type failOnce struct {
-	net.Listener
-	failed atomic.Bool
-}
-
-func (f *failOnce) Accept() (net.Conn, error) {
-	if f.failed.CompareAndSwap(false, true) {
-		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
-	}
-	return f.Listener.Accept()
-}
-
 // TestBulkListenersSurviveAcceptError: after an Accept error (too many
 // open files), every bulk listener keeps serving: a raw TCP download, an
 // HTTP one and a sidechannel download (whose connection the main port's
@@ -126,13 +108,13 @@ func TestBulkListenersSurviveAcceptError(t *testing.T) {
 	var wrapped atomic.Int32
 	restore := server.SetWrapListener(func(l net.Listener) net.Listener {
 		wrapped.Add(1)
-		return &failOnce{Listener: l}
+		return testutil.FailFirstAccept(l)
 	})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := serveBulk(ctx, t, &failOnce{Listener: lis})
+	s := serveBulk(ctx, t, testutil.FailFirstAccept(lis))
 	restore()
 	if got := wrapped.Load(); got != 3 {
 		t.Fatalf("got %d listeners wrapped, want 3", got)

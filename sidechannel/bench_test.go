@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/yamux"
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 const benchSize = 64 << 20
@@ -109,7 +111,7 @@ func benchYamux(b *testing.B, dir string, window uint32) {
 func benchSidechannel(b *testing.B, dir string) {
 	ts := startServer(b, false)
 	cc, c := ts.dial(b)
-	ctx := testContext(b)
+	ctx := testutil.Context(b)
 	go func() { // the handlers' outcomes
 		for range ts.files.ended {
 		}

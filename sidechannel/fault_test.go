@@ -17,6 +17,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // rawHello dials ts and writes b, returning the connection.
@@ -60,7 +62,7 @@ func callWithID(ctx context.Context, ts *testServer, t testing.TB, id string) er
 // TestBadHello: what is not a sidechannel hello goes to gRPC (which closes
 // it) or is closed, and the server keeps serving.
 func TestBadHello(t *testing.T) {
-	ts := startServer(t, false, WithHelloTimeout(defaultTestTimeout/30))
+	ts := startServer(t, false, WithHelloTimeout(testutil.DefaultTimeout/30))
 	for _, tc := range []struct {
 		name  string
 		bytes []byte
@@ -71,7 +73,7 @@ func TestBadHello(t *testing.T) {
 		{"short magic then silence", []byte(Magic[:4])},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testContext(t)
+			ctx := testutil.Context(t)
 			waitClosed(ctx, t, rawHello(ctx, t, ts.addr, tc.bytes))
 			cc, c := ts.dial(t)
 			if _, _, err := download(ctx, cc, c, 1000); err != nil {
@@ -86,7 +88,7 @@ func TestBadHello(t *testing.T) {
 func TestIDs(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1e9, 0)}
 	ts := startServer(t, false, WithClock(clock.Now), WithExpiry(time.Minute))
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 
 	t.Run("unknown id expires", func(t *testing.T) {
 		c := rawHello(ctx, t, ts.addr, hello(ID{1}))
@@ -147,7 +149,7 @@ func waitPending(ctx context.Context, t testing.TB, s *Server, want int) {
 // ends ResourceExhausted.
 func TestTooManyPending(t *testing.T) {
 	ts := startServer(t, false, WithMaxPending(2))
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	_ = rawHello(ctx, t, ts.addr, hello(ID{1}))
 	_ = rawHello(ctx, t, ts.addr, hello(ID{2}))
 	waitPending(ctx, t, ts.sc, 2)
@@ -161,9 +163,9 @@ func TestTooManyPending(t *testing.T) {
 // TestSlowReader: a client that never reads fails the server's write after
 // the write timeout; the call ends DeadlineExceeded.
 func TestSlowReader(t *testing.T) {
-	ts := startServer(t, false, WithWriteTimeout(defaultTestTimeout/300))
+	ts := startServer(t, false, WithWriteTimeout(testutil.DefaultTimeout/300))
 	cc, c := ts.dial(t)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	octx, sc, err := c.Open(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +186,7 @@ func TestSlowReader(t *testing.T) {
 // goroutine the transfer started is gone.
 func TestClientDies(t *testing.T) {
 	ts := startServer(t, false)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	base := runtime.NumGoroutine()
 	cc, c := ts.dial(t)
 	octx, sc, err := c.Open(context.WithoutCancel(ctx))
@@ -210,8 +212,8 @@ func TestClientDies(t *testing.T) {
 // goroutines back to their baseline.
 func TestHalfOpenFlood(t *testing.T) {
 	const flood, maxHandshakes = 10000, 64
-	ts := startServer(t, false, WithMaxHandshakes(maxHandshakes), WithHelloTimeout(defaultTestTimeout/60))
-	ctx := testContext(t)
+	ts := startServer(t, false, WithMaxHandshakes(maxHandshakes), WithHelloTimeout(testutil.DefaultTimeout/60))
+	ctx := testutil.Context(t)
 	base := runtime.NumGoroutine()
 	var d net.Dialer
 	conns := make([]net.Conn, 0, flood)
@@ -273,7 +275,7 @@ func TestAcceptErrorKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	go func() {
 		c, err := s.Listener().Accept()
 		if err == nil {
@@ -294,7 +296,7 @@ func TestAcceptErrorKeepsServing(t *testing.T) {
 // its own context's status, and leaves nothing pending.
 func TestAcceptEndsWithCall(t *testing.T) {
 	ts := startServer(t, false)
-	ctx, cancel := context.WithTimeout(testContext(t), defaultTestTimeout/100)
+	ctx, cancel := context.WithTimeout(testutil.Context(t), testutil.DefaultTimeout/100)
 	defer cancel()
 	err := callWithID(ctx, ts, t, ID{9}.String())
 	if got := status.Code(err); got != codes.DeadlineExceeded {
@@ -304,14 +306,14 @@ func TestAcceptEndsWithCall(t *testing.T) {
 	if got := status.Code(herr); got != codes.DeadlineExceeded && got != codes.Canceled {
 		t.Errorf("handler: got %v (%v), want %v or %v", got, herr, codes.DeadlineExceeded, codes.Canceled)
 	}
-	waitPending(testContext(t), t, ts.sc, 0)
+	waitPending(testutil.Context(t), t, ts.sc, 0)
 }
 
 // TestServerClose: Close fails a waiting Accept with ErrClosed, closes a
 // hello waiting for its call, and a closed Server refuses new hellos.
 func TestServerClose(t *testing.T) {
 	ts := startServer(t, false)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	c := rawHello(ctx, t, ts.addr, hello(ID{1}))
 	waitPending(ctx, t, ts.sc, 1)
 	cc, _ := ts.dial(t)

@@ -23,17 +23,9 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
-
-// defaultTestTimeout bounds every test's context.
-const defaultTestTimeout = 30 * time.Second
-
-func testContext(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 const (
 	downloadMethod = "/sidechannel.test.Files/Download"
@@ -134,10 +126,7 @@ type testServer struct {
 // to gRPC and the sidechannel with one self-signed certificate.
 func startServer(t testing.TB, secure bool, opts ...Option) *testServer {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
+	lis := testutil.Listen(t)
 	ts := &testServer{addr: lis.Addr().String()}
 	var gopts []grpc.ServerOption
 	if secure {
@@ -146,6 +135,7 @@ func startServer(t testing.TB, secure bool, opts ...Option) *testServer {
 		opts = append([]Option{WithTLS(srvCfg)}, opts...)
 		gopts = append(gopts, grpc.Creds(credentials.NewTLS(srvCfg)))
 	}
+	var err error
 	ts.sc, err = NewServer(lis, opts...)
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)

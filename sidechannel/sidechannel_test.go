@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 func TestDownload(t *testing.T) {
@@ -24,7 +26,7 @@ func TestDownload(t *testing.T) {
 		cc, c := ts.dial(t)
 		for _, size := range []int64{0, 1, 1<<20 + 3} {
 			t.Run(fmt.Sprintf("tls=%v/size=%d", secure, size), func(t *testing.T) {
-				ctx := testContext(t)
+				ctx := testutil.Context(t)
 				got, sent, err := download(ctx, cc, c, size)
 				if err != nil {
 					t.Fatalf("download: %v", err)
@@ -42,7 +44,7 @@ func TestUpload(t *testing.T) {
 		t.Run(fmt.Sprintf("tls=%v", secure), func(t *testing.T) {
 			ts := startServer(t, secure)
 			cc, c := ts.dial(t)
-			ctx := testContext(t)
+			ctx := testutil.Context(t)
 			const size = 3<<20 + 5
 			var out wrapperspb.Int64Value
 			err := c.Do(ctx, func(ctx context.Context) error {
@@ -68,17 +70,17 @@ func TestUpload(t *testing.T) {
 func TestTLSMismatch(t *testing.T) {
 	for _, secure := range []bool{false, true} {
 		t.Run(fmt.Sprintf("server-tls=%v", secure), func(t *testing.T) {
-			ts := startServer(t, secure, WithExpiry(defaultTestTimeout))
+			ts := startServer(t, secure, WithExpiry(testutil.DefaultTimeout))
 			var opts []Option
 			if !secure {
 				_, cli := selfSigned(t)
 				opts = append(opts, WithTLS(cli))
 			}
-			c, err := NewClient(ts.addr, append(opts, WithHelloTimeout(defaultTestTimeout/30))...)
+			c, err := NewClient(ts.addr, append(opts, WithHelloTimeout(testutil.DefaultTimeout/30))...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := testContext(t)
+			ctx := testutil.Context(t)
 			_, sc, err := c.Open(ctx)
 			if err == nil {
 				// Plain hello to a TLS server: the server's handshake reads
@@ -103,7 +105,7 @@ func TestTLSMismatch(t *testing.T) {
 func TestCancelCallClosesSidechannel(t *testing.T) {
 	ts := startServer(t, false)
 	cc, c := ts.dial(t)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	callCtx, cancel := context.WithCancel(ctx)
 	octx, sc, err := c.Open(callCtx)
 	if err != nil {
@@ -143,7 +145,7 @@ func TestCancelCallClosesSidechannel(t *testing.T) {
 func TestCloseWithErrorCancelsCall(t *testing.T) {
 	ts := startServer(t, false)
 	cc, c := ts.dial(t)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	errDisk := errors.New("disk full")
 	err := c.Do(ctx, func(ctx context.Context) error {
 		err := cc.Invoke(ctx, downloadMethod, wrapperspb.Int64(1<<40), new(wrapperspb.Int64Value))
@@ -170,7 +172,7 @@ func TestCloseWithErrorCancelsCall(t *testing.T) {
 func TestDeadlineFlows(t *testing.T) {
 	ts := startServer(t, false, WithWriteTimeout(0))
 	cc, c := ts.dial(t)
-	ctx, cancel := context.WithTimeout(testContext(t), defaultTestTimeout/60)
+	ctx, cancel := context.WithTimeout(testutil.Context(t), testutil.DefaultTimeout/60)
 	defer cancel()
 	octx, sc, err := c.Open(ctx)
 	if err != nil {
@@ -239,7 +241,7 @@ func TestAllocsPerCall(t *testing.T) {
 	}
 	ts := startServer(t, false)
 	cc, c := ts.dial(t)
-	ctx := testContext(t)
+	ctx := testutil.Context(t)
 	go func() {
 		for range ts.files.ended {
 		}

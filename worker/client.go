@@ -45,7 +45,7 @@ func (w *Worker) RunClient(stream grpc.BidiStreamingServer[pb.ClientArgs, pb.Cli
 	}
 	// An offered load is sent on its schedule whatever the replies, as
 	// rpclab's open loop sends on one machine, up to its default bound.
-	load := loadgen.Load{Rate: run.rate, Arrival: run.arrival, MaxOutstanding: loadgen.DefaultMaxOutstanding}
+	load := loadgen.Load{Rate: run.rate, OpenLoop: loadgen.OpenLoop{Arrival: run.arrival, MaxOutstanding: loadgen.DefaultMaxOutstanding}}
 	live, err := loadgen.StartLive(stream.Context(), &run.spec, run.step, load, loadgen.Options{})
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "worker: start the client: %v", err)

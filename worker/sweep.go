@@ -13,6 +13,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"google.golang.org/grpc/codes"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/workerpb"
@@ -92,17 +93,17 @@ type Open struct {
 	Arrival string
 }
 
-// Validate checks o against the workers it will run on; a *loadgen.UsageError
+// Validate checks o against the workers it will run on; a *usage.Error
 // names the setting at fault (ErrRate or ErrArrival).
 func (o *Open) Validate(remotes []*Remote) error {
-	lo := loadgen.OpenSpec{Rates: o.Rates, Arrival: o.Arrival, MaxOutstanding: loadgen.DefaultMaxOutstanding}
+	lo := loadgen.OpenSpec{Rates: o.Rates, OpenLoop: loadgen.OpenLoop{Arrival: o.Arrival, MaxOutstanding: loadgen.DefaultMaxOutstanding}}
 	if err := lo.Validate(); err != nil {
 		return err
 	}
 	if o.Arrival != loadgen.Poisson {
 		for _, r := range remotes {
 			if !r.RPCLab {
-				return &loadgen.UsageError{Setting: loadgen.ErrArrival, Err: fmt.Errorf("%s is an official worker, whose open loop is Poisson only (gRPC's load_params): want %s arrivals", r.Addr, loadgen.Poisson)}
+				return usage.Errorf(loadgen.ErrArrival, "%s is an official worker, whose open loop is Poisson only (gRPC's load_params): want %s arrivals", r.Addr, loadgen.Poisson)
 			}
 		}
 	}

@@ -18,9 +18,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpclab/rpclab/internal/testserver"
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/workerpb"
-	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/stats"
 )
 
@@ -35,27 +36,9 @@ func testCtx(t *testing.T) context.Context {
 
 // startPing serves rpclab's ping on a free loopback port and counts the
 // unary calls it answered.
-func startPing(t *testing.T) (string, *atomic.Int64) {
-	t.Helper()
-	var n atomic.Int64
-	count := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		resp, err := h(ctx, req)
-		n.Add(1)
-		return resp, err
-	}
-	return serve(t, server.New(server.Options{}, grpc.UnaryInterceptor(count))), &n
-}
+func startPing(t *testing.T) (string, *atomic.Int64) { return testserver.CountingPing(t) }
 
-func serve(t *testing.T, s *grpc.Server) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(lis)
-	t.Cleanup(s.Stop)
-	return lis.Addr().String()
-}
+func serve(t *testing.T, s *grpc.Server) string { return testutil.Serve(t, s) }
 
 // startWorker serves a Worker on a free loopback port until the test ends
 // and returns its address and the channel Serve's result arrives on.
@@ -436,13 +419,4 @@ func TestDialUnreachable(t *testing.T) {
 }
 
 // closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	lis.Close()
-	return addr
-}
+func closedAddr(t *testing.T) string { return testutil.ClosedAddr(t) }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 )
@@ -86,7 +87,7 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 		for _, v := range vals {
 			n, err := result.ParseBytes(v)
 			if err != nil {
-				return nil, usageError{fmt.Errorf("--%s: %w", flag, err)}
+				return nil, usage.Wrap(fmt.Errorf("--%s: %w", flag, err))
 			}
 			ns = append(ns, n)
 		}
@@ -109,7 +110,7 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 	bf.spec.Chunks = nil
 	for _, c := range cs {
 		if c > 1<<31-1 {
-			return usageError{fmt.Errorf("--chunk %s is too large", result.FormatBytes(c))}
+			return usage.Wrap(fmt.Errorf("--chunk %s is too large", result.FormatBytes(c)))
 		}
 		bf.spec.Chunks = append(bf.spec.Chunks, int(c))
 	}
@@ -127,15 +128,15 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 			return err
 		}
 		if m[0] > 1<<31-1 {
-			return usageError{fmt.Errorf("--max-message-size %s is above 2 GiB", bf.maxMsg)}
+			return usage.Wrap(fmt.Errorf("--max-message-size %s is above 2 GiB", bf.maxMsg))
 		}
 		bf.spec.MaxMessage = int(m[0])
 	}
 	if bf.spec.RequestsPerStream < 1 {
-		return usageError{fmt.Errorf("--requests %d: each stream makes at least 1 download", bf.spec.RequestsPerStream)}
+		return usage.Wrap(fmt.Errorf("--requests %d: each stream makes at least 1 download", bf.spec.RequestsPerStream))
 	}
 	if fs.Changed("duration") && fs.Changed("requests") {
-		return usageError{errors.New("--requests and --duration exclude each other")}
+		return usage.Wrap(errors.New("--requests and --duration exclude each other"))
 	}
 	if err := bf.tls.parse(bf.spec.Target); err != nil {
 		return err
@@ -145,10 +146,7 @@ func (bf *bulkFlags) parse(fs *pflag.FlagSet) error {
 	if check.Target == "" {
 		check.Target = "127.0.0.1:0"
 	}
-	if err := check.Validate(); err != nil {
-		return usageError{err}
-	}
-	return nil
+	return check.Validate()
 }
 
 // finish prints the table and writes the charts of what was measured,
@@ -170,10 +168,6 @@ func (bf *bulkFlags) finish(cmd *cobra.Command, recs []result.BulkRecord, err er
 			}
 			fmt.Fprintf(stderr, "rpclab: charts written to %s\n", bf.charts)
 		}
-	}
-	var ue *bulk.UsageError
-	if errors.As(err, &ue) {
-		return usageError{err}
 	}
 	return err
 }
@@ -230,14 +224,14 @@ func (bt *bulkTLS) parse(target string) error {
 		return nil
 	}
 	if !bt.on {
-		return usageError{errors.New("--cacert needs --tls")}
+		return usage.Wrap(errors.New("--cacert needs --tls"))
 	}
 	if target == "" {
-		return usageError{errors.New("--cacert needs --target: without one, the child server gets a fresh certificate that rpclab trusts alone")}
+		return usage.Wrap(errors.New("--cacert needs --target: without one, the child server gets a fresh certificate that rpclab trusts alone"))
 	}
 	pool, err := anycall.LoadCACert(bt.caFile)
 	if err != nil {
-		return usageError{fmt.Errorf("--cacert: %w", err)}
+		return usage.Wrap(fmt.Errorf("--cacert: %w", err))
 	}
 	bt.roots = pool
 	return nil

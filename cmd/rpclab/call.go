@@ -13,6 +13,7 @@ import (
 
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/internal/limitread"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
 )
 
@@ -75,16 +76,16 @@ const maxDataFileBytes = 16 << 20
 // keeps what it read for resolve.
 func (cf *callFlags) check(ctx context.Context) error {
 	if err := anycall.CheckCall(cf.call); err != nil {
-		return usageError{fmt.Errorf("--call: %w", err)}
+		return usage.Wrap(fmt.Errorf("--call: %w", err))
 	}
 	if cf.data != "" && cf.dataFile != "" {
-		return usageError{errors.New("--data and --data-file are exclusive")}
+		return usage.Wrap(errors.New("--data and --data-file are exclusive"))
 	}
 	cf.request = []byte(cf.data)
 	if cf.dataFile != "" {
 		b, err := limitread.ReadFile(cf.dataFile, maxDataFileBytes)
 		if err != nil {
-			return usageError{fmt.Errorf("--data-file: %w", err)}
+			return usage.Wrap(fmt.Errorf("--data-file: %w", err))
 		}
 		cf.request = b
 	}
@@ -96,19 +97,19 @@ func (cf *callFlags) check(ctx context.Context) error {
 		cf.files, err = anycall.LoadProto(ctx, cf.protos, cf.importPaths)
 	}
 	if err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	if cf.files != nil {
 		m, err := anycall.Find(cf.files, cf.call)
 		if err != nil {
-			return usageError{fmt.Errorf("--call: %w", err)}
+			return usage.Wrap(fmt.Errorf("--call: %w", err))
 		}
 		if _, err := m.Request(cf.request); err != nil {
-			return usageError{err}
+			return usage.Wrap(err)
 		}
 	}
 	if _, err := cf.conn.DialOptions(); err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	cf.checked = true
 	return nil
@@ -127,13 +128,13 @@ func (cf *callFlags) resolve(ctx context.Context, spec *loadgen.Spec) (*anycall.
 	cancel()
 	if err != nil {
 		if errors.Is(err, anycall.ErrUnknownMethod) || errors.Is(err, anycall.ErrBadCall) {
-			return nil, nil, usageError{err}
+			return nil, nil, usage.Wrap(err)
 		}
 		return nil, nil, err
 	}
 	req, err := m.Request(cf.request)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, usage.Wrap(err)
 	}
 	return m, req, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 )
 
@@ -35,7 +36,7 @@ func checkConnBuffers(write, read int) error {
 		v    int
 	}{{"--write-buffer", write}, {"--read-buffer", read}} {
 		if b.v < 0 || b.v > maxConnBuffer {
-			return usageError{fmt.Errorf("%s %d: want 0 (grpc-go's 32 KiB) to %d bytes (16 MiB)", b.flag, b.v, maxConnBuffer)}
+			return usage.Wrap(fmt.Errorf("%s %d: want 0 (grpc-go's 32 KiB) to %d bytes (16 MiB)", b.flag, b.v, maxConnBuffer))
 		}
 	}
 	return nil
@@ -52,7 +53,7 @@ const maxRate = 1e7
 func checkRates(rates []float64) error {
 	for _, r := range rates {
 		if !(r > 0 && r <= maxRate) {
-			return usageError{fmt.Errorf("--rps %g: want a rate above 0 and at most %g RPCs per second", r, maxRate)}
+			return usage.Wrap(fmt.Errorf("--rps %g: want a rate above 0 and at most %g RPCs per second", r, maxRate))
 		}
 	}
 	return noDuplicates("--rps", rates, func(r float64) float64 { return r })
@@ -73,9 +74,9 @@ func noDuplicates[T any, K comparable](flag string, vals []T, key func(T) K) err
 		}
 		a, b := fmt.Sprint(first), fmt.Sprint(v)
 		if a == b {
-			return usageError{fmt.Errorf("%s: %s is given twice: each value is one step, measured once", flag, b)}
+			return usage.Wrap(fmt.Errorf("%s: %s is given twice: each value is one step, measured once", flag, b))
 		}
-		return usageError{fmt.Errorf("%s: %s is given twice (as %s and %s): each value is one step, measured once", flag, b, a, b)}
+		return usage.Wrap(fmt.Errorf("%s: %s is given twice (as %s and %s): each value is one step, measured once", flag, b, a, b))
 	}
 	return nil
 }
@@ -97,7 +98,7 @@ func checkCPUs(flag string, cpus []int) error {
 	}
 	for _, c := range cpus {
 		if !slices.Contains(online, c) {
-			return usageError{fmt.Errorf("%s: CPU %d is not online here (online: %s)", flag, c, strings.TrimSpace(string(b)))}
+			return usage.Wrap(fmt.Errorf("%s: CPU %d is not online here (online: %s)", flag, c, strings.TrimSpace(string(b))))
 		}
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // TestOutputsAreCheckedBeforeTheWork: an output that is an input or
@@ -108,7 +110,7 @@ func TestForceOverwritesRecords(t *testing.T) {
 	if err := os.WriteFile(out, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := runInProcess("sweep", "--target", closedPort(t), "--inflight", "1", "--conn", "shared",
+	code, _, stderr := runInProcess("sweep", "--target", testutil.ClosedAddr(t), "--inflight", "1", "--conn", "shared",
 		"--warmup", "0s", "--interval", "100ms", "--dial-timeout", "200ms", "-o", out, "--force")
 	if code != exitFailure { // the target is unreachable: one failed record
 		t.Fatalf("got exit %d (%s), want %d", code, stderr, exitFailure)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/loadgen/extclient"
 )
@@ -56,7 +57,7 @@ func planClients(sf *sweepFlags, stderr io.Writer) ([]labClient, error) {
 	}
 	for _, conn := range sf.conns {
 		if !used[conn] {
-			return nil, usageError{fmt.Errorf("--conn: none of the clients %s has the layout %q", strings.Join(sf.clients, ","), conn)}
+			return nil, usage.Wrap(fmt.Errorf("--conn: none of the clients %s has the layout %q", strings.Join(sf.clients, ","), conn))
 		}
 	}
 	return out, nil

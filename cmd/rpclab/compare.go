@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen/extclient"
 )
 
@@ -45,7 +46,7 @@ metric.`,
 				sf.clients = availableClients(sf.clientsDir)
 			}
 			if len(sf.clients) == 0 {
-				return usageError{errors.New("--clients: no client given")}
+				return usage.Wrap(errors.New("--clients: no client given"))
 			}
 			spec, err := sf.spec(cmd.Flags())
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/doctor"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/report"
@@ -75,18 +76,18 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	ctx, o := cmd.Context(), &df.o
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if o.Target == "" {
-		return usageError{errors.New("--target: required (host:port of your service)")}
+		return usage.Wrap(errors.New("--target: required (host:port of your service)"))
 	}
 	// Refuse bad options and outputs before resolving --call or measuring.
 	if err := o.Validate(); err != nil {
-		return doctorFlagError(err)
+		return err
 	}
 	if err := lab.CheckOutputs(df.call.inputs(), df.force, lab.Output{Name: "--out", Path: df.out, Keep: true}); err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	dial, err := df.call.conn.DialOptions()
 	if err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	o.Load.DialOptions = dial
 	if df.call.call != "" {
@@ -104,7 +105,7 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	if df.out != "" {
 		f, err := os.Create(df.out)
 		if err != nil {
-			return usageError{fmt.Errorf("--out: %w", err)}
+			return usage.Wrap(fmt.Errorf("--out: %w", err))
 		}
 		defer f.Close()
 		jsonl = result.NewWriter(f)
@@ -129,27 +130,6 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	d, err := doctor.Run(ctx, *o)
 	if d != nil && len(d.Records) > 0 && err == nil {
 		report.DoctorText(stdout, &d.Diagnosis, d.Capped)
-	}
-	return doctorFlagError(err)
-}
-
-// doctorFlags names the flag behind each of doctor's option errors.
-var doctorFlags = []struct {
-	err  error
-	flag string
-}{
-	{doctor.ErrTarget, "--target"}, {doctor.ErrBudget, "--budget"}, {doctor.ErrMaxInflight, "--max-inflight"},
-	{doctor.ErrMaxRPS, "--max-rps"}, {doctor.ErrPools, "--pools"}, {doctor.ErrStep, "--dial-timeout"},
-	{doctor.ErrCall, "--call"},
-}
-
-// doctorFlagError turns an option error of package doctor into a usage
-// error (exit 2) naming the flag at fault; other errors pass unchanged.
-func doctorFlagError(err error) error {
-	for _, m := range doctorFlags {
-		if errors.Is(err, m.err) {
-			return usageError{fmt.Errorf("%s: %w", m.flag, err)}
-		}
 	}
 	return err
 }

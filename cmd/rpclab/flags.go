@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 )
 
@@ -38,7 +39,7 @@ func addGroup(f *pflag.FlagSet, register func(*pflag.FlagSet)) flagGroup {
 func (g flagGroup) refuse(fs *pflag.FlagSet, why string) error {
 	for _, name := range g {
 		if fs.Changed(name) {
-			return usageError{fmt.Errorf("--%s %s", name, why)}
+			return usage.Wrap(fmt.Errorf("--%s %s", name, why))
 		}
 	}
 	return nil

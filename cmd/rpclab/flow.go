@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/flow"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/report"
@@ -79,7 +79,7 @@ func parseFlow(spec *flow.Spec, payloads []string, rate string, window int) erro
 	for _, p := range payloads {
 		n, err := result.ParseBytes(p)
 		if err != nil {
-			return usageError{fmt.Errorf("--payload: %w", err)}
+			return usage.Wrap(fmt.Errorf("--payload: %w", err))
 		}
 		spec.Payloads = append(spec.Payloads, n)
 	}
@@ -95,28 +95,15 @@ func parseFlow(spec *flow.Spec, payloads []string, rate string, window int) erro
 	if rate != "" {
 		r, err := netem.ParseRate(rate)
 		if err != nil {
-			return usageError{fmt.Errorf("--rate: %w", err)}
+			return usage.Wrap(fmt.Errorf("--rate: %w", err))
 		}
 		spec.RateBps = r
 	}
 	if window < 0 || window > 1<<31-1 {
-		return usageError{fmt.Errorf("--window: %d is outside 65535..2147483647", window)}
+		return usage.Wrap(fmt.Errorf("--window: %d is outside 65535..2147483647", window))
 	}
 	spec.FixedWindow = int32(window)
-	err := spec.Validate()
-	if err == nil {
-		return nil
-	}
-	for _, f := range []struct {
-		sentinel error
-		flag     string
-	}{{flow.ErrBadPayload, "--payload"}, {flow.ErrBadTransport, "--transport"}, {flow.ErrBadRTT, "--rtt"},
-		{flow.ErrBadRPCs, "--rpcs"}, {flow.ErrBadBudget, "--budget"}, {flow.ErrBadWindow, "--window"}, {flow.ErrBadRate, "--rate"}} {
-		if errors.Is(err, f.sentinel) {
-			return usageError{fmt.Errorf("%s: %w", f.flag, err)}
-		}
-	}
-	return usageError{err}
+	return spec.Validate()
 }
 
 // runFlow measures spec, writing records to out and charts to dir (both
@@ -128,7 +115,7 @@ func runFlow(cmd *cobra.Command, spec *flow.Spec, out, dir string) error {
 	if out != "" {
 		f, err := os.Create(out)
 		if err != nil {
-			return usageError{fmt.Errorf("--out: %w", err)}
+			return usage.Wrap(fmt.Errorf("--out: %w", err))
 		}
 		defer f.Close()
 		jsonl = f

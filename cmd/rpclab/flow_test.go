@@ -22,14 +22,14 @@ func TestFlowBadFlags(t *testing.T) {
 	}{
 		{"payload in words", []string{"flow", "--payload", "lots"}, "--payload"},
 		{"negative payload", []string{"flow", "--payload", "-1KB"}, `--payload: result: not a byte count: "-1KB" is negative`},
-		{"payload above the largest", []string{"flow", "--payload", "10GB"}, "--payload: flow: bad payload: 10GB (10000000000 bytes) is outside 0..1GiB, the largest payload"},
-		{"unknown transport", []string{"flow", "--transport", "smtp"}, "--transport: flow: bad transport: unknown transport"},
-		{"no transport", []string{"flow", "--transport", ""}, "--transport: flow: bad transport: none given"},
-		{"negative rtt", []string{"flow", "--rtt=-1ms"}, "--rtt: flow: bad RTT: negative RTT"},
+		{"payload above the largest", []string{"flow", "--payload", "10GB"}, "--payload: 10GB (10000000000 bytes) is outside 0..1GiB, the largest payload"},
+		{"unknown transport", []string{"flow", "--transport", "smtp"}, "--transport: unknown transport"},
+		{"no transport", []string{"flow", "--transport", ""}, "--transport: none given"},
+		{"negative rtt", []string{"flow", "--rtt=-1ms"}, "--rtt: negative RTT"},
 		{"bad rate", []string{"flow", "--rate", "1 gigabit"}, "--rate"},
-		{"small window", []string{"flow", "--window", "1024"}, "--window: flow: bad window: fixed window 1024: grpc-go keeps BDP"},
-		{"no rpcs", []string{"flow", "--rpcs", "0"}, "--rpcs: flow: bad RPC count: 0 RPCs per cell: want at least 1"},
-		{"zero budget", []string{"flow", "--budget", "0s"}, "--budget: flow: bad budget: 0s: must be positive"},
+		{"small window", []string{"flow", "--window", "1024"}, "--window: fixed window 1024: grpc-go keeps BDP"},
+		{"no rpcs", []string{"flow", "--rpcs", "0"}, "--rpcs: 0 RPCs per cell: want at least 1"},
+		{"zero budget", []string{"flow", "--budget", "0s"}, "--budget: 0s: must be positive"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -41,16 +40,6 @@ func committedRecords(f *testing.F) []result.Set {
 		f.Fatal("no committed records to seed from")
 	}
 	return sets
-}
-
-// usageMessage is what run prints for err, and whether it exits 2.
-func usageMessage(err error) (msg string, usage bool) {
-	var ue usageError
-	var le *loadgen.UsageError
-	if errors.As(err, &le) {
-		return flagOf(le.Setting) + ": " + le.Err.Error(), true
-	}
-	return err.Error(), errors.As(err, &ue)
 }
 
 // namesAFlag reports whether msg names one of the flags in args.

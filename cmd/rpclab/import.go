@@ -13,6 +13,7 @@ import (
 
 	"github.com/rpclab/rpclab/imports"
 	"github.com/rpclab/rpclab/internal/limitread"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/result"
 )
@@ -82,33 +83,33 @@ const maxImportBytes = 256 << 20
 
 func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	if f.out == "" {
-		return usageError{errors.New("--out: required (the records file to write)")}
+		return usage.Wrap(errors.New("--out: required (the records file to write)"))
 	}
 	format := imports.Format(f.format)
 	if format != "" && !isFormat(format) {
-		return usageError{fmt.Errorf("--format %q: want one of %s", f.format, imports.Known)}
+		return usage.Wrap(fmt.Errorf("--format %q: want one of %s", f.format, imports.Known))
 	}
 	if f.rpc != "unary" && f.rpc != "streaming" {
-		return usageError{fmt.Errorf("--rpc %q: want unary or streaming", f.rpc)}
+		return usage.Wrap(fmt.Errorf("--rpc %q: want unary or streaming", f.rpc))
 	}
 	switch f.conn {
 	case "", "shared", "channel-per-worker", "local-pool":
 	default:
-		return usageError{fmt.Errorf("--conn %q: want shared, channel-per-worker or local-pool", f.conn)}
+		return usage.Wrap(fmt.Errorf("--conn %q: want shared, channel-per-worker or local-pool", f.conn))
 	}
 	if err := lab.CheckOutputs(files, f.force, lab.Output{Name: "--out", Path: f.out, Keep: true}); err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	var all []result.Kinded
 	for _, file := range files {
 		data, err := limitread.ReadFile(file, maxImportBytes)
 		if err != nil {
-			return usageError{err}
+			return usage.Wrap(err)
 		}
 		ff := format
 		if ff == "" {
 			if ff, err = imports.Detect(data); err != nil {
-				return usageError{fmt.Errorf("%s: %w", file, err)}
+				return usage.Wrap(fmt.Errorf("%s: %w", file, err))
 			}
 		}
 		src := f.source
@@ -117,7 +118,7 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 		}
 		recs, err := imports.Parse(data, ff, imports.Options{Source: src, Target: f.target, RPC: f.rpc, ConnMode: f.conn})
 		if err != nil {
-			return usageError{fmt.Errorf("%s: %w", file, err)}
+			return usage.Wrap(fmt.Errorf("%s: %w", file, err))
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d records (%s)\n", file, len(recs), ff)
 		all = append(all, recs...)

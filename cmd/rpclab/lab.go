@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
@@ -118,7 +119,7 @@ func childServer(cmd *cobra.Command, impl, clientsDir string, extra []string) (l
 			return append([]string{filepath.Join(e.Dir, "rpclab-server"), "--listen", "127.0.0.1:0"}, extra...), nil
 		}}, nil
 	default:
-		return lab.Server{}, usageError{fmt.Errorf("--server: unknown implementation %q (want go or cpp)", impl)}
+		return lab.Server{}, usage.Wrap(fmt.Errorf("--server: unknown implementation %q (want go or cpp)", impl))
 	}
 }
 
@@ -158,9 +159,9 @@ func labError(err error) error {
 	var oe *lab.OutputError
 	switch {
 	case errors.Is(err, lab.ErrExists):
-		return usageError{fmt.Errorf("%w: refusing to overwrite it (give --force to, or another name)", err)}
+		return usage.Wrap(fmt.Errorf("%w: refusing to overwrite it (give --force to, or another name)", err))
 	case errors.As(err, &oe), errors.Is(err, lab.ErrInvalidOption):
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	return err
 }

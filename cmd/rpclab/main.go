@@ -16,8 +16,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/doctor"
+	"github.com/rpclab/rpclab/flow"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/loadgen/extclient"
+	"github.com/rpclab/rpclab/netem"
 )
 
 // Exit codes.
@@ -27,12 +31,6 @@ const (
 	exitUsage       = 2 // bad flags or arguments
 	exitInterrupted = 130
 )
-
-// usageError marks errors in what the user asked for.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -52,15 +50,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	var ue usageError
-	var le *loadgen.UsageError
-	if errors.As(err, &le) {
-		fmt.Fprintf(stderr, "rpclab: %s: %v\n", flagOf(le.Setting), le.Err)
-	} else {
-		fmt.Fprintln(stderr, "rpclab:", err)
-	}
+	msg, usage := usageMessage(err)
+	fmt.Fprintln(stderr, "rpclab:", msg)
 	switch {
-	case errors.As(err, &ue), errors.As(err, &le):
+	case usage:
 		return exitUsage
 	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
 		return exitInterrupted
@@ -88,7 +81,7 @@ Start with "rpclab demo".`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage.Wrap(err) })
 	root.AddCommand(newServeCmd(), newBulkCmd(), newSweepCmd(), newDemoCmd(), newValidateCmd(), newReportCmd(), newNetemCmd(), newFlowCmd(), newDoctorCmd(), newCompareCmd(), newImportCmd(), newWorkerCmd())
 	usageArgs(root)
 	return root
@@ -105,14 +98,28 @@ func usageArgs(c *cobra.Command) {
 		args := sub.Args
 		sub.Args = func(cmd *cobra.Command, a []string) error {
 			if err := args(cmd, a); err != nil {
-				return usageError{err}
+				return usage.Wrap(err)
 			}
 			return nil
 		}
 	}
 }
 
-// flags names the flag of each setting a *loadgen.UsageError can name.
+// usageMessage is what run prints for err, and whether err is a bad
+// setting (exit 2): a *usage.Error whose setting has a flag reads as that
+// flag and the cause; any other error as its own text.
+func usageMessage(err error) (msg string, isUsage bool) {
+	var ue *usage.Error
+	if !errors.As(err, &ue) {
+		return err.Error(), false
+	}
+	if flag, ok := flags[ue.Setting]; ok {
+		return flag + ": " + ue.Err.Error(), true
+	}
+	return err.Error(), true
+}
+
+// flags names the flag of each setting a *usage.Error can name.
 var flags = map[error]string{
 	loadgen.ErrTarget: "--target", loadgen.ErrConn: "--conn", loadgen.ErrRPC: "--rpc",
 	loadgen.ErrInflight: "--inflight", loadgen.ErrMinInflight: "--min-inflight",
@@ -123,12 +130,10 @@ var flags = map[error]string{
 	loadgen.ErrMaxOutstanding: "--max-outstanding", loadgen.ErrDrain: "--drain", loadgen.ErrMaxRPS: "--max-rps",
 	loadgen.ErrService:  "--service",
 	extclient.ErrClient: "--client", extclient.ErrClientsDir: "--clients-dir", extclient.ErrClientFlags: "--client",
-}
-
-// flagOf is the flag of setting (its own name if it has none).
-func flagOf(setting error) string {
-	if f, ok := flags[setting]; ok {
-		return f
-	}
-	return setting.Error()
+	flow.ErrBadPayload: "--payload", flow.ErrBadTransport: "--transport", flow.ErrBadRTT: "--rtt",
+	flow.ErrBadRPCs: "--rpcs", flow.ErrBadBudget: "--budget", flow.ErrBadWindow: "--window", flow.ErrBadRate: "--rate",
+	netem.ErrBadDelay: "--delay", netem.ErrBadJitter: "--jitter", netem.ErrBadRate: "--rate",
+	netem.ErrBadDownDelay: "--down-delay", netem.ErrBadDownJitter: "--down-jitter", netem.ErrBadDownRate: "--down-rate",
+	doctor.ErrTarget: "--target", doctor.ErrBudget: "--budget", doctor.ErrMaxInflight: "--max-inflight",
+	doctor.ErrMaxRPS: "--max-rps", doctor.ErrPools: "--pools", doctor.ErrStep: "--dial-timeout", doctor.ErrCall: "--call",
 }

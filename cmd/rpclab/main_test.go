@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -101,21 +102,10 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 	}
 }
 
-func closedPort(t *testing.T) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	lis.Close()
-	return addr
-}
-
 func TestUnreachableTarget(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	start := time.Now()
-	code, _, stderr := runInProcess("sweep", "--target", closedPort(t), "--inflight", "1,2", "--conn", "shared",
+	code, _, stderr := runInProcess("sweep", "--target", testutil.ClosedAddr(t), "--inflight", "1,2", "--conn", "shared",
 		"--warmup", "0s", "--interval", "200ms", "--dial-timeout", "500ms", "-o", out)
 	if code != exitFailure {
 		t.Errorf("exit %d, want %d; stderr: %s", code, exitFailure, stderr)

@@ -4,13 +4,13 @@ package main
 
 import (
 	"context"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/workerpb"
 	"github.com/rpclab/rpclab/server"
@@ -59,17 +59,11 @@ func markedWorker(t *testing.T) (addr string, marks *markCounter) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	marks = &markCounter{}
 	s := grpc.NewServer(grpc.StreamInterceptor(marks.intercept))
 	benchpb.RegisterWorkerServiceServer(s, w)
 	workerpb.RegisterWorkerDetailServer(s, w)
-	go s.Serve(lis)
-	t.Cleanup(s.Stop)
-	return lis.Addr().String(), marks
+	return testutil.Serve(t, s), marks
 }
 
 // countingTarget serves rpclab's ping until the test ends, counting the
@@ -81,14 +75,7 @@ func countingTarget(t *testing.T) (string, *atomic.Int64) {
 		n.Add(1)
 		return h(ctx, req)
 	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := server.New(server.Options{}, grpc.ChainUnaryInterceptor(count))
-	go s.Serve(lis)
-	t.Cleanup(s.Stop)
-	return lis.Addr().String(), &n
+	return testutil.Serve(t, server.New(server.Options{}, grpc.ChainUnaryInterceptor(count))), &n
 }
 
 // waitFor polls cond until it holds or ctx ends (then the test fails,

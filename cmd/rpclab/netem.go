@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
@@ -55,7 +56,7 @@ its accuracy and cost on this machine.`,
 				return err
 			}
 			if upstream == "" {
-				return usageError{fmt.Errorf("--upstream: empty: give the server's host:port")}
+				return usage.Wrap(fmt.Errorf("--upstream: empty: give the server's host:port"))
 			}
 			if err := checkCPUs("--cpus", cpus); err != nil {
 				return err
@@ -70,10 +71,10 @@ its accuracy and cost on this machine.`,
 			p, err := netem.Listen(listen, upstream, n, netem.WithQueueBytes(nf.queue),
 				netem.WithDialTimeout(dialTimeout), netem.WithLogger(log))
 			if errors.Is(err, netem.ErrLoop) {
-				return usageError{fmt.Errorf("--upstream: %w", err)}
+				return usage.Wrap(fmt.Errorf("--upstream: %w", err))
 			}
 			if err != nil {
-				return usageError{err}
+				return usage.Wrap(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s%s\n", server.ListeningPrefix, p.Addr())
 			fmt.Fprintf(cmd.ErrOrStderr(), "rpclab netem: %s -> %s: up %s, down %s\n", p.Addr(), upstream, n.Up, n.Down)
@@ -109,18 +110,18 @@ directly and through a 0-delay proxy, to give the proxy's CPU per GiB.`,
   rpclab netem selftest --rtt 0,100us,1ms,16ms --pings 2000 --json selftest.json`,
 		Args: func(cmd *cobra.Command, a []string) error {
 			if err := cobra.NoArgs(cmd, a); err != nil {
-				return usageError{err} // a subcommand: main's wrapping covers only the top level
+				return usage.Wrap(err) // a subcommand: main's wrapping covers only the top level
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b, err := result.ParseBytes(bulkStr)
 			if err != nil {
-				return usageError{fmt.Errorf("--bulk: %w", err)}
+				return usage.Wrap(fmt.Errorf("--bulk: %w", err))
 			}
 			cfg.BulkBytes = b
 			if err := cfg.Validate(); err != nil {
-				return usageError{err}
+				return err
 			}
 			if err := lab.CheckOutputs(nil, force, lab.Output{Name: "--json", Path: jsonOut}); err != nil {
 				return labError(err)

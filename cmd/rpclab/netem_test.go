@@ -27,9 +27,9 @@ func TestNetemBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"negative delay", []string{"netem", "--upstream", "127.0.0.1:1", "--delay=-1ms"}, "--delay -1ms: netem: bad delay: negative delay"},
-		{"negative down delay", []string{"netem", "--upstream", "127.0.0.1:1", "--down-delay=-1us"}, "--down-delay -1µs"},
-		{"negative jitter", []string{"netem", "--upstream", "127.0.0.1:1", "--jitter=-1us"}, "--jitter -1µs"},
+		{"negative delay", []string{"netem", "--upstream", "127.0.0.1:1", "--delay=-1ms"}, "--delay: negative delay -1ms"},
+		{"negative down delay", []string{"netem", "--upstream", "127.0.0.1:1", "--down-delay=-1us"}, "--down-delay: negative delay -1µs"},
+		{"negative jitter", []string{"netem", "--upstream", "127.0.0.1:1", "--jitter=-1us"}, "--jitter: negative jitter -1µs"},
 		{"rate without a unit", []string{"netem", "--upstream", "127.0.0.1:1", "--rate", "2000"}, "--rate: netem: bad rate \"2000\": a number without a unit is bits per second, 2kbit here"},
 		{"selftest extra argument", []string{"netem", "selftest", "extra"}, "unknown command"},
 		{"rate in words", []string{"netem", "--upstream", "127.0.0.1:1", "--rate", "1 gigabit"}, "--rate"},

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
 )
@@ -47,10 +47,10 @@ func (nf *netemFlags) network(fs *pflag.FlagSet) (n netem.Network, ok bool, err 
 	up := netem.Link{Delay: nf.delay, Jitter: nf.jitter}
 	if nf.rate != "" {
 		if up.RateBps, err = netem.ParseRate(nf.rate); err != nil {
-			return n, ok, usageError{fmt.Errorf("--rate: %w", err)}
+			return n, ok, usage.Wrap(fmt.Errorf("--rate: %w", err))
 		}
 		if up.RateBps == 0 {
-			return n, ok, usageError{fmt.Errorf("--rate %s: a link of 0 bit/s carries nothing; leave --rate out for an unlimited link", nf.rate)}
+			return n, ok, usage.Wrap(fmt.Errorf("--rate %s: a link of 0 bit/s carries nothing; leave --rate out for an unlimited link", nf.rate))
 		}
 	}
 	down := up
@@ -62,30 +62,15 @@ func (nf *netemFlags) network(fs *pflag.FlagSet) (n netem.Network, ok bool, err 
 	}
 	if fs.Changed("down-rate") {
 		if down.RateBps, err = netem.ParseRate(nf.downRate); err != nil {
-			return n, ok, usageError{fmt.Errorf("--down-rate: %w", err)}
+			return n, ok, usage.Wrap(fmt.Errorf("--down-rate: %w", err))
 		}
 	}
 	n = netem.Network{Up: up, Down: down}
-	for _, l := range []struct {
-		link   netem.Link
-		prefix string
-	}{{up, "--"}, {down, "--down-"}} {
-		err := l.link.Validate()
-		for _, f := range []struct {
-			sentinel error
-			name     string
-			val      string
-		}{{netem.ErrBadDelay, "delay", l.link.Delay.String()}, {netem.ErrBadJitter, "jitter", l.link.Jitter.String()}, {netem.ErrBadRate, "rate", result.FormatRate(l.link.RateBps)}} {
-			if errors.Is(err, f.sentinel) {
-				return n, ok, usageError{fmt.Errorf("%s%s %s: %w", l.prefix, f.name, f.val, err)}
-			}
-		}
-		if err != nil {
-			return n, ok, usageError{err}
-		}
+	if err := n.Validate(); err != nil {
+		return n, ok, err
 	}
 	if nf.queue <= 0 {
-		return n, ok, usageError{fmt.Errorf("--netem-queue: %d bytes: must be positive", nf.queue)}
+		return n, ok, usage.Wrap(fmt.Errorf("--netem-queue: %d bytes: must be positive", nf.queue))
 	}
 	return n, ok, nil
 }

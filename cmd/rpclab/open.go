@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
@@ -67,7 +68,7 @@ func (of *openFlags) open(ctx context.Context, fs *pflag.FlagSet, sf *sweepFlags
 		return nil, of.needsRPS.refuse(fs, "needs --rps (the open loop)")
 	}
 	if sf.client != "go" {
-		return nil, usageError{errors.New("--rps: the open loop runs in the go client only")}
+		return nil, usage.Wrap(errors.New("--rps: the open loop runs in the go client only"))
 	}
 	if !fs.Changed("inflight") && !fs.Changed("max-inflight") {
 		spec.Inflight = []int{openPerWorkerConns}
@@ -75,11 +76,11 @@ func (of *openFlags) open(ctx context.Context, fs *pflag.FlagSet, sf *sweepFlags
 	if err := checkRates(of.rates); err != nil {
 		return nil, err
 	}
-	o := &loadgen.OpenSpec{Rates: of.rates, Arrival: of.arrival, Pacing: of.pacing, MaxOutstanding: of.maxOutstanding}
+	o := &loadgen.OpenSpec{Rates: of.rates, OpenLoop: loadgen.OpenLoop{Arrival: of.arrival, Pacing: of.pacing, MaxOutstanding: of.maxOutstanding}}
 	if of.slo != "" {
 		s, err := verdict.ParseSLO(of.slo)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--slo: %w", err)}
+			return nil, usage.Wrap(fmt.Errorf("--slo: %w", err))
 		}
 		of.objective, o.Stop = s, s.Missed
 	}
@@ -89,18 +90,18 @@ func (of *openFlags) open(ctx context.Context, fs *pflag.FlagSet, sf *sweepFlags
 	if of.call == "" {
 		for _, name := range callFlagNames {
 			if fs.Changed(name) {
-				return nil, usageError{errors.New("--" + name + " needs --call")}
+				return nil, usage.Wrap(errors.New("--" + name + " needs --call"))
 			}
 		}
 	}
 	if fs.Changed("protoset") && fs.Changed("proto") {
-		return nil, usageError{errors.New("--proto and --protoset are exclusive")}
+		return nil, usage.Wrap(errors.New("--proto and --protoset are exclusive"))
 	}
 	if fs.Changed("data") && fs.Changed("data-file") {
-		return nil, usageError{errors.New("--data and --data-file are exclusive")}
+		return nil, usage.Wrap(errors.New("--data and --data-file are exclusive"))
 	}
 	if _, err := of.conn.DialOptions(); err != nil {
-		return nil, usageError{err}
+		return nil, usage.Wrap(err)
 	}
 	if of.call != "" {
 		if err := of.callFlags.check(ctx); err != nil {
@@ -115,7 +116,7 @@ func (of *openFlags) open(ctx context.Context, fs *pflag.FlagSet, sf *sweepFlags
 func (of *openFlags) sweep(ctx context.Context, spec *loadgen.Spec, open *loadgen.OpenSpec, o loadgen.Options, sink func(*result.Record) error, prog loadgen.Progress) error {
 	dial, err := of.conn.DialOptions()
 	if err != nil {
-		return usageError{err}
+		return usage.Wrap(err)
 	}
 	o.DialOptions = append(append([]grpc.DialOption(nil), o.DialOptions...), dial...)
 	if of.call != "" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/report"
 )
@@ -58,7 +59,7 @@ the file and line.`,
 				out = "" // --png alone writes only the PNGs
 			}
 			if out == "" && pngDir == "" {
-				return usageError{errors.New("report: give -o FILE.html, --png DIR, or both")}
+				return usage.Wrap(errors.New("report: give -o FILE.html, --png DIR, or both"))
 			}
 			if err := checkReportOutputs(files, force, out, pngDir); err != nil {
 				return err

@@ -3,19 +3,17 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rpclab/rpclab/internal/procstat"
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/server"
 )
 
@@ -33,12 +31,8 @@ type serveFlags struct {
 	clientsDir string
 }
 
-func newServeCmd() *cobra.Command {
-	var sf serveFlags
-	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Run the ping server (grpc.testing.BenchmarkService)",
-		Long: `Run the ping server. It speaks grpc.testing.BenchmarkService, so ghz and the
+// serveDoc is serve's help.
+const serveDoc = `Run the ping server. It speaks grpc.testing.BenchmarkService, so ghz and the
 gRPC project's benchmark clients can drive it as well as rpclab, and YDB's
 Ydb.Debug.V1.DebugService (PingPlainGrpc, PingStream), so YDB's
 grpc_ping_client, rpclab's C++ client in YDB mode and rpclab sweep --service
@@ -67,38 +61,29 @@ a failed accept (out of file descriptors) is retried.
 
 With --impl cpp, rpclab builds (if needed) and becomes the C++ asynchronous
 completion-queue server of clients/cpp (the same wire; no bulk services);
-arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
-		Example: `  rpclab serve --listen 127.0.0.1:50051
+arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`
+
+const serveExamples = `  rpclab serve --listen 127.0.0.1:50051
   rpclab serve --listen 127.0.0.1:0 --cpus 1   # a free port, pinned to CPU 1
   rpclab serve --listen :50051 --tls-cert cert.pem --tls-key key.pem
-  rpclab serve --impl cpp --listen 127.0.0.1:50051 -- --num-cqs=2`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkCPUs("--cpus", sf.cpus); err != nil {
-				return err
-			}
-			if err := checkConnBuffers(sf.o.WriteBufferSize, sf.o.ReadBufferSize); err != nil {
-				return err
-			}
-			switch sf.impl {
-			case "go":
-				if len(args) > 0 {
-					return usageError{fmt.Errorf("serve: unexpected arguments %q (server flags after -- go with --impl cpp)", args)}
-				}
-				return serveGo(cmd, &sf)
-			case "cpp":
-				for _, name := range []string{"max-concurrent-streams", "num-stream-workers", "shared-write-buffer", "write-buffer", "read-buffer"} {
-					if cmd.Flags().Changed(name) {
-						return usageError{fmt.Errorf("--%s is a flag of the Go server; the C++ server takes its own after --", name)}
-					}
-				}
-				return execCppServer(cmd, sf.clientsDir, sf.listen, sf.cpus, args)
-			default:
-				return usageError{fmt.Errorf("--impl: unknown server %q (want go or cpp)", sf.impl)}
-			}
-		},
+  rpclab serve --impl cpp --listen 127.0.0.1:50051 -- --num-cqs=2`
+
+func newServeCmd() *cobra.Command {
+	var sf serveFlags
+	cmd := &cobra.Command{
+		Use:     "serve",
+		Short:   "Run the ping server (grpc.testing.BenchmarkService)",
+		Long:    serveDoc,
+		Example: serveExamples,
+		Args:    cobra.ArbitraryArgs,
+		RunE:    sf.run,
 	}
-	f := cmd.Flags()
+	sf.register(cmd.Flags())
+	return cmd
+}
+
+// register adds serve's flags to f.
+func (sf *serveFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&sf.listen, "listen", "127.0.0.1:50051", "address to listen on (\"127.0.0.1:0\" picks a free port; a non-loopback address serves everyone, see --tls-cert)")
 	f.Uint32Var(&sf.o.MaxConcurrentStreams, "max-concurrent-streams", 0, "streams allowed per connection (0: unlimited)")
 	f.Uint32Var(&sf.o.NumStreamWorkers, "num-stream-workers", 0, "serve streams on this many fixed goroutines (0: a goroutine per stream)")
@@ -114,81 +99,36 @@ arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`,
 	f.IntSliceVar(&sf.cpus, "cpus", nil, "pin the server to these CPUs and set GOMAXPROCS to their count")
 	f.StringVar(&sf.impl, "impl", "go", "server implementation: go, or cpp (clients/cpp's async server, built on first use)")
 	f.StringVar(&sf.clientsDir, "clients-dir", "", "with --impl cpp: the clients/ folder of an rpclab checkout (default: found above the working directory)")
-	return cmd
 }
 
-// options maps the TLS and bulk flags to the server's options, naming the
-// flag of a bad one.
-func (sf *serveFlags) options() ([]server.BulkOption, error) {
-	if sf.tlsCert != "" || sf.tlsKey != "" {
-		cfg, err := server.LoadTLS(sf.tlsCert, sf.tlsKey)
-		if errors.Is(err, server.ErrBadOption) {
-			return nil, usageError{fmt.Errorf("--tls-cert and --tls-key: %w", err)}
-		} else if err != nil {
-			return nil, usageError{fmt.Errorf("--tls-cert %s, --tls-key %s: %w", sf.tlsCert, sf.tlsKey, err)}
-		}
-		sf.o.TLS = cfg
+// run starts the server --impl names, after the checks every server shares.
+func (sf *serveFlags) run(cmd *cobra.Command, args []string) error {
+	if err := checkCPUs("--cpus", sf.cpus); err != nil {
+		return err
 	}
-	var maxBulkBytes int64
-	if sf.maxBulk != "" {
-		n, err := result.ParseBytes(sf.maxBulk)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--max-bulk-size: %w", err)}
-		}
-		maxBulkBytes = n
+	if err := checkConnBuffers(sf.o.WriteBufferSize, sf.o.ReadBufferSize); err != nil {
+		return err
 	}
-	var bopts []server.BulkOption
-	for _, f := range []struct {
-		name string
-		opt  server.BulkOption
-	}{
-		{"--max-bulk-size", server.WithMaxBulkSize(maxBulkBytes)},
-		{"--max-bulk-conns", server.WithMaxBulkConns(sf.bulkConns)},
-		{"--bulk-read-timeout", server.WithBulkReadTimeout(sf.bulkRead)},
-	} {
-		if _, err := server.NewBulk(f.opt); err != nil { // each checked alone, to name its flag
-			return nil, usageError{fmt.Errorf("%s: %w", f.name, err)}
+	switch sf.impl {
+	case "go":
+		if len(args) > 0 {
+			return usage.Wrap(fmt.Errorf("serve: unexpected arguments %q (server flags after -- go with --impl cpp)", args))
 		}
-		bopts = append(bopts, f.opt)
+		return serveGo(cmd, sf)
+	case "cpp":
+		for _, name := range goServerFlags {
+			if cmd.Flags().Changed(name) {
+				return usage.Wrap(fmt.Errorf("--%s is a flag of the Go server; the C++ server takes its own after --", name))
+			}
+		}
+		return execCppServer(cmd, sf.clientsDir, sf.listen, sf.cpus, args)
+	default:
+		return usage.Wrap(fmt.Errorf("--impl: unknown server %q (want go or cpp)", sf.impl))
 	}
-	return bopts, nil
 }
 
-// serveGo runs rpclab's Go server until the command's context ends.
-func serveGo(cmd *cobra.Command, sf *serveFlags) error {
-	if len(sf.cpus) > 0 {
-		if err := procstat.Pin(0, sf.cpus); err != nil {
-			return err
-		}
-		runtime.GOMAXPROCS(len(sf.cpus))
-	}
-	bopts, err := sf.options()
-	if err != nil {
-		return err
-	}
-	lis, err := net.Listen("tcp", sf.listen)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	host, _, _ := net.SplitHostPort(lis.Addr().String())
-	if ip := net.ParseIP(host); sf.o.TLS == nil && (ip == nil || !ip.IsLoopback()) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "rpclab: warning: serving %s without TLS or authentication to every host that can reach it\n", lis.Addr())
-	}
-	// The bulk transports listen beside it, over TLS when it is; clients
-	// learn their ports from BulkService.Info.
-	b, err := server.StartBulk(cmd.Context(), host, append(bopts, server.WithBulkTLS(sf.o.TLS))...)
-	if errors.Is(err, server.ErrBadOption) {
-		lis.Close()
-		return usageError{err}
-	} else if err != nil {
-		lis.Close()
-		return err
-	}
-	defer b.Close()
-	sf.o.Bulk = b
-	fmt.Fprintf(cmd.OutOrStdout(), "%s%s\n", server.ListeningPrefix, lis.Addr())
-	return server.Serve(cmd.Context(), lis, sf.o)
-}
+// goServerFlags are the flags only the Go server reads.
+var goServerFlags = []string{"max-concurrent-streams", "num-stream-workers", "shared-write-buffer", "write-buffer", "read-buffer"}
 
 // execCppServer builds clients/cpp if needed, pins this process to cpus,
 // and replaces it with the C++ server (the pid, the pinning and the stdout

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/loadgen/extclient"
 	"github.com/rpclab/rpclab/result"
@@ -27,16 +28,16 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 	if s.Service != loadgen.Benchmark {
 		switch {
 		case len(sf.clients) > 0 || sf.client != "go":
-			return nil, usageError{fmt.Errorf("--service %s: only the go client drives it from rpclab (the C++ rpclab-ydb-ping speaks it: clients/cpp/rpclab-ydb-ping --host HOST:PORT, see docs/clients.md)", s.Service)}
+			return nil, usage.Wrap(fmt.Errorf("--service %s: only the go client drives it from rpclab (the C++ rpclab-ydb-ping speaks it: clients/cpp/rpclab-ydb-ping --host HOST:PORT, see docs/clients.md)", s.Service))
 		case sf.open.call != "":
-			return nil, usageError{fmt.Errorf("--service %s and --call are exclusive (--call names its own method)", s.Service)}
+			return nil, usage.Wrap(fmt.Errorf("--service %s and --call are exclusive (--call names its own method)", s.Service))
 		}
 	}
 	if err := sf.stepFlags.apply(fs, s); err != nil {
 		return nil, err
 	}
 	if len(sf.conns) == 0 {
-		return nil, usageError{errors.New("--conn: no connection mode given")}
+		return nil, usage.Wrap(errors.New("--conn: no connection mode given"))
 	}
 	if err := sf.noDuplicates(s); err != nil {
 		return nil, err
@@ -47,7 +48,7 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 	}
 	for _, lang := range langs {
 		if lang != "go" && !slices.Contains(extclient.Languages, lang) {
-			return nil, usageError{fmt.Errorf("%s: unknown client %q (want go, %s)", flag, lang, strings.Join(extclient.Languages, ", "))}
+			return nil, usage.Wrap(fmt.Errorf("%s: unknown client %q (want go, %s)", flag, lang, strings.Join(extclient.Languages, ", ")))
 		}
 	}
 	if sf.client == "go" && len(sf.clients) == 0 {
@@ -59,7 +60,7 @@ func (sf *sweepFlags) spec(fs *pflag.FlagSet) (*loadgen.Spec, error) {
 	} else if len(sf.clients) == 0 { // rpclab compare's clients are planned in planClients
 		for _, c := range sf.conns {
 			if !extclient.HasLayout(sf.client, c) {
-				return nil, usageError{fmt.Errorf("--conn: the %s client has no layout %q", sf.client, c)}
+				return nil, usage.Wrap(fmt.Errorf("--conn: the %s client has no layout %q", sf.client, c))
 			}
 		}
 	}
@@ -106,7 +107,7 @@ func goConns(list []string) ([]loadgen.ConnMode, error) {
 func (tf *targetFlags) apply(s *loadgen.Spec) error {
 	payload, err := result.ParseBytes(tf.payload)
 	if err != nil || payload > math.MaxInt32 {
-		return usageError{fmt.Errorf("--payload: %q is not a payload size (bytes, or with a unit: 1KiB, 64KB; at most 4MiB)", tf.payload)}
+		return usage.Wrap(fmt.Errorf("--payload: %q is not a payload size (bytes, or with a unit: 1KiB, 64KB; at most 4MiB)", tf.payload))
 	}
 	service, err := loadgen.ParseService(tf.service)
 	if err != nil {
@@ -126,14 +127,14 @@ func (st *stepFlags) apply(fs *pflag.FlagSet, s *loadgen.Spec) error {
 		return nil
 	}
 	if fs.Changed("inflight") {
-		return usageError{errors.New("--inflight and --min-inflight/--max-inflight are exclusive")}
+		return usage.Wrap(errors.New("--inflight and --min-inflight/--max-inflight are exclusive"))
 	}
 	lo, hi := st.minInflight, st.maxInflight
 	if !fs.Changed("min-inflight") {
 		lo = 1
 	}
 	if !fs.Changed("max-inflight") {
-		return usageError{errors.New("--min-inflight needs --max-inflight")}
+		return usage.Wrap(errors.New("--min-inflight needs --max-inflight"))
 	}
 	r, err := loadgen.InflightRange(lo, hi, st.step)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/worker"
 )
@@ -75,21 +76,21 @@ type workerCmdFlags struct {
 // context ends.
 func (wf *workerCmdFlags) run(cmd *cobra.Command) error {
 	if wf.port < 0 || wf.port > 65535 {
-		return usageError{fmt.Errorf("--driver-port: %d is outside 0..65535", wf.port)}
+		return usage.Wrap(fmt.Errorf("--driver-port: %d is outside 0..65535", wf.port))
 	}
 	var mem int64
 	if wf.budget != "" {
 		n, err := result.ParseBytes(wf.budget)
 		if err != nil {
-			return usageError{fmt.Errorf("--memory-budget: %w", err)}
+			return usage.Wrap(fmt.Errorf("--memory-budget: %w", err))
 		}
 		if n == 0 {
-			return usageError{fmt.Errorf("--memory-budget: 0 leaves no room for a run (want e.g. 2GiB)")}
+			return usage.Wrap(fmt.Errorf("--memory-budget: 0 leaves no room for a run (want e.g. 2GiB)"))
 		}
 		mem = n
 	}
 	if wf.setupTimeout < 0 {
-		return usageError{fmt.Errorf("--setup-timeout: negative duration %v", wf.setupTimeout)}
+		return usage.Wrap(fmt.Errorf("--setup-timeout: negative duration %v", wf.setupTimeout))
 	}
 	o := worker.Options{DialTimeout: wf.dialTimeout, ServerHost: wf.host, SetupTimeout: wf.setupTimeout, MemoryBudget: mem}
 	if wf.verbose {
@@ -97,7 +98,7 @@ func (wf *workerCmdFlags) run(cmd *cobra.Command) error {
 	}
 	w, err := worker.New(o)
 	if err != nil {
-		return usageError{fmt.Errorf("--dial-timeout: %w", err)}
+		return usage.Wrap(fmt.Errorf("--dial-timeout: %w", err))
 	}
 	lis, err := net.Listen("tcp", net.JoinHostPort(wf.host, strconv.Itoa(wf.port)))
 	if err != nil {
@@ -121,15 +122,15 @@ func (wf *workerFlags) given(fs *pflag.FlagSet) bool { return fs.Changed("worker
 // check validates the workers' addresses and the target they all reach.
 func (wf *workerFlags) check(target string) error {
 	if target == "" {
-		return usageError{errors.New("--workers needs --target: the server every worker can reach")}
+		return usage.Wrap(errors.New("--workers needs --target: the server every worker can reach"))
 	}
 	for _, w := range wf.addrs {
 		if _, _, err := net.SplitHostPort(w); err != nil {
-			return usageError{fmt.Errorf("--workers: %q is not host:port", w)}
+			return usage.Wrap(fmt.Errorf("--workers: %q is not host:port", w))
 		}
 	}
 	if len(wf.addrs) == 0 {
-		return usageError{errors.New("--workers: no worker given")}
+		return usage.Wrap(errors.New("--workers: no worker given"))
 	}
 	return nil
 }

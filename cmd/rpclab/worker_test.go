@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
@@ -185,7 +186,7 @@ func TestSweepWorkerUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	a, _ := workerProcess(t, ctx)
-	dead := closedPort(t)
+	dead := testutil.ClosedAddr(t)
 	out := filepath.Join(t.TempDir(), "w.jsonl")
 	code, _, stderr := runInProcess("sweep", "--workers", a+","+dead, "--target", bidiTarget(t), "--inflight", "2",
 		"--warmup", "0s", "--interval", "200ms", "--dial-timeout", "500ms", "-o", out)
@@ -371,13 +372,7 @@ func (officialStandIn) CoreCount(context.Context, *pb.CoreRequest) (*pb.CoreResp
 func TestSweepOpenConstantOnOfficialWorker(t *testing.T) {
 	s := grpc.NewServer()
 	pb.RegisterWorkerServiceServer(s, officialStandIn{})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(lis)
-	defer s.Stop()
-	addr := lis.Addr().String()
+	addr := testutil.Serve(t, s)
 	code, _, stderr := runInProcess("sweep", "--workers", addr, "--target", "127.0.0.1:1", "--rps", "100", "--warmup", "0s", "--interval", "100ms")
 	if code != exitUsage || !strings.Contains(stderr, "--arrival") || !strings.Contains(stderr, addr) || !strings.Contains(stderr, "nothing was run") {
 		t.Errorf("got exit %d and %q, want exit %d naming --arrival and %s", code, stderr, exitUsage, addr)

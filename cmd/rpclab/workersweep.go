@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
@@ -58,7 +59,7 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) (err error) {
 	d.stop()
 	var shown *loadgen.OpenSpec // the open loop's table and notes
 	if open != nil {
-		shown = &loadgen.OpenSpec{Rates: open.Rates, Arrival: open.Arrival}
+		shown = &loadgen.OpenSpec{Rates: open.Rates, OpenLoop: loadgen.OpenLoop{Arrival: open.Arrival}}
 	}
 	if werr := writeResults(cmd, s, sf, shown, recs); werr != nil {
 		return errors.Join(err, werr)
@@ -89,9 +90,9 @@ func workersClient(stderr io.Writer, remotes []*worker.Remote, spec *loadgen.Spe
 		}
 	} else {
 		if err := open.Validate(remotes); err != nil {
-			var le *loadgen.UsageError
-			if errors.As(err, &le) {
-				return c, &loadgen.UsageError{Setting: le.Setting, Err: fmt.Errorf("%w (nothing was run)", le.Err)}
+			var ue *usage.Error // the setting keeps its flag; the cause says more
+			if errors.As(err, &ue) {
+				return c, &usage.Error{Setting: ue.Setting, Err: fmt.Errorf("%w (nothing was run)", ue.Err)}
 			}
 			return c, err
 		}
@@ -132,7 +133,7 @@ func (sf *sweepFlags) workersSpec(fs *pflag.FlagSet) (*loadgen.Spec, *worker.Ope
 		return nil, nil, err
 	}
 	if spec.Service != loadgen.Benchmark {
-		return nil, nil, usageError{fmt.Errorf("--service %s is not supported with --workers (the workers call grpc.testing.BenchmarkService)", spec.Service)}
+		return nil, nil, usage.Wrap(fmt.Errorf("--service %s is not supported with --workers (the workers call grpc.testing.BenchmarkService)", spec.Service))
 	}
 	if !fs.Changed("rps") {
 		if err := sf.open.needsRPS.refuse(fs, "needs --rps (the open loop)"); err != nil {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
 )
@@ -115,18 +116,18 @@ func NewExternal(clientsDir, lang string, conns []string, stderr io.Writer) (*Ex
 		known = known || l == lang
 	}
 	if !known {
-		return nil, usageErr(ErrClient, "unknown client %q (want go, %s)", lang, strings.Join(Languages, ", "))
+		return nil, usage.Errorf(ErrClient, "unknown client %q (want go, %s)", lang, strings.Join(Languages, ", "))
 	}
 	// Absolute, since build.sh and rpclab-client run with Dir set to it.
 	dir, err := filepath.Abs(filepath.Join(clientsDir, lang))
 	if err != nil {
-		return nil, usageErr(ErrClientsDir, "%v", err)
+		return nil, usage.Errorf(ErrClientsDir, "%v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "build.sh")); err != nil {
-		return nil, usageErr(ErrClient, "%s has no build.sh: %v", dir, err)
+		return nil, usage.Errorf(ErrClient, "%s has no build.sh: %v", dir, err)
 	}
 	if len(conns) == 0 {
-		return nil, usageErr(loadgen.ErrConn, "no connection mode given")
+		return nil, usage.Errorf(loadgen.ErrConn, "no connection mode given")
 	}
 	return &External{Lang: lang, Dir: dir, Conns: conns, Stderr: stderr, SampleEvery: 50 * time.Millisecond}, nil
 }
@@ -298,7 +299,7 @@ loop:
 	if errors.As(werr, &ee) {
 		code := ee.ExitCode()
 		if code == 2 {
-			return usageErr(ErrClientFlags, "the %s client rejected its flags (see its message above)", e.Lang)
+			return usage.Errorf(ErrClientFlags, "the %s client rejected its flags (see its message above)", e.Lang)
 		}
 		return &ExitError{Lang: e.Lang, Code: code}
 	}
