@@ -51,17 +51,20 @@ func TestRustPoolUnit(t *testing.T) {
 	unitTests(t, "rust", "cargo", "test", "-q", "--release", "--locked", "-p", "rpclab-pool")
 }
 
-// TestRustPoolLeastLoaded runs the client's pool:2:least-loaded (which
+// TestRustPoolLeastLoaded: see testPoolLeastLoaded.
+func TestRustPoolLeastLoaded(t *testing.T) { testPoolLeastLoaded(t, "rust") }
+
+// testPoolLeastLoaded runs lang's client with pool:2:least-loaded (which
 // rpclab sweep does not pass to a non-Go client) straight against a server:
-// every RPC succeeds and the record says the pool picked least-loaded.
-func TestRustPoolLeastLoaded(t *testing.T) {
-	selected(t, "rust")
-	build(t, "rust")
+// every step succeeds and its record says the pool picked least-loaded.
+func testPoolLeastLoaded(t *testing.T, lang string) {
+	selected(t, lang)
+	build(t, lang)
 	addr, rpcs := countingServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "r.jsonl")
-	cmd := exec.CommandContext(ctx, filepath.Join("..", "rust", "rpclab-client"), "--target", addr, "--inflight", "4",
+	cmd := exec.CommandContext(ctx, filepath.Join("..", lang, "rpclab-client"), "--target", addr, "--inflight", "4",
 		"--conn", "pool:2:least-loaded", "--rpc", "unary,streaming", "--warmup", "100ms", "--interval", "300ms", "--out", out)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
