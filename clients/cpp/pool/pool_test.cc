@@ -144,6 +144,26 @@ void TestRoundRobin() {
   srv.Stop();
 }
 
+// NewStub is FooService::NewStub's drop-in: each stub on the next channel.
+void TestNewStub() {
+  Server srv;
+  ChannelPool pool(srv.addr, 2);
+  std::set<std::string> peers;
+  for (int i = 0; i < 2; i++) {
+    auto stub = pool.NewStub<BenchmarkService>();
+    grpc::ClientContext ctx;
+    ctx.set_deadline(In(10));
+    SimpleRequest req;
+    SimpleResponse resp;
+    grpc::Status st = stub->UnaryCall(&ctx, req, &resp);
+    if (!st.ok()) FAIL("stub %d: got %s, want OK", i, st.error_message().c_str());
+    peers.insert(resp.payload().body());
+  }
+  if (peers.size() != 2) FAIL("two stubs: got %zu peers, want 2", peers.size());
+  if (pool.InFlight() != std::vector<int>{0, 0}) FAIL("NewStub: got leases held, want none");
+  srv.Stop();
+}
+
 void TestLeastLoaded() {
   Server srv;
   ChannelPool pool(srv.addr, 2, Pick::kLeastLoaded);
@@ -242,6 +262,7 @@ int main() {
   TestBadInput();
   TestOwnConnections();
   TestRoundRobin();
+  TestNewStub();
   TestLeastLoaded();
   TestRestart();
   TestNeverAnswers();
