@@ -53,11 +53,11 @@ if command -v cargo >/dev/null && cargo fmt --version >/dev/null 2>&1; then
   (cd clients/rust && cargo fmt --check) || { echo "vet: clients/rust is not rustfmt'ed (run cargo fmt)"; fail=1; }
 fi
 if command -v cargo >/dev/null && cargo clippy --version >/dev/null 2>&1 && command -v protoc >/dev/null; then
-  (cd clients/rust && cargo clippy -q --release --locked -- -D warnings) || { echo "vet: clippy (clients/rust)"; fail=1; }
+  (cd clients/rust && cargo clippy -q --release --locked --workspace --all-targets -- -D warnings) || { echo "vet: clippy (clients/rust, pool included)"; fail=1; }
 fi
 # --- end Rust ---
 # C++ (clients/cpp): clang-format with the committed .clang-format, when installed.
 if command -v clang-format >/dev/null; then
-  clang-format --dry-run --Werror clients/cpp/src/*.cc clients/cpp/src/*.h || { echo "vet: clients/cpp not clang-format'ed (clang-format -i clients/cpp/src/*)"; fail=1; }
+  clang-format --dry-run --Werror clients/cpp/src/*.cc clients/cpp/src/*.h clients/cpp/pool/*.cc clients/cpp/pool/*.h || { echo "vet: clients/cpp not clang-format'ed (clang-format -i clients/cpp/src/* clients/cpp/pool/*)"; fail=1; }
 fi
 exit $fail

@@ -33,7 +33,18 @@ import (
 // per-channel subchannel pool (local-pool) or a distinct channel argument
 // (distinct-args, per-worker, pool:N) gives each channel its own. These are
 // asserted from the operating system's view (/proc), as rpclab sweep counts.
-func init() { expectations["cpp"] = cCoreStyle }
+// pool:N is rpclab::ChannelPool (clients/cpp/pool), asserted at 4, issue
+// 28's size, in place of cCoreStyle's pool:2 (TestClients matches every pool
+// record against every pool expectation).
+func init() {
+	exps := append([]Expectation(nil), cCoreStyle...)
+	for i := range exps {
+		if exps[i].Conn == "pool:2" {
+			exps[i] = Expectation{Conn: "pool:4", Conns: func(int) int { return 4 }}
+		}
+	}
+	expectations["cpp"] = exps
+}
 
 // TestCppDirect: see testDirect (java_test.go).
 func TestCppDirect(t *testing.T) { testDirect(t, "cpp") }
@@ -45,6 +56,19 @@ func TestCppUnit(t *testing.T) {
 	build(t, "cpp")
 	unitTests(t, "cpp", "./build/rpclab-cpp-unittest")
 }
+
+// TestCppPoolUnit runs the tests of rpclab::ChannelPool (clients/cpp/pool,
+// the CMake target rpclab_pool; ctest runs the same executable) against a
+// real gRPC C++ server on loopback: N connections as the kernel saw them,
+// round robin, least-loaded, a server restart, bad sizes, a closed port.
+func TestCppPoolUnit(t *testing.T) {
+	selected(t, "cpp")
+	build(t, "cpp")
+	unitTests(t, "cpp", "./build/rpclab-pool-test")
+}
+
+// TestCppPoolLeastLoaded: see testPoolLeastLoaded (rust_test.go).
+func TestCppPoolLeastLoaded(t *testing.T) { testPoolLeastLoaded(t, "cpp") }
 
 // TestCppSweepServer runs rpclab sweep against the C++ server started by
 // rpclab (--server cpp), with the C++ client and with the Go client: every

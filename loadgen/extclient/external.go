@@ -38,7 +38,7 @@ var CCoreLayouts = []string{"channel-per-worker", "local-pool", "distinct-args"}
 
 // PickLangs are the clients whose pool takes a pick policy
 // (pool:N:least-loaded), each through its stack's pool library.
-var PickLangs = []string{"go", "python", "node", "java"}
+var PickLangs = []string{"go", "python", "node", "java", "rust", "cpp"}
 
 // HasLayout says whether the client of lang has the --conn layout conn:
 // every client has shared, per-worker and pool:N; only the C-core style

@@ -14,7 +14,8 @@
 // identical arguments share one subchannel, so one TCP connection, through
 // the global subchannel pool (channel-per-worker); only a per-channel
 // subchannel pool (local-pool) or a distinct channel argument
-// (distinct-args, per-worker, pool:N) gives a channel its own connection.
+// (distinct-args, per-worker, and pool:N, which is rpclab::ChannelPool,
+// pool/) gives a channel its own connection.
 
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
@@ -38,18 +39,18 @@ namespace {
 Channels<BenchProto> Open(const Step& st, int step) {
   Channels<BenchProto> c;
   const Conn& conn = st.conn;
-  int n = conn.Conns(st.inflight);
-  for (int i = 0; i < n; i++) {
-    grpc::ChannelArguments args;
-    args.SetInt("rpclab.step", step);
-    switch (conn.kind) {
-      case ConnKind::kShared:
-      case ConnKind::kChannelPerWorker: break;  // identical arguments
-      case ConnKind::kLocalPool: args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1); break;
-      case ConnKind::kDistinctArgs:
-      case ConnKind::kPerWorker:
-      case ConnKind::kPool: args.SetInt("rpclab.channel", i); break;
-    }
+  grpc::ChannelArguments base;
+  base.SetInt("rpclab.step", step);
+  if (conn.kind == ConnKind::kPool) {
+    c.pool = std::make_unique<ChannelPool>(st.target, conn.n,
+                                           conn.least_loaded ? Pick::kLeastLoaded : Pick::kRoundRobin, base);
+    for (const auto& ch : c.pool->channels()) c.Add(ch);
+    return c;
+  }
+  for (int i = 0; i < conn.Conns(st.inflight); i++) {
+    grpc::ChannelArguments args = base;  // shared, channel-per-worker: identical arguments
+    if (conn.kind == ConnKind::kLocalPool) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    if (conn.kind == ConnKind::kDistinctArgs || conn.kind == ConnKind::kPerWorker) args.SetInt("rpclab.channel", i);
     c.Add(st.target, args);
   }
   return c;
@@ -77,18 +78,15 @@ std::optional<Record> RunStep(const Step& st, const Plan& plan, int step) {
   req.set_response_size(static_cast<int32_t>(st.payload));
   req.mutable_payload()->mutable_body()->assign(static_cast<size_t>(st.payload), '\0');
   std::atomic<int> phase{kWarmup};
-  std::atomic<uint64_t> rr{0};
   std::vector<std::unique_ptr<Worker<BenchProto>>> workers;
   for (int i = 0; i < inflight; i++) {
     auto w = std::make_unique<Worker<BenchProto>>();
-    switch (conn.kind) {
-      case ConnKind::kShared: w->stubs = {c.stubs[0].get()}; break;
-      case ConnKind::kPool:
-        for (auto& s : c.stubs) w->stubs.push_back(s.get());
-        break;
-      default: w->stubs = {c.stubs[i].get()};
+    if (c.pool) {
+      for (auto& s : c.stubs) w->stubs.push_back(s.get());
+      w->pool = c.pool.get();
+    } else {
+      w->stubs = {c.stubs[conn.kind == ConnKind::kShared ? 0 : i].get()};
     }
-    w->rr = &rr;
     w->phase = &phase;
     w->req = &req;
     w->rpc_timeout_ns = rpc_timeout_ns;

@@ -3,6 +3,7 @@
 #include "flags.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -11,24 +12,59 @@
 #include <set>
 #include <sstream>
 
+#include "step_schema.h"
+
 namespace rpclab {
 namespace {
 
-const char kConnNames[] = "shared, channel-per-worker, local-pool, distinct-args, per-worker or pool:N";
+using nlohmann::json;
+
+// ConnKind's names (spec.conn_mode), in its order.
+const char* const kKindNames[] = {"shared", "channel-per-worker", "local-pool", "distinct-args", "per-worker", "pool"};
+const char kConnNames[] = "shared, channel-per-worker, local-pool, distinct-args, per-worker or pool:N[:least-loaded]";
+
+// The one step schema (docs/step.schema.json, embedded at build time).
+const json& Schema() {
+  static const json schema = json::parse(kStepSchema);
+  return schema;
+}
+
+// Why v breaks def, a property of the schema, or "". C++ has no JSON Schema
+// validator package here, so this reads the keywords docs/step.schema.json
+// uses; a keyword it does not know is an error, so none is skipped silently.
+std::string SchemaError(const json& def, const json& v) {
+  static const std::regex kRead("type|enum|minLength|minimum|maximum|pattern|items|description");
+  for (const auto& [k, _] : def.items())
+    if (!std::regex_match(k, kRead)) return "has a schema keyword " + Quote(k) + " this client cannot check";
+  std::string type = def.value("type", "");
+  if (!type.empty() && (type == "integer" ? !v.is_number_integer() : v.type_name() != type)) {
+    return "is not of type " + type;
+  }
+  if (def.contains("enum") && std::find(def["enum"].begin(), def["enum"].end(), v) == def["enum"].end()) {
+    return v.dump() + " is not one of " + def["enum"].dump();
+  }
+  if (def.contains("minLength") && v.get<std::string>().size() < def["minLength"].get<size_t>()) return "is empty";
+  if (def.contains("pattern") &&
+      !std::regex_search(v.get<std::string>(), std::regex(def["pattern"].get<std::string>()))) {
+    return v.dump() + " does not match " + def["pattern"].get<std::string>();
+  }
+  json lo = def.value("minimum", json(INT64_MIN)), hi = def.value("maximum", json(INT64_MAX));
+  if (v.is_number_integer() && (v.get<int64_t>() < lo.get<int64_t>() || v.get<int64_t>() > hi.get<int64_t>() ||
+                                (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}))) {
+    return "is outside " + lo.dump() + ".." + hi.dump() + ": " + v.dump();
+  }
+  for (const auto& e : def.contains("items") ? v : json::array()) {
+    std::string m = SchemaError(def["items"], e);
+    if (!m.empty()) return "holds " + e.dump() + ", which " + m;
+  }
+  return "";
+}
 
 }  // namespace
 
-const char* Conn::Name() const {
-  switch (kind) {
-    case ConnKind::kShared: return "shared";
-    case ConnKind::kChannelPerWorker: return "channel-per-worker";
-    case ConnKind::kLocalPool: return "local-pool";
-    case ConnKind::kDistinctArgs: return "distinct-args";
-    case ConnKind::kPerWorker: return "per-worker";
-    case ConnKind::kPool: return "pool";
-  }
-  return "?";
-}
+int64_t SchemaMax(const std::string& field) { return Schema()["properties"][field]["maximum"].get<int64_t>(); }
+
+const char* Conn::Name() const { return kKindNames[static_cast<int>(kind)]; }
 
 int Conn::Conns(int inflight) const {
   switch (kind) {
@@ -70,31 +106,18 @@ int64_t ParseGoDuration(const std::string& flag, const std::string& s) {
 
 Conn ParseConn(const std::string& flag, const std::string& raw) {
   std::string s = Trim(raw);
-  static const std::map<std::string, ConnKind> kKinds = {{"shared", ConnKind::kShared},
-                                                         {"channel-per-worker", ConnKind::kChannelPerWorker},
-                                                         {"local-pool", ConnKind::kLocalPool},
-                                                         {"distinct-args", ConnKind::kDistinctArgs},
-                                                         {"per-worker", ConnKind::kPerWorker}};
-  Conn c;
-  auto kind = kKinds.find(s);
-  if (kind != kKinds.end()) {
-    c.kind = kind->second;
-    return c;
-  }
-  std::smatch m;
-  static const std::regex kPool(R"(pool:([0-9]{1,9})(:([a-z-]+))?)");
-  if (!std::regex_match(s, m, kPool)) {
+  if (!SchemaError(Schema()["properties"]["conn"], s).empty()) {
     throw Usage(flag, "unknown connection mode " + Quote(s) + " (want " + kConnNames + ")");
   }
-  int64_t n = std::stoll(m[1]);
-  if (n < 1 || n > kMaxInflight) {
-    throw Usage(flag, Quote(s) + ": want pool:N with N an integer in 1.." + std::to_string(kMaxInflight));
+  Conn c;  // a name but pool's, else pool:N[:pick]
+  c.kind = static_cast<ConnKind>(std::find(kKindNames, std::end(kKindNames) - 1, s) - kKindNames);
+  if (c.kind != ConnKind::kPool) return c;
+  std::string n = s.substr(5, s.find(':', 5) - 5);  // pool:N[:pick]
+  if (n.size() > 9 || std::stoi(n) > SchemaMax("inflight")) {
+    throw Usage(flag, Quote(s) + ": want pool:N with N an integer in 1.." + std::to_string(SchemaMax("inflight")));
   }
-  if (m[3].matched && m[3] != "round-robin") {
-    throw Usage(flag, Quote(s) + ": the C++ client picks round-robin only (pool:N or pool:N:round-robin)");
-  }
-  c.kind = ConnKind::kPool;
-  c.n = static_cast<int>(n);
+  c.n = std::stoi(n);
+  c.least_loaded = s.find(":least-loaded") != std::string::npos;
   return c;
 }
 
@@ -116,7 +139,8 @@ std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
 std::string Help() {
   return "usage: rpclab-client --target HOST:PORT [--inflight 1,2,4 | --min-inflight A --max-inflight B [--step S]]\n"
-         "  [--conn shared,channel-per-worker,local-pool,distinct-args,per-worker,pool:N] [--rpc unary,streaming]\n"
+         "  [--conn shared,channel-per-worker,local-pool,distinct-args,per-worker,pool:N[:least-loaded]]\n  [--rpc "
+         "unary,streaming]\n"
          "  [--payload BYTES] [--warmup DUR] [--interval DUR] [--dial-timeout DUR] [--rpc-timeout DUR] [--out FILE]\n"
          "   or: rpclab-client --steps FILE [--dial-timeout DUR] [--rpc-timeout DUR]\n"
          "durations in Go syntax (500ms, 2s, 1m); the steps file is JSON Lines (docs/step.schema.json);\n"
@@ -131,7 +155,7 @@ Plan ParsePlan(const std::vector<std::string>& args) {
   std::vector<std::string> conns{"shared", "channel-per-worker", "local-pool", "distinct-args"}, rpcs{"unary"};
   int min = 1, max = 0, step = 1;
   int64_t payload = 0;
-  CLI::Range in_range(1, kMaxInflight);
+  CLI::Range in_range(int64_t{1}, SchemaMax("inflight"));
   auto* o_steps = app.add_option("--steps", steps_file);
   auto* o_target = app.add_option("--target", target);
   auto* o_list = app.add_option("--inflight", list)->delimiter(',')->check(in_range);
@@ -140,7 +164,7 @@ Plan ParsePlan(const std::vector<std::string>& args) {
   auto* o_step = app.add_option("--step", step)->check(in_range);
   auto* o_conn = app.add_option("--conn", conns)->delimiter(',');
   auto* o_rpc = app.add_option("--rpc", rpcs)->delimiter(',')->check(CLI::IsMember({"unary", "streaming"}));
-  auto* o_payload = app.add_option("--payload", payload)->check(CLI::Range(int64_t{0}, kMaxPayload));
+  auto* o_payload = app.add_option("--payload", payload)->check(CLI::Range(int64_t{0}, SchemaMax("payload_bytes")));
   auto* o_warmup = app.add_option("--warmup", warmup);
   auto* o_interval = app.add_option("--interval", interval);
   app.add_option("--dial-timeout", dial);
@@ -216,9 +240,7 @@ Plan ParsePlan(const std::vector<std::string>& args) {
 }
 
 std::vector<Step> ReadSteps(const std::string& name, const std::string& text) {
-  using nlohmann::json;
-  static const std::set<std::string> kRequired = {"target",        "service",   "rpc",         "conn", "inflight",
-                                                  "payload_bytes", "warmup_ns", "interval_ns", "out"};
+  const json& props = Schema()["properties"];
   std::vector<Step> steps;
   std::stringstream lines(text);
   std::string line;
@@ -228,58 +250,19 @@ std::vector<Step> ReadSteps(const std::string& name, const std::string& text) {
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw Usage(where, "not a JSON object");
     auto bad = [&](const std::string& field, const std::string& msg) { return Usage(where, Quote(field) + " " + msg); };
-    auto str = [&](const char* f) {
-      if (!j[f].is_string() || j[f].get<std::string>().empty()) throw bad(f, "is not a non-empty string");
-      return j[f].get<std::string>();
-    };
-    auto integer = [&](const char* f, int64_t lo, int64_t hi) {
-      if (!j[f].is_number_integer()) throw bad(f, "is not an integer");
-      bool huge = j[f].is_number_unsigned() && j[f].get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
-      if (huge || j[f].get<int64_t>() < lo || j[f].get<int64_t>() > hi) {
-        throw bad(f, "is outside " + std::to_string(lo) + ".." + std::to_string(hi));
-      }
-      return j[f].get<int64_t>();
-    };
-    Step s;
     for (const auto& [key, value] : j.items()) {
-      if (key == "target") {
-        s.target = str("target");
-      } else if (key == "service") {
-        s.service = str("service");
-        if (s.service == "ydb-debug")
-          throw bad(key, "ydb-debug is not supported by rpclab-client (cpp): use rpclab-ydb-ping");
-        if (s.service != "benchmark") throw bad(key, Quote(s.service) + " is not benchmark or ydb-debug");
-      } else if (key == "rpc") {
-        s.rpc = str("rpc");
-        if (s.rpc != "unary" && s.rpc != "streaming") throw bad(key, Quote(s.rpc) + " is not unary or streaming");
-      } else if (key == "conn") {
-        s.conn = ParseConn(where + ": \"conn\"", str("conn"));
-      } else if (key == "inflight") {
-        s.inflight = static_cast<int>(integer("inflight", 1, kMaxInflight));
-      } else if (key == "payload_bytes") {
-        s.payload = integer("payload_bytes", 0, kMaxPayload);
-      } else if (key == "warmup_ns") {
-        s.warmup_ns = integer("warmup_ns", 0, INT64_MAX);
-      } else if (key == "interval_ns") {
-        s.interval_ns = integer("interval_ns", 1, INT64_MAX);
-      } else if (key == "client_cpus") {
-        if (!value.is_array()) throw bad(key, "is not an array of CPU numbers");
-        for (const auto& c : value) {
-          if (!c.is_number_integer() || c.get<int64_t>() < 0 || c.get<int64_t>() > 1 << 20) {
-            throw bad(key, "holds " + c.dump() + ", not a CPU number");
-          }
-          s.client_cpus.push_back(c.get<int>());
-        }
-      } else if (key == "out") {
-        s.out = str("out");
-      } else {
-        throw bad(key, "is not a field of a step (docs/step.schema.json)");
-      }
+      if (!props.contains(key)) throw bad(key, "is not a field of a step (docs/step.schema.json)");
+      std::string m = SchemaError(props[key], value);
+      if (!m.empty()) throw bad(key, m);
     }
-    for (const auto& f : kRequired) {
+    for (const auto& f : Schema()["required"])
       if (!j.contains(f)) throw bad(f, "is missing");
-    }
-    steps.push_back(s);
+    // What the schema allows and this program lacks: ydb-debug steps.
+    if (j["service"] == "ydb-debug")
+      throw bad("service", "ydb-debug is not supported by rpclab-client (cpp): use rpclab-ydb-ping");
+    steps.push_back(Step{j["target"], j["service"], j["rpc"], ParseConn(where + ": \"conn\"", j["conn"]), j["inflight"],
+                         j["payload_bytes"], j["warmup_ns"], j["interval_ns"],
+                         j.value("client_cpus", std::vector<int>{}), j["out"]});
   }
   if (steps.empty()) throw Usage("--steps", Quote(name) + " holds no step");
   return steps;

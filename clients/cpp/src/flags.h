@@ -21,27 +21,28 @@ struct Usage : std::runtime_error {
   std::string flag;
 };
 
-// The connection layouts of gRPC C++ (docs/clients.md).
+// The connection layouts of gRPC C++ (docs/clients.md), in flags.cc's kKindNames order.
 enum class ConnKind {
   kShared,            // one channel for every worker
   kChannelPerWorker,  // a channel per worker, identical args: one subchannel, one connection (the trap)
   kLocalPool,         // a channel per worker with grpc.use_local_subchannel_pool
   kDistinctArgs,      // a channel per worker with a unique channel argument
   kPerWorker,         // a channel per worker that gets its own connection (made with distinct args)
-  kPool,              // N channels with distinct args, round-robin per RPC
+  kPool,              // an rpclab::ChannelPool of N channels (pool/), round-robin or least-loaded per RPC
 };
 
 struct Conn {
   ConnKind kind = ConnKind::kShared;
-  int n = 0;  // pool size
+  int n = 0;                  // pool size
+  bool least_loaded = false;  // pool:N:least-loaded
   // spec.conn_mode: pool:N is "pool".
   const char* Name() const;
   // How many channels (and connections asked for) with `inflight` workers.
   int Conns(int inflight) const;
 };
 
-constexpr int kMaxInflight = 20000;
-constexpr int64_t kMaxPayload = (int64_t{4} << 20) - 64;
+// docs/step.schema.json's maximum of a step's integer field ("inflight").
+int64_t SchemaMax(const std::string& field);
 
 // One step (docs/step.schema.json).
 struct Step {

@@ -114,7 +114,7 @@ std::string Record::Json(const Env& env) const {
   spec["rpc"] = step.rpc;
   spec["conn_mode"] = step.conn.Name();
   spec["conns_requested"] = channels > 0 ? channels : step.conn.Conns(step.inflight);
-  if (step.conn.kind == ConnKind::kPool) spec["pick"] = "round-robin";
+  if (step.conn.kind == ConnKind::kPool) spec["pick"] = step.conn.least_loaded ? "least-loaded" : "round-robin";
   spec["inflight"] = step.inflight;
   spec["payload_bytes"] = step.payload;
   spec["warmup_ns"] = step.warmup_ns;

@@ -87,7 +87,7 @@ void TestBadFlags() {
       {{"--target", "h:1", "--inflight", "1", "--max-inflight", "4"}, "--inflight"},
       {{"--target", "h:1", "--warmup"}, "--warmup"},
       {{"--target", "h:1", "--payload", "x"}, "--payload"},
-      {{"--target", "h:1", "--conn", "pool:2:least-loaded"}, "--conn"},
+      {{"--target", "h:1", "--conn", "pool:2:fastest"}, "--conn"},
       {{"--steps", "s.jsonl", "--target", "h:1"}, "--target"},
       {{"--steps", "/nonexistent/s.jsonl"}, "--steps"},
   };
@@ -126,7 +126,7 @@ void TestSteps() {
       "s.jsonl",
       R"({"target":"127.0.0.1:50051","service":"benchmark","rpc":"unary","conn":"shared","inflight":4,"payload_bytes":0,"warmup_ns":1000000000,"interval_ns":3000000000,"client_cpus":[0,1],"out":"/tmp/a.jsonl"})"
       "\n\n"
-      R"({"target":"h:2","service":"benchmark","rpc":"streaming","conn":"pool:4:round-robin","inflight":8,"payload_bytes":1024,"warmup_ns":0,"interval_ns":1,"out":"b.jsonl"})"
+      R"({"target":"h:2","service":"benchmark","rpc":"streaming","conn":"pool:4:least-loaded","inflight":8,"payload_bytes":1024,"warmup_ns":0,"interval_ns":1,"out":"b.jsonl"})"
       "\n");
   CHECK_EQ(steps.size(), size_t{2});
   CHECK_EQ(steps[0].target, std::string("127.0.0.1:50051"));
@@ -136,6 +136,7 @@ void TestSteps() {
   CHECK_EQ(steps[0].out, std::string("/tmp/a.jsonl"));
   CHECK_EQ(steps[1].rpc, std::string("streaming"));
   CHECK_EQ(steps[1].conn.Conns(8), 4);
+  CHECK_EQ(steps[1].conn.least_loaded, true);
   CHECK_EQ(steps[1].payload, int64_t{1024});
   CHECK_EQ(steps[1].client_cpus.size(), size_t{0});
 
@@ -154,13 +155,13 @@ void TestSteps() {
       {"{", "not a JSON object"},
       {"{" + good + ",\"bogus\":1}", "\"bogus\""},
       {with("\"target\":\"h:1\",", ""), "\"target\" is missing"},
-      {with("\"warmup_ns\":0", "\"warmup_ns\":1.5"), "\"warmup_ns\" is not an integer"},
-      {with("\"warmup_ns\":0", "\"warmup_ns\":\"1s\""), "\"warmup_ns\" is not an integer"},
+      {with("\"warmup_ns\":0", "\"warmup_ns\":1.5"), "\"warmup_ns\" is not of type integer"},
+      {with("\"warmup_ns\":0", "\"warmup_ns\":\"1s\""), "\"warmup_ns\" is not of type integer"},
       {with("\"interval_ns\":5", "\"interval_ns\":0"), "\"interval_ns\" is outside"},
       {with("\"inflight\":1", "\"inflight\":20001"), "\"inflight\" is outside"},
       {with("\"payload_bytes\":0", "\"payload_bytes\":-1"), "\"payload_bytes\" is outside"},
       {with("\"rpc\":\"unary\"", "\"rpc\":\"bidi\""), "\"rpc\""},
-      {with("\"conn\":\"shared\"", "\"conn\":\"pool:2:least-loaded\""), "\"conn\""},
+      {with("\"conn\":\"shared\"", "\"conn\":\"pool:2:fastest\""), "\"conn\""},
       {with("\"conn\":\"shared\"", "\"conn\":\"hedged\""), "\"conn\""},
       {with("\"service\":\"benchmark\"", "\"service\":\"ydb-debug\""), "\"service\""},
       {with("\"out\":\"o\"", "\"out\":7"), "\"out\""},

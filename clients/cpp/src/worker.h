@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "channel_pool.h"
 #include "grpc/testing/benchmark_service.grpc.pb.h"
 #include "hdr.h"
 #include "record.h"
@@ -155,8 +156,9 @@ inline const char* StateName(grpc_connectivity_state s) {
 template <typename P>
 struct Worker {
   using Stub = typename P::Service::Stub;
-  std::vector<Stub*> stubs;  // one, or a pool's (round-robin)
-  std::atomic<uint64_t>* rr = nullptr;
+  std::vector<Stub*> stubs;     // one, or one per channel of pool
+  ChannelPool* pool = nullptr;  // pool:N: picks each call's channel (stubs[lease.index()])
+  ChannelPool::Lease lease;     // the pool's count of this worker's call (or stream)
   const std::atomic<int>* phase = nullptr;
   const typename P::Req* req = nullptr;
   int64_t rpc_timeout_ns = 0;
@@ -173,9 +175,12 @@ struct Worker {
   std::atomic<int64_t> op_started{0};  // a ping-pong's start (steady ns); 0 when idle
   std::atomic<bool> timed_out{false};
 
+  // The next call's stub; with a pool, the previous call's lease ends first.
   Stub* Pick() {
-    if (stubs.size() == 1) return stubs[0];
-    return stubs[rr->fetch_add(1, std::memory_order_relaxed) % stubs.size()];
+    if (pool == nullptr) return stubs[0];
+    lease = ChannelPool::Lease();
+    lease = pool->Acquire();
+    return stubs[lease.index()];
   }
 
   bool Begin(grpc::ClientContext* ctx) {
@@ -322,11 +327,14 @@ template <typename P>
 struct Channels {
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   std::vector<std::unique_ptr<typename P::Service::Stub>> stubs;
+  std::unique_ptr<ChannelPool> pool;  // pool:N's channels, the same as channels
 
-  void Add(const std::string& target, const grpc::ChannelArguments& args) {
-    auto ch = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  void Add(std::shared_ptr<grpc::Channel> ch) {
     stubs.push_back(P::Service::NewStub(ch));
     channels.push_back(std::move(ch));
+  }
+  void Add(const std::string& target, const grpc::ChannelArguments& args) {
+    Add(grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
   }
 };
 

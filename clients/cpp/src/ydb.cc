@@ -95,7 +95,6 @@ std::optional<YdbStep> RunYdbStep(const YdbFlags& y, int inflight, int step) {
 
   YdbProto::Req req;
   std::atomic<int> phase{kWarmup};
-  std::atomic<uint64_t> rr{0};
   std::vector<std::unique_ptr<Worker<YdbProto>>> workers;
   for (int i = 0; i < inflight; i++) {
     auto w = std::make_unique<Worker<YdbProto>>();
@@ -106,7 +105,6 @@ std::optional<YdbStep> RunYdbStep(const YdbFlags& y, int inflight, int step) {
       w->stubs = {ac.stub};
       w->cq = ac.cq.get();
     }
-    w->rr = &rr;
     w->phase = &phase;
     w->req = &req;
     w->rpc_timeout_ns = y.streaming ? 0 : kYdbDeadlineNs;

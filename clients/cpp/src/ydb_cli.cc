@@ -88,14 +88,15 @@ YdbFlags YdbFlags::Parse(const std::vector<std::string>& args) {
   std::string interval = "10", warmup = "1", dial = "5s";
   int inflight = 32, min = 1, max = 32;
   bool async = false, callback = false;
-  CLI::Range in_range(1, kMaxInflight);
+  CLI::Range in_range(int64_t{1}, SchemaMax("inflight"));
   std::string hosts;
   auto* o_host = app.add_option("--host", hosts);
   auto* o_inflight = app.add_option("--inflight", inflight)->check(in_range);
   auto* o_min = app.add_option("--min-inflight", min)->check(in_range);
   auto* o_max = app.add_option("--max-inflight", max)->check(in_range);
   auto* o_channels = app.add_option("--max-channels", f.max_channels)->check(in_range);
-  app.add_option("--max-async-clients", f.max_async_clients)->check(CLI::Range(0, kMaxInflight));  // 0: auto
+  app.add_option("--max-async-clients", f.max_async_clients)
+      ->check(CLI::Range(int64_t{0}, SchemaMax("inflight")));  // 0: auto
   app.add_option("--interval", interval);
   app.add_option("--warmup", warmup);
   app.add_option("--dial-timeout", dial);

@@ -34,7 +34,7 @@ pub struct Cli {
     /// The sweep as a range: increment
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
     step: Option<u64>,
-    /// Connection layouts: shared, per-worker, pool:N
+    /// Connection layouts: shared, per-worker, pool:N[:least-loaded]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Conn::parse, default_value = "shared,per-worker")]
     conn: Vec<Conn>,
     /// RPC kinds
@@ -193,7 +193,7 @@ mod tests {
         let got: Vec<(Rpc, Conn, usize)> = steps.iter().map(|s| (s.rpc, s.conn.clone(), s.inflight)).collect();
         let mut want = vec![];
         for rpc in [Rpc::Unary, Rpc::Streaming] {
-            for conn in [Conn::Shared, Conn::Pool(4)] {
+            for conn in [Conn::Shared, Conn::Pool(4, rpclab_pool::Policy::RoundRobin)] {
                 for n in [2, 5, 8] {
                     want.push((rpc, conn.clone(), n));
                 }

@@ -14,17 +14,19 @@ mod step;
 use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use clap::Parser;
 use hdrhistogram::Histogram;
+use rpclab_pool::Pool;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::{Channel, Endpoint};
 use tonic::Code;
+use tower::util::Either;
 
 use flags::Cli;
 use record::{new_histogram, Env, Record, CODES, HIGHEST};
@@ -208,8 +210,9 @@ async fn run_step(s: &Step, cli: &Cli, env: &Env, mut stop: watch::Receiver<bool
         }
     }
 
+    // A pool's RPCs go through rpclab_pool (clients/rust/pool).
+    let pool = if let Conn::Pool(_, pick) = s.conn { Pool::new(channels.clone(), pick).ok() } else { None };
     let phase = Arc::new(AtomicU8::new(WARMUP));
-    let rr = Arc::new(AtomicUsize::new(0));
     let (cancel_tx, cancel) = watch::channel(false);
     let req = SimpleRequest {
         response_size: s.payload_bytes as i32,
@@ -218,13 +221,10 @@ async fn run_step(s: &Step, cli: &Cli, env: &Env, mut stop: watch::Receiver<bool
     };
     let mut tasks = Vec::with_capacity(s.inflight);
     for i in 0..s.inflight {
-        let clients: Vec<BenchmarkServiceClient<Channel>> = match s.conn {
-            Conn::PerWorker => vec![BenchmarkServiceClient::new(channels[i].clone())],
-            _ => channels.iter().cloned().map(BenchmarkServiceClient::new).collect(),
-        };
+        let own = || Either::A(channels[if s.conn == Conn::Shared { 0 } else { i }].clone());
+        let svc = pool.clone().map_or_else(own, Either::B);
         let w = Worker {
-            clients,
-            rr: rr.clone(),
+            client: BenchmarkServiceClient::new(svc),
             phase: phase.clone(),
             cancel: cancel.clone(),
             req: req.clone(),
@@ -258,7 +258,7 @@ async fn run_step(s: &Step, cli: &Cli, env: &Env, mut stop: watch::Receiver<bool
             }
         }
     }
-    drop(channels);
+    drop((channels, pool));
     if !warmed {
         return None;
     }
@@ -272,8 +272,7 @@ async fn run_step(s: &Step, cli: &Cli, env: &Env, mut stop: watch::Receiver<bool
 
 /// One closed-loop worker: one RPC in flight at a time, its own histogram.
 struct Worker {
-    clients: Vec<BenchmarkServiceClient<Channel>>,
-    rr: Arc<AtomicUsize>,
+    client: BenchmarkServiceClient<Either<Channel, Pool>>,
     phase: Arc<AtomicU8>,
     cancel: watch::Receiver<bool>,
     req: SimpleRequest,
@@ -285,14 +284,6 @@ struct Worker {
 type Outcome = (Histogram<u64>, [u64; CODES]);
 
 impl Worker {
-    fn pick(&self) -> usize {
-        if self.clients.len() == 1 {
-            0
-        } else {
-            self.rr.fetch_add(1, Ordering::Relaxed) % self.clients.len()
-        }
-    }
-
     /// Records an RPC that began and ended inside the measured interval.
     fn done(&mut self, began: u8, d: Duration, code: Code) {
         if began != MEASURE || self.phase.load(Ordering::Acquire) != MEASURE {
@@ -314,15 +305,13 @@ impl Worker {
         let mut cancel = self.cancel.clone();
         while !self.cancelled() {
             let ph = self.phase.load(Ordering::Acquire);
-            let i = self.pick();
             let mut req = tonic::Request::new(self.req.clone());
             if !self.timeout.is_zero() {
                 req.set_timeout(self.timeout);
             }
             let t0 = Instant::now();
-            let call = self.clients[i].unary_call(req);
             let res = tokio::select! {
-                r = call => r.map(|_| ()),
+                r = self.client.unary_call(req) => r.map(|_| ()),
                 _ = cancel.wait_for(|c| *c) => break,
             };
             let code = match res {
@@ -344,9 +333,8 @@ impl Worker {
             // headers only once it has something to answer.
             let _ = tx.send(self.req.clone()).await;
             let mut t0 = Instant::now();
-            let i = self.pick();
             let opened = tokio::select! {
-                r = self.clients[i].streaming_call(ReceiverStream::new(rx)) => r,
+                r = self.client.streaming_call(ReceiverStream::new(rx)) => r,
                 _ = cancel.wait_for(|c| *c) => break 'stream,
             };
             let mut inbound = match opened {

@@ -153,7 +153,7 @@ impl Record {
                 rpc: s.rpc.name(),
                 conn_mode: s.conn.name(),
                 conns_requested: s.conn.conns(s.inflight),
-                pick: matches!(s.conn, Conn::Pool(_)).then_some("round-robin"),
+                pick: if let Conn::Pool(_, p) = s.conn { Some(p.name()) } else { None },
                 inflight: s.inflight,
                 payload_bytes: s.payload_bytes,
                 warmup_ns: s.warmup_ns,

@@ -1,13 +1,20 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-//! One step of a run (docs/clients.md, "The step spec"; docs/step.schema.json),
-//! and the steps file: JSON Lines read with serde_json into a typed step and
-//! checked whole before any step runs.
+//! One step of a run (docs/clients.md, "The step spec"), and the steps file:
+//! JSON Lines, each line validated against docs/step.schema.json (embedded
+//! at build time) by the jsonschema crate, then read with serde into a typed
+//! step; the whole file is checked before any step runs.
 
+use std::sync::OnceLock;
+
+use rpclab_pool::Policy;
 use serde::Deserialize;
 
 pub const MAX_INFLIGHT: usize = 20000;
 pub const MAX_PAYLOAD: usize = (4 << 20) - 64;
+
+/// The one step schema, from the repository's docs at build time.
+const SCHEMA: &str = include_str!("../../../docs/step.schema.json");
 
 /// A connection layout.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,8 +23,8 @@ pub enum Conn {
     Shared,
     /// A Channel per worker: tonic opens a connection per Channel.
     PerWorker,
-    /// N Channels, picked round-robin per RPC.
-    Pool(usize),
+    /// N Channels behind one rpclab_pool::Pool, picked per RPC.
+    Pool(usize, Policy),
 }
 
 impl Conn {
@@ -25,7 +32,7 @@ impl Conn {
         match self {
             Conn::Shared => "shared",
             Conn::PerWorker => "per-worker",
-            Conn::Pool(_) => "pool",
+            Conn::Pool(..) => "pool",
         }
     }
 
@@ -34,26 +41,26 @@ impl Conn {
         match self {
             Conn::Shared => 1,
             Conn::PerWorker => inflight,
-            Conn::Pool(n) => *n,
+            Conn::Pool(n, _) => *n,
         }
     }
 
     /// Parses a layout as `--conn` and the step spec's `conn` take it.
     pub fn parse(s: &str) -> Result<Conn, String> {
-        let p: Vec<&str> = s.trim().split(':').collect();
-        let want = "want shared, per-worker or pool:N";
-        match p.as_slice() {
+        let pool = |n: &str, pick: &str| match (n.parse::<usize>(), pick.parse::<Policy>()) {
+            (Ok(0) | Err(_), _) => Err(format!("{s:?}: want pool:N with N an integer of at least 1")),
+            (_, Err(e)) => Err(format!("{s:?}: {e}")),
+            (Ok(n), Ok(pick)) => Ok(Conn::Pool(n, pick)),
+        };
+        match s.trim().split(':').collect::<Vec<_>>().as_slice() {
             ["shared"] => Ok(Conn::Shared),
             ["per-worker"] => Ok(Conn::PerWorker),
-            ["pool", n] | ["pool", n, "round-robin"] => match n.parse::<usize>() {
-                Ok(n) if n >= 1 => Ok(Conn::Pool(n)),
-                _ => Err(format!("{s:?}: want pool:N with N an integer of at least 1")),
-            },
-            ["pool", _, pick] => Err(format!("{s:?}: tonic's pool picks round-robin only, not {pick:?}")),
-            ["channel-per-worker" | "local-pool" | "distinct-args"] => Err(format!(
-                "{s:?} is a C-core layout; tonic opens a connection per Channel, so use per-worker ({want})"
-            )),
-            _ => Err(format!("unknown connection mode {s:?} ({want})")),
+            ["pool", n] => pool(n, "round-robin"),
+            ["pool", n, pick] => pool(n, pick),
+            ["channel-per-worker" | "local-pool" | "distinct-args"] => {
+                Err(format!("{s:?} is a C-core layout; tonic opens a connection per Channel, so use per-worker"))
+            }
+            _ => Err(format!("unknown connection mode {s:?} (want shared, per-worker or pool:N[:least-loaded])")),
         }
     }
 }
@@ -106,23 +113,25 @@ fn conn<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Conn, D::Error> {
     Conn::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
 }
 
-impl Step {
-    /// Checks what the types do not: the schema's ranges. Err names the field.
-    fn check(self) -> Result<Step, String> {
-        let bad = match () {
-            _ if self.target.is_empty() => ("target", "must not be empty".into()),
-            _ if !(1..=MAX_INFLIGHT).contains(&self.inflight) => {
-                ("inflight", format!("{} is outside 1..{MAX_INFLIGHT}", self.inflight))
-            }
-            _ if self.payload_bytes > MAX_PAYLOAD => {
-                ("payload_bytes", format!("{} is outside 0..{MAX_PAYLOAD}", self.payload_bytes))
-            }
-            _ if self.interval_ns == 0 => ("interval_ns", "must be at least 1".into()),
-            _ if self.out.is_empty() => ("out", "must not be empty".into()),
-            _ => return Ok(self),
-        };
-        Err(format!("field {:?}: {}", bad.0, bad.1))
-    }
+/// The schema, compiled once.
+fn validator() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        let schema = serde_json::from_str(SCHEMA).expect("docs/step.schema.json is JSON");
+        jsonschema::validator_for(&schema).expect("docs/step.schema.json is a JSON schema")
+    })
+}
+
+/// The step field a schema error is about, and what is wrong with it.
+fn schema_error(e: &jsonschema::ValidationError) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    let field = match (e.instance_path().as_str(), e.kind()) {
+        ("", K::Required { property }) => property.as_str().unwrap_or_default().to_string(),
+        ("", K::AdditionalProperties { unexpected }) => unexpected.join(", "),
+        ("", K::Type { .. }) => return "not a JSON object".into(),
+        (path, _) => path.trim_start_matches('/').split('/').next().unwrap_or_default().to_string(),
+    };
+    format!("field {field:?}: {e}")
 }
 
 /// Reads a steps file's text: every line a step, all checked before any runs.
@@ -132,14 +141,13 @@ pub fn parse_steps(name: &str, text: &str) -> Result<Vec<Step>, String> {
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let at = format!("{name}:{}", i + 1);
         let v: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("{at}: not JSON: {e}"))?;
-        if !v.is_object() {
-            return Err(format!("{at}: not a JSON object"));
+        if let Some(e) = validator().iter_errors(&v).next() {
+            return Err(format!("{at}: {}", schema_error(&e)));
         }
-        let step: Step = serde_path_to_error::deserialize(v).map_err(|e| match e.path().to_string().as_str() {
-            "." => format!("{at}: {}", e.inner()), // unknown or missing field: serde names it
-            path => format!("{at}: field {path:?}: {}", e.inner()),
-        })?;
-        steps.push(step.check().map_err(|e| format!("{at}: {e}"))?);
+        // What the schema allows and tonic lacks: C-core layouts, ydb-debug.
+        let step = serde_path_to_error::deserialize(v)
+            .map_err(|e| format!("{at}: field {:?}: {}", e.path().to_string(), e.inner()))?;
+        steps.push(step);
     }
     if steps.is_empty() {
         return Err(format!("{name}: no steps"));
@@ -166,9 +174,10 @@ mod tests {
     #[test]
     fn good_file() {
         let text = format!(
-            "{GOOD}\n\n{}\n{}",
+            "{GOOD}\n\n{}\n{}\n{}",
             with("conn", Some(r#""pool:4:round-robin""#)),
-            with("conn", Some(r#""per-worker""#))
+            with("conn", Some(r#""per-worker""#)),
+            with("conn", Some(r#""pool:2:least-loaded""#))
         );
         let got = parse_steps("s.jsonl", &text).unwrap();
         let want = Step {
@@ -183,9 +192,10 @@ mod tests {
             client_cpus: Some(vec![0]),
             out: "/tmp/a.jsonl".into(),
         };
-        assert_eq!(got.len(), 3, "got {got:?}, want 3 steps");
+        assert_eq!(got.len(), 4, "got {got:?}, want 4 steps");
         assert_eq!(got[0], want, "got {:?}, want {want:?}", got[0]);
-        assert_eq!(got[1].conn, Conn::Pool(4), "got {:?}, want pool:4", got[1].conn);
+        assert_eq!(got[1].conn, Conn::Pool(4, Policy::RoundRobin), "got {:?}, want pool:4", got[1].conn);
+        assert_eq!(got[3].conn, Conn::Pool(2, Policy::LeastLoaded), "got {:?}, want pool:2:least-loaded", got[3].conn);
         assert_eq!(got[2].conn, Conn::PerWorker, "got {:?}, want per-worker", got[2].conn);
         let no_pin = parse_steps("s", &with("client_cpus", None)).unwrap();
         assert_eq!(no_pin[0].client_cpus, None, "got {:?}, want None", no_pin[0].client_cpus);
@@ -209,7 +219,8 @@ mod tests {
             (with("rpc", Some(r#""bidi""#)), "rpc"),
             (with("service", Some(r#""ydb-debug""#)), "service"),
             (with("conn", Some(r#""local-pool""#)), "conn"),
-            (with("conn", Some(r#""pool:4:least-loaded""#)), "conn"),
+            (with("conn", Some(r#""pool:4:fastest""#)), "conn"),
+            (with("client_cpus", Some("[-1]")), "client_cpus"),
             (with("conn", Some(r#""pool:0""#)), "conn"),
             (with("conn", Some(r#""shared:2""#)), "conn"),
             (with("client_cpus", Some(r#"["0"]"#)), "client_cpus"),
