@@ -192,6 +192,11 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 			if err != nil {
 				return d, err
 			}
+			// As sweep judges each record (lab's sink): RPCs held in
+			// flight past the stall age at the step's end make it stalled,
+			// whatever the step's status said; a stall ends the layout's
+			// climb as a failure does.
+			verdict.MarkStall(rec)
 			d.Records = append(d.Records, *rec)
 			if o.Step != nil {
 				o.Step(rec)
@@ -199,7 +204,7 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 			if rec.Status == result.StatusInterrupted {
 				return d, ctx.Err()
 			}
-			if rec.Status == result.StatusFailed {
+			if rec.Status == result.StatusFailed || rec.Status == result.StatusStalled {
 				if len(d.Records) == 1 {
 					return d, fmt.Errorf("doctor: %s", rec.Error)
 				}

@@ -242,3 +242,42 @@ func TestDoctorEveryRPCFailed(t *testing.T) {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// heldServer answers no unary call: each waits until its client gives up.
+type heldServer struct {
+	pb.UnimplementedBenchmarkServiceServer
+}
+
+func (heldServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.SimpleResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestDoctorMarksStall: doctor judges each step for a stall as sweep does
+// (verdict.MarkStall): against a server that holds every RPC, the first
+// step's record is stalled, saying the server stalled, and the study ends
+// with that error, where it had said only that no RPC completed.
+func TestDoctorMarksStall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, heldServer{})
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	o := doctor.DefaultOptions(lis.Addr().String())
+	o.Budget, o.MaxInflight, o.Pools = 10*time.Second, 2, []int{2}
+	// The RPCs go out in the warm-up: at the end of a StallAge interval
+	// the oldest has waited longer than StallAge.
+	o.Warmup, o.Interval = 100*time.Millisecond, verdict.StallAge
+	d, err := doctor.Run(ctx, o)
+	if err == nil || !strings.Contains(err.Error(), "the server stalled") {
+		t.Errorf("got error %v, want one saying the server stalled", err)
+	}
+	if d == nil || len(d.Records) != 1 || d.Records[0].Status != result.StatusStalled {
+		t.Fatalf("got %+v, want the one stalled step's record", d)
+	}
+}
