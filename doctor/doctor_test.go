@@ -75,9 +75,13 @@ func TestDoctorSharedUnderCap(t *testing.T) {
 		if r.Spec.Inflight > maxInflight {
 			t.Errorf("got a step at in-flight %d, want at most %d", r.Spec.Inflight, maxInflight)
 		}
-		// A worker's first call is not held back, hence the small slack.
-		if r.ThroughputRPS > 1.1*maxRPS {
-			t.Errorf("got %.0f req/s at %s in-flight %d, want at most %d", r.ThroughputRPS, r.Spec.ConnMode, r.Spec.Inflight, maxRPS)
+		// The cap paces each caller from its start, in the warm-up, and
+		// a caller the machine held back catches up: the interval may
+		// carry the warm-up's calls (it did, 490 req/s beside two CPU
+		// hogs), never more than the cap over warm-up and interval, plus
+		// each caller's first call, which is not held back.
+		if bound := maxRPS*(o.Warmup+time.Duration(r.DurationNS)).Seconds() + maxInflight; float64(r.Requests) > bound {
+			t.Errorf("got %d requests (%.0f req/s) at %s in-flight %d, want at most %.0f (%d req/s over the warm-up and the interval)", r.Requests, r.ThroughputRPS, r.Spec.ConnMode, r.Spec.Inflight, bound, maxRPS)
 		}
 		if r.Status != result.StatusOK || r.Spec.LoadModel != "closed" {
 			t.Errorf("got status %q load model %q, want ok closed", r.Status, r.Spec.LoadModel)
@@ -195,6 +199,12 @@ func TestDoctorPoolWinsThroughNetem(t *testing.T) {
 	var out bytes.Buffer
 	report.DoctorText(&out, &d.Diagnosis, d.Capped)
 	t.Logf("study through netem at %d bit/s per connection:\n%s", rate, out.String())
+	if d.Busy != nil {
+		// The study says itself that other work took the CPUs its steps
+		// ran on (verdict.OtherWorkShare): its figures are not the link's,
+		// and no finding of it can be checked here.
+		t.Skipf("the study found a busy host (steps at in-flight %v); nothing to check:\n%s", d.Busy.Inflights, out.String())
+	}
 	if d.Kind != verdict.ConnBottleneck || d.Recommended == nil {
 		t.Fatalf("got %s (gain %.2f, %s), want %s with a pool advised:\n%s", d.Kind, d.Gain, d.Why, verdict.ConnBottleneck, out.String())
 	}
