@@ -250,8 +250,11 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 			// fixed layouts reached (two, as the diagnosis needs).
 			for _, n := range topInflights(d.Records, verdict.MinInflights) {
 				rec, err := o.runStep(ctx, d, conn, n)
-				if err != nil || rec.Status == result.StatusFailed {
+				if err != nil {
 					return d, err
+				}
+				if rec.Status == result.StatusFailed || rec.Status == result.StatusStalled {
+					break
 				}
 			}
 			continue
@@ -263,7 +266,7 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 			if err != nil {
 				return d, err
 			}
-			if rec.Status == result.StatusFailed {
+			if rec.Status == result.StatusFailed || rec.Status == result.StatusStalled {
 				if len(d.Records) == 1 {
 					return d, fmt.Errorf("doctor: %s", rec.Error)
 				}
@@ -303,6 +306,10 @@ func (o *Options) runStep(ctx context.Context, d *Diagnosis, conn loadgen.ConnMo
 	if err != nil {
 		return nil, err
 	}
+	// As sweep judges each record (lab's sink): RPCs held in flight past
+	// the stall age at the step's end make it stalled, whatever the step's
+	// status said; a stall ends the layout's climb as a failure does.
+	verdict.MarkStall(rec)
 	d.Records = append(d.Records, *rec)
 	if o.Step != nil {
 		o.Step(rec)
@@ -318,7 +325,7 @@ func (o *Options) runStep(ctx context.Context, d *Diagnosis, conn loadgen.ConnMo
 func topInflights(recs []result.Record, k int) []int {
 	var ns []int
 	for i := range recs {
-		if recs[i].Status != result.StatusFailed && !slices.Contains(ns, recs[i].Spec.Inflight) {
+		if recs[i].Status != result.StatusFailed && recs[i].Status != result.StatusStalled && !slices.Contains(ns, recs[i].Spec.Inflight) {
 			ns = append(ns, recs[i].Spec.Inflight)
 		}
 	}

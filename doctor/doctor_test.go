@@ -83,9 +83,13 @@ func TestDoctorSharedUnderCap(t *testing.T) {
 		if r.Spec.Inflight > maxInflight {
 			t.Errorf("got a step at in-flight %d, want at most %d", r.Spec.Inflight, maxInflight)
 		}
-		// A worker's first call is not held back, hence the small slack.
-		if r.ThroughputRPS > 1.1*maxRPS {
-			t.Errorf("got %.0f req/s at %s in-flight %d, want at most %d", r.ThroughputRPS, r.Spec.ConnMode, r.Spec.Inflight, maxRPS)
+		// The cap paces each caller from its start, in the warm-up, and
+		// a caller the machine held back catches up: the interval may
+		// carry the warm-up's calls (it did, 490 req/s beside two CPU
+		// hogs), never more than the cap over warm-up and interval, plus
+		// each caller's first call, which is not held back.
+		if bound := maxRPS*(o.Warmup+time.Duration(r.DurationNS)).Seconds() + maxInflight; float64(r.Requests) > bound {
+			t.Errorf("got %d requests (%.0f req/s) at %s in-flight %d, want at most %.0f (%d req/s over the warm-up and the interval)", r.Requests, r.ThroughputRPS, r.Spec.ConnMode, r.Spec.Inflight, bound, maxRPS)
 		}
 		if r.Status != result.StatusOK || r.Spec.LoadModel != "closed" {
 			t.Errorf("got status %q load model %q, want ok closed", r.Status, r.Spec.LoadModel)
@@ -206,6 +210,12 @@ func TestDoctorPoolWinsThroughNetem(t *testing.T) {
 	var out bytes.Buffer
 	report.DoctorText(&out, &d.Diagnosis, d.Capped)
 	t.Logf("study through netem at %d bit/s per connection:\n%s", rate, out.String())
+	if d.Busy != nil {
+		// The study says itself that other work took the CPUs its steps
+		// ran on (verdict.OtherWorkShare): its figures are not the link's,
+		// and no finding of it can be checked here.
+		t.Skipf("the study found a busy host (steps at in-flight %v); nothing to check:\n%s", d.Busy.Inflights, out.String())
+	}
 	if d.Kind != verdict.ConnBottleneck || d.Recommended == nil {
 		t.Fatalf("got %s (gain %.2f, %s), want %s with a pool advised:\n%s", d.Kind, d.Gain, d.Why, verdict.ConnBottleneck, out.String())
 	}
@@ -345,5 +355,44 @@ func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 	// 30 + 10 ms for the one connection it adds, longer than o.Warmup.
 	if got, want := doctor.SettleTime(rule, 2), 100*time.Millisecond; got != want {
 		t.Errorf("quick rule at in-flight 2: got %v, want %v", got, want)
+	}
+}
+
+// heldServer answers no unary call: each waits until its client gives up.
+type heldServer struct {
+	pb.UnimplementedBenchmarkServiceServer
+}
+
+func (heldServer) UnaryCall(ctx context.Context, _ *pb.SimpleRequest) (*pb.SimpleResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestDoctorMarksStall: doctor judges each step for a stall as sweep does
+// (verdict.MarkStall): against a server that holds every RPC, the first
+// step's record is stalled, saying the server stalled, and the study ends
+// with that error, where it had said only that no RPC completed.
+func TestDoctorMarksStall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer()
+	pb.RegisterBenchmarkServiceServer(s, heldServer{})
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	o := doctor.DefaultOptions(lis.Addr().String())
+	o.Budget, o.MaxInflight, o.Pools = 10*time.Second, 2, []int{2}
+	// The RPCs go out in the warm-up: at the end of a StallAge interval
+	// the oldest has waited longer than StallAge.
+	o.Warmup, o.Interval = 100*time.Millisecond, verdict.StallAge
+	d, err := doctor.Run(ctx, o)
+	if err == nil || !strings.Contains(err.Error(), "the server stalled") {
+		t.Errorf("got error %v, want one saying the server stalled", err)
+	}
+	if d == nil || len(d.Records) != 1 || d.Records[0].Status != result.StatusStalled {
+		t.Fatalf("got %+v, want the one stalled step's record", d)
 	}
 }

@@ -234,6 +234,11 @@ func Run(ctx context.Context, s *Spec, sink func(*result.FlowRecord) error, prog
 	return nil
 }
 
+// measured, when a test sets it, is told the count of a cell's RPCs
+// measured so far after each one (the event a test that stops a cell
+// midway waits for; nil in a run).
+var measured func(n int)
+
 // runCell measures one cell through its own proxy and connection.
 func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte) *result.FlowRecord {
 	rec := &result.FlowRecord{
@@ -282,6 +287,9 @@ func runCell(ctx context.Context, s *Spec, srv *servers, c Cell, payload []byte)
 			return fail(fmt.Errorf("flow: RPC %d: %w", i+1, err))
 		}
 		rec.RPCNS = append(rec.RPCNS, int64(d))
+		if measured != nil {
+			measured(len(rec.RPCNS))
+		}
 		if time.Since(start) >= s.Budget {
 			break
 		}

@@ -165,7 +165,7 @@ func (l *Live) Stop() {
 
 // addSummary adds s into acc.
 func addSummary(acc, s *stats.Summary) {
-	acc.Hist.Merge(s.Hist)
+	acc.Hist = stats.MergeHistograms(acc.Hist, s.Hist)
 	for i, n := range s.ByCode {
 		acc.ByCode[i] += n
 	}

@@ -60,7 +60,7 @@ const (
 	// completed; the step is not a clean measurement of the offered rate.
 	StatusOverloaded = "overloaded"
 	// StatusStalled: RPCs sat in flight with no reply past the verdict's
-	// threshold (verdict.StallAge) when the step's interval ended
+	// threshold (verdict.StallAgeOf) when the step's interval ended
 	// (oldest_in_flight_ns): the server (or the path to it) stalled, and
 	// the step's figures, which count only the RPCs that ended, are not a
 	// measurement of it. Set by verdict.MarkStall, in closed and open loops

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -199,5 +200,50 @@ func TestRecordErrDoesNotAllocate(t *testing.T) {
 	err := status.Error(codes.Unavailable, "connection refused")
 	if n := testing.AllocsPerRun(1000, func() { r.RecordErr(time.Millisecond, codes.Unavailable, err) }); n != 0 {
 		t.Errorf("RecordErr allocates %v times per call, want 0", n)
+	}
+}
+
+// TestMergeHistograms: the sum of counts arrays holds exactly what
+// hdrhistogram's bucket-by-bucket Merge does, for histograms of this
+// package's geometry (empty ones among them), one of another geometry, and
+// none; the sources are left unchanged.
+func TestMergeHistograms(t *testing.T) {
+	filled := func(vs ...int64) *hdrhistogram.Histogram {
+		h := newHistogram()
+		for _, v := range vs {
+			_ = h.RecordValue(v)
+		}
+		return h
+	}
+	coarse := hdrhistogram.New(1, 1e9, 1)
+	_ = coarse.RecordValue(12345)
+	tests := []struct {
+		name string
+		hs   []*hdrhistogram.Histogram
+	}{
+		{"none", nil},
+		{"empty", []*hdrhistogram.Histogram{newHistogram(), newHistogram()}},
+		{"one", []*hdrhistogram.Histogram{filled(1, 1000, 5e9)}},
+		{"several", []*hdrhistogram.Histogram{filled(1, 2, 3), newHistogram(), filled(999, 1e6, HighestTrackable), filled(3, 7e8)}},
+		{"another geometry", []*hdrhistogram.Histogram{filled(40, 50), coarse}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := newHistogram()
+			var before []int64
+			for _, h := range tc.hs {
+				want.Merge(h)
+				before = append(before, h.TotalCount())
+			}
+			got := MergeHistograms(tc.hs...)
+			if !got.Equals(want) || got.TotalCount() != want.TotalCount() || Quantiles(got) != Quantiles(want) {
+				t.Errorf("got %d values %+v, want %d values %+v", got.TotalCount(), Quantiles(got), want.TotalCount(), Quantiles(want))
+			}
+			for i, h := range tc.hs {
+				if h.TotalCount() != before[i] {
+					t.Errorf("source %d: got %d values after the merge, want %d", i, h.TotalCount(), before[i])
+				}
+			}
+		})
 	}
 }

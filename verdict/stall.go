@@ -9,11 +9,25 @@ import (
 	"github.com/rpclab/rpclab/result"
 )
 
-// Stalled reports whether rec's step left an RPC in flight for StallAge
-// or longer when its interval ended (false when the record does not say:
-// imported records, other languages' clients).
+// Stalled reports whether rec's step left an RPC in flight for
+// StallAgeOf(rec) or longer when its interval ended (false when the record
+// does not say: imported records, other languages' clients).
 func Stalled(rec *result.Record) bool {
-	return rec.InFlightAtEnd != nil && *rec.InFlightAtEnd > 0 && time.Duration(rec.OldestInFlightNS) >= StallAge
+	return rec.InFlightAtEnd != nil && *rec.InFlightAtEnd > 0 && time.Duration(rec.OldestInFlightNS) >= StallAgeOf(rec)
+}
+
+// StallAgeOf is the age at which an RPC still in flight at the end of
+// rec's step is held rather than slow: StallAge, plus StallRTTs of the
+// step's emulated round trip where the record states one (spec.netem;
+// delay plus jitter each way). A netem step of 1 s RTT stalls at 5 s, one
+// of 50 ms at 1.2 s, a step with no netem at StallAge.
+func StallAgeOf(rec *result.Record) time.Duration {
+	n := rec.Spec.Netem
+	if n == nil {
+		return StallAge
+	}
+	rtt := time.Duration(max(n.Up.DelayNS, 0) + max(n.Up.JitterNS, 0) + max(n.Down.DelayNS, 0) + max(n.Down.JitterNS, 0))
+	return StallAge + StallRTTs*rtt
 }
 
 // MarkStall marks rec's step stalled when Stalled says so, whatever its
@@ -60,7 +74,7 @@ func StallText(rec *result.Record) string {
 		rpcs = "RPC was"
 	}
 	return fmt.Sprintf("the server stalled: %d %s stuck in flight at the end of the step, the oldest for %v with no reply (%v or more is a stall)",
-		n, rpcs, age, StallAge)
+		n, rpcs, age, StallAgeOf(rec))
 }
 
 // clean reports whether rec's step enters the judgements: status ok and

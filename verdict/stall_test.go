@@ -79,3 +79,44 @@ func TestStalledStepEntersNoVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestStallAgeFollowsNetemRTT: on an emulated path the stall age is
+// StallAge plus StallRTTs round trips (delay and jitter each way), tested
+// on both sides of the edge: an RPC about one 1 s round trip old is a slow
+// path, not a stall, where StallAge alone would call it stalled.
+func TestStallAgeFollowsNetemRTT(t *testing.T) {
+	one := int64(1)
+	link := func(delay, jitter time.Duration) result.NetemLink {
+		return result.NetemLink{DelayNS: int64(delay), JitterNS: int64(jitter)}
+	}
+	rtt1s := &result.NetemSpec{Up: link(500*time.Millisecond, 0), Down: link(500*time.Millisecond, 0)}
+	jittery := &result.NetemSpec{Up: link(100*time.Millisecond, 50*time.Millisecond), Down: link(100*time.Millisecond, 50*time.Millisecond)}
+	for _, tc := range []struct {
+		name    string
+		netem   *result.NetemSpec
+		oldest  time.Duration
+		wantAge time.Duration
+		want    bool
+	}{
+		{"no netem, at the edge", nil, StallAge, StallAge, true},
+		{"rtt 1s, one round trip old", rtt1s, 1500 * time.Millisecond, StallAge + StallRTTs*time.Second, false},
+		{"rtt 1s, below the edge", rtt1s, 5*time.Second - time.Nanosecond, 5 * time.Second, false},
+		{"rtt 1s, at the edge", rtt1s, 5 * time.Second, 5 * time.Second, true},
+		{"jitter counts, below the edge", jittery, 2200*time.Millisecond - time.Nanosecond, 2200 * time.Millisecond, false},
+		{"jitter counts, at the edge", jittery, 2200 * time.Millisecond, 2200 * time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rec("shared", 1, 1000)
+			r.Spec.Netem, r.InFlightAtEnd, r.OldestInFlightNS = tc.netem, &one, int64(tc.oldest)
+			if got := StallAgeOf(&r); got != tc.wantAge {
+				t.Errorf("StallAgeOf: got %v, want %v", got, tc.wantAge)
+			}
+			if got := MarkStall(&r); got != tc.want {
+				t.Errorf("MarkStall with the oldest RPC %v old: got %v, want %v", tc.oldest, got, tc.want)
+			}
+			if tc.want && !strings.Contains(r.Error, "("+tc.wantAge.String()+" or more is a stall)") {
+				t.Errorf("got error %q, want it to name the stall age %v", r.Error, tc.wantAge)
+			}
+		})
+	}
+}

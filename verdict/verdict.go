@@ -128,6 +128,14 @@ const (
 // of a step has not been measured by it.
 const StallAge = time.Second
 
+// StallRTTs is how many of a step's emulated round trips (netem: each
+// direction's delay plus its jitter) StallAgeOf adds to StallAge: a ping
+// is one round trip, and a connection's flow-control window grows over a
+// few of them, so an RPC on a netem path of 1 s RTT is about 1 s old at
+// the step's end with nothing stalled; four more round trips than that are
+// not a slow path but a held RPC.
+const StallRTTs = 4
+
 // Kind names a verdict.
 type Kind string
 

@@ -28,6 +28,10 @@ type Remote struct {
 	// RPCLab tells whether the worker also serves rpclab.v1.WorkerDetail
 	// (an rpclab worker) or not (an official one).
 	RPCLab bool
+	// ControlTimeout bounds each control exchange of Sweep with the
+	// worker (a mark, a detail, the end of a run); past it the worker is
+	// lost for the step. Zero means DefaultControlTimeout (30 s).
+	ControlTimeout time.Duration
 
 	cc *grpc.ClientConn
 	ws pb.WorkerServiceClient
@@ -66,6 +70,14 @@ func Dial(ctx context.Context, addr string, timeout time.Duration) (*Remote, err
 		return nil, fmt.Errorf("%w %s: MarkDetail: %w", ErrUnreachable, addr, err)
 	}
 	return r, nil
+}
+
+// controlTimeout is r's ControlTimeout, or its default.
+func (r *Remote) controlTimeout() time.Duration {
+	if r.ControlTimeout > 0 {
+		return r.ControlTimeout
+	}
+	return DefaultControlTimeout
 }
 
 // Close closes the connection to the worker (the worker keeps running).

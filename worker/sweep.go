@@ -25,9 +25,14 @@ import (
 // the server, may be what limits a step (result.WorkerShare.GeneratorLimited).
 const BusyLimit = 0.8
 
-// controlTimeout bounds each control exchange with a worker (a mark, a
-// detail, the end of a run) so a hung worker cannot hang the sweep.
-const controlTimeout = 10 * time.Second
+// DefaultControlTimeout is Remote.ControlTimeout's default: how long the
+// driver waits for each control exchange with a worker (a mark, a detail,
+// the end of a run) before it calls the worker lost, so that a hung worker
+// cannot hang the sweep. A mark is not instant: the worker merges every
+// histogram its run recorded into (up to stats.OwnHistograms of its own
+// plus the shared ones, twice), which took a race-built worker 4 to 20 s on
+// a 2-core machine at a load of 19; 10 s called such live workers lost.
+const DefaultControlTimeout = 30 * time.Second
 
 // Connect dials every worker at once. If any cannot be reached it returns
 // an error naming each one that failed (and closes the others), so nothing
@@ -221,7 +226,7 @@ func runStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st load
 	rec.WorkersStartNS = int64(time.Since(begin))
 	defer each(parts, func(p *part) {
 		if p.run != nil {
-			cctx, ccancel := context.WithTimeout(runCtx, controlTimeout)
+			cctx, ccancel := context.WithTimeout(runCtx, p.r.controlTimeout())
 			_ = p.run.Close(cctx) // the figures are in; a run that ends badly changes none
 			ccancel()
 		}
@@ -239,7 +244,7 @@ func runStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st load
 	each(parts, func(p *part) {
 		p.mark(runCtx, false)
 		if p.err == nil && p.stats != nil && p.r.RPCLab {
-			dctx, dcancel := context.WithTimeout(runCtx, controlTimeout)
+			dctx, dcancel := context.WithTimeout(runCtx, p.r.controlTimeout())
 			p.detail, p.err = p.run.Detail(dctx)
 			dcancel()
 		}
@@ -252,12 +257,13 @@ func runStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st load
 	return rec
 }
 
-// mark marks p's run (if it still runs), bounded by controlTimeout.
+// mark marks p's run (if it still runs), bounded by its worker's
+// ControlTimeout.
 func (p *part) mark(ctx context.Context, reset bool) {
 	if p.run == nil || p.err != nil {
 		return
 	}
-	mctx, cancel := context.WithTimeout(ctx, controlTimeout)
+	mctx, cancel := context.WithTimeout(ctx, p.r.controlTimeout())
 	defer cancel()
 	if p.stats, p.err = p.run.Mark(mctx, reset); p.err != nil {
 		p.stats = nil

@@ -159,7 +159,9 @@ func TestSweepOfficialAndRPCLabWorker(t *testing.T) {
 	checkMerged(t, rec)
 
 	// The open loop: Poisson at 200/s, 100/s each, the official worker
-	// told by load_params alone; the counts are about the rate. In-flight
+	// told by load_params alone; the counts are at most about the rate (a
+	// closed loop would make thousands; a busy machine may leave an open
+	// loop below its rate, never far above it). In-flight
 	// 1 each: grpc-go's worker sends offered_load from each of its
 	// channels x outstanding goroutines (benchmark_client.go's unaryLoop),
 	// not from the worker as a whole, so only a share of 1 means the same
@@ -176,8 +178,8 @@ func TestSweepOfficialAndRPCLabWorker(t *testing.T) {
 	}
 	for _, w := range rec.Workers {
 		want := w.RateRPS * time.Duration(w.DurationNS).Seconds()
-		if w.RateRPS != 100 || math.Abs(float64(w.Requests)-want) > want/2 {
-			t.Errorf("open: %s (%s): got rate_rps %v, %d requests; want 100, within 50%% of %.0f", w.Addr, w.Impl, w.RateRPS, w.Requests, want)
+		if w.RateRPS != 100 || w.Requests <= 0 || float64(w.Requests) > 1.5*want {
+			t.Errorf("open: %s (%s): got rate_rps %v, %d requests; want 100, more than 0 and at most 150%% of %.0f", w.Addr, w.Impl, w.RateRPS, w.Requests, want)
 		}
 	}
 	checkMerged(t, rec)
@@ -404,9 +406,10 @@ func TestMergeFlagsBusyWorker(t *testing.T) {
 // on two rpclab workers, at in-flight 3 (both workers send, 100/s each)
 // and 1 (the second worker is idle, the first sends all 200/s): each
 // record is an open-loop record, merged as a closed one is, each worker's
-// rate is stated, and the counts are about rate x interval (a loose bound:
-// the machine is shared; the interval is each worker's own, from mark to
-// mark, which under -race runs well past spec.Interval).
+// rate is stated, and the counts are at most about rate x interval (the
+// interval is each worker's own, from mark to mark, which under -race runs
+// well past spec.Interval; a busy machine may leave an open loop below its
+// rate, never far above it, where a closed loop would be).
 func TestSweepOpenOnTwoWorkers(t *testing.T) {
 	ctx := testCtx(t)
 	target, _ := startPing(t)
@@ -437,13 +440,13 @@ func TestSweepOpenOnTwoWorkers(t *testing.T) {
 				t.Errorf("step %d worker %d: got rate_rps %v, want %v", i+1, j, w.RateRPS, wantRates[j])
 			}
 			d := time.Duration(w.DurationNS)
-			if want := wantRates[j] * d.Seconds(); math.Abs(float64(w.Requests)-want) > want/2 {
-				t.Errorf("step %d worker %d: got %d requests, want within 50%% of %.0f (%v/s over %v)", i+1, j, w.Requests, want, wantRates[j], d)
+			if want := wantRates[j] * d.Seconds(); float64(w.Requests) > 1.5*want || want > 0 && w.Requests <= 0 {
+				t.Errorf("step %d worker %d: got %d requests, want more than 0 and at most 150%% of %.0f (%v/s over %v)", i+1, j, w.Requests, want, wantRates[j], d)
 			}
 			wantAll += wantRates[j] * d.Seconds()
 		}
-		if math.Abs(float64(rec.Requests)-wantAll) > wantAll/2 {
-			t.Errorf("step %d: got %d requests, want within 50%% of %.0f (200/s over the workers' intervals)", i+1, rec.Requests, wantAll)
+		if float64(rec.Requests) > 1.5*wantAll {
+			t.Errorf("step %d: got %d requests, want at most 150%% of %.0f (200/s over the workers' intervals)", i+1, rec.Requests, wantAll)
 		}
 		checkMerged(t, rec)
 	}
@@ -511,4 +514,30 @@ func twoWorkers(t *testing.T, ctx context.Context) []*Remote {
 		t.Fatal(err)
 	}
 	return remotes
+}
+
+// TestControlTimeout: a worker that does not answer a mark within its
+// Remote.ControlTimeout is lost for the step, the error saying so; zero
+// means DefaultControlTimeout.
+func TestControlTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		set, want time.Duration
+	}{
+		{0, DefaultControlTimeout},
+		{time.Minute, time.Minute},
+	} {
+		if got := (&Remote{ControlTimeout: tc.set}).controlTimeout(); got != tc.want {
+			t.Errorf("ControlTimeout %v: got %v, want %v", tc.set, got, tc.want)
+		}
+	}
+	ctx := testCtx(t)
+	target, _ := startPing(t)
+	addr, _ := startWorker(t)
+	r := dial(t, ctx, addr)
+	r.ControlTimeout = time.Nanosecond // past before any worker can answer
+	rec := RunStep(ctx, []*Remote{r}, sweepSpec(target, 1), sweepSpec(target, 1).Steps()[0])
+	if rec.Status != result.StatusFailed || len(rec.Workers) != 1 || rec.Workers[0].Status != "lost" ||
+		!strings.Contains(rec.Workers[0].Error, context.DeadlineExceeded.Error()) {
+		t.Errorf("got status %q, workers %+v; want failed with the worker lost past its deadline", rec.Status, rec.Workers)
+	}
 }

@@ -25,7 +25,9 @@ import (
 	"github.com/rpclab/rpclab/stats"
 )
 
-const defaultTestTimeout = 30 * time.Second
+// defaultTestTimeout bounds a test: generous, as a race-built worker on a
+// busy 2-core machine takes seconds per mark (DefaultControlTimeout).
+const defaultTestTimeout = 3 * time.Minute
 
 func testCtx(t *testing.T) context.Context {
 	t.Helper()

@@ -360,13 +360,8 @@ func TestCppYDBInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	sctx, stop := context.WithCancel(ctx)
-	go func() { done <- server.Serve(sctx, lis, server.Options{}) }()
-	defer func() {
-		stop()
-		<-done
-	}()
+	srv, pings := servePing(t, lis)
+	defer srv.Stop()
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-ydb-ping"), "--host", lis.Addr().String(),
 		"--min-inflight", "1", "--max-inflight", "3", "--warmup", "0", "--interval", "3", "--with-csv", "--out", out)
@@ -376,19 +371,26 @@ func TestCppYDBInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	// The first step's record is written as it ends; a second later the
-	// second step is inside its 3 s interval.
+	// The first step's record is written as it ends; the pings the server
+	// answers after that are the second step's (no warm-up): once it has
+	// answered 50 of them, the second step is inside its 3 s interval with
+	// RPCs measured. Events, not a fixed wait a busy machine could outlast.
+	var first int64
 	for {
 		if b, _ := os.ReadFile(out); bytes.Count(b, []byte("\n")) >= 1 {
-			break
+			if first == 0 {
+				first = pings.Load()
+			}
+			if pings.Load() >= first+50 {
+				break
+			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("no record from the first step; stderr:\n%s", e.String())
+			t.Fatalf("the first step's record and 50 pings of the second: not before the test's deadline (%d pings); stderr:\n%s", pings.Load(), e.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	time.Sleep(time.Second)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
