@@ -201,13 +201,31 @@ func (r *closedRun) loop(c Caller, rec recorder, cc grpc.ClientConnInterface, p 
 		if ph == phaseDone || r.ctx.Err() != nil {
 			return
 		}
-		if p != nil && !clk.sleepUntil(r.ctx, start.Add(p.Next())) {
-			return
+		if p != nil {
+			var due time.Time
+			due, start = capDue(start, p.Next(), time.Now())
+			if !clk.sleepUntil(r.ctx, due) {
+				return
+			}
 		}
 		if !r.once(c, rec, cc, ph, slot) {
 			return
 		}
 	}
+}
+
+// capDue is when a capped caller's next call is due: at start plus the
+// pacer's next offset, or now if that has passed, in which case the
+// schedule's start moves by the lag. A cap never catches up: a caller held
+// back (a slow reply, a paused server or machine) sends its next call at
+// once and then keeps its gap, instead of sending the calls it missed in a
+// burst above the cap.
+func capDue(start time.Time, next time.Duration, now time.Time) (due, newStart time.Time) {
+	due = start.Add(next)
+	if lag := now.Sub(due); lag > 0 {
+		return now, start.Add(lag)
+	}
+	return due, start
 }
 
 // once makes one call of c on cc, begun in phase ph, with its start

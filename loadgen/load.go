@@ -24,7 +24,8 @@ type Load struct {
 	// OpenLoop is how the open load offers them (unread when closed).
 	OpenLoop
 	// MaxRPS caps a closed load's rate (0: no cap): each caller waits out
-	// its share, MaxRPS/Inflight, between calls.
+	// its share, MaxRPS/Inflight, between calls, and never catches up on
+	// calls a slow reply held back (capDue).
 	MaxRPS float64
 }
 

@@ -108,3 +108,36 @@ func TestNewPacerBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCapDue: a capped closed caller's next call is due on its schedule
+// when that is ahead, and at once when it has passed, with the schedule
+// moved by the lag so that the calls it missed are not sent in a burst
+// above the cap (a paused server must not get a catch-up burst).
+func TestCapDue(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	gap := 10 * time.Millisecond
+	tests := []struct {
+		name              string
+		next              time.Duration // the pacer's offset from start
+		now               time.Time
+		wantDue, wantBase time.Time
+	}{
+		{"ahead: wait for the schedule", 3 * gap, t0.Add(2 * gap), t0.Add(3 * gap), t0},
+		{"exactly due", 3 * gap, t0.Add(3 * gap), t0.Add(3 * gap), t0},
+		{"behind by 1 s: now, and the schedule moves 1 s", 3 * gap, t0.Add(3*gap + time.Second), t0.Add(3*gap + time.Second), t0.Add(time.Second)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			due, base := capDue(t0, tc.next, tc.now)
+			if !due.Equal(tc.wantDue) || !base.Equal(tc.wantBase) {
+				t.Errorf("got due %v base %v, want %v and %v", due.Sub(t0), base.Sub(t0), tc.wantDue.Sub(t0), tc.wantBase.Sub(t0))
+			}
+		})
+	}
+	// After a 1 s stall, the calls that follow keep the gap: the next is
+	// one gap after the late one, not at once.
+	_, base := capDue(t0, 3*gap, t0.Add(3*gap+time.Second))
+	if due, _ := capDue(base, 4*gap, t0.Add(3*gap+time.Second)); due.Sub(t0) != 4*gap+time.Second {
+		t.Errorf("the call after a late one: due at %v, want %v", due.Sub(t0), 4*gap+time.Second)
+	}
+}
