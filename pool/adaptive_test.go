@@ -45,9 +45,14 @@ func TestRuleDecide(t *testing.T) {
 		{"the baseline is the recent average", t0, sig(2, 2, high, 0.5, 200), State{Recent: 1000}, Decision{Grow, ReasonLimit},
 			// 1000 + (1s/3s) x (400 - 1000): one slow second moves it a third.
 			func(s State) bool { return s.Trial && math.Abs(s.Baseline-800) < 1e-9 && s.Recent == 0 }},
-		{"outside a trial the average follows", t0, sig(2, 2, 0, 0.5, 200), State{Recent: 1000}, Decision{Hold, ReasonBalanced},
+		{"outside a trial the average follows", t0, sig(2, 1, 0, 0.5, 200), State{Recent: 1000}, Decision{Hold, ReasonBalanced},
 			func(s State) bool { return math.Abs(s.Recent-800) < 1e-9 }},
-		{"write wait just below high", t0, sig(2, 2, high-1, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
+		{"write wait just below high: a probe", t0, sig(2, 2, high-1, 0.5, 100), State{}, Decision{Grow, ReasonProbe},
+			func(s State) bool { return s.Trial && s.Probe }},
+		{"a probe that held is given back", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return !s.Trial && !s.Probe && s.Backoff == r.Cooldown }},
+		{"a probe that gained is kept", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Hold, ReasonGain},
+			func(s State) bool { return !s.Trial && !s.Probe }},
 		{"one in flight per conn is not a limit", t0, sig(2, 1, high, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
 		{"CPU at max still trials", t0, sig(2, 2, high, 0.8, 100), State{}, Decision{Grow, ReasonLimit}, nil},
 		{"CPU unknown counts as free", t0, sig(2, 2, high, -1, 100), State{}, Decision{Grow, ReasonLimit}, nil},
@@ -113,6 +118,19 @@ func TestRuleDecide(t *testing.T) {
 				t.Errorf("state after Decide: got %+v", st)
 			}
 		})
+	}
+}
+
+// TestRuleProbeOff: without Rule.Probe only a write wait starts a trial,
+// however many RPCs are in flight per connection.
+func TestRuleProbeOff(t *testing.T) {
+	r := DefaultRule(2, 4)
+	r.Probe = false
+	if d, _ := r.Decide(t0, sig(2, 8, r.WriteWaitHigh-1, 0.5, 100), State{}); d != (Decision{Hold, ReasonBalanced}) {
+		t.Errorf("probing off, no write wait: got %v, want hold (%v)", d, ReasonBalanced)
+	}
+	if d, _ := r.Decide(t0, sig(2, 8, r.WriteWaitHigh, 0.5, 100), State{}); d != (Decision{Grow, ReasonLimit}) {
+		t.Errorf("probing off, write wait at high: got %v, want grow (%v)", d, ReasonLimit)
 	}
 }
 

@@ -129,10 +129,11 @@ func WithSize(n int) Option {
 // Once per second it measures, per connection, the RPCs in flight, how
 // long RPCs wait in the client before their connection's next socket
 // write, and the RPCs completed, and the process's CPU use; it adds one
-// connection when a connection is the limit, keeps it only if throughput
-// rose (or the limit went away while the CPU stayed free) after a settle
-// period,
-// else gives it back and doubles its back-off, and retires one after the
+// connection when RPCs wait to be written, or, as a probe, when more than
+// one RPC is in flight per connection, keeps it only if throughput rose
+// (or, for a measured wait, the wait went away while the CPU stayed free)
+// after a settle period, else gives it back and doubles its back-off, and
+// retires one after the
 // pool has sat idle. A new connection takes RPCs only once READY; a
 // retired one takes no new RPC and closes when its last RPC ends.
 // Stats().Events tells every decision and why.

@@ -160,7 +160,7 @@ func TestConnNotes(t *testing.T) {
 	if len(notes) != 1 {
 		t.Fatalf("got %d notes, want 1: %q", len(notes), notes)
 	}
-	for _, part := range []string{"cpp channel-per-worker at in-flight 32", "asked for 32 connections and the OS saw 1", "identical arguments"} {
+	for _, part := range []string{"cpp channel-per-worker at in-flight 32", "asked for 32 connections and the OS saw 1", "identical arguments", "rpclab::ChannelPool, clients/cpp/pool"} {
 		if !strings.Contains(notes[0], part) {
 			t.Errorf("note %q lacks %q", notes[0], part)
 		}

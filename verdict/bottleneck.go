@@ -285,7 +285,7 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 		}
 		spread := "; package pool spreads RPCs over them)."
 		if lang != "go" {
-			spread = ", each channel with distinct arguments or its own subchannel pool)."
+			spread = ", each channel with distinct arguments or its own subchannel pool; " + PoolLibrary(lang) + " spreads RPCs over them)."
 		}
 		v.Text = head + ". Client-side connection bottleneck: " + advice + spread
 	case v.ClientBusy >= ClientCPUBusy && !(s.IdealRPS > 0 && s.Efficiency >= ScalingEfficiency):

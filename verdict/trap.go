@@ -30,9 +30,29 @@ func wanted(r *result.Record) int {
 func TrapWhy(r *result.Record) string {
 	if r.Spec.ConnMode == "channel-per-worker" {
 		return "channels with identical arguments share one subchannel, and so one TCP connection, in C-core stacks (C++, Python) and grpc-js; " +
-			"fix: give each channel distinct arguments (--conn local-pool or distinct-args), or use a pool of connections (package pool in Go)."
+			"fix: give each channel distinct arguments (--conn local-pool or distinct-args), or use a pool of connections (" + PoolLibrary(r.Env.Language) + ")."
 	}
 	return "fewer connections were open than the layout meant to use (lazy dialling, or connections shared below the channel)."
+}
+
+// PoolLibrary names rpclab's connection pool for the stack of a client
+// language: package pool in Go, clients/<lang>/pool elsewhere.
+func PoolLibrary(lang string) string {
+	switch lang {
+	case "", "go":
+		return "package github.com/rpclab/rpclab/pool"
+	case "cpp":
+		return "rpclab::ChannelPool, clients/cpp/pool"
+	case "java":
+		return "io.rpclab.pool.ChannelPool, clients/java/pool"
+	case "rust":
+		return "the rpclab-pool crate, clients/rust/pool"
+	case "python":
+		return "rpclab_pool.ChannelPool, clients/python/pool"
+	case "node":
+		return "ChannelPool of @rpclab/grpc-pool, clients/node/pool"
+	}
+	return "clients/" + lang + "/pool"
 }
 
 // ConnNotes explains layouts whose connections the operating system saw

@@ -38,7 +38,7 @@ func TestTrapVerdict(t *testing.T) {
 	}{
 		{"channels on one connection", 1, Trap, []string{
 			"cpp unary, in-flight 16: the trap: channel-per-worker asked for 16 connections but the OS saw 1",
-			"identical arguments share one subchannel", "C-core stacks (C++, Python) and grpc-js", "--conn local-pool or distinct-args", "package pool"},
+			"identical arguments share one subchannel", "C-core stacks (C++, Python) and grpc-js", "--conn local-pool or distinct-args", "rpclab::ChannelPool, clients/cpp/pool"},
 			// One connection seen: no layout had more than one to judge.
 			"Among the layouts"},
 		{"one connection short", 15, Trap, []string{"asked for 16 connections but the OS saw 15",
@@ -116,6 +116,23 @@ func TestAdaptivePoolTrap(t *testing.T) {
 		}
 		if got := len(ConnNotes([]result.Record{r})) > 0; got != tc.want {
 			t.Errorf("pool:auto:2:8 with %d connections seen: got a note %v, want %v", tc.observed, got, tc.want)
+		}
+	}
+}
+
+// TestPoolLibrary: each stack's trap and bottleneck advice names that
+// stack's pool, not Go's.
+func TestPoolLibrary(t *testing.T) {
+	for lang, want := range map[string]string{
+		"go": "package github.com/rpclab/rpclab/pool", "cpp": "clients/cpp/pool", "java": "io.rpclab.pool.ChannelPool",
+		"rust": "rpclab-pool crate", "python": "rpclab_pool.ChannelPool", "node": "@rpclab/grpc-pool",
+	} {
+		if got := PoolLibrary(lang); !strings.Contains(got, want) {
+			t.Errorf("PoolLibrary(%q) = %q, want it to name %q", lang, got, want)
+		}
+		r := result.Record{Spec: result.Spec{ConnMode: "channel-per-worker"}, Env: result.Env{Language: lang}}
+		if got := TrapWhy(&r); !strings.Contains(got, want) {
+			t.Errorf("TrapWhy for %s: %q lacks %q", lang, got, want)
 		}
 	}
 }

@@ -35,7 +35,7 @@ func TestYDBFixtures(t *testing.T) {
 			"gRFC A105, max_connections_per_subchannel", "only when one reaches the server's MAX_CONCURRENT_STREAMS", "far below that limit (here at 32 streams in flight)"}},
 		{"local-pool-fixed.jsonl", ConnBottleneck, 32, []string{
 			"cpp unary, in-flight 32: local-pool gave 6.00x the throughput of one shared connection (79200 vs 13200 req/s)",
-			"Client-side connection bottleneck: use 32 connections (local-pool, each channel with distinct arguments or its own subchannel pool)."}},
+			"Client-side connection bottleneck: use 32 connections (local-pool, each channel with distinct arguments or its own subchannel pool; rpclab::ChannelPool, clients/cpp/pool spreads RPCs over them)."}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			vs := Verdicts(fixture(t, tc.file))
