@@ -253,6 +253,18 @@ func parseLoadgenFlags(args []string, stderr io.Writer) (*lgConfig, error) {
 	return c, nil
 }
 
+// startServe starts "rpclab serve" on a free loopback port, pinned to
+// serverCPUs (checked by the flags' parser), for the runs that measure
+// against rpclab's own server.
+func startServe(ctx context.Context, rpclab, serverCPUs string) (*server.Process, error) {
+	cpus, _ := parseCPUList(serverCPUs)
+	srv, err := server.StartProcess(ctx, []string{rpclab, "serve", "--listen", "127.0.0.1:0"}, cpus, 10*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("start the server: %w", err)
+	}
+	return srv, nil
+}
+
 func runLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parseLoadgenFlags(args, stderr)
 	if err != nil {
@@ -268,10 +280,9 @@ func runLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := os.WriteFile(reqFile, grpcRequest, 0o644); err != nil {
 		return err
 	}
-	cpus, _ := parseCPUList(c.serverCPUs)
-	srv, err := server.StartProcess(ctx, []string{c.rpclab, "serve", "--listen", "127.0.0.1:0"}, cpus, 10*time.Second)
+	srv, err := startServe(ctx, c.rpclab, c.serverCPUs)
 	if err != nil {
-		return fmt.Errorf("start the server: %w", err)
+		return err
 	}
 	defer func() { _ = srv.Stop() }()
 

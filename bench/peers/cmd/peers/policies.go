@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/bench/peers"
-	"github.com/rpclab/rpclab/server"
 )
 
 // polConfig is what `peers policies` runs.
@@ -73,10 +72,9 @@ func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	cpus, _ := parseCPUList(c.serverCPUs)
-	srv, err := server.StartProcess(ctx, []string{c.rpclab, "serve", "--listen", "127.0.0.1:0"}, cpus, 10*time.Second)
+	srv, err := startServe(ctx, c.rpclab, c.serverCPUs)
 	if err != nil {
-		return fmt.Errorf("start the server: %w", err)
+		return err
 	}
 	defer func() { _ = srv.Stop() }()
 	fmt.Fprintf(stdout, "pool sizing policies: unary closed loop on rpclab's pool (1..%d connections), server rpclab serve on CPUs %s; %v warm-up, %v measured, median of %d\n",

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/bench/peers"
-	"github.com/rpclab/rpclab/server"
 )
 
 // rampConfig is what `peers ramp` runs.
@@ -96,10 +95,9 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	cpus, _ := parseCPUList(c.serverCPUs)
-	srv, err := server.StartProcess(ctx, []string{c.rpclab, "serve", "--listen", "127.0.0.1:0"}, cpus, 10*time.Second)
+	srv, err := startServe(ctx, c.rpclab, c.serverCPUs)
 	if err != nil {
-		return fmt.Errorf("start the server: %w", err)
+		return err
 	}
 	defer func() { _ = srv.Stop() }()
 	var ramps []peers.Ramp
