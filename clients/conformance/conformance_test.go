@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/loadgen/extclient"
 	"github.com/rpclab/rpclab/result"
 )
@@ -98,6 +99,23 @@ func build(t *testing.T, lang string, conns ...string) *extclient.External {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// stepsArgs writes spec's steps (each layout of conns; rpc, conn, in-flight
+// outermost first, each appending its record to out) to a steps file in
+// t's temporary directory, and returns a client's arguments for it, as
+// rpclab's driver runs a client: --steps FILE, then extra.
+func stepsArgs(t *testing.T, spec *loadgen.Spec, conns []string, out string, extra ...string) []string {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "steps.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := extclient.WriteSteps(f, extclient.Steps(spec, conns, nil, out)); err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"--steps", f.Name()}, extra...)
 }
 
 var rpclabBin string
@@ -247,12 +265,19 @@ func TestClientsBadInput(t *testing.T) {
 				}
 				return 0, e.String()
 			}
-			if code, msg := run("--target", "127.0.0.1:50051", "--inflight", "x"); code != 2 || !strings.Contains(msg, "inflight") {
-				t.Errorf("bad --inflight: got exit %d and %q, want 2 and a message naming --inflight", code, msg)
+			bad := filepath.Join(t.TempDir(), "bad.jsonl")
+			line := `{"target":"127.0.0.1:50051","service":"benchmark","rpc":"unary","conn":"shared","inflight":"x",` +
+				`"payload_bytes":0,"warmup_ns":0,"interval_ns":1000000,"out":"` + filepath.Join(t.TempDir(), "bad-r.jsonl") + `"}`
+			if err := os.WriteFile(bad, []byte(line+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, msg := run("--steps", bad); code != 2 || !strings.Contains(msg, "inflight") {
+				t.Errorf("in-flight \"x\" in the steps file: got exit %d and %q, want 2 and a message naming inflight", code, msg)
 			}
 			out := filepath.Join(t.TempDir(), "r.jsonl")
 			// Port 1 on loopback: nothing listens, connections are refused.
-			code, msg := run("--target", "127.0.0.1:1", "--inflight", "1", "--conn", "shared", "--warmup", "0s", "--interval", "200ms", "--out", out)
+			code, msg := run(stepsArgs(t, &loadgen.Spec{Target: "127.0.0.1:1", RPCs: []string{loadgen.Unary}, Inflight: []int{1},
+				Interval: 200 * time.Millisecond}, []string{"shared"}, out)...)
 			if code != 1 {
 				t.Errorf("unreachable target: got exit %d, want 1; stderr: %s", code, msg)
 			}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/usagepb"
 	"github.com/rpclab/rpclab/result"
@@ -388,8 +389,8 @@ func TestCppServerDies(t *testing.T) {
 	defer close(hold)
 
 	out := filepath.Join(t.TempDir(), "r.jsonl")
-	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-client"), "--target", addr, "--inflight", "2",
-		"--conn", "shared", "--rpc", "unary", "--warmup", "0s", "--interval", "10m", "--out", out)
+	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-client"), stepsArgs(t, &loadgen.Spec{Target: addr,
+		RPCs: []string{loadgen.Unary}, Inflight: []int{2}, Interval: 10 * time.Minute}, []string{"shared"}, out)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -499,9 +500,9 @@ func TestCppRPCTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "r.jsonl")
-	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-client"), "--target", lis.Addr().String(),
-		"--inflight", "2", "--conn", "shared", "--rpc", "unary,streaming", "--rpc-timeout", "50ms",
-		"--warmup", "0s", "--interval", "1s", "--out", out)
+	cmd := exec.CommandContext(ctx, filepath.Join("..", "cpp", "rpclab-client"), stepsArgs(t, &loadgen.Spec{Target: lis.Addr().String(),
+		RPCs: []string{loadgen.Unary, loadgen.Streaming}, Inflight: []int{2}, Interval: time.Second}, []string{"shared"}, out,
+		"--rpc-timeout", "50ms")...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err = cmd.Run()

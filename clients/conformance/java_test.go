@@ -18,6 +18,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/stats"
@@ -184,8 +185,9 @@ func testDirect(t *testing.T, lang string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		out := filepath.Join(t.TempDir(), "r.jsonl")
-		cmd := exec.CommandContext(ctx, client, "--target", addr, "--inflight", "1,3", "--conn", "shared,per-worker",
-			"--rpc", "unary,streaming", "--payload", "100", "--warmup", "200ms", "--interval", "500ms", "--out", out)
+		cmd := exec.CommandContext(ctx, client, stepsArgs(t, &loadgen.Spec{Target: addr, RPCs: []string{loadgen.Unary, loadgen.Streaming},
+			Inflight: []int{1, 3}, PayloadBytes: 100, Warmup: 200 * time.Millisecond, Interval: 500 * time.Millisecond},
+			[]string{"shared", "per-worker"}, out)...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
@@ -205,8 +207,8 @@ func testDirect(t *testing.T, lang string) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		out := filepath.Join(t.TempDir(), "r.jsonl")
-		cmd := exec.CommandContext(ctx, client, "--target", addr, "--inflight", "2", "--conn", "shared",
-			"--rpc", "unary", "--warmup", "0s", "--interval", "10m", "--out", out)
+		cmd := exec.CommandContext(ctx, client, stepsArgs(t, &loadgen.Spec{Target: addr, RPCs: []string{loadgen.Unary},
+			Inflight: []int{2}, Interval: 10 * time.Minute}, []string{"shared"}, out)...)
 		// The Java client's JIT warm-up makes RPCs before the first step: skip it here.
 		cmd.Env = append(os.Environ(), "RPCLAB_JAVA_JIT_WARMUP=0s")
 		var stderr bytes.Buffer

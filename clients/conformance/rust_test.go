@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -64,8 +65,9 @@ func testPoolLeastLoaded(t *testing.T, lang string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "r.jsonl")
-	cmd := exec.CommandContext(ctx, filepath.Join("..", lang, "rpclab-client"), "--target", addr, "--inflight", "4",
-		"--conn", "pool:2:least-loaded", "--rpc", "unary,streaming", "--warmup", "100ms", "--interval", "300ms", "--out", out)
+	cmd := exec.CommandContext(ctx, filepath.Join("..", lang, "rpclab-client"), stepsArgs(t, &loadgen.Spec{Target: addr,
+		RPCs: []string{loadgen.Unary, loadgen.Streaming}, Inflight: []int{4}, Warmup: 100 * time.Millisecond,
+		Interval: 300 * time.Millisecond}, []string{"pool:2:least-loaded"}, out)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, b)
 	}
