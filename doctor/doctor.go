@@ -181,13 +181,14 @@ func (o *Options) AdaptiveRule() pool.Rule {
 // is kept: one decision (r.Interval) before the first growth, then for
 // each connection its trial (r.Settle), the wait before the next growth
 // (r.Cooldown), and up to one more decision interval for the tick that
-// takes it. r grows only while more than r.InFlightPerConn RPCs are in
-// flight per connection, so inflight RPCs reach at most
-// ceil(inflight/InFlightPerConn) connections (r.Max when the threshold is
-// zero). Zero when the pool cannot grow.
+// takes it. Without r.Probe, r grows only while more than
+// r.InFlightPerConn RPCs are in flight per connection, so inflight RPCs
+// reach at most ceil(inflight/InFlightPerConn) connections (r.Max when the
+// threshold is zero); with it, more than one RPC in flight can climb to
+// r.Max while each connection pays. Zero when the pool cannot grow.
 func SettleTime(r pool.Rule, inflight int) time.Duration {
 	reach := r.Max
-	if r.InFlightPerConn > 0 {
+	if r.InFlightPerConn > 0 && !(r.Probe && inflight > 1) {
 		reach = int(math.Ceil(float64(inflight) / r.InFlightPerConn))
 	}
 	adds := min(reach, r.Max) - r.Min

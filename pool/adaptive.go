@@ -234,6 +234,16 @@ type State struct {
 	// Backoff is the wait after the last failed trial; zero after a
 	// trial that gained.
 	Backoff time.Duration
+	// Paying reports that the last trial gained (ReasonGain): while it
+	// holds, the pool probes one more connection even with one RPC or
+	// fewer in flight per connection (Rule.Probe), for as long as each
+	// connection added pays.
+	Paying bool
+	// Kept is the RPCs in flight when the pool last kept a connection it
+	// tried (zero before): the pool counts as idle only once in flight
+	// falls below three quarters of it, so connections a climb kept at
+	// fewer than one RPC each are not shrunk while that load lasts.
+	Kept int64
 	// IdleSince is when the pool became idle; zero while it is not.
 	IdleSince time.Time
 	// LastChange is when the size last changed, or a trial ended.
@@ -279,6 +289,10 @@ type Rule struct {
 	// (default true). On this machine's grpc-go a second connection paid
 	// at 2 to 8 RPCs in flight with no write wait to see; a probe that
 	// does not pay is given back and backs off like any failed trial.
+	// While the last trial paid (State.Paying) and more than one RPC is in
+	// flight, it probes one more connection whatever the RPCs per
+	// connection: pool:8 beat pool:2 and pool:4 at 2 to 8 in flight here,
+	// so the climb goes on for as long as each connection added pays.
 	Probe bool
 	// MinGain is the relative throughput gain that confirms a trial
 	// (default 0.05: 5%).
@@ -354,11 +368,11 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			tp = st.TrialRPCs / st.TrialTime.Seconds()
 		}
 		probe := st.Probe
-		st.Trial, st.Probe, st.TrialRPCs, st.TrialTime, st.Recent = false, false, 0, 0, 0
+		st.Trial, st.Probe, st.TrialRPCs, st.TrialTime, st.Recent, st.Paying = false, false, 0, 0, 0, false
 		st.LastChange = now
 		switch {
 		case tp >= st.Baseline*(1+r.MinGain) && tp > st.Baseline:
-			st.Backoff = 0
+			st.Backoff, st.Paying, st.Kept = 0, true, s.InFlight()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonGain}, st
 		case probe:
@@ -368,7 +382,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st = r.backOff(now, st)
 			return Decision{Shrink, ReasonCPUBusy}, st
 		case tp >= st.Baseline*(1-r.MinGain) && s.MaxWriteWait() < r.WriteWaitHigh:
-			st.Backoff = 0
+			st.Backoff, st.Kept = 0, s.InFlight()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonLimitGone}, st
 		default:
@@ -379,7 +393,10 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	st.Recent = r.average(st.Recent, s)
 	crowded := s.InFlightPerConn() > r.InFlightPerConn
 	limit := crowded && s.MaxWriteWait() >= r.WriteWaitHigh
-	if limit || (crowded && r.Probe) {
+	// A climb: the last connection paid, so try one more while there is
+	// more than one RPC in flight to spread.
+	climb := r.Probe && st.Paying && s.InFlight() > 1
+	if limit || (crowded && r.Probe) || climb {
 		st.IdleSince = time.Time{}
 		switch {
 		case n >= r.Max:
@@ -394,7 +411,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		}
 		return Decision{Grow, ReasonLimit}, st
 	}
-	idle := s.MaxWriteWait() < r.WriteWaitHigh && s.InFlightPerConn() < 1
+	idle := s.MaxWriteWait() < r.WriteWaitHigh && s.InFlightPerConn() < 1 && (st.Kept == 0 || 4*s.InFlight() < 3*st.Kept)
 	if !idle {
 		st.IdleSince = time.Time{}
 		return Decision{Hold, ReasonBalanced}, st
@@ -410,7 +427,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		return Decision{Hold, ReasonIdleWait}, st
 	}
 	st.IdleSince = now // the next shrink waits IdleFor again
-	st.LastChange, st.Recent = now, 0
+	st.LastChange, st.Recent, st.Paying = now, 0, false
 	return Decision{Shrink, ReasonIdle}, st
 }
 

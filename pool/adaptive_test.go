@@ -20,6 +20,19 @@ func sig(n int, inflight int64, wait time.Duration, cpu float64, completed uint6
 	return s
 }
 
+// oneOf and twoOf put one and two RPCs in flight on s's first connection.
+func oneOf(s Signals) Signals { s.Conns[0].InFlight = 1; return s }
+func twoOf(s Signals) Signals { s.Conns[0].InFlight = 2; return s }
+
+// oneEach is n ready connections, the first k with one RPC in flight.
+func oneEach(n, k int) Signals {
+	s := sig(n, 0, 0, 0.5, 0)
+	for i := 0; i < k; i++ {
+		s.Conns[i].InFlight = 1
+	}
+	return s
+}
+
 func notReady(s Signals) Signals {
 	s.Conns[len(s.Conns)-1].Ready = false
 	return s
@@ -107,9 +120,31 @@ func TestRuleDecide(t *testing.T) {
 		{"one in flight per conn is not idle", t0.Add(r.IdleFor), sig(3, 1, 0, 0.5, 0), State{IdleSince: t0}, Decision{Hold, ReasonBalanced},
 			func(s State) bool { return s.IdleSince.IsZero() }},
 		{"write wait at high is not idle", t0.Add(r.IdleFor), sig(3, 0, high, 0.5, 0), State{IdleSince: t0}, Decision{Hold, ReasonBalanced}, nil},
+
+		// A climb: while the last trial paid, probe one more connection even
+		// with one RPC or fewer in flight per connection.
+		{"a gain leaves the pool paying, kept at its in-flight", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Hold, ReasonGain},
+			func(s State) bool { return s.Paying && s.Kept == 6 }},
+		{"a probe given back ends the climb", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000, Paying: true}, Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return !s.Paying }},
+		{"paying: climbs at one RPC per conn", t0, sig(3, 1, 0, 0.5, 100), State{Paying: true}, Decision{Grow, ReasonProbe},
+			func(s State) bool { return s.Trial && s.Probe }},
+		{"paying: climbs with two RPCs in flight in all", t0, twoOf(sig(3, 0, 0, 0.5, 100)), State{Paying: true, Kept: 2}, Decision{Grow, ReasonProbe}, nil},
+		{"paying: one RPC in flight in all has nothing to spread", t0, oneOf(sig(3, 0, 0, 0.5, 100)), State{Paying: true, Kept: 1}, Decision{Hold, ReasonBalanced}, nil},
+		{"paying, within the cooldown", t0.Add(-1), sig(3, 1, 0, 0.5, 100), State{Paying: true, NextGrow: t0}, Decision{Hold, ReasonCooldown}, nil},
+		{"paying at max holds", t0, sig(4, 1, 0, 0.5, 100), State{Paying: true}, Decision{Hold, ReasonAtMax}, nil},
+		{"probing off: no climb", t0, sig(3, 1, 0, 0.5, 100), State{Paying: true}, Decision{Hold, ReasonBalanced}, nil},
+		// Idle after a climb: only once in flight falls below 3/4 of Kept.
+		{"in flight at 3/4 of kept is not idle", t0.Add(r.IdleFor), oneEach(4, 3), State{IdleSince: t0, Kept: 4}, Decision{Hold, ReasonBalanced}, nil},
+		{"in flight below 3/4 of kept is idle", t0.Add(r.IdleFor), oneEach(4, 2), State{IdleSince: t0, Kept: 4}, Decision{Shrink, ReasonIdle},
+			func(s State) bool { return !s.Paying }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			r := r
+			if tc.name == "probing off: no climb" {
+				r.Probe = false
+			}
 			got, st := r.Decide(tc.now, tc.s, tc.st)
 			if got != tc.want {
 				t.Errorf("Decide: got %v/%v, want %v/%v", got.Action, got.Reason, tc.want.Action, tc.want.Reason)
