@@ -2,8 +2,9 @@
 
 // rpclab's Node client (docs/clients.md): a closed-loop sweep on grpc-js
 // against a grpc.testing.BenchmarkService server, one JSON Lines record per
-// step (the steps of --steps FILE, or those the flags make). Exit codes: 0
-// every step ok, 1 a step failed, 2 bad flags or steps file.
+// step, appended to the step's out (the steps of --steps FILE, which `rpclab
+// sweep --client node` writes). Exit codes: 0 every step ok, 1 a step failed,
+// 2 bad flags or steps file.
 // SIGINT/SIGTERM end the running step at once; its record ("interrupted")
 // and every earlier one are kept.
 //
@@ -20,15 +21,17 @@ const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
 const { ChannelPool, LOCAL_SUBCHANNEL_POOL } = require('../pool');
-const cli = require('./cli');
 const { CODES, HIGHEST, Record, detectEnv, newHistogram, nowUs } = require('./record');
 const { establishedTo } = require('./sockets');
+const { USAGE, UsageError, parse } = require('./steps');
 
 const PROTO_DIR = path.resolve(__dirname, '..', '..', '..', 'proto');
 
 const WARMUP = 0;
 const MEASURE = 1;
 const DONE = 2;
+const DIAL_TIMEOUT_NS = 5000000000n; // how long a step waits for its channels to be READY
+const JIT_WARMUP_NS = 4000000000n; // see jitWarmup
 
 function log(msg) {
   process.stderr.write(`rpclab-client (node): ${msg}\n`);
@@ -160,8 +163,8 @@ async function endStep(clients, target) {
 }
 
 /** Waits until every client, and every channel of a pool, is READY; null, or why not. */
-async function connectAll(clients, pools, dialTimeoutNs) {
-  const deadline = Date.now() + Number(dialTimeoutNs / 1000000n);
+async function connectAll(clients, pools) {
+  const deadline = Date.now() + Number(DIAL_TIMEOUT_NS / 1000000n);
   let onStop;
   const stopped = new Promise((resolve) => {
     onStop = () => resolve('stopped');
@@ -179,20 +182,12 @@ async function connectAll(clients, pools, dialTimeoutNs) {
   return stop.done ? 'stopped' : why;
 }
 
-/** What every worker of a step shares: the phase. */
-class StepState {
-  constructor() {
-    this.phase = WARMUP;
-  }
-}
-
 /** One closed-loop worker: one RPC in flight at a time, its own histogram. */
 class Worker {
-  constructor(state, client, req, rpcTimeoutNs) {
+  constructor(state, client, req) {
     this.state = state;
     this.client = client;
     this.req = req;
-    this.timeoutMs = Number(rpcTimeoutNs) / 1e6;
     this.hist = newHistogram();
     this.byCode = new Array(CODES).fill(0);
     this.began = WARMUP;
@@ -200,7 +195,6 @@ class Worker {
     this.call = null;
     this.finished = null;
     this.finish = null;
-    this.opts = this.timeoutMs > 0 ? { deadline: 0 } : null;
   }
 
   /** Records an RPC that began and ended inside the measured interval. */
@@ -233,17 +227,14 @@ class Worker {
     const call = this.call;
     this.call = null;
     if (call) call.cancel();
-    if (this.timer) clearTimeout(this.timer);
     this.finish();
   }
 
   sendUnary() {
     if (this.state.phase === DONE) return this.finish();
-    const c = this.client;
     this.began = this.state.phase;
-    if (this.opts) this.opts.deadline = Date.now() + this.timeoutMs;
     this.t0 = process.hrtime.bigint();
-    this.call = this.opts ? c.UnaryCall(this.req, this.opts, this.onReply) : c.UnaryCall(this.req, this.onReply);
+    this.call = this.client.UnaryCall(this.req, this.onReply);
   }
 
   onReply(err) {
@@ -257,8 +248,6 @@ class Worker {
   /**
    * Bidi ping-pong on StreamingCall: a request, then the next only once its
    * reply arrived. A stream that fails is counted by its status and reopened.
-   * --rpc-timeout bounds each ping-pong with one timer per worker, re-armed
-   * per request (timer.refresh allocates nothing).
    */
   openStream() {
     if (this.state.phase === DONE) return this.finish();
@@ -294,51 +283,33 @@ class Worker {
   sendPing(s) {
     this.began = this.state.phase;
     this.waiting = true;
-    if (this.timeoutMs > 0) {
-      if (!this.timer) {
-        this.timer = setTimeout(() => this.onPingTimeout(), this.timeoutMs);
-      } else {
-        this.timer.refresh();
-      }
-    }
     this.t0 = process.hrtime.bigint();
     s.write(this.req);
-  }
-
-  onPingTimeout() {
-    const s = this.call;
-    if (!this.waiting || s === null) return;
-    const t1 = process.hrtime.bigint();
-    this.call = null;
-    this.waiting = false;
-    this.done(t1, 4); // DeadlineExceeded
-    s.cancel();
-    setImmediate(() => this.openStream());
   }
 }
 
 /** Runs one step on fresh channels; null if a stop came before its interval. */
-async function runStep(Service, step, opts) {
+async function runStep(Service, step) {
   const { target, rpc, conn, inflight } = step;
   const rec = new Record(step);
   const { clients, pools } = makeClients(Service, target, conn, inflight);
   const closeAll = () => endStep(clients, target);
-  const why = await connectAll(clients, pools, opts.dialTimeoutNs);
+  const why = await connectAll(clients, pools);
   if (why !== null) {
     await closeAll();
     if (stop.done) return null;
     rec.unreachable = true;
-    rec.fail(`target unreachable: no connection to ${target} within ${Number(opts.dialTimeoutNs) / 1e9}s: ${why}`);
+    rec.fail(`target unreachable: no connection to ${target} within ${Number(DIAL_TIMEOUT_NS) / 1e9}s: ${why}`);
     return rec;
   }
 
-  const state = new StepState();
+  const state = { phase: WARMUP }; // what every worker of the step shares
   const req = {
     response_size: step.payloadBytes,
     payload: { type: 0, body: Buffer.alloc(step.payloadBytes) },
   };
   const workers = [];
-  for (let i = 0; i < inflight; i++) workers.push(new Worker(state, clients[i % clients.length], req, opts.rpcTimeoutNs));
+  for (let i = 0; i < inflight; i++) workers.push(new Worker(state, clients[i % clients.length], req));
   const running = workers.map((w) => w.start(rpc === 'streaming'));
 
   const warmed = await sleep(step.warmupNs);
@@ -377,21 +348,21 @@ async function runStep(Service, step, opts) {
  * CPU, the first 4-6 s of a process cost up to 3x the CPU per RPC of later
  * steps. So before the first step, each RPC kind of the steps runs on a
  * shared channel to the first step's target with min(4, largest in-flight)
- * workers for an equal share of --jit-warmup; nothing is recorded. Returns
+ * workers for an equal share of 4 s; nothing is recorded. Returns
  * null, or why the target could not be reached (the first step then fails
  * with it, without waiting out the dial timeout a second time).
  */
-async function jitWarmup(Service, steps, opts) {
+async function jitWarmup(Service, steps) {
   const rpcs = [...new Set(steps.map((s) => s.rpc))];
   const n = Math.min(4, Math.max(...steps.map((s) => s.inflight)));
-  const warmupNs = opts.jitWarmupNs / BigInt(rpcs.length);
+  const warmupNs = JIT_WARMUP_NS / BigInt(rpcs.length);
   for (const rpc of rpcs) {
     const step = { ...steps[0], rpc, conn: { kind: 'shared', n: 0, pick: '' }, inflight: n, warmupNs, intervalNs: 1000000n };
-    const rec = await runStep(Service, step, opts);
+    const rec = await runStep(Service, step);
     if (rec === null) return null; // stopped
     if (rec.unreachable) return rec.error;
   }
-  log(`JIT warm-up: ${rpcs.join(', ')} for ${Number(opts.jitWarmupNs) / 1e9}s, not recorded`);
+  log(`JIT warm-up: ${rpcs.join(', ')} for ${Number(JIT_WARMUP_NS) / 1e9}s, not recorded`);
   return null;
 }
 
@@ -412,24 +383,16 @@ class Outputs {
   }
 }
 
-/** Runs the steps in order; returns the exit code. truncate: a file to start afresh first. */
-async function run(steps, opts, truncate) {
-  if (truncate !== null) {
-    try {
-      fs.closeSync(fs.openSync(truncate, 'w'));
-    } catch (e) {
-      log(`--out ${truncate}: ${e.message}`);
-      return 1;
-    }
-  }
+/** Runs the steps in order; returns the exit code. */
+async function run(steps) {
   const outs = new Outputs();
   const Service = loadService();
   const env = detectEnv();
   let failed = 0;
   let unreachable = null;
   let unreachableFirst = null; // why the JIT warm-up could not connect: the first step's error
-  if (opts.jitWarmupNs > 0n && steps[0].warmupNs > 0n) {
-    unreachableFirst = await jitWarmup(Service, steps, opts);
+  if (steps[0].warmupNs > 0n) {
+    unreachableFirst = await jitWarmup(Service, steps);
     if (stop.done) return 1;
   }
   for (const [i, step] of steps.entries()) {
@@ -446,7 +409,7 @@ async function run(steps, opts, truncate) {
       rec = new Record(step);
       rec.fail(`target unreachable: not run: ${unreachable}`);
     } else {
-      rec = await runStep(Service, step, opts);
+      rec = await runStep(Service, step);
       if (rec === null) return 1; // stopped before this step measured anything
     }
     if (rec.unreachable) unreachable = `step ${i + 1} (${what}) could not connect`;
@@ -464,22 +427,22 @@ async function run(steps, opts, truncate) {
 }
 
 function main() {
-  let p;
+  let steps;
   try {
-    p = cli.parse(process.argv.slice(2), process.env);
+    steps = parse(process.argv.slice(2));
   } catch (e) {
-    if (!(e instanceof cli.UsageError)) throw e;
+    if (!(e instanceof UsageError)) throw e;
     log(e.message);
-    process.stderr.write(`${cli.USAGE}\n`);
+    process.stderr.write(`${USAGE.split('\n')[0]} (--help: more)\n`);
     process.exit(2);
   }
-  if (p.help) {
-    process.stdout.write(`${cli.USAGE}\n`);
+  if (steps === null) {
+    process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
   process.on('SIGINT', () => stop.fire());
   process.on('SIGTERM', () => stop.fire());
-  run(p.steps, p.opts, p.truncate).then(
+  run(steps).then(
     (code) => process.exit(code),
     (e) => {
       log(e.stack || String(e));
