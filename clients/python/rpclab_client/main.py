@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import time
+from types import SimpleNamespace
 
 import grpc
 from rpclab_pool import LOCAL_SUBCHANNEL_POOL, ChannelPool
@@ -93,7 +94,8 @@ def main():
 
 
 class Outputs:
-    """Each step's out, opened once to append; "-" is stdout."""
+    """Each step's out, opened once to append; "-" is stdout. Every write is
+    flushed and synced, so they stay open until main's os._exit."""
 
     def __init__(self):
         self.files = {"-": sys.stdout}
@@ -107,11 +109,6 @@ class Outputs:
         if f is not sys.stdout:
             os.fsync(f.fileno())
 
-    def close(self):
-        for f in self.files.values():
-            if f is not sys.stdout:
-                f.close()
-
 
 def run(steps, stop):
     """Runs the steps in order, appending each record to its step's out;
@@ -120,33 +117,30 @@ def run(steps, stop):
     outs = Outputs()
     failed = 0
     unreachable = None
-    try:
-        for i, step in enumerate(steps, 1):
-            if stop.set:
-                return 1
-            what = f"{step.rpc} {step.conn.mode} inflight={step.inflight}"
-            if unreachable:
-                rec = Record(step)
-                rec.fail(f"target unreachable: not run: {unreachable}")
-            else:
-                rec = run_step(step, stop)
-                if rec is None:
-                    return 1  # stopped before this step measured anything
-            if rec.unreachable:
-                unreachable = f"step {i} ({what}) could not connect"
-            if rec.status == "failed":
-                failed += 1
-            try:
-                outs.write(step.out, rec.json(env))
-            except OSError as e:
-                print(f"{PROG}: write {step.out}: {e}", file=sys.stderr)
-                return 1
-            print(f"{PROG}: step {i}/{len(steps)} {what}: {rec.summary()}", file=sys.stderr, flush=True)
-            if rec.status == "interrupted":
-                return 1
-        return 1 if failed else 0
-    finally:
-        outs.close()
+    for i, step in enumerate(steps, 1):
+        if stop.set:
+            return 1
+        what = f"{step.rpc} {step.conn.mode} inflight={step.inflight}"
+        if unreachable:
+            rec = Record(step)
+            rec.fail(f"target unreachable: not run: {unreachable}")
+        else:
+            rec = run_step(step, stop)
+            if rec is None:
+                return 1  # stopped before this step measured anything
+        if rec.unreachable:
+            unreachable = f"step {i} ({what}) could not connect"
+        if rec.status == "failed":
+            failed += 1
+        try:
+            outs.write(step.out, rec.json(env))
+        except OSError as e:
+            print(f"{PROG}: write {step.out}: {e}", file=sys.stderr)
+            return 1
+        print(f"{PROG}: step {i}/{len(steps)} {what}: {rec.summary()}", file=sys.stderr, flush=True)
+        if rec.status == "interrupted":
+            return 1
+    return 1 if failed else 0
 
 
 def connect(step, stop):
@@ -177,14 +171,6 @@ def connect(step, stop):
     return channels, None
 
 
-class Phase:
-    """The step's phase, read by every worker. A plain attribute: under the
-    GIL a read or write of it is atomic."""
-
-    def __init__(self):
-        self.v = WARMUP
-
-
 def run_step(step, stop):
     """Runs one step on fresh channels; None if a stop came before its interval."""
     rec = Record(step)
@@ -196,7 +182,9 @@ def run_step(step, stop):
         rec.fail(err)
         return rec
 
-    phase = Phase()
+    # The step's phase, read by every worker: a plain attribute, whose reads
+    # and writes are atomic under the GIL.
+    phase = SimpleNamespace(v=WARMUP)
     req = SimpleRequest(response_size=step.payload_bytes, payload=Payload(body=bytes(step.payload_bytes)))
     stubs = [BenchmarkServiceStub(ch) for ch in channels]
     workers = [Worker(stubs[i % len(stubs)], phase, req) for i in range(step.inflight)]
@@ -225,10 +213,7 @@ def run_step(step, stop):
         t.join(timeout=1.0)
     if not warmed:
         return None
-    by_code = [0] * CODES
-    for w in workers:
-        for c, k in enumerate(w.by_code):
-            by_code[c] += k
+    by_code = [sum(n) for n in zip(*(w.by_code for w in workers))]
     rec.fill(merge(w.hist for w in workers), by_code, elapsed, cpu)
     if interrupted:
         rec.status = "interrupted"
@@ -243,23 +228,6 @@ def code_of(e):
     except Exception:  # not a call's error
         return UNKNOWN
     return c.value[0] if c is not None else UNKNOWN
-
-
-class Requests:
-    """A bidi call's request iterator; grpcio consumes it on its own thread.
-    None ends the stream."""
-
-    def __init__(self):
-        self.q = queue.SimpleQueue()
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        r = self.q.get()
-        if r is None:
-            raise StopIteration
-        return r
 
 
 class Worker:
@@ -299,22 +267,22 @@ class Worker:
         stream that fails is counted by its status and reopened."""
         phase, req, now = self.phase, self.req, time.perf_counter_ns
         while phase.v != DONE:
-            reqs = Requests()
+            reqs = queue.SimpleQueue()  # the requests, None ends them; grpcio reads them on a thread of its own
             call = None
             ph, t0 = phase.v, now()
-            reqs.q.put(req)
+            reqs.put(req)
             try:
-                call = self.stub.StreamingCall(reqs)
+                call = self.stub.StreamingCall(iter(reqs.get, None))
                 for _ in call:
                     self.done(ph, now() - t0, OK)
                     if phase.v == DONE:
                         return
                     ph, t0 = phase.v, now()
-                    reqs.q.put(req)
+                    reqs.put(req)
                 self.done(ph, now() - t0, UNAVAILABLE)  # the server ended the stream
             except Exception as e:
                 self.done(ph, now() - t0, code_of(e))
             finally:
-                reqs.q.put(None)
+                reqs.put(None)
                 if call is not None:
                     call.cancel()
