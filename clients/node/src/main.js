@@ -17,6 +17,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { setTimeout: delay } = require('node:timers/promises');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
@@ -50,43 +51,22 @@ function loadService() {
   return grpc.loadPackageDefinition(def).grpc.testing.BenchmarkService;
 }
 
-/**
- * Stop: resolved by SIGINT/SIGTERM. stopped() tells whether it came;
- * sleep(ns) resolves true after ns, or false as soon as a stop comes.
- */
-const stop = {
-  done: false,
-  waiters: new Set(),
-  fire() {
-    if (this.done) return;
-    this.done = true;
-    for (const w of this.waiters) w();
-    this.waiters.clear();
-  },
-};
+/** Aborted by SIGINT/SIGTERM: the running step ends at once. */
+const stop = new AbortController();
 
-function sleep(ns) {
-  if (stop.done) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    let timer;
-    const end = BigInt(Date.now()) * 1000000n + ns;
-    const wake = () => {
-      stop.waiters.delete(onStop);
-      resolve(true);
-    };
-    const onStop = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    // setTimeout takes at most 2^31-1 ms: chain the waits of longer durations.
-    const arm = () => {
-      const leftMs = Number((end - BigInt(Date.now()) * 1000000n) / 1000000n);
-      if (leftMs <= 0) return wake();
-      timer = setTimeout(leftMs > 2147483647 ? arm : wake, Math.min(leftMs, 2147483647));
-    };
-    stop.waiters.add(onStop);
-    arm();
-  });
+/** Sleeps for ns: true, or false as soon as a stop comes. setTimeout takes at most 2^31-1 ms: longer waits are chained. */
+async function sleep(ns) {
+  const end = process.hrtime.bigint() + ns;
+  for (;;) {
+    const leftMs = Number((end - process.hrtime.bigint()) / 1000000n);
+    if (stop.signal.aborted) return false;
+    if (leftMs <= 0) return true;
+    try {
+      await delay(Math.min(leftMs, 2147483647), null, { signal: stop.signal });
+    } catch {
+      return false; // aborted
+    }
+  }
 }
 
 /**
@@ -155,11 +135,11 @@ async function endStep(clients, target) {
   if (globalPool) globalPool.unrefUnusedSubchannels();
   const until = Date.now() + 2000;
   let open = establishedTo(target);
-  while (!stop.done && open > 0 && Date.now() < until) {
+  while (!stop.signal.aborted && open > 0 && Date.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 5));
     open = establishedTo(target);
   }
-  if (open > 0 && !stop.done) log(`${open} connection(s) of the step still established 2 s after closing; the next step may see them`);
+  if (open > 0 && !stop.signal.aborted) log(`${open} connection(s) of the step still established 2 s after closing; the next step may see them`);
 }
 
 /** Waits until every client, and every channel of a pool, is READY; null, or why not. */
@@ -167,8 +147,8 @@ async function connectAll(clients, pools) {
   const deadline = Date.now() + Number(DIAL_TIMEOUT_NS / 1000000n);
   let onStop;
   const stopped = new Promise((resolve) => {
-    onStop = () => resolve('stopped');
-    stop.waiters.add(onStop);
+    onStop = resolve;
+    stop.signal.addEventListener('abort', onStop);
   });
   const ready = Promise.all([
     ...clients.map((c) => new Promise((resolve, reject) => c.waitForReady(deadline, (err) => (err ? reject(err) : resolve())))),
@@ -178,8 +158,8 @@ async function connectAll(clients, pools) {
     (err) => err.message,
   );
   const why = await Promise.race([ready, stopped]);
-  stop.waiters.delete(onStop);
-  return stop.done ? 'stopped' : why;
+  stop.signal.removeEventListener('abort', onStop);
+  return stop.signal.aborted ? 'stopped' : why;
 }
 
 /** One closed-loop worker: one RPC in flight at a time, its own histogram. */
@@ -297,7 +277,7 @@ async function runStep(Service, step) {
   const why = await connectAll(clients, pools);
   if (why !== null) {
     await closeAll();
-    if (stop.done) return null;
+    if (stop.signal.aborted) return null;
     rec.unreachable = true;
     rec.fail(`target unreachable: no connection to ${target} within ${Number(DIAL_TIMEOUT_NS) / 1e9}s: ${why}`);
     return rec;
@@ -393,10 +373,10 @@ async function run(steps) {
   let unreachableFirst = null; // why the JIT warm-up could not connect: the first step's error
   if (steps[0].warmupNs > 0n) {
     unreachableFirst = await jitWarmup(Service, steps);
-    if (stop.done) return 1;
+    if (stop.signal.aborted) return 1;
   }
   for (const [i, step] of steps.entries()) {
-    if (stop.done) return 1;
+    if (stop.signal.aborted) return 1;
     const { rpc, conn, inflight: n } = step;
     const what = `${rpc} ${conn.kind === 'pool' ? `pool:${conn.n}:${conn.pick}` : conn.kind} inflight=${n}`;
     let rec;
@@ -440,8 +420,8 @@ function main() {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  process.on('SIGINT', () => stop.fire());
-  process.on('SIGTERM', () => stop.fire());
+  process.on('SIGINT', () => stop.abort());
+  process.on('SIGTERM', () => stop.abort());
   run(steps).then(
     (code) => process.exit(code),
     (e) => {

@@ -99,7 +99,7 @@ test('a bad line names the line and the field', (t) => {
 test('a bad command line names what is wrong', (t) => {
   const bad = write(t, `${JSON.stringify(GOOD)}\n${JSON.stringify(with_({ inflight: 'x' }))}\n`);
   const cases = [
-    [[], '--steps'],
+    [[], '--steps FILE: required'],
     [['--steps', '/dev/null', '--bogus', '1'], '--bogus'],
     [['--steps'], '--steps'],
     [['--steps', '/dev/null', 'stray'], 'stray'],

@@ -112,7 +112,7 @@ class CommandLineTest(unittest.TestCase):
     def test_bad_command_line_exits_2_with_usage(self):
         bad = self.write(json.dumps(GOOD) + "\n" + json.dumps(with_(inflight="x")) + "\n")
         cases = [
-            ([], "--steps"),
+            ([], "required: --steps"),
             (["--steps", "/dev/null", "--bogus", "1"], "--bogus"),
             (["--steps"], "--steps"),
             (["--steps", "/dev/null", "stray"], "stray"),
