@@ -22,7 +22,7 @@ func TestNodeDirect(t *testing.T) { testDirect(t, "node") }
 // TestNodePoolConns: see testPoolConnsSeen (python_test.go).
 func TestNodePoolConns(t *testing.T) { testPoolConnsSeen(t, "node") }
 
-// TestNodeUnit runs the Node client's own tests (flags, durations, and the
+// TestNodeUnit runs the Node client's own tests (command line, steps file, and the
 // histogram encoding compared byte for byte with hdrhistogram-go's) with
 // node's built-in test runner.
 func TestNodeUnit(t *testing.T) {

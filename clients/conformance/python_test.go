@@ -57,7 +57,7 @@ func pythonIn(t *testing.T, py string, args ...string) []byte {
 	return stdout.Bytes()
 }
 
-// TestPythonUnit runs the Python client's own unit tests (flags, record).
+// TestPythonUnit runs the Python client's own unit tests (command line, steps file, record).
 func TestPythonUnit(t *testing.T) {
 	py := buildPython(t)
 	pythonIn(t, py, "-m", "unittest", "discover", "-s", "tests", "-t", ".")

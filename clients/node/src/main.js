@@ -2,8 +2,9 @@
 
 // rpclab's Node client (docs/clients.md): a closed-loop sweep on grpc-js
 // against a grpc.testing.BenchmarkService server, one JSON Lines record per
-// step (the steps of --steps FILE, or those the flags make). Exit codes: 0
-// every step ok, 1 a step failed, 2 bad flags or steps file.
+// step, appended to the step's out (the steps of --steps FILE, which `rpclab
+// sweep --client node` writes). Exit codes: 0 every step ok, 1 a step failed,
+// 2 bad flags or steps file.
 // SIGINT/SIGTERM end the running step at once; its record ("interrupted")
 // and every earlier one are kept.
 //
@@ -16,19 +17,22 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { setTimeout: delay } = require('node:timers/promises');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
 const { ChannelPool, LOCAL_SUBCHANNEL_POOL } = require('../pool');
-const cli = require('./cli');
 const { CODES, HIGHEST, Record, detectEnv, newHistogram, nowUs } = require('./record');
 const { establishedTo } = require('./sockets');
+const { USAGE, UsageError, parse } = require('./steps');
 
 const PROTO_DIR = path.resolve(__dirname, '..', '..', '..', 'proto');
 
 const WARMUP = 0;
 const MEASURE = 1;
 const DONE = 2;
+const DIAL_TIMEOUT_NS = 5000000000n; // how long a step waits for its channels to be READY
+const JIT_WARMUP_NS = 4000000000n; // see jitWarmup
 
 function log(msg) {
   process.stderr.write(`rpclab-client (node): ${msg}\n`);
@@ -47,43 +51,22 @@ function loadService() {
   return grpc.loadPackageDefinition(def).grpc.testing.BenchmarkService;
 }
 
-/**
- * Stop: resolved by SIGINT/SIGTERM. stopped() tells whether it came;
- * sleep(ns) resolves true after ns, or false as soon as a stop comes.
- */
-const stop = {
-  done: false,
-  waiters: new Set(),
-  fire() {
-    if (this.done) return;
-    this.done = true;
-    for (const w of this.waiters) w();
-    this.waiters.clear();
-  },
-};
+/** Aborted by SIGINT/SIGTERM: the running step ends at once. */
+const stop = new AbortController();
 
-function sleep(ns) {
-  if (stop.done) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    let timer;
-    const end = BigInt(Date.now()) * 1000000n + ns;
-    const wake = () => {
-      stop.waiters.delete(onStop);
-      resolve(true);
-    };
-    const onStop = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    // setTimeout takes at most 2^31-1 ms: chain the waits of longer durations.
-    const arm = () => {
-      const leftMs = Number((end - BigInt(Date.now()) * 1000000n) / 1000000n);
-      if (leftMs <= 0) return wake();
-      timer = setTimeout(leftMs > 2147483647 ? arm : wake, Math.min(leftMs, 2147483647));
-    };
-    stop.waiters.add(onStop);
-    arm();
-  });
+/** Sleeps for ns: true, or false as soon as a stop comes. setTimeout takes at most 2^31-1 ms: longer waits are chained. */
+async function sleep(ns) {
+  const end = process.hrtime.bigint() + ns;
+  for (;;) {
+    const leftMs = Number((end - process.hrtime.bigint()) / 1000000n);
+    if (stop.signal.aborted) return false;
+    if (leftMs <= 0) return true;
+    try {
+      await delay(Math.min(leftMs, 2147483647), null, { signal: stop.signal });
+    } catch {
+      return false; // aborted
+    }
+  }
 }
 
 /**
@@ -152,20 +135,20 @@ async function endStep(clients, target) {
   if (globalPool) globalPool.unrefUnusedSubchannels();
   const until = Date.now() + 2000;
   let open = establishedTo(target);
-  while (!stop.done && open > 0 && Date.now() < until) {
+  while (!stop.signal.aborted && open > 0 && Date.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 5));
     open = establishedTo(target);
   }
-  if (open > 0 && !stop.done) log(`${open} connection(s) of the step still established 2 s after closing; the next step may see them`);
+  if (open > 0 && !stop.signal.aborted) log(`${open} connection(s) of the step still established 2 s after closing; the next step may see them`);
 }
 
 /** Waits until every client, and every channel of a pool, is READY; null, or why not. */
-async function connectAll(clients, pools, dialTimeoutNs) {
-  const deadline = Date.now() + Number(dialTimeoutNs / 1000000n);
+async function connectAll(clients, pools) {
+  const deadline = Date.now() + Number(DIAL_TIMEOUT_NS / 1000000n);
   let onStop;
   const stopped = new Promise((resolve) => {
-    onStop = () => resolve('stopped');
-    stop.waiters.add(onStop);
+    onStop = resolve;
+    stop.signal.addEventListener('abort', onStop);
   });
   const ready = Promise.all([
     ...clients.map((c) => new Promise((resolve, reject) => c.waitForReady(deadline, (err) => (err ? reject(err) : resolve())))),
@@ -175,24 +158,16 @@ async function connectAll(clients, pools, dialTimeoutNs) {
     (err) => err.message,
   );
   const why = await Promise.race([ready, stopped]);
-  stop.waiters.delete(onStop);
-  return stop.done ? 'stopped' : why;
-}
-
-/** What every worker of a step shares: the phase. */
-class StepState {
-  constructor() {
-    this.phase = WARMUP;
-  }
+  stop.signal.removeEventListener('abort', onStop);
+  return stop.signal.aborted ? 'stopped' : why;
 }
 
 /** One closed-loop worker: one RPC in flight at a time, its own histogram. */
 class Worker {
-  constructor(state, client, req, rpcTimeoutNs) {
+  constructor(state, client, req) {
     this.state = state;
     this.client = client;
     this.req = req;
-    this.timeoutMs = Number(rpcTimeoutNs) / 1e6;
     this.hist = newHistogram();
     this.byCode = new Array(CODES).fill(0);
     this.began = WARMUP;
@@ -200,7 +175,6 @@ class Worker {
     this.call = null;
     this.finished = null;
     this.finish = null;
-    this.opts = this.timeoutMs > 0 ? { deadline: 0 } : null;
   }
 
   /** Records an RPC that began and ended inside the measured interval. */
@@ -233,17 +207,14 @@ class Worker {
     const call = this.call;
     this.call = null;
     if (call) call.cancel();
-    if (this.timer) clearTimeout(this.timer);
     this.finish();
   }
 
   sendUnary() {
     if (this.state.phase === DONE) return this.finish();
-    const c = this.client;
     this.began = this.state.phase;
-    if (this.opts) this.opts.deadline = Date.now() + this.timeoutMs;
     this.t0 = process.hrtime.bigint();
-    this.call = this.opts ? c.UnaryCall(this.req, this.opts, this.onReply) : c.UnaryCall(this.req, this.onReply);
+    this.call = this.client.UnaryCall(this.req, this.onReply);
   }
 
   onReply(err) {
@@ -257,8 +228,6 @@ class Worker {
   /**
    * Bidi ping-pong on StreamingCall: a request, then the next only once its
    * reply arrived. A stream that fails is counted by its status and reopened.
-   * --rpc-timeout bounds each ping-pong with one timer per worker, re-armed
-   * per request (timer.refresh allocates nothing).
    */
   openStream() {
     if (this.state.phase === DONE) return this.finish();
@@ -294,51 +263,33 @@ class Worker {
   sendPing(s) {
     this.began = this.state.phase;
     this.waiting = true;
-    if (this.timeoutMs > 0) {
-      if (!this.timer) {
-        this.timer = setTimeout(() => this.onPingTimeout(), this.timeoutMs);
-      } else {
-        this.timer.refresh();
-      }
-    }
     this.t0 = process.hrtime.bigint();
     s.write(this.req);
-  }
-
-  onPingTimeout() {
-    const s = this.call;
-    if (!this.waiting || s === null) return;
-    const t1 = process.hrtime.bigint();
-    this.call = null;
-    this.waiting = false;
-    this.done(t1, 4); // DeadlineExceeded
-    s.cancel();
-    setImmediate(() => this.openStream());
   }
 }
 
 /** Runs one step on fresh channels; null if a stop came before its interval. */
-async function runStep(Service, step, opts) {
+async function runStep(Service, step) {
   const { target, rpc, conn, inflight } = step;
   const rec = new Record(step);
   const { clients, pools } = makeClients(Service, target, conn, inflight);
   const closeAll = () => endStep(clients, target);
-  const why = await connectAll(clients, pools, opts.dialTimeoutNs);
+  const why = await connectAll(clients, pools);
   if (why !== null) {
     await closeAll();
-    if (stop.done) return null;
+    if (stop.signal.aborted) return null;
     rec.unreachable = true;
-    rec.fail(`target unreachable: no connection to ${target} within ${Number(opts.dialTimeoutNs) / 1e9}s: ${why}`);
+    rec.fail(`target unreachable: no connection to ${target} within ${Number(DIAL_TIMEOUT_NS) / 1e9}s: ${why}`);
     return rec;
   }
 
-  const state = new StepState();
+  const state = { phase: WARMUP }; // what every worker of the step shares
   const req = {
     response_size: step.payloadBytes,
     payload: { type: 0, body: Buffer.alloc(step.payloadBytes) },
   };
   const workers = [];
-  for (let i = 0; i < inflight; i++) workers.push(new Worker(state, clients[i % clients.length], req, opts.rpcTimeoutNs));
+  for (let i = 0; i < inflight; i++) workers.push(new Worker(state, clients[i % clients.length], req));
   const running = workers.map((w) => w.start(rpc === 'streaming'));
 
   const warmed = await sleep(step.warmupNs);
@@ -377,21 +328,21 @@ async function runStep(Service, step, opts) {
  * CPU, the first 4-6 s of a process cost up to 3x the CPU per RPC of later
  * steps. So before the first step, each RPC kind of the steps runs on a
  * shared channel to the first step's target with min(4, largest in-flight)
- * workers for an equal share of --jit-warmup; nothing is recorded. Returns
+ * workers for an equal share of 4 s; nothing is recorded. Returns
  * null, or why the target could not be reached (the first step then fails
  * with it, without waiting out the dial timeout a second time).
  */
-async function jitWarmup(Service, steps, opts) {
+async function jitWarmup(Service, steps) {
   const rpcs = [...new Set(steps.map((s) => s.rpc))];
   const n = Math.min(4, Math.max(...steps.map((s) => s.inflight)));
-  const warmupNs = opts.jitWarmupNs / BigInt(rpcs.length);
+  const warmupNs = JIT_WARMUP_NS / BigInt(rpcs.length);
   for (const rpc of rpcs) {
     const step = { ...steps[0], rpc, conn: { kind: 'shared', n: 0, pick: '' }, inflight: n, warmupNs, intervalNs: 1000000n };
-    const rec = await runStep(Service, step, opts);
+    const rec = await runStep(Service, step);
     if (rec === null) return null; // stopped
     if (rec.unreachable) return rec.error;
   }
-  log(`JIT warm-up: ${rpcs.join(', ')} for ${Number(opts.jitWarmupNs) / 1e9}s, not recorded`);
+  log(`JIT warm-up: ${rpcs.join(', ')} for ${Number(JIT_WARMUP_NS) / 1e9}s, not recorded`);
   return null;
 }
 
@@ -412,28 +363,20 @@ class Outputs {
   }
 }
 
-/** Runs the steps in order; returns the exit code. truncate: a file to start afresh first. */
-async function run(steps, opts, truncate) {
-  if (truncate !== null) {
-    try {
-      fs.closeSync(fs.openSync(truncate, 'w'));
-    } catch (e) {
-      log(`--out ${truncate}: ${e.message}`);
-      return 1;
-    }
-  }
+/** Runs the steps in order; returns the exit code. */
+async function run(steps) {
   const outs = new Outputs();
   const Service = loadService();
   const env = detectEnv();
   let failed = 0;
   let unreachable = null;
   let unreachableFirst = null; // why the JIT warm-up could not connect: the first step's error
-  if (opts.jitWarmupNs > 0n && steps[0].warmupNs > 0n) {
-    unreachableFirst = await jitWarmup(Service, steps, opts);
-    if (stop.done) return 1;
+  if (steps[0].warmupNs > 0n) {
+    unreachableFirst = await jitWarmup(Service, steps);
+    if (stop.signal.aborted) return 1;
   }
   for (const [i, step] of steps.entries()) {
-    if (stop.done) return 1;
+    if (stop.signal.aborted) return 1;
     const { rpc, conn, inflight: n } = step;
     const what = `${rpc} ${conn.kind === 'pool' ? `pool:${conn.n}:${conn.pick}` : conn.kind} inflight=${n}`;
     let rec;
@@ -446,7 +389,7 @@ async function run(steps, opts, truncate) {
       rec = new Record(step);
       rec.fail(`target unreachable: not run: ${unreachable}`);
     } else {
-      rec = await runStep(Service, step, opts);
+      rec = await runStep(Service, step);
       if (rec === null) return 1; // stopped before this step measured anything
     }
     if (rec.unreachable) unreachable = `step ${i + 1} (${what}) could not connect`;
@@ -464,22 +407,22 @@ async function run(steps, opts, truncate) {
 }
 
 function main() {
-  let p;
+  let steps;
   try {
-    p = cli.parse(process.argv.slice(2), process.env);
+    steps = parse(process.argv.slice(2));
   } catch (e) {
-    if (!(e instanceof cli.UsageError)) throw e;
+    if (!(e instanceof UsageError)) throw e;
     log(e.message);
-    process.stderr.write(`${cli.USAGE}\n`);
+    process.stderr.write(`${USAGE.split('\n')[0]} (--help: more)\n`);
     process.exit(2);
   }
-  if (p.help) {
-    process.stdout.write(`${cli.USAGE}\n`);
+  if (steps === null) {
+    process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  process.on('SIGINT', () => stop.fire());
-  process.on('SIGTERM', () => stop.fire());
-  run(p.steps, p.opts, p.truncate).then(
+  process.on('SIGINT', () => stop.abort());
+  process.on('SIGTERM', () => stop.abort());
+  run(steps).then(
     (code) => process.exit(code),
     (e) => {
       log(e.stack || String(e));

@@ -7,7 +7,6 @@
 
 const fs = require('node:fs');
 const os = require('node:os');
-const path = require('node:path');
 const zlib = require('node:zlib');
 const hdr = require('hdr-histogram-js');
 
@@ -20,23 +19,9 @@ const DIGITS = 3;
 
 /** Status code names as the schema spells them, by code value (0..16). */
 const CODE_NAMES = [
-  'OK',
-  'Canceled',
-  'Unknown',
-  'InvalidArgument',
-  'DeadlineExceeded',
-  'NotFound',
-  'AlreadyExists',
-  'PermissionDenied',
-  'ResourceExhausted',
-  'FailedPrecondition',
-  'Aborted',
-  'OutOfRange',
-  'Unimplemented',
-  'Internal',
-  'Unavailable',
-  'DataLoss',
-  'Unauthenticated',
+  'OK', 'Canceled', 'Unknown', 'InvalidArgument', 'DeadlineExceeded', 'NotFound', 'AlreadyExists',
+  'PermissionDenied', 'ResourceExhausted', 'FailedPrecondition', 'Aborted', 'OutOfRange',
+  'Unimplemented', 'Internal', 'Unavailable', 'DataLoss', 'Unauthenticated',
 ];
 const CODES = CODE_NAMES.length;
 
@@ -94,11 +79,9 @@ function encode(h) {
  * and the max the highest equivalent value of its bucket (as hdrhistogram-go
  * computes them, so a decoded record's Max() equals p100_ns).
  */
+const NO_LATENCY = Object.freeze({ min_ns: 0, mean_ns: 0, p50_ns: 0, p90_ns: 0, p99_ns: 0, p999_ns: 0, p100_ns: 0 });
 function summary(h) {
-  if (h.totalCount === 0) {
-    return { min_ns: 0, mean_ns: 0, p50_ns: 0, p90_ns: 0, p99_ns: 0, p999_ns: 0, p100_ns: 0 };
-  }
-  const hi = (v) => h.highestEquivalentValue(v);
+  if (h.totalCount === 0) return NO_LATENCY;
   return {
     min_ns: h.lowestEquivalentValue(h.minNonZeroValue),
     mean_ns: h.mean,
@@ -106,7 +89,7 @@ function summary(h) {
     p90_ns: h.getValueAtPercentile(90),
     p99_ns: h.getValueAtPercentile(99),
     p999_ns: h.getValueAtPercentile(99.9),
-    p100_ns: hi(h.maxValue),
+    p100_ns: h.highestEquivalentValue(h.maxValue),
   };
 }
 
@@ -131,26 +114,6 @@ function readTrim(p) {
   }
 }
 
-function packageVersion(name) {
-  try {
-    const dir = path.dirname(require.resolve(`${name}/package.json`));
-    return JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
-  } catch {
-    // The package's exports may hide package.json: find it beside the entry point.
-    let dir = path.dirname(require.resolve(name));
-    for (;;) {
-      const p = path.join(dir, 'package.json');
-      if (fs.existsSync(p)) {
-        const pkg = JSON.parse(fs.readFileSync(p, 'utf8'));
-        if (pkg.name === name) return pkg.version;
-      }
-      const parent = path.dirname(dir);
-      if (parent === dir) return '';
-      dir = parent;
-    }
-  }
-}
-
 /** Which client measured, on what. */
 function detectEnv() {
   let hostCpus = cpuList(readTrim('/sys/devices/system/cpu/online')).length;
@@ -163,7 +126,7 @@ function detectEnv() {
   const env = {
     language: 'node',
     grpc_impl: 'grpc-js',
-    grpc_version: packageVersion('@grpc/grpc-js'),
+    grpc_version: require('@grpc/grpc-js/package.json').version,
     runtime_version: `node ${process.version} (V8 ${process.versions.v8}, one event loop)`,
     host_cpus: hostCpus,
   };
@@ -202,7 +165,7 @@ class Record {
     this.byCode = new Array(CODES).fill(0);
     this.durationNs = 0;
     this.throughput = 0;
-    this.latency = summary(newHistogramEmpty());
+    this.latency = NO_LATENCY;
     this.hdr = '';
     this.cpuNs = 0;
     this.cpuPerRpc = 0;
@@ -275,12 +238,6 @@ class Record {
     });
     return JSON.stringify(r);
   }
-}
-
-let emptyHist;
-function newHistogramEmpty() {
-  emptyHist ??= newHistogram();
-  return emptyHist;
 }
 
 function finite(v) {

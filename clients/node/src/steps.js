@@ -1,16 +1,17 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-// The step spec (docs/clients.md, "The step spec"): one step per line of a
-// JSON Lines file, read with JSON.parse and validated by Ajv against
-// docs/step.schema.json, the one schema, read from the checkout (nothing is
-// copied). Every line is checked before any step runs; a bad one throws a
-// StepError naming the line and the field, on which main exits 2. The human
-// command line's steps go through the same check (cli.js).
+// The command line, --steps FILE (util.parseArgs), and the step spec
+// (docs/clients.md, "The step spec"): one step per line of a JSON Lines file,
+// read with JSON.parse and validated by Ajv against docs/step.schema.json,
+// the one schema, read from the checkout (nothing is copied). Every line is
+// checked before any step runs; a bad one throws a StepError naming the line
+// and the field, on which main exits 2.
 
 'use strict';
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { parseArgs } = require('node:util');
 const Ajv2020 = require('ajv/dist/2020');
 
 const SCHEMA = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'docs', 'step.schema.json'), 'utf8'));
@@ -87,4 +88,36 @@ function loadSteps(path) {
   return steps;
 }
 
-module.exports = { MAX_INFLIGHT, SCHEMA, StepError, connsRequested, fromObject, loadSteps };
+const USAGE = `usage: rpclab-client --steps FILE
+
+rpclab's Node client: closed-loop gRPC load on grpc-js, one record per step.
+Humans run it through \`rpclab sweep --client node\`, which writes the steps file.
+
+  --steps FILE  the steps to run: JSON Lines, one step per line
+                (docs/clients.md, docs/step.schema.json)
+  -h, --help    this text
+
+exit codes: 0 every step ok, 1 a step failed, 2 bad input (flags or steps file)`;
+
+/** A bad command line or steps file: main prints it and USAGE and exits 2. */
+class UsageError extends Error {}
+
+/** The steps of argv's --steps FILE (argv without node and the script), or null for --help. Throws UsageError. */
+function parse(argv) {
+  let a;
+  try {
+    a = parseArgs({ args: argv, options: { steps: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }).values;
+  } catch (e) {
+    if (!String(e.code).startsWith('ERR_PARSE_ARGS_')) throw e;
+    throw new UsageError(e.message);
+  }
+  if (a.help) return null;
+  if (a.steps === undefined) throw new UsageError('--steps FILE: required');
+  try {
+    return loadSteps(a.steps);
+  } catch (e) {
+    throw new UsageError(`--steps: ${e.message}`);
+  }
+}
+
+module.exports = { SCHEMA, StepError, USAGE, UsageError, connsRequested, loadSteps, parse };

@@ -1,7 +1,7 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-// The steps file (docs/clients.md, "The step spec") and the human command
-// line that builds the same steps. Run by clients/conformance TestNodeUnit.
+// The command line (--steps FILE) and the steps file (docs/clients.md, "The
+// step spec"). Run by clients/conformance TestNodeUnit.
 
 'use strict';
 
@@ -11,8 +11,7 @@ const os = require('node:os');
 const path = require('node:path');
 const test = require('node:test');
 
-const { UsageError, goDuration, parse } = require('../src/cli');
-const { SCHEMA, StepError, connsRequested, loadSteps } = require('../src/steps');
+const { SCHEMA, StepError, USAGE, UsageError, connsRequested, loadSteps, parse } = require('../src/steps');
 
 const MAX_PAYLOAD = SCHEMA.properties.payload_bytes.maximum;
 
@@ -97,78 +96,33 @@ test('a bad line names the line and the field', (t) => {
   }
 });
 
-test('durations parse as Go time.ParseDuration does', () => {
+test('a bad command line names what is wrong', (t) => {
+  const bad = write(t, `${JSON.stringify(GOOD)}\n${JSON.stringify(with_({ inflight: 'x' }))}\n`);
   const cases = [
-    ['0', 0n], ['0s', 0n], ['-0', 0n], ['300ms', 300000000n], ['1m0s', 60000000000n],
-    ['1.5s', 1500000000n], ['2h45m', 9900000000000n], ['250us', 250000n], ['250µs', 250000n],
-    ['1.000000001s', 1000000001n], ['.5s', 500000000n], ['s', null], ['5', null], ['', null],
-    ['-1s', null], ['1x', null], ['1..5s', null], ['3000000h', null],
-  ];
-  for (const [s, want] of cases) {
-    let got = null;
-    try {
-      got = goDuration('--warmup', s);
-    } catch (e) {
-      assert.ok(e instanceof UsageError && e.message.startsWith('--warmup: '), `goDuration(${JSON.stringify(s)}): ${e}`);
-    }
-    assert.equal(got, want, `goDuration(${JSON.stringify(s)})`);
-  }
-});
-
-test('a bad command line names the flag', () => {
-  const cases = [
-    [['--target', 'h:1', '--inflight', 'x'], '--inflight'],
-    [['--inflight', '1'], '--target'],
-    [['--target', 'h:1', '--conn', 'pool:0'], '--conn'],
-    [['--target', 'h:1', '--conn', 'shared:2'], '--conn'],
-    [['--target', 'h:1', '--conn', 'bogus'], '--conn'],
-    [['--target', 'h:1', '--rpc', 'bidi'], '--rpc'],
-    [['--target', 'h:1', '--interval', '0s'], '--interval'],
-    [['--target', 'h:1', '--warmup', '5'], '--warmup'],
-    [['--target', 'h:1', '--dial-timeout', '0'], '--dial-timeout'],
-    [['--target', 'h:1', '--bogus', '1'], '--bogus'],
-    [['--target', 'h:1', '--inflight', '0'], '--inflight'],
-    [['--target', 'h:1', '--inflight', '1', '--min-inflight', '2'], '--inflight'],
-    [['--target', 'h:1', '--min-inflight', '4', '--max-inflight', '2'], '--max-inflight'],
-    [['--target', 'h:1', '--max-inflight', '999999999'], '--max-inflight'],
-    [['--target', 'h:1', '--payload', String(MAX_PAYLOAD + 1)], '--payload'],
-    [['--target', 'h:1', '--warmup'], '--warmup'],
-    [['--target', 'h:1', 'stray'], 'stray'],
-    [['--steps', '/nonexistent/steps.jsonl'], '--steps'],
+    [[], '--steps FILE: required'],
+    [['--steps', '/dev/null', '--bogus', '1'], '--bogus'],
+    [['--steps'], '--steps'],
+    [['--steps', '/dev/null', 'stray'], 'stray'],
     [['--steps', '/dev/null', '--target', 'h:1'], '--target'],
+    [['--steps', '/nonexistent/steps.jsonl'], '/nonexistent/steps.jsonl: cannot read'],
+    [['--steps', bad], `${bad}:2: inflight: `],
   ];
-  for (const [args, flag] of cases) {
-    assert.throws(() => parse(args), (e) => e instanceof UsageError && e.message.includes(flag), `${args.join(' ')}: want an error naming ${flag}`);
+  for (const [args, want] of cases) {
+    assert.throws(() => parse(args), (e) => e instanceof UsageError && e.message.includes(want), `${args.join(' ')}: want an error naming ${want}`);
   }
 });
 
-test('the flags build steps in the order rpc, conn, inflight', () => {
-  const { steps, opts, truncate } = parse([
-    '--target', '127.0.0.1:1', '--min-inflight', '2', '--max-inflight', '8', '--step', '3',
-    '--conn', 'shared, pool:4', '--rpc=unary,streaming', '--payload', '7', '--warmup', '0',
-    '--interval', '2s', '--rpc-timeout', '2s', '-o', 'r.jsonl',
-  ]);
-  const got = steps.map((s) => [s.rpc, s.conn.kind, s.inflight].join(' '));
-  const want = ['unary', 'streaming'].flatMap((r) => ['shared', 'pool'].flatMap((c) => [2, 5, 8].map((n) => `${r} ${c} ${n}`)));
-  assert.deepEqual(got, want);
-  const { target, payloadBytes, warmupNs, intervalNs, out } = steps[0];
-  assert.deepEqual({ target, payloadBytes, warmupNs, intervalNs, out, truncate, rpcTimeoutNs: opts.rpcTimeoutNs }, {
-    target: '127.0.0.1:1', payloadBytes: 7, warmupNs: 0n, intervalNs: 2000000000n, out: 'r.jsonl', truncate: 'r.jsonl', rpcTimeoutNs: 2000000000n,
-  });
+test('a good command line gives the steps file\'s steps; --help gives null', (t) => {
+  const p = write(t, `${JSON.stringify(GOOD)}\n`);
+  assert.deepEqual(parse(['--steps', p]), loadSteps(p));
+  assert.equal(parse(['--help']), null);
+  for (const want of ['rpclab sweep --client node', 'docs/step.schema.json', '2 bad input']) assert.ok(USAGE.includes(want), want);
 });
 
-test('defaults, and RPCLAB_NODE_JIT_WARMUP', () => {
-  const { steps, opts, truncate } = parse(['--target', 'h:1'], { RPCLAB_NODE_JIT_WARMUP: '1s' });
-  assert.deepEqual([...new Set(steps.map((s) => s.inflight))], [1, 2, 4, 8, 16, 32]);
-  assert.deepEqual([...new Set(steps.map((s) => s.conn.kind))], ['shared', 'per-worker']);
-  assert.deepEqual([steps[0].out, steps[0].warmupNs, steps[0].intervalNs, truncate], ['-', 1000000000n, 3000000000n, null]);
-  assert.deepEqual(opts, { dialTimeoutNs: 5000000000n, rpcTimeoutNs: 0n, jitWarmupNs: 1000000000n });
-});
-
-test('connections requested per layout', () => {
+test('connections requested per layout', (t) => {
   const cases = [['shared', 1], ['per-worker', 8], ['channel-per-worker', 8], ['local-pool', 8], ['distinct-args', 8], ['pool:3', 3], ['pool:3:least-loaded', 3]];
   for (const [conn, want] of cases) {
-    const { steps } = parse(['--target', 'h:1', '--conn', conn, '--inflight', '8']);
-    assert.equal(connsRequested(steps[0].conn, 8), want, conn);
+    const [step] = loadSteps(write(t, `${JSON.stringify(with_({ conn, inflight: 8 }))}\n`));
+    assert.equal(connsRequested(step.conn, 8), want, conn);
   }
 });

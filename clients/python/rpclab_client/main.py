@@ -1,8 +1,9 @@
 # Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 """rpclab's Python client (docs/clients.md): a closed-loop sweep on grpcio's
 sync API against a grpc.testing.BenchmarkService server, one JSON Lines
-record per step (the steps of --steps FILE, or those the flags make).
-Exit codes: 0 every step ok, 1 a step failed, 2 bad flags or steps file.
+record per step, appended to the step's out (the steps of --steps FILE,
+which `rpclab sweep --client python` writes). Exit codes: 0 every step ok,
+1 a step failed, 2 bad flags or steps file.
 SIGINT/SIGTERM end the running step at once; its record ("interrupted") and
 every earlier one are kept.
 
@@ -17,17 +18,19 @@ import signal
 import sys
 import threading
 import time
+from types import SimpleNamespace
 
 import grpc
 from rpclab_pool import LOCAL_SUBCHANNEL_POOL, ChannelPool
 
-from rpclab_client import cli
+from rpclab_client import steps as st
 from rpclab_client.pb import BenchmarkServiceStub, Payload, SimpleRequest
 from rpclab_client.record import CODES, HIGHEST, Env, Record, merge, new_histogram
 
 WARMUP, MEASURE, DONE = 0, 1, 2
-OK, UNKNOWN, DEADLINE_EXCEEDED, UNAVAILABLE = 0, 2, 4, 14
+OK, UNKNOWN, UNAVAILABLE = 0, 2, 14
 PROG = "rpclab-client (python)"
+DIAL_TIMEOUT_NS = 5_000_000_000  # how long a step waits for its channels to be READY
 
 
 def open_channels(step):
@@ -79,10 +82,10 @@ class Stop:
 
 
 def main():
-    steps, opts, truncate = cli.parse(sys.argv[1:])
+    steps = st.parse(sys.argv[1:])
     stop = Stop()
     stop.install()
-    code = run(steps, opts, truncate, stop)
+    code = run(steps, stop)
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: grpcio's threads can hold it past the
@@ -91,7 +94,8 @@ def main():
 
 
 class Outputs:
-    """Each step's out, opened once to append; "-" is stdout."""
+    """Each step's out, opened once to append; "-" is stdout. Every write is
+    flushed and synced, so they stay open until main's os._exit."""
 
     def __init__(self):
         self.files = {"-": sys.stdout}
@@ -105,30 +109,12 @@ class Outputs:
         if f is not sys.stdout:
             os.fsync(f.fileno())
 
-    def close(self):
-        for f in self.files.values():
-            if f is not sys.stdout:
-                f.close()
 
-
-def run(steps, opts, truncate, stop):
+def run(steps, stop):
     """Runs the steps in order, appending each record to its step's out;
-    returns the exit code. truncate: a file to start afresh first."""
-    try:
-        if truncate:
-            open(truncate, "w").close()
-    except OSError as e:
-        print(f"{PROG}: --out {truncate}: {e}", file=sys.stderr)
-        return 1
+    returns the exit code."""
     env = Env(grpc.__version__)
     outs = Outputs()
-    try:
-        return run_steps(steps, opts, stop, env, outs)
-    finally:
-        outs.close()
-
-
-def run_steps(steps, opts, stop, env, outs):
     failed = 0
     unreachable = None
     for i, step in enumerate(steps, 1):
@@ -139,7 +125,7 @@ def run_steps(steps, opts, stop, env, outs):
             rec = Record(step)
             rec.fail(f"target unreachable: not run: {unreachable}")
         else:
-            rec = run_step(step, opts, stop)
+            rec = run_step(step, stop)
             if rec is None:
                 return 1  # stopped before this step measured anything
         if rec.unreachable:
@@ -157,11 +143,11 @@ def run_steps(steps, opts, stop, env, outs):
     return 1 if failed else 0
 
 
-def connect(step, opts, stop):
+def connect(step, stop):
     """Opens the layout's channels and waits until each is READY. Returns
     (channels, error); error is None, "stopped" or why it failed."""
     channels = open_channels(step)
-    deadline = time.monotonic_ns() + opts.dial_timeout_ns
+    deadline = time.monotonic_ns() + DIAL_TIMEOUT_NS
     # Every channel of a pool READY, not only one (the pool's own state).
     each = (ch for c in channels for ch in (c.channels if isinstance(c, ChannelPool) else (c,)))
     futures = [grpc.channel_ready_future(ch) for ch in each]
@@ -175,7 +161,7 @@ def connect(step, opts, stop):
                 if stop.set:
                     err = "stopped"
                 elif time.monotonic_ns() >= deadline:
-                    err = f"target unreachable: no connection to {step.target} within {opts.dial_timeout_ns / 1e9:g}s"
+                    err = f"target unreachable: no connection to {step.target} within {DIAL_TIMEOUT_NS / 1e9:g}s"
     if err is not None:
         for fut in futures:
             fut.cancel()
@@ -185,18 +171,10 @@ def connect(step, opts, stop):
     return channels, None
 
 
-class Phase:
-    """The step's phase, read by every worker. A plain attribute: under the
-    GIL a read or write of it is atomic."""
-
-    def __init__(self):
-        self.v = WARMUP
-
-
-def run_step(step, opts, stop):
+def run_step(step, stop):
     """Runs one step on fresh channels; None if a stop came before its interval."""
     rec = Record(step)
-    channels, err = connect(step, opts, stop)
+    channels, err = connect(step, stop)
     if err == "stopped":
         return None
     if err is not None:
@@ -204,25 +182,18 @@ def run_step(step, opts, stop):
         rec.fail(err)
         return rec
 
-    phase = Phase()
+    # The step's phase, read by every worker: a plain attribute, whose reads
+    # and writes are atomic under the GIL.
+    phase = SimpleNamespace(v=WARMUP)
     req = SimpleRequest(response_size=step.payload_bytes, payload=Payload(body=bytes(step.payload_bytes)))
     stubs = [BenchmarkServiceStub(ch) for ch in channels]
-    timeout = opts.rpc_timeout_ns / 1e9 if opts.rpc_timeout_ns > 0 else None
-    workers = []
-    for i in range(step.inflight):
-        w = Worker(stubs[i % len(stubs)], phase, req, timeout)
-        w.thread = threading.Thread(
-            target=w.streaming if step.rpc == "streaming" else w.unary, name=f"worker-{i}", daemon=True
-        )
-        workers.append(w)
-    for w in workers:
-        w.thread.start()
-    dog = None
-    if step.rpc == "streaming" and timeout is not None:
-        dog = threading.Thread(
-            target=watchdog, args=(workers, phase, opts.rpc_timeout_ns), name="rpc-timeout", daemon=True
-        )
-        dog.start()
+    workers = [Worker(stubs[i % len(stubs)], phase, req) for i in range(step.inflight)]
+    threads = [
+        threading.Thread(target=w.streaming if step.rpc == "streaming" else w.unary, name=f"worker-{i}", daemon=True)
+        for i, w in enumerate(workers)
+    ]
+    for t in threads:
+        t.start()
 
     warmed = stop.sleep(step.warmup_ns)
     cpu0 = time.process_time_ns()
@@ -238,16 +209,11 @@ def run_step(step, opts, stop):
     # Closing a channel cancels its RPCs, so no worker stays blocked.
     for ch in channels:
         ch.close()
-    for w in workers:
-        w.thread.join(timeout=1.0)
-    if dog is not None:
-        dog.join(timeout=1.0)
+    for t in threads:
+        t.join(timeout=1.0)
     if not warmed:
         return None
-    by_code = [0] * CODES
-    for w in workers:
-        for c, k in enumerate(w.by_code):
-            by_code[c] += k
+    by_code = [sum(n) for n in zip(*(w.by_code for w in workers))]
     rec.fill(merge(w.hist for w in workers), by_code, elapsed, cpu)
     if interrupted:
         rec.status = "interrupted"
@@ -264,39 +230,18 @@ def code_of(e):
     return c.value[0] if c is not None else UNKNOWN
 
 
-class Requests:
-    """A bidi call's request iterator; grpcio consumes it on its own thread.
-    None ends the stream."""
-
-    def __init__(self):
-        self.q = queue.SimpleQueue()
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        r = self.q.get()
-        if r is None:
-            raise StopIteration
-        return r
-
-
 class Worker:
-    """One closed-loop worker: one RPC in flight at a time, its own histogram."""
+    """One closed-loop worker: one RPC in flight at a time, its own histogram.
+    A failed RPC is counted by its status code (an error that is not a call's,
+    e.g. its channel closed at the end of the step, as Unknown, and not at all
+    once the step is done)."""
 
-    def __init__(self, stub, phase, req, timeout):
+    def __init__(self, stub, phase, req):
         self.stub = stub
         self.phase = phase
         self.req = req
-        self.timeout = timeout
         self.hist = new_histogram()
         self.by_code = [0] * CODES
-        # For the streaming watchdog: when the pending ping was sent (0: none),
-        # the open call, and whether the watchdog cancelled it.
-        self.sent_at = 0
-        self.call = None
-        self.timed_out = False
-        self.thread = None
 
     def done(self, began, d, code):
         """Records an RPC that began and ended inside the measured interval."""
@@ -307,74 +252,37 @@ class Worker:
             self.hist.record_value(min(max(d, 1), HIGHEST))
 
     def unary(self):
-        phase, req, timeout, now = self.phase, self.req, self.timeout, time.perf_counter_ns
-        call = self.stub.UnaryCall
+        phase, req, now, call = self.phase, self.req, time.perf_counter_ns, self.stub.UnaryCall
         while phase.v != DONE:
-            ph = phase.v
-            t0 = now()
+            ph, t0 = phase.v, now()
             try:
-                call(req, timeout=timeout)
+                call(req)
                 code = OK
-            except grpc.RpcError as e:
+            except Exception as e:
                 code = code_of(e)
-            except Exception:  # e.g. the channel closed at the end of the step
-                if phase.v == DONE:
-                    return
-                code = UNKNOWN
             self.done(ph, now() - t0, code)
 
     def streaming(self):
-        """Bidi ping-pong: one stream, a reply awaited for every request."""
+        """Bidi ping-pong: one stream, a reply awaited for every request; a
+        stream that fails is counted by its status and reopened."""
         phase, req, now = self.phase, self.req, time.perf_counter_ns
         while phase.v != DONE:
-            reqs = Requests()
-            ph = phase.v
-            self.timed_out = False
-            t0 = now()
-            reqs.q.put(req)
-            self.sent_at = t0
+            reqs = queue.SimpleQueue()  # the requests, None ends them; grpcio reads them on a thread of its own
             call = None
+            ph, t0 = phase.v, now()
+            reqs.put(req)
             try:
-                call = self.stub.StreamingCall(reqs)
-                self.call = call
-                while True:
-                    next(call)
-                    self.sent_at = 0
+                call = self.stub.StreamingCall(iter(reqs.get, None))
+                for _ in call:
                     self.done(ph, now() - t0, OK)
                     if phase.v == DONE:
                         return
-                    ph = phase.v
-                    t0 = now()
-                    self.sent_at = t0
-                    reqs.q.put(req)
-            except StopIteration:  # the server ended the stream
-                self.done(ph, now() - t0, UNAVAILABLE)
-            except grpc.RpcError as e:
-                self.done(ph, now() - t0, DEADLINE_EXCEEDED if self.timed_out else code_of(e))
-            except Exception:
-                if phase.v == DONE:
-                    return
-                self.done(ph, now() - t0, UNKNOWN)
+                    ph, t0 = phase.v, now()
+                    reqs.put(req)
+                self.done(ph, now() - t0, UNAVAILABLE)  # the server ended the stream
+            except Exception as e:
+                self.done(ph, now() - t0, code_of(e))
             finally:
-                self.sent_at = 0
-                self.call = None
-                reqs.q.put(None)
+                reqs.put(None)
                 if call is not None:
                     call.cancel()
-
-
-def watchdog(workers, phase, timeout_ns):
-    """--rpc-timeout on streams: cancels a stream whose pending ping-pong is
-    older than the timeout (the sync API has no deadline per message); the
-    worker counts it as DeadlineExceeded. It looks every quarter of the
-    timeout, but no more often than every millisecond: each look takes the
-    GIL from the workers."""
-    tick = max(1_000_000, min(timeout_ns / 4, 10_000_000)) / 1e9
-    while phase.v != DONE:
-        time.sleep(tick)
-        t = time.perf_counter_ns()
-        for w in workers:
-            sent, call = w.sent_at, w.call
-            if sent and call is not None and t - sent > timeout_ns:
-                w.timed_out = True
-                call.cancel()

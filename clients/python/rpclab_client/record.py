@@ -154,52 +154,44 @@ class Record:
 
     def to_dict(self, env):
         st = self.step
-        d = {"schema_version": 1, "kind": "ping", "status": self.status}
-        if self.error:
-            d["error"] = self.error
-        d["started_at"] = rfc3339(self.started_at_ns)
-        spec = {
-            "target": st.target,
-            "rpc": st.rpc,
-            "conn_mode": st.conn.mode,
-            "conns_requested": st.conn.channels(st.inflight),
-        }
-        if st.conn.mode == "pool":
-            spec["pick"] = st.conn.pick
-        spec.update(
-            {
+        mn, p50, p90, p99, p999, mx = self.lat
+        return {
+            "schema_version": 1,
+            "kind": "ping",
+            "status": self.status,
+            **({"error": self.error} if self.error else {}),
+            "started_at": rfc3339(self.started_at_ns),
+            "spec": {
+                "target": st.target,
+                "rpc": st.rpc,
+                "conn_mode": st.conn.mode,
+                "conns_requested": st.conn.channels(st.inflight),
+                **({"pick": st.conn.pick} if st.conn.mode == "pool" else {}),
                 "inflight": st.inflight,
                 "payload_bytes": st.payload_bytes,
                 "warmup_ns": st.warmup_ns,
                 "interval_ns": st.interval_ns,
                 "load_model": "closed",
-            }
-        )
-        mn, p50, p90, p99, p999, mx = self.lat
-        d.update(
-            {
-                "spec": spec,
-                "env": env.to_dict(st.client_cpus),
-                "requests": self.requests,
-                "errors": {CODE_NAMES[c]: n for c, n in enumerate(self.by_code) if c > 0 and n > 0},
-                "duration_ns": self.duration_ns,
-                "throughput_rps": round(self.throughput, 3),
-                "latency": {
-                    "min_ns": mn,
-                    "mean_ns": round(self.mean, 3),
-                    "p50_ns": p50,
-                    "p90_ns": p90,
-                    "p99_ns": p99,
-                    "p999_ns": p999,
-                    "p100_ns": mx,
-                },
-                "histogram_hdr": self.hdr,
-                "conns_observed": -1,
-                "client_cpu_ns": self.cpu_ns,
-                "client_cpu_ns_per_rpc": round(self.cpu_per_rpc, 3),
-            }
-        )
-        return d
+            },
+            "env": env.to_dict(st.client_cpus),
+            "requests": self.requests,
+            "errors": {CODE_NAMES[c]: n for c, n in enumerate(self.by_code) if c > 0 and n > 0},
+            "duration_ns": self.duration_ns,
+            "throughput_rps": round(self.throughput, 3),
+            "latency": {
+                "min_ns": mn,
+                "mean_ns": round(self.mean, 3),
+                "p50_ns": p50,
+                "p90_ns": p90,
+                "p99_ns": p99,
+                "p999_ns": p999,
+                "p100_ns": mx,
+            },
+            "histogram_hdr": self.hdr,
+            "conns_observed": -1,
+            "client_cpu_ns": self.cpu_ns,
+            "client_cpu_ns_per_rpc": round(self.cpu_per_rpc, 3),
+        }
 
     def json(self, env):
         return json.dumps(self.to_dict(env), ensure_ascii=False, separators=(",", ":"))

@@ -1,11 +1,12 @@
 # Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
-"""The step spec (docs/clients.md, "The step spec"): one Step per line of a
-JSON Lines file, read with json and validated by jsonschema against
-docs/step.schema.json, the one schema, read from the checkout (nothing is
-copied). Every line is checked before any step runs; a bad one raises
-StepError naming the line and the field, on which main exits 2. The human
-command line's steps go through the same check (cli.py)."""
+"""The command line, --steps FILE (argparse), and the step spec
+(docs/clients.md, "The step spec"): one Step per line of a JSON Lines file,
+read with json and validated by jsonschema against docs/step.schema.json,
+the one schema, read from the checkout (nothing is copied). Every line is
+checked before any step runs; a bad one raises StepError naming the line
+and the field, on which parse exits 2."""
 
+import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,3 +119,23 @@ def load(path):
     if not steps:
         raise StepError(path, None, "no steps")
     return steps
+
+
+def parse(argv):
+    """The steps of the command line's --steps FILE. Exits 2 with argparse's
+    error and usage on a bad command line or steps file."""
+    p = argparse.ArgumentParser(
+        prog="rpclab-client",
+        allow_abbrev=False,
+        description="rpclab's Python client: closed-loop gRPC load on grpcio, one record per step. "
+        "Humans run it through `rpclab sweep --client python`, which writes the steps file.",
+        epilog="exit codes: 0 every step ok, 1 a step failed, 2 bad input (flags or steps file)",
+    )
+    p.add_argument(
+        "--steps", required=True, metavar="FILE",
+        help="the steps to run: JSON Lines, one step per line (docs/clients.md, docs/step.schema.json)",
+    )  # fmt: skip
+    try:
+        return load(p.parse_args(argv).steps)
+    except StepError as e:
+        p.error(f"argument --steps: {e}")

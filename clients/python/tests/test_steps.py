@@ -1,6 +1,6 @@
 # Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
-"""The steps file (docs/clients.md, "The step spec") and the human command
-line that builds the same steps. Run by clients/conformance TestPythonUnit."""
+"""The command line (--steps FILE) and the steps file (docs/clients.md,
+"The step spec"). Run by clients/conformance TestPythonUnit."""
 
 import contextlib
 import io
@@ -9,8 +9,7 @@ import os
 import tempfile
 import unittest
 
-from rpclab_client import cli
-from rpclab_client.steps import FIELDS, Conn, Step, StepError, load
+from rpclab_client.steps import FIELDS, Conn, Step, StepError, load, parse
 
 MAX_PAYLOAD = FIELDS["payload_bytes"]["maximum"]
 
@@ -97,92 +96,52 @@ class StepsFileTest(unittest.TestCase):
             load(self.write("\n"))
 
 
-def parse(args):
-    """cli.parse, with a usage error as (exit code, stderr)."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
+def run_parse(args):
+    """parse, with its exit as (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            return cli.parse(args)
+            return parse(args), out.getvalue(), err.getvalue()
         except SystemExit as e:
-            return e.code, err.getvalue()
+            return e.code, out.getvalue(), err.getvalue()
 
 
 class CommandLineTest(unittest.TestCase):
-    def test_go_duration(self):
-        cases = [
-            ("0", 0), ("0s", 0), ("300ms", 300_000_000), ("1m0s", 60_000_000_000),
-            ("1.5s", 1_500_000_000), ("2h45m", 9_900_000_000_000), ("250us", 250_000),
-            ("250µs", 250_000), (".5s", 500_000_000), ("1s500ms", 1_500_000_000),
-            ("s", None), ("5", None), ("", None), ("-1s", None), ("1d", None), ("1.s.", None),
-        ]  # fmt: skip
-        for s, want in cases:
-            with self.subTest(s=s):
-                try:
-                    got = cli.go_duration(s)
-                except cli.argparse.ArgumentTypeError:
-                    got = None
-                self.assertEqual(got, want, f"got {got}, want {want}")
+    write = StepsFileTest.write
 
-    def test_bad_flags_exit_2_naming_the_flag(self):
+    def test_bad_command_line_exits_2_with_usage(self):
+        bad = self.write(json.dumps(GOOD) + "\n" + json.dumps(with_(inflight="x")) + "\n")
         cases = [
-            (["--target", "h:1", "--inflight", "x"], "--inflight"),
-            (["--inflight", "1"], "--target"),
-            (["--target", "h:1", "--conn", "pool:0"], "--conn"),
-            (["--target", "h:1", "--conn", "shared:2"], "--conn"),
-            (["--target", "h:1", "--conn", "bogus"], "--conn"),
-            (["--target", "h:1", "--rpc", "bidi"], "--rpc"),
-            (["--target", "h:1", "--interval", "0s"], "--interval"),
-            (["--target", "h:1", "--warmup", "5"], "--warmup"),
-            (["--target", "h:1", "--dial-timeout", "0"], "--dial-timeout"),
-            (["--target", "h:1", "--bogus", "1"], "--bogus"),
-            (["--target", "h:1", "--inflight", "0"], "--inflight"),
-            (["--target", "h:1", "--inflight", "1", "--min-inflight", "2"], "--inflight"),
-            (["--target", "h:1", "--min-inflight", "4", "--max-inflight", "2"], "--max-inflight"),
-            (["--target", "h:1", "--max-inflight", "999999999"], "--max-inflight"),
-            (["--target", "h:1", "--payload", str(MAX_PAYLOAD + 1)], "--payload"),
-            (["--target", "h:1", "--warmup"], "--warmup"),
-            (["--target", "h:1", "stray"], "stray"),
-            (["--steps", "/nonexistent/steps.jsonl"], "--steps"),
+            ([], "required: --steps"),
+            (["--steps", "/dev/null", "--bogus", "1"], "--bogus"),
+            (["--steps"], "--steps"),
+            (["--steps", "/dev/null", "stray"], "stray"),
             (["--steps", "/dev/null", "--target", "h:1"], "--target"),
+            (["--steps", "/nonexistent/steps.jsonl"], "/nonexistent/steps.jsonl: cannot read"),
+            (["--steps", bad], f"{bad}:2: inflight: "),
         ]
-        for args, flag in cases:
+        for args, want in cases:
             with self.subTest(args=args):
-                code, err = parse(args)
-                self.assertEqual(code, 2, f"got exit {code}, want 2")
-                self.assertIn(flag, err, f"got {err!r}, want it to name {flag}")
-                self.assertIn("usage: rpclab-client", err)
+                code, _, err = run_parse(args)
+                got = (code, want in err, "usage: rpclab-client" in err)
+                self.assertEqual(got, (2, True, True), f"got {got} ({err!r}), want exit 2 naming {want!r} with usage")
 
-    def test_flags_build_steps_in_order(self):
-        steps, opts, truncate = parse(
-            ["--target", "127.0.0.1:1", "--min-inflight", "2", "--max-inflight", "8", "--step", "3",
-             "--conn", "shared, pool:4", "--rpc=unary,streaming", "--payload", "7", "--warmup", "0",
-             "--interval", "2s", "--rpc-timeout", "2s", "-o", "r.jsonl"]
-        )  # fmt: skip
-        got = [(s.rpc, s.conn, s.inflight) for s in steps]
-        want = [(rpc, conn, n) for rpc in ("unary", "streaming")
-                for conn in (Conn("shared"), Conn("pool", 4, "round-robin")) for n in (2, 5, 8)]  # fmt: skip
-        self.assertEqual(got, want, f"got {got}, want {want}")
-        first = steps[0]
-        got = (first.target, first.payload_bytes, first.warmup_ns, first.interval_ns, first.out, truncate)
-        want = ("127.0.0.1:1", 7, 0, 2_000_000_000, "r.jsonl", "r.jsonl")
-        self.assertEqual(got, want, f"got {got}, want {want}")
-        self.assertEqual(opts.rpc_timeout_ns, 2_000_000_000)
+    def test_good_command_line(self):
+        path = self.write(json.dumps(GOOD) + "\n")
+        got, _, _ = run_parse(["--steps", path])
+        self.assertEqual(got, load(path), f"got {got}, want the steps of {path}")
 
-    def test_defaults(self):
-        steps, opts, truncate = parse(["--target", "h:1"])
-        got = (sorted({s.inflight for s in steps}), [s.conn for s in steps[::6]], steps[0].out,
-               steps[0].warmup_ns, steps[0].interval_ns, opts, truncate)  # fmt: skip
-        want = ([1, 2, 4, 8, 16, 32], [Conn("shared"), Conn("per-worker")], "-", 10**9, 3 * 10**9,
-                cli.Options(5_000_000_000, 0), None)  # fmt: skip
-        self.assertEqual(got, want, f"got {got}, want {want}")
+    def test_help(self):
+        code, out, _ = run_parse(["--help"])
+        for want in ("rpclab sweep --client python", "docs/step.schema.json", "2 bad input"):
+            self.assertTrue(code == 0 and want in out, f"got exit {code} and {out!r}, want 0 and {want!r}")
 
     def test_conns_requested(self):
         cases = [("shared", 1), ("per-worker", 8), ("channel-per-worker", 8), ("local-pool", 8),
                  ("distinct-args", 8), ("pool:3", 3), ("pool:3:least-loaded", 3)]  # fmt: skip
         for s, want in cases:
             with self.subTest(conn=s):
-                steps, _, _ = parse(["--target", "h:1", "--conn", s, "--inflight", "8"])
-                got = steps[0].conn.channels(8)
+                got = Conn.parse(s).channels(8)
                 self.assertEqual(got, want, f"got {got}, want {want}")
 
 
