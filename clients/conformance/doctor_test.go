@@ -4,6 +4,7 @@ package conformance
 
 import (
 	"context"
+	"net"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -84,5 +85,27 @@ func TestDoctorClient(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "Verdict: ") {
 		t.Errorf("stdout has no verdict:\n%s", stdout)
+	}
+}
+
+// TestDoctorClientUnreachable: a study through the Python client of a
+// target that refuses connections ends with doctor's own unreachable
+// error (exit 1), as the Go client's does, not with the client's exit
+// code: the client exits 1 when a step failed, and the failed records
+// are the study's to judge.
+func TestDoctorClientUnreachable(t *testing.T) {
+	const lang = "python"
+	selected(t, lang)
+	build(t, lang)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	_, stderr, code := rpclab(t, 2*time.Minute, "doctor", "--target", addr, "--client", lang, "--clients-dir", ".",
+		"--pools", "2", "--budget", "8s")
+	if want := "doctor: target unreachable"; code != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("got exit %d, want 1 and a message with %q; stderr:\n%s", code, want, stderr)
 	}
 }
