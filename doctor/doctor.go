@@ -4,8 +4,11 @@
 // closed-loop steps on one shared connection and on pools of 2, 4 and 8
 // connections at doubling in-flight counts, each layout until its
 // throughput stops growing, within a time budget and never above the
-// user's rate and in-flight caps. It measures; package verdict judges its
-// records (verdict.Diagnose) and package report words the verdict.
+// user's rate and in-flight caps. The steps run through a Runner: Go's
+// loadgen in process (GoRunner), or another stack's client (External),
+// so that the study measures the client the user runs. It measures;
+// package verdict judges its records (verdict.Diagnose) and package
+// report words the verdict.
 package doctor
 
 import (
@@ -20,6 +23,7 @@ import (
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/loadgen/extclient"
 	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
@@ -65,6 +69,11 @@ type Options struct {
 	Load loadgen.Options
 	// Step, if set, is told about each step as it ends.
 	Step func(*result.Record)
+	// Runner runs the steps (nil: GoRunner, this process's Go client).
+	// Another stack's client (External) calls the ping only, in a closed
+	// loop, without dial options, and has no adaptive pool: Validate
+	// refuses Call, MaxRPS, Load.DialOptions and Adaptive with it.
+	Runner Runner
 }
 
 // MaxPool is the largest pool size a study compares: each connection costs
@@ -135,13 +144,22 @@ func (o *Options) Validate() error {
 	if o.Budget <= 0 {
 		return usage.Errorf(ErrBudget, "%v is not a positive duration", o.Budget)
 	}
-	layouts := len(o.layouts())
-	if o.Adaptive && layouts > 1 {
-		layouts-- // the adaptive pool's steps come on top of the budget
-	}
+	layouts := o.fixedLayouts() // the adaptive pool's steps come on top of the budget
 	if need := time.Duration(layouts*verdict.MinInflights) * (o.Warmup + o.Interval); o.Budget < need {
 		return usage.Errorf(ErrBudget, "%v is too short: %d layouts × %d in-flight counts × %v per step need %v",
 			o.Budget, layouts, verdict.MinInflights, o.Warmup+o.Interval, need)
+	}
+	run := o.runner()
+	if err := run.Check(o); err != nil {
+		return err
+	}
+	for _, conn := range o.layouts() {
+		if !extclient.HasLayout(run.Lang(), conn.String()) {
+			if conn.Kind == loadgen.AutoPool {
+				return usage.Errorf(ErrAdaptive, "the adaptive pool is package pool's, Go's only: the %s client has no %s", run.Lang(), conn)
+			}
+			return usage.Errorf(ErrPools, "the %s client has no layout %s", run.Lang(), conn)
+		}
 	}
 	if o.Call != nil {
 		if o.Call.Desc.IsStreamingClient() {
@@ -222,6 +240,42 @@ func (o *Options) layouts() []loadgen.ConnMode {
 	return layouts
 }
 
+// runner is o.Runner, or GoRunner.
+func (o *Options) runner() Runner {
+	if o.Runner == nil {
+		return GoRunner{}
+	}
+	return o.Runner
+}
+
+// fixedLayouts is how many layouts share the budget: all but the adaptive
+// pool, whose steps come on top of it.
+func (o *Options) fixedLayouts() int {
+	n := len(o.layouts())
+	if o.Adaptive && n > 1 {
+		n--
+	}
+	return n
+}
+
+// inflights are the in-flight counts a fixed layout climbs: 1, 2, 4, ...
+// up to MaxInflight. For a runner that runs a layout as one client run
+// (not Stepwise), which cannot stop when the layout's throughput stops
+// growing, they are planned up front: as many as fit the budget at
+// Warmup+Interval a step over the fixed layouts, at least
+// verdict.MinInflights.
+func (o *Options) inflights(stepwise bool) []int {
+	var ns []int
+	for n := 1; n <= o.MaxInflight; n *= 2 {
+		ns = append(ns, n)
+	}
+	if stepwise {
+		return ns
+	}
+	fit := int(o.Budget / (time.Duration(o.fixedLayouts()) * (o.Warmup + o.Interval)))
+	return ns[:min(len(ns), max(fit, verdict.MinInflights))]
+}
+
 // Run runs the study. It returns what was measured so far with ctx's
 // error if stopped, or an error if the target could not be reached. The
 // adaptive pool's steps warm up for StepWarmup; what that adds over
@@ -231,15 +285,12 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 		return nil, err
 	}
 	d := &Diagnosis{}
+	run := o.runner()
 	layouts := o.layouts()
 	// Spread the budget evenly over the fixed layouts; the adaptive pool's
 	// steps come on top of it.
-	fixed := len(layouts)
-	if o.Adaptive && fixed > 1 {
-		fixed--
-	}
 	deadline := time.Now().Add(o.Budget)
-	per := o.Budget / time.Duration(fixed)
+	per := o.Budget / time.Duration(o.fixedLayouts())
 	for li, conn := range layouts {
 		end := time.Now().Add(per)
 		if li == len(layouts)-1 || end.After(deadline) {
@@ -249,76 +300,78 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 			// The adaptive pool needs a long warm-up per step to settle, so
 			// it runs only where it matters: the top in-flight counts the
 			// fixed layouts reached (two, as the diagnosis needs).
-			for _, n := range topInflights(d.Records, verdict.MinInflights) {
-				rec, err := o.runStep(ctx, d, conn, n)
-				if err != nil {
-					return d, err
-				}
-				if rec.Status == result.StatusFailed || rec.Status == result.StatusStalled {
-					break
-				}
+			ns := topInflights(d.Records, verdict.MinInflights)
+			if len(ns) == 0 {
+				continue
+			}
+			if err := o.runLayout(ctx, run, d, conn, ns, func(rec *result.Record) bool {
+				return rec.Status != result.StatusFailed && rec.Status != result.StatusStalled
+			}); err != nil {
+				return d, err
 			}
 			continue
 		}
 		var prev float64
+		var fatal error
 		steps := 0
-		for n := 1; n <= o.MaxInflight; n *= 2 {
-			rec, err := o.runStep(ctx, d, conn, n)
-			if err != nil {
-				return d, err
-			}
+		// climb says whether the layout goes on after rec: not after a
+		// failure or a stall, nor once its throughput stopped growing, nor
+		// when the layout's share of the budget is spent.
+		climb := func(rec *result.Record) bool {
 			if rec.Status == result.StatusFailed || rec.Status == result.StatusStalled {
 				if len(d.Records) == 1 {
-					return d, fmt.Errorf("doctor: %s", rec.Error)
+					fatal = fmt.Errorf("doctor: %s", rec.Error)
 				}
-				break
+				return false
 			}
 			steps++
 			if o.MaxRPS > 0 && rec.ThroughputRPS >= 0.9*o.MaxRPS {
 				d.Capped = true
 				if steps >= verdict.MinInflights {
-					break
+					return false
 				}
 			}
 			if prev > 0 && !verdict.Grew(prev, rec.ThroughputRPS) {
-				break // stopped growing
+				return false // stopped growing
 			}
 			prev = rec.ThroughputRPS
-			if n*2 > o.MaxInflight {
+			if rec.Spec.Inflight*2 > o.MaxInflight {
 				d.Capped = true
 			}
-			if steps >= verdict.MinInflights && time.Now().Add(o.Warmup+o.Interval).After(end) {
-				break
-			}
+			return steps < verdict.MinInflights || !time.Now().Add(o.Warmup+o.Interval).After(end)
+		}
+		if err := o.runLayout(ctx, run, d, conn, o.inflights(run.Stepwise()), climb); err != nil {
+			return d, err
+		}
+		if fatal != nil {
+			return d, fatal
 		}
 	}
 	d.Diagnosis = verdict.Diagnose(d.Records)
 	return d, nil
 }
 
-// runStep measures conn at inflight n and appends the record to d; it
-// returns ctx's error if the step was interrupted.
-func (o *Options) runStep(ctx context.Context, d *Diagnosis, conn loadgen.ConnMode, n int) (*result.Record, error) {
-	warmup := o.StepWarmup(conn, n)
-	spec := &loadgen.Spec{Target: o.Target, Conns: []loadgen.ConnMode{conn}, RPCs: []string{loadgen.Unary},
-		Inflight: []int{n}, PayloadBytes: o.PayloadBytes, Warmup: warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
-	rec, err := loadgen.RunLoad(ctx, spec, loadgen.Step{Conn: conn, RPC: loadgen.Unary, Inflight: n},
-		o.workload(), loadgen.Load{MaxRPS: o.MaxRPS}, o.Load)
-	if err != nil {
-		return nil, err
-	}
-	// As sweep judges each record (lab's sink): RPCs held in flight past
-	// the stall age at the step's end make it stalled, whatever the step's
-	// status said; a stall ends the layout's climb as a failure does.
-	verdict.MarkStall(rec)
-	d.Records = append(d.Records, *rec)
-	if o.Step != nil {
-		o.Step(rec)
-	}
-	if rec.Status == result.StatusInterrupted {
-		return rec, ctx.Err()
-	}
-	return rec, nil
+// runLayout runs conn at the in-flight counts ns through run, judges each
+// record (verdict.MarkStall), appends it to d and tells o.Step, and asks
+// climb whether to go on; once climb said no, a runner that is not
+// Stepwise runs its remaining steps, whose records are kept as well.
+func (o *Options) runLayout(ctx context.Context, run Runner, d *Diagnosis, conn loadgen.ConnMode, ns []int, climb func(*result.Record) bool) error {
+	stopped := false
+	return run.Run(ctx, o, conn, ns, func(rec *result.Record) bool {
+		// As sweep judges each record (lab's sink): RPCs held in flight
+		// past the stall age at the step's end make it stalled, whatever
+		// the step's status said; a stall ends the layout's climb as a
+		// failure does.
+		verdict.MarkStall(rec)
+		d.Records = append(d.Records, *rec)
+		if o.Step != nil {
+			o.Step(rec)
+		}
+		if !stopped {
+			stopped = !climb(rec)
+		}
+		return !stopped
+	})
 }
 
 // topInflights is the k largest in-flight counts that succeeded in recs,

@@ -5,6 +5,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
@@ -12,7 +14,9 @@ import (
 
 // DoctorText prints rpclab doctor's verdict: each layout's best step,
 // whether the client's connection layout is the bottleneck, and if so the
-// pool size to use and the code change that brings it in. capped says a
+// pool size to use and the code change that brings it in, in the stack of
+// the client that ran the study (its records' env.language; PoolChange).
+// capped says a
 // rate or in-flight cap stopped a layout before its throughput stopped
 // growing.
 func DoctorText(w io.Writer, d *verdict.Diagnosis, capped bool) {
@@ -49,10 +53,7 @@ func DoctorText(w io.Writer, d *verdict.Diagnosis, capped bool) {
 		fmt.Fprintf(w, "Verdict: the client's single shared connection IS the bottleneck: the best pool reached %.2fx its throughput.\n", d.Gain)
 		fmt.Fprintf(w, "Use a pool of %d connections (%.0f vs %.0f req/s): the fewest connections reaching %.0f%% of the best pool's throughput.\n",
 			n, d.Recommended.Best.ThroughputRPS, d.Shared.Best.ThroughputRPS, 100*verdict.EnoughOfBest)
-		fmt.Fprintln(w, "The change (github.com/rpclab/rpclab/pool; a *pool.Pool is a grpc.ClientConnInterface):")
-		fmt.Fprintf(w, "    p, err := pool.New(target, pool.WithSize(%d), pool.WithDialOptions(opts...)) // was: grpc.NewClient(target, opts...)\n", n)
-		fmt.Fprintln(w, "    defer p.Close()")
-		fmt.Fprintln(w, "    client := pb.NewYourServiceClient(p) // was: pb.NewYourServiceClient(cc)")
+		PoolChange(w, d.Recommended.Best.Env.Language, n)
 	case d.Kind == verdict.NotConnection:
 		fmt.Fprintf(w, "Verdict: the client's connection layout is NOT the bottleneck: the best pool reached %.2fx the shared connection's\n", d.Gain)
 		fmt.Fprintf(w, "throughput (below %.1fx). Look at the server or the network; one shared connection is enough.\n", verdict.BottleneckRatio)
@@ -62,5 +63,74 @@ func DoctorText(w io.Writer, d *verdict.Diagnosis, capped bool) {
 	if capped {
 		fmt.Fprintln(w, "Note: the --max-rps or --max-inflight cap stopped a layout before its throughput stopped growing;")
 		fmt.Fprintln(w, "raise the caps for a firmer answer.")
+	}
+}
+
+// poolChange is one stack's code change to a pool of N connections, as its
+// pool library's README gives it ("the three-line change").
+type poolChange struct {
+	// lib names the library and why the stack's stubs take it.
+	lib string
+	// lines are the change, {N} standing for the pool's size.
+	lines []string
+	// readme is the library's README, for its settings ("" for Go's
+	// package pool, documented by go doc).
+	readme string
+}
+
+// poolChanges are the change in each client language's stack (result's
+// env.language), from package pool and clients/<lang>/pool/README.md.
+var poolChanges = map[string]poolChange{
+	"go": {lib: "github.com/rpclab/rpclab/pool; a *pool.Pool is a grpc.ClientConnInterface", lines: []string{
+		"p, err := pool.New(target, pool.WithSize({N}), pool.WithDialOptions(opts...)) // was: grpc.NewClient(target, opts...)",
+		"defer p.Close()",
+		"client := pb.NewYourServiceClient(p) // was: pb.NewYourServiceClient(cc)",
+	}},
+	"java": {lib: "io.rpclab.pool.ChannelPool, clients/java/pool; a ChannelPool is a ManagedChannel a generated stub takes", lines: []string{
+		"ChannelPool ch = ChannelPool.forTarget(target, creds).size({N}).build(); // was: ManagedChannel ch = Grpc.newChannelBuilder(target, creds).build();",
+		"YourServiceGrpc.YourServiceBlockingStub stub = YourServiceGrpc.newBlockingStub(ch); // unchanged",
+		"ch.shutdown(); ch.awaitTermination(5, TimeUnit.SECONDS); // unchanged: over all {N} channels",
+	}, readme: "clients/java/pool/README.md"},
+	"rust": {lib: "the rpclab-pool crate, clients/rust/pool; a Pool is a tonic GrpcService a generated client takes", lines: []string{
+		"let ep = Endpoint::from_shared(uri)?.connect_timeout(Duration::from_secs(5)); // was: let ch = Endpoint::from_shared(uri)?.connect().await?;",
+		"let pool = rpclab_pool::Pool::connect(ep, {N}, rpclab_pool::Policy::RoundRobin).await?;",
+		"let mut client = YourServiceClient::new(pool); // was: YourServiceClient::new(ch)",
+	}, readme: "clients/rust/pool/README.md"},
+	"cpp": {lib: "rpclab::ChannelPool, clients/cpp/pool; #include \"channel_pool.h\"", lines: []string{
+		"rpclab::ChannelPool pool(target, {N}, rpclab::Pick::kRoundRobin); // was: auto channel = grpc::CreateChannel(target, creds);",
+		"auto lease = pool.Acquire(); // per call: counts it in flight on its channel until destroyed",
+		"auto stub = YourService::NewStub(lease.channel()); // was: YourService::NewStub(channel)",
+	}, readme: "clients/cpp/pool/README.md"},
+	"python": {lib: "rpclab_pool.ChannelPool, clients/python/pool; a ChannelPool is a grpc.Channel a generated stub takes", lines: []string{
+		"import rpclab_pool",
+		"channel = rpclab_pool.ChannelPool(target, {N})  # was: grpc.insecure_channel(target)",
+		"stub = YourServiceStub(channel)  # unchanged",
+	}, readme: "clients/python/pool/README.md"},
+	"node": {lib: "ChannelPool of @rpclab/grpc-pool, clients/node/pool; plugged in through channelOverride", lines: []string{
+		"const { ChannelPool } = require('@rpclab/grpc-pool');",
+		"const pool = new ChannelPool(target, grpc.credentials.createInsecure(), { size: {N} });",
+		"const client = new YourServiceClient(target, grpc.credentials.createInsecure(), { channelOverride: pool }); // was: without channelOverride",
+	}, readme: "clients/node/pool/README.md"},
+}
+
+// PoolChange prints the code change that brings in a pool of n connections
+// in the stack of client language lang (a record's env.language; "" is
+// Go), with a pointer to its library's README for the other settings. A
+// language without a pool library gets a pointer to rpclab's pools.
+func PoolChange(w io.Writer, lang string, n int) {
+	if lang == "" {
+		lang = "go"
+	}
+	c, ok := poolChanges[lang]
+	if !ok {
+		fmt.Fprintf(w, "The %s client has no pool library in rpclab; clients/*/pool hold those of C++, Java, Rust, Python and Node.\n", lang)
+		return
+	}
+	fmt.Fprintf(w, "The change (%s):\n", c.lib)
+	for _, l := range c.lines {
+		fmt.Fprintf(w, "    %s\n", strings.ReplaceAll(l, "{N}", strconv.Itoa(n)))
+	}
+	if c.readme != "" {
+		fmt.Fprintf(w, "Other settings (credentials, channel options, the least-loaded policy): %s.\n", c.readme)
 	}
 }

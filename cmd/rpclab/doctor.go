@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +16,7 @@ import (
 	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/loadgen/extclient"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
@@ -25,6 +28,9 @@ type doctorCmdFlags struct {
 	call  callFlags
 	out   string
 	force bool
+	// client is the stack whose client runs the study ("go": in process),
+	// clientsDir the clients/ folder it is built in.
+	client, clientsDir string
 }
 
 func newDoctorCmd() *cobra.Command {
@@ -49,9 +55,18 @@ that count (pool.DefaultRule adds one at most every 3 s settle + 5 s cooldown +
 size the pool settles at; about two minutes more at most. --adaptive=false
 leaves it out.
 Without --call it sends the BenchmarkService ping. An existing records file
-given to --out is kept unless --force.`,
+given to --out is kept unless --force.
+
+--client LANG runs the study through that stack's client (cpp, java, rust,
+python, node: clients/<lang>, built first if out of date) and prints the change
+in that stack's pool library. Each layout is one run of the client over the
+in-flight counts 1, 2, 4, ... that fit --budget (at least 2, at most
+--max-inflight). That client sends the ping only, in a closed loop, in
+plaintext: not with --call, --data, --max-rps, --tls or --header. The adaptive
+pool is Go's only: with --client other than go there is no pool:auto layout.`,
 		Example: `  rpclab doctor --target localhost:50051
-  rpclab doctor --target api.internal:443 --tls --call shop.Catalog/GetItem --data '{"id": 7}' --max-rps 2000 --max-inflight 32`,
+  rpclab doctor --target api.internal:443 --tls --call shop.Catalog/GetItem --data '{"id": 7}' --max-rps 2000 --max-inflight 32
+  rpclab doctor --target localhost:50051 --client java`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDoctor(cmd, &df) },
 	}
@@ -67,7 +82,64 @@ given to --out is kept unless --force.`,
 	f.StringVarP(&df.out, "out", "o", "", "write the steps' result records (JSON Lines) to this file")
 	f.BoolVar(&df.force, "force", false, "overwrite an existing --out records file")
 	df.call.register(f, "method to call instead of the ping, as package.Service/Method")
+	f.StringVar(&df.client, "client", "go", "client stack that runs the study: go (in process), or cpp, java, rust, python, node (clients/<lang>, built on first use; the ping only, closed loop, plaintext, no adaptive pool)")
+	f.StringVar(&df.clientsDir, "clients-dir", "", "the clients/ folder of an rpclab checkout (default: found above the working directory)")
 	return cmd
+}
+
+// notForExternal are the flags a study through another stack's client
+// cannot honour, with the value that leaves each off ("" its default),
+// and why: the step spec carries the ping, a closed loop and no dial
+// settings, and the adaptive pool is package pool's.
+var notForExternal = []struct{ flag, off, why string }{
+	{"call", "", "calls the ping only"}, {"data", "", "calls the ping only"}, {"data-file", "", "calls the ping only"},
+	{"protoset", "", "calls the ping only"}, {"proto", "", "calls the ping only"}, {"import-path", "", "calls the ping only"},
+	{"max-rps", "", "runs a closed loop only (the step spec has no rate cap)"},
+	{"tls", "", "dials in plaintext (the step spec carries no TLS)"}, {"cacert", "", "dials in plaintext (the step spec carries no TLS)"},
+	{"insecure-skip-verify", "", "dials in plaintext (the step spec carries no TLS)"},
+	{"authority", "", "sends no metadata (the step spec carries none)"}, {"header", "", "sends no metadata (the step spec carries none)"},
+	{"adaptive", "false", "has no adaptive pool (pool:auto is package pool's, Go's only)"},
+}
+
+// doctorClient checks --client and, for a stack other than Go, that no
+// flag it cannot honour was given, and finds its client in --clients-dir
+// (runDoctor builds it once every option passed). It turns the adaptive
+// pool off, saying so on stderr. For Go it returns nil.
+func doctorClient(cmd *cobra.Command, df *doctorCmdFlags) (*extclient.External, error) {
+	if df.client == "go" {
+		return nil, nil
+	}
+	if !slices.Contains(extclient.Languages, df.client) {
+		return nil, usage.Wrap(fmt.Errorf("--client: unknown client %q (want go, %s)", df.client, strings.Join(extclient.Languages, ", ")))
+	}
+	f := cmd.Flags()
+	for _, n := range notForExternal {
+		fl := f.Lookup(n.flag)
+		off := n.off
+		if off == "" {
+			off = fl.DefValue
+		}
+		if fl.Changed && fl.Value.String() != off {
+			return nil, usage.Wrap(fmt.Errorf("--%s: not with --client %s: the %s client %s", n.flag, df.client, df.client, n.why))
+		}
+	}
+	if df.o.Adaptive {
+		df.o.Adaptive = false
+		fmt.Fprintf(cmd.ErrOrStderr(), "rpclab doctor: the adaptive pool (pool:auto) is Go's only: the %s client's study leaves it out\n", df.client)
+	}
+	dir := df.clientsDir
+	if dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, usage.Wrap(fmt.Errorf("--clients-dir: %s is not a folder", dir))
+		}
+	} else {
+		d, err := extclient.FindClientsDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	return extclient.NewExternal(dir, df.client, []string{"shared"}, cmd.ErrOrStderr())
 }
 
 // runDoctor checks doctor's options and outputs, runs the study, and prints
@@ -78,18 +150,34 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	if o.Target == "" {
 		return usage.Wrap(errors.New("--target: required (host:port of your service)"))
 	}
-	// Refuse bad options and outputs before resolving --call or measuring.
+	ext, err := doctorClient(cmd, df)
+	if err != nil {
+		return err
+	}
+	if ext != nil {
+		o.Runner = doctor.External(ext)
+	}
+	// Refuse bad options and outputs before resolving --call, building a
+	// client or measuring.
 	if err := o.Validate(); err != nil {
 		return err
 	}
 	if err := lab.CheckOutputs(df.call.inputs(), df.force, lab.Output{Name: "--out", Path: df.out, Keep: true}); err != nil {
 		return usage.Wrap(err)
 	}
-	dial, err := df.call.conn.DialOptions()
-	if err != nil {
-		return usage.Wrap(err)
+	if ext != nil {
+		fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", ext.Lang)
+		if err := ext.Build(ctx); err != nil {
+			return err
+		}
 	}
-	o.Load.DialOptions = dial
+	if ext == nil { // another stack's client dials plaintext itself
+		dial, err := df.call.conn.DialOptions()
+		if err != nil {
+			return usage.Wrap(err)
+		}
+		o.Load.DialOptions = dial
+	}
 	if df.call.call != "" {
 		spec := &loadgen.Spec{Target: o.Target, DialTimeout: o.DialTimeout}
 		if spec.DialTimeout == 0 {
@@ -121,7 +209,7 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 			_ = jsonl.Write(r)
 		}
 	}
-	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v\n", o.Target, o.Budget)
+	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v with the %s client\n", o.Target, o.Budget, df.client)
 	if o.Adaptive {
 		r := o.AdaptiveRule()
 		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: %v settle + %v cooldown + %v decision)\n",

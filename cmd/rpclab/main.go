@@ -136,4 +136,5 @@ var flags = map[error]string{
 	netem.ErrBadDownDelay: "--down-delay", netem.ErrBadDownJitter: "--down-jitter", netem.ErrBadDownRate: "--down-rate",
 	doctor.ErrTarget: "--target", doctor.ErrBudget: "--budget", doctor.ErrMaxInflight: "--max-inflight",
 	doctor.ErrMaxRPS: "--max-rps", doctor.ErrPools: "--pools", doctor.ErrStep: "--dial-timeout", doctor.ErrCall: "--call",
+	doctor.ErrAdaptive: "--adaptive", doctor.ErrDialOptions: "--client",
 }

@@ -15,3 +15,8 @@ var (
 // ErrNoClientsDir: FindClientsDir found no clients/ folder of an rpclab
 // checkout.
 var ErrNoClientsDir = errors.New("no clients/ folder found")
+
+// ErrStepsFailed: the client ran, and some of its steps failed (their
+// records say why). A caller that judges the records itself (rpclab
+// doctor) goes on; Sweep's other errors mean the run itself went wrong.
+var ErrStepsFailed = errors.New("steps failed")

@@ -307,7 +307,7 @@ loop:
 		return fmt.Errorf("extclient: the %s client: %w", e.Lang, werr)
 	}
 	if failedSteps > 0 {
-		return fmt.Errorf("extclient: %d of %d steps failed", failedSteps, n)
+		return fmt.Errorf("extclient: %d of %d %w", failedSteps, n, ErrStepsFailed)
 	}
 	return nil
 }
