@@ -108,12 +108,7 @@ final class Worker implements Runnable {
         AsyncLoop loop = new AsyncLoop();
         while (phase.get() != Step.DONE && !ctx.isCancelled()) {
             loop.next();
-            try {
-                loop.restart.acquire();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
+            loop.restart.acquireUninterruptibly(); // nothing interrupts a worker: the step cancels ctx
         }
     }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -55,7 +56,8 @@ class FlagsTest {
     /** Bad input gets picocli's error, naming the flag, and the usage: exit 2, nothing run. */
     @Test
     void badInputExitsTwoNamingTheFlag() throws Exception {
-        Path steps = StepSpecTest.file(StepSpecTest.GOOD);
+        Path out = Files.createTempFile("rpclab-flags", ".jsonl"); // where a step would write, if one ran
+        Path steps = StepSpecTest.file(StepSpecTest.with("out", "\"" + out + "\""));
         Object[][] cases = {
             // {env, want in stderr, args...}
             {Map.of(), "Missing required option: '--steps=FILE'"},
@@ -78,6 +80,7 @@ class FlagsTest {
             assertTrue(r.err().contains((String) c[1]), at + ": got\n" + r.err() + "\nwant it to say " + c[1]);
             assertTrue(r.err().contains("Usage: rpclab-client"), at + ": no usage after the error:\n" + r.err());
         }
+        assertEquals("", Files.readString(out), "no step ran");
     }
 
     /** A bad steps file exits 2 with the line and the field, before anything runs. */
