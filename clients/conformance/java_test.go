@@ -32,9 +32,9 @@ func init() { expectations["java"] = ownConnPerChannel }
 
 func TestJavaDirect(t *testing.T) { testDirect(t, "java") }
 
-// TestJavaUnit runs the Java client's own JUnit tests (flags, durations,
-// the record and its histogram, the worker merge, steps against a Netty
-// server on loopback) with Maven Surefire, fetching the test dependencies
+// TestJavaUnit runs the Java client's own JUnit tests (its command line,
+// the steps file, the record and its histogram, the worker merge, steps
+// against a Netty server on loopback) with Maven Surefire, fetching the test dependencies
 // from Maven Central like build.sh (RPCLAB_MVN_FLAGS=-o: from ~/.m2 only).
 func TestJavaUnit(t *testing.T) {
 	selected(t, "java")
@@ -209,8 +209,9 @@ func testDirect(t *testing.T, lang string) {
 		out := filepath.Join(t.TempDir(), "r.jsonl")
 		cmd := exec.CommandContext(ctx, client, stepsArgs(t, &loadgen.Spec{Target: addr, RPCs: []string{loadgen.Unary},
 			Inflight: []int{2}, Interval: 10 * time.Minute}, []string{"shared"}, out)...)
-		// The Java client's JIT warm-up makes RPCs before the first step: skip it here.
-		cmd.Env = append(os.Environ(), "RPCLAB_JAVA_JIT_WARMUP=0s")
+		// The Java client's JIT warm-up makes RPCs before the first step: skip it here
+		// (RPCLAB_JAVA_JIT_WARMUP_MS, milliseconds: clients/java/README.md).
+		cmd.Env = append(os.Environ(), "RPCLAB_JAVA_JIT_WARMUP_MS=0")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		before := rpcs.Load()

@@ -22,7 +22,7 @@ record Env(
         @JsonProperty("os") String os) {
 
     static Env detect(Flags f) {
-        int host = cpuCount(read("/sys/devices/system/cpu/online"));
+        int host = cpuList(read("/sys/devices/system/cpu/online")).size();
         if (host <= 0) {
             host = Runtime.getRuntime().availableProcessors();
         }
@@ -38,7 +38,7 @@ record Env(
                         + " ("
                         + System.getProperty("java.vm.name")
                         + ")"
-                        + (f.stub.equals("async") ? "; async stub, direct executor" : ""),
+                        + (f.stub == Flags.Stub.async ? "; async stub, direct executor" : ""),
                 host,
                 mine,
                 hostname,
@@ -88,10 +88,6 @@ record Env(
             return new ArrayList<>();
         }
         return out;
-    }
-
-    private static int cpuCount(String s) {
-        return cpuList(s).size();
     }
 
     private static String read(String p) {

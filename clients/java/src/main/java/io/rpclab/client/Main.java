@@ -5,20 +5,16 @@ package io.rpclab.client;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import picocli.CommandLine;
-import picocli.CommandLine.ParameterException;
 
 /**
  * rpclab's Java client (docs/clients.md): a closed-loop sweep on grpc-java against a
  * grpc.testing.BenchmarkService server, one JSON Lines record per step.
  *
- * <p>Exit codes: 0 every step ok, 1 a step failed, 2 bad flags. SIGINT/SIGTERM end the running step
+ * <p>Exit codes: 0 every step ok, 1 a step failed, 2 bad input (Flags). SIGINT/SIGTERM end the running step
  * within a second; its record ("interrupted") and every earlier one are kept.
  */
 public final class Main {
@@ -31,49 +27,23 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
-        Flags f = new Flags();
-        CommandLine cl = Flags.commandLine(f, System.getenv());
-        List<StepSpec> steps;
-        try {
-            cl.parseArgs(args);
-            if (cl.isUsageHelpRequested()) {
-                cl.usage(System.out);
-                System.exit(0);
-            }
-            f.check(cl);
-            if (f.steps != null) {
-                steps = StepSpec.read(Path.of(f.steps));
-            } else {
-                steps = f.steps();
-                if (!f.out.isEmpty()) {
-                    Files.write(Path.of(f.out), new byte[0]); // --out starts a new file
-                }
-            }
-        } catch (ParameterException e) {
-            cl.getErr().println("rpclab-client (java): " + e.getMessage());
-            cl.usage(cl.getErr());
-            System.exit(cl.getCommandSpec().exitCodeOnInvalidInput());
-            return;
-        } catch (StepSpec.BadFile | IOException e) {
-            System.err.println("rpclab-client (java): " + (e instanceof IOException ? "--out: " : "") + e.getMessage());
-            System.exit(2);
-            return;
-        }
         Thread main = Thread.currentThread();
-        Runtime.getRuntime()
-                .addShutdownHook(new Thread(
-                        () -> {
-                            stop();
-                            try {
-                                main.join(2000); // let the running step write its record
-                            } catch (InterruptedException ignored) {
-                                Thread.currentThread().interrupt();
-                            }
-                        },
-                        "rpclab-stop"));
-        int code = run(f, steps);
-        if (stopping.get()) {
-            return; // the shutdown hook is running: System.exit would block
+        Thread hook = new Thread(
+                () -> {
+                    stop();
+                    try {
+                        main.join(2000); // let the running step write its record
+                    } catch (InterruptedException ignored) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "rpclab-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        int code = Flags.commandLine(new Flags(), System.getenv()).execute(args);
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook); // else System.exit would wait for it to join main
+        } catch (IllegalStateException signalled) {
+            return; // the hook is running: System.exit would block
         }
         System.exit(code);
     }
@@ -81,7 +51,7 @@ public final class Main {
     /** Runs the steps in order, each record appended to its step's out, and returns the exit code. */
     static int run(Flags f, List<StepSpec> steps) {
         Env env = Env.detect(f);
-        if (f.jitWarmupNs > 0) {
+        if (f.jitWarmupMs > 0) {
             Step.jitWarmup(f, steps);
         }
         int failed = 0;
@@ -124,16 +94,10 @@ public final class Main {
         return failed > 0 ? 1 : 0;
     }
 
-    /** Appends line to the file out (stdout if empty), flushed and synced. */
+    /** Appends line to the file out, flushed and synced. */
     static void write(String out, String line) throws IOException {
-        byte[] b = (line + "\n").getBytes(StandardCharsets.UTF_8);
-        if (out.isEmpty()) {
-            System.out.write(b);
-            System.out.flush();
-            return;
-        }
         try (FileOutputStream fo = new FileOutputStream(out, true)) {
-            fo.write(b);
+            fo.write((line + "\n").getBytes(StandardCharsets.UTF_8));
             fo.getFD().sync();
         }
     }

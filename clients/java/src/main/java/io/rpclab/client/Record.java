@@ -168,7 +168,7 @@ final class Record {
 
     @JsonProperty("spec")
     private Spec spec() {
-        Flags.Conn conn = step.layout();
+        StepSpec.Conn conn = step.layout();
         String pick = conn.kind().equals("pool") ? conn.policy() : null;
         return new Spec(
                 step.target(),

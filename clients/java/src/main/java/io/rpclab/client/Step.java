@@ -31,10 +31,10 @@ final class Step {
     private final Flags f;
     private final StepSpec step;
     private final Record rec;
-    private final Flags.Conn conn;
+    private final StepSpec.Conn conn;
     private final int inflight;
 
-    /** A step with f's client settings (dial and RPC timeouts, stub). */
+    /** A step with f's client settings (dial timeout, stub). */
     Step(Flags f, Env env, StepSpec step) {
         this.f = f;
         this.step = step;
@@ -45,7 +45,7 @@ final class Step {
 
     /**
      * Warms the JIT up before the first step: the sweep's own steps (every RPC kind and layout, at
-     * in-flight 1 and 4) for f.jitWarmupNs in all, records discarded. On one CPU HotSpot needs about
+     * in-flight 1 and 4) for f.jitWarmupMs in all, records discarded. On one CPU HotSpot needs about
      * 10 s of calls before grpc-java's path is compiled, and warming a different path than the steps
      * run leaves the first step measuring the JIT. An unreachable target ends it at once (the first
      * step then fails as usual).
@@ -60,14 +60,13 @@ final class Step {
                 }
             }
         }
-        long each = Math.max(0, f.jitWarmupNs / kinds.size() - 100_000_000L);
+        long each = Math.max(0, f.jitWarmupMs * 1_000_000L / kinds.size() - 100_000_000L);
         Flags w = new Flags();
         w.dialTimeoutNs = Math.min(f.dialTimeoutNs, 1_000_000_000L);
-        w.rpcTimeoutNs = f.rpcTimeoutNs;
         w.stub = f.stub;
         System.err.printf(
-                "rpclab-client (java): JIT warm-up for %s (not recorded; --jit-warmup 0s skips it)%n",
-                seconds(f.jitWarmupNs));
+                "rpclab-client (java): JIT warm-up for %s (not recorded; RPCLAB_JAVA_JIT_WARMUP_MS=0 skips it)%n",
+                seconds(f.jitWarmupMs * 1_000_000L));
         for (StepSpec k : kinds) {
             Record r = new Step(w, null, k.unrecorded(k.inflight(), each)).run();
             if (r == null || r.unreachable || Main.stopping.get()) {
@@ -136,7 +135,7 @@ final class Step {
      */
     static ManagedChannel channel(Flags f, String target) {
         var b = Grpc.newChannelBuilder(target, InsecureChannelCredentials.create());
-        if (f.stub.equals("async")) {
+        if (f.stub == Flags.Stub.async) {
             b.directExecutor();
         }
         return b.build();

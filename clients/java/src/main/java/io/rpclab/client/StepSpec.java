@@ -23,7 +23,7 @@ import java.util.List;
 
 /**
  * One step a driver hands the client (docs/clients.md, "The step spec"; docs/step.schema.json),
- * durations in nanoseconds. The human command line builds the same steps (Flags.steps).
+ * durations in nanoseconds.
  */
 record StepSpec(
         String target,
@@ -36,6 +36,17 @@ record StepSpec(
         @JsonProperty("interval_ns") long intervalNs,
         @JsonProperty("client_cpus") @JsonInclude(JsonInclude.Include.NON_NULL) List<Integer> clientCpus,
         String out) {
+
+    /** One connection layout: shared, per-worker or pool:N with its policy (round-robin or least-loaded). */
+    record Conn(String kind, int n, String policy) {
+        int conns(int inflight) {
+            return switch (kind) {
+                case "shared" -> 1;
+                case "per-worker" -> inflight;
+                default -> n;
+            };
+        }
+    }
 
     /** A bad steps file: main prints it and exits with code 2. */
     static final class BadFile extends Exception {
@@ -104,7 +115,7 @@ record StepSpec(
             String field = m.getProperty() != null ? m.getProperty() : at.getNameCount() > 0 ? at.getName(0) : "";
             return new String[] {field, m.getError()};
         }
-        String why = Flags.checkTarget(step.get("target").asText());
+        String why = checkTarget(step.get("target").asText());
         String service = step.get("service").asText();
         String conn = step.get("conn").asText();
         if (why != null) {
@@ -126,7 +137,33 @@ record StepSpec(
         return new StepSpec(target, service, rpc, conn, n, payloadBytes, warmupNs, 100_000_000L, null, "");
     }
 
-    Flags.Conn layout() {
-        return Flags.conn(conn);
+    /** The step's layout, once the schema has checked it. */
+    Conn layout() {
+        String[] p = conn.split(":");
+        return new Conn(p[0], p.length > 1 ? Integer.parseInt(p[1]) : 0, p.length > 2 ? p[2] : "round-robin");
+    }
+
+    /**
+     * Checks a HOST:PORT target up front: grpc-java would otherwise log an exception from its
+     * resolver thread and the step would wait out the dial timeout. A URI target (dns:///...,
+     * unix:...) is left to grpc-java. Returns why it is bad, or null.
+     */
+    static String checkTarget(String t) {
+        if (t.matches("^[a-z][a-z0-9+.-]*:.*") && (t.contains(":/") || t.startsWith("unix:"))) {
+            return null;
+        }
+        int c = t.lastIndexOf(':');
+        String host = c < 0 ? "" : t.substring(0, c);
+        String port = c < 0 ? "" : t.substring(c + 1);
+        if (c < 0) return "\"" + t + "\" has no port (want HOST:PORT)";
+        if (host.isEmpty()) return "\"" + t + "\" has no host (want HOST:PORT)";
+        if (host.contains(":") && !(host.startsWith("[") && host.endsWith("]"))) {
+            return "\"" + t + "\": write an IPv6 address in brackets ([::1]:PORT)";
+        }
+        int p = port.matches("[0-9]{1,5}") ? Integer.parseInt(port) : -1;
+        if (p < 1 || p > 65535) {
+            return "\"" + t + "\": port \"" + port + "\" is not in 1..65535";
+        }
+        return null;
     }
 }

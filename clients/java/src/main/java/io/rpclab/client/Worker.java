@@ -14,7 +14,6 @@ import io.rpclab.proto.SimpleRequest;
 import io.rpclab.proto.SimpleResponse;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.HdrHistogram.Histogram;
 
@@ -37,7 +36,6 @@ final class Worker implements Runnable {
     private final BenchmarkServiceGrpc.BenchmarkServiceStub async;
     private final AtomicInteger phase;
     private final Context.CancellableContext ctx;
-    private final long rpcTimeoutNs;
     private final boolean streaming;
     private final boolean asyncStub;
     private final SimpleRequest req;
@@ -48,9 +46,8 @@ final class Worker implements Runnable {
         this.async = BenchmarkServiceGrpc.newStub(channel);
         this.phase = phase;
         this.ctx = ctx;
-        this.rpcTimeoutNs = f.rpcTimeoutNs;
         this.streaming = step.rpc().equals("streaming");
-        this.asyncStub = f.stub.equals("async");
+        this.asyncStub = f.stub == Flags.Stub.async;
         this.req = SimpleRequest.newBuilder()
                 .setResponseSize(step.payloadBytes())
                 .setPayload(Payload.newBuilder().setBody(ByteString.copyFrom(new byte[step.payloadBytes()])))
@@ -91,14 +88,10 @@ final class Worker implements Runnable {
             if (ph == Step.DONE || ctx.isCancelled()) {
                 return;
             }
-            BenchmarkServiceGrpc.BenchmarkServiceBlockingStub stub = blocking;
-            if (rpcTimeoutNs > 0) {
-                stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
-            }
             long t0 = System.nanoTime();
             Status.Code code = Status.Code.OK;
             try {
-                stub.unaryCall(req);
+                blocking.unaryCall(req);
             } catch (StatusRuntimeException e) {
                 code = e.getStatus().getCode();
             }
@@ -115,12 +108,7 @@ final class Worker implements Runnable {
         AsyncLoop loop = new AsyncLoop();
         while (phase.get() != Step.DONE && !ctx.isCancelled()) {
             loop.next();
-            try {
-                loop.restart.acquire();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
+            loop.restart.acquireUninterruptibly(); // nothing interrupts a worker: the step cancels ctx
         }
     }
 
@@ -138,12 +126,8 @@ final class Worker implements Runnable {
                 restart.release();
                 return;
             }
-            BenchmarkServiceGrpc.BenchmarkServiceStub stub = async;
-            if (rpcTimeoutNs > 0) {
-                stub = stub.withDeadlineAfter(rpcTimeoutNs, TimeUnit.NANOSECONDS);
-            }
             t0 = System.nanoTime();
-            stub.unaryCall(req, this);
+            async.unaryCall(req, this);
         }
 
         @Override
@@ -185,7 +169,6 @@ final class Worker implements Runnable {
                     q.add(Status.UNAVAILABLE.withDescription("stream ended by the server"));
                 }
             };
-            // --rpc-timeout bounds each ping-pong (not the stream, which lasts the whole step).
             StreamObserver<SimpleRequest> requests = async.streamingCall(replies);
             while (true) {
                 int ph = phase.get();
@@ -196,13 +179,7 @@ final class Worker implements Runnable {
                 Object got;
                 try {
                     requests.onNext(req);
-                    got = rpcTimeoutNs > 0 ? q.poll(rpcTimeoutNs, TimeUnit.NANOSECONDS) : q.take();
-                    if (got == null) {
-                        got = Status.DEADLINE_EXCEEDED;
-                        requests.onError(Status.CANCELLED
-                                .withDescription("no reply within --rpc-timeout")
-                                .asException());
-                    }
+                    got = q.take();
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;

@@ -32,10 +32,42 @@ class MainTest {
         StepTest.warmJvm();
     }
 
-    /** Runs f's steps, their records appended to out; returns the exit code. */
-    static int run(Flags f, Path out) {
-        f.out = out.toString();
-        return Main.run(f, f.steps());
+    /** Runs steps, their records appended to out; returns the exit code. */
+    static int run(Flags f, Path out, List<StepSpec> steps) {
+        return Main.run(
+                f,
+                steps.stream()
+                        .map(s -> new StepSpec(
+                                s.target(),
+                                s.service(),
+                                s.rpc(),
+                                s.conn(),
+                                s.inflight(),
+                                s.payloadBytes(),
+                                s.warmupNs(),
+                                s.intervalNs(),
+                                null,
+                                out.toString()))
+                        .toList());
+    }
+
+    /** The steps for each rpc, conn and in-flight count, in that order (outermost first). */
+    static List<StepSpec> steps(
+            String target,
+            List<String> rpcs,
+            List<String> conns,
+            List<Integer> inflight,
+            long warmupMs,
+            long intervalMs) {
+        List<StepSpec> steps = new ArrayList<>();
+        for (String rpc : rpcs) {
+            for (String conn : conns) {
+                for (int n : inflight) {
+                    steps.add(StepTest.step(target, rpc, conn, n, warmupMs, intervalMs));
+                }
+            }
+        }
+        return steps;
     }
 
     static List<JsonObject> lines(Path out) throws IOException {
@@ -60,22 +92,17 @@ class MainTest {
     }
 
     @Test
-    void stepsRunInOrderRpcConnInflight() throws Exception {
+    void stepsRunInOrder() throws Exception {
         try (TestServer srv = new TestServer()) {
-            Flags f = StepTest.flags(
+            List<StepSpec> steps = steps(
                     srv.target(),
-                    "--inflight",
-                    "1,2",
-                    "--conn",
-                    "shared,per-worker",
-                    "--rpc",
-                    "unary,streaming",
-                    "--warmup",
-                    "0s",
-                    "--interval",
-                    "100ms");
+                    List.of("unary", "streaming"),
+                    List.of("shared", "per-worker"),
+                    List.of(1, 2),
+                    0,
+                    100);
             Path out = Files.createTempFile("rpclab-main", ".jsonl");
-            int code = run(f, out);
+            int code = run(StepTest.flags(), out, steps);
             List<String> got = lines(out).stream().map(MainTest::step).toList();
             assertEquals(
                     List.of(
@@ -109,10 +136,13 @@ class MainTest {
     @Test
     void unreachableTargetSkipsTheRest() throws Exception {
         String target = "127.0.0.1:" + StepTest.closedPort();
-        Flags f = StepTest.flags(target, "--inflight", "1,2", "--conn", "shared,pool:2", "--dial-timeout", "200ms");
+        Flags f = StepTest.flags();
+        f.dialTimeoutNs = 200_000_000L;
         Path out = Files.createTempFile("rpclab-main", ".jsonl");
         long t0 = System.nanoTime();
-        assertEquals(1, run(f, out));
+        assertEquals(
+                1,
+                run(f, out, steps(target, List.of("unary"), List.of("shared", "pool:2"), List.of(1, 2), 1000, 3000)));
         long took = System.nanoTime() - t0;
         List<JsonObject> recs = lines(out);
         assertEquals(4, recs.size());
@@ -138,10 +168,9 @@ class MainTest {
     void failedStepsAreWrittenAndExitOne() throws Exception {
         try (TestServer srv = new TestServer()) {
             srv.failEvery = 1;
-            Flags f = StepTest.flags(
-                    srv.target(), "--inflight", "1,2", "--conn", "shared", "--warmup", "200ms", "--interval", "500ms");
             Path out = Files.createTempFile("rpclab-main", ".jsonl");
-            assertEquals(1, run(f, out));
+            List<StepSpec> steps = steps(srv.target(), List.of("unary"), List.of("shared"), List.of(1, 2), 200, 500);
+            assertEquals(1, run(StepTest.flags(), out, steps));
             List<JsonObject> recs = lines(out);
             assertEquals(2, recs.size());
             long failed = 0;
@@ -166,10 +195,10 @@ class MainTest {
     @Test
     void stopEndsTheSweepKeepingTheRecord() throws Exception {
         try (TestServer srv = new TestServer()) {
-            Flags f = StepTest.flags(
-                    srv.target(), "--inflight", "1,2,4", "--conn", "shared", "--warmup", "0s", "--interval", "10m");
             Path out = Files.createTempFile("rpclab-main", ".jsonl");
-            CompletableFuture<Integer> code = CompletableFuture.supplyAsync(() -> run(f, out));
+            List<StepSpec> steps =
+                    steps(srv.target(), List.of("unary"), List.of("shared"), List.of(1, 2, 4), 0, 600_000);
+            CompletableFuture<Integer> code = CompletableFuture.supplyAsync(() -> run(StepTest.flags(), out, steps));
             long end = System.nanoTime() + 30_000_000_000L;
             while (srv.calls.get() < 100 && System.nanoTime() < end) {
                 Thread.sleep(5);
@@ -201,8 +230,7 @@ class MainTest {
                     String.format(step, srv.target(), "streaming", "pool:2", 3, "\"client_cpus\":[1],", a)
                             + String.format(step, srv.target(), "unary", "shared", 1, "", b)
                             + String.format(step, srv.target(), "unary", "per-worker", 2, "", a));
-            Flags f = StepTest.flags(srv.target());
-            Main.run(f, StepSpec.read(file));
+            Main.run(StepTest.flags(), StepSpec.read(file));
             assertEquals(
                     List.of("streaming pool 3", "unary per-worker 2"),
                     lines(a).stream().map(MainTest::step).toList());

@@ -34,12 +34,9 @@ class RecordTest {
     static final long BIG_VALUE = 45000;
     static final long BIG_COUNT = 5_000_000_000L; // past 2^32 in one bucket: counts are 64-bit
 
-    static Flags flags(String... extra) throws Exception {
-        String[] args = new String[extra.length + 2];
-        args[0] = "--target";
-        args[1] = "127.0.0.1:50051";
-        System.arraycopy(extra, 0, args, 2, extra.length);
-        return Flags.parse(args, Map.of());
+    /** A unary step at in-flight n of layout conn. */
+    static StepSpec step(String conn, int n) {
+        return StepTest.step("127.0.0.1:50051", "unary", conn, n, 1000, 3000);
     }
 
     static Histogram goValues() {
@@ -86,7 +83,7 @@ class RecordTest {
     /** The record's figures are the ones hdrhistogram-go reads from the same histogram. */
     @Test
     void fillGivesGoFigures() throws Exception {
-        Record r = new Record(flags().step("unary", "shared", 1), ENV);
+        Record r = new Record(step("shared", 1), ENV);
         long[] codes = new long[Worker.CODES];
         codes[0] = 5_000_000_009L;
         r.fill(goValues(), codes, 1_000_000_000L, 0);
@@ -104,8 +101,9 @@ class RecordTest {
     /** Every field of an ok record, with its unit: nanoseconds, RPCs per second, CPU ns per RPC. */
     @Test
     void okRecordFieldsAndUnits() throws Exception {
-        Flags f = flags("--payload", "64", "--warmup", "250ms", "--interval", "2s");
-        Record r = new Record(f.step("streaming", "pool:2", 4), ENV);
+        StepSpec s = new StepSpec(
+                "127.0.0.1:50051", "benchmark", "streaming", "pool:2", 4, 64, 250_000_000L, 2_000_000_000L, null, "o");
+        Record r = new Record(s, ENV);
         r.startedAt = Instant.parse("2026-11-22T23:01:02.000001Z");
         Histogram h = new Histogram(1, Worker.HIGHEST, 3);
         h.recordValue(1000);
@@ -169,12 +167,10 @@ class RecordTest {
 
     @Test
     void layoutsInTheSpec() throws Exception {
-        JsonObject shared =
-                json(new Record(flags().step("unary", "shared", 8), ENV)).getAsJsonObject("spec");
+        JsonObject shared = json(new Record(step("shared", 8), ENV)).getAsJsonObject("spec");
         assertEquals(1, shared.get("conns_requested").getAsInt());
         assertFalse(shared.has("pick"), "pick is for pools only");
-        JsonObject pw =
-                json(new Record(flags().step("unary", "per-worker", 8), ENV)).getAsJsonObject("spec");
+        JsonObject pw = json(new Record(step("per-worker", 8), ENV)).getAsJsonObject("spec");
         assertEquals("per-worker", pw.get("conn_mode").getAsString());
         assertEquals(8, pw.get("conns_requested").getAsInt());
     }
@@ -189,14 +185,14 @@ class RecordTest {
                         .getAsJsonObject("env")
                         .get("client_cpus")
                         .toString());
-        Record detected = new Record(flags().step("unary", "shared", 1), ENV);
+        Record detected = new Record(step("shared", 1), ENV);
         assertEquals(
                 "[0]", json(detected).getAsJsonObject("env").get("client_cpus").toString());
     }
 
     @Test
     void failedRecords() throws Exception {
-        Record none = new Record(flags().step("unary", "shared", 1), ENV);
+        Record none = new Record(step("shared", 1), ENV);
         none.fill(new Histogram(1, Worker.HIGHEST, 3), new long[Worker.CODES], 1_000_000_000L, 5);
         JsonObject j = json(none);
         assertEquals("failed", j.get("status").getAsString());
@@ -205,7 +201,7 @@ class RecordTest {
         assertEquals(0, j.get("throughput_rps").getAsDouble());
         assertEquals("failed: no RPC completed in the interval", none.summary());
 
-        Record all = new Record(flags().step("unary", "shared", 1), ENV);
+        Record all = new Record(step("shared", 1), ENV);
         long[] codes = new long[Worker.CODES];
         codes[14] = 3;
         codes[16] = 1;
@@ -216,7 +212,7 @@ class RecordTest {
         assertEquals(3, j.getAsJsonObject("errors").get("Unavailable").getAsLong());
         assertEquals(1, j.getAsJsonObject("errors").get("Unauthenticated").getAsLong());
 
-        Record unreachable = new Record(flags().step("unary", "shared", 1), ENV);
+        Record unreachable = new Record(step("shared", 1), ENV);
         unreachable.fail("target unreachable: \"x\"\n\tat\u0001");
         assertEquals(
                 "target unreachable: \"x\"\n\tat\u0001",

@@ -3,6 +3,7 @@
 package io.rpclab.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -49,8 +50,8 @@ class StepSpecTest {
         assertEquals(3, got.size());
         assertEquals(want, got.get(0));
         assertEquals("pool:4:round-robin", got.get(1).conn());
-        assertEquals(new Flags.Conn("pool", 4, "round-robin"), got.get(1).layout());
-        assertEquals(new Flags.Conn("pool", 2, "least-loaded"), got.get(2).layout());
+        assertEquals(new StepSpec.Conn("pool", 4, "round-robin"), got.get(1).layout());
+        assertEquals(new StepSpec.Conn("pool", 2, "least-loaded"), got.get(2).layout());
         assertEquals(null, StepSpec.read(file(with("client_cpus", null))).get(0).clientCpus());
     }
 
@@ -79,11 +80,26 @@ class StepSpecTest {
             {"line 2: field \"client_cpus\": must have a minimum value of 0", with("client_cpus", "[-1]")},
             {"line 2: field \"target\": must be at least 1 characters long", with("target", "\"\"")},
             {"line 2: field \"target\": \"h\" has no port", with("target", "\"h\"")},
+            {
+                "line 2: field \"target\": \"127.0.0.1:99999\": port \"99999\" is not in 1..65535",
+                with("target", "\"127.0.0.1:99999\"")
+            },
+            {"line 2: field \"target\": \"h:0\": port \"0\" is not in 1..65535", with("target", "\"h:0\"")},
+            {"line 2: field \"target\": \"h:\": port \"\" is not in", with("target", "\"h:\"")},
+            {"line 2: field \"target\": \"h:http\": port \"http\" is not in", with("target", "\"h:http\"")},
+            {"line 2: field \"target\": \":50051\" has no host", with("target", "\":50051\"")},
+            {
+                "line 2: field \"target\": \"::1:50051\": write an IPv6 address in brackets",
+                with("target", "\"::1:50051\"")
+            },
             {"line 2: field \"out\": must be at least 1 characters long", with("out", "\"\"")},
             {"line 2: field \"service\": \"ydb-debug\" is not supported", with("service", "\"ydb-debug\"")},
             {"line 2: field \"service\": does not have a value in the enumeration", with("service", "\"x\"")},
             {"line 2: field \"rpc\": does not have a value in the enumeration", with("rpc", "\"bidi\"")},
             {"line 2: field \"conn\": \"local-pool\" is a C-core layout", with("conn", "\"local-pool\"")},
+            {"line 2: field \"conn\": \"distinct-args\" is a C-core layout", with("conn", "\"distinct-args\"")},
+            {"line 2: field \"conn\": \"channel-per-worker\" is a C-core layout", with("conn", "\"channel-per-worker\"")
+            },
             {"line 2: field \"conn\": does not match the regex pattern", with("conn", "\"pool:0\"")},
             {"line 2: field \"conn\": does not match the regex pattern", with("conn", "\"pool:2:fastest\"")},
             {"line 2: field \"inflight\": must have a minimum value of 1", with("inflight", "0")},
@@ -105,44 +121,22 @@ class StepSpecTest {
         assertThrows(StepSpec.BadFile.class, () -> StepSpec.read(Path.of("/nonexistent/steps.jsonl")));
     }
 
-    /** The command line builds the same steps, in the order rpc, conn, inflight. */
+    /** Targets grpc-java resolves pass the client's own check; each layout's connection count. */
     @Test
-    void flagsBuildTheSameSteps() {
-        Flags f = Flags.parse(
-                new String[] {
-                    "--target",
-                    "127.0.0.1:50051",
-                    "--inflight",
-                    "4,1",
-                    "--conn",
-                    "shared,pool:2",
-                    "--rpc",
-                    "unary",
-                    "--warmup",
-                    "1s",
-                    "--interval",
-                    "3s",
-                    "--out",
-                    "/tmp/r.jsonl"
-                },
-                java.util.Map.of());
-        List<StepSpec> got = f.steps();
-        assertEquals(4, got.size());
-        assertEquals(
-                new StepSpec(
-                        "127.0.0.1:50051",
-                        "benchmark",
-                        "unary",
-                        "shared",
-                        4,
-                        0,
-                        1_000_000_000L,
-                        3_000_000_000L,
-                        null,
-                        "/tmp/r.jsonl"),
-                got.get(0));
-        assertEquals(
-                List.of("shared 4", "shared 1", "pool:2 4", "pool:2 1"),
-                got.stream().map(s -> s.conn() + " " + s.inflight()).toList());
+    void targetsAndLayouts() {
+        for (String t : List.of(
+                "127.0.0.1:50051",
+                "localhost:1",
+                "[::1]:65535",
+                "dns:///localhost:50051",
+                "unix:///tmp/s.sock",
+                "unix:s.sock")) {
+            assertNull(StepSpec.checkTarget(t), t);
+        }
+        Object[][] cases = {{"shared", 16, 1}, {"per-worker", 16, 16}, {"per-worker", 1, 1}, {"pool:3", 16, 3}};
+        for (Object[] c : cases) {
+            StepSpec s = StepTest.step("h:1", "unary", (String) c[0], (int) c[1], 0, 1);
+            assertEquals(c[2], s.layout().conns(s.inflight()), c[0] + " at in-flight " + c[1]);
+        }
     }
 }

@@ -18,11 +18,11 @@ import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,8 +46,7 @@ class StepTest {
         try (TestServer srv = new TestServer()) {
             long end = System.nanoTime() + 60_000_000_000L;
             while (System.nanoTime() < end) {
-                Flags f = flags(srv.target(), "--warmup", "200ms", "--interval", "300ms");
-                Record r = new Step(f, RecordTest.ENV, f.step("unary", "shared", 2)).run();
+                Record r = new Step(flags(), RecordTest.ENV, step(srv.target(), "unary", "shared", 2, 200, 300)).run();
                 if (r != null && r.status.equals("ok")) {
                     return;
                 }
@@ -56,18 +55,24 @@ class StepTest {
     }
 
     /**
-     * Flags for a test step: no JIT warm-up, and a dial timeout long enough for a cold JVM's first
-     * connection on a loaded 2-core machine (which took over 5 s); extra flags override both.
+     * Settings for a test step: no JIT warm-up, and a dial timeout long enough for a cold JVM's first
+     * connection on a loaded 2-core machine (which took over 5 s).
      */
-    static Flags flags(String target, String... extra) throws Exception {
-        List<String> args =
-                new java.util.ArrayList<>(List.of("--target", target, "--jit-warmup", "0s", "--dial-timeout", "30s"));
-        args.addAll(List.of(extra));
-        return Flags.parse(args.toArray(new String[0]), Map.of());
+    static Flags flags() {
+        Flags f = new Flags();
+        f.jitWarmupMs = 0;
+        f.dialTimeoutNs = 30_000_000_000L;
+        return f;
     }
 
-    static JsonObject run(Flags f, String rpc, String conn, int inflight) throws Exception {
-        Record r = new Step(f, RecordTest.ENV, f.step(rpc, conn, inflight)).run();
+    /** A step against target with no payload, its warm-up and interval in milliseconds, recorded nowhere. */
+    static StepSpec step(String target, String rpc, String conn, int inflight, long warmupMs, long intervalMs) {
+        return new StepSpec(
+                target, "benchmark", rpc, conn, inflight, 0, warmupMs * 1_000_000L, intervalMs * 1_000_000L, null, "");
+    }
+
+    static JsonObject run(Flags f, StepSpec s) throws Exception {
+        Record r = new Step(f, RecordTest.ENV, s).run();
         assertNotNull(r, "a step that was not stopped writes a record");
         return RecordTest.json(r);
     }
@@ -114,8 +119,7 @@ class StepTest {
         for (Object[] c : cases) {
             try (TestServer srv = new TestServer()) {
                 srv.delayMs = 1;
-                JsonObject rec =
-                        run(flags(srv.target(), "--warmup", "0s", "--interval", "300ms"), "unary", (String) c[0], 3);
+                JsonObject rec = run(flags(), step(srv.target(), "unary", (String) c[0], 3, 0, 300));
                 assertEquals("ok", rec.get("status").getAsString(), c[0] + ": " + rec);
                 assertEquals(c[1], srv.connections.get(), c[0] + ": connections the server accepted");
                 assertEquals(
@@ -143,15 +147,13 @@ class StepTest {
      */
     @Test
     void recordsNanosecondsAndCountsErrors() throws Exception {
-        for (String stub : List.of("blocking", "async")) {
+        for (Flags.Stub stub : Flags.Stub.values()) {
             try (TestServer srv = new TestServer()) {
                 srv.delayMs = 5;
                 srv.failEvery = 3;
-                JsonObject rec = run(
-                        flags(srv.target(), "--warmup", "100ms", "--interval", "500ms", "--stub", stub),
-                        "unary",
-                        "shared",
-                        2);
+                Flags f = flags();
+                f.stub = stub;
+                JsonObject rec = run(f, step(srv.target(), "unary", "shared", 2, 100, 500));
                 String at = stub + ": " + rec;
                 assertEquals("ok", rec.get("status").getAsString(), at);
                 long requests = rec.get("requests").getAsLong();
@@ -181,10 +183,9 @@ class StepTest {
     void streamingPingPong() throws Exception {
         try (TestServer srv = new TestServer()) {
             JsonObject rec = run(
-                    flags(srv.target(), "--warmup", "0s", "--interval", "500ms", "--payload", "10"),
-                    "streaming",
-                    "per-worker",
-                    2);
+                    flags(),
+                    new StepSpec(
+                            srv.target(), "benchmark", "streaming", "per-worker", 2, 10, 0, 500_000_000L, null, ""));
             assertEquals("ok", rec.get("status").getAsString(), rec.toString());
             assertEquals(0, errors(rec), rec.toString());
             assertEquals(2, srv.perConnection.size(), "streams per connection: " + srv.perConnection);
@@ -199,41 +200,12 @@ class StepTest {
         }
     }
 
-    /** --rpc-timeout bounds each RPC (each ping-pong) on every path. */
-    @Test
-    void rpcTimeoutBoundsEachCall() throws Exception {
-        String[][] paths = {{"unary", "blocking"}, {"unary", "async"}, {"streaming", "blocking"}};
-        for (String[] p : paths) {
-            try (TestServer srv = new TestServer()) {
-                srv.delayMs = 400;
-                JsonObject rec = run(
-                        flags(
-                                srv.target(),
-                                "--warmup",
-                                "0s",
-                                "--interval",
-                                "700ms",
-                                "--rpc-timeout",
-                                "50ms",
-                                "--stub",
-                                p[1]),
-                        p[0],
-                        "shared",
-                        1);
-                String at = String.join("/", p) + ": " + rec;
-                assertEquals("failed", rec.get("status").getAsString(), at);
-                assertTrue(rec.get("error").getAsString().startsWith("every RPC failed"), at);
-                assertTrue(rec.getAsJsonObject("errors").get("DeadlineExceeded").getAsLong() >= 3, at);
-            }
-        }
-    }
-
     /** Warm-up calls reach the server but not the record. */
     @Test
     void warmupIsNotRecorded() throws Exception {
         try (TestServer srv = new TestServer()) {
             srv.delayMs = 1;
-            JsonObject rec = run(flags(srv.target(), "--warmup", "600ms", "--interval", "200ms"), "unary", "shared", 2);
+            JsonObject rec = run(flags(), step(srv.target(), "unary", "shared", 2, 600, 200));
             long recorded = rec.get("requests").getAsLong();
             long served = srv.calls.get();
             assertTrue(
@@ -250,7 +222,7 @@ class StepTest {
     void workerRecordsOnlyTheInterval() throws Exception {
         AtomicInteger phase = new AtomicInteger(Step.MEASURE);
         Context.CancellableContext ctx = Context.current().withCancellation();
-        Worker w = new Worker(unused(), phase, ctx, flags("h:1"), flags("h:1").step("unary", "shared", 1));
+        Worker w = new Worker(unused(), phase, ctx, flags(), step("h:1", "unary", "shared", 1, 0, 1));
         w.done(Step.MEASURE, 5_000, Status.Code.OK);
         w.done(Step.WARMUP, 5_000, Status.Code.OK); // began in the warm-up
         w.done(Step.MEASURE, 5_000, Status.Code.UNAVAILABLE);
@@ -275,12 +247,11 @@ class StepTest {
 
     @Test
     void mergeKeepsEveryWorkersCounts() throws Exception {
-        Flags f = flags("h:1");
         AtomicInteger phase = new AtomicInteger(Step.MEASURE);
         Context.CancellableContext ctx = Context.current().withCancellation();
         Worker[] ws = new Worker[3];
         for (int i = 0; i < ws.length; i++) {
-            ws[i] = new Worker(unused(), phase, ctx, f, f.step("unary", "shared", 1));
+            ws[i] = new Worker(unused(), phase, ctx, flags(), step("h:1", "unary", "shared", 1, 0, 1));
         }
         ws[0].hist.recordValue(1000);
         ws[1].hist.recordValue(2000);
@@ -308,8 +279,9 @@ class StepTest {
     void unreachableTargetFailsWithinTheDialTimeout() throws Exception {
         for (String target : List.of("127.0.0.1:" + closedPort(), "localhost:" + closedPort())) {
             long t0 = System.nanoTime();
-            Flags f = flags(target, "--dial-timeout", "300ms", "--warmup", "0s", "--interval", "1s");
-            Record r = new Step(f, RecordTest.ENV, f.step("unary", "per-worker", 2)).run();
+            Flags f = flags();
+            f.dialTimeoutNs = 300_000_000L;
+            Record r = new Step(f, RecordTest.ENV, step(target, "unary", "per-worker", 2, 0, 1000)).run();
             long took = System.nanoTime() - t0;
             assertNotNull(r);
             assertTrue(r.unreachable, target);
@@ -328,9 +300,9 @@ class StepTest {
     @Test
     void stopDuringTheIntervalKeepsTheRecord() throws Exception {
         try (TestServer srv = new TestServer()) {
-            Flags f = flags(srv.target(), "--warmup", "0s", "--interval", "10m");
-            CompletableFuture<Record> step = CompletableFuture.supplyAsync(
-                    () -> new Step(f, RecordTest.ENV, f.step("unary", "shared", 2)).run());
+            StepSpec s = step(srv.target(), "unary", "shared", 2, 0, 600_000);
+            CompletableFuture<Record> step =
+                    CompletableFuture.supplyAsync(() -> new Step(flags(), RecordTest.ENV, s).run());
             long end = System.nanoTime() + 30_000_000_000L;
             while (srv.calls.get() < 100 && System.nanoTime() < end) {
                 Thread.sleep(5);
@@ -358,9 +330,9 @@ class StepTest {
     void stopCancelsTheCallsInFlight() throws Exception {
         try (TestServer srv = new TestServer()) {
             srv.delayMs = 20_000;
-            Flags f = flags(srv.target(), "--warmup", "0s", "--interval", "10m");
-            CompletableFuture<Record> step = CompletableFuture.supplyAsync(
-                    () -> new Step(f, RecordTest.ENV, f.step("unary", "shared", 2)).run());
+            StepSpec s = step(srv.target(), "unary", "shared", 2, 0, 600_000);
+            CompletableFuture<Record> step =
+                    CompletableFuture.supplyAsync(() -> new Step(flags(), RecordTest.ENV, s).run());
             long end = System.nanoTime() + 30_000_000_000L;
             while (srv.calls.get() < 2 && System.nanoTime() < end) {
                 Thread.sleep(5);
@@ -380,9 +352,9 @@ class StepTest {
     @Test
     void stopDuringTheWarmupWritesNothing() throws Exception {
         try (TestServer srv = new TestServer()) {
-            Flags f = flags(srv.target(), "--warmup", "10m", "--interval", "1s");
-            CompletableFuture<Record> step = CompletableFuture.supplyAsync(
-                    () -> new Step(f, RecordTest.ENV, f.step("streaming", "shared", 1)).run());
+            StepSpec s = step(srv.target(), "streaming", "shared", 1, 600_000, 1000);
+            CompletableFuture<Record> step =
+                    CompletableFuture.supplyAsync(() -> new Step(flags(), RecordTest.ENV, s).run());
             long end = System.nanoTime() + 30_000_000_000L;
             while (srv.calls.get() < 10 && System.nanoTime() < end) {
                 Thread.sleep(5);
@@ -399,10 +371,13 @@ class StepTest {
     @Test
     void jitWarmupRunsTheSweepsSteps() throws Exception {
         try (TestServer srv = new TestServer()) {
-            Flags f = flags(
-                    srv.target(), "--conn", "shared,per-worker,pool:2", "--rpc", "unary", "--jit-warmup", "900ms");
+            Flags f = flags();
+            f.jitWarmupMs = 900;
+            List<StepSpec> steps = Stream.of("shared", "per-worker", "pool:2", "shared")
+                    .map(c -> step(srv.target(), "unary", c, 8, 1000, 1000))
+                    .toList();
             long t0 = System.nanoTime();
-            Step.jitWarmup(f, f.steps());
+            Step.jitWarmup(f, steps);
             long took = System.nanoTime() - t0;
             // shared: 1+1 connections, per-worker: 1+4, pool:2: 2+2.
             assertEquals(11, srv.connections.get(), "connections of the warm-up's steps");
@@ -410,8 +385,11 @@ class StepTest {
             assertTrue(took >= 800_000_000L && took < 5_000_000_000L, "took " + took / 1e6 + " ms for 900 ms");
         }
         long t0 = System.nanoTime();
-        Flags u = flags("127.0.0.1:" + closedPort(), "--conn", "shared,per-worker", "--jit-warmup", "10s");
-        Step.jitWarmup(u, u.steps());
+        Flags u = flags();
+        u.jitWarmupMs = 10_000;
+        String closed = "127.0.0.1:" + closedPort();
+        Step.jitWarmup(
+                u, List.of(step(closed, "unary", "shared", 1, 0, 1), step(closed, "unary", "per-worker", 1, 0, 1)));
         long took = System.nanoTime() - t0;
         assertTrue(took < 2_500_000_000L, "an unreachable target ends the warm-up at once; took " + took / 1e6 + " ms");
         assertFalse(Main.stopping.get());
