@@ -196,12 +196,10 @@ impl Record {
         if self.requests > 0 {
             self.client_cpu_ns_per_rpc = cpu_ns as f64 / self.requests as f64;
         }
-        if ok == 0 {
-            if self.requests == 0 {
-                self.fail("no RPC completed in the interval");
-            } else {
-                self.fail(format!("every RPC failed ({})", self.requests));
-            }
+        match (ok, self.requests) {
+            (0, 0) => self.fail("no RPC completed in the interval"),
+            (0, n) => self.fail(format!("every RPC failed ({n})")),
+            _ => {}
         }
     }
 
@@ -284,6 +282,31 @@ mod tests {
             "got started_at {at:?}, want one between {before:?} and {after:?}"
         );
         assert!(got.get("error").is_none(), "got error {:?}, want none", got.get("error"));
+    }
+
+    #[test]
+    fn status() {
+        let line = r#"{"target":"h:1","service":"benchmark","rpc":"unary","conn":"shared","inflight":1,"payload_bytes":0,"warmup_ns":0,"interval_ns":1,"out":"o"}"#;
+        let step = &crate::step::parse_steps("s", line).unwrap()[0];
+        // OK and Unavailable counts; the status and error they give.
+        let cases = [
+            (1, 2, "ok", ""),
+            (0, 0, "failed", "no RPC completed in the interval"),
+            (0, 3, "failed", "every RPC failed (3)"),
+        ];
+        for (ok, unavailable, status, error) in cases {
+            let mut r = Record::new(step, &Env::default());
+            let mut by_code = [0; CODES];
+            (by_code[0], by_code[14]) = (ok, unavailable);
+            r.fill(&new_histogram(), by_code, 1, 0);
+            let got = (r.status, r.error.as_str());
+            assert_eq!(
+                got,
+                (status, error),
+                "{ok} ok, {unavailable} Unavailable: got {got:?}, want {:?}",
+                (status, error)
+            );
+        }
     }
 
     #[test]
