@@ -32,7 +32,7 @@ func init() {
 // TestRustDirect: see testDirect (java_test.go).
 func TestRustDirect(t *testing.T) { testDirect(t, "rust") }
 
-// TestRustUnit runs the Rust client's own tests (flags, steps file against
+// TestRustUnit runs the Rust client's own tests (command line, steps file against
 // the schema, dates, histogram encoding) in the release profile build.sh
 // already compiled.
 func TestRustUnit(t *testing.T) {

@@ -20,16 +20,11 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     // The tonic version the lock file resolved, for env.grpc_version.
     let lock = std::fs::read_to_string("Cargo.lock").unwrap_or_default();
-    let mut tonic = "unknown".to_string();
-    let mut in_tonic = false;
-    for line in lock.lines() {
-        if line.starts_with("name = ") {
-            in_tonic = line == "name = \"tonic\"";
-        } else if in_tonic && line.starts_with("version = ") {
-            tonic = line.trim_start_matches("version = ").trim_matches('"').to_string();
-            in_tonic = false;
-        }
-    }
+    let tonic = lock
+        .split("[[package]]")
+        .find(|p| p.contains("\nname = \"tonic\"\n"))
+        .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = ")))
+        .map_or("unknown", |v| v.trim_matches('"'));
     println!("cargo:rustc-env=RPCLAB_TONIC_VERSION={tonic}");
     println!("cargo:rerun-if-changed=Cargo.lock");
 

@@ -1,13 +1,11 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
 //! rpclab's Rust client (docs/clients.md): a closed-loop sweep on tonic
-//! against a grpc.testing.BenchmarkService server, one JSON Lines record per
-//! step, its steps from the command line or a steps file (`--steps`).
-//! Exit codes: 0 every step ok, 1 a step failed, 2 bad flags or steps.
+//! against a grpc.testing.BenchmarkService server, its steps from a steps
+//! file (`--steps`), one JSON Lines record per step.
 //! SIGINT/SIGTERM end the running step at once; its record ("interrupted")
 //! and every earlier one are kept.
 
-mod flags;
 mod record;
 mod step;
 
@@ -16,7 +14,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use hdrhistogram::Histogram;
@@ -28,7 +26,6 @@ use tonic::transport::{Channel, Endpoint};
 use tonic::Code;
 use tower::util::Either;
 
-use flags::Cli;
 use record::{new_histogram, Env, Record, CODES, HIGHEST};
 use step::{Conn, Rpc, Step};
 
@@ -43,23 +40,37 @@ const WARMUP: u8 = 0;
 const MEASURE: u8 = 1;
 const DONE: u8 = 2;
 
+/// How long a step waits for its channels to connect before it fails.
+const DIAL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// rpclab's Rust client (tonic): runs the steps of a steps file against a
+/// grpc.testing.BenchmarkService server and appends each step's record to
+/// the step's out. `rpclab sweep --client rust` writes the steps file and
+/// runs it.
+#[derive(Parser, Debug)]
+#[command(
+    name = "rpclab-client",
+    after_help = "Exit codes: 0 every step ok, 1 a step failed, 2 bad flags or a bad steps file."
+)]
+struct Cli {
+    /// The steps, JSON Lines, one step object per line: docs/clients.md ("The step spec") and
+    /// docs/step.schema.json
+    #[arg(long, value_name = "FILE")]
+    steps: String,
+}
+
 fn main() {
-    let cli = Cli::parse(); // a bad flag: clap's error and usage, exit 2
-    let steps = match &cli.steps {
-        Some(path) => std::fs::read_to_string(path)
-            .map_err(|e| format!("--steps {path}: {e}"))
-            .and_then(|text| step::parse_steps(path, &text)),
-        None => Ok(cli.steps().unwrap_or_else(|e| e.exit())),
-    };
-    let steps = steps.unwrap_or_else(|e| {
-        eprintln!("rpclab-client (rust): {e}");
-        std::process::exit(2);
-    });
-    // Every out must open before a step runs: the command line's --out starts
-    // afresh, a steps file's outs are appended to.
-    for out in steps.iter().map(|s| &s.out).filter(|o| !o.is_empty()) {
-        let fresh = cli.steps.is_none();
-        if let Err(e) = OpenOptions::new().create(true).write(true).append(!fresh).truncate(fresh).open(out) {
+    let path = Cli::parse().steps; // a bad flag: clap's error and usage, exit 2
+    let steps = std::fs::read_to_string(&path)
+        .map_err(|e| format!("--steps {path}: {e}"))
+        .and_then(|text| step::parse_steps(&path, &text))
+        .unwrap_or_else(|e| {
+            eprintln!("rpclab-client (rust): {e}");
+            std::process::exit(2);
+        });
+    // Every out must open (for appending) before a step runs.
+    for out in steps.iter().map(|s| &s.out) {
+        if let Err(e) = OpenOptions::new().create(true).append(true).open(out) {
             eprintln!("rpclab-client (rust): out {out}: {e}");
             std::process::exit(1);
         }
@@ -68,13 +79,13 @@ fn main() {
         eprintln!("rpclab-client (rust): start tokio: {e}");
         std::process::exit(1);
     });
-    let code = rt.block_on(run(steps, &cli));
+    let code = rt.block_on(run(steps));
     rt.shutdown_timeout(Duration::from_millis(200));
     std::process::exit(code);
 }
 
 /// Runs the steps in order, appending each record to its out; returns the exit code.
-async fn run(steps: Vec<Step>, cli: &Cli) -> i32 {
+async fn run(steps: Vec<Step>) -> i32 {
     let (stop_tx, stop) = watch::channel(false);
     match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
         (Ok(mut int), Ok(mut term)) => {
@@ -103,7 +114,7 @@ async fn run(steps: Vec<Step>, cli: &Cli) -> i32 {
                 r.fail(format!("target unreachable: not run: {why}"));
                 r
             }
-            None => match run_step(s, cli, &env, stop.clone()).await {
+            None => match run_step(s, &env, stop.clone()).await {
                 Some(r) => r,
                 None => return 1, // stopped before this step measured anything
             },
@@ -127,16 +138,11 @@ async fn run(steps: Vec<Step>, cli: &Cli) -> i32 {
     i32::from(failed > 0)
 }
 
-/// Appends rec as one line to out (stdout if empty) in one write, synced, so
-/// a killed client keeps whole records.
+/// Appends rec as one line to out in one write, synced, so a killed client
+/// keeps whole records.
 fn append(out: &str, rec: &Record) -> std::io::Result<()> {
-    let line = rec.json() + "\n";
-    if out.is_empty() {
-        let mut o = std::io::stdout().lock();
-        return o.write_all(line.as_bytes()).and_then(|_| o.flush());
-    }
     let mut f = OpenOptions::new().append(true).open(out)?;
-    f.write_all(line.as_bytes())?;
+    f.write_all((rec.json() + "\n").as_bytes())?;
     f.sync_data()
 }
 
@@ -183,30 +189,24 @@ async fn connect(ep: &Endpoint, deadline: Instant, stop: &mut watch::Receiver<bo
 }
 
 /// Runs one step on fresh channels; None if a stop came before its interval.
-async fn run_step(s: &Step, cli: &Cli, env: &Env, mut stop: watch::Receiver<bool>) -> Option<Record> {
-    let mut rec = Record::new(s, env);
-    let ep = match Endpoint::from_shared(format!("http://{}", s.target)) {
-        Ok(ep) => ep.connect_timeout(cli.dial_timeout),
-        Err(e) => {
-            rec.unreachable = true;
-            rec.fail(format!("target unreachable: bad target {:?}: {e}", s.target));
-            return Some(rec);
-        }
+async fn run_step(s: &Step, env: &Env, mut stop: watch::Receiver<bool>) -> Option<Record> {
+    let unreachable = |why: String| {
+        let mut rec = Record::new(s, env);
+        rec.unreachable = true;
+        rec.fail(format!("target unreachable: {why}"));
+        Some(rec)
     };
-    let deadline = Instant::now() + cli.dial_timeout;
+    let ep = match Endpoint::from_shared(format!("http://{}", s.target)) {
+        Ok(ep) => ep.connect_timeout(DIAL_TIMEOUT),
+        Err(e) => return unreachable(format!("bad target {:?}: {e}", s.target)),
+    };
+    let deadline = Instant::now() + DIAL_TIMEOUT;
     let mut channels = Vec::new();
     for _ in 0..s.conn.conns(s.inflight) {
         match connect(&ep, deadline, &mut stop).await {
             Ok(ch) => channels.push(ch),
             Err(_) if *stop.borrow() => return None,
-            Err(e) => {
-                rec.unreachable = true;
-                rec.fail(format!(
-                    "target unreachable: no connection to {} within {:?}: {e}",
-                    s.target, cli.dial_timeout
-                ));
-                return Some(rec);
-            }
+            Err(e) => return unreachable(format!("no connection to {} within {DIAL_TIMEOUT:?}: {e}", s.target)),
         }
     }
 
@@ -228,7 +228,6 @@ async fn run_step(s: &Step, cli: &Cli, env: &Env, mut stop: watch::Receiver<bool
             phase: phase.clone(),
             cancel: cancel.clone(),
             req: req.clone(),
-            timeout: cli.rpc_timeout,
             hist: new_histogram(),
             by_code: [0; CODES],
         };
@@ -236,14 +235,11 @@ async fn run_step(s: &Step, cli: &Cli, env: &Env, mut stop: watch::Receiver<bool
     }
 
     let warmed = sleep(Duration::from_nanos(s.warmup_ns), &mut stop).await;
+    let mut rec = Record::new(s, env); // started_at: now, as the interval begins
     let cpu0 = cpu_ns();
     let t0 = Instant::now();
-    rec.start(SystemTime::now());
-    let mut interrupted = !warmed;
-    if warmed {
-        phase.store(MEASURE, Ordering::Release);
-        interrupted = !sleep(Duration::from_nanos(s.interval_ns), &mut stop).await;
-    }
+    phase.store(if warmed { MEASURE } else { DONE }, Ordering::Release);
+    let interrupted = warmed && !sleep(Duration::from_nanos(s.interval_ns), &mut stop).await;
     phase.store(DONE, Ordering::Release);
     let elapsed = t0.elapsed();
     let cpu = cpu_ns().saturating_sub(cpu0);
@@ -276,7 +272,6 @@ struct Worker {
     phase: Arc<AtomicU8>,
     cancel: watch::Receiver<bool>,
     req: SimpleRequest,
-    timeout: Duration,
     hist: Histogram<u64>,
     by_code: [u64; CODES],
 }
@@ -305,25 +300,19 @@ impl Worker {
         let mut cancel = self.cancel.clone();
         while !self.cancelled() {
             let ph = self.phase.load(Ordering::Acquire);
-            let mut req = tonic::Request::new(self.req.clone());
-            if !self.timeout.is_zero() {
-                req.set_timeout(self.timeout);
-            }
             let t0 = Instant::now();
             let res = tokio::select! {
-                r = self.client.unary_call(req) => r.map(|_| ()),
+                r = self.client.unary_call(self.req.clone()) => r,
                 _ = cancel.wait_for(|c| *c) => break,
             };
-            let code = match res {
-                Ok(()) => Code::Ok,
-                Err(s) => s.code(),
-            };
-            self.done(ph, t0.elapsed(), code);
+            self.done(ph, t0.elapsed(), res.map_or_else(|s| s.code(), |_| Code::Ok));
         }
         (self.hist, self.by_code)
     }
 
-    /// Bidi ping-pong: one stream, a reply awaited for every request.
+    /// Bidi ping-pong: one stream, a reply awaited for every request. A
+    /// failed stream (an error, or the server ending it) is recorded and
+    /// replaced by a new one; dropping it cancels it.
     async fn streaming(mut self) -> Outcome {
         let mut cancel = self.cancel.clone();
         'stream: while !self.cancelled() {
@@ -345,31 +334,17 @@ impl Worker {
                 }
             };
             loop {
-                let wait = async {
-                    if self.timeout.is_zero() {
-                        Ok(inbound.message().await)
-                    } else {
-                        tokio::time::timeout(self.timeout, inbound.message()).await
-                    }
-                };
-                let got = tokio::select! {
-                    r = wait => r,
+                let code = tokio::select! {
+                    r = inbound.message() => match r {
+                        Ok(Some(_)) => Code::Ok,
+                        Ok(None) => Code::Unavailable, // the server ended the stream
+                        Err(s) => s.code(),
+                    },
                     _ = cancel.wait_for(|c| *c) => break 'stream,
                 };
-                match got {
-                    Ok(Ok(Some(_))) => self.done(ph, t0.elapsed(), Code::Ok),
-                    Ok(Ok(None)) => {
-                        self.done(ph, t0.elapsed(), Code::Unavailable); // the server ended the stream
-                        continue 'stream;
-                    }
-                    Ok(Err(s)) => {
-                        self.done(ph, t0.elapsed(), s.code());
-                        continue 'stream;
-                    }
-                    Err(_) => {
-                        self.done(ph, t0.elapsed(), Code::DeadlineExceeded);
-                        continue 'stream; // dropping the stream cancels it
-                    }
+                self.done(ph, t0.elapsed(), code);
+                if code != Code::Ok {
+                    continue 'stream;
                 }
                 if self.cancelled() {
                     break 'stream;
@@ -395,4 +370,37 @@ fn cpu_ns() -> u64 {
     }
     let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
     tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::error::ErrorKind;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line() {
+        Cli::command().debug_assert();
+        let help = ["rpclab sweep --client rust", "docs/clients.md", "docs/step.schema.json", "2 bad flags"];
+        // The arguments; the error's kind (None: parsed) and exit code; what the
+        // steps path (parsed) or the message (an error) says.
+        let cases: [(&str, Option<ErrorKind>, i32, &[&str]); 5] = [
+            ("--steps s.jsonl", None, 0, &["s.jsonl"]),
+            ("--steps=s.jsonl", None, 0, &["s.jsonl"]),
+            ("", Some(ErrorKind::MissingRequiredArgument), 2, &["--steps <FILE>", "Usage:"]),
+            ("--steps s --target h:1", Some(ErrorKind::UnknownArgument), 2, &["--target", "Usage:"]),
+            ("--help", Some(ErrorKind::DisplayHelp), 0, &help),
+        ];
+        for (args, kind, code, says) in cases {
+            let (got, msg) = match Cli::try_parse_from(std::iter::once("rpclab-client").chain(args.split_whitespace()))
+            {
+                Ok(cli) => ((None, 0), cli.steps),
+                Err(e) => ((Some(e.kind()), e.exit_code()), e.render().to_string()),
+            };
+            assert_eq!(got, (kind, code), "{args:?}: got kind and exit {got:?}, want {:?}", (kind, code));
+            for s in says {
+                assert!(msg.contains(s), "{args:?}: got {msg:?}, want it to say {s:?}");
+            }
+        }
+    }
 }

@@ -94,7 +94,7 @@ pub struct Record {
     pub status: &'static str,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub error: String,
-    /// RFC 3339 in UTC with nanoseconds: set by start().
+    /// RFC 3339 in UTC with nanoseconds: when new() made the record.
     started_at: String,
     spec: Spec,
     env: Env,
@@ -167,11 +167,6 @@ impl Record {
         }
     }
 
-    /// Sets started_at: the measured interval began at t.
-    pub fn start(&mut self, t: SystemTime) {
-        self.started_at = humantime::format_rfc3339_nanos(t).to_string();
-    }
-
     pub fn fail(&mut self, why: impl Into<String>) {
         self.status = "failed";
         self.error = why.into();
@@ -201,12 +196,10 @@ impl Record {
         if self.requests > 0 {
             self.client_cpu_ns_per_rpc = cpu_ns as f64 / self.requests as f64;
         }
-        if ok == 0 {
-            if self.requests == 0 {
-                self.fail("no RPC completed in the interval");
-            } else {
-                self.fail(format!("every RPC failed ({})", self.requests));
-            }
+        match (ok, self.requests) {
+            (0, 0) => self.fail("no RPC completed in the interval"),
+            (0, n) => self.fail(format!("every RPC failed ({n})")),
+            _ => {}
         }
     }
 
@@ -241,7 +234,7 @@ pub fn encode(h: &Histogram<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, UNIX_EPOCH};
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn record_json() {
@@ -251,8 +244,9 @@ mod tests {
         let mut env = Env::detect();
         env.client_cpus = vec![0, 1];
         env.hostname = "a\"b\n".into();
+        let before = SystemTime::now();
         let mut r = Record::new(step, &env);
-        r.start(UNIX_EPOCH + Duration::new(951_782_400, 5));
+        let after = SystemTime::now();
         let mut h = new_histogram();
         h.record(1000).unwrap();
         let mut by_code = [0; CODES];
@@ -260,7 +254,6 @@ mod tests {
         r.fill(&h, by_code, 2_000_000_000, 3000);
         let got: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
         let cases = [
-            ("/started_at", serde_json::json!("2000-02-29T00:00:00.000000005Z")),
             ("/env/client_cpus", serde_json::json!([1])),
             ("/env/hostname", serde_json::json!("a\"b\n")),
             ("/env/language", serde_json::json!("rust")),
@@ -281,7 +274,39 @@ mod tests {
             let got = got.pointer(ptr);
             assert_eq!(got, Some(&want), "{ptr}: got {got:?}, want {want}");
         }
+        // started_at: RFC 3339 in UTC with nanoseconds, when the record was made.
+        let at = got["started_at"].as_str().unwrap_or_default();
+        let t = humantime::parse_rfc3339(at).unwrap_or(UNIX_EPOCH);
+        assert!(
+            at.len() == 30 && before <= t && t <= after,
+            "got started_at {at:?}, want one between {before:?} and {after:?}"
+        );
         assert!(got.get("error").is_none(), "got error {:?}, want none", got.get("error"));
+    }
+
+    #[test]
+    fn status() {
+        let line = r#"{"target":"h:1","service":"benchmark","rpc":"unary","conn":"shared","inflight":1,"payload_bytes":0,"warmup_ns":0,"interval_ns":1,"out":"o"}"#;
+        let step = &crate::step::parse_steps("s", line).unwrap()[0];
+        // OK and Unavailable counts; the status and error they give.
+        let cases = [
+            (1, 2, "ok", ""),
+            (0, 0, "failed", "no RPC completed in the interval"),
+            (0, 3, "failed", "every RPC failed (3)"),
+        ];
+        for (ok, unavailable, status, error) in cases {
+            let mut r = Record::new(step, &Env::default());
+            let mut by_code = [0; CODES];
+            (by_code[0], by_code[14]) = (ok, unavailable);
+            r.fill(&new_histogram(), by_code, 1, 0);
+            let got = (r.status, r.error.as_str());
+            assert_eq!(
+                got,
+                (status, error),
+                "{ok} ok, {unavailable} Unavailable: got {got:?}, want {:?}",
+                (status, error)
+            );
+        }
     }
 
     #[test]

@@ -10,9 +10,6 @@ use std::sync::OnceLock;
 use rpclab_pool::Policy;
 use serde::Deserialize;
 
-pub const MAX_INFLIGHT: usize = 20000;
-pub const MAX_PAYLOAD: usize = (4 << 20) - 64;
-
 /// The one step schema, from the repository's docs at build time.
 const SCHEMA: &str = include_str!("../../../docs/step.schema.json");
 
@@ -45,28 +42,25 @@ impl Conn {
         }
     }
 
-    /// Parses a layout as `--conn` and the step spec's `conn` take it.
-    pub fn parse(s: &str) -> Result<Conn, String> {
+    /// Parses a step's `conn`, which the schema has checked: what it allows
+    /// and tonic lacks are the C-core layouts.
+    fn parse(s: &str) -> Result<Conn, String> {
         let pool = |n: &str, pick: &str| match (n.parse::<usize>(), pick.parse::<Policy>()) {
-            (Ok(0) | Err(_), _) => Err(format!("{s:?}: want pool:N with N an integer of at least 1")),
-            (_, Err(e)) => Err(format!("{s:?}: {e}")),
-            (Ok(n), Ok(pick)) => Ok(Conn::Pool(n, pick)),
+            (Ok(n @ 1..), Ok(pick)) => Ok(Conn::Pool(n, pick)),
+            _ => Err(format!("{s:?}: want pool:N[:least-loaded], N at least 1")),
         };
-        match s.trim().split(':').collect::<Vec<_>>().as_slice() {
+        match s.split(':').collect::<Vec<_>>().as_slice() {
             ["shared"] => Ok(Conn::Shared),
             ["per-worker"] => Ok(Conn::PerWorker),
             ["pool", n] => pool(n, "round-robin"),
             ["pool", n, pick] => pool(n, pick),
-            ["channel-per-worker" | "local-pool" | "distinct-args"] => {
-                Err(format!("{s:?} is a C-core layout; tonic opens a connection per Channel, so use per-worker"))
-            }
-            _ => Err(format!("unknown connection mode {s:?} (want shared, per-worker or pool:N[:least-loaded])")),
+            _ => Err(format!("{s:?} is a C-core layout; tonic opens a connection per Channel, so use per-worker")),
         }
     }
 }
 
 /// The RPC a step makes.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Rpc {
     Unary,
@@ -89,8 +83,7 @@ pub enum Service {
     Benchmark,
 }
 
-/// One step, one line of a steps file (docs/step.schema.json); the command
-/// line builds the same.
+/// One step, one line of a steps file (docs/step.schema.json).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
@@ -105,7 +98,7 @@ pub struct Step {
     pub interval_ns: u64,
     /// The pin the driver gave the client; None: the client reads its own.
     pub client_cpus: Option<Vec<usize>>,
-    /// The JSON Lines file the record is appended to; empty (command line only): stdout.
+    /// The JSON Lines file the record is appended to.
     pub out: String,
 }
 
