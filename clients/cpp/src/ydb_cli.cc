@@ -39,6 +39,12 @@ std::string Fixed2(double v) {
   return b;
 }
 
+// A row's cells, in the tables' column order.
+std::vector<std::string> Cells(const YdbRow& r) {
+  return {std::to_string(r.inflight), Fixed2(r.throughput),    std::to_string(r.p50), std::to_string(r.p90),
+          std::to_string(r.p99),      std::to_string(r.p99_9), std::to_string(r.p100)};
+}
+
 // Right-aligned in width w, as iostream's setw aligns.
 std::string Pad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
 
@@ -172,10 +178,7 @@ std::string YdbSummary(const std::vector<YdbRow>& rows) {
                          "P99 (us)", "P99.9 (us)",         "P100 (us)"};
   constexpr int kCols = 7;
   std::vector<std::vector<std::string>> cells;
-  for (const auto& r : rows) {
-    cells.push_back({std::to_string(r.inflight), Fixed2(r.throughput), std::to_string(r.p50), std::to_string(r.p90),
-                     std::to_string(r.p99), std::to_string(r.p99_9), std::to_string(r.p100)});
-  }
+  for (const auto& r : rows) cells.push_back(Cells(r));
   size_t w[kCols];
   for (int c = 0; c < kCols; c++) {
     w[c] = std::string(heads[c]).size();
@@ -196,11 +199,7 @@ std::string YdbSummary(const std::vector<YdbRow>& rows) {
 
 std::string YdbCsv(const std::vector<YdbRow>& rows) {
   std::string b = "\nCSV Results:\ninflight,throughput,p50,p90,p99,p99_9,p100\n";
-  for (const auto& r : rows) {
-    b += std::to_string(r.inflight) + "," + Fixed2(r.throughput) + "," + std::to_string(r.p50) + "," +
-         std::to_string(r.p90) + "," + std::to_string(r.p99) + "," + std::to_string(r.p99_9) + "," +
-         std::to_string(r.p100) + "\n";
-  }
+  for (const auto& r : rows) b += CLI::detail::join(Cells(r), ",") + "\n";
   return b;
 }
 
