@@ -50,7 +50,7 @@ func init() {
 // TestCppDirect: see testDirect (java_test.go).
 func TestCppDirect(t *testing.T) { testDirect(t, "cpp") }
 
-// TestCppUnit runs the C++ client's own tests (flags, Go durations, the
+// TestCppUnit runs the C++ client's own tests (command line, durations, the
 // histogram's layout and encoding, JSON), which build.sh builds.
 func TestCppUnit(t *testing.T) {
 	selected(t, "cpp")

@@ -3,12 +3,12 @@
 // rpclab's C++ client (docs/clients.md): a closed-loop sweep on gRPC C++'s
 // synchronous API against a grpc.testing.BenchmarkService server, one JSON
 // Lines record per step. Exit codes: 0 every step ok, 1 a step failed, 2 bad
-// flags. SIGINT/SIGTERM end the running step at once; its record
+// input. SIGINT/SIGTERM end the running step at once; its record
 // ("interrupted") and every earlier one are kept.
 //
-// The steps come from a steps file (--steps, docs/step.schema.json) or the
-// human command line (flags.h); YDB's command line is rpclab-ydb-ping's
-// (ydb.cc), on the same workers (worker.h).
+// The steps come from a steps file (--steps, docs/step.schema.json; flags.h),
+// which rpclab sweep --client cpp writes; YDB's command line is
+// rpclab-ydb-ping's (ydb.cc), on the same workers (worker.h).
 //
 // The layouts show how C-core shares connections: channels created with
 // identical arguments share one subchannel, so one TCP connection, through
@@ -61,7 +61,6 @@ std::optional<Record> RunStep(const Step& st, const Plan& plan, int step) {
   Record rec;
   rec.step = st;
   const Conn& conn = st.conn;
-  const int inflight = st.inflight;
   const bool streaming = st.rpc == "streaming";
   const int64_t rpc_timeout_ns = plan.rpc_timeout_ns;
   auto c = Open(st, step);
@@ -77,30 +76,16 @@ std::optional<Record> RunStep(const Step& st, const Plan& plan, int step) {
   SimpleRequest req;
   req.set_response_size(static_cast<int32_t>(st.payload));
   req.mutable_payload()->mutable_body()->assign(static_cast<size_t>(st.payload), '\0');
-  std::atomic<int> phase{kWarmup};
-  std::vector<std::unique_ptr<Worker<BenchProto>>> workers;
-  for (int i = 0; i < inflight; i++) {
-    auto w = std::make_unique<Worker<BenchProto>>();
-    if (c.pool) {
-      for (auto& s : c.stubs) w->stubs.push_back(s.get());
-      w->pool = c.pool.get();
-    } else {
-      w->stubs = {c.stubs[conn.kind == ConnKind::kShared ? 0 : i].get()};
-    }
-    w->phase = &phase;
-    w->req = &req;
-    w->rpc_timeout_ns = rpc_timeout_ns;
-    workers.push_back(std::move(w));
-  }
-  std::vector<std::thread> threads;
-  for (auto& w : workers) {
-    auto* p = w.get();
-    if (streaming) {
-      threads.emplace_back([p] { p->Streaming(); });
-    } else {
-      threads.emplace_back([p] { p->Unary(); });
-    }
-  }
+  Team<BenchProto> team;
+  team.Start(st.inflight, streaming ? &Worker<BenchProto>::Streaming : &Worker<BenchProto>::Unary, &req, rpc_timeout_ns,
+             [&](int i, Worker<BenchProto>& w) {
+               if (c.pool) {
+                 for (auto& s : c.stubs) w.stubs.push_back(s.get());
+                 w.pool = c.pool.get();
+               } else {
+                 w.stubs = {c.stubs[conn.kind == ConnKind::kShared ? 0 : i].get()};
+               }
+             });
   // --rpc-timeout on streams: the sync API has no per-message deadline, so a
   // watchdog cancels a ping-pong that takes longer (the stream is reopened).
   std::atomic<bool> watch_done{false};
@@ -111,13 +96,12 @@ std::optional<Record> RunStep(const Step& st, const Plan& plan, int step) {
       while (!watch_done) {
         std::this_thread::sleep_for(std::chrono::nanoseconds(tick));
         int64_t before = NowNs() - rpc_timeout_ns;
-        for (auto& w : workers) w->CancelIfStarted(before);
+        for (auto& w : team.workers) w->CancelIfStarted(before);
       }
     });
   }
-  auto out = Measure<BenchProto>(
-      std::move(rec), st.warmup_ns, st.interval_ns, phase, workers, threads, [&] { return ConnsTo(st.target); },
-      nullptr);
+  auto out = team.Measure(
+      std::move(rec), st.warmup_ns, st.interval_ns, [&] { return ConnsTo(st.target); }, nullptr);
   watch_done = true;
   if (watchdog.joinable()) watchdog.join();
   return out;
@@ -129,16 +113,14 @@ int Run(const Plan& plan) {
   std::map<std::string, FILE*> files;  // out path -> its file, opened once
   for (const auto& st : plan.steps) {
     if (st.out.empty() || files.count(st.out)) continue;
-    FILE* f = std::fopen(st.out.c_str(), plan.append ? "a" : "w");
+    FILE* f = std::fopen(st.out.c_str(), "a");
     if (f == nullptr) {
-      std::perror(("rpclab-client (cpp): --out " + st.out).c_str());
+      std::perror(("rpclab-client (cpp): out " + st.out).c_str());
       return 1;
     }
     files[st.out] = f;
   }
-  Env env = Env::Detect();
-  env.grpc_version = grpc::Version();
-  env.runtime_version = std::string("GCC ") + __VERSION__ + ", C++17 (sync API)";
+  Env env = ClientEnv("sync API");
   size_t n = plan.steps.size();
   int failed = 0;
   std::string unreachable;
@@ -172,16 +154,16 @@ int Run(const Plan& plan) {
 }  // namespace rpclab
 
 int main(int argc, char** argv) {
+  rpclab::ClientCli cli;
   rpclab::Plan plan;
   try {
-    plan = rpclab::ParsePlan(std::vector<std::string>(argv + 1, argv + argc));
+    cli.app.parse(argc, argv);
+    plan = cli.ToPlan();
+  } catch (const CLI::ParseError& e) {
+    return cli.app.exit(e) == 0 ? 0 : 2;  // --help: 0
   } catch (const rpclab::Usage& u) {
-    std::fprintf(stderr, "rpclab-client (cpp): %s\n%s\n", u.what(), rpclab::Help().c_str());
+    std::fprintf(stderr, "rpclab-client (cpp): %s\n", u.what());
     return 2;
-  }
-  if (plan.help) {
-    std::printf("%s\n", rpclab::Help().c_str());
-    return 0;
   }
   rpclab::BlockStopSignals();
   int code = rpclab::Run(plan);

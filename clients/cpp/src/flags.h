@@ -1,13 +1,12 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
 // What rpclab-client runs: steps (docs/clients.md, "The step spec"), read
-// from a steps file (--steps, JSON Lines, with nlohmann-json) or built from
-// the human command line (the flags of docs/clients.md, with CLI11). Bad
-// input throws Usage naming the flag or the steps file's line and field;
-// main exits 2 on it.
+// from the steps file its command line (CLI11) names, with nlohmann-json.
+// A bad steps file throws Usage naming its line and field; main exits 2 on it.
 #ifndef RPCLAB_FLAGS_H_
 #define RPCLAB_FLAGS_H_
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -64,28 +63,34 @@ struct Plan {
   std::vector<Step> steps;
   int64_t dial_timeout_ns = 5'000'000'000;
   int64_t rpc_timeout_ns = 0;  // deadline of each RPC (each ping-pong on a stream); 0: none
-  bool append = false;         // steps file: append to each out; command line: truncate --out
-  bool help = false;           // --help: print Help() and exit 0
 };
+
+// rpclab-client's command line: --steps FILE (required) and --rpc-timeout,
+// parsed by app (CLI11: a bad flag throws its ParseError, --help CallForHelp).
+struct ClientCli {
+  ClientCli();
+  CLI::App app;
+  std::string steps_file;
+  double rpc_timeout_s = 0;
+  // Plan reads the steps file the parsed command line names.
+  Plan ToPlan() const;
+};
+
+// AddDuration adds a duration option to app, CLI11's AsNumberWithUnit: a
+// non-negative number with a unit, ns, us, ms, s, m or h (none: seconds),
+// stored in seconds.
+CLI::Option* AddDuration(CLI::App& app, const std::string& name, double& seconds, const std::string& what);
+int64_t Nanos(double seconds);
 
 // CliUsage turns a CLI11 error's text into Usage naming its flag (CLI11
 // starts most with "--flag: "), else naming fallback (the program).
 Usage CliUsage(const std::string& fallback, const std::string& what);
 
-// ParsePlan reads rpclab-client's command line (args without the program).
-Plan ParsePlan(const std::vector<std::string>& args);
-// The command line's usage text.
-std::string Help();
 // ReadSteps parses a steps file's text (name for errors), checking every
 // line before any runs.
 std::vector<Step> ReadSteps(const std::string& name, const std::string& text);
 
-// Go's time.ParseDuration ("300ms", "1m0s", "1.5s"), non-negative, in ns.
-// C++ has no parser for Go's syntax; this one is small and unit-tested.
-int64_t ParseGoDuration(const std::string& flag, const std::string& s);
-Conn ParseConn(const std::string& flag, const std::string& s);
-// s without leading and trailing white space; s in double quotes.
-std::string Trim(const std::string& s);
+// s in double quotes.
 std::string Quote(const std::string& s);
 
 }  // namespace rpclab

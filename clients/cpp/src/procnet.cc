@@ -32,6 +32,21 @@ std::array<uint8_t, 16> Mapped(const in_addr& a) {
   return b;
 }
 
+// The IP address and port of sa; false if it is not IPv4 or IPv6.
+bool FromSockaddr(const sockaddr* sa, Endpoint* e) {
+  if (sa->sa_family == AF_INET) {
+    auto* a = reinterpret_cast<const sockaddr_in*>(sa);
+    *e = {Mapped(a->sin_addr), ntohs(a->sin_port)};
+  } else if (sa->sa_family == AF_INET6) {
+    auto* a = reinterpret_cast<const sockaddr_in6*>(sa);
+    std::memcpy(e->first.data(), &a->sin6_addr, 16);
+    e->second = ntohs(a->sin6_port);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool Resolve(const std::string& target, std::set<Endpoint>* want) {
   size_t colon = target.rfind(':');
   if (colon == std::string::npos) return false;
@@ -43,15 +58,8 @@ bool Resolve(const std::string& target, std::set<Endpoint>* want) {
   hints.ai_socktype = SOCK_STREAM;
   if (getaddrinfo(host.empty() ? nullptr : host.c_str(), nullptr, &hints, &res) != 0) return false;
   for (addrinfo* p = res; p != nullptr; p = p->ai_next) {
-    std::array<uint8_t, 16> b{};
-    if (p->ai_family == AF_INET) {
-      b = Mapped(reinterpret_cast<sockaddr_in*>(p->ai_addr)->sin_addr);
-    } else if (p->ai_family == AF_INET6) {
-      std::memcpy(b.data(), &reinterpret_cast<sockaddr_in6*>(p->ai_addr)->sin6_addr, 16);
-    } else {
-      continue;
-    }
-    want->insert({b, static_cast<uint16_t>(port)});
+    Endpoint e;
+    if (FromSockaddr(p->ai_addr, &e)) want->insert({e.first, static_cast<uint16_t>(port)});
   }
   freeaddrinfo(res);
   return !want->empty();
@@ -134,18 +142,7 @@ int NoDelayTo(const std::string& target) {
     socklen_t plen = sizeof peer;
     if (getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &plen) != 0) continue;
     Endpoint rem;
-    if (peer.ss_family == AF_INET) {
-      auto* a = reinterpret_cast<sockaddr_in*>(&peer);
-      rem = {Mapped(a->sin_addr), ntohs(a->sin_port)};
-    } else if (peer.ss_family == AF_INET6) {
-      auto* a = reinterpret_cast<sockaddr_in6*>(&peer);
-      std::array<uint8_t, 16> b{};
-      std::memcpy(b.data(), &a->sin6_addr, 16);
-      rem = {b, ntohs(a->sin6_port)};
-    } else {
-      continue;
-    }
-    if (!want.count(rem)) continue;
+    if (!FromSockaddr(reinterpret_cast<sockaddr*>(&peer), &rem) || !want.count(rem)) continue;
     int flag = 0;
     socklen_t len = sizeof flag;
     if (getsockopt(static_cast<int>(fd), IPPROTO_TCP, TCP_NODELAY, &flag, &len) != 0) continue;

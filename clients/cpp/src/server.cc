@@ -34,6 +34,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "flags.h"
@@ -54,13 +55,6 @@ using Ydb::Debug::V1::DebugService;
 using Ydb::Debug::V1::PlainGrpcRequest;
 using Ydb::Debug::V1::PlainGrpcResponse;
 
-const char kServerUsage[] =
-    "usage: rpclab-server [--listen HOST:PORT] [--num-cqs N] [--workers-per-cq N] [--callbacks-per-cq N]\n"
-    "  --listen 127.0.0.1:0 (port 0 picks a free port; the first stdout line names it)\n"
-    "  --num-cqs: completion queues (default: CPUs this process may use)\n"
-    "  --workers-per-cq: threads polling each queue (default 1)\n"
-    "  --callbacks-per-cq: handlers pre-posted per method and queue, re-arming themselves (default 64)";
-
 constexpr int64_t kMaxResponse = (int64_t{4} << 20) - 64;
 
 struct Queue;
@@ -75,11 +69,9 @@ class Handler {
 
 // A completion queue and the handlers posted on it.
 struct Queue {
-  BenchmarkService::AsyncService* service = nullptr;
-  DebugService::AsyncService* ydb = nullptr;
-  UsageService::AsyncService* usage = nullptr;
+  std::tuple<BenchmarkService::AsyncService*, DebugService::AsyncService*, UsageService::AsyncService*> services;
   std::unique_ptr<grpc::ServerCompletionQueue> cq;
-  std::atomic<int> posted_unary{0}, posted_streaming{0}, posted_ydb_unary{0}, posted_ydb_stream{0}, posted_usage{0};
+  std::atomic<int> posted[5] = {};  // handlers waiting for a call, by Method's id
   std::mutex mu;
   std::vector<std::unique_ptr<Handler>> handlers;  // owned here, freed after the queue drains
 
@@ -109,29 +101,6 @@ bool FillResponse(const SimpleRequest& req, SimpleResponse* resp, grpc::Status* 
   return true;
 }
 
-// The methods a queue serves, each as the handlers below need it: how to
-// post a handler for the next call, and how to answer a request.
-struct BenchUnary {
-  using Req = SimpleRequest;
-  using Resp = SimpleResponse;
-  static std::atomic<int>& Posted(Queue* q) { return q->posted_unary; }
-  static void Request(Queue* q, grpc::ServerContext* ctx, Req* req, grpc::ServerAsyncResponseWriter<Resp>* w,
-                      void* tag) {
-    q->service->RequestUnaryCall(ctx, req, w, q->cq.get(), q->cq.get(), tag);
-  }
-  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return FillResponse(req, resp, err); }
-};
-
-struct BenchStreaming {
-  using Req = SimpleRequest;
-  using Resp = SimpleResponse;
-  static std::atomic<int>& Posted(Queue* q) { return q->posted_streaming; }
-  static void Request(Queue* q, grpc::ServerContext* ctx, grpc::ServerAsyncReaderWriter<Resp, Req>* s, void* tag) {
-    q->service->RequestStreamingCall(ctx, s, q->cq.get(), q->cq.get(), tag);
-  }
-  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return FillResponse(req, resp, err); }
-};
-
 // YDB's pings carry the server's time, as YDB's ping server stamps them.
 bool StampResponse(const PlainGrpcRequest&, PlainGrpcResponse* resp, grpc::Status*) {
   resp->set_callbackts(static_cast<uint64_t>(
@@ -139,27 +108,6 @@ bool StampResponse(const PlainGrpcRequest&, PlainGrpcResponse* resp, grpc::Statu
           .count()));
   return true;
 }
-
-struct YdbUnary {
-  using Req = PlainGrpcRequest;
-  using Resp = PlainGrpcResponse;
-  static std::atomic<int>& Posted(Queue* q) { return q->posted_ydb_unary; }
-  static void Request(Queue* q, grpc::ServerContext* ctx, Req* req, grpc::ServerAsyncResponseWriter<Resp>* w,
-                      void* tag) {
-    q->ydb->RequestPingPlainGrpc(ctx, req, w, q->cq.get(), q->cq.get(), tag);
-  }
-  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return StampResponse(req, resp, err); }
-};
-
-struct YdbStreaming {
-  using Req = PlainGrpcRequest;
-  using Resp = PlainGrpcResponse;
-  static std::atomic<int>& Posted(Queue* q) { return q->posted_ydb_stream; }
-  static void Request(Queue* q, grpc::ServerContext* ctx, grpc::ServerAsyncReaderWriter<Resp, Req>* s, void* tag) {
-    q->ydb->RequestPingStream(ctx, s, q->cq.get(), q->cq.get(), tag);
-  }
-  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return StampResponse(req, resp, err); }
-};
 
 // AllowedCpus is how many CPUs this process may run on (its affinity mask);
 // the online CPUs if the mask cannot be read.
@@ -190,16 +138,29 @@ bool FillUsage(const UsageRequest&, UsageResponse* resp, grpc::Status* err) {
   return true;
 }
 
-struct UsageUnary {
-  using Req = UsageRequest;
-  using Resp = UsageResponse;
-  static std::atomic<int>& Posted(Queue* q) { return q->posted_usage; }
-  static void Request(Queue* q, grpc::ServerContext* ctx, Req* req, grpc::ServerAsyncResponseWriter<Resp>* w,
-                      void* tag) {
-    q->usage->RequestUsage(ctx, req, w, q->cq.get(), q->cq.get(), tag);
+// A method a queue serves, as the handlers below need it: kId numbers its
+// count of posted handlers; kRequest, service S's, posts a handler for the
+// next call; kRespond answers a request (false: with the error it sets).
+template <int kId, typename S, typename Rq, typename Rs, auto kRequest, bool (*kRespond)(const Rq&, Rs*, grpc::Status*)>
+struct Method {
+  using Req = Rq;
+  using Resp = Rs;
+  static std::atomic<int>& Posted(Queue* q) { return q->posted[kId]; }
+  template <typename... A>
+  static void Request(Queue* q, void* tag, A... a) {
+    (std::get<S*>(q->services)->*kRequest)(a..., q->cq.get(), q->cq.get(), tag);
   }
-  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return FillUsage(req, resp, err); }
+  static bool Respond(const Req& req, Resp* resp, grpc::Status* err) { return kRespond(req, resp, err); }
 };
+
+using Bench = BenchmarkService::AsyncService;
+using Debug = DebugService::AsyncService;
+using BenchUnary = Method<0, Bench, SimpleRequest, SimpleResponse, &Bench::RequestUnaryCall, FillResponse>;
+using BenchStreaming = Method<1, Bench, SimpleRequest, SimpleResponse, &Bench::RequestStreamingCall, FillResponse>;
+using YdbUnary = Method<2, Debug, PlainGrpcRequest, PlainGrpcResponse, &Debug::RequestPingPlainGrpc, StampResponse>;
+using YdbStreaming = Method<3, Debug, PlainGrpcRequest, PlainGrpcResponse, &Debug::RequestPingStream, StampResponse>;
+using UsageUnary = Method<4, UsageService::AsyncService, UsageRequest, UsageResponse,
+                          &UsageService::AsyncService::RequestUsage, FillUsage>;
 
 template <typename M>
 class UnaryHandler : public Handler {
@@ -211,7 +172,7 @@ class UnaryHandler : public Handler {
     writer_ = std::make_unique<grpc::ServerAsyncResponseWriter<typename M::Resp>>(ctx_.get());
     state_ = kRequest;
     M::Posted(q_)++;
-    M::Request(q_, ctx_.get(), &req_, writer_.get(), this);
+    M::Request(q_, this, ctx_.get(), &req_, writer_.get());
   }
 
   void Proceed(bool ok) override {
@@ -253,7 +214,7 @@ class StreamingHandler : public Handler {
     stream_ = std::make_unique<grpc::ServerAsyncReaderWriter<typename M::Resp, typename M::Req>>(ctx_.get());
     state_ = kRequest;
     M::Posted(q_)++;
-    M::Request(q_, ctx_.get(), stream_.get(), this);
+    M::Request(q_, this, ctx_.get(), stream_.get());
   }
 
   void Proceed(bool ok) override {
@@ -325,16 +286,25 @@ void Poll(Queue* q, ThreadState* st) {
 int Main(const std::vector<std::string>& args, const sigset_t& stop_signals) {
   std::string listen = "127.0.0.1:0";
   int64_t num_cqs = AllowedCpus(), workers = 1, callbacks = 64;
-  CLI::App app("rpclab-server (cpp)", "rpclab-server");
-  app.add_option("--listen", listen);
-  app.add_option("--num-cqs", num_cqs)->check(CLI::Range(1, 1024));
-  app.add_option("--workers-per-cq", workers)->check(CLI::Range(1, 1024));
-  app.add_option("--callbacks-per-cq", callbacks)->check(CLI::Range(1, 100000));
+  CLI::App app(
+      "rpclab-server (cpp): BenchmarkService, YDB's DebugService and rpclab.v1.UsageService on gRPC C++'s\n"
+      "completion-queue API. The first stdout line is \"listening on ADDR\"; SIGINT or SIGTERM stops it.",
+      "rpclab-server");
+  app.add_option("--listen", listen, "HOST:PORT (port 0 picks a free port)")->capture_default_str();
+  app.add_option("--num-cqs", num_cqs, "completion queues (default: the CPUs this process may use)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--workers-per-cq", workers, "threads polling each queue")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--callbacks-per-cq", callbacks, "handlers pre-posted per method and queue, re-arming themselves")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   try {
-    std::vector<std::string> rev(args.rbegin(), args.rend());
-    app.parse(rev);
+    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
   } catch (const CLI::CallForHelp&) {
-    throw Usage("--help", kServerUsage);
+    std::printf("%s", app.help().c_str());
+    std::fflush(stdout);
+    return 0;
   } catch (const CLI::ParseError& e) {
     throw CliUsage("rpclab-server", e.what());
   }
@@ -359,9 +329,7 @@ int Main(const std::vector<std::string>& args, const sigset_t& stop_signals) {
   std::vector<std::unique_ptr<Queue>> queues;
   for (int i = 0; i < num_cqs; i++) {
     auto q = std::make_unique<Queue>();
-    q->service = &service;
-    q->ydb = &ydb;
-    q->usage = &usage;
+    q->services = {&service, &ydb, &usage};
     q->cq = builder.AddCompletionQueue();
     queues.push_back(std::move(q));
   }

@@ -1,7 +1,7 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-// Unit tests of the client's parts without gRPC: Go durations, flags (bad
-// ones name the flag), steps files (bad ones name the line and field), the histogram's layout, statistics and encoding,
+// Unit tests of the client's parts without gRPC: durations, the command
+// line, steps files (bad ones name the line and field), the histogram's layout, statistics and encoding,
 // and record helpers, YDB mode's command line and tables. Run: clients/cpp/build/rpclab-cpp-unittest (exit 0 = pass).
 // The encoding is also checked from Go (clients/conformance: checkHistograms).
 
@@ -37,86 +37,107 @@ std::string Str(T v) {
     }                                                                                                 \
   } while (0)
 
+// Durations as AddDuration (CLI11's AsNumberWithUnit) reads them, in ns.
 void TestDurations() {
   struct {
     const char* in;
-    long long want;  // -1: an error
+    long long want;  // -1: an error naming the flag
   } cases[] = {
       {"0", 0},
       {"0s", 0},
       {"300ms", 300'000'000},
-      {"1m0s", 60'000'000'000},
       {"1.5s", 1'500'000'000},
-      {"2h45m", 9'900'000'000'000},
+      {"2m", 120'000'000'000},
       {"250us", 250'000},
-      {"s", -1},
-      {"5", -1},
+      {"10", 10'000'000'000},  // seconds, as YDB takes them
+      {"0.5", 500'000'000},
+      {"s", 1'000'000'000},
       {"", -1},
       {"-1s", -1},
       {"1.2.3s", -1},
+      {"5 fortnights", -1},
+      {"1e12", -1},
   };
   for (const auto& c : cases) {
+    CLI::App app;
+    double secs = 0;
+    rpclab::AddDuration(app, "--warmup", secs, "");
     long long got;
     try {
-      got = rpclab::ParseGoDuration("--warmup", c.in);
-    } catch (const rpclab::Usage& u) {
+      app.parse(std::vector<std::string>{c.in, "--warmup"});  // reversed, as CLI11 takes a vector
+      got = rpclab::Nanos(secs);
+    } catch (const CLI::ParseError& e) {
       got = -1;
-      if (u.flag != "--warmup") failures++;
+      if (rpclab::CliUsage("app", e.what()).flag != "--warmup") {
+        failures++;
+        std::fprintf(stderr, "AddDuration(\"%s\"): error %s does not name --warmup\n", c.in, e.what());
+      }
     }
     if (got != c.want) {
       failures++;
-      std::fprintf(stderr, "ParseGoDuration(\"%s\"): got %lld, want %lld\n", c.in, got, c.want);
+      std::fprintf(stderr, "AddDuration(\"%s\"): got %lld, want %lld\n", c.in, got, c.want);
     }
   }
 }
 
-void TestBadFlags() {
+// rpclab-client's command line: --steps FILE and --rpc-timeout; anything
+// else (the human flags of old among it) is CLI11's error.
+void TestClientCli() {
   struct {
     std::vector<std::string> args;
-    const char* flag;
+    bool ok;
   } cases[] = {
-      {{"--target", "h:1", "--inflight", "x"}, "--inflight"},
-      {{"--inflight", "1"}, "--target"},
-      {{"--target", "h:1", "--conn", "bogus"}, "--conn"},
-      {{"--target", "h:1", "--conn", "pool:0"}, "--conn"},
-      {{"--target", "h:1", "--conn", "shared:2"}, "--conn"},
-      {{"--target", "h:1", "--rpc", "bidi"}, "--rpc"},
-      {{"--target", "h:1", "--interval", "0s"}, "--interval"},
-      {{"--target", "h:1", "--bogus", "1"}, "--bogus"},
-      {{"--target", "h:1", "--inflight", "0"}, "--inflight"},
-      {{"--target", "h:1", "--inflight", "1", "--max-inflight", "4"}, "--inflight"},
-      {{"--target", "h:1", "--warmup"}, "--warmup"},
-      {{"--target", "h:1", "--payload", "x"}, "--payload"},
-      {{"--target", "h:1", "--conn", "pool:2:fastest"}, "--conn"},
-      {{"--steps", "s.jsonl", "--target", "h:1"}, "--target"},
-      {{"--steps", "/nonexistent/s.jsonl"}, "--steps"},
+      {{"--steps", "s.jsonl"}, true},
+      {{"--steps=s.jsonl", "--rpc-timeout", "50ms"}, true},
+      {{}, false},
+      {{"--rpc-timeout", "50ms"}, false},
+      {{"--steps", "s.jsonl", "--target", "h:1"}, false},
+      {{"--steps", "s.jsonl", "--inflight", "4"}, false},
+      {{"--steps", "s.jsonl", "--rpc-timeout", "x"}, false},
+      {{"--steps", "s.jsonl", "extra"}, false},
+      {{"--steps"}, false},
   };
   for (const auto& c : cases) {
+    rpclab::ClientCli cli;
+    std::string joined;
+    for (const auto& a : c.args) joined += a + " ";
+    bool ok = true;
     try {
-      rpclab::ParsePlan(c.args);
+      cli.app.parse(std::vector<std::string>(c.args.rbegin(), c.args.rend()));
+    } catch (const CLI::ParseError&) {
+      ok = false;
+    }
+    if (ok != c.ok) {
       failures++;
-      std::fprintf(stderr, "%s...: parsed, want an error naming %s\n", c.args[0].c_str(), c.flag);
-    } catch (const rpclab::Usage& u) {
-      if (u.flag != c.flag) {
-        failures++;
-        std::fprintf(stderr, "got an error naming %s (%s), want %s\n", u.flag.c_str(), u.what(), c.flag);
-      }
+      std::fprintf(stderr, "ClientCli(%s): parsed %d, want %d\n", joined.c_str(), ok, c.ok);
     }
   }
-  // Steps in the order of docs/clients.md: RPC kind, then layout, then in-flight.
-  auto p = rpclab::ParsePlan({"--target", "127.0.0.1:1", "--min-inflight", "2", "--max-inflight", "8", "--step", "3",
-                              "--conn", "shared,pool:4,per-worker", "--rpc=unary,streaming", "--warmup", "0s",
-                              "--interval=250ms", "-o", "r.jsonl"});
-  CHECK_EQ(p.steps.size(), size_t{2 * 3 * 3});
-  CHECK_EQ(p.steps[2].inflight, 8);
-  CHECK_EQ(p.steps[3].conn.Conns(32), 4);
-  CHECK_EQ(p.steps[6].conn.Conns(32), 32);
-  CHECK_EQ(p.steps[9].rpc, std::string("streaming"));
-  CHECK_EQ(p.steps[0].interval_ns, int64_t{250'000'000});
-  CHECK_EQ(p.steps[0].warmup_ns, int64_t{0});
-  CHECK_EQ(p.steps[17].out, std::string("r.jsonl"));
-  CHECK_EQ(p.append, false);
-  CHECK_EQ(rpclab::ParsePlan({"--help"}).help, true);
+  rpclab::ClientCli cli;
+  cli.app.parse(std::vector<std::string>{"50ms", "--rpc-timeout", "s.jsonl", "--steps"});
+  CHECK_EQ(cli.steps_file, std::string("s.jsonl"));
+  CHECK_EQ(rpclab::Nanos(cli.rpc_timeout_s), int64_t{50'000'000});
+  try {
+    rpclab::ClientCli().app.parse(std::vector<std::string>{"--help"});
+    failures++;
+    std::fprintf(stderr, "ClientCli(--help): parsed, want CallForHelp\n");
+  } catch (const CLI::CallForHelp&) {
+  }
+  std::string help = cli.app.help();
+  for (const char* want :
+       {"--steps", "--rpc-timeout", "rpclab sweep --client cpp", "docs/step.schema.json", "Exit codes"}) {
+    if (help.find(want) == std::string::npos) {
+      failures++;
+      std::fprintf(stderr, "--help lacks %s:\n%s\n", want, help.c_str());
+    }
+  }
+  try {
+    cli.steps_file = "/nonexistent/s.jsonl";
+    cli.ToPlan();
+    failures++;
+    std::fprintf(stderr, "ToPlan(/nonexistent/s.jsonl): read, want an error naming --steps\n");
+  } catch (const rpclab::Usage& u) {
+    CHECK_EQ(u.flag, std::string("--steps"));
+  }
 }
 
 // A steps file: a good one reads into typed steps; each bad case names its
@@ -163,6 +184,8 @@ void TestSteps() {
       {with("\"rpc\":\"unary\"", "\"rpc\":\"bidi\""), "\"rpc\""},
       {with("\"conn\":\"shared\"", "\"conn\":\"pool:2:fastest\""), "\"conn\""},
       {with("\"conn\":\"shared\"", "\"conn\":\"hedged\""), "\"conn\""},
+      {with("\"conn\":\"shared\"", "\"conn\":\"pool:20001\""), "\"conn\""},
+      {with("\"conn\":\"shared\"", "\"conn\":\"pool:12345678901\""), "\"conn\""},
       {with("\"service\":\"benchmark\"", "\"service\":\"ydb-debug\""), "\"service\""},
       {with("\"out\":\"o\"", "\"out\":7"), "\"out\""},
       {"{" + good + ",\"client_cpus\":[-1]}", "\"client_cpus\""},
@@ -375,11 +398,6 @@ void TestYdbFlags() {
   ExpectYdbUsage({"--host", "h:1", "--interval", "0"}, "--interval");
   ExpectYdbUsage({"--host", "h:1", "--warmup", "-1"}, "--warmup");
   ExpectYdbUsage({"--host", "h:1", "extra"}, "extra");
-
-  CHECK_EQ(rpclab::ParseSeconds("--interval", "10"), int64_t{10'000'000'000});
-  CHECK_EQ(rpclab::ParseSeconds("--interval", "1.25"), int64_t{1'250'000'000});
-  CHECK_EQ(rpclab::ParseSeconds("--interval", "2s"), int64_t{2'000'000'000});
-  CHECK_EQ(rpclab::ParseSeconds("--interval", "0"), int64_t{0});
 }
 
 void TestYdbTables() {
@@ -431,7 +449,7 @@ void TestYdbTables() {
 
 int main() {
   TestDurations();
-  TestBadFlags();
+  TestClientCli();
   TestSteps();
   TestHistogram();
   TestRecord();

@@ -83,10 +83,6 @@ struct Waiter {
   std::condition_variable cv;
   bool done = false;
 
-  void Reset() {
-    std::lock_guard<std::mutex> lk(mu);
-    done = false;
-  }
   // Notify under the lock: the worker cannot move on (and reuse this) until
   // the notifier has let go.
   void Notify() {
@@ -94,9 +90,11 @@ struct Waiter {
     done = true;
     cv.notify_one();
   }
+  // Wait waits for Notify, then readies this for the next call.
   void Wait() {
     std::unique_lock<std::mutex> lk(mu);
     cv.wait(lk, [this] { return done; });
+    done = false;
   }
 };
 
@@ -217,69 +215,57 @@ struct Worker {
     if (code == grpc::StatusCode::OK) hist.Record(ns);
   }
 
-  void Deadline(grpc::ClientContext* ctx) const {
-    if (rpc_timeout_ns > 0) {
-      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::nanoseconds(rpc_timeout_ns));
-    }
-  }
-
-  void Unary() {
-    typename P::Resp resp;
+  // Makes unary calls until the step ends: call(ctx, stub) makes one and
+  // returns its status.
+  template <typename F>
+  void Calls(F call) {
     while (phase->load(std::memory_order_acquire) != kDone) {
       int ph = phase->load(std::memory_order_acquire);
       grpc::ClientContext ctx;
-      Deadline(&ctx);
+      if (rpc_timeout_ns > 0) {
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::nanoseconds(rpc_timeout_ns));
+      }
       if (!Begin(&ctx)) break;
       auto t0 = Clock::now();
-      grpc::Status s = P::Call(Pick(), &ctx, *req, &resp);
+      grpc::Status s = call(&ctx, Pick());
       int64_t d = Since(t0);
       End();
       Done(ph, d, s.error_code());
     }
+  }
+
+  // Unary calls on the sync API.
+  void Unary() {
+    typename P::Resp resp;
+    Calls([&](grpc::ClientContext* ctx, Stub* stub) { return P::Call(stub, ctx, *req, &resp); });
   }
 
   // Unary calls on the completion-queue API: the worker starts a call on its
   // client's queue and waits until the queue's thread hands its tag back.
   void AsyncUnary() {
     typename P::Resp resp;
-    while (phase->load(std::memory_order_acquire) != kDone) {
-      int ph = phase->load(std::memory_order_acquire);
-      grpc::ClientContext ctx;
-      Deadline(&ctx);
-      if (!Begin(&ctx)) break;
+    Calls([&](grpc::ClientContext* ctx, Stub* stub) {
       grpc::Status s;
-      waiter.Reset();
-      auto t0 = Clock::now();
-      auto call = P::AsyncCall(Pick(), &ctx, *req, cq);
+      auto call = P::AsyncCall(stub, ctx, *req, cq);
       call->StartCall();
       call->Finish(&resp, &s, &waiter);
       waiter.Wait();
-      int64_t d = Since(t0);
-      End();
-      Done(ph, d, s.error_code());
-    }
+      return s;
+    });
   }
 
   // Unary calls on the callback API: gRPC's own threads run the callback.
   void CallbackUnary() {
     typename P::Resp resp;
-    while (phase->load(std::memory_order_acquire) != kDone) {
-      int ph = phase->load(std::memory_order_acquire);
-      grpc::ClientContext ctx;
-      Deadline(&ctx);
-      if (!Begin(&ctx)) break;
+    Calls([&](grpc::ClientContext* ctx, Stub* stub) {
       grpc::Status s;
-      waiter.Reset();
-      auto t0 = Clock::now();
-      P::CallbackCall(Pick(), &ctx, req, &resp, [this, &s](grpc::Status st) {
+      P::CallbackCall(stub, ctx, req, &resp, [&](grpc::Status st) {
         s = std::move(st);
         waiter.Notify();
       });
       waiter.Wait();
-      int64_t d = Since(t0);
-      End();
-      Done(ph, d, s.error_code());
-    }
+      return s;
+    });
   }
 
   // Bidi ping-pong: one stream, a reply awaited for every request.
@@ -289,23 +275,24 @@ struct Worker {
       grpc::ClientContext ctx;
       timed_out = false;
       if (!Begin(&ctx)) break;
-      int ph = phase->load(std::memory_order_acquire);
-      auto t0 = Clock::now();
-      op_started = NowNs();
-      auto stream = P::Stream(Pick(), &ctx);
-      bool broken = false;
-      while (true) {
-        if (!stream->Write(*req) || !stream->Read(&resp)) {
-          broken = true;
-          break;
-        }
-        op_started = 0;
-        Done(ph, Since(t0), grpc::StatusCode::OK);
-        if (phase->load(std::memory_order_acquire) == kDone) break;
+      int ph = 0;
+      Clock::time_point t0;
+      auto start = [&] {  // a ping-pong's start
         ph = phase->load(std::memory_order_acquire);
         t0 = Clock::now();
         op_started = NowNs();
+      };
+      start();
+      auto stream = P::Stream(Pick(), &ctx);
+      while (stream->Write(*req) && stream->Read(&resp)) {
+        op_started = 0;
+        Done(ph, Since(t0), grpc::StatusCode::OK);
+        if (phase->load(std::memory_order_acquire) == kDone) break;
+        start();
       }
+      // Ended by the step, or broken (a failure Done records only while the
+      // step measures).
+      bool broken = phase->load(std::memory_order_acquire) != kDone;
       op_started = 0;
       if (!broken) ctx.TryCancel();  // the step ended: drop the stream
       grpc::Status st = stream->Finish();
@@ -363,50 +350,79 @@ inline std::string Seconds(int64_t ns) {
   return b;
 }
 
-// Measure runs started workers through the warmup and the measured interval,
-// then stops them (cancelling the calls in flight) and joins their threads.
-// It fills rec from their merged figures; nullopt if a stop came before the
-// interval. conns counts the connections half-way through the interval;
-// on_measure (may be empty) runs when the interval starts.
+// A step's workers, their threads, and the phase they run in.
 template <typename P>
-std::optional<Record> Measure(Record rec, int64_t warmup_ns, int64_t interval_ns, std::atomic<int>& phase,
-                              std::vector<std::unique_ptr<Worker<P>>>& workers, std::vector<std::thread>& threads,
-                              const std::function<int()>& conns, const std::function<void()>& on_measure) {
-  bool warmed = Sleep(warmup_ns);
-  int64_t cpu0 = CpuNs();
-  auto t0 = Clock::now();
-  rec.started_at = std::chrono::system_clock::now();
-  bool interrupted = !warmed;
-  if (warmed) {
-    if (on_measure) on_measure();
-    phase.store(kMeasure, std::memory_order_release);
-    // The connections the OS shows half-way, as rpclab's Go client counts
-    // them (rpclab sweep --client replaces it with its own samples).
-    interrupted = !Sleep(interval_ns / 2);
-    if (!interrupted) {
-      rec.conns_observed = conns();
-      interrupted = !Sleep(std::max<int64_t>(0, interval_ns - Since(t0)));
+struct Team {
+  std::atomic<int> phase{kWarmup};
+  std::vector<std::unique_ptr<Worker<P>>> workers;
+  std::vector<std::thread> threads;
+
+  // Start starts n workers on loop (Worker::Unary, Streaming, ...), each
+  // calling with req and rpc_timeout_ns on the stubs setup(i, worker) gives.
+  template <typename F>
+  void Start(int n, void (Worker<P>::*loop)(), const typename P::Req* req, int64_t rpc_timeout_ns, F setup) {
+    for (int i = 0; i < n; i++) {
+      workers.push_back(std::make_unique<Worker<P>>());
+      Worker<P>* w = workers.back().get();
+      w->phase = &phase;
+      w->req = req;
+      w->rpc_timeout_ns = rpc_timeout_ns;
+      setup(i, *w);
+      threads.emplace_back(loop, w);
     }
   }
-  phase.store(kDone, std::memory_order_release);
-  int64_t elapsed = Since(t0);
-  int64_t cpu = CpuNs() - cpu0;
-  for (auto& w : workers) w->Cancel();
-  for (auto& t : threads) t.join();
-  threads.clear();
-  if (!warmed) return std::nullopt;
-  Histogram hist;
-  std::array<int64_t, kCodes> by_code{};
-  for (auto& w : workers) {
-    hist.Merge(w->hist);
-    for (int i = 0; i < kCodes; i++) by_code[i] += w->by_code[i];
+
+  // Measure runs the workers through the warmup and the measured interval,
+  // then stops them (cancelling the calls in flight) and joins their
+  // threads. It fills rec from their merged figures; nullopt if a stop came
+  // before the interval. conns counts the connections half-way through the
+  // interval; on_measure (may be empty) runs when the interval starts.
+  std::optional<Record> Measure(Record rec, int64_t warmup_ns, int64_t interval_ns, const std::function<int()>& conns,
+                                const std::function<void()>& on_measure) {
+    bool warmed = Sleep(warmup_ns);
+    int64_t cpu0 = CpuNs();
+    auto t0 = Clock::now();
+    rec.started_at = std::chrono::system_clock::now();
+    bool interrupted = !warmed;
+    if (warmed) {
+      if (on_measure) on_measure();
+      phase.store(kMeasure, std::memory_order_release);
+      // The connections the OS shows half-way, as rpclab's Go client counts
+      // them (rpclab sweep --client replaces it with its own samples).
+      interrupted = !Sleep(interval_ns / 2);
+      if (!interrupted) {
+        rec.conns_observed = conns();
+        interrupted = !Sleep(std::max<int64_t>(0, interval_ns - Since(t0)));
+      }
+    }
+    phase.store(kDone, std::memory_order_release);
+    int64_t elapsed = Since(t0);
+    int64_t cpu = CpuNs() - cpu0;
+    for (auto& w : workers) w->Cancel();
+    for (auto& t : threads) t.join();
+    threads.clear();
+    if (!warmed) return std::nullopt;
+    Histogram hist;
+    std::array<int64_t, kCodes> by_code{};
+    for (auto& w : workers) {
+      hist.Merge(w->hist);
+      for (int i = 0; i < kCodes; i++) by_code[i] += w->by_code[i];
+    }
+    rec.Fill(hist, by_code, elapsed, cpu);
+    if (interrupted) {
+      rec.status = "interrupted";
+      rec.error = "interrupted: the interval was cut short";
+    }
+    return rec;
   }
-  rec.Fill(hist, by_code, elapsed, cpu);
-  if (interrupted) {
-    rec.status = "interrupted";
-    rec.error = "interrupted: the interval was cut short";
-  }
-  return rec;
+};
+
+// ClientEnv is the record's env of a program on gRPC C++'s api.
+inline Env ClientEnv(const std::string& api) {
+  Env env = Env::Detect();
+  env.grpc_version = grpc::Version();
+  env.runtime_version = std::string("GCC ") + __VERSION__ + ", C++17 (" + api + ")";
+  return env;
 }
 
 // WriteRecord writes one record line to out, flushed (and synced when out is

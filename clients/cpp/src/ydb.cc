@@ -94,35 +94,21 @@ std::optional<YdbStep> RunYdbStep(const YdbFlags& y, int inflight, int step) {
   }
 
   YdbProto::Req req;
-  std::atomic<int> phase{kWarmup};
-  std::vector<std::unique_ptr<Worker<YdbProto>>> workers;
-  for (int i = 0; i < inflight; i++) {
-    auto w = std::make_unique<Worker<YdbProto>>();
+  using W = Worker<YdbProto>;
+  auto loop = y.streaming                  ? &W::Streaming
+              : y.api == YdbApi::kAsync    ? &W::AsyncUnary
+              : y.api == YdbApi::kCallback ? &W::CallbackUnary
+                                           : &W::Unary;
+  Team<YdbProto> team;
+  team.Start(inflight, loop, &req, y.streaming ? 0 : kYdbDeadlineNs, [&](int i, W& w) {
     if (clients.empty()) {
-      w->stubs = {c.stubs[i % nch].get()};
+      w.stubs = {c.stubs[i % nch].get()};
     } else {
       AsyncClient& ac = clients[i % clients.size()];
-      w->stubs = {ac.stub};
-      w->cq = ac.cq.get();
+      w.stubs = {ac.stub};
+      w.cq = ac.cq.get();
     }
-    w->phase = &phase;
-    w->req = &req;
-    w->rpc_timeout_ns = y.streaming ? 0 : kYdbDeadlineNs;
-    workers.push_back(std::move(w));
-  }
-  std::vector<std::thread> threads;
-  for (auto& w : workers) {
-    auto* p = w.get();
-    if (y.streaming) {
-      threads.emplace_back([p] { p->Streaming(); });
-    } else if (y.api == YdbApi::kAsync) {
-      threads.emplace_back([p] { p->AsyncUnary(); });
-    } else if (y.api == YdbApi::kCallback) {
-      threads.emplace_back([p] { p->CallbackUnary(); });
-    } else {
-      threads.emplace_back([p] { p->Unary(); });
-    }
-  }
+  });
   std::printf("Warmup phase started...\n");
   std::fflush(stdout);
   auto conns = [&] {
@@ -138,7 +124,7 @@ std::optional<YdbStep> RunYdbStep(const YdbFlags& y, int inflight, int step) {
     }
     return total;
   };
-  auto measured = Measure<YdbProto>(std::move(out.rec), y.warmup_ns, y.interval_ns, phase, workers, threads, conns, [] {
+  auto measured = team.Measure(std::move(out.rec), y.warmup_ns, y.interval_ns, conns, [] {
     std::printf("Warmup phase completed, measuring...\n");
     std::fflush(stdout);
   });
@@ -152,7 +138,7 @@ std::optional<YdbStep> RunYdbStep(const YdbFlags& y, int inflight, int step) {
   if (!measured) return std::nullopt;
   out.rec = std::move(*measured);
   double secs = static_cast<double>(out.rec.duration_ns) / 1e9;
-  for (auto& w : workers) out.worker_rps.push_back(secs > 0 ? static_cast<double>(w->by_code[0]) / secs : 0);
+  for (auto& w : team.workers) out.worker_rps.push_back(secs > 0 ? static_cast<double>(w->by_code[0]) / secs : 0);
   return out;
 }
 
@@ -168,9 +154,7 @@ int RunYdb(const YdbFlags& y) {
       return 1;
     }
   }
-  Env env = Env::Detect();
-  env.grpc_version = grpc::Version();
-  env.runtime_version = std::string("GCC ") + __VERSION__ + ", C++17 (rpclab-ydb-ping, " + YdbApiName(y.api) + " API)";
+  Env env = ClientEnv(std::string("rpclab-ydb-ping, ") + YdbApiName(y.api) + " API");
   std::vector<YdbRow> rows;
   std::vector<double> last_worker_rps;
   int failed = 0, code = 0;

@@ -57,9 +57,6 @@ struct YdbFlags {
 
 extern const char kYdbUsage[];
 
-// Seconds as YDB takes them ("10", "0.5") or a Go duration ("300ms"), in ns.
-int64_t ParseSeconds(const std::string& flag, const std::string& s);
-
 // One step as YDB reports it: latencies in whole microseconds.
 struct YdbRow {
   int inflight = 0;

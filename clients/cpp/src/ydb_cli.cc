@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -12,7 +11,7 @@
 namespace rpclab {
 namespace {
 
-// rpclab-client's flags that rpclab-ydb-ping does not take.
+// rpclab's flags (rpclab sweep's, rpclab-client's) that rpclab-ydb-ping does not take.
 const std::set<std::string> kRpclabOnly = {"--target", "--conn",        "--rpc",  "--payload",
                                            "--step",   "--rpc-timeout", "--steps"};
 
@@ -40,6 +39,12 @@ std::string Fixed2(double v) {
   return b;
 }
 
+// A row's cells, in the tables' column order.
+std::vector<std::string> Cells(const YdbRow& r) {
+  return {std::to_string(r.inflight), Fixed2(r.throughput),    std::to_string(r.p50), std::to_string(r.p90),
+          std::to_string(r.p99),      std::to_string(r.p99_9), std::to_string(r.p100)};
+}
+
 // Right-aligned in width w, as iostream's setw aligns.
 std::string Pad(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
 
@@ -53,7 +58,8 @@ const char kYdbUsage[] =
     "pings Ydb.Debug.V1.DebugService (PingPlainGrpc, or PingStream with --streaming); prints YDB's\n"
     "\"Benchmark Results Summary\" table and, with --with-csv, its CSV; --out also writes rpclab's records.\n"
     "Defaults as YDB's: --host localhost:2137, --inflight 32 (a range: --min-inflight 1, --max-inflight 32),\n"
-    "--max-channels the largest in-flight, --interval 10, --warmup 1 (plain seconds or Go durations).";
+    "--max-channels the largest in-flight, --interval 10, --warmup 1 (seconds, or a number with a unit: ns, us, ms,\n"
+    "s, m, h); --dial-timeout 5.";
 
 const char* YdbApiName(YdbApi api) {
   switch (api) {
@@ -64,28 +70,11 @@ const char* YdbApiName(YdbApi api) {
   return "?";
 }
 
-int64_t ParseSeconds(const std::string& flag, const std::string& s) {
-  std::string v = Trim(s);
-  bool number = !v.empty() && v.find_first_not_of("0123456789.") == std::string::npos &&
-                v.find_first_of("0123456789") != std::string::npos && v.find('.') == v.rfind('.');
-  if (number) {
-    double secs = std::strtod(v.c_str(), nullptr);
-    if (secs * 1e9 > 9.2e18) throw Usage(flag, Quote(s) + " seconds is too long");
-    return static_cast<int64_t>(std::llround(secs * 1e9));
-  }
-  if (!v.empty() && v[0] == '-') throw Usage(flag, "negative time " + Quote(s));
-  try {
-    return ParseGoDuration(flag, v);
-  } catch (const Usage&) {
-    throw Usage(flag, Quote(s) + " is neither seconds (10, 0.5) nor a duration (500ms, 2s)");
-  }
-}
-
 YdbFlags YdbFlags::Parse(const std::vector<std::string>& args) {
   YdbFlags f;
   CLI::App app("rpclab-ydb-ping", "rpclab-ydb-ping");
   app.allow_extras();
-  std::string interval = "10", warmup = "1", dial = "5s";
+  double interval = 10, warmup = 1, dial = 5;  // seconds
   int inflight = 32, min = 1, max = 32;
   bool async = false, callback = false;
   CLI::Range in_range(int64_t{1}, SchemaMax("inflight"));
@@ -97,9 +86,9 @@ YdbFlags YdbFlags::Parse(const std::vector<std::string>& args) {
   auto* o_channels = app.add_option("--max-channels", f.max_channels)->check(in_range);
   app.add_option("--max-async-clients", f.max_async_clients)
       ->check(CLI::Range(int64_t{0}, SchemaMax("inflight")));  // 0: auto
-  app.add_option("--interval", interval);
-  app.add_option("--warmup", warmup);
-  app.add_option("--dial-timeout", dial);
+  AddDuration(app, "--interval", interval, "");
+  AddDuration(app, "--warmup", warmup, "");
+  AddDuration(app, "--dial-timeout", dial, "");
   app.add_option("-o,--out", f.out);
   app.add_flag("--with-csv", f.with_csv);
   app.add_flag("--streaming", f.streaming);
@@ -119,7 +108,7 @@ YdbFlags YdbFlags::Parse(const std::vector<std::string>& args) {
     std::string a = app.remaining()[0];
     std::string flag = a.substr(0, a.find('='));
     if (a.empty() || a[0] != '-') throw Usage(a, "unexpected argument (flags only, see --help)");
-    if (kRpclabOnly.count(flag)) throw Usage(flag, "is rpclab-client's flag, not YDB's");
+    if (kRpclabOnly.count(flag)) throw Usage(flag, "is rpclab's flag (rpclab sweep, rpclab-client), not YDB's");
     if (flag == "--port") throw Usage(flag, "unknown flag: YDB's client takes the port in --host HOST:PORT");
     throw Usage(flag, "unknown flag (see --help)");
   }
@@ -139,9 +128,9 @@ YdbFlags YdbFlags::Parse(const std::vector<std::string>& args) {
     for (int n = min; n <= max; n++) f.inflight.push_back(n);
   }
   if (!*o_channels) f.max_channels = *std::max_element(f.inflight.begin(), f.inflight.end());
-  f.interval_ns = ParseSeconds("--interval", interval);
-  f.warmup_ns = ParseSeconds("--warmup", warmup);
-  f.dial_timeout_ns = ParseGoDuration("--dial-timeout", dial);
+  f.interval_ns = Nanos(interval);
+  f.warmup_ns = Nanos(warmup);
+  f.dial_timeout_ns = Nanos(dial);
   if (async && callback) throw Usage("--async-callback", "choose one of --async and --async-callback");
   if (async) f.api = YdbApi::kAsync;
   if (callback) f.api = YdbApi::kCallback;
@@ -189,10 +178,7 @@ std::string YdbSummary(const std::vector<YdbRow>& rows) {
                          "P99 (us)", "P99.9 (us)",         "P100 (us)"};
   constexpr int kCols = 7;
   std::vector<std::vector<std::string>> cells;
-  for (const auto& r : rows) {
-    cells.push_back({std::to_string(r.inflight), Fixed2(r.throughput), std::to_string(r.p50), std::to_string(r.p90),
-                     std::to_string(r.p99), std::to_string(r.p99_9), std::to_string(r.p100)});
-  }
+  for (const auto& r : rows) cells.push_back(Cells(r));
   size_t w[kCols];
   for (int c = 0; c < kCols; c++) {
     w[c] = std::string(heads[c]).size();
@@ -213,11 +199,7 @@ std::string YdbSummary(const std::vector<YdbRow>& rows) {
 
 std::string YdbCsv(const std::vector<YdbRow>& rows) {
   std::string b = "\nCSV Results:\ninflight,throughput,p50,p90,p99,p99_9,p100\n";
-  for (const auto& r : rows) {
-    b += std::to_string(r.inflight) + "," + Fixed2(r.throughput) + "," + std::to_string(r.p50) + "," +
-         std::to_string(r.p90) + "," + std::to_string(r.p99) + "," + std::to_string(r.p99_9) + "," +
-         std::to_string(r.p100) + "\n";
-  }
+  for (const auto& r : rows) b += CLI::detail::join(Cells(r), ",") + "\n";
   return b;
 }
 
