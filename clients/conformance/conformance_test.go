@@ -101,6 +101,25 @@ func build(t *testing.T, lang string, conns ...string) *extclient.External {
 	return e
 }
 
+// sweep runs `rpclab sweep args... -o FILE` within timeout and returns
+// its records; a non-zero exit or a record count other than want fails t.
+func sweep(t *testing.T, timeout time.Duration, want int, args ...string) []result.Record {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "r.jsonl")
+	_, stderr, code := rpclab(t, timeout, append(append([]string{"sweep"}, args...), "-o", out)...)
+	if code != 0 {
+		t.Fatalf("rpclab sweep %v: exit code %d; stderr:\n%s", args, code, stderr)
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != want {
+		t.Fatalf("rpclab sweep %v: got %d records, want %d", args, len(recs), want)
+	}
+	return recs
+}
+
 // stepsArgs writes spec's steps (each layout of conns; rpc, conn, in-flight
 // outermost first, each appending its record to out) to a steps file in
 // t's temporary directory, and returns a client's arguments for it, as
@@ -381,19 +400,8 @@ func TestClientThroughNetem(t *testing.T) {
 		t.Skip("no client of another language selected")
 	}
 	const delay = time.Millisecond
-	out := filepath.Join(t.TempDir(), "r.jsonl")
-	_, stderr, code := rpclab(t, 5*time.Minute, "sweep", "--client", lang, "--clients-dir", ".", "--delay", delay.String(),
-		"--inflight", "1,2", "--conn", "shared", "--warmup", "300ms", "--interval", "700ms", "-o", out)
-	if code != 0 {
-		t.Fatalf("%s through netem: exit code %d; stderr:\n%s", lang, code, stderr)
-	}
-	recs, err := result.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 2 {
-		t.Fatalf("got %d records, want 2", len(recs))
-	}
+	recs := sweep(t, 5*time.Minute, 2, "--client", lang, "--clients-dir", ".", "--delay", delay.String(),
+		"--inflight", "1,2", "--conn", "shared", "--warmup", "300ms", "--interval", "700ms")
 	for _, r := range recs {
 		if r.Status != result.StatusOK || r.Requests == 0 {
 			t.Errorf("%s inflight=%d: %s %s", lang, r.Spec.Inflight, r.Status, r.Error)

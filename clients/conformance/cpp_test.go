@@ -80,24 +80,13 @@ func TestCppSweepServer(t *testing.T) {
 	build(t, "cpp")
 	for _, client := range []string{"cpp", "go"} {
 		t.Run("client="+client, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "r.jsonl")
 			conns := "shared,per-worker"
 			if client == "cpp" {
 				conns = "shared,local-pool"
 			}
-			_, stderr, code := rpclab(t, 3*time.Minute, "sweep", "--client", client, "--server", "cpp", "--clients-dir", ".",
+			recs := sweep(t, 3*time.Minute, 8, "--client", client, "--server", "cpp", "--clients-dir", ".",
 				"--inflight", "1,4", "--conn", conns, "--rpc", "unary,streaming", "--payload", "64",
-				"--warmup", "200ms", "--interval", "500ms", "-o", out)
-			if code != 0 {
-				t.Fatalf("sweep exit code %d; stderr:\n%s", code, stderr)
-			}
-			recs, err := result.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := len(recs), 8; got != want {
-				t.Fatalf("got %d records, want %d", got, want)
-			}
+				"--warmup", "200ms", "--interval", "500ms")
 			for _, r := range recs {
 				// rpclab sets spec.server on every record of a server it started,
 				// whichever client wrote it.

@@ -63,20 +63,8 @@ func TestJavaPoolUnit(t *testing.T) {
 func TestJavaPool(t *testing.T) {
 	selected(t, "java")
 	build(t, "java", "pool:4")
-	out := filepath.Join(t.TempDir(), "r.jsonl")
-	_, stderr, code := rpclab(t, 3*time.Minute, "sweep", "--client", "java", "--clients-dir", ".",
-		"--inflight", "1,8", "--conn", "pool:4", "--rpc", "unary,streaming",
-		"--warmup", "300ms", "--interval", "1s", "-o", out)
-	if code != 0 {
-		t.Fatalf("sweep exit code %d; stderr:\n%s", code, stderr)
-	}
-	recs, err := result.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := len(recs), 4; got != want {
-		t.Fatalf("got %d records, want %d", got, want)
-	}
+	recs := sweep(t, 3*time.Minute, 4, "--client", "java", "--clients-dir", ".",
+		"--inflight", "1,8", "--conn", "pool:4", "--rpc", "unary,streaming", "--warmup", "300ms", "--interval", "1s")
 	checkHistograms(t, recs)
 	for _, r := range recs {
 		if got, want := r.ConnsObserved, 4; got != want {
@@ -94,20 +82,8 @@ func TestJavaPool(t *testing.T) {
 func TestJavaAsyncStub(t *testing.T) {
 	selected(t, "java")
 	t.Setenv("RPCLAB_JAVA_STUB", "async")
-	out := filepath.Join(t.TempDir(), "r.jsonl")
-	_, stderr, code := rpclab(t, 3*time.Minute, "sweep", "--client", "java", "--clients-dir", ".",
-		"--inflight", "1,4", "--conn", "shared,per-worker", "--rpc", "unary",
-		"--warmup", "300ms", "--interval", "1s", "-o", out)
-	if code != 0 {
-		t.Fatalf("sweep exit code %d; stderr:\n%s", code, stderr)
-	}
-	recs, err := result.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := len(recs), 4; got != want {
-		t.Fatalf("got %d records, want %d", got, want)
-	}
+	recs := sweep(t, 3*time.Minute, 4, "--client", "java", "--clients-dir", ".",
+		"--inflight", "1,4", "--conn", "shared,per-worker", "--rpc", "unary", "--warmup", "300ms", "--interval", "1s")
 	checkHistograms(t, recs)
 	for _, r := range recs {
 		if !strings.Contains(r.Env.RuntimeVersion, "async stub") {

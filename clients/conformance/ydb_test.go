@@ -488,19 +488,8 @@ func parseYDBSummaryOnly(t *testing.T, stdout string) int {
 func TestSweepYDBDebugCppServer(t *testing.T) {
 	selected(t, "cpp")
 	build(t, "cpp")
-	out := filepath.Join(t.TempDir(), "r.jsonl")
-	_, stderr, code := rpclab(t, 3*time.Minute, "sweep", "--service", "ydb-debug", "--server", "cpp", "--clients-dir", ".",
-		"--rpc", "unary,streaming", "--inflight", "1,4", "--conn", "shared,per-worker", "--warmup", "200ms", "--interval", "1s", "-o", out)
-	if code != 0 {
-		t.Fatalf("sweep --service ydb-debug --server cpp: exit %d; stderr:\n%s", code, stderr)
-	}
-	recs, err := result.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 8 {
-		t.Fatalf("got %d records, want 8", len(recs))
-	}
+	recs := sweep(t, 3*time.Minute, 8, "--service", "ydb-debug", "--server", "cpp", "--clients-dir", ".",
+		"--rpc", "unary,streaming", "--inflight", "1,4", "--conn", "shared,per-worker", "--warmup", "200ms", "--interval", "1s")
 	for _, r := range recs {
 		if r.Status != result.StatusOK || r.Requests == 0 || r.Spec.Service != "ydb-debug" || r.Spec.Server != "cpp" {
 			t.Errorf("%s %s inflight=%d: status %q (%s), %d requests, service %q, server %q; want ok, ydb-debug, cpp",
