@@ -152,7 +152,9 @@ func TestDoctorBadInput(t *testing.T) {
 			tc.edit(&o)
 			// No step ran: a refusal up front returns no study, and the
 			// Step hook never fires.
-			o.Step = func(r *result.Record) { t.Errorf("a step ran (%s at %d) before the refusal", r.Spec.ConnMode, r.Spec.Inflight) }
+			o.Step = func(r *result.Record) {
+				t.Errorf("a step ran (%s at %d) before the refusal", r.Spec.ConnMode, r.Spec.Inflight)
+			}
 			d, err := doctor.Run(ctx, o)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("got %v, want an error wrapping %v", err, tc.want)
