@@ -171,6 +171,17 @@ const (
 	// only a trial shows it; grow and start a trial that is kept only on
 	// a throughput gain.
 	ReasonProbe
+	// ReasonPlateau: a probe held the throughput (within Rule.MinGain)
+	// without raising it: the connection is kept on trust and the next
+	// one is probed at once (Rule.PlateauSteps), the climb judged against
+	// the throughput from before it. The gain of more connections is not
+	// monotone: here two connections did not beat one at 2 RPCs in
+	// flight, but four did.
+	ReasonPlateau
+	// ReasonClimbGivenBack: the top of a climb did not gain over the
+	// throughput from before it: every connection kept on trust goes
+	// back, one per interval.
+	ReasonClimbGivenBack
 )
 
 var reasonNames = [...]string{
@@ -192,6 +203,8 @@ var reasonNames = [...]string{
 	ReasonAboveWatermark: "load above the policy's grow watermark",
 	ReasonBelowWatermark: "load below the policy's shrink watermark",
 	ReasonProbe:          "more than one RPC per connection: probing",
+	ReasonPlateau:        "trial connection held: kept on trust, probing one more",
+	ReasonClimbGivenBack: "climb given back: its top did not gain",
 }
 
 // String describes the reason in a few words.
@@ -244,6 +257,15 @@ type State struct {
 	// falls below three quarters of it, so connections a climb kept at
 	// fewer than one RPC each are not shrunk while that load lasts.
 	Kept int64
+	// Plateau is the connections a climb keeps on trust (ReasonPlateau):
+	// they held the throughput without raising it. ClimbBase is the
+	// throughput from before the first of them, which the climb's top is
+	// judged against; both are zero outside a plateau.
+	Plateau   int
+	ClimbBase float64
+	// GiveBack is the connections still to retire, one per interval,
+	// after a climb that did not pay (ReasonClimbGivenBack).
+	GiveBack int
 	// IdleSince is when the pool became idle; zero while it is not.
 	IdleSince time.Time
 	// LastChange is when the size last changed, or a trial ended.
@@ -294,6 +316,14 @@ type Rule struct {
 	// connection: pool:8 beat pool:2 and pool:4 at 2 to 8 in flight here,
 	// so the climb goes on for as long as each connection added pays.
 	Probe bool
+	// PlateauSteps is how many probed connections in a row a climb keeps
+	// on trust when each held the throughput without raising it (default
+	// 2): the next is probed at once, and the climb's top is judged
+	// against the throughput from before the first; if it did not gain,
+	// all of them go back. Here pool:2 did no better than one connection
+	// at 2 RPCs in flight while pool:4 did 1.2x, so a climb judging each
+	// connection alone stopped at one. Zero judges each alone.
+	PlateauSteps int
 	// MinGain is the relative throughput gain that confirms a trial
 	// (default 0.05: 5%).
 	MinGain float64
@@ -317,6 +347,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		InFlightPerConn: 1,
 		CPUBusyMax:      0.8,
 		Probe:           true,
+		PlateauSteps:    2,
 		Settle:          3 * time.Second,
 		MinGain:         0.05,
 		Cooldown:        5 * time.Second,
@@ -337,6 +368,8 @@ func (r Rule) validate() error {
 		return fmt.Errorf("%w: adaptive durations must not be negative", ErrInvalidOption)
 	case r.MaxBackoff < r.Cooldown:
 		return fmt.Errorf("%w: adaptive max back-off %v is below the cooldown %v", ErrInvalidOption, r.MaxBackoff, r.Cooldown)
+	case r.PlateauSteps < 0:
+		return fmt.Errorf("%w: adaptive plateau steps %d must not be negative", ErrInvalidOption, r.PlateauSteps)
 	case r.MinGain < 0:
 		return fmt.Errorf("%w: adaptive min gain %v must not be negative", ErrInvalidOption, r.MinGain)
 	}
@@ -348,6 +381,11 @@ func (r Rule) validate() error {
 // the next state. It reads no clock and keeps nothing outside State.
 func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	n := len(s.Conns)
+	if st.GiveBack > 0 {
+		st.GiveBack--
+		st.LastChange, st.Recent, st.IdleSince = now, 0, time.Time{}
+		return Decision{Shrink, ReasonClimbGivenBack}, st
+	}
 	if !s.allReady() {
 		// Judge nothing on a broken pool; a trial restarts its settle
 		// period once every connection is back.
@@ -367,14 +405,26 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		if st.TrialTime > 0 {
 			tp = st.TrialRPCs / st.TrialTime.Seconds()
 		}
-		probe := st.Probe
+		probe, plateau := st.Probe, st.Plateau
 		st.Trial, st.Probe, st.TrialRPCs, st.TrialTime, st.Recent, st.Paying = false, false, 0, 0, 0, false
+		st.Plateau, st.ClimbBase = 0, 0
 		st.LastChange = now
+		held := tp >= st.Baseline*(1-r.MinGain)
 		switch {
 		case tp >= st.Baseline*(1+r.MinGain) && tp > st.Baseline:
 			st.Backoff, st.Paying, st.Kept = 0, true, s.InFlight()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonGain}, st
+		case probe && held && plateau < r.PlateauSteps && n < r.Max && s.InFlight() > 1:
+			// Keep it on trust and probe the next at once, judged
+			// against the same baseline.
+			st.Plateau, st.ClimbBase = plateau+1, st.Baseline
+			st.Trial, st.TrialStart, st.Probe = true, now, true
+			return Decision{Grow, ReasonPlateau}, st
+		case probe && plateau > 0:
+			st.GiveBack = plateau
+			st = r.backOff(now, st)
+			return Decision{Shrink, ReasonClimbGivenBack}, st
 		case probe:
 			st = r.backOff(now, st)
 			return Decision{Shrink, ReasonNoGain}, st
@@ -443,9 +493,11 @@ func (r Rule) average(recent float64, s Signals) float64 {
 }
 
 // GrowFailed is the state after a Grow whose connection did not get READY:
-// the trial ends and the next growth waits a doubled back-off.
+// the trial ends, connections a climb kept on trust go back, and the next
+// growth waits a doubled back-off.
 func (r Rule) GrowFailed(now time.Time, st State) State {
 	st.Trial, st.Probe, st.TrialRPCs, st.TrialTime = false, false, 0, 0
+	st.GiveBack, st.Plateau, st.ClimbBase = st.GiveBack+st.Plateau, 0, 0
 	st.LastChange = now
 	return r.backOff(now, st)
 }

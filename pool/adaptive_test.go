@@ -33,6 +33,16 @@ func oneEach(n, k int) Signals {
 	return s
 }
 
+// probeAt is a probe's trial from a baseline of 1000 RPC/s with plateau
+// connections kept on trust before it.
+func probeAt(plateau int) State {
+	st := State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000, Plateau: plateau}
+	if plateau > 0 {
+		st.ClimbBase = 1000
+	}
+	return st
+}
+
 func notReady(s Signals) Signals {
 	s.Conns[len(s.Conns)-1].Ready = false
 	return s
@@ -62,8 +72,8 @@ func TestRuleDecide(t *testing.T) {
 			func(s State) bool { return math.Abs(s.Recent-800) < 1e-9 }},
 		{"write wait just below high: a probe", t0, sig(2, 2, high-1, 0.5, 100), State{}, Decision{Grow, ReasonProbe},
 			func(s State) bool { return s.Trial && s.Probe }},
-		{"a probe that held is given back", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Shrink, ReasonNoGain},
-			func(s State) bool { return !s.Trial && !s.Probe && s.Backoff == r.Cooldown }},
+		{"a probe that fell below -MinGain is given back", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return !s.Trial && !s.Probe && s.Backoff == r.Cooldown && s.Plateau == 0 && s.GiveBack == 0 }},
 		{"a probe that gained is kept", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Hold, ReasonGain},
 			func(s State) bool { return !s.Trial && !s.Probe }},
 		{"one in flight per conn is not a limit", t0, sig(2, 1, high, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
@@ -125,7 +135,7 @@ func TestRuleDecide(t *testing.T) {
 		// with one RPC or fewer in flight per connection.
 		{"a gain leaves the pool paying, kept at its in-flight", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Hold, ReasonGain},
 			func(s State) bool { return s.Paying && s.Kept == 6 }},
-		{"a probe given back ends the climb", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000, Paying: true}, Decision{Shrink, ReasonNoGain},
+		{"a probe given back ends the climb", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000, Paying: true}, Decision{Shrink, ReasonNoGain},
 			func(s State) bool { return !s.Paying }},
 		{"paying: climbs at one RPC per conn", t0, sig(3, 1, 0, 0.5, 100), State{Paying: true}, Decision{Grow, ReasonProbe},
 			func(s State) bool { return s.Trial && s.Probe }},
@@ -138,12 +148,41 @@ func TestRuleDecide(t *testing.T) {
 		{"in flight at 3/4 of kept is not idle", t0.Add(r.IdleFor), oneEach(4, 3), State{IdleSince: t0, Kept: 4}, Decision{Hold, ReasonBalanced}, nil},
 		{"in flight below 3/4 of kept is idle", t0.Add(r.IdleFor), oneEach(4, 2), State{IdleSince: t0, Kept: 4}, Decision{Shrink, ReasonIdle},
 			func(s State) bool { return !s.Paying }},
+
+		// A plateau: a probe that held at -MinGain is kept on trust and
+		// the next probed at once, all judged against the first baseline.
+		{"a probe that held at -MinGain is kept on trust", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), probeAt(0), Decision{Grow, ReasonPlateau},
+			func(s State) bool {
+				return s.Trial && s.Probe && s.TrialStart.Equal(t0.Add(r.Settle)) && s.Baseline == 1000 && s.ClimbBase == 1000 && s.Plateau == 1 && s.TrialRPCs == 0
+			}},
+		{"on trust at PlateauSteps-1: one more", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), probeAt(r.PlateauSteps - 1), Decision{Grow, ReasonPlateau},
+			func(s State) bool { return s.Plateau == r.PlateauSteps && s.ClimbBase == 1000 }},
+		{"the top held without gain: the climb goes back", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), probeAt(r.PlateauSteps), Decision{Shrink, ReasonClimbGivenBack},
+			func(s State) bool {
+				return !s.Trial && s.GiveBack == r.PlateauSteps && s.Plateau == 0 && s.ClimbBase == 0 && s.Backoff == r.Cooldown
+			}},
+		{"the top gained: the climb is kept", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), probeAt(r.PlateauSteps), Decision{Hold, ReasonGain},
+			func(s State) bool { return !s.Trial && s.GiveBack == 0 && s.Plateau == 0 && s.Paying && s.Kept == 6 }},
+		{"on trust, the next fell: the climb goes back", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), probeAt(1), Decision{Shrink, ReasonClimbGivenBack},
+			func(s State) bool { return s.GiveBack == 1 }},
+		{"held at max: nothing to walk to", t0.Add(r.Settle), sig(4, 2, high-1, 0.5, 238), probeAt(0), Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return s.GiveBack == 0 }},
+		{"held with one RPC in flight: nothing to spread", t0.Add(r.Settle), oneOf(sig(3, 0, 0, 0.5, 317)), probeAt(0), Decision{Shrink, ReasonNoGain}, nil},
+		{"held with two RPCs in flight: a plateau", t0.Add(r.Settle), twoOf(sig(3, 0, 0, 0.5, 317)), probeAt(0), Decision{Grow, ReasonPlateau}, nil},
+		{"a limit trial that held is not a plateau", t0.Add(r.Settle), sig(3, 2, high, 0.5, 317), trial, Decision{Shrink, ReasonNoGain}, nil},
+		{"plateau steps 0 judges each alone", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), probeAt(0), Decision{Shrink, ReasonNoGain}, nil},
+		{"giving back: one per interval", t0, sig(3, 2, high, 0.5, 100), State{GiveBack: 2, NextGrow: t0.Add(time.Minute)}, Decision{Shrink, ReasonClimbGivenBack},
+			func(s State) bool { return s.GiveBack == 1 && !s.Trial && s.LastChange.Equal(t0) }},
+		{"given back, the back-off holds", t0, sig(2, 2, high, 0.5, 100), State{NextGrow: t0.Add(time.Minute)}, Decision{Hold, ReasonCooldown}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := r
 			if tc.name == "probing off: no climb" {
 				r.Probe = false
+			}
+			if tc.name == "plateau steps 0 judges each alone" {
+				r.PlateauSteps = 0
 			}
 			got, st := r.Decide(tc.now, tc.s, tc.st)
 			if got != tc.want {
@@ -180,6 +219,11 @@ func TestRuleGrowFailed(t *testing.T) {
 			t.Errorf("GrowFailed with back-off %v: got trial %v back-off %v next %v, want false %v %v",
 				tc.before, st.Trial, st.Backoff, st.NextGrow.Sub(t0), tc.want, tc.want)
 		}
+	}
+	// A plateau step whose connection failed: those on trust go back.
+	st := r.GrowFailed(t0, probeAt(2))
+	if st.GiveBack != 2 || st.Plateau != 0 || st.ClimbBase != 0 {
+		t.Errorf("GrowFailed on a plateau of 2: got give-back %d plateau %d base %v, want 2 0 0", st.GiveBack, st.Plateau, st.ClimbBase)
 	}
 }
 
@@ -235,4 +279,64 @@ func TestRuleSequence(t *testing.T) {
 	if size != r.Min {
 		t.Errorf("size after the load fell: got %d, want %d (%v)", size, r.Min, trail)
 	}
+}
+
+// TestRulePlateau: the policy alone, on a fake clock, at 2 RPCs in flight
+// and no write wait, where the gain is not monotone in the size (as
+// measured here: pool:2 no better than one connection, pool:4 1.2x). The
+// climb walks through the sizes that held and keeps the top that paid;
+// where nothing pays it gives every connection back and backs off.
+func TestRulePlateau(t *testing.T) {
+	climb := func(t *testing.T, tp map[int]uint64) (int, []Reason, State) {
+		r := DefaultRule(1, 8)
+		var st State
+		now, size := t0, 1
+		var trail []Reason
+		for i := 0; i < 60; i++ {
+			now = now.Add(time.Second)
+			s := twoOf(sig(size, 0, 0, 0.5, tp[size]/uint64(size)))
+			d, next := r.Decide(now, s, st)
+			st = next
+			switch d.Action {
+			case Grow:
+				size++
+			case Shrink:
+				size--
+			}
+			if size < r.Min || size > r.Max {
+				t.Fatalf("size %d after %v/%v", size, d.Action, d.Reason)
+			}
+			if d.Action != Hold || len(trail) == 0 || trail[len(trail)-1] != d.Reason {
+				trail = append(trail, d.Reason)
+			}
+		}
+		return size, trail, st
+	}
+	t.Run("the top paid", func(t *testing.T) {
+		size, trail, _ := climb(t, map[int]uint64{1: 10000, 2: 9800, 3: 10100, 4: 12000, 5: 12000, 6: 12000, 7: 12000, 8: 12000})
+		if size != 4 {
+			t.Errorf("size: got %d, want 4 (%v)", size, trail)
+		}
+		want := []Reason{ReasonProbe, ReasonSettling, ReasonPlateau, ReasonSettling, ReasonPlateau, ReasonSettling, ReasonGain}
+		for i, w := range want {
+			if i >= len(trail) || trail[i] != w {
+				t.Fatalf("reasons: got %v, want them to start with %v", trail, want)
+			}
+		}
+	})
+	t.Run("nothing paid", func(t *testing.T) {
+		size, trail, st := climb(t, map[int]uint64{1: 10000, 2: 10000, 3: 10000, 4: 10000})
+		if size != 1 {
+			t.Errorf("size: got %d, want 1 (%v)", size, trail)
+		}
+		gaveBack := 0
+		for _, r := range trail {
+			if r == ReasonClimbGivenBack {
+				gaveBack++
+			}
+		}
+		if gaveBack < 3 || st.Backoff < DefaultRule(1, 8).Cooldown {
+			t.Errorf("want the three connections given back one by one and a back-off: got %v, back-off %v", trail, st.Backoff)
+		}
+	})
 }

@@ -125,6 +125,10 @@ func try(scratch string, m mutation, timeout time.Duration) (verdict, detail str
 	switch {
 	case ctx.Err() != nil:
 		return "timeout", tail(outb)
+	case err == nil && bytes.Contains(outb, []byte("[no tests to run]")):
+		// A -run pattern that matches nothing is a broken entry, not a
+		// surviving mutation.
+		return "stale", "its test pattern matched no test: " + tail(outb)
 	case err == nil:
 		return "survived", ""
 	case bytes.Contains(outb, []byte("[build failed]")) || bytes.Contains(outb, []byte("[setup failed]")):
