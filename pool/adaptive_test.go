@@ -73,7 +73,9 @@ func TestRuleDecide(t *testing.T) {
 		{"write wait just below high: a probe", t0, sig(2, 2, high-1, 0.5, 100), State{}, Decision{Grow, ReasonProbe},
 			func(s State) bool { return s.Trial && s.Probe }},
 		{"a probe that fell below -MinGain is given back", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Shrink, ReasonNoGain},
-			func(s State) bool { return !s.Trial && !s.Probe && s.Backoff == r.Cooldown && s.Plateau == 0 && s.GiveBack == 0 }},
+			func(s State) bool {
+				return !s.Trial && !s.Probe && s.Backoff == r.Cooldown && s.Plateau == 0 && s.GiveBack == 0
+			}},
 		{"a probe that gained is kept", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Hold, ReasonGain},
 			func(s State) bool { return !s.Trial && !s.Probe }},
 		{"one in flight per conn is not a limit", t0, sig(2, 1, high, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
