@@ -318,11 +318,13 @@ type Rule struct {
 	Probe bool
 	// PlateauSteps is how many probed connections in a row a climb keeps
 	// on trust when each held the throughput without raising it (default
-	// 2): the next is probed at once, and the climb's top is judged
+	// 3): the next is probed at once, and the climb's top is judged
 	// against the throughput from before the first; if it did not gain,
 	// all of them go back. Here pool:2 did no better than one connection
 	// at 2 RPCs in flight while pool:4 did 1.2x, so a climb judging each
-	// connection alone stopped at one. Zero judges each alone.
+	// connection alone stopped at one; at 4 in flight pool:5 to pool:7
+	// were within the noise of pool:4 and pool:8 1.1-1.4x, so three on
+	// trust take a climb from 4 to 8. Zero judges each alone.
 	PlateauSteps int
 	// MinGain is the relative throughput gain that confirms a trial
 	// (default 0.05: 5%).
@@ -347,7 +349,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		InFlightPerConn: 1,
 		CPUBusyMax:      0.8,
 		Probe:           true,
-		PlateauSteps:    2,
+		PlateauSteps:    3,
 		Settle:          3 * time.Second,
 		MinGain:         0.05,
 		Cooldown:        5 * time.Second,
