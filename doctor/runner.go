@@ -106,19 +106,13 @@ func (r externalRunner) Run(ctx context.Context, o *Options, conn loadgen.ConnMo
 	e.Conns = []string{conn.String()}
 	spec := &loadgen.Spec{Target: o.Target, Conns: []loadgen.ConnMode{conn}, RPCs: []string{loadgen.Unary},
 		Inflight: ns, PayloadBytes: o.PayloadBytes, Warmup: o.Warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
-	failed := 0
 	err := e.Sweep(ctx, spec, func(rec *result.Record) error {
-		if rec.Status == result.StatusFailed {
-			failed++
-		}
 		step(rec)
 		return nil
 	}, nil)
-	// A client exits 1 when a step failed, its records written
-	// (docs/clients.md, "Exit codes"): each failed step is a record the
-	// study judges, not an error of the run.
-	var exit *extclient.ExitError
-	if errors.Is(err, extclient.ErrStepsFailed) || (errors.As(err, &exit) && exit.Code == 1 && failed > 0) {
+	// Each failed step is a record the study judges, not an error of the
+	// run.
+	if errors.Is(err, extclient.ErrStepsFailed) {
 		return nil
 	}
 	if err != nil && ctx.Err() == nil {

@@ -128,26 +128,31 @@ func WithSize(n int) Option {
 // connections, by DefaultRule(minConns, maxConns). It starts with minConns.
 // Once per second it measures, per connection, the RPCs in flight, how
 // long RPCs wait in the client before their connection's next socket
-// write, and the RPCs completed, and the process's CPU use; it adds one
-// connection when RPCs wait to be written, or, as a probe, when more than
-// one RPC is in flight per connection, keeps it only if throughput rose
-// (or, for a measured wait, the wait went away while the CPU stayed free)
-// after a settle period, else gives it back and doubles its back-off, and
-// retires one after the
-// pool has sat idle. A new connection takes RPCs only once READY; a
-// retired one takes no new RPC and closes when its last RPC ends.
-// Stats().Events tells every decision and why.
+// write, and the RPCs completed, and the process's CPU use. It adds one
+// connection on trial when RPCs wait to be written or, as a probe, when
+// more than one RPC is in flight per connection (and, after a trial that
+// paid, while more than one RPC is in flight at all). After a settle
+// period it keeps the connection if throughput rose (or, for a measured
+// wait, the wait went away while the CPU stayed free); a probe that held
+// the throughput without raising it is kept on trust and the next one
+// probed at once (Rule.PlateauSteps), the climb's top judged against the
+// throughput from before it, and every connection on trust given back if
+// it did not gain. A failed trial doubles the back-off. The pool retires
+// one connection after it has sat idle. A new connection takes RPCs only
+// once READY; a retired one takes no new RPC and closes when its last RPC
+// ends. Stats().Events tells every decision and why.
 //
 // To time socket writes the pool dials each connection itself, over TCP
 // or a Unix socket (grpc.WithContextDialer, placed before the caller's
 // dial options). A
 // grpc.WithContextDialer of the caller's replaces it: RPCs then run, but
-// the pool sees no write wait and never grows. As with any custom dialer,
-// grpc-go then applies no proxy from the environment.
+// the pool sees no write wait and grows only on probes. As with any
+// custom dialer, grpc-go then applies no proxy from the environment.
 //
 // A pool without WithSize or WithAdaptive keeps a fixed DefaultSize():
 // the adaptive mode is not the default until measurements show it matches
-// the best fixed size (none has been taken yet). New rejects minConns < 1,
+// the best fixed size at every load (scripts/adaptive.sh; the README has
+// the figures). New rejects minConns < 1,
 // maxConns < minConns, and WithAdaptive together with WithSize.
 func WithAdaptive(minConns, maxConns int) Option {
 	return func(c *config) error {

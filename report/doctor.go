@@ -44,7 +44,7 @@ func DoctorText(w io.Writer, d *verdict.Diagnosis, capped bool) {
 		fmt.Fprintf(w, "Use the adaptive pool (%.0f vs %.0f req/s): it matched the best fixed pool (%.0f%% of its throughput, at most %.1fx the CPU per RPC)\n",
 			b.ThroughputRPS, d.Shared.Best.ThroughputRPS, 100*verdict.EnoughOfBest, verdict.AutoCPUSlack)
 		fmt.Fprintln(w, "and sizes itself to the load, where a fixed size fits one load only.")
-		fmt.Fprintln(w, "The change (github.com/rpclab/rpclab/pool; a *pool.Pool is a grpc.ClientConnInterface):")
+		fmt.Fprintf(w, "The change (%s; %s):\n", verdict.PoolLibrary("go"), poolChanges["go"].takes)
 		fmt.Fprintf(w, "    p, err := pool.New(target, pool.WithAdaptive(%d, %d), pool.WithDialOptions(opts...)) // was: grpc.NewClient(target, opts...)\n", b.Spec.ConnsMin, b.Spec.ConnsRequested)
 		fmt.Fprintln(w, "    defer p.Close()")
 		fmt.Fprintln(w, "    client := pb.NewYourServiceClient(p) // was: pb.NewYourServiceClient(cc)")
@@ -69,8 +69,9 @@ func DoctorText(w io.Writer, d *verdict.Diagnosis, capped bool) {
 // poolChange is one stack's code change to a pool of N connections, as its
 // pool library's README gives it ("the three-line change").
 type poolChange struct {
-	// lib names the library and why the stack's stubs take it.
-	lib string
+	// takes says why the stack's stubs take the library
+	// (verdict.PoolLibrary names it).
+	takes string
 	// lines are the change, {N} standing for the pool's size.
 	lines []string
 	// readme is the library's README, for its settings ("" for Go's
@@ -81,32 +82,32 @@ type poolChange struct {
 // poolChanges are the change in each client language's stack (result's
 // env.language), from package pool and clients/<lang>/pool/README.md.
 var poolChanges = map[string]poolChange{
-	"go": {lib: "github.com/rpclab/rpclab/pool; a *pool.Pool is a grpc.ClientConnInterface", lines: []string{
+	"go": {takes: "a *pool.Pool is a grpc.ClientConnInterface", lines: []string{
 		"p, err := pool.New(target, pool.WithSize({N}), pool.WithDialOptions(opts...)) // was: grpc.NewClient(target, opts...)",
 		"defer p.Close()",
 		"client := pb.NewYourServiceClient(p) // was: pb.NewYourServiceClient(cc)",
 	}},
-	"java": {lib: "io.rpclab.pool.ChannelPool, clients/java/pool; a ChannelPool is a ManagedChannel a generated stub takes", lines: []string{
+	"java": {takes: "a ChannelPool is a ManagedChannel a generated stub takes", lines: []string{
 		"ChannelPool ch = ChannelPool.forTarget(target, creds).size({N}).build(); // was: ManagedChannel ch = Grpc.newChannelBuilder(target, creds).build();",
 		"YourServiceGrpc.YourServiceBlockingStub stub = YourServiceGrpc.newBlockingStub(ch); // unchanged",
 		"ch.shutdown(); ch.awaitTermination(5, TimeUnit.SECONDS); // unchanged: over all {N} channels",
 	}, readme: "clients/java/pool/README.md"},
-	"rust": {lib: "the rpclab-pool crate, clients/rust/pool; a Pool is a tonic GrpcService a generated client takes", lines: []string{
+	"rust": {takes: "a Pool is a tonic GrpcService a generated client takes", lines: []string{
 		"let ep = Endpoint::from_shared(uri)?.connect_timeout(Duration::from_secs(5)); // was: let ch = Endpoint::from_shared(uri)?.connect().await?;",
 		"let pool = rpclab_pool::Pool::connect(ep, {N}, rpclab_pool::Policy::RoundRobin).await?;",
 		"let mut client = YourServiceClient::new(pool); // was: YourServiceClient::new(ch)",
 	}, readme: "clients/rust/pool/README.md"},
-	"cpp": {lib: "rpclab::ChannelPool, clients/cpp/pool; #include \"channel_pool.h\"", lines: []string{
+	"cpp": {takes: "#include \"channel_pool.h\"", lines: []string{
 		"rpclab::ChannelPool pool(target, {N}, rpclab::Pick::kRoundRobin); // was: auto channel = grpc::CreateChannel(target, creds);",
 		"auto lease = pool.Acquire(); // per call: counts it in flight on its channel until destroyed",
 		"auto stub = YourService::NewStub(lease.channel()); // was: YourService::NewStub(channel)",
 	}, readme: "clients/cpp/pool/README.md"},
-	"python": {lib: "rpclab_pool.ChannelPool, clients/python/pool; a ChannelPool is a grpc.Channel a generated stub takes", lines: []string{
+	"python": {takes: "a ChannelPool is a grpc.Channel a generated stub takes", lines: []string{
 		"import rpclab_pool",
 		"channel = rpclab_pool.ChannelPool(target, {N})  # was: grpc.insecure_channel(target)",
 		"stub = YourServiceStub(channel)  # unchanged",
 	}, readme: "clients/python/pool/README.md"},
-	"node": {lib: "ChannelPool of @rpclab/grpc-pool, clients/node/pool; plugged in through channelOverride", lines: []string{
+	"node": {takes: "plugged in through channelOverride", lines: []string{
 		"const { ChannelPool } = require('@rpclab/grpc-pool');",
 		"const pool = new ChannelPool(target, grpc.credentials.createInsecure(), { size: {N} });",
 		"const client = new YourServiceClient(target, grpc.credentials.createInsecure(), { channelOverride: pool }); // was: without channelOverride",
@@ -126,7 +127,7 @@ func PoolChange(w io.Writer, lang string, n int) {
 		fmt.Fprintf(w, "The %s client has no pool library in rpclab; clients/*/pool hold those of C++, Java, Rust, Python and Node.\n", lang)
 		return
 	}
-	fmt.Fprintf(w, "The change (%s):\n", c.lib)
+	fmt.Fprintf(w, "The change (%s; %s):\n", verdict.PoolLibrary(lang), c.takes)
 	for _, l := range c.lines {
 		fmt.Fprintf(w, "    %s\n", strings.ReplaceAll(l, "{N}", strconv.Itoa(n)))
 	}

@@ -40,7 +40,7 @@ func TrapWhy(r *result.Record) string {
 func PoolLibrary(lang string) string {
 	switch lang {
 	case "", "go":
-		return "package github.com/rpclab/rpclab/pool"
+		return "github.com/rpclab/rpclab/pool"
 	case "cpp":
 		return "rpclab::ChannelPool, clients/cpp/pool"
 	case "java":

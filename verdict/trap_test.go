@@ -124,7 +124,7 @@ func TestAdaptivePoolTrap(t *testing.T) {
 // stack's pool, not Go's.
 func TestPoolLibrary(t *testing.T) {
 	for lang, want := range map[string]string{
-		"go": "package github.com/rpclab/rpclab/pool", "cpp": "clients/cpp/pool", "java": "io.rpclab.pool.ChannelPool",
+		"go": "github.com/rpclab/rpclab/pool", "cpp": "clients/cpp/pool", "java": "io.rpclab.pool.ChannelPool",
 		"rust": "rpclab-pool crate", "python": "rpclab_pool.ChannelPool", "node": "@rpclab/grpc-pool",
 	} {
 		if got := PoolLibrary(lang); !strings.Contains(got, want) {

@@ -301,6 +301,11 @@ loop:
 		if code == 2 {
 			return usage.Errorf(ErrClientFlags, "the %s client rejected its flags (see its message above)", e.Lang)
 		}
+		if code == 1 && failedSteps > 0 {
+			// docs/clients.md, "Exit codes": 1 when a step failed, its
+			// record written. The records say why; the run itself held.
+			return fmt.Errorf("extclient: the %s client exited 1: %d of %d %w", e.Lang, failedSteps, n, ErrStepsFailed)
+		}
 		return &ExitError{Lang: e.Lang, Code: code}
 	}
 	if werr != nil {
