@@ -229,57 +229,68 @@ func TestRuleGrowFailed(t *testing.T) {
 	}
 }
 
+// sim runs Rule.Decide on a fake clock, one decision a second, applies
+// each to size and keeps the trail of reasons (a hold once per run of it).
+type sim struct {
+	r     Rule
+	st    State
+	now   time.Time
+	size  int
+	trail []Reason
+}
+
+func (m *sim) tick(t *testing.T, s Signals) {
+	t.Helper()
+	m.now = m.now.Add(time.Second)
+	d, next := m.r.Decide(m.now, s, m.st)
+	m.st = next
+	switch d.Action {
+	case Grow:
+		m.size++
+	case Shrink:
+		m.size--
+	}
+	if m.size < m.r.Min || m.size > m.r.Max {
+		t.Fatalf("size %d after %v/%v, want %d..%d", m.size, d.Action, d.Reason, m.r.Min, m.r.Max)
+	}
+	if d.Action != Hold || len(m.trail) == 0 || m.trail[len(m.trail)-1] != d.Reason {
+		m.trail = append(m.trail, d.Reason)
+	}
+}
+
 // The policy alone, on a fake clock, through load that rises and falls:
 // it grows while each trial pays, gives back the one that does not and
 // backs off, and shrinks back to min once idle. It never leaves min..max.
 func TestRuleSequence(t *testing.T) {
-	r := DefaultRule(1, 3)
-	var st State
-	now := t0
-	size := 1
-	var trail []Reason
+	m := &sim{r: DefaultRule(1, 3), now: t0, size: 1}
 	// throughput a size gives under the heavy load: 2 connections double
 	// it, a third adds nothing.
 	gain := map[int]uint64{1: 1000, 2: 1000, 3: 667}
 	run := func(ticks int, heavy bool) {
 		for i := 0; i < ticks; i++ {
-			now = now.Add(time.Second)
-			s := sig(size, 0, 0, 0.3, 0)
+			s := sig(m.size, 0, 0, 0.3, 0)
 			if heavy {
-				s = sig(size, 8, time.Millisecond, 0.3, gain[size])
+				s = sig(m.size, 8, time.Millisecond, 0.3, gain[m.size])
 			}
-			d, next := r.Decide(now, s, st)
-			st = next
-			switch d.Action {
-			case Grow:
-				size++
-			case Shrink:
-				size--
-			}
-			if size < r.Min || size > r.Max {
-				t.Fatalf("size %d after %v/%v, want %d..%d", size, d.Action, d.Reason, r.Min, r.Max)
-			}
-			if d.Action != Hold || len(trail) == 0 || trail[len(trail)-1] != d.Reason {
-				trail = append(trail, d.Reason)
-			}
+			m.tick(t, s)
 		}
 	}
 	run(20, true)
-	if size != 2 {
-		t.Errorf("size under heavy load: got %d, want 2 (%v)", size, trail)
+	if m.size != 2 {
+		t.Errorf("size under heavy load: got %d, want 2 (%v)", m.size, m.trail)
 	}
 	want := []Reason{ReasonLimit, ReasonSettling, ReasonGain, ReasonCooldown, ReasonLimit, ReasonSettling, ReasonNoGain, ReasonCooldown}
 	for i, w := range want {
-		if i >= len(trail) || trail[i] != w {
-			t.Fatalf("reasons: got %v, want them to start with %v", trail, want)
+		if i >= len(m.trail) || m.trail[i] != w {
+			t.Fatalf("reasons: got %v, want them to start with %v", m.trail, want)
 		}
 	}
-	if st.Backoff != 2*r.Cooldown {
-		t.Errorf("back-off after two failed trials: got %v, want %v", st.Backoff, 2*r.Cooldown)
+	if m.st.Backoff != 2*m.r.Cooldown {
+		t.Errorf("back-off after two failed trials: got %v, want %v", m.st.Backoff, 2*m.r.Cooldown)
 	}
-	run(2*int(r.IdleFor/time.Second)+5, false)
-	if size != r.Min {
-		t.Errorf("size after the load fell: got %d, want %d (%v)", size, r.Min, trail)
+	run(2*int(m.r.IdleFor/time.Second)+5, false)
+	if m.size != m.r.Min {
+		t.Errorf("size after the load fell: got %d, want %d (%v)", m.size, m.r.Min, m.trail)
 	}
 }
 
@@ -290,29 +301,11 @@ func TestRuleSequence(t *testing.T) {
 // where nothing pays it gives every connection back and backs off.
 func TestRulePlateau(t *testing.T) {
 	climb := func(t *testing.T, tp map[int]uint64) (int, []Reason, State) {
-		r := DefaultRule(1, 8)
-		var st State
-		now, size := t0, 1
-		var trail []Reason
+		m := &sim{r: DefaultRule(1, 8), now: t0, size: 1}
 		for i := 0; i < 60; i++ {
-			now = now.Add(time.Second)
-			s := twoOf(sig(size, 0, 0, 0.5, tp[size]/uint64(size)))
-			d, next := r.Decide(now, s, st)
-			st = next
-			switch d.Action {
-			case Grow:
-				size++
-			case Shrink:
-				size--
-			}
-			if size < r.Min || size > r.Max {
-				t.Fatalf("size %d after %v/%v", size, d.Action, d.Reason)
-			}
-			if d.Action != Hold || len(trail) == 0 || trail[len(trail)-1] != d.Reason {
-				trail = append(trail, d.Reason)
-			}
+			m.tick(t, twoOf(sig(m.size, 0, 0, 0.5, tp[m.size]/uint64(m.size))))
 		}
-		return size, trail, st
+		return m.size, m.trail, m.st
 	}
 	t.Run("the top paid", func(t *testing.T) {
 		size, trail, _ := climb(t, map[int]uint64{1: 10000, 2: 9800, 3: 10100, 4: 12000, 5: 12000, 6: 12000, 7: 12000, 8: 12000})
