@@ -197,7 +197,7 @@ func (o *Options) AdaptiveRule() pool.Rule {
 // RPCs kept in flight from its start, to grow from r.Min to the most
 // connections r lets it reach at that count, if each connection it adds
 // is kept: one decision (r.Interval) before the first growth, then for
-// each connection its trial (r.Settle), the wait before the next growth
+// each connection its trial (r.TrialTime), the wait before the next growth
 // (r.Cooldown), and up to one more decision interval for the tick that
 // takes it. Without r.Probe, r grows only while more than
 // r.InFlightPerConn RPCs are in flight per connection, so inflight RPCs
@@ -213,7 +213,7 @@ func SettleTime(r pool.Rule, inflight int) time.Duration {
 	if adds <= 0 {
 		return 0
 	}
-	return r.Interval + time.Duration(adds)*(r.Settle+r.Cooldown+r.Interval)
+	return r.Interval + time.Duration(adds)*(r.TrialTime()+r.Cooldown+r.Interval)
 }
 
 // StepWarmup is the warm-up of a step of conn at inflight: o.Warmup, or

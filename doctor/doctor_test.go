@@ -39,7 +39,7 @@ const defaultTestTimeout = 30 * time.Second
 // milliseconds here rather than doctor's real tens of seconds.
 func quickRule() *pool.Rule {
 	r := pool.DefaultRule(1, 1) // doctor sets Min and Max
-	r.Interval, r.Settle, r.Cooldown, r.IdleFor = 10*time.Millisecond, 50*time.Millisecond, 30*time.Millisecond, 60*time.Millisecond
+	r.Interval, r.Settle, r.Cooldown, r.IdleFor = 10*time.Millisecond, 40*time.Millisecond, 30*time.Millisecond, 60*time.Millisecond
 	return &r
 }
 
@@ -275,7 +275,7 @@ func TestDoctorEveryRPCFailed(t *testing.T) {
 // ceil(in-flight / InFlightPerConn), at most Max.
 func TestSettleTime(t *testing.T) {
 	def := pool.DefaultRule(1, 8)
-	perConn := def.Settle + def.Cooldown + def.Interval
+	perConn := def.TrialTime() + def.Cooldown + def.Interval
 	noProbe := def
 	noProbe.Probe = false
 	half := noProbe
@@ -360,9 +360,10 @@ func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 	if want := fixedN[max(0, len(fixedN)-verdict.MinInflights):]; !slices.Equal(autoN, want) {
 		t.Errorf("adaptive steps at in-flight %v, want the fixed layouts' top %v (of %v)", autoN, want, fixedN)
 	}
-	// At in-flight 2 the quick rule's pool can reach 2: 10 ms, then 50 +
-	// 30 + 10 ms for the one connection it adds, longer than o.Warmup.
-	if got, want := doctor.SettleTime(rule, 2), 100*time.Millisecond; got != want {
+	// At in-flight 2 the quick rule's pool can reach 2: 10 ms, then a 40
+	// ms trial (one block of four intervals) + 30 + 10 ms for the one
+	// connection it adds, longer than o.Warmup.
+	if got, want := doctor.SettleTime(rule, 2), 90*time.Millisecond; got != want {
 		t.Errorf("quick rule at in-flight 2: got %v, want %v", got, want)
 	}
 }

@@ -133,8 +133,9 @@ const (
 	// ReasonCooldown: a connection is the limit but the pool changed or
 	// gave back a connection too recently (the back-off has not passed).
 	ReasonCooldown
-	// ReasonSettling: a trial connection was added; its gain is judged
-	// once Rule.Settle has passed.
+	// ReasonSettling: a trial connection was added; the pool runs with
+	// and without it in turn (State.Trial) and judges its gain once
+	// Rule.TrialTime has passed.
 	ReasonSettling
 	// ReasonGain: the trial connection raised throughput by at least
 	// Rule.MinGain: it is kept and the back-off resets.
@@ -174,7 +175,7 @@ const (
 	// ReasonPlateau: a probe held the throughput (within Rule.MinGain)
 	// without raising it: the connection is kept on trust and the next
 	// one is probed at once (Rule.PlateauSteps), the climb judged against
-	// the throughput from before it. The gain of more connections is not
+	// the size from before it, measured side by side. The gain of more connections is not
 	// monotone: here two connections did not beat one at 2 RPCs in
 	// flight, but four did.
 	ReasonPlateau
@@ -190,7 +191,7 @@ var reasonNames = [...]string{
 	ReasonAtMax:      "a connection is the limit but the pool is at max",
 	ReasonCPUBusy:    "no gain and CPU is busy",
 	ReasonCooldown:   "a connection is the limit but the back-off has not passed",
-	ReasonSettling:   "trial connection settling",
+	ReasonSettling:   "trial: measuring with and without it",
 	ReasonGain:       "trial connection kept: throughput rose",
 	ReasonLimitGone:  "trial connection kept: throughput held and the limit is gone",
 	ReasonNoGain:     "trial connection given back: no gain",
@@ -225,23 +226,35 @@ type Decision struct {
 // the state of a new pool.
 type State struct {
 	// Trial reports that the newest connection is on trial since
-	// TrialStart; Baseline is the throughput (RPC/s) before it was added.
+	// TrialStart. A trial is measured paired: over each block of four
+	// intervals the pool runs with every connection, then twice with only
+	// the first BaseConns taking new RPCs (the size before the trial, or
+	// before the climb), then with every one again (B A A B), and the
+	// trial is judged on the two sizes' throughputs side by side. The
+	// host's drift, which made a baseline taken before the trial swing
+	// the verdict by 20-40% here, is the same on both sides of each pair.
 	Trial      bool
 	TrialStart time.Time
-	Baseline   float64
+	// BaseConns is the size the trial is judged against (the connections
+	// before it, or before the first connection a climb kept on trust).
+	BaseConns int
+	// Phase counts the trial's intervals so far; Active is the
+	// connections that take new RPCs over the next interval (0: all).
+	Phase  int
+	Active int
+	// TrialRPCs and TrialTime sum the RPCs completed and the time over the
+	// trial's intervals with every connection; BaseRPCs and BaseTime over
+	// those with BaseConns.
+	TrialRPCs, BaseRPCs float64
+	TrialTime, BaseTime time.Duration
+	// Baseline and Tried are the throughputs (RPC/s) the last trial was
+	// judged on: with BaseConns connections and with all of them. Judged
+	// reports that this decision judged it.
+	Baseline, Tried float64
+	Judged          bool
 	// Probe reports that the trial is a probe (ReasonProbe): no RPC
 	// waited to be written, so only a throughput gain keeps it.
 	Probe bool
-	// TrialRPCs and TrialTime sum the RPCs completed and the time over the
-	// trial's intervals: the trial is judged on their mean, not on one
-	// interval (one second's throughput swings by a third on a busy host).
-	TrialRPCs float64
-	TrialTime time.Duration
-	// Recent is the throughput outside trials, averaged over about
-	// Rule.Settle (an exponential average, weight Interval/Settle per
-	// interval); zero before the first interval and after a size change.
-	// A trial's Baseline is Recent when it starts.
-	Recent float64
 	// NextGrow is the earliest time the pool may grow again.
 	NextGrow time.Time
 	// Backoff is the wait after the last failed trial; zero after a
@@ -258,11 +271,8 @@ type State struct {
 	// fewer than one RPC each are not shrunk while that load lasts.
 	Kept int64
 	// Plateau is the connections a climb keeps on trust (ReasonPlateau):
-	// they held the throughput without raising it. ClimbBase is the
-	// throughput from before the first of them, which the climb's top is
-	// judged against; both are zero outside a plateau.
-	Plateau   int
-	ClimbBase float64
+	// they held the throughput without raising it; zero outside a climb.
+	Plateau int
 	// GiveBack is the connections still to retire, one per interval,
 	// after a climb that did not pay (ReasonClimbGivenBack).
 	GiveBack int
@@ -303,8 +313,9 @@ type Rule struct {
 	// CPU per RPC. Below it, a trial that holds the throughput and removes
 	// the write wait is kept too.
 	CPUBusyMax float64
-	// Settle is how long a trial connection runs before its gain is judged
-	// (default 3s).
+	// Settle is how long a trial connection is measured before its gain
+	// is judged, rounded up to whole blocks of four intervals (B A A B:
+	// State.Trial); default 4s, one block.
 	Settle time.Duration
 	// Probe also starts a trial when more than InFlightPerConn RPCs are in
 	// flight per connection though none waits WriteWaitHigh to be written
@@ -350,7 +361,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		CPUBusyMax:      0.8,
 		Probe:           true,
 		PlateauSteps:    3,
-		Settle:          3 * time.Second,
+		Settle:          4 * time.Second,
 		MinGain:         0.05,
 		Cooldown:        5 * time.Second,
 		MaxBackoff:      5 * time.Minute,
@@ -383,45 +394,54 @@ func (r Rule) validate() error {
 // the next state. It reads no clock and keeps nothing outside State.
 func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	n := len(s.Conns)
+	st.Judged = false
 	if st.GiveBack > 0 {
 		st.GiveBack--
-		st.LastChange, st.Recent, st.IdleSince = now, 0, time.Time{}
+		st.LastChange, st.IdleSince = now, time.Time{}
 		return Decision{Shrink, ReasonClimbGivenBack}, st
 	}
 	if !s.allReady() {
-		// Judge nothing on a broken pool; a trial restarts its settle
-		// period once every connection is back.
+		// Judge nothing on a broken pool; a trial starts its measurement
+		// again, with every connection, once every connection is back.
 		st.IdleSince = time.Time{}
 		if st.Trial {
-			st.TrialStart, st.TrialRPCs, st.TrialTime = now, 0, 0
+			st = restartTrial(now, st)
 		}
 		return Decision{Hold, ReasonNotReady}, st
 	}
 	if st.Trial {
-		st.TrialRPCs += s.Throughput() * s.Interval.Seconds()
-		st.TrialTime += s.Interval
-		if now.Sub(st.TrialStart) < r.Settle {
+		if base(st.Phase) {
+			st.BaseRPCs += s.Throughput() * s.Interval.Seconds()
+			st.BaseTime += s.Interval
+		} else {
+			st.TrialRPCs += s.Throughput() * s.Interval.Seconds()
+			st.TrialTime += s.Interval
+		}
+		st.Phase++
+		if time.Duration(st.Phase)*r.Interval < r.TrialTime() {
+			st.Active = 0
+			if base(st.Phase) {
+				st.Active = st.BaseConns
+			}
 			return Decision{Hold, ReasonSettling}, st
 		}
-		tp := s.Throughput()
-		if st.TrialTime > 0 {
-			tp = st.TrialRPCs / st.TrialTime.Seconds()
-		}
+		st.Baseline, st.Tried = rate(st.BaseRPCs, st.BaseTime), rate(st.TrialRPCs, st.TrialTime)
+		bl, tp := st.Baseline, st.Tried
+		st.Judged = true
 		probe, plateau := st.Probe, st.Plateau
-		st.Trial, st.Probe, st.TrialRPCs, st.TrialTime, st.Recent, st.Paying = false, false, 0, 0, 0, false
-		st.Plateau, st.ClimbBase = 0, 0
+		st = restartTrial(now, st)
+		st.Trial, st.Probe, st.Paying, st.Plateau = false, false, false, 0
 		st.LastChange = now
-		held := tp >= st.Baseline*(1-r.MinGain)
+		held := tp >= bl*(1-r.MinGain)
 		switch {
-		case tp >= st.Baseline*(1+r.MinGain) && tp > st.Baseline:
+		case tp >= bl*(1+r.MinGain) && tp > bl:
 			st.Backoff, st.Paying, st.Kept = 0, true, s.InFlight()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonGain}, st
 		case probe && held && plateau < r.PlateauSteps && n < r.Max && s.InFlight() > 1:
 			// Keep it on trust and probe the next at once, judged
-			// against the same baseline.
-			st.Plateau, st.ClimbBase = plateau+1, st.Baseline
-			st.Trial, st.TrialStart, st.Probe = true, now, true
+			// against the same size.
+			st.Plateau, st.Trial, st.Probe = plateau+1, true, true
 			return Decision{Grow, ReasonPlateau}, st
 		case probe && plateau > 0:
 			st.GiveBack = plateau
@@ -430,10 +450,10 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		case probe:
 			st = r.backOff(now, st)
 			return Decision{Shrink, ReasonNoGain}, st
-		case tp >= st.Baseline*(1-r.MinGain) && s.MaxWriteWait() < r.WriteWaitHigh && s.CPUBusy >= r.CPUBusyMax:
+		case held && s.MaxWriteWait() < r.WriteWaitHigh && s.CPUBusy >= r.CPUBusyMax:
 			st = r.backOff(now, st)
 			return Decision{Shrink, ReasonCPUBusy}, st
-		case tp >= st.Baseline*(1-r.MinGain) && s.MaxWriteWait() < r.WriteWaitHigh:
+		case held && s.MaxWriteWait() < r.WriteWaitHigh:
 			st.Backoff, st.Kept = 0, s.InFlight()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonLimitGone}, st
@@ -442,7 +462,6 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			return Decision{Shrink, ReasonNoGain}, st
 		}
 	}
-	st.Recent = r.average(st.Recent, s)
 	crowded := s.InFlightPerConn() > r.InFlightPerConn
 	limit := crowded && s.MaxWriteWait() >= r.WriteWaitHigh
 	// A climb: the last connection paid, so try one more while there is
@@ -456,8 +475,8 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		case now.Before(st.NextGrow):
 			return Decision{Hold, ReasonCooldown}, st
 		}
-		st.Trial, st.TrialStart, st.Baseline, st.Probe = true, now, st.Recent, !limit
-		st.LastChange, st.Recent = now, 0
+		st = restartTrial(now, st)
+		st.Trial, st.BaseConns, st.Probe, st.LastChange = true, n, !limit, now
 		if !limit {
 			return Decision{Grow, ReasonProbe}, st
 		}
@@ -479,27 +498,45 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		return Decision{Hold, ReasonIdleWait}, st
 	}
 	st.IdleSince = now // the next shrink waits IdleFor again
-	st.LastChange, st.Recent, st.Paying = now, 0, false
+	st.LastChange, st.Paying = now, false
 	return Decision{Shrink, ReasonIdle}, st
 }
 
-// average folds the interval's throughput into recent, an exponential
-// average over about Settle; a zero recent starts from the interval's.
-func (r Rule) average(recent float64, s Signals) float64 {
-	tp := s.Throughput()
-	if recent == 0 || r.Settle <= 0 {
-		return tp
+// base reports whether a trial's interval k (from 0) runs with only the
+// base connections: the middle two of each block of four, B A A B, so a
+// drift linear in time weighs the same on both sizes.
+func base(k int) bool { return k%4 == 1 || k%4 == 2 }
+
+// restartTrial starts a trial's measurement again at now, with every
+// connection taking RPCs.
+func restartTrial(now time.Time, st State) State {
+	st.TrialStart, st.Phase, st.Active = now, 0, 0
+	st.TrialRPCs, st.TrialTime, st.BaseRPCs, st.BaseTime = 0, 0, 0, 0
+	return st
+}
+
+// rate is n RPCs over d in RPC/s, 0 over no time.
+func rate(n float64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
 	}
-	w := min(1, s.Interval.Seconds()/r.Settle.Seconds())
-	return recent + w*(tp-recent)
+	return n / d.Seconds()
+}
+
+// TrialTime is how long a trial is measured: Settle rounded up to whole
+// blocks of four intervals, at least one.
+func (r Rule) TrialTime() time.Duration {
+	block := 4 * r.Interval
+	return max(1, (r.Settle+block-1)/block) * block
 }
 
 // GrowFailed is the state after a Grow whose connection did not get READY:
 // the trial ends, connections a climb kept on trust go back, and the next
 // growth waits a doubled back-off.
 func (r Rule) GrowFailed(now time.Time, st State) State {
-	st.Trial, st.Probe, st.TrialRPCs, st.TrialTime = false, false, 0, 0
-	st.GiveBack, st.Plateau, st.ClimbBase = st.GiveBack+st.Plateau, 0, 0
+	st = restartTrial(now, st)
+	st.Trial, st.Probe = false, false
+	st.GiveBack, st.Plateau = st.GiveBack+st.Plateau, 0
 	st.LastChange = now
 	return r.backOff(now, st)
 }
@@ -547,3 +584,9 @@ func (s *ruleSizer) Size(now time.Time, sig Signals) Decision {
 }
 
 func (s *ruleSizer) GrowFailed(now time.Time) { s.st = s.r.GrowFailed(now, s.st) }
+
+// activer is a Sizer that parks connections: Active is how many of the
+// first connections take new RPCs over the next interval (0: all).
+type activer interface{ Active() int }
+
+func (s *ruleSizer) Active() int { return s.st.Active }

@@ -3,7 +3,6 @@
 package pool
 
 import (
-	"math"
 	"testing"
 	"time"
 )
@@ -33,13 +32,19 @@ func oneEach(n, k int) Signals {
 	return s
 }
 
-// probeAt is a probe's trial from a baseline of 1000 RPC/s with plateau
+// judging is a trial at its last interval: three of its four measured,
+// the two with its base of 2 connections at 1000 RPC/s, the first with
+// every connection at none, so that it is judged on the last interval's
+// throughput against 1000 RPC/s.
+func judging() State {
+	return State{Trial: true, TrialStart: t0, BaseConns: 2, Phase: 3, BaseRPCs: 2000, BaseTime: 2 * time.Second}
+}
+
+// probeAt is a probe's trial at its judgement (judging) with plateau
 // connections kept on trust before it.
 func probeAt(plateau int) State {
-	st := State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000, Plateau: plateau}
-	if plateau > 0 {
-		st.ClimbBase = 1000
-	}
+	st := judging()
+	st.Probe, st.Plateau = true, plateau
 	return st
 }
 
@@ -50,9 +55,10 @@ func notReady(s Signals) Signals {
 
 // Each threshold of Rule.Decide, on both sides of its edge.
 func TestRuleDecide(t *testing.T) {
-	r := DefaultRule(2, 4) // 100µs, 1 per conn, CPU 0.8, settle 3s, gain 5%, cooldown 5s, idle 30s
+	r := DefaultRule(2, 4) // 100µs, 1 per conn, CPU 0.8, settle 4s, gain 5%, cooldown 5s, idle 30s
 	high := r.WriteWaitHigh
-	trial := State{Trial: true, TrialStart: t0, Baseline: 1000}
+	trial := judging()
+	fresh := State{Trial: true, TrialStart: t0, BaseConns: 2}
 	tests := []struct {
 		name   string
 		now    time.Time
@@ -64,20 +70,21 @@ func TestRuleDecide(t *testing.T) {
 		// A connection is the limit: write wait at WriteWaitHigh and more
 		// than one RPC in flight per connection, whatever the CPU.
 		{"limit: grows", t0, sig(2, 2, high, 0.5, 100), State{}, Decision{Grow, ReasonLimit},
-			func(s State) bool { return s.Trial && s.TrialStart.Equal(t0) && s.Baseline == 200 }},
-		{"the baseline is the recent average", t0, sig(2, 2, high, 0.5, 200), State{Recent: 1000}, Decision{Grow, ReasonLimit},
-			// 1000 + (1s/3s) x (400 - 1000): one slow second moves it a third.
-			func(s State) bool { return s.Trial && math.Abs(s.Baseline-800) < 1e-9 && s.Recent == 0 }},
-		{"outside a trial the average follows", t0, sig(2, 1, 0, 0.5, 200), State{Recent: 1000}, Decision{Hold, ReasonBalanced},
-			func(s State) bool { return math.Abs(s.Recent-800) < 1e-9 }},
+			// Judged against the 2 connections it had, every one taking
+			// RPCs for the trial's first interval.
+			func(s State) bool {
+				return s.Trial && s.TrialStart.Equal(t0) && s.BaseConns == 2 && s.Phase == 0 && s.Active == 0
+			}},
 		{"write wait just below high: a probe", t0, sig(2, 2, high-1, 0.5, 100), State{}, Decision{Grow, ReasonProbe},
 			func(s State) bool { return s.Trial && s.Probe }},
-		{"a probe that fell below -MinGain is given back", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Shrink, ReasonNoGain},
+		{"a probe that fell below -MinGain is given back", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), probeAt(0), Decision{Shrink, ReasonNoGain},
 			func(s State) bool {
 				return !s.Trial && !s.Probe && s.Backoff == r.Cooldown && s.Plateau == 0 && s.GiveBack == 0
 			}},
-		{"a probe that gained is kept", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Hold, ReasonGain},
-			func(s State) bool { return !s.Trial && !s.Probe }},
+		{"a probe that gained is kept", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), probeAt(0), Decision{Hold, ReasonGain},
+			func(s State) bool {
+				return !s.Trial && !s.Probe && s.Judged && s.Baseline == 1000 && s.Tried == 1050 && s.Active == 0 && s.Phase == 0
+			}},
 		{"one in flight per conn is not a limit", t0, sig(2, 1, high, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
 		{"CPU at max still trials", t0, sig(2, 2, high, 0.8, 100), State{}, Decision{Grow, ReasonLimit}, nil},
 		{"CPU unknown counts as free", t0, sig(2, 2, high, -1, 100), State{}, Decision{Grow, ReasonLimit}, nil},
@@ -86,20 +93,30 @@ func TestRuleDecide(t *testing.T) {
 		{"back-off not passed", t0.Add(-1), sig(2, 2, high, 0.5, 100), State{NextGrow: t0}, Decision{Hold, ReasonCooldown}, nil},
 		{"back-off passed", t0, sig(2, 2, high, 0.5, 100), State{NextGrow: t0}, Decision{Grow, ReasonLimit}, nil},
 		{"not ready holds", t0, notReady(sig(2, 2, high, 0.5, 100)), State{}, Decision{Hold, ReasonNotReady}, nil},
-		{"not ready restarts a trial's settle", t0.Add(time.Minute), notReady(sig(3, 2, high, 0.5, 0)), trial, Decision{Hold, ReasonNotReady},
-			func(s State) bool { return s.Trial && s.TrialStart.Equal(t0.Add(time.Minute)) }},
+		{"not ready restarts a trial's measurement", t0.Add(time.Minute), notReady(sig(3, 2, high, 0.5, 0)), trial, Decision{Hold, ReasonNotReady},
+			func(s State) bool {
+				return s.Trial && s.TrialStart.Equal(t0.Add(time.Minute)) && s.Phase == 0 && s.Active == 0 && s.BaseRPCs == 0 && s.BaseTime == 0 && s.BaseConns == 2
+			}},
 
-		// A trial: judged once Settle has passed.
-		{"settling", t0.Add(r.Settle - 1), sig(3, 2, high, 0.5, 0), trial, Decision{Hold, ReasonSettling}, nil},
+		// A trial: measured B A A B (every connection, its base, its base,
+		// every connection), then judged on the two sides.
+		{"first interval: with every connection, then the base", t0.Add(time.Second), sig(3, 2, high, 0.5, 300), fresh, Decision{Hold, ReasonSettling},
+			func(s State) bool {
+				return s.Phase == 1 && s.Active == 2 && s.TrialRPCs == 900 && s.TrialTime == time.Second && s.BaseRPCs == 0 && !s.Judged
+			}},
+		{"second interval: the base, then the base", t0.Add(2 * time.Second), sig(3, 2, high, 0.5, 300), func() State { s := fresh; s.Phase = 1; return s }(), Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.Phase == 2 && s.Active == 2 && s.BaseRPCs == 900 && s.TrialRPCs == 0 }},
+		{"third interval: the base, then every connection", t0.Add(3 * time.Second), sig(3, 2, high, 0.5, 300), func() State { s := fresh; s.Phase = 2; return s }(), Decision{Hold, ReasonSettling},
+			func(s State) bool {
+				return s.Phase == 3 && s.Active == 0 && s.BaseRPCs == 900 && s.BaseTime == time.Second
+			}},
 		{"gain at MinGain", t0.Add(r.Settle), sig(3, 2, high, 0.5, 350), trial, Decision{Hold, ReasonGain},
 			func(s State) bool {
 				return !s.Trial && s.Backoff == 0 && s.NextGrow.Equal(t0.Add(r.Settle+r.Cooldown))
 			}},
-		{"judged on the trial's mean, not its last second", t0.Add(r.Settle), sig(3, 2, high, 0.5, 300), State{Trial: true, TrialStart: t0, Baseline: 1000, TrialRPCs: 2400, TrialTime: 2 * time.Second}, Decision{Hold, ReasonGain},
-			// (2400 + 900) / 3 s = 1100 RPC/s: a 10% gain though the last second fell to 900.
-			func(s State) bool { return !s.Trial && s.TrialRPCs == 0 && s.TrialTime == 0 }},
-		{"a settling trial sums its seconds", t0.Add(r.Settle - 1), sig(3, 2, high, 0.5, 300), State{Trial: true, TrialStart: t0, Baseline: 1000, TrialRPCs: 1000, TrialTime: time.Second}, Decision{Hold, ReasonSettling},
-			func(s State) bool { return s.TrialRPCs == 1900 && s.TrialTime == 2*time.Second }},
+		{"judged on the trial's mean, not its last second", t0.Add(r.Settle), sig(3, 2, high, 0.5, 300), func() State { s := trial; s.TrialRPCs, s.TrialTime = 1300, time.Second; return s }(), Decision{Hold, ReasonGain},
+			// (1300 + 900) / 2 s = 1100 RPC/s: a 10% gain though the last second fell to 900.
+			func(s State) bool { return !s.Trial && s.TrialRPCs == 0 && s.TrialTime == 0 && s.Tried == 1100 }},
 		{"gain just below MinGain, limit still there", t0.Add(r.Settle), sig(3, 2, high, 0.5, 349), trial, Decision{Shrink, ReasonNoGain},
 			func(s State) bool {
 				return !s.Trial && s.Backoff == r.Cooldown && s.NextGrow.Equal(t0.Add(r.Settle+r.Cooldown))
@@ -110,12 +127,12 @@ func TestRuleDecide(t *testing.T) {
 			func(s State) bool { return !s.Trial && s.Backoff == r.Cooldown }},
 		{"gain at MinGain, CPU at max", t0.Add(r.Settle), sig(3, 2, high, 0.8, 350), trial, Decision{Hold, ReasonGain}, nil},
 		{"fell below -MinGain, limit gone", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), trial, Decision{Shrink, ReasonNoGain}, nil},
-		{"no RPCs before or after is no gain", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), State{Trial: true, TrialStart: t0}, Decision{Shrink, ReasonNoGain}, nil},
-		{"a failed trial doubles the back-off", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), State{Trial: true, TrialStart: t0, Backoff: 10 * time.Second}, Decision{Shrink, ReasonNoGain},
+		{"no RPCs on either side is no gain", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), func() State { s := trial; s.BaseRPCs = 0; return s }(), Decision{Shrink, ReasonNoGain}, nil},
+		{"a failed trial doubles the back-off", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), func() State { s := trial; s.Backoff = 10 * time.Second; return s }(), Decision{Shrink, ReasonNoGain},
 			func(s State) bool {
 				return s.Backoff == 20*time.Second && s.NextGrow.Equal(t0.Add(r.Settle+20*time.Second))
 			}},
-		{"the back-off stops at MaxBackoff", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), State{Trial: true, TrialStart: t0, Backoff: 4 * time.Minute}, Decision{Shrink, ReasonNoGain},
+		{"the back-off stops at MaxBackoff", t0.Add(r.Settle), sig(3, 2, high, 0.5, 0), func() State { s := trial; s.Backoff = 4 * time.Minute; return s }(), Decision{Shrink, ReasonNoGain},
 			func(s State) bool { return s.Backoff == r.MaxBackoff }},
 
 		// Idle: no limit and under one RPC in flight per connection.
@@ -135,9 +152,9 @@ func TestRuleDecide(t *testing.T) {
 
 		// A climb: while the last trial paid, probe one more connection even
 		// with one RPC or fewer in flight per connection.
-		{"a gain leaves the pool paying, kept at its in-flight", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000}, Decision{Hold, ReasonGain},
+		{"a gain leaves the pool paying, kept at its in-flight", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), probeAt(0), Decision{Hold, ReasonGain},
 			func(s State) bool { return s.Paying && s.Kept == 6 }},
-		{"a probe given back ends the climb", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), State{Trial: true, Probe: true, TrialStart: t0, Baseline: 1000, Paying: true}, Decision{Shrink, ReasonNoGain},
+		{"a probe given back ends the climb", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 316), func() State { s := probeAt(0); s.Paying = true; return s }(), Decision{Shrink, ReasonNoGain},
 			func(s State) bool { return !s.Paying }},
 		{"paying: climbs at one RPC per conn", t0, sig(3, 1, 0, 0.5, 100), State{Paying: true}, Decision{Grow, ReasonProbe},
 			func(s State) bool { return s.Trial && s.Probe }},
@@ -154,14 +171,16 @@ func TestRuleDecide(t *testing.T) {
 		// A plateau: a probe that held at -MinGain is kept on trust and
 		// the next probed at once, all judged against the first baseline.
 		{"a probe that held at -MinGain is kept on trust", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), probeAt(0), Decision{Grow, ReasonPlateau},
+			// A new trial, judged against the same base of 2 connections.
 			func(s State) bool {
-				return s.Trial && s.Probe && s.TrialStart.Equal(t0.Add(r.Settle)) && s.Baseline == 1000 && s.ClimbBase == 1000 && s.Plateau == 1 && s.TrialRPCs == 0
+				return s.Trial && s.Probe && s.TrialStart.Equal(t0.Add(r.Settle)) && s.BaseConns == 2 && s.Plateau == 1 &&
+					s.Phase == 0 && s.Active == 0 && s.TrialRPCs == 0 && s.BaseRPCs == 0 && s.Judged
 			}},
 		{"on trust at PlateauSteps-1: one more", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), probeAt(r.PlateauSteps - 1), Decision{Grow, ReasonPlateau},
-			func(s State) bool { return s.Plateau == r.PlateauSteps && s.ClimbBase == 1000 }},
+			func(s State) bool { return s.Plateau == r.PlateauSteps && s.BaseConns == 2 }},
 		{"the top held without gain: the climb goes back", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), probeAt(r.PlateauSteps), Decision{Shrink, ReasonClimbGivenBack},
 			func(s State) bool {
-				return !s.Trial && s.GiveBack == r.PlateauSteps && s.Plateau == 0 && s.ClimbBase == 0 && s.Backoff == r.Cooldown
+				return !s.Trial && s.GiveBack == r.PlateauSteps && s.Plateau == 0 && s.Backoff == r.Cooldown
 			}},
 		{"the top gained: the climb is kept", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), probeAt(r.PlateauSteps), Decision{Hold, ReasonGain},
 			func(s State) bool { return !s.Trial && s.GiveBack == 0 && s.Plateau == 0 && s.Paying && s.Kept == 6 }},
@@ -224,19 +243,28 @@ func TestRuleGrowFailed(t *testing.T) {
 	}
 	// A plateau step whose connection failed: those on trust go back.
 	st := r.GrowFailed(t0, probeAt(2))
-	if st.GiveBack != 2 || st.Plateau != 0 || st.ClimbBase != 0 {
-		t.Errorf("GrowFailed on a plateau of 2: got give-back %d plateau %d base %v, want 2 0 0", st.GiveBack, st.Plateau, st.ClimbBase)
+	if st.GiveBack != 2 || st.Plateau != 0 || st.Active != 0 || st.Phase != 0 {
+		t.Errorf("GrowFailed on a plateau of 2: got give-back %d plateau %d active %d phase %d, want 2 0 0 0", st.GiveBack, st.Plateau, st.Active, st.Phase)
 	}
 }
 
 // sim runs Rule.Decide on a fake clock, one decision a second, applies
 // each to size and keeps the trail of reasons (a hold once per run of it).
+// taking is the connections that take RPCs (fewer than size while a trial
+// measures its base).
 type sim struct {
 	r     Rule
 	st    State
 	now   time.Time
 	size  int
 	trail []Reason
+}
+
+func (m *sim) taking() int {
+	if m.st.Active > 0 {
+		return min(m.st.Active, m.size)
+	}
+	return m.size
 }
 
 func (m *sim) tick(t *testing.T, s Signals) {
@@ -263,19 +291,19 @@ func (m *sim) tick(t *testing.T, s Signals) {
 // backs off, and shrinks back to min once idle. It never leaves min..max.
 func TestRuleSequence(t *testing.T) {
 	m := &sim{r: DefaultRule(1, 3), now: t0, size: 1}
-	// throughput a size gives under the heavy load: 2 connections double
-	// it, a third adds nothing.
-	gain := map[int]uint64{1: 1000, 2: 1000, 3: 667}
+	// throughput the connections taking RPCs give under the heavy load: 2
+	// connections double it, a third adds nothing.
+	tp := map[int]uint64{1: 1000, 2: 2000, 3: 2000}
 	run := func(ticks int, heavy bool) {
 		for i := 0; i < ticks; i++ {
 			s := sig(m.size, 0, 0, 0.3, 0)
 			if heavy {
-				s = sig(m.size, 8, time.Millisecond, 0.3, gain[m.size])
+				s = sig(m.size, 8, time.Millisecond, 0.3, tp[m.taking()]/uint64(m.size))
 			}
 			m.tick(t, s)
 		}
 	}
-	run(20, true)
+	run(24, true) // one trial gains, two do not; each is measured for 4 s
 	if m.size != 2 {
 		t.Errorf("size under heavy load: got %d, want 2 (%v)", m.size, m.trail)
 	}
@@ -300,15 +328,15 @@ func TestRuleSequence(t *testing.T) {
 // climb walks through the sizes that held and keeps the top that paid;
 // where nothing pays it gives every connection back and backs off.
 func TestRulePlateau(t *testing.T) {
-	climb := func(t *testing.T, tp map[int]uint64) (int, []Reason, State) {
+	climb := func(t *testing.T, tp map[int]uint64, ticks int) (int, []Reason, State) {
 		m := &sim{r: DefaultRule(1, 8), now: t0, size: 1}
-		for i := 0; i < 60; i++ {
-			m.tick(t, twoOf(sig(m.size, 0, 0, 0.5, tp[m.size]/uint64(m.size))))
+		for i := 0; i < ticks; i++ {
+			m.tick(t, twoOf(sig(m.size, 0, 0, 0.5, tp[m.taking()]/uint64(m.size))))
 		}
 		return m.size, m.trail, m.st
 	}
 	t.Run("the top paid", func(t *testing.T) {
-		size, trail, _ := climb(t, map[int]uint64{1: 10000, 2: 9800, 3: 10100, 4: 12000, 5: 12000, 6: 12000, 7: 12000, 8: 12000})
+		size, trail, _ := climb(t, map[int]uint64{1: 10000, 2: 9800, 3: 10100, 4: 12000, 5: 12000, 6: 12000, 7: 12000, 8: 12000}, 60)
 		if size != 4 {
 			t.Errorf("size: got %d, want 4 (%v)", size, trail)
 		}
@@ -320,7 +348,9 @@ func TestRulePlateau(t *testing.T) {
 		}
 	})
 	t.Run("nothing paid", func(t *testing.T) {
-		size, trail, st := climb(t, map[int]uint64{1: 10000, 2: 10000, 3: 10000, 4: 10000})
+		// One climb: four trials of 4 s from 1 to 5 connections, then
+		// the four given back one a second.
+		size, trail, st := climb(t, map[int]uint64{1: 10000, 2: 10000, 3: 10000, 4: 10000, 5: 10000}, 1+4*4+3)
 		if size != 1 {
 			t.Errorf("size: got %d, want 1 (%v)", size, trail)
 		}
@@ -330,8 +360,83 @@ func TestRulePlateau(t *testing.T) {
 				gaveBack++
 			}
 		}
-		if gaveBack < 3 || st.Backoff < DefaultRule(1, 8).Cooldown {
-			t.Errorf("want the three connections given back one by one and a back-off: got %v, back-off %v", trail, st.Backoff)
+		if gaveBack != 4 || st.Backoff != DefaultRule(1, 8).Cooldown {
+			t.Errorf("want the four connections given back one by one and the first back-off: got %v, back-off %v", trail, st.Backoff)
 		}
 	})
+}
+
+// TestRulePairedTrial: a trial is measured B A A B, and judged on the two
+// sides, so a drift of the host's speed during the trial weighs on both
+// alike: a throughput rising 10% a second, whatever the size, is no gain,
+// and a connection that adds 10% on top of it is one.
+func TestRulePairedTrial(t *testing.T) {
+	r := DefaultRule(1, 4)
+	run := func(gain float64) (Decision, State, []int) {
+		now := t0
+		d, st := r.Decide(now, sig(1, 2, r.WriteWaitHigh, 0.5, 1000), State{})
+		if d != (Decision{Grow, ReasonLimit}) {
+			t.Fatalf("start: got %v/%v, want a limit trial", d.Action, d.Reason)
+		}
+		var active []int
+		for k := 0; d.Reason == ReasonLimit || d.Reason == ReasonSettling; k++ {
+			size := 2
+			if st.Active > 0 {
+				size = st.Active
+			}
+			drift := 1000 * (1 + 0.1*float64(k))
+			if size == 2 {
+				drift *= gain
+			}
+			now = now.Add(time.Second)
+			d, st = r.Decide(now, sig(2, 2, r.WriteWaitHigh, 0.5, uint64(drift/2)), st)
+			active = append(active, st.Active)
+		}
+		return d, st, active
+	}
+	d, st, active := run(1)
+	if want := []int{1, 1, 0, 0}; !equalInts(active, want) {
+		t.Errorf("connections taking RPCs after each interval: got %v, want %v (B A A B)", active, want)
+	}
+	if d != (Decision{Shrink, ReasonNoGain}) || st.Baseline != st.Tried {
+		t.Errorf("drift alone: got %v/%v on %.0f against %.0f RPC/s, want no gain on equal sides", d.Action, d.Reason, st.Tried, st.Baseline)
+	}
+	if d, st, _ := run(1.1); d != (Decision{Hold, ReasonGain}) {
+		t.Errorf("10%% on top of the drift: got %v/%v on %.0f against %.0f RPC/s, want a gain", d.Action, d.Reason, st.Tried, st.Baseline)
+	}
+	// Settle is rounded up to whole blocks: 5s is two.
+	r.Settle = 5 * time.Second
+	if _, _, active := run(1); len(active) != 8 {
+		t.Errorf("settle 5s: got %d intervals, want 8", len(active))
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRuleTrialTime(t *testing.T) {
+	for _, tc := range []struct {
+		settle, interval, want time.Duration
+	}{
+		{0, time.Second, 4 * time.Second},
+		{time.Second, time.Second, 4 * time.Second},
+		{4 * time.Second, time.Second, 4 * time.Second},
+		{4*time.Second + 1, time.Second, 8 * time.Second},
+		{50 * time.Millisecond, 10 * time.Millisecond, 80 * time.Millisecond},
+	} {
+		r := DefaultRule(1, 2)
+		r.Settle, r.Interval = tc.settle, tc.interval
+		if got := r.TrialTime(); got != tc.want {
+			t.Errorf("settle %v, interval %v: got %v, want %v", tc.settle, tc.interval, got, tc.want)
+		}
+	}
 }

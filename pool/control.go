@@ -30,6 +30,11 @@ type Event struct {
 	// Backoff is the wait before the next growth after a failed trial
 	// (zero after a trial that gained).
 	Backoff time.Duration
+	// Baseline and Tried are, on the decision that judged a trial, the
+	// throughputs (RPC/s) it was judged on, measured side by side: with
+	// the size before the trial (or the climb) and with the trial's
+	// connection; zero on other decisions.
+	Baseline, Tried float64
 }
 
 // control is an adaptive pool's control loop: it samples the signals once
@@ -96,6 +101,11 @@ func (p *Pool) step() {
 			to--
 		}
 	}
+	active := 0
+	if a, ok := ctl.sizer.(activer); ok {
+		active = a.Active()
+	}
+	p.active.Store(int32(active))
 	if ctl.record(now, from, to, d, sig) && d.Action != Hold {
 		p.cfg.logger.Info("pool: resized", "target", p.target, "from", from, "to", to, "reason", d.Reason.String())
 	}
@@ -201,6 +211,9 @@ func (ctl *control) record(now time.Time, from, to int, d Decision, s Signals) b
 	}
 	if rs, ok := ctl.sizer.(*ruleSizer); ok {
 		e.Backoff = rs.st.Backoff
+		if rs.st.Judged {
+			e.Baseline, e.Tried = rs.st.Baseline, rs.st.Tried
+		}
 	}
 	if len(ctl.events) < MaxEvents {
 		ctl.events = append(ctl.events, e)

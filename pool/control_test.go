@@ -175,17 +175,45 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	if got := st.Conns[1].State; got != connectivity.Ready {
 		t.Errorf("state of the new connection when it joins: got %v, want %v", got, connectivity.Ready)
 	}
-	n := int64(st.Conns[1].Completed)
-	waitFor(ctx, t, "the new connection to take RPCs", func() bool { return int64(p.Stats().Conns[1].Completed) > n+10 })
+	newest := p.list()[1].cur.Load()
+	takes := func(what string) {
+		t.Helper()
+		n := newest.completed.Load()
+		waitFor(ctx, t, what, func() bool { return newest.completed.Load() > n+10 })
+	}
+	takes("the new connection to take RPCs")
+
+	// The trial is measured B A A B: over the middle two intervals the new
+	// connection is parked (no new RPC picks it), then it takes RPCs again.
+	if ev := fc.step(ctx, t, p); ev.Reason != ReasonSettling || ev.To != 2 {
+		t.Fatalf("first interval of the trial: got %+v, want %v at 2", ev, ReasonSettling)
+	}
+	for i := 0; i < 2; i++ {
+		// An RPC that read the slots just before the park may still land
+		// on it: at most one per caller.
+		n, base := newest.completed.Load(), p.list()[0].cur.Load()
+		b := base.completed.Load()
+		waitFor(ctx, t, "RPCs on the base connection", func() bool { return base.completed.Load() > b+200 })
+		if got := newest.completed.Load() - n; got > 8 {
+			t.Errorf("base interval %d: the parked connection completed %d RPCs while the base one did 200, want at most 8", i+1, got)
+		}
+		if ev := fc.step(ctx, t, p); ev.Reason != ReasonSettling {
+			t.Fatalf("interval %d of the trial: got %+v, want %v", i+2, ev, ReasonSettling)
+		}
+	}
+	takes("the unparked connection to take RPCs again")
 
 	back := fc.step(ctx, t, p)
 	if back.Action != Shrink || back.Reason != ReasonNoGain || back.To != 1 || back.Backoff != r.Cooldown {
 		t.Errorf("trial end: got %+v, want a shrink to 1 for %v with back-off %v", back, ReasonNoGain, r.Cooldown)
 	}
+	if back.Baseline <= 0 || back.Tried <= 0 {
+		t.Errorf("trial end: got throughputs %v with the base and %v with the trial, want both measured", back.Baseline, back.Tried)
+	}
 	if got := p.Size(); got != 1 {
 		t.Errorf("size after the give-back: got %d, want 1", got)
 	}
-	n = l.ok.Load()
+	n := l.ok.Load()
 	waitFor(ctx, t, "RPCs on the one connection left", func() bool { return l.ok.Load() > n+20 })
 	hold := fc.step(ctx, t, p)
 	if hold.Action != Hold || hold.Reason != ReasonCooldown {
@@ -216,6 +244,9 @@ func TestAdaptiveDrainsRetired(t *testing.T) {
 	l := startLoad(ctx, p, 8)
 	waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 20 })
 	fc.stepUntil(ctx, t, p, "a growth", 20, func(e Event) bool { return e.Action == Grow })
+	for i := 0; i < 3; i++ { // the trial's first three intervals (B A A)
+		fc.step(ctx, t, p)
+	}
 	l.stop()
 
 	// Open streams until one is on the new connection.

@@ -92,6 +92,10 @@ func TestSignalsIdleConnection(t *testing.T) {
 	if got := busy.Conns[0].Completed; got != rpcs {
 		t.Errorf("completed: got %d, want %d", got, rpcs)
 	}
+	// The transport may still be writing a frame of its own after the
+	// last RPC (a window update, a BDP ping): a write in progress is a
+	// wait the meter reports. Idle means none.
+	waitFor(ctx, t, "the connection's last write to end", func() bool { return c.wm.writing.Load() == 0 })
 	idle := p.sample(fc.advance(time.Second))
 	want := ConnSignals{Ready: true}
 	if got := idle.Conns[0]; got != want {

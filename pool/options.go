@@ -131,13 +131,18 @@ func WithSize(n int) Option {
 // write, and the RPCs completed, and the process's CPU use. It adds one
 // connection on trial when RPCs wait to be written or, as a probe, when
 // more than one RPC is in flight per connection (and, after a trial that
-// paid, while more than one RPC is in flight at all). After a settle
-// period it keeps the connection if throughput rose (or, for a measured
-// wait, the wait went away while the CPU stayed free); a probe that held
-// the throughput without raising it is kept on trust and the next one
-// probed at once (Rule.PlateauSteps), the climb's top judged against the
-// throughput from before it, and every connection on trust given back if
-// it did not gain. A failed trial doubles the back-off. The pool retires
+// paid, while more than one RPC is in flight at all). It measures a trial
+// paired: for 4 s it runs with the new connection, then without it (the
+// connection parked: no new RPC picks it), then without, then with, and
+// compares the two sizes' throughputs side by side, so the host's drift
+// weighs on both alike. It keeps the connection if throughput rose (or,
+// for a measured wait, the wait went away while the CPU stayed free); a
+// probe that held the throughput without raising it is kept on trust and
+// the next one probed at once (Rule.PlateauSteps), each judged against
+// the size from before the climb, and every connection on trust given
+// back if the top did not gain. Stats().Events gives, on each decision
+// that judged a trial, the two throughputs.
+// A failed trial doubles the back-off. The pool retires
 // one connection after it has sat idle. A new connection takes RPCs only
 // once READY; a retired one takes no new RPC and closes when its last RPC
 // ends. Stats().Events tells every decision and why.

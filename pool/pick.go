@@ -53,6 +53,9 @@ func usable(s connectivity.State) bool {
 func (p *Pool) pick() *conn {
 	for {
 		slots := p.list()
+		if a := int(p.active.Load()); a > 0 && a < len(slots) {
+			slots = slots[:a]
+		}
 		var s *slot
 		switch {
 		case len(slots) == 1:

@@ -85,7 +85,11 @@ type Pool struct {
 	cfg    *config
 	// slots is the list the pick reads: replaced whole (copy on write,
 	// under mu) when the adaptive pool grows or shrinks.
-	slots  atomic.Pointer[[]*slot]
+	slots atomic.Pointer[[]*slot]
+	// active, when above 0 and below the slots, is how many of the first
+	// slots take new RPCs: an adaptive pool's trial parks its newest
+	// connections for part of its measurement (State.Trial).
+	active atomic.Int32
 	nextID int           // the next slot's id; under mu
 	next   atomic.Uint64 // RoundRobin's counter
 	closed atomic.Bool

@@ -4,8 +4,10 @@
 # run, pool:auto's median throughput and client CPU per RPC over the best
 # fixed layout's at every in-flight count (go run ./scripts/ratios --best).
 # The fixed layouts get a short warm-up; pool:auto one long enough for its
-# trials (AUTO_WARMUP: a trial runs Rule.Settle = 3s, then Rule.Cooldown =
-# 5s passes before the next, so 1 -> 3 connections needs about 16 s).
+# trials (AUTO_WARMUP: a trial is measured for Rule.TrialTime = 4s, the
+# pool running with and without the trial connection in turn, then
+# Rule.Cooldown = 5s passes before the next, so 1 -> 3 connections needs
+# about 21 s, 1 -> 8 about 71 s: doctor.SettleTime).
 # Run it on a quiet machine; rpclab pins client and server apart.
 #   RUNS=2 REPEATS=3 OUT=adaptive scripts/adaptive.sh
 set -euo pipefail

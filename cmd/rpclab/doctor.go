@@ -50,8 +50,8 @@ keeps more than --max-inflight RPCs in flight: it is aimed at real services.
 The adaptive pool (pool:auto) runs after the fixed layouts, at the two largest
 in-flight counts they reached, on top of --budget: each of its steps first warms
 up for as long as the pool needs to grow to the most connections it can use at
-that count (pool.DefaultRule adds one at most every 3 s settle + 5 s cooldown +
-1 s decision: about a minute from 1 to 8 connections), so that it measures the
+that count (pool.DefaultRule adds one at most every 4 s trial + 5 s cooldown +
+1 s decision: about 70 s from 1 to 8 connections), so that it measures the
 size the pool settles at; about two minutes more at most. --adaptive=false
 leaves it out.
 Without --call it sends the BenchmarkService ping. An existing records file
@@ -212,8 +212,8 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v with the %s client\n", o.Target, o.Budget, df.client)
 	if o.Adaptive {
 		r := o.AdaptiveRule()
-		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: %v settle + %v cooldown + %v decision)\n",
-			r.Min, r.Max, doctor.SettleTime(r, o.MaxInflight), r.Interval, r.Settle+r.Cooldown+r.Interval, r.Settle, r.Cooldown, r.Interval)
+		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: a %v trial + %v cooldown + %v decision)\n",
+			r.Min, r.Max, doctor.SettleTime(r, o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval)
 	}
 	d, err := doctor.Run(ctx, *o)
 	if d != nil && len(d.Records) > 0 && err == nil {

@@ -28,10 +28,10 @@
 #   POOL_BENCH=Pools       pools: Pools (calls) or Pick (the pick alone) or 'Pools|Pick'
 #   NETEM_DELAYS=50us,1ms,16ms  NETEM_SAMPLES=2000  NETEM_RTT_BUDGET=20s  NETEM_BULK=5s
 #   POLICY_INFLIGHT=1,2,4,8,16,32,64  POLICY_MAX=8  POLICY_WARMUP=60s  POLICY_INTERVAL=20s  POLICY_REPEATS=3
-#   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_WARMUP=65s
-#                          POLICY_INTERVAL=10s POLICY_REPEATS=1: 12 runs of 75 s, about 15 minutes (a POLICY_*
-#                          given beside it still wins). 65 s lets rpclab's rule grow 1 -> 8 connections
-#                          (doctor.SettleTime: 1 s, then 9 s a connection: pool.DefaultRule's 3 s settle +
+#   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_WARMUP=75s
+#                          POLICY_INTERVAL=10s POLICY_REPEATS=1: 12 runs of 85 s, about 17 minutes (a POLICY_*
+#                          given beside it still wins). 75 s lets rpclab's rule grow 1 -> 8 connections
+#                          (doctor.SettleTime: 1 s, then 10 s a connection: pool.DefaultRule's 4 s trial +
 #                          5 s cooldown + 1 s decision); one repeat has no median: a smoke run, not a figure
 #   RAMP_RATES=5000,10000,20000,40000,60000,80000   ramp: the rising rates (RPC/s); the ramp then falls
 #                          back through them (11 steps)
@@ -128,7 +128,7 @@ run_netem() {
 
 run_policies() {
   local inflight=1,2,4,8,16,32,64 warmup=60s interval=20s repeats=3
-  [ "${POLICY_PRESET:-}" = quick ] && inflight=1,8,64 warmup=65s interval=10s repeats=1
+  [ "${POLICY_PRESET:-}" = quick ] && inflight=1,8,64 warmup=75s interval=10s repeats=1
   # The server is rpclab serve on the server CPU; every pool and its
   # callers on the client CPUs.
   taskset -c "$client_cpus" bin/peers policies --rpclab bin/rpclab --server-cpus "$server_cpus" \

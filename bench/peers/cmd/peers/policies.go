@@ -35,7 +35,7 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	inflight := fs.String("inflight", "1,2,4,8,16,32,64", "in-flight counts (comma-separated)")
 	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated; the first is every ratio's base)")
 	fs.IntVar(&c.maxConns, "max", 8, "the most connections any policy may open (every policy starts at 1)")
-	fs.DurationVar(&c.warmup, "warmup", time.Minute, "unmeasured time each run gives its policy to settle (rpclab's rule needs about 9 s per connection it adds: 3 s settle, 5 s cooldown, 1 s decision)")
+	fs.DurationVar(&c.warmup, "warmup", time.Minute, "unmeasured time each run gives its policy to settle (rpclab's rule needs about 10 s per connection it adds: a 4 s trial, 5 s cooldown, 1 s decision)")
 	fs.DurationVar(&c.interval, "interval", 20*time.Second, "measured time per run")
 	fs.IntVar(&c.repeats, "repeats", 3, "runs of every policy per in-flight count, the policies in rotating order each repeat; the table gives medians")
 	if err := fs.Parse(args); err != nil {
