@@ -509,14 +509,14 @@ func TestCppRPCTimeout(t *testing.T) {
 	if len(recs) != 2 {
 		t.Fatalf("got %d records, want 2; stderr:\n%s", len(recs), stderr.String())
 	}
-	// Every RPC ends DeadlineExceeded, but those in flight when the step's
-	// interval ended, which the step's end cancels (Canceled, at most one
-	// per worker; CI saw one in 37 on a busy machine).
+	// Every RPC ends DeadlineExceeded: also one the server's deadline timer
+	// reset first (RST_STREAM CANCEL, which gRPC C++ reports CANCELLED; CI
+	// saw 1 such in 37 on a busy machine), as the client checks the
+	// deadline on a CANCELLED call.
 	for _, r := range recs {
-		dl, canceled := r.Errors["DeadlineExceeded"], r.Errors["Canceled"]
-		if r.Status != result.StatusFailed || dl < 1 || canceled > int64(r.Spec.Inflight) || r.Requests != dl+canceled {
-			t.Errorf("%s: status %q, %d requests, errors %v; want failed with every RPC DeadlineExceeded but at most %d cancelled at the step's end",
-				r.Spec.RPC, r.Status, r.Requests, r.Errors, r.Spec.Inflight)
+		if dl := r.Errors["DeadlineExceeded"]; r.Status != result.StatusFailed || dl < 1 || r.Requests != dl {
+			t.Errorf("%s: status %q, %d requests, errors %v; want failed with every RPC DeadlineExceeded",
+				r.Spec.RPC, r.Status, r.Requests, r.Errors)
 		}
 	}
 }

@@ -21,6 +21,16 @@ constexpr int kCodes = 17;
 // Status code names as the schema spells them, by code value.
 extern const char* const kCodeNames[kCodes];
 
+// The status code a call that ended with `code` counts as: a server that
+// saw the deadline pass first resets the stream with CANCEL, which gRPC C++
+// reports CANCELLED, racing its own deadline timer; gRPC's
+// PROTOCOL-HTTP2.md asks clients to check the deadline when a call fails
+// CANCELLED (grpc-go does). So CANCELLED (1) at or past a deadline counts
+// as DEADLINE_EXCEEDED (4). has_deadline: the call had one (--rpc-timeout).
+constexpr int CheckedCode(int code, bool has_deadline, bool past_deadline) {
+  return code == 1 && has_deadline && past_deadline ? 4 : code;
+}
+
 // Which client measured, on what.
 struct Env {
   int host_cpus = 1;

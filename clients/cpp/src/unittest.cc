@@ -271,6 +271,18 @@ void TestHistogram() {
   CHECK_EQ(rpclab::Base64("ab"), std::string("YWI="));
 }
 
+// CheckedCode: only CANCELLED, with a deadline, at or past it, becomes
+// DEADLINE_EXCEEDED.
+void TestCheckedCode() {
+  CHECK_EQ(rpclab::CheckedCode(1, true, true), 4);
+  CHECK_EQ(rpclab::CheckedCode(1, true, false), 1);
+  CHECK_EQ(rpclab::CheckedCode(1, false, true), 1);
+  CHECK_EQ(rpclab::CheckedCode(0, true, true), 0);
+  CHECK_EQ(rpclab::CheckedCode(14, true, true), 14);
+  CHECK_EQ(std::string(rpclab::kCodeNames[1]), std::string("Canceled"));
+  CHECK_EQ(std::string(rpclab::kCodeNames[4]), std::string("DeadlineExceeded"));
+}
+
 void TestRecord() {
   // The record as the JSON library writes it: escaped, the step's pin in env.
   rpclab::Record r;
@@ -453,6 +465,7 @@ int main() {
   TestSteps();
   TestHistogram();
   TestRecord();
+  TestCheckedCode();
   TestYdbFlags();
   TestYdbTables();
   if (failures > 0) {

@@ -215,6 +215,14 @@ struct Worker {
     if (code == grpc::StatusCode::OK) hist.Record(ns);
   }
 
+  // The call's code, CANCELLED at or past its deadline counted as
+  // DEADLINE_EXCEEDED (CheckedCode). A call the step's end cancelled is not
+  // counted at all (Done).
+  grpc::StatusCode DeadlineChecked(grpc::StatusCode code, const grpc::ClientContext& ctx) const {
+    bool past = rpc_timeout_ns > 0 && std::chrono::system_clock::now() >= ctx.deadline();
+    return static_cast<grpc::StatusCode>(CheckedCode(static_cast<int>(code), rpc_timeout_ns > 0, past));
+  }
+
   // Makes unary calls until the step ends: call(ctx, stub) makes one and
   // returns its status.
   template <typename F>
@@ -230,7 +238,7 @@ struct Worker {
       grpc::Status s = call(&ctx, Pick());
       int64_t d = Since(t0);
       End();
-      Done(ph, d, s.error_code());
+      Done(ph, d, DeadlineChecked(s.error_code(), ctx));
     }
   }
 
