@@ -183,6 +183,13 @@ const (
 	// throughput from before it: every connection kept on trust goes
 	// back, one per interval.
 	ReasonClimbGivenBack
+	// ReasonBacklog: with the trial's connection parked, the RPCs in
+	// flight more than doubled (by more than BacklogSlack) since the
+	// trial began: under an open loop the base size could not carry the
+	// load and RPCs queued, so the connection (and any a climb kept on
+	// trust) is kept at once. A closed loop's in-flight count is its
+	// callers', which a park cannot raise.
+	ReasonBacklog
 )
 
 var reasonNames = [...]string{
@@ -206,6 +213,7 @@ var reasonNames = [...]string{
 	ReasonProbe:          "more than one RPC per connection: probing",
 	ReasonPlateau:        "trial connection held: kept on trust, probing one more",
 	ReasonClimbGivenBack: "climb given back: its top did not gain",
+	ReasonBacklog:        "trial connection kept: RPCs queued without it",
 }
 
 // String describes the reason in a few words.
@@ -238,6 +246,9 @@ type State struct {
 	// BaseConns is the size the trial is judged against (the connections
 	// before it, or before the first connection a climb kept on trust).
 	BaseConns int
+	// StartInFlight is the RPCs in flight when the trial began
+	// (ReasonBacklog).
+	StartInFlight int64
 	// Phase counts the trial's intervals so far; Active is the
 	// connections that take new RPCs over the next interval (0: all).
 	Phase  int
@@ -417,6 +428,13 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.TrialRPCs += s.Throughput() * s.Interval.Seconds()
 			st.TrialTime += s.Interval
 		}
+		if base(st.Phase) && s.InFlight() > 2*st.StartInFlight+BacklogSlack {
+			st = restartTrial(now, st)
+			st.Trial, st.Probe, st.Plateau = false, false, 0
+			st.Backoff, st.Paying, st.Kept = 0, false, st.StartInFlight
+			st.LastChange, st.NextGrow = now, now.Add(r.Cooldown)
+			return Decision{Hold, ReasonBacklog}, st
+		}
 		st.Phase++
 		if time.Duration(st.Phase)*r.Interval < r.TrialTime() {
 			st.Active = 0
@@ -441,7 +459,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		case probe && held && plateau < r.PlateauSteps && n < r.Max && s.InFlight() > 1:
 			// Keep it on trust and probe the next at once, judged
 			// against the same size.
-			st.Plateau, st.Trial, st.Probe = plateau+1, true, true
+			st.Plateau, st.Trial, st.Probe, st.StartInFlight = plateau+1, true, true, s.InFlight()
 			return Decision{Grow, ReasonPlateau}, st
 		case probe && plateau > 0:
 			st.GiveBack = plateau
@@ -476,7 +494,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			return Decision{Hold, ReasonCooldown}, st
 		}
 		st = restartTrial(now, st)
-		st.Trial, st.BaseConns, st.Probe, st.LastChange = true, n, !limit, now
+		st.Trial, st.BaseConns, st.Probe, st.LastChange, st.StartInFlight = true, n, !limit, now, s.InFlight()
 		if !limit {
 			return Decision{Grow, ReasonProbe}, st
 		}
@@ -501,6 +519,12 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	st.LastChange, st.Paying = now, false
 	return Decision{Shrink, ReasonIdle}, st
 }
+
+// BacklogSlack is the RPCs in flight a parked interval may add beyond
+// twice the trial's start before the park counts as a backlog
+// (ReasonBacklog): an open loop's in-flight count at a few thousand RPC/s
+// moves by a few RPCs from one second to the next.
+const BacklogSlack = 8
 
 // base reports whether a trial's interval k (from 0) runs with only the
 // base connections: the middle two of each block of four, B A A B, so a

@@ -73,7 +73,7 @@ func TestRuleDecide(t *testing.T) {
 			// Judged against the 2 connections it had, every one taking
 			// RPCs for the trial's first interval.
 			func(s State) bool {
-				return s.Trial && s.TrialStart.Equal(t0) && s.BaseConns == 2 && s.Phase == 0 && s.Active == 0
+				return s.Trial && s.TrialStart.Equal(t0) && s.BaseConns == 2 && s.Phase == 0 && s.Active == 0 && s.StartInFlight == 4
 			}},
 		{"write wait just below high: a probe", t0, sig(2, 2, high-1, 0.5, 100), State{}, Decision{Grow, ReasonProbe},
 			func(s State) bool { return s.Trial && s.Probe }},
@@ -114,6 +114,15 @@ func TestRuleDecide(t *testing.T) {
 			func(s State) bool {
 				return !s.Trial && s.Backoff == 0 && s.NextGrow.Equal(t0.Add(r.Settle+r.Cooldown))
 			}},
+		// A park that built a backlog: the base cannot carry the load.
+		{"parked, in flight above twice the start + slack: kept", t0.Add(2 * time.Second), sig(1, 29, high, 0.5, 300), func() State { s := fresh; s.Phase, s.StartInFlight = 1, 10; return s }(), Decision{Hold, ReasonBacklog},
+			func(s State) bool {
+				return !s.Trial && s.Active == 0 && s.Phase == 0 && s.Kept == 10 && s.Backoff == 0 && s.NextGrow.Equal(t0.Add(2*time.Second+r.Cooldown))
+			}},
+		{"parked, in flight at twice the start + slack: measuring", t0.Add(2 * time.Second), sig(1, 28, high, 0.5, 300), func() State { s := fresh; s.Phase, s.StartInFlight = 1, 10; return s }(), Decision{Hold, ReasonSettling}, nil},
+		{"the backlog of an interval with every connection is not the park's", t0.Add(time.Second), sig(1, 29, high, 0.5, 300), func() State { s := fresh; s.StartInFlight = 10; return s }(), Decision{Hold, ReasonSettling}, nil},
+		{"a plateau step kept on a backlog keeps the climb", t0.Add(2 * time.Second), sig(1, 29, high, 0.5, 300), func() State { s := fresh; s.Phase, s.StartInFlight, s.Plateau, s.Probe = 2, 10, 2, true; return s }(), Decision{Hold, ReasonBacklog},
+			func(s State) bool { return s.Plateau == 0 && s.GiveBack == 0 && !s.Trial }},
 		{"judged on the trial's mean, not its last second", t0.Add(r.Settle), sig(3, 2, high, 0.5, 300), func() State { s := trial; s.TrialRPCs, s.TrialTime = 1300, time.Second; return s }(), Decision{Hold, ReasonGain},
 			// (1300 + 900) / 2 s = 1100 RPC/s: a 10% gain though the last second fell to 900.
 			func(s State) bool { return !s.Trial && s.TrialRPCs == 0 && s.TrialTime == 0 && s.Tried == 1100 }},
