@@ -53,7 +53,10 @@ func (m *writeMeter) queued() {
 // wrote notes the start of a socket write at t.
 func (m *writeMeter) wrote(t int64) {
 	m.writing.Store(t)
-	if q := m.queuedSince.Swap(0); q != 0 && t > q {
+	// A stamp newer than this write's start is an RPC queued while it
+	// began (the transport writing a frame of its own): its bytes go in a
+	// later write, which clears it.
+	if q := m.queuedSince.Load(); q != 0 && q <= t && m.queuedSince.CompareAndSwap(q, 0) {
 		m.waitSum.Add(t - q)
 		m.waits.Add(1)
 	}
