@@ -175,9 +175,9 @@ const (
 	// ReasonPlateau: a probe held the throughput (within Rule.MinGain)
 	// without raising it: the connection is kept on trust and the next
 	// one is probed at once (Rule.PlateauSteps), the climb judged against
-	// the size from before it, measured side by side. The gain of more connections is not
-	// monotone: here two connections did not beat one at 2 RPCs in
-	// flight, but four did.
+	// the size from before it, measured side by side. The gain of more
+	// connections is not monotone: here two connections did not beat one
+	// at 2 RPCs in flight, but four did.
 	ReasonPlateau
 	// ReasonClimbGivenBack: the top of a climb did not gain over the
 	// throughput from before it: every connection kept on trust goes
@@ -421,19 +421,19 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		return Decision{Hold, ReasonNotReady}, st
 	}
 	if st.Trial {
-		if base(st.Phase) {
-			st.BaseRPCs += s.Throughput() * s.Interval.Seconds()
-			st.BaseTime += s.Interval
-		} else {
-			st.TrialRPCs += s.Throughput() * s.Interval.Seconds()
+		done := s.Throughput() * s.Interval.Seconds()
+		switch {
+		case !base(st.Phase):
+			st.TrialRPCs += done
 			st.TrialTime += s.Interval
-		}
-		if base(st.Phase) && s.InFlight() > 2*st.StartInFlight+BacklogSlack {
-			st = restartTrial(now, st)
-			st.Trial, st.Probe, st.Plateau = false, false, 0
+		case s.InFlight() > 2*st.StartInFlight+BacklogSlack:
+			st = endTrial(now, st)
 			st.Backoff, st.Paying, st.Kept = 0, false, st.StartInFlight
-			st.LastChange, st.NextGrow = now, now.Add(r.Cooldown)
+			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonBacklog}, st
+		default:
+			st.BaseRPCs += done
+			st.BaseTime += s.Interval
 		}
 		st.Phase++
 		if time.Duration(st.Phase)*r.Interval < r.TrialTime() {
@@ -447,9 +447,8 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		bl, tp := st.Baseline, st.Tried
 		st.Judged = true
 		probe, plateau := st.Probe, st.Plateau
-		st = restartTrial(now, st)
-		st.Trial, st.Probe, st.Paying, st.Plateau = false, false, false, 0
-		st.LastChange = now
+		st = endTrial(now, st)
+		st.Paying = false
 		held := tp >= bl*(1-r.MinGain)
 		switch {
 		case tp >= bl*(1+r.MinGain) && tp > bl:
@@ -539,6 +538,13 @@ func restartTrial(now time.Time, st State) State {
 	return st
 }
 
+// endTrial ends a trial at now: no connection parked, no climb on trust.
+func endTrial(now time.Time, st State) State {
+	st = restartTrial(now, st)
+	st.Trial, st.Probe, st.Plateau, st.LastChange = false, false, 0, now
+	return st
+}
+
 // rate is n RPCs over d in RPC/s, 0 over no time.
 func rate(n float64, d time.Duration) float64 {
 	if d <= 0 {
@@ -558,11 +564,8 @@ func (r Rule) TrialTime() time.Duration {
 // the trial ends, connections a climb kept on trust go back, and the next
 // growth waits a doubled back-off.
 func (r Rule) GrowFailed(now time.Time, st State) State {
-	st = restartTrial(now, st)
-	st.Trial, st.Probe = false, false
-	st.GiveBack, st.Plateau = st.GiveBack+st.Plateau, 0
-	st.LastChange = now
-	return r.backOff(now, st)
+	st.GiveBack += st.Plateau
+	return r.backOff(now, endTrial(now, st))
 }
 
 func (r Rule) backOff(now time.Time, st State) State {

@@ -3,6 +3,7 @@
 package pool
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -404,7 +405,7 @@ func TestRulePairedTrial(t *testing.T) {
 		return d, st, active
 	}
 	d, st, active := run(1)
-	if want := []int{1, 1, 0, 0}; !equalInts(active, want) {
+	if want := []int{1, 1, 0, 0}; !slices.Equal(active, want) {
 		t.Errorf("connections taking RPCs after each interval: got %v, want %v (B A A B)", active, want)
 	}
 	if d != (Decision{Shrink, ReasonNoGain}) || st.Baseline != st.Tried {
@@ -418,18 +419,6 @@ func TestRulePairedTrial(t *testing.T) {
 	if _, _, active := run(1); len(active) != 8 {
 		t.Errorf("settle 5s: got %d intervals, want 8", len(active))
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestRuleTrialTime(t *testing.T) {

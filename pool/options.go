@@ -140,12 +140,11 @@ func WithSize(n int) Option {
 // probe that held the throughput without raising it is kept on trust and
 // the next one probed at once (Rule.PlateauSteps), each judged against
 // the size from before the climb, and every connection on trust given
-// back if the top did not gain. Stats().Events gives, on each decision
-// that judged a trial, the two throughputs.
-// A failed trial doubles the back-off. The pool retires
-// one connection after it has sat idle. A new connection takes RPCs only
-// once READY; a retired one takes no new RPC and closes when its last RPC
-// ends. Stats().Events tells every decision and why.
+// back if the top did not gain. A failed trial doubles the back-off. The
+// pool retires one connection after it has sat idle. A new connection
+// takes RPCs only once READY; a retired one takes no new RPC and closes
+// when its last RPC ends. Stats().Events tells every decision and why, and
+// on each decision that judged a trial the two throughputs.
 //
 // To time socket writes the pool dials each connection itself, over TCP
 // or a Unix socket (grpc.WithContextDialer, placed before the caller's
