@@ -36,11 +36,12 @@
 #   RAMP_RATES=5000,10000,20000,40000,60000,80000   ramp: the rising rates (RPC/s); the ramp then falls
 #                          back through them (11 steps)
 #   RAMP_WARMUP=5s  RAMP_STEP=20s  RAMP_TAIL=4m  RAMP_MAX=8  RAMP_MAX_OUTSTANDING=2000  RAMP_FIXED=1,2,4,8
-#   RAMP_POLICIES=rpclab,spanner,a105,yarpc
+#   RAMP_POLICIES=rpclab,spanner,a105,yarpc  RAMP_REPEATS=1
 #                          ramp: the first rate runs RAMP_WARMUP unrecorded, then each rate is held
 #                          RAMP_STEP; after the last the load stops and an adaptive
 #                          pool gets up to RAMP_TAIL to be back at its min (rpclab's rule retires one
-#                          connection per 30 s idle: 7 -> 1 takes 3.5 minutes)
+#                          connection per 30 s idle: 7 -> 1 takes 3.5 minutes); RAMP_REPEATS > 1 runs
+#                          every ramp that many times, interleaved, and gives each step's median P99
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -143,7 +144,7 @@ run_ramp() {
     --rates "${RAMP_RATES:-5000,10000,20000,40000,60000,80000}" --warmup "${RAMP_WARMUP:-5s}" \
     --step "${RAMP_STEP:-20s}" --tail "${RAMP_TAIL:-4m}" \
     --max "${RAMP_MAX:-8}" --max-outstanding "${RAMP_MAX_OUTSTANDING:-2000}" --fixed "${RAMP_FIXED-1,2,4,8}" \
-    --policies "${RAMP_POLICIES:-rpclab,spanner,a105,yarpc}"
+    --policies "${RAMP_POLICIES:-rpclab,spanner,a105,yarpc}" --repeats "${RAMP_REPEATS:-1}"
 }
 
 status=0

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,6 +23,7 @@ type rampConfig struct {
 	serverCPUs string
 	runs       []peers.Policy // the fixed sizes first, then the policies
 	fixed      int            // how many of runs are fixed sizes
+	repeats    int
 	spec       peers.RampSpec
 }
 
@@ -38,6 +40,7 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 	fs.DurationVar(&c.spec.Step, "step", 20*time.Second, "how long each rate is held")
 	fs.DurationVar(&c.spec.Tail, "tail", 4*time.Minute, "after the last step the load stops; how long to wait for an adaptive pool to be back at its min")
 	fs.IntVar(&c.spec.MaxConns, "max", 8, "the most connections any policy may open (every policy starts at 1)")
+	fs.IntVar(&c.repeats, "repeats", 1, "ramps of every run, the runs in rotating order each repeat; with more than one the table gives each step's median P99 and its range")
 	fs.IntVar(&c.spec.MaxOutstanding, "max-outstanding", 2000, "the most RPCs in flight; a send that finds them all taken waits, its latency still from its intended time")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
@@ -77,6 +80,8 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 		return nil, fmt.Errorf("%w: --max %d: want at least 1", errUsage, c.spec.MaxConns)
 	case c.spec.MaxOutstanding < 1:
 		return nil, fmt.Errorf("%w: --max-outstanding %d: want at least 1", errUsage, c.spec.MaxOutstanding)
+	case c.repeats < 1:
+		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", errUsage, c.repeats)
 	}
 	if _, err := parseCPUList(c.serverCPUs); err != nil {
 		return nil, fmt.Errorf("%w: --server-cpus: %v", errUsage, err)
@@ -100,41 +105,53 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer func() { _ = srv.Stop() }()
-	var ramps []peers.Ramp
-	for _, pol := range c.runs {
-		fmt.Fprintf(stderr, "peers ramp: %s\n", pol.Name)
-		r, err := peers.RunRamp(ctx, srv.Addr, pol, c.spec)
-		if err != nil {
-			return err
+	// byRun[i] holds c.runs[i]'s ramps, one per repeat; each repeat takes
+	// the runs in an order rotated by one, so that none always follows
+	// the same run.
+	byRun := make([][]peers.Ramp, len(c.runs))
+	for rep := range c.repeats {
+		for k := range c.runs {
+			i := (k + rep) % len(c.runs)
+			fmt.Fprintf(stderr, "peers ramp: %s (repeat %d of %d)\n", c.runs[i].Name, rep+1, c.repeats)
+			r, err := peers.RunRamp(ctx, srv.Addr, c.runs[i], c.spec)
+			if err != nil {
+				return err
+			}
+			byRun[i] = append(byRun[i], r)
 		}
-		ramps = append(ramps, r)
 	}
-	fmt.Fprintf(stdout, "open-loop ramp of unary pings on one pool per run (policies 1..%d connections), server rpclab serve on CPUs %s; %v unrecorded at the first rate, then %v per rate, at most %d in flight, then up to %v without load\n",
+	fmt.Fprintf(stdout, "open-loop ramp of unary pings on one pool per run (policies 1..%d connections), server rpclab serve on CPUs %s; %v unrecorded at the first rate, then %v per rate, at most %d in flight, then up to %v without load",
 		c.spec.MaxConns, c.serverCPUs, c.spec.Warmup, c.spec.Step, c.spec.MaxOutstanding, c.spec.Tail)
-	return printRamps(stdout, ramps, c.fixed)
+	if c.repeats == 1 {
+		fmt.Fprintln(stdout)
+		ramps := make([]peers.Ramp, len(byRun))
+		for i, rs := range byRun {
+			ramps[i] = rs[0]
+		}
+		return printRamps(stdout, ramps, c.fixed)
+	}
+	fmt.Fprintf(stdout, "; %d interleaved repeats, medians\n", c.repeats)
+	return printRampMedians(stdout, byRun, c.fixed)
 }
 
 // printRamps prints the steps of every run, rate by rate, with each P99
 // over the best (least) P99 of the fixed sizes (the first fixed of ramps)
 // at that step, then one summary row per run.
 func printRamps(w io.Writer, ramps []peers.Ramp, fixed int) error {
+	p99s := make([][]time.Duration, len(ramps))
+	for k, r := range ramps {
+		for _, s := range r.Steps {
+			p99s[k] = append(p99s[k], s.P99)
+		}
+	}
+	best := bestFixed(p99s, fixed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "step\toffered rpc/s\trun\tachieved rpc/s\tp99 µs\tx best fixed\tfailed\tunsent\twaits\tconns\tmost conns\tresizes\t")
 	for i := range ramps[0].Steps {
-		best := time.Duration(0)
-		for _, r := range ramps[:fixed] {
-			if p := r.Steps[i].P99; p > 0 && (best == 0 || p < best) {
-				best = p
-			}
-		}
 		for _, r := range ramps {
 			s := r.Steps[i]
-			ratio := "-"
-			if best > 0 && s.P99 > 0 {
-				ratio = fmt.Sprintf("%.2f", float64(s.P99)/float64(best))
-			}
 			fmt.Fprintf(tw, "%d\t%.0f\t%s\t%.0f\t%.0f\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", i+1, s.Offered, r.Policy, s.Achieved,
-				float64(s.P99)/1e3, ratio, s.Failed, s.Unsent, s.Hits, s.Conns, s.MaxConns, s.Resizes)
+				float64(s.P99)/1e3, p99Ratio(s.P99, best[i]), s.Failed, s.Unsent, s.Hits, s.Conns, s.MaxConns, s.Resizes)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -142,22 +159,130 @@ func printRamps(w io.Writer, ramps []peers.Ramp, fixed int) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tmost conns\tresizes\tfailed\tfailed in a resize's step\tback at min after the load fell\t")
-	for _, r := range ramps {
+	fmt.Fprintln(tw, "run\tmost conns\tresizes\tfailed\tfailed in a resize's step\tback at min after the load fell\tsteps within 10% of best fixed\t")
+	for k, r := range ramps {
 		most, resizes, failed := 0, 0, int64(0)
 		for _, s := range r.Steps {
 			most, resizes, failed = max(most, s.MaxConns), resizes+s.Resizes, failed+s.Failed
 		}
-		back := "- (fixed)"
-		switch {
-		case r.Adaptive && r.BackAtMin && most <= r.Min:
-			back = "never grew"
-		case r.Adaptive && r.BackAtMin:
-			back = fmt.Sprintf("%.1f s", r.BackToMin.Seconds())
-		case r.Adaptive:
-			back = "not by the end"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t\n", r.Policy, most, resizes, failed, r.FailedAtResize, back)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", r.Policy, most, resizes, failed, r.FailedAtResize, backAtMin(r, most), within(p99s[k], best))
 	}
 	return tw.Flush()
+}
+
+// printRampMedians prints byRun (each run's ramps, one per repeat) as
+// printRamps does one ramp per run, with each step's median P99 and
+// achieved rate, the P99's range over the repeats, and its median over
+// the least median of the fixed sizes; counts are summed over the
+// repeats, sizes listed per repeat.
+func printRampMedians(w io.Writer, byRun [][]peers.Ramp, fixed int) error {
+	p99s := make([][]time.Duration, len(byRun))
+	for k, rs := range byRun {
+		for i := range rs[0].Steps {
+			v := make([]float64, len(rs))
+			for j, r := range rs {
+				v[j] = float64(r.Steps[i].P99)
+			}
+			p99s[k] = append(p99s[k], time.Duration(medianOf(v)))
+		}
+	}
+	best := bestFixed(p99s, fixed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "step\toffered rpc/s\trun\tachieved rpc/s\tp99 µs\tp99 range µs\tx best fixed\tfailed\tunsent\twaits\tconns\tresizes\t")
+	for i := range byRun[0][0].Steps {
+		for k, rs := range byRun {
+			ach := make([]float64, len(rs))
+			lo, hi := rs[0].Steps[i].P99, rs[0].Steps[i].P99
+			var failed, unsent, hits int64
+			var conns []string
+			resizes := 0
+			for j, r := range rs {
+				s := r.Steps[i]
+				ach[j] = s.Achieved
+				lo, hi = min(lo, s.P99), max(hi, s.P99)
+				failed, unsent, hits, resizes = failed+s.Failed, unsent+s.Unsent, hits+s.Hits, resizes+s.Resizes
+				conns = append(conns, strconv.Itoa(s.Conns))
+			}
+			fmt.Fprintf(tw, "%d\t%.0f\t%s\t%.0f\t%.0f\t%.0f-%.0f\t%s\t%d\t%d\t%d\t%s\t%d\t\n", i+1, rs[0].Steps[i].Offered, rs[0].Policy,
+				medianOf(ach), float64(p99s[k][i])/1e3, float64(lo)/1e3, float64(hi)/1e3, p99Ratio(p99s[k][i], best[i]),
+				failed, unsent, hits, strings.Join(conns, ","), resizes)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "run\tmost conns\tresizes\tfailed\tfailed in a resize's step\tback at min after the load fell\tsteps within 10% of best fixed\t")
+	for k, rs := range byRun {
+		most, failed, atResize := 0, int64(0), int64(0)
+		var resizes, back []string
+		for _, r := range rs {
+			m, n := 0, 0
+			for _, s := range r.Steps {
+				m, n, failed = max(m, s.MaxConns), n+s.Resizes, failed+s.Failed
+			}
+			most, atResize = max(most, m), atResize+r.FailedAtResize
+			resizes, back = append(resizes, strconv.Itoa(n)), append(back, backAtMin(r, m))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\t%s\t\n", rs[0].Policy, most, strings.Join(resizes, ","), failed, atResize,
+			strings.Join(slices.Compact(back), ", "), within(p99s[k], best))
+	}
+	return tw.Flush()
+}
+
+// bestFixed is, step by step, the least positive P99 of the first fixed
+// runs of p99s (run by step); 0 where none has one.
+func bestFixed(p99s [][]time.Duration, fixed int) []time.Duration {
+	if len(p99s) == 0 {
+		return nil
+	}
+	best := make([]time.Duration, len(p99s[0]))
+	for _, run := range p99s[:fixed] {
+		for i, p := range run {
+			if p > 0 && (best[i] == 0 || p < best[i]) {
+				best[i] = p
+			}
+		}
+	}
+	return best
+}
+
+// p99Ratio is p over best to two places, "-" when either is unknown.
+func p99Ratio(p, best time.Duration) string {
+	if best <= 0 || p <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(p)/float64(best))
+}
+
+// within counts the steps whose P99 is at most 1.1 times the best fixed
+// size's, as "k of n" (steps with no P99 on either side not counted).
+func within(p99 []time.Duration, best []time.Duration) string {
+	k, n := 0, 0
+	for i, p := range p99 {
+		if p <= 0 || best[i] <= 0 {
+			continue
+		}
+		n++
+		if 10*p <= 11*best[i] {
+			k++
+		}
+	}
+	return fmt.Sprintf("%d of %d", k, n)
+}
+
+// backAtMin says when the adaptive ramp r, which had at most most
+// connections, was back at its min after the load fell.
+func backAtMin(r peers.Ramp, most int) string {
+	switch {
+	case !r.Adaptive:
+		return "- (fixed)"
+	case r.BackAtMin && most <= r.Min:
+		return "never grew"
+	case r.BackAtMin:
+		return fmt.Sprintf("%.1f s", r.BackToMin.Seconds())
+	default:
+		return "not by the end"
+	}
 }

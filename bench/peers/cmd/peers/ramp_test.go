@@ -33,6 +33,7 @@ func TestRampBadFlags(t *testing.T) {
 		{"negative warm-up", []string{"--warmup", "-1s"}, "--warmup"},
 		{"max 0", []string{"--max", "0"}, "--max"},
 		{"no outstanding", []string{"--max-outstanding", "0"}, "--max-outstanding"},
+		{"no repeat", []string{"--repeats", "0"}, "--repeats"},
 		{"no server", []string{"--rpclab", ""}, "--rpclab"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +79,48 @@ func TestPrintRampsRatio(t *testing.T) {
 	} {
 		if !hasRow(out.String(), want.run, want.field) {
 			t.Errorf("got\n%s\nwant %s's summary to say %q", out.String(), want.run, want.field)
+		}
+	}
+}
+
+// TestPrintRampMedians: with repeats, each step's P99 is the median of its
+// repeats (not their mean or least), set over the least median of the
+// fixed sizes; the range and each repeat's size are shown, failures
+// summed, and the summary counts the steps within 10% of the best fixed
+// size.
+func TestPrintRampMedians(t *testing.T) {
+	ramp := func(policy string, adaptive bool, conns int, failed int64, p99 ...time.Duration) peers.Ramp {
+		r := peers.Ramp{Policy: policy, Adaptive: adaptive, Min: 1, BackAtMin: adaptive, BackToMin: 2 * time.Second}
+		for _, p := range p99 {
+			r.Steps = append(r.Steps, peers.RampStep{Offered: 1000, Achieved: 1000, P99: p, Conns: conns, MaxConns: conns, Failed: failed})
+		}
+		return r
+	}
+	us := time.Microsecond
+	byRun := [][]peers.Ramp{
+		// pool:1's medians: 100 then 200 µs (means 400 and 200).
+		{ramp("pool:1", false, 1, 0, 100*us, 200*us), ramp("pool:1", false, 1, 0, 1000*us, 150*us), ramp("pool:1", false, 1, 0, 90*us, 250*us)},
+		// rpclab's medians: 105 (within 10%) then 300 µs (1.50).
+		{ramp("rpclab", true, 2, 1, 105*us, 300*us), ramp("rpclab", true, 3, 0, 50*us, 900*us), ramp("rpclab", true, 2, 0, 2000*us, 100*us)},
+	}
+	var out bytes.Buffer
+	if err := printRampMedians(&out, byRun, 1); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []*struct{ run, field string }{
+		{"rpclab", " 1.05 "}, {"rpclab", " 1.50 "}, {"rpclab", "50-2000"}, {"rpclab", "100-900"}, {"rpclab", "2,3,2"},
+		{"pool:1", "90-1000"}, {"rpclab", "1 of 2"}, {"pool:1", "2 of 2"}, {"rpclab", "2.0 s"},
+	} {
+		if !hasRow(got, want.run, want.field) {
+			t.Errorf("got\n%s\nwant a row of %s holding %q", got, want.run, want.field)
+		}
+	}
+	// Failures are summed over the repeats: one in each of rpclab's two
+	// steps of its first repeat.
+	for _, l := range strings.Split(got, "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == "rpclab" && strings.HasSuffix(l, "of 2") && f[3] != "2" {
+			t.Errorf("got summary %q, want 2 failed", l)
 		}
 	}
 }
