@@ -19,6 +19,10 @@ type Signals struct {
 	CPUBusy float64
 	// Conns has one entry per connection taking RPCs, in slot order.
 	Conns []ConnSignals
+	// Unparked reports that the interval ran with connections parked
+	// (State.Active) and the pool gave them back to the RPCs before it
+	// ended, because the RPCs in flight passed the sizer's ParkLimit.
+	Unparked bool
 }
 
 // ConnSignals is what one connection measured over the interval.
@@ -187,8 +191,11 @@ const (
 	// flight more than doubled (by more than BacklogSlack) since the
 	// trial began: under an open loop the base size could not carry the
 	// load and RPCs queued, so the connection (and any a climb kept on
-	// trust) is kept at once. A closed loop's in-flight count is its
-	// callers', which a park cannot raise.
+	// trust) is kept at once. The pool checks GuardChecks times an
+	// interval and gives the parked connections back the moment the count
+	// passes (Signals.Unparked), so the queue lasts a fraction of an
+	// interval. A closed loop's in-flight count is its callers', which a
+	// park cannot raise.
 	ReasonBacklog
 )
 
@@ -426,7 +433,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		case !base(st.Phase):
 			st.TrialRPCs += done
 			st.TrialTime += s.Interval
-		case s.InFlight() > 2*st.StartInFlight+BacklogSlack:
+		case s.Unparked || s.InFlight() > st.parkLimit():
 			st = endTrial(now, st)
 			st.Backoff, st.Paying, st.Kept = 0, false, st.StartInFlight
 			st.NextGrow = now.Add(r.Cooldown)
@@ -525,6 +532,10 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 // moves by a few RPCs from one second to the next.
 const BacklogSlack = 8
 
+// parkLimit is the RPCs in flight past which a parked interval is a
+// backlog (ReasonBacklog).
+func (st State) parkLimit() int64 { return 2*st.StartInFlight + BacklogSlack }
+
 // base reports whether a trial's interval k (from 0) runs with only the
 // base connections: the middle two of each block of four, B A A B, so a
 // drift linear in time weighs the same on both sizes.
@@ -613,7 +624,19 @@ func (s *ruleSizer) Size(now time.Time, sig Signals) Decision {
 func (s *ruleSizer) GrowFailed(now time.Time) { s.st = s.r.GrowFailed(now, s.st) }
 
 // activer is a Sizer that parks connections: Active is how many of the
-// first connections take new RPCs over the next interval (0: all).
-type activer interface{ Active() int }
+// first connections take new RPCs over the next interval (0: all), and
+// ParkLimit the RPCs in flight past which the pool gives the parked ones
+// back before the interval ends (0: never).
+type activer interface {
+	Active() int
+	ParkLimit() int64
+}
 
 func (s *ruleSizer) Active() int { return s.st.Active }
+
+func (s *ruleSizer) ParkLimit() int64 {
+	if s.st.Active == 0 {
+		return 0
+	}
+	return s.st.parkLimit()
+}

@@ -121,6 +121,7 @@ func TestRuleDecide(t *testing.T) {
 				return !s.Trial && s.Active == 0 && s.Phase == 0 && s.Kept == 10 && s.Backoff == 0 && s.NextGrow.Equal(t0.Add(2*time.Second+r.Cooldown))
 			}},
 		{"parked, in flight at twice the start + slack: measuring", t0.Add(2 * time.Second), sig(1, 28, high, 0.5, 300), func() State { s := fresh; s.Phase, s.StartInFlight = 1, 10; return s }(), Decision{Hold, ReasonSettling}, nil},
+		{"parked, unparked early by the guard though in flight fell back: kept", t0.Add(2 * time.Second), func() Signals { s := sig(1, 12, high, 0.5, 300); s.Unparked = true; return s }(), func() State { s := fresh; s.Phase, s.StartInFlight = 1, 10; return s }(), Decision{Hold, ReasonBacklog}, nil},
 		{"the backlog of an interval with every connection is not the park's", t0.Add(time.Second), sig(1, 29, high, 0.5, 300), func() State { s := fresh; s.StartInFlight = 10; return s }(), Decision{Hold, ReasonSettling}, nil},
 		{"a plateau step kept on a backlog keeps the climb", t0.Add(2 * time.Second), sig(1, 29, high, 0.5, 300), func() State { s := fresh; s.Phase, s.StartInFlight, s.Plateau, s.Probe = 2, 10, 2, true; return s }(), Decision{Hold, ReasonBacklog},
 			func(s State) bool { return s.Plateau == 0 && s.GiveBack == 0 && !s.Trial }},

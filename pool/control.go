@@ -51,6 +51,12 @@ type control struct {
 	head   int        // index of the oldest event once the ring is full
 
 	steps atomic.Uint64 // decisions taken, for tests
+
+	// The park guard of the interval under way (nil: none), and whether
+	// it ended the park early (Signals.Unparked).
+	guard    chan struct{} // closed to stop it
+	guardEnd chan struct{} // closed when it has stopped
+	unparked atomic.Bool
 }
 
 func (p *Pool) startControl() {
@@ -80,8 +86,10 @@ func (p *Pool) control(tick <-chan time.Time, stop func()) {
 // step takes one decision and applies it.
 func (p *Pool) step() {
 	ctl := p.ctl
+	ctl.stopGuard()
 	now := p.cfg.now()
 	sig := p.sample(now)
+	sig.Unparked = ctl.unparked.Swap(false)
 	d := ctl.sizer.Size(now, sig)
 	from := len(sig.Conns)
 	to := from
@@ -101,15 +109,68 @@ func (p *Pool) step() {
 			to--
 		}
 	}
-	active := 0
+	active, limit := 0, int64(0)
 	if a, ok := ctl.sizer.(activer); ok {
-		active = a.Active()
+		active, limit = a.Active(), a.ParkLimit()
 	}
 	p.active.Store(int32(active))
+	if active > 0 && limit > 0 {
+		p.startGuard(limit)
+	}
 	if ctl.record(now, from, to, d, sig) && d.Action != Hold {
 		p.cfg.logger.Info("pool: resized", "target", p.target, "from", from, "to", to, "reason", d.Reason.String())
 	}
 	ctl.steps.Add(1)
+}
+
+// GuardChecks is how many times per Rule.Interval the park guard reads the
+// RPCs in flight while a trial's connection is parked.
+const GuardChecks = 20
+
+// startGuard watches the RPCs in flight over the interval that starts now,
+// which runs with connections parked: once they pass limit (an open loop's
+// offered load queueing on the base size), it gives every connection back
+// to the pick at once and notes it for the next sample, instead of letting
+// the queue grow until the interval ends. It reads atomics on a timer, off
+// the RPC path.
+func (p *Pool) startGuard(limit int64) {
+	ctl := p.ctl
+	stop, end := make(chan struct{}), make(chan struct{})
+	ctl.guard, ctl.guardEnd = stop, end
+	t := time.NewTicker(ctl.rule.Interval / GuardChecks)
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(end)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-p.ctx.Done():
+				return
+			case <-t.C:
+			}
+			var n int64
+			for _, s := range p.list() {
+				n += s.cur.Load().inflight.Load()
+			}
+			if n > limit {
+				p.active.Store(0)
+				ctl.unparked.Store(true)
+				return
+			}
+		}
+	}()
+}
+
+// stopGuard stops the park guard, if one runs, and waits for it.
+func (ctl *control) stopGuard() {
+	if ctl.guard != nil {
+		close(ctl.guard)
+		<-ctl.guardEnd
+		ctl.guard, ctl.guardEnd = nil, nil
+	}
 }
 
 // sample reads the signals of the interval ending now.

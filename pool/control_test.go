@@ -229,6 +229,46 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	}
 }
 
+// TestParkGuardEndsBacklog: while a trial's connection is parked, a load
+// that queues past the park limit (an open loop's, on a base size that
+// cannot carry it) gives the connection back to the RPCs at once, before
+// the interval ends, and the next decision keeps it for the backlog.
+func TestParkGuardEndsBacklog(t *testing.T) {
+	srv := startServer(t)
+	ctx := testutil.Context(t)
+	fc := newFakeClock()
+	r := testRule(1, 2)
+	r.Settle = 4 * time.Second
+	p := newPool(t, srv.addr, WithAdaptiveRule(r), fc.option())
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	l := startLoad(ctx, p, 2)
+	defer l.stop()
+	waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 20 })
+	fc.stepUntil(ctx, t, p, "a growth", 20, func(e Event) bool { return e.Action == Grow })
+	if ev := fc.step(ctx, t, p); ev.Reason != ReasonSettling || p.active.Load() != 1 {
+		t.Fatalf("first interval of the trial: got %+v and %d active, want %v and the trial's connection parked", ev, p.active.Load(), ReasonSettling)
+	}
+	limit := 2*p.ctl.sizer.(*ruleSizer).st.StartInFlight + BacklogSlack
+	surge := startLoad(ctx, p, int(limit)+20)
+	defer surge.stop()
+	// No tick: the guard, not the control loop's next decision, unparks.
+	waitFor(ctx, t, "the guard to unpark the trial's connection", func() bool { return p.active.Load() == 0 })
+	newest := p.list()[1].cur.Load()
+	n := newest.completed.Load()
+	waitFor(ctx, t, "the unparked connection to take RPCs", func() bool { return newest.completed.Load() > n+10 })
+	ev := fc.step(ctx, t, p)
+	if ev.Reason != ReasonBacklog || ev.To != 2 {
+		t.Errorf("after the surge: got %+v, want %v keeping 2 connections", ev, ReasonBacklog)
+	}
+	surge.stop()
+	l.stop()
+	if n, codes := l.failures(); n != 0 {
+		t.Errorf("RPCs failed: got %v (%v), want none", codes, l.errs)
+	}
+}
+
 // A retired connection takes no new RPC, and the RPCs on it finish there
 // before it closes.
 func TestAdaptiveDrainsRetired(t *testing.T) {
