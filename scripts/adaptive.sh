@@ -3,11 +3,19 @@
 # fixed layouts, RUNS runs of REPEATS interleaved repeats each, then, per
 # run, pool:auto's median throughput and client CPU per RPC over the best
 # fixed layout's at every in-flight count (go run ./scripts/ratios --best).
-# The fixed layouts get a short warm-up; pool:auto one long enough for its
-# trials (AUTO_WARMUP: a trial is measured for Rule.TrialTime = 4s, the
-# pool running with and without the trial connection in turn, then
-# Rule.Cooldown = 5s passes before the next, so 1 -> 3 connections needs
-# about 21 s, 1 -> 8 about 71 s: doctor.SettleTime).
+# The fixed layouts get FIXED_WARMUP (default 10s); pool:auto one long
+# enough for its trials (AUTO_WARMUP: a trial is measured for
+# Rule.TrialTime = 4s, the pool running with and without the trial
+# connection in turn, then Rule.Cooldown = 5s passes before the next, so
+# 1 -> 3 connections needs about 21 s, 1 -> 8 about 71 s:
+# doctor.SettleTime).
+# ORDER=count (the default) interleaves per in-flight count: each count's
+# fixed sweep and pool:auto run back to back, which goes first alternating,
+# each a fresh process, so the two sides of a ratio are measured minutes
+# apart at most. ORDER=sweep runs all counts of the fixed layouts, then all
+# of pool:auto (how docs/measured/2026-11-24/adaptive-paired was measured,
+# with FIXED_WARMUP=1s): cheaper, but the sides are up to ten minutes apart
+# and the fixed layouts' first count runs on a cold process.
 # Run it on a quiet machine; rpclab pins client and server apart.
 #   RUNS=2 REPEATS=3 OUT=adaptive scripts/adaptive.sh
 set -euo pipefail
@@ -19,13 +27,35 @@ inflight=${INFLIGHT:-1,2,4,8,16,32,64}
 interval=${INTERVAL:-2s}
 mkdir -p "$out"
 go build -o bin/rpclab ./cmd/rpclab
+order=${ORDER:-count}
+case "$order" in count|sweep) ;; *) echo "adaptive.sh: ORDER=$order: want count or sweep" >&2; exit 2 ;; esac
+fixed() { # counts, output file
+  bin/rpclab sweep --conn shared,pool:2,pool:4,pool:8 --inflight "$1" --warmup "${FIXED_WARMUP:-10s}" \
+    --interval "$interval" --force -o "$2" >/dev/null
+}
+auto() { # counts, output file
+  bin/rpclab sweep --conn pool:auto --inflight "$1" --warmup "${AUTO_WARMUP:-75s}" \
+    --interval "$interval" --force -o "$2" >/dev/null
+}
 for run in $(seq 1 "$runs"); do
   for rep in $(seq 1 "$repeats"); do
     echo "adaptive: run $run of $runs, repeat $rep of $repeats" >&2
-    bin/rpclab sweep --conn shared,pool:2,pool:4,pool:8 --inflight "$inflight" --warmup "${FIXED_WARMUP:-1s}" \
-      --interval "$interval" --force -o "$out/fixed-$run-$rep.jsonl" >/dev/null
-    bin/rpclab sweep --conn pool:auto --inflight "$inflight" --warmup "${AUTO_WARMUP:-16s}" \
-      --interval "$interval" --force -o "$out/auto-$run-$rep.jsonl" >/dev/null
+    if [ "$order" = sweep ]; then
+      fixed "$inflight" "$out/fixed-$run-$rep.jsonl"
+      auto "$inflight" "$out/auto-$run-$rep.jsonl"
+      continue
+    fi
+    k=$rep
+    for c in ${inflight//,/ }; do
+      k=$((k + 1))
+      if [ $((k % 2)) = 0 ]; then
+        fixed "$c" "$out/fixed-$run-$rep-$c.jsonl"
+        auto "$c" "$out/auto-$run-$rep-$c.jsonl"
+      else
+        auto "$c" "$out/auto-$run-$rep-$c.jsonl"
+        fixed "$c" "$out/fixed-$run-$rep-$c.jsonl"
+      fi
+    done
   done
 done
 for run in $(seq 1 "$runs"); do
