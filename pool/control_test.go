@@ -250,7 +250,7 @@ func TestParkGuardEndsBacklog(t *testing.T) {
 	if ev := fc.step(ctx, t, p); ev.Reason != ReasonSettling || p.active.Load() != 1 {
 		t.Fatalf("first interval of the trial: got %+v and %d active, want %v and the trial's connection parked", ev, p.active.Load(), ReasonSettling)
 	}
-	limit := 2*p.ctl.sizer.(*ruleSizer).st.StartInFlight + BacklogSlack
+	limit := p.ctl.sizer.(*ruleSizer).st.parkLimit()
 	surge := startLoad(ctx, p, int(limit)+20)
 	defer surge.stop()
 	// No tick: the guard, not the control loop's next decision, unparks.
