@@ -126,6 +126,8 @@ type Ramp struct {
 	// FailedAtResize counts the failed RPCs of the steps that saw a
 	// resize: an upper bound on the RPCs a resize failed.
 	FailedAtResize int64
+	// Start is when the first recorded step began (after the warm-up).
+	Start time.Time
 	// Events is the pool's decision history.
 	Events []pool.Event
 }
@@ -165,6 +167,7 @@ func RunRamp(ctx context.Context, target string, pol Policy, spec RampSpec) (Ram
 	// The warm-up, at the first rate, is not recorded (step -1); the
 	// steps follow it.
 	start := time.Now().Add(spec.Warmup)
+	out.Start = start
 	if spec.Warmup > 0 {
 		if err := d.schedule(ctx, wait, start.Add(-spec.Warmup), spec.Warmup, spec.Rates[0], -1, &RampStep{}); err != nil {
 			d.stop()

@@ -42,6 +42,8 @@
 #                          pool gets up to RAMP_TAIL to be back at its min (rpclab's rule retires one
 #                          connection per 30 s idle: 7 -> 1 takes 3.5 minutes); RAMP_REPEATS > 1 runs
 #                          every ramp that many times, interleaved, and gives each step's median P99
+#   RAMP_EVENTS=FILE       ramp: also write every adaptive run's decisions (time, step, resize, reason, the
+#                          signals each was taken on) to FILE, one line each
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -144,7 +146,8 @@ run_ramp() {
     --rates "${RAMP_RATES:-5000,10000,20000,40000,60000,80000}" --warmup "${RAMP_WARMUP:-5s}" \
     --step "${RAMP_STEP:-20s}" --tail "${RAMP_TAIL:-4m}" \
     --max "${RAMP_MAX:-8}" --max-outstanding "${RAMP_MAX_OUTSTANDING:-2000}" --fixed "${RAMP_FIXED-1,2,4,8}" \
-    --policies "${RAMP_POLICIES:-rpclab,spanner,a105,yarpc}" --repeats "${RAMP_REPEATS:-1}"
+    --policies "${RAMP_POLICIES:-rpclab,spanner,a105,yarpc}" --repeats "${RAMP_REPEATS:-1}" \
+    ${RAMP_EVENTS:+--events "$RAMP_EVENTS"}
 }
 
 status=0

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ type rampConfig struct {
 	runs       []peers.Policy // the fixed sizes first, then the policies
 	fixed      int            // how many of runs are fixed sizes
 	repeats    int
+	events     string // a file for the adaptive runs' decisions ("" none)
 	spec       peers.RampSpec
 }
 
@@ -41,6 +43,7 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 	fs.DurationVar(&c.spec.Tail, "tail", 4*time.Minute, "after the last step the load stops; how long to wait for an adaptive pool to be back at its min")
 	fs.IntVar(&c.spec.MaxConns, "max", 8, "the most connections any policy may open (every policy starts at 1)")
 	fs.IntVar(&c.repeats, "repeats", 1, "ramps of every run, the runs in rotating order each repeat; with more than one the table gives each step's median P99 and its range")
+	fs.StringVar(&c.events, "events", "", "write every adaptive run's decisions (each resize and change of reason, with the signals it was taken on) to this file")
 	fs.IntVar(&c.spec.MaxOutstanding, "max-outstanding", 2000, "the most RPCs in flight; a send that finds them all taken waits, its latency still from its intended time")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
@@ -83,6 +86,12 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 	case c.repeats < 1:
 		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", errUsage, c.repeats)
 	}
+	if c.events != "" {
+		// Found out now, not after the ramps have run.
+		if err := os.WriteFile(c.events, nil, 0o644); err != nil {
+			return nil, fmt.Errorf("%w: --events: %v", errUsage, err)
+		}
+	}
 	if _, err := parseCPUList(c.serverCPUs); err != nil {
 		return nil, fmt.Errorf("%w: --server-cpus: %v", errUsage, err)
 	}
@@ -95,7 +104,7 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 // runRamp runs the same open-loop ramp on one pool per fixed size and per
 // sizing policy and prints one row per step and run, then one summary row
 // per run.
-func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	c, err := parseRampFlags(args, stderr)
 	if err != nil {
 		return err
@@ -120,6 +129,15 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			byRun[i] = append(byRun[i], r)
 		}
 	}
+	if c.events != "" {
+		// After the table, so that a file that cannot be written loses
+		// nothing measured.
+		defer func() {
+			if werr := writeRampEvents(c.events, byRun, c.spec.Step); err == nil {
+				err = werr
+			}
+		}()
+	}
 	fmt.Fprintf(stdout, "open-loop ramp of unary pings on one pool per run (policies 1..%d connections), server rpclab serve on CPUs %s; %v unrecorded at the first rate, then %v per rate, at most %d in flight, then up to %v without load",
 		c.spec.MaxConns, c.serverCPUs, c.spec.Warmup, c.spec.Step, c.spec.MaxOutstanding, c.spec.Tail)
 	if c.repeats == 1 {
@@ -132,6 +150,38 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "; %d interleaved repeats, medians\n", c.repeats)
 	return printRampMedians(stdout, byRun, c.fixed)
+}
+
+// writeRampEvents writes the decisions of every adaptive ramp in byRun to
+// path, one line each, timed from the ramp's first recorded step (and
+// numbered by the step under way), with the signals each was taken on.
+func writeRampEvents(path string, byRun [][]peers.Ramp, step time.Duration) error {
+	var b strings.Builder
+	fmt.Fprintln(&b, "run\trepeat\tat s\tstep\tfrom\tto\taction\treason\tin flight\tmax write wait µs\tcpu busy\trpc/s\tbaseline rpc/s\ttried rpc/s")
+	for _, rs := range byRun {
+		for j, r := range rs {
+			if !r.Adaptive {
+				continue
+			}
+			for _, e := range r.Events {
+				at := e.At.Sub(r.Start)
+				k := "warm-up"
+				switch i := int(at / step); {
+				case at < 0:
+				case i >= len(r.Steps):
+					k = "tail"
+				default:
+					k = strconv.Itoa(i + 1)
+				}
+				fmt.Fprintf(&b, "%s\t%d\t%.1f\t%s\t%d\t%d\t%s\t%s\t%d\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\n", r.Policy, j+1, at.Seconds(), k,
+					e.From, e.To, e.Action, e.Reason, e.InFlight, float64(e.MaxWriteWait)/1e3, e.CPUBusy, e.Throughput, e.Baseline, e.Tried)
+			}
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("peers ramp: --events: %w", err)
+	}
+	return nil
 }
 
 // printRamps prints the steps of every run, rate by rate, with each P99

@@ -5,11 +5,13 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rpclab/rpclab/bench/peers"
+	"github.com/rpclab/rpclab/pool"
 )
 
 // TestRampBadFlags: each bad `peers ramp` flag is a usage error (exit 2)
@@ -35,6 +37,7 @@ func TestRampBadFlags(t *testing.T) {
 		{"no outstanding", []string{"--max-outstanding", "0"}, "--max-outstanding"},
 		{"no repeat", []string{"--repeats", "0"}, "--repeats"},
 		{"no server", []string{"--rpclab", ""}, "--rpclab"},
+		{"events file in no directory", []string{"--events", "/nonexistent/dir/events.tsv"}, "--events"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"ramp", "--rpclab", self}, tc.args...)
@@ -133,4 +136,52 @@ func hasRow(out, run, field string) bool {
 		}
 	}
 	return false
+}
+
+// TestWriteRampEvents: --events writes every adaptive ramp's decisions,
+// each timed from the ramp's first step and labelled with the step under
+// way (the warm-up before it, the tail after the last), and none of a
+// fixed size's.
+func TestWriteRampEvents(t *testing.T) {
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	steps := make([]peers.RampStep, 3)
+	ev := func(at time.Duration, from, to int, a pool.Action, r pool.Reason) pool.Event {
+		return pool.Event{At: start.Add(at), From: from, To: to, Action: a, Reason: r, InFlight: 7, Throughput: 5000, Baseline: 4000, Tried: 4500}
+	}
+	byRun := [][]peers.Ramp{
+		{{Policy: "pool:2", Steps: steps, Start: start}},
+		{
+			{Policy: "rpclab", Adaptive: true, Steps: steps, Start: start, Events: []pool.Event{
+				ev(-2*time.Second, 1, 2, pool.Grow, pool.ReasonProbe),
+				ev(9*time.Second, 2, 2, pool.Hold, pool.ReasonGain),
+			}},
+			{Policy: "rpclab", Adaptive: true, Steps: steps, Start: start, Events: []pool.Event{
+				ev(31*time.Second, 2, 1, pool.Shrink, pool.ReasonIdle),
+			}},
+		},
+	}
+	path := filepath.Join(t.TempDir(), "events.tsv")
+	if err := writeRampEvents(path, byRun, 8*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("got %d lines, want a header and 3 events:\n%s", len(lines), b)
+	}
+	for i, want := range []string{
+		"rpclab\t1\t-2.0\twarm-up\t1\t2\tgrow\t" + pool.ReasonProbe.String() + "\t7\t",
+		"rpclab\t1\t9.0\t2\t2\t2\thold\t" + pool.ReasonGain.String() + "\t7\t",
+		"rpclab\t2\t31.0\ttail\t2\t1\tshrink\t",
+	} {
+		if !strings.HasPrefix(lines[i+1], want) {
+			t.Errorf("line %d: got %q, want it to start %q", i+1, lines[i+1], want)
+		}
+	}
+	if !strings.HasSuffix(lines[2], "\t5000\t4000\t4500") {
+		t.Errorf("got %q, want the throughput and the trial's two sides last", lines[2])
+	}
 }
