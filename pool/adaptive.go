@@ -21,7 +21,8 @@ type Signals struct {
 	Conns []ConnSignals
 	// Unparked reports that the interval ran with connections parked
 	// (State.Active) and the pool gave them back to the RPCs before it
-	// ended, because the RPCs in flight passed the sizer's ParkLimit.
+	// ended, because the RPCs in flight stayed past the sizer's ParkLimit
+	// (GuardReads reads in a row).
 	Unparked bool
 }
 
@@ -38,8 +39,10 @@ type ConnSignals struct {
 	// the interval, or the age of the oldest RPC still waiting (or of a
 	// write still blocked) if that is longer. Zero when no RPC waited.
 	WriteWait time.Duration
-	// Completed counts the RPCs that ended on it during the interval.
+	// Completed counts the RPCs that ended on it during the interval, and
+	// Spent sums their times in flight (from the pick to the end).
 	Completed uint64
+	Spent     time.Duration
 }
 
 // Throughput is the RPCs completed per second over the interval, all
@@ -53,6 +56,25 @@ func (s Signals) Throughput() float64 {
 		n += c.Completed
 	}
 	return float64(n) / s.Interval.Seconds()
+}
+
+// Latency is the mean time in flight of the RPCs completed over the
+// interval, all connections together (0 when none completed).
+func (s Signals) Latency() time.Duration {
+	var n uint64
+	for _, c := range s.Conns {
+		n += c.Completed
+	}
+	return perRPC(s.spent(), float64(n))
+}
+
+// spent sums the connections' Spent.
+func (s Signals) spent() time.Duration {
+	var d time.Duration
+	for _, c := range s.Conns {
+		d += c.Spent
+	}
+	return d
 }
 
 // MaxWriteWait is the longest WriteWait of the connections.
@@ -189,14 +211,26 @@ const (
 	ReasonClimbGivenBack
 	// ReasonBacklog: with the trial's connection parked, the RPCs in
 	// flight more than doubled (by more than BacklogSlack) since the
-	// trial began: under an open loop the base size could not carry the
-	// load and RPCs queued, so the connection (and any a climb kept on
-	// trust) is kept at once. The pool checks GuardChecks times an
-	// interval and gives the parked connections back the moment the count
-	// passes (Signals.Unparked), so the queue lasts a fraction of an
-	// interval. A closed loop's in-flight count is its callers', which a
-	// park cannot raise.
+	// trial began and stayed there: under an open loop the base size
+	// could not carry the load and RPCs queued, so the connection (and
+	// any a climb kept on trust) is kept at once. The pool reads the count
+	// GuardChecks times an interval and gives the parked connections back
+	// once GuardReads reads in a row are past the limit
+	// (Signals.Unparked), so the queue lasts a fraction of an interval;
+	// one read past it is a swing, not a backlog. A closed loop's
+	// in-flight count is its callers', which a park cannot raise.
 	ReasonBacklog
+	// ReasonFaster: the throughput held and the RPCs' mean time in flight
+	// fell by at least Rule.MinGain with the trial's connection: under an
+	// open loop, whose throughput is the offered rate whatever the size,
+	// this is how a connection pays. It is kept, the back-off resets and
+	// the climb goes on as after ReasonGain.
+	ReasonFaster
+	// ReasonSlower: the throughput held but the RPCs' mean time in flight
+	// rose by at least Rule.MinGain with the trial's connection (as on a
+	// client whose CPU each connection costs): it is given back, with any
+	// a climb kept on trust, and the next growth waits a doubled back-off.
+	ReasonSlower
 )
 
 var reasonNames = [...]string{
@@ -221,6 +255,8 @@ var reasonNames = [...]string{
 	ReasonPlateau:        "trial connection held: kept on trust, probing one more",
 	ReasonClimbGivenBack: "climb given back: its top did not gain",
 	ReasonBacklog:        "trial connection kept: RPCs queued without it",
+	ReasonFaster:         "trial connection kept: RPCs took less time",
+	ReasonSlower:         "trial connection given back: RPCs took longer",
 }
 
 // String describes the reason in a few words.
@@ -265,11 +301,16 @@ type State struct {
 	// those with BaseConns.
 	TrialRPCs, BaseRPCs float64
 	TrialTime, BaseTime time.Duration
+	// TrialSpent and BaseSpent sum the completed RPCs' times in flight
+	// (ConnSignals.Spent) over the same intervals.
+	TrialSpent, BaseSpent time.Duration
 	// Baseline and Tried are the throughputs (RPC/s) the last trial was
-	// judged on: with BaseConns connections and with all of them. Judged
-	// reports that this decision judged it.
-	Baseline, Tried float64
-	Judged          bool
+	// judged on: with BaseConns connections and with all of them;
+	// BaseLatency and TriedLatency the mean times in flight of the RPCs
+	// completed on each side. Judged reports that this decision judged it.
+	Baseline, Tried           float64
+	BaseLatency, TriedLatency time.Duration
+	Judged                    bool
 	// Probe reports that the trial is a probe (ReasonProbe): no RPC
 	// waited to be written, so only a throughput gain keeps it.
 	Probe bool
@@ -433,7 +474,8 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		case !base(st.Phase):
 			st.TrialRPCs += done
 			st.TrialTime += s.Interval
-		case s.Unparked || s.InFlight() > st.parkLimit():
+			st.TrialSpent += s.spent()
+		case s.Unparked:
 			st = endTrial(now, st)
 			st.Backoff, st.Paying, st.Kept = 0, false, st.StartInFlight
 			st.NextGrow = now.Add(r.Cooldown)
@@ -441,6 +483,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		default:
 			st.BaseRPCs += done
 			st.BaseTime += s.Interval
+			st.BaseSpent += s.spent()
 		}
 		st.Phase++
 		if time.Duration(st.Phase)*r.Interval < r.TrialTime() {
@@ -451,17 +494,34 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			return Decision{Hold, ReasonSettling}, st
 		}
 		st.Baseline, st.Tried = rate(st.BaseRPCs, st.BaseTime), rate(st.TrialRPCs, st.TrialTime)
+		st.BaseLatency, st.TriedLatency = perRPC(st.BaseSpent, st.BaseRPCs), perRPC(st.TrialSpent, st.TrialRPCs)
 		bl, tp := st.Baseline, st.Tried
+		wb, wt := float64(st.BaseLatency), float64(st.TriedLatency)
 		st.Judged = true
 		probe, plateau := st.Probe, st.Plateau
 		st = endTrial(now, st)
 		st.Paying = false
+		// Under a closed loop the in-flight count is fixed, so the time in
+		// flight moves inversely with the throughput and these add
+		// nothing; under an open loop the throughput is the offered rate
+		// and only the time in flight shows what a connection did.
 		held := tp >= bl*(1-r.MinGain)
+		known := wb > 0 && wt > 0
+		faster := held && known && wt <= wb*(1-r.MinGain) && wt < wb
+		slower := held && known && wt >= wb*(1+r.MinGain) && wt > wb
 		switch {
 		case tp >= bl*(1+r.MinGain) && tp > bl:
 			st.Backoff, st.Paying, st.Kept = 0, true, s.InFlight()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonGain}, st
+		case faster:
+			st.Backoff, st.Paying, st.Kept = 0, true, s.InFlight()
+			st.NextGrow = now.Add(r.Cooldown)
+			return Decision{Hold, ReasonFaster}, st
+		case slower:
+			st.GiveBack = plateau
+			st = r.backOff(now, st)
+			return Decision{Shrink, ReasonSlower}, st
 		case probe && held && plateau < r.PlateauSteps && n < r.Max && s.InFlight() > 1:
 			// Keep it on trust and probe the next at once, judged
 			// against the same size.
@@ -546,6 +606,7 @@ func base(k int) bool { return k%4 == 1 || k%4 == 2 }
 func restartTrial(now time.Time, st State) State {
 	st.TrialStart, st.Phase, st.Active = now, 0, 0
 	st.TrialRPCs, st.TrialTime, st.BaseRPCs, st.BaseTime = 0, 0, 0, 0
+	st.TrialSpent, st.BaseSpent = 0, 0
 	return st
 }
 
@@ -554,6 +615,14 @@ func endTrial(now time.Time, st State) State {
 	st = restartTrial(now, st)
 	st.Trial, st.Probe, st.Plateau, st.LastChange = false, false, 0, now
 	return st
+}
+
+// perRPC is spent over n RPCs, 0 for none.
+func perRPC(spent time.Duration, n float64) time.Duration {
+	if n < 1 {
+		return 0
+	}
+	return time.Duration(float64(spent) / n)
 }
 
 // rate is n RPCs over d in RPC/s, 0 over no time.

@@ -20,6 +20,24 @@ func sig(n int, inflight int64, wait time.Duration, cpu float64, completed uint6
 	return s
 }
 
+// took sets every connection's Spent to its Completed RPCs times d: each
+// RPC of the interval was in flight for d.
+func took(s Signals, d time.Duration) Signals {
+	for i := range s.Conns {
+		s.Conns[i].Spent = time.Duration(s.Conns[i].Completed) * d
+	}
+	return s
+}
+
+// unparked is s with the park guard's note that it unparked.
+func unparked(s Signals) Signals { s.Unparked = true; return s }
+
+// timed is st with its base RPCs each in flight for 1ms.
+func timed(st State) State {
+	st.BaseSpent = time.Duration(st.BaseRPCs) * time.Millisecond
+	return st
+}
+
 // oneOf and twoOf put one and two RPCs in flight on s's first connection.
 func oneOf(s Signals) Signals { s.Conns[0].InFlight = 1; return s }
 func twoOf(s Signals) Signals { s.Conns[0].InFlight = 2; return s }
@@ -116,14 +134,15 @@ func TestRuleDecide(t *testing.T) {
 				return !s.Trial && s.Backoff == 0 && s.NextGrow.Equal(t0.Add(r.Settle+r.Cooldown))
 			}},
 		// A park that built a backlog: the base cannot carry the load.
-		{"parked, in flight above twice the start + slack: kept", t0.Add(2 * time.Second), sig(1, 29, high, 0.5, 300), func() State { s := fresh; s.Phase, s.StartInFlight = 1, 10; return s }(), Decision{Hold, ReasonBacklog},
+		{"parked and unparked by the guard: kept", t0.Add(2 * time.Second), unparked(sig(1, 29, high, 0.5, 300)), func() State { s := fresh; s.Phase, s.StartInFlight = 1, 10; return s }(), Decision{Hold, ReasonBacklog},
 			func(s State) bool {
 				return !s.Trial && s.Active == 0 && s.Phase == 0 && s.Kept == 10 && s.Backoff == 0 && s.NextGrow.Equal(t0.Add(2*time.Second+r.Cooldown))
 			}},
-		{"parked, in flight at twice the start + slack: measuring", t0.Add(2 * time.Second), sig(1, 28, high, 0.5, 300), func() State { s := fresh; s.Phase, s.StartInFlight = 1, 10; return s }(), Decision{Hold, ReasonSettling}, nil},
-		{"parked, unparked early by the guard though in flight fell back: kept", t0.Add(2 * time.Second), func() Signals { s := sig(1, 12, high, 0.5, 300); s.Unparked = true; return s }(), func() State { s := fresh; s.Phase, s.StartInFlight = 1, 10; return s }(), Decision{Hold, ReasonBacklog}, nil},
+		{"parked, past the limit at the interval's end but not unparked: a swing, measuring", t0.Add(2 * time.Second), sig(1, 29, high, 0.5, 300), func() State { s := fresh; s.Phase, s.StartInFlight = 1, 10; return s }(), Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.BaseRPCs == 300 && s.Phase == 2 }},
+		{"parked, unparked early by the guard though in flight fell back: kept", t0.Add(2 * time.Second), unparked(sig(1, 12, high, 0.5, 300)), func() State { s := fresh; s.Phase, s.StartInFlight = 1, 10; return s }(), Decision{Hold, ReasonBacklog}, nil},
 		{"the backlog of an interval with every connection is not the park's", t0.Add(time.Second), sig(1, 29, high, 0.5, 300), func() State { s := fresh; s.StartInFlight = 10; return s }(), Decision{Hold, ReasonSettling}, nil},
-		{"a plateau step kept on a backlog keeps the climb", t0.Add(2 * time.Second), sig(1, 29, high, 0.5, 300), func() State { s := fresh; s.Phase, s.StartInFlight, s.Plateau, s.Probe = 2, 10, 2, true; return s }(), Decision{Hold, ReasonBacklog},
+		{"a plateau step kept on a backlog keeps the climb", t0.Add(2 * time.Second), unparked(sig(1, 29, high, 0.5, 300)), func() State { s := fresh; s.Phase, s.StartInFlight, s.Plateau, s.Probe = 2, 10, 2, true; return s }(), Decision{Hold, ReasonBacklog},
 			func(s State) bool { return s.Plateau == 0 && s.GiveBack == 0 && !s.Trial }},
 		{"judged on the trial's mean, not its last second", t0.Add(r.Settle), sig(3, 2, high, 0.5, 300), func() State { s := trial; s.TrialRPCs, s.TrialTime = 1300, time.Second; return s }(), Decision{Hold, ReasonGain},
 			// (1300 + 900) / 2 s = 1100 RPC/s: a 10% gain though the last second fell to 900.
@@ -203,6 +222,26 @@ func TestRuleDecide(t *testing.T) {
 		{"held with two RPCs in flight: a plateau", t0.Add(r.Settle), twoOf(sig(3, 0, 0, 0.5, 317)), probeAt(0), Decision{Grow, ReasonPlateau}, nil},
 		{"a limit trial that held is not a plateau", t0.Add(r.Settle), sig(3, 2, high, 0.5, 317), trial, Decision{Shrink, ReasonNoGain}, nil},
 		{"plateau steps 0 judges each alone", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), probeAt(0), Decision{Shrink, ReasonNoGain}, nil},
+		// The time in flight, when the throughput held (an open loop's
+		// offered rate): the base's RPCs took 1ms each (timed).
+		{"held, 5% less time in flight: kept", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 949*time.Microsecond), timed(probeAt(2)), Decision{Hold, ReasonFaster},
+			func(s State) bool {
+				return !s.Trial && s.Paying && s.Backoff == 0 && s.Plateau == 0 && s.GiveBack == 0 && s.Judged &&
+					s.BaseLatency == time.Millisecond && s.TriedLatency == 949*time.Microsecond
+			}},
+		{"held, just under 5% less: a plateau", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 951*time.Microsecond), timed(probeAt(0)), Decision{Grow, ReasonPlateau}, nil},
+		{"held, 5% more time in flight: given back with the climb", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 1051*time.Microsecond), timed(probeAt(2)), Decision{Shrink, ReasonSlower},
+			func(s State) bool { return !s.Trial && s.GiveBack == 2 && s.Backoff == r.Cooldown && !s.Paying }},
+		{"held, just under 5% more: a plateau", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 1049*time.Microsecond), timed(probeAt(0)), Decision{Grow, ReasonPlateau}, nil},
+		{"a limit trial, held, 5% more: given back", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 1051*time.Microsecond), timed(trial), Decision{Shrink, ReasonSlower}, nil},
+		{"a limit trial, held, just under 5% more: the limit is gone", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 1049*time.Microsecond), timed(trial), Decision{Hold, ReasonLimitGone}, nil},
+		{"a throughput gain is kept though each RPC took longer", t0.Add(r.Settle), took(sig(3, 2, high, 0.5, 350), 2*time.Millisecond), timed(trial), Decision{Hold, ReasonGain}, nil},
+		{"fell below -MinGain and faster is still no gain", t0.Add(r.Settle), took(sig(3, 2, high, 0.5, 316), 500*time.Microsecond), timed(trial), Decision{Shrink, ReasonNoGain}, nil},
+		{"no time measured on the base: judged on throughput alone", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 500*time.Microsecond), probeAt(0), Decision{Grow, ReasonPlateau}, nil},
+		{"a trial interval adds its RPCs' time", t0.Add(time.Second), took(sig(3, 2, high, 0.5, 300), time.Millisecond), fresh, Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.TrialSpent == 900*time.Millisecond && s.BaseSpent == 0 }},
+		{"a base interval adds its RPCs' time", t0.Add(2 * time.Second), took(sig(3, 2, high, 0.5, 300), time.Millisecond), func() State { s := fresh; s.Phase = 1; return s }(), Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.BaseSpent == 900*time.Millisecond && s.TrialSpent == 0 }},
 		{"giving back: one per interval", t0, sig(3, 2, high, 0.5, 100), State{GiveBack: 2, NextGrow: t0.Add(time.Minute)}, Decision{Shrink, ReasonClimbGivenBack},
 			func(s State) bool { return s.GiveBack == 1 && !s.Trial && s.LastChange.Equal(t0) }},
 		{"given back, the back-off holds", t0, sig(2, 2, high, 0.5, 100), State{NextGrow: t0.Add(time.Minute)}, Decision{Hold, ReasonCooldown}, nil},

@@ -101,7 +101,9 @@ func benchUnary(ctx context.Context, b *testing.B, cc grpc.ClientConnInterface, 
 // BenchmarkPick measures the pick path alone (pick and release, no RPC) on
 // a pool of 4 ready connections, from 1 to 64 goroutines: a fixed pool
 // (WithSize(4)) beside an adaptive one held at 4 (WithAdaptive(4, 4)),
-// whose pick also stamps the connection's write meter as Invoke does.
+// whose pick also does what Invoke adds around the RPC: it reads the clock,
+// stamps the connection's write meter and adds the time to the
+// connection's spent sum.
 // Without a lock the time per pick stays flat as goroutines are added.
 func BenchmarkPick(b *testing.B) {
 	srv := startServer(b)
@@ -123,7 +125,9 @@ func BenchmarkPick(b *testing.B) {
 						spread(b, g, func() error {
 							c := p.pick()
 							if c.wm != nil {
-								c.wm.queued()
+								t := mono()
+								c.wm.queuedAt(t)
+								c.spent.Add(mono() - t)
 							}
 							c.release()
 							return nil
@@ -137,17 +141,16 @@ func BenchmarkPick(b *testing.B) {
 
 // BenchmarkWriteMeter is the write meter's cost when every RPC gets a
 // socket write of its own (one RPC in flight per connection, the worst
-// case): the pick's stamp, which then reads the clock, and the Write's,
+// case): the pick's stamp, which the write then clears, and the Write's,
 // from 1 to 64 goroutines sharing one meter. BenchmarkPick's adaptive
-// case leaves this out: without writes the stamp stays and the clock is
-// not read.
+// case leaves the write out: without writes the stamp stays.
 func BenchmarkWriteMeter(b *testing.B) {
 	for _, g := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
 			m := &writeMeter{}
 			b.ReportAllocs()
 			spread(b, g, func() error {
-				m.queued()
+				m.queuedAt(mono())
 				m.wrote(mono())
 				m.writing.Store(0)
 				return nil

@@ -33,8 +33,10 @@ type Event struct {
 	// Baseline and Tried are, on the decision that judged a trial, the
 	// throughputs (RPC/s) it was judged on, measured side by side: with
 	// the size before the trial (or the climb) and with the trial's
-	// connection; zero on other decisions.
-	Baseline, Tried float64
+	// connection; zero on other decisions. BaseLatency and TriedLatency
+	// are the mean times in flight of the RPCs completed on each side.
+	Baseline, Tried           float64
+	BaseLatency, TriedLatency time.Duration
 }
 
 // control is an adaptive pool's control loop: it samples the signals once
@@ -127,12 +129,18 @@ func (p *Pool) step() {
 // RPCs in flight while a trial's connection is parked.
 const GuardChecks = 20
 
+// GuardReads is how many reads in a row the RPCs in flight must be past
+// the park limit before the guard unparks: a backlog persists, while an
+// open loop near a connection's capacity swings past twice its mean for
+// a read now and then with no connection parked.
+const GuardReads = 3
+
 // startGuard watches the RPCs in flight over the interval that starts now,
-// which runs with connections parked: once they pass limit (an open loop's
-// offered load queueing on the base size), it gives every connection back
-// to the pick at once and notes it for the next sample, instead of letting
-// the queue grow until the interval ends. It reads atomics on a timer, off
-// the RPC path.
+// which runs with connections parked: once they stay past limit for
+// GuardReads reads (an open loop's offered load queueing on the base
+// size), it gives every connection back to the pick at once and notes it
+// for the next sample, instead of letting the queue grow until the
+// interval ends. It reads atomics on a timer, off the RPC path.
 func (p *Pool) startGuard(limit int64) {
 	ctl := p.ctl
 	stop, end := make(chan struct{}), make(chan struct{})
@@ -143,6 +151,7 @@ func (p *Pool) startGuard(limit int64) {
 		defer p.wg.Done()
 		defer close(end)
 		defer t.Stop()
+		over := 0
 		for {
 			select {
 			case <-stop:
@@ -155,13 +164,22 @@ func (p *Pool) startGuard(limit int64) {
 			for _, s := range p.list() {
 				n += s.cur.Load().inflight.Load()
 			}
-			if n > limit {
+			if over = pastLimit(over, n, limit); over >= GuardReads {
 				p.active.Store(0)
 				ctl.unparked.Store(true)
 				return
 			}
 		}
 	}()
+}
+
+// pastLimit is the park guard's count of reads in a row past limit after
+// reading n RPCs in flight, from over before it.
+func pastLimit(over int, n, limit int64) int {
+	if n <= limit {
+		return 0
+	}
+	return over + 1
 }
 
 // stopGuard stops the park guard, if one runs, and waits for it.
@@ -182,15 +200,16 @@ func (p *Pool) sample(now time.Time) Signals {
 	ctl.last = now
 	for i, s := range slots {
 		c := s.cur.Load()
-		done := c.completed.Load()
+		done, spent := c.completed.Load(), c.spent.Load()
 		inflight := c.inflight.Load()
 		sig.Conns[i] = ConnSignals{
 			Ready:     c.cc.GetState() == connectivity.Ready,
 			InFlight:  inflight,
 			WriteWait: c.wm.sample(m, inflight == 0),
 			Completed: done - c.lastCompleted,
+			Spent:     time.Duration(spent - c.lastSpent),
 		}
-		c.lastCompleted = done
+		c.lastCompleted, c.lastSpent = done, spent
 	}
 	return sig
 }
@@ -274,6 +293,7 @@ func (ctl *control) record(now time.Time, from, to int, d Decision, s Signals) b
 		e.Backoff = rs.st.Backoff
 		if rs.st.Judged {
 			e.Baseline, e.Tried = rs.st.Baseline, rs.st.Tried
+			e.BaseLatency, e.TriedLatency = rs.st.BaseLatency, rs.st.TriedLatency
 		}
 	}
 	if len(ctl.events) < MaxEvents {

@@ -269,6 +269,35 @@ func TestParkGuardEndsBacklog(t *testing.T) {
 	}
 }
 
+// TestGuardReadsInARow: the park guard unparks only once GuardReads reads
+// in a row are past the limit; a read at the limit, or one swing past it,
+// starts the count again.
+func TestGuardReadsInARow(t *testing.T) {
+	const limit = 28
+	for _, tc := range []struct {
+		name  string
+		reads []int64
+		at    int // the read that unparks (from 1); 0: none
+	}{
+		{"a backlog", []int64{29, 30, 31}, 3},
+		{"at the limit is not past it", []int64{29, 28, 29, 30}, 0},
+		{"one swing then a backlog", []int64{40, 10, 29, 29, 29}, 5},
+		{"swings", []int64{40, 10, 40, 10, 40, 40, 10}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			over, at := 0, 0
+			for i, n := range tc.reads {
+				if over = pastLimit(over, n, limit); over >= GuardReads && at == 0 {
+					at = i + 1
+				}
+			}
+			if at != tc.at {
+				t.Errorf("reads %v past %d: unparked at read %d, want %d (GuardReads %d)", tc.reads, limit, at, tc.at, GuardReads)
+			}
+		})
+	}
+}
+
 // A retired connection takes no new RPC, and the RPCs on it finish there
 // before it closes.
 func TestAdaptiveDrainsRetired(t *testing.T) {

@@ -43,10 +43,10 @@ type writeMeter struct {
 	lastSum, lastWaits int64
 }
 
-// queued notes that an RPC started on the connection.
-func (m *writeMeter) queued() {
+// queuedAt notes that an RPC started on the connection at t (mono).
+func (m *writeMeter) queuedAt(t int64) {
 	if m.queuedSince.Load() == 0 {
-		m.queuedSince.CompareAndSwap(0, mono())
+		m.queuedSince.CompareAndSwap(0, t)
 	}
 }
 

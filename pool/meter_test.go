@@ -3,6 +3,8 @@
 package pool
 
 import (
+	"errors"
+	"io"
 	"net"
 	"runtime"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"google.golang.org/grpc/connectivity"
 
 	"github.com/rpclab/rpclab/internal/testutil"
+	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
 // A connection whose socket write blocks (nobody reads the other end of
@@ -28,7 +31,7 @@ func TestWriteWaitBlockedWrite(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { _, err := c.Write([]byte("frame")); done <- err }()
 	waitFor(ctx, t, "the write to start", func() bool { return m.writing.Load() != 0 })
-	m.queued() // an RPC starts behind the blocked write
+	m.queuedAt(mono()) // an RPC starts behind the blocked write
 	q := m.queuedSince.Load()
 
 	var waits []time.Duration
@@ -224,5 +227,65 @@ func TestAdaptiveDialerTargets(t *testing.T) {
 				t.Errorf("metered writes: got %d, want at least 1", got)
 			}
 		})
+	}
+}
+
+// TestSignalsSpent: the time in flight a connection reports is the RPCs'
+// own. Unary RPCs timed from outside add up to at least what the pool
+// counts; a stream the test holds open counts at least the time between
+// its opening and its closing, and at most the time around both.
+func TestSignalsSpent(t *testing.T) {
+	srv := startServer(t)
+	ctx := testutil.Context(t)
+	fc := newFakeClock()
+	p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), fc.option())
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	p.sample(fc.advance(time.Second)) // from here on
+
+	const rpcs = 20
+	var outside time.Duration
+	for i := 0; i < rpcs; i++ {
+		a := mono()
+		if err := ping(ctx, p); err != nil {
+			t.Fatalf("RPC: %v", err)
+		}
+		outside += time.Duration(mono() - a)
+	}
+	s := p.sample(fc.advance(time.Second))
+	if c := s.Conns[0]; c.Completed != rpcs || c.Spent <= 0 || c.Spent > outside {
+		t.Errorf("%d unary RPCs taking %v timed from outside: got %d completed in %v, want %d in (0, %v]", rpcs, outside, c.Completed, c.Spent, rpcs, outside)
+	}
+	if got, want := s.Latency(), s.Conns[0].Spent/rpcs; got != want {
+		t.Errorf("latency: got %v, want %v (spent over completed)", got, want)
+	}
+
+	a := mono()
+	st, err := pb.NewBenchmarkServiceClient(p).StreamingCall(ctx)
+	if err != nil {
+		t.Fatalf("StreamingCall: %v", err)
+	}
+	b := mono()
+	for i := 0; i < 50; i++ { // hold it open for 50 round trips
+		if err := st.Send(&pb.SimpleRequest{ResponseSize: 1}); err != nil {
+			t.Fatalf("Send: %v", err)
+		}
+		if _, err := st.Recv(); err != nil {
+			t.Fatalf("Recv: %v", err)
+		}
+	}
+	c := mono()
+	if err := st.CloseSend(); err != nil {
+		t.Fatalf("CloseSend: %v", err)
+	}
+	if _, err := st.Recv(); !errors.Is(err, io.EOF) {
+		t.Fatalf("Recv after CloseSend: got %v, want EOF", err)
+	}
+	d := mono()
+	s = p.sample(fc.advance(time.Second))
+	lo, hi := time.Duration(c-b), time.Duration(d-a)
+	if got := s.Conns[0]; got.Completed != 1 || got.Spent < lo || got.Spent > hi {
+		t.Errorf("a stream held open: got %d completed in %v, want 1 in [%v, %v]", got.Completed, got.Spent, lo, hi)
 	}
 }

@@ -125,14 +125,20 @@ type slot struct {
 type conn struct {
 	inflight  atomic.Int64
 	completed atomic.Uint64 // RPCs ended on it
-	state     atomic.Int32  // connectivity.State, as the watcher last saw it
-	retired   atomic.Bool   // replaced; close once no RPC is left on it
-	closing   atomic.Bool   // Close has been called (exactly once)
-	cc        *grpc.ClientConn
-	pool      *Pool
-	wm        *writeMeter // adaptive pools only, else nil
-	// lastCompleted is the control loop's previous reading of completed.
+	// spent sums the time in flight (ns) of the RPCs ended on it: adaptive
+	// pools only (the trial's latency, Rule.Decide), read against
+	// completed.
+	spent   atomic.Int64
+	state   atomic.Int32 // connectivity.State, as the watcher last saw it
+	retired atomic.Bool  // replaced; close once no RPC is left on it
+	closing atomic.Bool  // Close has been called (exactly once)
+	cc      *grpc.ClientConn
+	pool    *Pool
+	wm      *writeMeter // adaptive pools only, else nil
+	// lastCompleted and lastSpent are the control loop's previous
+	// readings of completed and spent.
 	lastCompleted uint64
+	lastSpent     int64
 	// Pad to 128 bytes, two cache lines, so that the counters of
 	// connections allocated next to each other do not share a line.
 	_ [64]byte
@@ -230,10 +236,15 @@ func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts 
 		return ErrClosed
 	}
 	c := p.pick()
-	if c.wm != nil {
-		c.wm.queued()
+	if c.wm == nil {
+		err := c.cc.Invoke(ctx, method, args, reply, opts...)
+		c.release()
+		return err
 	}
+	t := mono()
+	c.wm.queuedAt(t)
 	err := c.cc.Invoke(ctx, method, args, reply, opts...)
+	c.spent.Add(mono() - t)
 	c.release()
 	return err
 }
@@ -246,10 +257,11 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 		return nil, ErrClosed
 	}
 	c := p.pick()
-	if c.wm != nil {
-		c.wm.queued()
-	}
 	e := &streamEnd{c: c}
+	if c.wm != nil {
+		e.start = mono()
+		c.wm.queuedAt(e.start)
+	}
 	// grpc-go calls OnFinish exactly once when the stream ends, however it
 	// ends (status received, error, context done). The guard covers the
 	// paths where an interceptor fails before grpc-go sees the stream.
@@ -264,12 +276,16 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 
 // streamEnd releases a stream's connection once.
 type streamEnd struct {
-	c    *conn
-	done atomic.Bool
+	c     *conn
+	start int64 // mono at the stream's start; adaptive pools only
+	done  atomic.Bool
 }
 
 func (e *streamEnd) finish(error) {
 	if e.done.CompareAndSwap(false, true) {
+		if e.c.wm != nil {
+			e.c.spent.Add(mono() - e.start)
+		}
 		e.c.release()
 	}
 }

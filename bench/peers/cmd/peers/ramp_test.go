@@ -146,7 +146,8 @@ func TestWriteRampEvents(t *testing.T) {
 	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	steps := make([]peers.RampStep, 3)
 	ev := func(at time.Duration, from, to int, a pool.Action, r pool.Reason) pool.Event {
-		return pool.Event{At: start.Add(at), From: from, To: to, Action: a, Reason: r, InFlight: 7, Throughput: 5000, Baseline: 4000, Tried: 4500}
+		return pool.Event{At: start.Add(at), From: from, To: to, Action: a, Reason: r, InFlight: 7, Throughput: 5000, Baseline: 4000, Tried: 4500,
+			BaseLatency: 300 * time.Microsecond, TriedLatency: 250 * time.Microsecond}
 	}
 	byRun := [][]peers.Ramp{
 		{{Policy: "pool:2", Steps: steps, Start: start}},
@@ -181,7 +182,7 @@ func TestWriteRampEvents(t *testing.T) {
 			t.Errorf("line %d: got %q, want it to start %q", i+1, lines[i+1], want)
 		}
 	}
-	if !strings.HasSuffix(lines[2], "\t5000\t4000\t4500") {
-		t.Errorf("got %q, want the throughput and the trial's two sides last", lines[2])
+	if !strings.HasSuffix(lines[2], "\t5000\t4000\t4500\t300\t250") {
+		t.Errorf("got %q, want the throughput, then the trial's two sides' throughputs and latencies", lines[2])
 	}
 }
