@@ -4,6 +4,7 @@ package pool
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 )
@@ -24,6 +25,13 @@ type Signals struct {
 	// ended, because the RPCs in flight stayed past the sizer's ParkLimit
 	// (GuardReads reads in a row).
 	Unparked bool
+	// Reads is how many times the pool read the RPCs in flight over the
+	// interval (GuardChecks an interval), MeanInFlight and PeakInFlight
+	// their mean and most; with no read, the count at the interval's end
+	// stands for both (see meanInFlight).
+	Reads        int
+	MeanInFlight float64
+	PeakInFlight int64
 }
 
 // ConnSignals is what one connection measured over the interval.
@@ -94,6 +102,29 @@ func (s Signals) InFlight() int64 {
 	}
 	return n
 }
+
+// meanInFlight is MeanInFlight, or InFlight when no read was taken.
+func (s Signals) meanInFlight() float64 {
+	if s.Reads == 0 {
+		return float64(s.InFlight())
+	}
+	return s.MeanInFlight
+}
+
+// peakInFlight is the most RPCs in flight over the interval: PeakInFlight,
+// or InFlight at its end if that is more.
+func (s Signals) peakInFlight() int64 { return max(s.PeakInFlight, s.InFlight()) }
+
+// meanPerConn is meanInFlight over the number of connections (0 for none).
+func (s Signals) meanPerConn() float64 {
+	if len(s.Conns) == 0 {
+		return 0
+	}
+	return s.meanInFlight() / float64(len(s.Conns))
+}
+
+// kept is the RPCs in flight State.Kept records: the mean, rounded up.
+func (s Signals) kept() int64 { return int64(math.Ceil(s.meanInFlight())) }
 
 // InFlightPerConn is InFlight over the number of connections (0 for none).
 func (s Signals) InFlightPerConn() float64 {
@@ -289,9 +320,11 @@ type State struct {
 	// BaseConns is the size the trial is judged against (the connections
 	// before it, or before the first connection a climb kept on trust).
 	BaseConns int
-	// StartInFlight is the RPCs in flight when the trial began
-	// (ReasonBacklog).
-	StartInFlight int64
+	// StartInFlight is the most RPCs in flight over the interval before
+	// the trial began, and AllPeak the most over its intervals with every
+	// connection so far: a park that drives the count past twice the
+	// larger is a backlog (ReasonBacklog, parkLimit).
+	StartInFlight, AllPeak int64
 	// Phase counts the trial's intervals so far; Active is the
 	// connections that take new RPCs over the next interval (0: all).
 	Phase  int
@@ -475,6 +508,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.TrialRPCs += done
 			st.TrialTime += s.Interval
 			st.TrialSpent += s.spent()
+			st.AllPeak = max(st.AllPeak, s.peakInFlight())
 		case s.Unparked:
 			st = endTrial(now, st)
 			st.Backoff, st.Paying, st.Kept = 0, false, st.StartInFlight
@@ -511,21 +545,21 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		slower := held && known && wt >= wb*(1+r.MinGain) && wt > wb
 		switch {
 		case tp >= bl*(1+r.MinGain) && tp > bl:
-			st.Backoff, st.Paying, st.Kept = 0, true, s.InFlight()
+			st.Backoff, st.Paying, st.Kept = 0, true, s.kept()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonGain}, st
 		case faster:
-			st.Backoff, st.Paying, st.Kept = 0, true, s.InFlight()
+			st.Backoff, st.Paying, st.Kept = 0, true, s.kept()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonFaster}, st
 		case slower:
 			st.GiveBack = plateau
 			st = r.backOff(now, st)
 			return Decision{Shrink, ReasonSlower}, st
-		case probe && held && plateau < r.PlateauSteps && n < r.Max && s.InFlight() > 1:
+		case probe && held && plateau < r.PlateauSteps && n < r.Max && s.meanInFlight() > 1:
 			// Keep it on trust and probe the next at once, judged
 			// against the same size.
-			st.Plateau, st.Trial, st.Probe, st.StartInFlight = plateau+1, true, true, s.InFlight()
+			st.Plateau, st.Trial, st.Probe, st.StartInFlight = plateau+1, true, true, s.peakInFlight()
 			return Decision{Grow, ReasonPlateau}, st
 		case probe && plateau > 0:
 			st.GiveBack = plateau
@@ -538,7 +572,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st = r.backOff(now, st)
 			return Decision{Shrink, ReasonCPUBusy}, st
 		case held && s.MaxWriteWait() < r.WriteWaitHigh:
-			st.Backoff, st.Kept = 0, s.InFlight()
+			st.Backoff, st.Kept = 0, s.kept()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonLimitGone}, st
 		default:
@@ -546,11 +580,11 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			return Decision{Shrink, ReasonNoGain}, st
 		}
 	}
-	crowded := s.InFlightPerConn() > r.InFlightPerConn
+	crowded := s.meanPerConn() > r.InFlightPerConn
 	limit := crowded && s.MaxWriteWait() >= r.WriteWaitHigh
 	// A climb: the last connection paid, so try one more while there is
 	// more than one RPC in flight to spread.
-	climb := r.Probe && st.Paying && s.InFlight() > 1
+	climb := r.Probe && st.Paying && s.meanInFlight() > 1
 	if limit || (crowded && r.Probe) || climb {
 		st.IdleSince = time.Time{}
 		switch {
@@ -560,13 +594,13 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			return Decision{Hold, ReasonCooldown}, st
 		}
 		st = restartTrial(now, st)
-		st.Trial, st.BaseConns, st.Probe, st.LastChange, st.StartInFlight = true, n, !limit, now, s.InFlight()
+		st.Trial, st.BaseConns, st.Probe, st.LastChange, st.StartInFlight = true, n, !limit, now, s.peakInFlight()
 		if !limit {
 			return Decision{Grow, ReasonProbe}, st
 		}
 		return Decision{Grow, ReasonLimit}, st
 	}
-	idle := s.MaxWriteWait() < r.WriteWaitHigh && s.InFlightPerConn() < 1 && (st.Kept == 0 || 4*s.InFlight() < 3*st.Kept)
+	idle := s.MaxWriteWait() < r.WriteWaitHigh && s.meanPerConn() < 1 && (st.Kept == 0 || 4*s.meanInFlight() < 3*float64(st.Kept))
 	if !idle {
 		st.IdleSince = time.Time{}
 		return Decision{Hold, ReasonBalanced}, st
@@ -594,7 +628,7 @@ const BacklogSlack = 8
 
 // parkLimit is the RPCs in flight past which a parked interval is a
 // backlog (ReasonBacklog).
-func (st State) parkLimit() int64 { return 2*st.StartInFlight + BacklogSlack }
+func (st State) parkLimit() int64 { return 2*max(st.StartInFlight, st.AllPeak) + BacklogSlack }
 
 // base reports whether a trial's interval k (from 0) runs with only the
 // base connections: the middle two of each block of four, B A A B, so a
@@ -606,7 +640,7 @@ func base(k int) bool { return k%4 == 1 || k%4 == 2 }
 func restartTrial(now time.Time, st State) State {
 	st.TrialStart, st.Phase, st.Active = now, 0, 0
 	st.TrialRPCs, st.TrialTime, st.BaseRPCs, st.BaseTime = 0, 0, 0, 0
-	st.TrialSpent, st.BaseSpent = 0, 0
+	st.TrialSpent, st.BaseSpent, st.AllPeak = 0, 0, 0
 	return st
 }
 

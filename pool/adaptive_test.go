@@ -29,6 +29,13 @@ func took(s Signals, d time.Duration) Signals {
 	return s
 }
 
+// read is s with the sampler's reads over the interval: a mean and a peak
+// of the RPCs in flight.
+func read(s Signals, mean float64, peak int64) Signals {
+	s.Reads, s.MeanInFlight, s.PeakInFlight = GuardChecks, mean, peak
+	return s
+}
+
 // unparked is s with the park guard's note that it unparked.
 func unparked(s Signals) Signals { s.Unparked = true; return s }
 
@@ -242,6 +249,22 @@ func TestRuleDecide(t *testing.T) {
 			func(s State) bool { return s.TrialSpent == 900*time.Millisecond && s.BaseSpent == 0 }},
 		{"a base interval adds its RPCs' time", t0.Add(2 * time.Second), took(sig(3, 2, high, 0.5, 300), time.Millisecond), func() State { s := fresh; s.Phase = 1; return s }(), Decision{Hold, ReasonSettling},
 			func(s State) bool { return s.BaseSpent == 900*time.Millisecond && s.TrialSpent == 0 }},
+		// The sampler's reads over the interval stand for the count at its
+		// end: an open loop's count swings from one instant to the next.
+		{"one in flight per connection at the end, a mean above: a probe", t0, read(sig(2, 1, 0, 0.5, 100), 2.1, 5), State{}, Decision{Grow, ReasonProbe},
+			func(s State) bool { return s.StartInFlight == 5 }},
+		{"four per connection at the end, a mean of one: not crowded", t0, read(sig(2, 4, 0, 0.5, 100), 2, 9), State{}, Decision{Hold, ReasonBalanced}, nil},
+		{"four per connection at the end, a mean under one: idle", t0, read(sig(4, 4, 0, 0.5, 100), 3.9, 16), State{}, Decision{Hold, ReasonIdleWait}, nil},
+		{"the mean at 3/4 of kept is not idle", t0.Add(r.IdleFor), read(oneEach(4, 0), 3, 3), State{IdleSince: t0, Kept: 4}, Decision{Hold, ReasonBalanced}, nil},
+		{"the mean below 3/4 of kept is idle", t0.Add(r.IdleFor), read(oneEach(4, 4), 2.9, 4), State{IdleSince: t0, Kept: 4}, Decision{Shrink, ReasonIdle}, nil},
+		{"kept at the mean, rounded up", t0.Add(r.Settle), read(sig(3, 2, high, 0.5, 350), 4.2, 9), trial, Decision{Hold, ReasonGain},
+			func(s State) bool { return s.Kept == 5 }},
+		{"an interval with every connection raises the park limit to twice its peak", t0.Add(time.Second), read(sig(3, 2, high, 0.5, 300), 6, 30), func() State { s := fresh; s.StartInFlight = 10; return s }(), Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.AllPeak == 30 && s.parkLimit() == 2*30+BacklogSlack && s.Active == 2 }},
+		{"a parked interval leaves the park limit", t0.Add(2 * time.Second), read(sig(3, 2, high, 0.5, 300), 6, 50), func() State { s := fresh; s.Phase, s.StartInFlight, s.AllPeak = 1, 10, 30; return s }(), Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.AllPeak == 30 }},
+		{"the start's peak above every connection's: the start sets the limit", t0.Add(time.Second), read(sig(3, 2, high, 0.5, 300), 6, 12), func() State { s := fresh; s.StartInFlight = 20; return s }(), Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.parkLimit() == 2*20+BacklogSlack }},
 		{"giving back: one per interval", t0, sig(3, 2, high, 0.5, 100), State{GiveBack: 2, NextGrow: t0.Add(time.Minute)}, Decision{Shrink, ReasonClimbGivenBack},
 			func(s State) bool { return s.GiveBack == 1 && !s.Trial && s.LastChange.Equal(t0) }},
 		{"given back, the back-off holds", t0, sig(2, 2, high, 0.5, 100), State{NextGrow: t0.Add(time.Minute)}, Decision{Hold, ReasonCooldown}, nil},

@@ -22,8 +22,10 @@ type Event struct {
 	From, To int // the size before and after
 	Action   Action
 	Reason   Reason
-	// The signals of the interval the decision was taken on.
+	// The signals of the interval the decision was taken on: the RPCs in
+	// flight at its end and their mean over it (Signals.MeanInFlight).
 	InFlight     int64
+	MeanInFlight float64
 	MaxWriteWait time.Duration
 	CPUBusy      float64 // negative: unknown
 	Throughput   float64 // RPCs completed per second
@@ -52,13 +54,17 @@ type control struct {
 	events []Event    // a ring of at most MaxEvents
 	head   int        // index of the oldest event once the ring is full
 
-	steps atomic.Uint64 // decisions taken, for tests
+	steps    atomic.Uint64 // decisions taken, for tests
+	samplers atomic.Uint64 // reads the samplers took, for tests
 
-	// The park guard of the interval under way (nil: none), and whether
-	// it ended the park early (Signals.Unparked).
-	guard    chan struct{} // closed to stop it
-	guardEnd chan struct{} // closed when it has stopped
-	unparked atomic.Bool
+	// The sampler of the interval under way (nil: none), what it read,
+	// and whether, as the park guard, it ended a park early
+	// (Signals.Unparked). reads is written by the sampler and read by the
+	// loop once it has stopped.
+	sampler    chan struct{} // closed to stop it
+	samplerEnd chan struct{} // closed when it has stopped
+	reads      inFlightReads
+	unparked   atomic.Bool
 }
 
 func (p *Pool) startControl() {
@@ -88,10 +94,13 @@ func (p *Pool) control(tick <-chan time.Time, stop func()) {
 // step takes one decision and applies it.
 func (p *Pool) step() {
 	ctl := p.ctl
-	ctl.stopGuard()
+	reads := ctl.stopSampler()
 	now := p.cfg.now()
 	sig := p.sample(now)
 	sig.Unparked = ctl.unparked.Swap(false)
+	if reads.n > 0 {
+		sig.Reads, sig.MeanInFlight, sig.PeakInFlight = reads.n, float64(reads.sum)/float64(reads.n), reads.peak
+	}
 	d := ctl.sizer.Size(now, sig)
 	from := len(sig.Conns)
 	to := from
@@ -116,17 +125,19 @@ func (p *Pool) step() {
 		active, limit = a.Active(), a.ParkLimit()
 	}
 	p.active.Store(int32(active))
-	if active > 0 && limit > 0 {
-		p.startGuard(limit)
+	if active == 0 {
+		limit = 0
 	}
+	p.startSampler(limit)
 	if ctl.record(now, from, to, d, sig) && d.Action != Hold {
 		p.cfg.logger.Info("pool: resized", "target", p.target, "from", from, "to", to, "reason", d.Reason.String())
 	}
 	ctl.steps.Add(1)
 }
 
-// GuardChecks is how many times per Rule.Interval the park guard reads the
-// RPCs in flight while a trial's connection is parked.
+// GuardChecks is how many times per Rule.Interval the pool reads the RPCs
+// in flight (Signals.MeanInFlight), and the park guard checks them while a
+// trial's connection is parked.
 const GuardChecks = 20
 
 // GuardReads is how many reads in a row the RPCs in flight must be past
@@ -135,16 +146,25 @@ const GuardChecks = 20
 // a read now and then with no connection parked.
 const GuardReads = 3
 
-// startGuard watches the RPCs in flight over the interval that starts now,
-// which runs with connections parked: once they stay past limit for
-// GuardReads reads (an open loop's offered load queueing on the base
-// size), it gives every connection back to the pick at once and notes it
-// for the next sample, instead of letting the queue grow until the
-// interval ends. It reads atomics on a timer, off the RPC path.
-func (p *Pool) startGuard(limit int64) {
+// inFlightReads is what the sampler read over one interval.
+type inFlightReads struct {
+	n         int   // reads
+	sum, peak int64 // of the RPCs in flight
+}
+
+// startSampler reads the RPCs in flight GuardChecks times over the
+// interval that starts now, for its mean and peak. With limit > 0 the
+// interval runs with connections parked and the sampler is also the park
+// guard: once the reads stay past limit for GuardReads reads (an open
+// loop's offered load queueing on the base size), it gives every
+// connection back to the pick at once and notes it for the next sample,
+// instead of letting the queue grow until the interval ends. It reads
+// atomics on a timer, off the RPC path.
+func (p *Pool) startSampler(limit int64) {
 	ctl := p.ctl
 	stop, end := make(chan struct{}), make(chan struct{})
-	ctl.guard, ctl.guardEnd = stop, end
+	ctl.sampler, ctl.samplerEnd = stop, end
+	ctl.reads = inFlightReads{}
 	t := time.NewTicker(ctl.rule.Interval / GuardChecks)
 	p.wg.Add(1)
 	go func() {
@@ -164,10 +184,16 @@ func (p *Pool) startGuard(limit int64) {
 			for _, s := range p.list() {
 				n += s.cur.Load().inflight.Load()
 			}
+			r := &ctl.reads
+			r.n, r.sum, r.peak = r.n+1, r.sum+n, max(r.peak, n)
+			ctl.samplers.Add(1)
+			if limit == 0 {
+				continue
+			}
 			if over = pastLimit(over, n, limit); over >= GuardReads {
 				p.active.Store(0)
 				ctl.unparked.Store(true)
-				return
+				limit = 0 // unparked: go on reading
 			}
 		}
 	}()
@@ -182,13 +208,16 @@ func pastLimit(over int, n, limit int64) int {
 	return over + 1
 }
 
-// stopGuard stops the park guard, if one runs, and waits for it.
-func (ctl *control) stopGuard() {
-	if ctl.guard != nil {
-		close(ctl.guard)
-		<-ctl.guardEnd
-		ctl.guard, ctl.guardEnd = nil, nil
+// stopSampler stops the sampler, if one runs, waits for it and returns
+// what it read.
+func (ctl *control) stopSampler() inFlightReads {
+	if ctl.sampler == nil {
+		return inFlightReads{}
 	}
+	close(ctl.sampler)
+	<-ctl.samplerEnd
+	ctl.sampler, ctl.samplerEnd = nil, nil
+	return ctl.reads
 }
 
 // sample reads the signals of the interval ending now.
@@ -286,7 +315,7 @@ func (ctl *control) record(now time.Time, from, to int, d Decision, s Signals) b
 	}
 	e := Event{
 		At: now, From: from, To: to, Action: d.Action, Reason: d.Reason,
-		InFlight: s.InFlight(), MaxWriteWait: s.MaxWriteWait(), CPUBusy: s.CPUBusy,
+		InFlight: s.InFlight(), MeanInFlight: s.meanInFlight(), MaxWriteWait: s.MaxWriteWait(), CPUBusy: s.CPUBusy,
 		Throughput: s.Throughput(),
 	}
 	if rs, ok := ctl.sizer.(*ruleSizer); ok {

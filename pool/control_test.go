@@ -269,6 +269,38 @@ func TestParkGuardEndsBacklog(t *testing.T) {
 	}
 }
 
+// TestSamplerReadsInFlight: over an interval the sampler reads the RPCs in
+// flight on every connection: three streams held open read as a mean and a
+// peak of three, whatever the moment the interval ends.
+func TestSamplerReadsInFlight(t *testing.T) {
+	srv := startServer(t)
+	ctx := testutil.Context(t)
+	fc := newFakeClock()
+	p := newPool(t, srv.addr, WithAdaptiveRule(testRule(2, 2)), fc.option())
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	client := pb.NewBenchmarkServiceClient(p)
+	for i := 0; i < 3; i++ {
+		st, err := client.StreamingCall(ctx)
+		if err != nil {
+			t.Fatalf("StreamingCall: %v", err)
+		}
+		defer func() { _ = st.CloseSend() }()
+	}
+	// No tick comes from the fake clock: the test runs the interval.
+	n := p.ctl.samplers.Load()
+	p.startSampler(0)
+	waitFor(ctx, t, "five reads", func() bool { return p.ctl.samplers.Load() >= n+5 })
+	r := p.ctl.stopSampler()
+	if r.n < 5 || r.sum != 3*int64(r.n) || r.peak != 3 {
+		t.Errorf("three streams open: got %d reads summing %d, peak %d; want at least 5 reads of 3 each", r.n, r.sum, r.peak)
+	}
+	if again := p.ctl.stopSampler(); again.n != 0 {
+		t.Errorf("a stopped sampler read again: %+v", again)
+	}
+}
+
 // TestGuardReadsInARow: the park guard unparks only once GuardReads reads
 // in a row are past the limit; a read at the limit, or one swing past it,
 // starts the count again.

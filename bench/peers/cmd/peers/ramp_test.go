@@ -146,7 +146,7 @@ func TestWriteRampEvents(t *testing.T) {
 	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	steps := make([]peers.RampStep, 3)
 	ev := func(at time.Duration, from, to int, a pool.Action, r pool.Reason) pool.Event {
-		return pool.Event{At: start.Add(at), From: from, To: to, Action: a, Reason: r, InFlight: 7, Throughput: 5000, Baseline: 4000, Tried: 4500,
+		return pool.Event{At: start.Add(at), From: from, To: to, Action: a, Reason: r, InFlight: 7, MeanInFlight: 6.5, Throughput: 5000, Baseline: 4000, Tried: 4500,
 			BaseLatency: 300 * time.Microsecond, TriedLatency: 250 * time.Microsecond}
 	}
 	byRun := [][]peers.Ramp{
@@ -174,8 +174,8 @@ func TestWriteRampEvents(t *testing.T) {
 		t.Fatalf("got %d lines, want a header and 3 events:\n%s", len(lines), b)
 	}
 	for i, want := range []string{
-		"rpclab\t1\t-2.0\twarm-up\t1\t2\tgrow\t" + pool.ReasonProbe.String() + "\t7\t",
-		"rpclab\t1\t9.0\t2\t2\t2\thold\t" + pool.ReasonGain.String() + "\t7\t",
+		"rpclab\t1\t-2.0\twarm-up\t1\t2\tgrow\t" + pool.ReasonProbe.String() + "\t7\t6.5\t",
+		"rpclab\t1\t9.0\t2\t2\t2\thold\t" + pool.ReasonGain.String() + "\t7\t6.5\t",
 		"rpclab\t2\t31.0\ttail\t2\t1\tshrink\t",
 	} {
 		if !strings.HasPrefix(lines[i+1], want) {
