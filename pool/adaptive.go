@@ -337,6 +337,14 @@ type State struct {
 	// TrialSpent and BaseSpent sum the completed RPCs' times in flight
 	// (ConnSignals.Spent) over the same intervals.
 	TrialSpent, BaseSpent time.Duration
+	// Pairs splits the same sums by the two pairs of each block, B A and
+	// A B ([pair][0] with every connection, [pair][1] with the base): a
+	// trial is kept (ReasonGain, ReasonFaster) or given back
+	// (ReasonSlower) only if each pair shows at least half of
+	// Rule.MinGain the same way. A step in an open loop's offered rate
+	// inside a trial moves one pair and not the other, which the sums
+	// alone read as the trial connection's doing.
+	Pairs [2][2]Side
 	// Baseline and Tried are the throughputs (RPC/s) the last trial was
 	// judged on: with BaseConns connections and with all of them;
 	// BaseLatency and TriedLatency the mean times in flight of the RPCs
@@ -503,6 +511,8 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	}
 	if st.Trial {
 		done := s.Throughput() * s.Interval.Seconds()
+		pr, side := pairOf(st.Phase)
+		st.Pairs[pr][side].add(done, s.Interval, s.spent())
 		switch {
 		case !base(st.Phase):
 			st.TrialRPCs += done
@@ -533,6 +543,15 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		wb, wt := float64(st.BaseLatency), float64(st.TriedLatency)
 		st.Judged = true
 		probe, plateau := st.Probe, st.Plateau
+		// Each pair must show at least half the margin itself.
+		half := r.MinGain / 2
+		rose := st.agree(func(a, b Side) bool { return rate(a.RPCs, a.Time) >= rate(b.RPCs, b.Time)*(1+half) })
+		quicker := st.agree(func(a, b Side) bool {
+			return float64(perRPC(a.Spent, a.RPCs)) <= float64(perRPC(b.Spent, b.RPCs))*(1-half)
+		})
+		slowed := st.agree(func(a, b Side) bool {
+			return float64(perRPC(a.Spent, a.RPCs)) >= float64(perRPC(b.Spent, b.RPCs))*(1+half)
+		})
 		st = endTrial(now, st)
 		st.Paying = false
 		// Under a closed loop the in-flight count is fixed, so the time in
@@ -541,10 +560,10 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		// and only the time in flight shows what a connection did.
 		held := tp >= bl*(1-r.MinGain)
 		known := wb > 0 && wt > 0
-		faster := held && known && wt <= wb*(1-r.MinGain) && wt < wb
-		slower := held && known && wt >= wb*(1+r.MinGain) && wt > wb
+		faster := held && known && wt <= wb*(1-r.MinGain) && wt < wb && quicker
+		slower := held && known && wt >= wb*(1+r.MinGain) && wt > wb && slowed
 		switch {
-		case tp >= bl*(1+r.MinGain) && tp > bl:
+		case tp >= bl*(1+r.MinGain) && tp > bl && rose:
 			st.Backoff, st.Paying, st.Kept = 0, true, s.kept()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonGain}, st
@@ -641,6 +660,7 @@ func restartTrial(now time.Time, st State) State {
 	st.TrialStart, st.Phase, st.Active = now, 0, 0
 	st.TrialRPCs, st.TrialTime, st.BaseRPCs, st.BaseTime = 0, 0, 0, 0
 	st.TrialSpent, st.BaseSpent, st.AllPeak = 0, 0, 0
+	st.Pairs = [2][2]Side{}
 	return st
 }
 
@@ -649,6 +669,45 @@ func endTrial(now time.Time, st State) State {
 	st = restartTrial(now, st)
 	st.Trial, st.Probe, st.Plateau, st.LastChange = false, false, 0, now
 	return st
+}
+
+// Side is what one side of a trial's pair measured: RPCs completed, the
+// time they cover and the RPCs' summed time in flight.
+type Side struct {
+	RPCs  float64
+	Time  time.Duration
+	Spent time.Duration
+}
+
+func (d *Side) add(rpcs float64, t, spent time.Duration) {
+	d.RPCs, d.Time, d.Spent = d.RPCs+rpcs, d.Time+t, d.Spent+spent
+}
+
+// pairOf is the pair (0: B A, 1: A B of each block) and side (0: every
+// connection, 1: the base) of a trial's interval k.
+func pairOf(k int) (pair, side int) {
+	switch k % 4 {
+	case 0:
+		return 0, 0
+	case 1:
+		return 0, 1
+	case 2:
+		return 1, 1
+	default:
+		return 1, 0
+	}
+}
+
+// agree reports whether every pair of st goes way: way(trial, base) says
+// whether a pair's two sides point the way a decision would go; a pair
+// with a side that measured nothing does not count.
+func (st State) agree(way func(trial, base Side) bool) bool {
+	for _, p := range st.Pairs {
+		if p[0].Time > 0 && p[1].Time > 0 && p[0].RPCs >= 1 && p[1].RPCs >= 1 && !way(p[0], p[1]) {
+			return false
+		}
+	}
+	return true
 }
 
 // perRPC is spent over n RPCs, 0 for none.

@@ -36,6 +36,24 @@ func read(s Signals, mean float64, peak int64) Signals {
 	return s
 }
 
+// pairedAt is a trial at its judgement, like judging, with its first
+// pair measured: tr RPCs with every connection against b0 with the base
+// (then b1 with the base for the second pair), each RPC in flight wt, wb0
+// and wb1; the judged interval is the second pair's other side.
+func pairedAt(tr, b0, b1 float64, wt, wb0, wb1 time.Duration) State {
+	st := State{Trial: true, TrialStart: t0, BaseConns: 2, Phase: 3}
+	side := func(n float64, w time.Duration) Side {
+		return Side{RPCs: n, Time: time.Second, Spent: time.Duration(n) * w}
+	}
+	st.Pairs[0] = [2]Side{side(tr, wt), side(b0, wb0)}
+	st.Pairs[1][1] = side(b1, wb1)
+	st.TrialRPCs, st.TrialTime, st.TrialSpent = tr, time.Second, st.Pairs[0][0].Spent
+	st.BaseRPCs, st.BaseTime, st.BaseSpent = b0+b1, 2*time.Second, st.Pairs[0][1].Spent+st.Pairs[1][1].Spent
+	return st
+}
+
+func asProbe(st State) State { st.Probe = true; return st }
+
 // unparked is s with the park guard's note that it unparked.
 func unparked(s Signals) Signals { s.Unparked = true; return s }
 
@@ -265,6 +283,18 @@ func TestRuleDecide(t *testing.T) {
 			func(s State) bool { return s.AllPeak == 30 }},
 		{"the start's peak above every connection's: the start sets the limit", t0.Add(time.Second), read(sig(3, 2, high, 0.5, 300), 6, 12), func() State { s := fresh; s.StartInFlight = 20; return s }(), Decision{Hold, ReasonSettling},
 			func(s State) bool { return s.parkLimit() == 2*20+BacklogSlack }},
+		// Each pair of the trial must show half the margin itself.
+		{"a step up in an open loop's rate inside a trial is no gain", t0.Add(r.Settle), sig(3, 2, high, 0.5, 6667), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return s.Tried > 1.4*s.Baseline }},
+		{"each pair gains at least half the margin: kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 342), pairedAt(1100, 1000, 1000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonGain}, nil},
+		{"one pair just under half the margin: not kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 341), pairedAt(1100, 1000, 1000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return s.Tried >= 1.05*s.Baseline }},
+		{"each pair at least half the margin quicker: kept", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 975*time.Microsecond), asProbe(pairedAt(1000, 1000, 1000, 900*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Hold, ReasonFaster}, nil},
+		{"one pair just under half the margin quicker: a plateau", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 976*time.Microsecond), asProbe(pairedAt(1000, 1000, 1000, 900*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Grow, ReasonPlateau},
+			func(s State) bool { return float64(s.TriedLatency) <= 0.95*float64(s.BaseLatency) }},
+		{"each pair at least half the margin slower: given back", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 1025*time.Microsecond), asProbe(pairedAt(1000, 1000, 1000, 1100*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Shrink, ReasonSlower}, nil},
+		{"one pair just under half the margin slower: a plateau", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 1024*time.Microsecond), asProbe(pairedAt(1000, 1000, 1000, 1100*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Grow, ReasonPlateau},
+			func(s State) bool { return float64(s.TriedLatency) >= 1.05*float64(s.BaseLatency) }},
 		{"giving back: one per interval", t0, sig(3, 2, high, 0.5, 100), State{GiveBack: 2, NextGrow: t0.Add(time.Minute)}, Decision{Shrink, ReasonClimbGivenBack},
 			func(s State) bool { return s.GiveBack == 1 && !s.Trial && s.LastChange.Equal(t0) }},
 		{"given back, the back-off holds", t0, sig(2, 2, high, 0.5, 100), State{NextGrow: t0.Add(time.Minute)}, Decision{Hold, ReasonCooldown}, nil},
@@ -445,7 +475,7 @@ func TestRulePlateau(t *testing.T) {
 // and a connection that adds 10% on top of it is one.
 func TestRulePairedTrial(t *testing.T) {
 	r := DefaultRule(1, 4)
-	run := func(gain float64) (Decision, State, []int) {
+	run := func(gain, slope float64) (Decision, State, []int) {
 		now := t0
 		d, st := r.Decide(now, sig(1, 2, r.WriteWaitHigh, 0.5, 1000), State{})
 		if d != (Decision{Grow, ReasonLimit}) {
@@ -457,7 +487,7 @@ func TestRulePairedTrial(t *testing.T) {
 			if st.Active > 0 {
 				size = st.Active
 			}
-			drift := 1000 * (1 + 0.1*float64(k))
+			drift := 1000 * (1 + slope*float64(k))
 			if size == 2 {
 				drift *= gain
 			}
@@ -467,19 +497,29 @@ func TestRulePairedTrial(t *testing.T) {
 		}
 		return d, st, active
 	}
-	d, st, active := run(1)
+	d, st, active := run(1, 0.1)
 	if want := []int{1, 1, 0, 0}; !slices.Equal(active, want) {
 		t.Errorf("connections taking RPCs after each interval: got %v, want %v (B A A B)", active, want)
 	}
 	if d != (Decision{Shrink, ReasonNoGain}) || st.Baseline != st.Tried {
 		t.Errorf("drift alone: got %v/%v on %.0f against %.0f RPC/s, want no gain on equal sides", d.Action, d.Reason, st.Tried, st.Baseline)
 	}
-	if d, st, _ := run(1.1); d != (Decision{Hold, ReasonGain}) {
-		t.Errorf("10%% on top of the drift: got %v/%v on %.0f against %.0f RPC/s, want a gain", d.Action, d.Reason, st.Tried, st.Baseline)
+	// A drift of 2% a second would read as an 8% gain or loss measured
+	// before and after; each pair (B A, A B) is off by the drift of one
+	// interval, so a gain shows in both.
+	if d, st, _ := run(1.1, 0.02); d != (Decision{Hold, ReasonGain}) {
+		t.Errorf("10%% on top of a 2%%/s drift: got %v/%v on %.0f against %.0f RPC/s, want a gain", d.Action, d.Reason, st.Tried, st.Baseline)
+	}
+	// The price of asking both pairs: a drift of 10% a second is, over
+	// four intervals, a step, and a step (an open loop's offered rate
+	// changing inside the trial) shows in one pair only. A 10% gain on
+	// top of it shows as 0% in the first pair: not kept.
+	if d, st, _ := run(1.1, 0.1); d != (Decision{Shrink, ReasonNoGain}) || st.Tried < 1.05*st.Baseline {
+		t.Errorf("10%% on top of a 10%%/s drift: got %v/%v on %.0f against %.0f RPC/s, want no gain though the sums gained", d.Action, d.Reason, st.Tried, st.Baseline)
 	}
 	// Settle is rounded up to whole blocks: 5s is two.
 	r.Settle = 5 * time.Second
-	if _, _, active := run(1); len(active) != 8 {
+	if _, _, active := run(1, 0.1); len(active) != 8 {
 		t.Errorf("settle 5s: got %d intervals, want 8", len(active))
 	}
 }
