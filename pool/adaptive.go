@@ -358,8 +358,11 @@ type State struct {
 	// NextGrow is the earliest time the pool may grow again.
 	NextGrow time.Time
 	// Backoff is the wait after the last failed trial; zero after a
-	// trial that gained.
-	Backoff time.Duration
+	// trial that gained. FailedRate is the throughput (RPC/s) that trial
+	// was judged at (the larger side): Rule.LoadRise waives the back-off
+	// once the throughput has risen well past it.
+	Backoff    time.Duration
+	FailedRate float64
 	// Paying reports that the last trial gained (ReasonGain): while it
 	// holds, the pool probes one more connection even with one RPC or
 	// fewer in flight per connection (Rule.Probe), for as long as each
@@ -445,6 +448,13 @@ type Rule struct {
 	Cooldown time.Duration
 	// MaxBackoff caps the doubling back-off (default 5m).
 	MaxBackoff time.Duration
+	// LoadRise waives a back-off once the throughput reaches this many
+	// times the throughput the failed trial was judged at (default 1.5; 0
+	// never): at 5k RPC/s here trial after trial failed and the back-off
+	// grew to 20 s, and when the load rose to 60k the pool sat at one
+	// connection for those 20 s. A Cooldown after the last change still
+	// applies.
+	LoadRise float64
 	// IdleFor is how long the pool must sit idle before it shrinks by one
 	// (default 30s).
 	IdleFor time.Duration
@@ -465,6 +475,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		MinGain:         0.05,
 		Cooldown:        5 * time.Second,
 		MaxBackoff:      5 * time.Minute,
+		LoadRise:        1.5,
 		IdleFor:         30 * time.Second,
 	}
 }
@@ -483,6 +494,8 @@ func (r Rule) validate() error {
 		return fmt.Errorf("%w: adaptive max back-off %v is below the cooldown %v", ErrInvalidOption, r.MaxBackoff, r.Cooldown)
 	case r.PlateauSteps < 0:
 		return fmt.Errorf("%w: adaptive plateau steps %d must not be negative", ErrInvalidOption, r.PlateauSteps)
+	case r.LoadRise != 0 && !(r.LoadRise > 1):
+		return fmt.Errorf("%w: adaptive load rise %v must be above 1 (or 0: never)", ErrInvalidOption, r.LoadRise)
 	case r.MinGain < 0:
 		return fmt.Errorf("%w: adaptive min gain %v must not be negative", ErrInvalidOption, r.MinGain)
 	}
@@ -609,8 +622,11 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		switch {
 		case n >= r.Max:
 			return Decision{Hold, ReasonAtMax}, st
-		case now.Before(st.NextGrow):
+		case now.Before(st.NextGrow) && !st.loadRose(r, now, s):
 			return Decision{Hold, ReasonCooldown}, st
+		case now.Before(st.NextGrow):
+			// The back-off was earned at a load that has passed.
+			st.Backoff, st.FailedRate = 0, 0
 		}
 		st = restartTrial(now, st)
 		st.Trial, st.BaseConns, st.Probe, st.LastChange, st.StartInFlight = true, n, !limit, now, s.peakInFlight()
@@ -738,10 +754,21 @@ func (r Rule) TrialTime() time.Duration {
 // growth waits a doubled back-off.
 func (r Rule) GrowFailed(now time.Time, st State) State {
 	st.GiveBack += st.Plateau
-	return r.backOff(now, endTrial(now, st))
+	st = r.backOff(now, endTrial(now, st))
+	st.FailedRate = 0 // a dial that failed says nothing of the load
+	return st
+}
+
+// loadRose reports that the throughput has reached Rule.LoadRise times
+// the throughput the last failed trial was judged at, at least a Cooldown
+// after the last change: a back-off's evidence is the load it was taken at.
+func (st State) loadRose(r Rule, now time.Time, s Signals) bool {
+	return r.LoadRise > 0 && st.Backoff > 0 && st.FailedRate > 0 && s.Throughput() >= r.LoadRise*st.FailedRate &&
+		!now.Before(st.LastChange.Add(r.Cooldown))
 }
 
 func (r Rule) backOff(now time.Time, st State) State {
+	st.FailedRate = max(st.Baseline, st.Tried)
 	if st.Backoff == 0 {
 		st.Backoff = r.Cooldown
 	} else {

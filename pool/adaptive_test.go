@@ -295,6 +295,15 @@ func TestRuleDecide(t *testing.T) {
 		{"each pair at least half the margin slower: given back", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 1025*time.Microsecond), asProbe(pairedAt(1000, 1000, 1000, 1100*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Shrink, ReasonSlower}, nil},
 		{"one pair just under half the margin slower: a plateau", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 1024*time.Microsecond), asProbe(pairedAt(1000, 1000, 1000, 1100*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Grow, ReasonPlateau},
 			func(s State) bool { return float64(s.TriedLatency) >= 1.05*float64(s.BaseLatency) }},
+		// A back-off is waived once the load has risen past the one its
+		// failed trial was judged at.
+		{"throughput at 1.5x the failed trial's: the back-off is waived", t0, sig(2, 2, 0, 0.5, 750), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Grow, ReasonProbe},
+			func(s State) bool { return s.Trial && s.Backoff == 0 && s.FailedRate == 0 }},
+		{"throughput just under 1.5x: the back-off holds", t0, sig(2, 2, 0, 0.5, 749), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
+		{"risen, but within a cooldown of the last change: holds", t0, sig(2, 2, 0, 0.5, 5000), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown + 1)}, Decision{Hold, ReasonCooldown}, nil},
+		{"the cooldown after a gain is not waived", t0, sig(2, 2, 0, 0.5, 5000), State{NextGrow: t0.Add(r.Cooldown), FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
+		{"a failed trial notes the throughput it was judged at", t0.Add(r.Settle), sig(3, 2, high, 0.5, 349), trial, Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return s.FailedRate == 1047 && s.Backoff == r.Cooldown }},
 		{"giving back: one per interval", t0, sig(3, 2, high, 0.5, 100), State{GiveBack: 2, NextGrow: t0.Add(time.Minute)}, Decision{Shrink, ReasonClimbGivenBack},
 			func(s State) bool { return s.GiveBack == 1 && !s.Trial && s.LastChange.Equal(t0) }},
 		{"given back, the back-off holds", t0, sig(2, 2, high, 0.5, 100), State{NextGrow: t0.Add(time.Minute)}, Decision{Hold, ReasonCooldown}, nil},
