@@ -273,13 +273,7 @@ func TestParkGuardEndsBacklog(t *testing.T) {
 // flight on every connection: three streams held open read as a mean and a
 // peak of three, whatever the moment the interval ends.
 func TestSamplerReadsInFlight(t *testing.T) {
-	srv := startServer(t)
-	ctx := testutil.Context(t)
-	fc := newFakeClock()
-	p := newPool(t, srv.addr, WithAdaptiveRule(testRule(2, 2)), fc.option())
-	if err := p.Connect(ctx); err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
+	p, _, ctx := adaptivePool(t, testRule(2, 2))
 	client := pb.NewBenchmarkServiceClient(p)
 	for i := 0; i < 3; i++ {
 		st, err := client.StreamingCall(ctx)

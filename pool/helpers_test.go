@@ -149,6 +149,20 @@ func ping(ctx context.Context, cc grpc.ClientConnInterface, opts ...grpc.CallOpt
 	return cc.Invoke(ctx, unaryMethod, &pb.SimpleRequest{ResponseSize: 1}, &pb.SimpleResponse{}, opts...)
 }
 
+// adaptivePool is an adaptive pool under r, driven by a fake clock (no
+// decision until the test steps it), connected to a server of its own.
+func adaptivePool(t *testing.T, r Rule) (*Pool, *fakeClock, context.Context) {
+	t.Helper()
+	srv := startServer(t)
+	ctx := testutil.Context(t)
+	fc := newFakeClock()
+	p := newPool(t, srv.addr, WithAdaptiveRule(r), fc.option())
+	if err := p.Connect(ctx); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	return p, fc, ctx
+}
+
 // stallProxy forwards TCP connections to a backend; Freeze stops one
 // connection from forwarding anything in either direction, as a server
 // that hangs while its socket stays open.

@@ -74,13 +74,7 @@ func TestWriteWaitBlockedWrite(t *testing.T) {
 // waits are recorded, and an idle connection shows no write wait, nothing
 // in flight and nothing completed.
 func TestSignalsIdleConnection(t *testing.T) {
-	srv := startServer(t)
-	ctx := testutil.Context(t)
-	fc := newFakeClock()
-	p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), fc.option())
-	if err := p.Connect(ctx); err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
+	p, fc, ctx := adaptivePool(t, testRule(1, 1))
 	const rpcs = 10
 	for i := 0; i < rpcs; i++ {
 		if err := ping(ctx, p); err != nil {
@@ -235,13 +229,7 @@ func TestAdaptiveDialerTargets(t *testing.T) {
 // counts; a stream the test holds open counts at least the time between
 // its opening and its closing, and at most the time around both.
 func TestSignalsSpent(t *testing.T) {
-	srv := startServer(t)
-	ctx := testutil.Context(t)
-	fc := newFakeClock()
-	p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), fc.option())
-	if err := p.Connect(ctx); err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
+	p, fc, ctx := adaptivePool(t, testRule(1, 1))
 	p.sample(fc.advance(time.Second)) // from here on
 
 	const rpcs = 20
