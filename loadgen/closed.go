@@ -29,6 +29,22 @@ type Options struct {
 	// pool.DefaultRule (its Min and Max are replaced by the layout's);
 	// nil: pool.WithAdaptive's DefaultRule.
 	AdaptiveRule *pool.Rule
+	// PoolEvents, if set, is called once for every step of an AutoPool
+	// layout, as its pool closes, with the pool's decisions over the whole
+	// step, warm-up included (rpclab sweep --pool-events). It is called
+	// from the goroutine that runs the step.
+	PoolEvents func(PoolHistory)
+}
+
+// PoolHistory is an adaptive pool's decisions over one step.
+type PoolHistory struct {
+	// Record is the step's record; its spec names the step.
+	Record *result.Record
+	// Opened is when the pool was opened; Measured when the interval
+	// began (the record's started_at; zero if it never began).
+	Opened, Measured time.Time
+	// Events are pool.Stats().Events, oldest first.
+	Events []pool.Event
 }
 
 // phases of a closed-loop step, read by every worker without a lock.

@@ -47,6 +47,9 @@ type frame struct {
 	host0, host1 *procstat.CPUStat
 	// serverCPUs are the CPUs the server was pinned to (Options).
 	serverCPUs []int
+	// onPool is Options.PoolEvents; opened is when the layout was opened.
+	onPool func(PoolHistory)
+	opened time.Time
 }
 
 // readHost reads the host's CPU times, nil when /proc/stat cannot be read
@@ -129,7 +132,7 @@ func (f *frame) serverCPU(elapsed time.Duration, requests int64) *result.ServerC
 // when the target could not be reached); the frame is then closed. err is
 // ctx's error when ctx ended first; there is no frame then.
 func openFrame(ctx context.Context, spec *Spec, step Step, o Options) (f *frame, cause, err error) {
-	f = &frame{spec: spec, step: step, rec: NewRecord(spec, step, o), serverCPUs: o.ServerCPUs}
+	f = &frame{spec: spec, step: step, rec: NewRecord(spec, step, o), serverCPUs: o.ServerCPUs, onPool: o.PoolEvents, opened: time.Now()}
 	if cause := checkFDs(step.Conn.Conns(step.Inflight)); cause != nil {
 		return f.fail(cause), cause, nil
 	}
@@ -187,6 +190,10 @@ func (f *frame) connect(ctx context.Context, dial []grpc.DialOption) error {
 }
 
 func (f *frame) close() {
+	if on := f.onPool; on != nil && f.step.Conn.Kind == AutoPool && len(f.pools) == 1 {
+		f.onPool = nil // once: cut closes the frame a second time
+		on(PoolHistory{Record: f.rec, Opened: f.opened, Measured: f.rec.StartedAt, Events: f.pools[0].Stats().Events})
+	}
 	for _, p := range f.pools {
 		_ = p.Close()
 	}

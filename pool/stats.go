@@ -2,7 +2,13 @@
 
 package pool
 
-import "google.golang.org/grpc/connectivity"
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc/connectivity"
+)
 
 // Stats is a snapshot of a pool, for observability. Each field is read
 // atomically, but the snapshot as a whole is not: RPCs keep running while
@@ -71,4 +77,22 @@ func (p *Pool) Stats() Stats {
 		st.Events = p.ctl.history()
 	}
 	return st
+}
+
+// EventColumns names the fields Event.Columns gives, in order: a header
+// for a table of an adaptive pool's decisions (rpclab sweep
+// --pool-events, peers ramp --events).
+var EventColumns = []string{"at s", "from", "to", "action", "reason", "in flight", "mean in flight",
+	"max write wait µs", "cpu busy", "rpc/s", "baseline rpc/s", "tried rpc/s", "baseline µs", "tried µs"}
+
+// Columns is the event as the text fields EventColumns names, its time in
+// seconds after start (negative before it); a trial's two sides are zero
+// on decisions that did not judge one.
+func (e Event) Columns(start time.Time) []string {
+	f := func(format string, v any) string { return fmt.Sprintf(format, v) }
+	return []string{
+		f("%.1f", e.At.Sub(start).Seconds()), strconv.Itoa(e.From), strconv.Itoa(e.To), e.Action.String(), e.Reason.String(),
+		strconv.FormatInt(e.InFlight, 10), f("%.1f", e.MeanInFlight), f("%.0f", float64(e.MaxWriteWait)/1e3), f("%.2f", e.CPUBusy),
+		f("%.0f", e.Throughput), f("%.0f", e.Baseline), f("%.0f", e.Tried), f("%.0f", float64(e.BaseLatency)/1e3), f("%.0f", float64(e.TriedLatency)/1e3),
+	}
 }

@@ -16,6 +16,8 @@
 # of pool:auto (how docs/measured/2026-11-24/adaptive-paired was measured,
 # with FIXED_WARMUP=1s): cheaper, but the sides are up to ten minutes apart
 # and the fixed layouts' first count runs on a cold process.
+# Each pool:auto run's decisions (rpclab sweep --pool-events) are kept beside
+# its records as auto-RUN-REP-COUNT-events.tsv.
 # Run it on a quiet machine; rpclab pins client and server apart.
 #   RUNS=2 REPEATS=3 OUT=adaptive scripts/adaptive.sh
 set -euo pipefail
@@ -33,9 +35,9 @@ fixed() { # counts, output file
   bin/rpclab sweep --conn shared,pool:2,pool:4,pool:8 --inflight "$1" --warmup "${FIXED_WARMUP:-10s}" \
     --interval "$interval" --force -o "$2" >/dev/null
 }
-auto() { # counts, output file
+auto() { # counts, output file (the pool's decisions beside it, .tsv)
   bin/rpclab sweep --conn pool:auto --inflight "$1" --warmup "${AUTO_WARMUP:-75s}" \
-    --interval "$interval" --force -o "$2" >/dev/null
+    --interval "$interval" --force -o "$2" --pool-events "${2%.jsonl}-events.tsv" >/dev/null
 }
 for run in $(seq 1 "$runs"); do
   for rep in $(seq 1 "$repeats"); do

@@ -32,6 +32,9 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 	if err != nil {
 		return err
 	}
+	if err := sf.checkPoolEvents(planned); err != nil {
+		return err
+	}
 	open, err := sf.open.open(ctx, cmd.Flags(), sf, spec)
 	if err != nil {
 		return err
@@ -60,12 +63,21 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 	if err := s.Start(ctx); err != nil {
 		return err
 	}
-	clients, steps := sf.labClients(s, spec, open, built)
+	o := loadgen.Options{ClientCPUs: s.ClientCPUs, ServerCPUs: s.ServerCPUs}
+	var events *poolEvents
+	if f := s.File("--pool-events"); f != nil {
+		events = &poolEvents{w: f}
+		o.PoolEvents = events.write
+	}
+	clients, steps := sf.labClients(s, spec, open, built, o)
 	fmt.Fprintf(stderr, "rpclab: %d steps against %s, about %v\n", steps, s.Target,
 		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
 	recs, err := s.Run(ctx, clients, compare)
 	d.stop()
 	err = errors.Join(buildErr, err)
+	if events != nil {
+		err = errors.Join(err, events.Err())
+	}
 	if werr := writeResults(cmd, s, sf, open, recs); werr != nil {
 		return errors.Join(err, werr)
 	}
@@ -84,7 +96,7 @@ func (sf *sweepFlags) sessionOptions(cmd *cobra.Command, progress func(lab.Event
 	if err != nil {
 		return nil, err
 	}
-	opts := []lab.Option{lab.WithPin(!sf.noPin), lab.WithForce(sf.force), lab.WithProgress(progress), lab.WithInputs(sf.open.inputs()...), lab.WithOutputs(sf.outputs()...)}
+	opts := []lab.Option{lab.WithPin(!sf.noPin), lab.WithForce(sf.force), lab.WithProgress(progress), lab.WithInputs(sf.open.inputs()...), lab.WithOutputs(append(sf.outputs(), lab.Output{Name: "--pool-events", Path: sf.poolEvents, Open: true})...)}
 	if withNetem {
 		opts = append(opts, lab.WithNetem(network, sf.netem.queue, true))
 	}
@@ -125,7 +137,7 @@ func childServer(cmd *cobra.Command, impl, clientsDir string, extra []string) (l
 
 // labClients makes the session's clients: each language's sweep, the Go
 // client's closed or open loop. steps counts their steps.
-func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadgen.OpenSpec, built []labClient) (out []lab.Client, steps int) {
+func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadgen.OpenSpec, built []labClient, o loadgen.Options) (out []lab.Client, steps int) {
 	for _, c := range built {
 		lc := lab.Client{Name: c.lang, Conns: c.conns, Spec: *spec, LoadModel: "closed"}
 		if c.goConns != nil {
@@ -140,11 +152,11 @@ func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadg
 			n *= len(open.Rates)
 			lc.LoadModel = "open"
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
-				return sf.open.sweep(ctx, spec, open, loadgen.Options{ClientCPUs: s.ClientCPUs, ServerCPUs: s.ServerCPUs}, sink, prog)
+				return sf.open.sweep(ctx, spec, open, o, sink, prog)
 			}
 		default:
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
-				return loadgen.Sweep(ctx, spec, loadgen.Options{ClientCPUs: s.ClientCPUs, ServerCPUs: s.ServerCPUs}, sink, prog)
+				return loadgen.Sweep(ctx, spec, o, sink, prog)
 			}
 		}
 		steps += n

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -88,6 +89,41 @@ func TestOpenLoopEndToEnd(t *testing.T) {
 	}
 	if n != 4 {
 		t.Errorf("got %d records, want 4", n)
+	}
+}
+
+// TestSweepPoolEvents: --pool-events writes a pool:auto step's decisions,
+// one tab-separated line each under the header, named by the step and
+// marked warm-up or interval; with no pool:auto layout it is a usage error.
+func TestSweepPoolEvents(t *testing.T) {
+	dir := t.TempDir()
+	events := filepath.Join(dir, "events.tsv")
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	// Four callers on one connection: the pool's first decision (after
+	// its first 1 s interval, inside the warm-up) is a probe that grows.
+	cmd := rpclabCmd(ctx, "sweep", "--conn", "shared,pool:auto:1:2", "--inflight", "4", "--warmup", "2s", "--interval", "1s",
+		"-o", filepath.Join(dir, "r.jsonl"), "--pool-events", events)
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sweep: %v; stderr:\n%s", err, e.String())
+	}
+	b, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) < 2 || lines[0] != poolEventsHeader {
+		t.Fatalf("got %q, want the header and at least one decision", b)
+	}
+	want := "pool-auto:1:2\tunary\t4\t0\twarm-up\t"
+	if !strings.HasPrefix(lines[1], want) || !strings.Contains(lines[1], "\t1\t2\tgrow\t"+pool.ReasonProbe.String()+"\t") {
+		t.Errorf("got %q, want the step (%q) and the probe that grew 1 -> 2", lines[1], want)
+	}
+	code, _, stderr := runInProcess("sweep", "--conn", "shared,pool:2", "--pool-events", filepath.Join(dir, "none.tsv"))
+	if code != exitUsage || !strings.Contains(stderr, "--pool-events: no pool:auto layout") {
+		t.Errorf("got exit %d and %q, want exit %d naming --pool-events", code, stderr, exitUsage)
 	}
 }
 

@@ -18,9 +18,11 @@ type sweepFlags struct {
 	// client is sweep's and demo's --client, clients compare's --clients.
 	client  string
 	clients []string
-	netem   netemFlags
-	open    openFlags
-	workers workerFlags
+	// poolEvents is --pool-events: a file for pool:auto's decisions.
+	poolEvents string
+	netem      netemFlags
+	open       openFlags
+	workers    workerFlags
 	// local are the groups only a run from this machine reads (its child
 	// server, its netem proxy, its client, its open loop's dispatcher and
 	// --call): a sweep on workers refuses them.
@@ -37,6 +39,7 @@ func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 		addGroup(f, sf.serverFlags.register),
 		addGroup(f, func(f *pflag.FlagSet) {
 			f.StringVar(&sf.client, "client", "go", "client stack: go (in process), or cpp, java, rust, python, node (clients/<lang>, built on first use)")
+			f.StringVar(&sf.poolEvents, "pool-events", "", "write every pool:auto step's decisions (each resize and change of reason, with the signals it was taken on, warm-up included) to this file as tab-separated lines (Go client)")
 		}),
 		addGroup(f, sf.netem.register),
 		sf.open.register(f),

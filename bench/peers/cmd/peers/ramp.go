@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/bench/peers"
+	"github.com/rpclab/rpclab/pool"
 )
 
 // rampConfig is what `peers ramp` runs.
@@ -157,7 +158,7 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 // numbered by the step under way), with the signals each was taken on.
 func writeRampEvents(path string, byRun [][]peers.Ramp, step time.Duration) error {
 	var b strings.Builder
-	fmt.Fprintln(&b, "run\trepeat\tat s\tstep\tfrom\tto\taction\treason\tin flight\tmean in flight\tmax write wait µs\tcpu busy\trpc/s\tbaseline rpc/s\ttried rpc/s\tbaseline µs\ttried µs")
+	fmt.Fprintln(&b, "run\trepeat\tstep\t"+strings.Join(pool.EventColumns, "\t"))
 	for _, rs := range byRun {
 		for j, r := range rs {
 			if !r.Adaptive {
@@ -173,9 +174,7 @@ func writeRampEvents(path string, byRun [][]peers.Ramp, step time.Duration) erro
 				default:
 					k = strconv.Itoa(i + 1)
 				}
-				fmt.Fprintf(&b, "%s\t%d\t%.1f\t%s\t%d\t%d\t%s\t%s\t%d\t%.1f\t%.0f\t%.2f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\n", r.Policy, j+1, at.Seconds(), k,
-					e.From, e.To, e.Action, e.Reason, e.InFlight, e.MeanInFlight, float64(e.MaxWriteWait)/1e3, e.CPUBusy, e.Throughput, e.Baseline, e.Tried,
-					float64(e.BaseLatency)/1e3, float64(e.TriedLatency)/1e3)
+				fmt.Fprintf(&b, "%s\t%d\t%s\t%s\n", r.Policy, j+1, k, strings.Join(e.Columns(r.Start), "\t"))
 			}
 		}
 	}

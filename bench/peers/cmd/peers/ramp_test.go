@@ -174,9 +174,9 @@ func TestWriteRampEvents(t *testing.T) {
 		t.Fatalf("got %d lines, want a header and 3 events:\n%s", len(lines), b)
 	}
 	for i, want := range []string{
-		"rpclab\t1\t-2.0\twarm-up\t1\t2\tgrow\t" + pool.ReasonProbe.String() + "\t7\t6.5\t",
-		"rpclab\t1\t9.0\t2\t2\t2\thold\t" + pool.ReasonGain.String() + "\t7\t6.5\t",
-		"rpclab\t2\t31.0\ttail\t2\t1\tshrink\t",
+		"rpclab\t1\twarm-up\t-2.0\t1\t2\tgrow\t" + pool.ReasonProbe.String() + "\t7\t6.5\t",
+		"rpclab\t1\t2\t9.0\t2\t2\thold\t" + pool.ReasonGain.String() + "\t7\t6.5\t",
+		"rpclab\t2\ttail\t31.0\t2\t1\tshrink\t",
 	} {
 		if !strings.HasPrefix(lines[i+1], want) {
 			t.Errorf("line %d: got %q, want it to start %q", i+1, lines[i+1], want)
