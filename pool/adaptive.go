@@ -262,6 +262,12 @@ const (
 	// client whose CPU each connection costs): it is given back, with any
 	// a climb kept on trust, and the next growth waits a doubled back-off.
 	ReasonSlower
+	// ReasonJump: a probe (or a climb's top) did not pay, and fewer RPCs
+	// are in flight than Rule.Max allows connections (Rule.Jump): before
+	// giving it back, the pool grows to one connection per RPC in flight,
+	// one an interval, and judges that size against the same base in one
+	// trial; if it does not gain, every connection above the base goes back.
+	ReasonJump
 )
 
 var reasonNames = [...]string{
@@ -288,6 +294,7 @@ var reasonNames = [...]string{
 	ReasonBacklog:        "trial connection kept: RPCs queued without it",
 	ReasonFaster:         "trial connection kept: RPCs took less time",
 	ReasonSlower:         "trial connection given back: RPCs took longer",
+	ReasonJump:           "no gain: trying one connection per RPC in flight",
 }
 
 // String describes the reason in a few words.
@@ -376,6 +383,11 @@ type State struct {
 	// Plateau is the connections a climb keeps on trust (ReasonPlateau):
 	// they held the throughput without raising it; zero outside a climb.
 	Plateau int
+	// JumpTo is the size a jump (ReasonJump) grows to before its trial
+	// starts (0: none growing); Jump reports that the trial under way, or
+	// being grown to, is a jump (there is no second jump from it).
+	JumpTo int
+	Jump   bool
 	// GiveBack is the connections still to retire, one per interval,
 	// after a climb that did not pay (ReasonClimbGivenBack).
 	GiveBack int
@@ -440,6 +452,15 @@ type Rule struct {
 	// were within the noise of pool:4 and pool:8 1.1-1.4x, so three on
 	// trust take a climb from 4 to 8. Zero judges each alone.
 	PlateauSteps int
+	// Jump: when a probe or a climb's top did not pay and the mean RPCs in
+	// flight (rounded up) are more than the connections and at most Max,
+	// grow to one connection per RPC in flight and judge that size against
+	// the same base before giving anything back (default true). Here, at
+	// 8 RPCs in flight, pool:8 did 1.3x pool:2 to pool:7, which were within
+	// the noise of one connection, so no climb judged a connection at a
+	// time got there; YDB's client gained 4.5-6x once each worker had a
+	// connection of its own.
+	Jump bool
 	// MinGain is the relative throughput gain that confirms a trial
 	// (default 0.05: 5%).
 	MinGain float64
@@ -471,6 +492,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		CPUBusyMax:      0.8,
 		Probe:           true,
 		PlateauSteps:    3,
+		Jump:            true,
 		Settle:          4 * time.Second,
 		MinGain:         0.05,
 		Cooldown:        5 * time.Second,
@@ -522,6 +544,18 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		}
 		return Decision{Hold, ReasonNotReady}, st
 	}
+	if st.JumpTo > 0 {
+		if n < st.JumpTo && n < r.Max {
+			// Every connection above the base is on trust; the one
+			// added last is the trial's.
+			st.Plateau, st.LastChange, st.IdleSince = n-st.BaseConns, now, time.Time{}
+			return Decision{Grow, ReasonJump}, st
+		}
+		st.JumpTo = 0
+		st = restartTrial(now, st)
+		st.Trial, st.Probe, st.StartInFlight = true, true, s.peakInFlight()
+		return Decision{Hold, ReasonSettling}, st
+	}
 	if st.Trial {
 		done := s.Throughput() * s.Interval.Seconds()
 		pr, side := pairOf(st.Phase)
@@ -555,7 +589,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		bl, tp := st.Baseline, st.Tried
 		wb, wt := float64(st.BaseLatency), float64(st.TriedLatency)
 		st.Judged = true
-		probe, plateau := st.Probe, st.Plateau
+		probe, plateau, jumped := st.Probe, st.Plateau, st.Jump
 		// Each pair must show at least half the margin itself.
 		half := r.MinGain / 2
 		rose := st.agree(func(a, b Side) bool { return rate(a.RPCs, a.Time) >= rate(b.RPCs, b.Time)*(1+half) })
@@ -588,11 +622,15 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.GiveBack = plateau
 			st = r.backOff(now, st)
 			return Decision{Shrink, ReasonSlower}, st
-		case probe && held && plateau < r.PlateauSteps && n < r.Max && s.meanInFlight() > 1:
+		case probe && held && !jumped && plateau < r.PlateauSteps && n < r.Max && s.meanInFlight() > 1:
 			// Keep it on trust and probe the next at once, judged
 			// against the same size.
 			st.Plateau, st.Trial, st.Probe, st.StartInFlight = plateau+1, true, true, s.peakInFlight()
 			return Decision{Grow, ReasonPlateau}, st
+		case probe && r.Jump && !jumped && s.kept() > int64(n) && s.kept() <= int64(r.Max):
+			st.JumpTo, st.Jump, st.Plateau = int(s.kept()), true, n-st.BaseConns
+			st.IdleSince = time.Time{}
+			return Decision{Grow, ReasonJump}, st
 		case probe && plateau > 0:
 			st.GiveBack = plateau
 			st = r.backOff(now, st)
@@ -683,7 +721,7 @@ func restartTrial(now time.Time, st State) State {
 // endTrial ends a trial at now: no connection parked, no climb on trust.
 func endTrial(now time.Time, st State) State {
 	st = restartTrial(now, st)
-	st.Trial, st.Probe, st.Plateau, st.LastChange = false, false, 0, now
+	st.Trial, st.Probe, st.Plateau, st.Jump, st.JumpTo, st.LastChange = false, false, 0, false, 0, now
 	return st
 }
 

@@ -478,6 +478,104 @@ func TestRulePlateau(t *testing.T) {
 	})
 }
 
+// TestRuleJump: the policy alone, on a fake clock, at 8 RPCs in flight
+// with no write wait, where (as measured here) 2 to 7 connections did no
+// better than one and 8, one per RPC, did 1.3x. The climb stops at its
+// third connection on trust; the jump then grows to 8, one an interval,
+// and judges 8 against one connection. Where 8 does not pay either,
+// every connection goes back; with Jump off, or more RPCs in flight
+// than Max allows connections, there is no jump.
+func TestRuleJump(t *testing.T) {
+	climb := func(t *testing.T, r Rule, inflight int64, tp map[int]uint64, ticks int) *sim {
+		m := &sim{r: r, now: t0, size: 1}
+		for i := 0; i < ticks; i++ {
+			s := sig(m.size, 0, 0, 0.5, tp[min(m.taking(), 8)]/uint64(m.size))
+			s.Conns[0].InFlight = inflight
+			m.tick(t, read(s, float64(inflight), inflight))
+		}
+		return m
+	}
+	count := func(trail []Reason, r Reason) int {
+		n := 0
+		for _, x := range trail {
+			if x == r {
+				n++
+			}
+		}
+		return n
+	}
+	flat := map[int]uint64{1: 30000, 2: 30000, 3: 30000, 4: 30000, 5: 30000, 6: 30000, 7: 30000, 8: 30000}
+	perRPC := maps(flat, 8, 40000)
+	t.Run("one per RPC paid", func(t *testing.T) {
+		m := climb(t, DefaultRule(1, 8), 8, perRPC, 40)
+		if m.size != 8 {
+			t.Errorf("size: got %d, want 8 (%v)", m.size, m.trail)
+		}
+		want := []Reason{ReasonProbe, ReasonSettling, ReasonPlateau, ReasonSettling, ReasonPlateau, ReasonSettling, ReasonPlateau, ReasonSettling,
+			ReasonJump, ReasonJump, ReasonJump, ReasonSettling, ReasonGain}
+		if len(m.trail) < len(want) || !slices.Equal(m.trail[:len(want)], want) {
+			t.Fatalf("reasons: got %v, want them to start with %v", m.trail, want)
+		}
+		if m.st.Baseline != 30000 || m.st.Tried != 40000 {
+			t.Errorf("the jump was judged on %.0f against %.0f RPC/s, want 8 connections' 40000 against one's 30000", m.st.Tried, m.st.Baseline)
+		}
+	})
+	t.Run("nothing paid", func(t *testing.T) {
+		// The climb to 5 (17 s), the jump to 8 (3 s), its trial (4 s),
+		// then seven connections given back one a second.
+		m := climb(t, DefaultRule(1, 8), 8, flat, 17+2+5+6)
+		if m.size != 1 || count(m.trail, ReasonJump) != 3 || count(m.trail, ReasonClimbGivenBack) != 7 {
+			t.Errorf("got size %d after %v, want 3 jumps, then 7 connections given back", m.size, m.trail)
+		}
+		if m.st.Backoff != m.r.Cooldown || m.st.Jump || m.st.JumpTo != 0 {
+			t.Errorf("after the jump: back-off %v, jump %v to %d; want the first back-off and no jump", m.st.Backoff, m.st.Jump, m.st.JumpTo)
+		}
+	})
+	t.Run("a jump that only held", func(t *testing.T) {
+		// At 3 in flight the second connection cost a third, so the
+		// climb did not hold and the jump went to 3, which held without
+		// gaining: both go back, and no climb goes on from the jump.
+		m := climb(t, DefaultRule(1, 8), 3, map[int]uint64{1: 30000, 2: 20000, 3: 30000, 4: 30000, 5: 30000}, 1+4+1+4+2)
+		want := []Reason{ReasonProbe, ReasonSettling, ReasonJump, ReasonSettling, ReasonClimbGivenBack, ReasonClimbGivenBack}
+		if m.size != 1 || len(m.trail) < len(want) || !slices.Equal(m.trail[:len(want)], want) {
+			t.Errorf("got size %d after %v, want 1 after %v", m.size, m.trail, want)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		r := DefaultRule(1, 8)
+		r.Jump = false
+		if m := climb(t, r, 8, perRPC, 40); count(m.trail, ReasonJump) != 0 || m.size == 8 {
+			t.Errorf("Jump off: got size %d after %v, want no jump", m.size, m.trail)
+		}
+	})
+	t.Run("more in flight than max", func(t *testing.T) {
+		if m := climb(t, DefaultRule(1, 8), 9, perRPC, 40); count(m.trail, ReasonJump) != 0 {
+			t.Errorf("9 in flight, max 8: got %v, want no jump", m.trail)
+		}
+	})
+	t.Run("a grow fails", func(t *testing.T) {
+		// The jump's second grow (6 -> 7) fails.
+		m := climb(t, DefaultRule(1, 8), 8, flat, 18)
+		if m.trail[len(m.trail)-1] != ReasonJump || m.size != 7 || m.st.JumpTo != 8 {
+			t.Fatalf("got size %d after %v, want a jump to 8 growing to 7", m.size, m.trail)
+		}
+		m.st = m.r.GrowFailed(m.now, m.st)
+		if m.st.GiveBack != 5 || m.st.JumpTo != 0 || m.st.Jump {
+			t.Errorf("a failed grow in a jump: give back %d, jump %v to %d; want the 5 above the base back and no jump", m.st.GiveBack, m.st.Jump, m.st.JumpTo)
+		}
+	})
+}
+
+// maps is tp with the throughput at size n set to v.
+func maps(tp map[int]uint64, n int, v uint64) map[int]uint64 {
+	out := make(map[int]uint64, len(tp))
+	for k, x := range tp {
+		out[k] = x
+	}
+	out[n] = v
+	return out
+}
+
 // TestRulePairedTrial: a trial is measured B A A B, and judged on the two
 // sides, so a drift of the host's speed during the trial weighs on both
 // alike: a throughput rising 10% a second, whatever the size, is no gain,
