@@ -268,6 +268,15 @@ const (
 	// one an interval, and judges that size against the same base in one
 	// trial; if it does not gain, every connection above the base goes back.
 	ReasonJump
+	// ReasonLoadRose: the throughput on one side of the trial (the two
+	// intervals with every connection, or the two with the base) rose by
+	// more than Rule.LoadMoved from its first interval to its second: the
+	// load changed under the trial, which compares nothing then; on a
+	// rising load the connection is kept (it is retired later if idle).
+	ReasonLoadRose
+	// ReasonLoadMoved: as ReasonLoadRose, but the load fell or swung: the
+	// trial is measured again, once; a second time it is judged as it is.
+	ReasonLoadMoved
 )
 
 var reasonNames = [...]string{
@@ -295,6 +304,8 @@ var reasonNames = [...]string{
 	ReasonFaster:         "trial connection kept: RPCs took less time",
 	ReasonSlower:         "trial connection given back: RPCs took longer",
 	ReasonJump:           "no gain: trying one connection per RPC in flight",
+	ReasonLoadRose:       "trial connection kept: the load rose during it",
+	ReasonLoadMoved:      "the load changed during the trial: measuring again",
 }
 
 // String describes the reason in a few words.
@@ -388,6 +399,9 @@ type State struct {
 	// being grown to, is a jump (there is no second jump from it).
 	JumpTo int
 	Jump   bool
+	// Remeasured reports that the trial under way is measured again
+	// because the load moved under it (ReasonLoadMoved).
+	Remeasured bool
 	// GiveBack is the connections still to retire, one per interval,
 	// after a climb that did not pay (ReasonClimbGivenBack).
 	GiveBack int
@@ -479,6 +493,14 @@ type Rule struct {
 	// IdleFor is how long the pool must sit idle before it shrinks by one
 	// (default 30s).
 	IdleFor time.Duration
+	// LoadMoved: a trial whose two intervals with the same size measured
+	// throughputs more than this factor apart (default 1.25; 0 never)
+	// judges nothing: the load changed under it (ReasonLoadRose,
+	// ReasonLoadMoved). In an open loop's ramp here, trials straddling a
+	// step from 40k to 60k RPC/s were given back as slower by chance, and
+	// the pool sat at one connection into the 60k step; from one second to
+	// the next at a steady load the throughput moved by up to a fifth.
+	LoadMoved float64
 }
 
 // DefaultRule is the Rule WithAdaptive starts from, with its bounds.
@@ -498,6 +520,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		Cooldown:        5 * time.Second,
 		MaxBackoff:      5 * time.Minute,
 		LoadRise:        1.5,
+		LoadMoved:       1.25,
 		IdleFor:         30 * time.Second,
 	}
 }
@@ -518,6 +541,8 @@ func (r Rule) validate() error {
 		return fmt.Errorf("%w: adaptive plateau steps %d must not be negative", ErrInvalidOption, r.PlateauSteps)
 	case r.LoadRise != 0 && !(r.LoadRise > 1):
 		return fmt.Errorf("%w: adaptive load rise %v must be above 1 (or 0: never)", ErrInvalidOption, r.LoadRise)
+	case r.LoadMoved != 0 && !(r.LoadMoved > 1):
+		return fmt.Errorf("%w: adaptive load moved %v must be above 1 (or 0: never)", ErrInvalidOption, r.LoadMoved)
 	case r.MinGain < 0:
 		return fmt.Errorf("%w: adaptive min gain %v must not be negative", ErrInvalidOption, r.MinGain)
 	}
@@ -583,6 +608,17 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 				st.Active = st.BaseConns
 			}
 			return Decision{Hold, ReasonSettling}, st
+		}
+		switch rose, moved := st.moved(r.LoadMoved); {
+		case rose:
+			st = endTrial(now, st)
+			st.Backoff, st.Paying, st.Kept = 0, false, s.kept()
+			st.NextGrow = now.Add(r.Cooldown)
+			return Decision{Hold, ReasonLoadRose}, st
+		case moved && !st.Remeasured:
+			st = restartTrial(now, st)
+			st.Remeasured = true
+			return Decision{Hold, ReasonLoadMoved}, st
 		}
 		st.Baseline, st.Tried = rate(st.BaseRPCs, st.BaseTime), rate(st.TrialRPCs, st.TrialTime)
 		st.BaseLatency, st.TriedLatency = perRPC(st.BaseSpent, st.BaseRPCs), perRPC(st.TrialSpent, st.TrialRPCs)
@@ -721,8 +757,28 @@ func restartTrial(now time.Time, st State) State {
 // endTrial ends a trial at now: no connection parked, no climb on trust.
 func endTrial(now time.Time, st State) State {
 	st = restartTrial(now, st)
-	st.Trial, st.Probe, st.Plateau, st.Jump, st.JumpTo, st.LastChange = false, false, 0, false, 0, now
+	st.Trial, st.Probe, st.Plateau, st.Jump, st.JumpTo, st.Remeasured, st.LastChange = false, false, 0, false, 0, false, now
 	return st
+}
+
+// moved reports whether the load moved under the trial: on either size,
+// the throughput of the block's second interval with it over its first
+// (A2 over A1, B2 over B1, summed over the blocks) lies outside
+// [1/factor, factor]; rose, that neither fell that much and one rose.
+func (st State) moved(factor float64) (rose, moved bool) {
+	if factor == 0 {
+		return false, false
+	}
+	fell := false
+	for _, side := range [2][2]Side{{st.Pairs[0][0], st.Pairs[1][0]}, {st.Pairs[0][1], st.Pairs[1][1]}} {
+		first, second := rate(side[0].RPCs, side[0].Time), rate(side[1].RPCs, side[1].Time)
+		if first <= 0 || second <= 0 {
+			continue
+		}
+		rose = rose || second > first*factor
+		fell = fell || first > second*factor
+	}
+	return rose && !fell, rose || fell
 }
 
 // Side is what one side of a trial's pair measured: RPCs completed, the

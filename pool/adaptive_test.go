@@ -284,8 +284,22 @@ func TestRuleDecide(t *testing.T) {
 		{"the start's peak above every connection's: the start sets the limit", t0.Add(time.Second), read(sig(3, 2, high, 0.5, 300), 6, 12), func() State { s := fresh; s.StartInFlight = 20; return s }(), Decision{Hold, ReasonSettling},
 			func(s State) bool { return s.parkLimit() == 2*20+BacklogSlack }},
 		// Each pair of the trial must show half the margin itself.
-		{"a step up in an open loop's rate inside a trial is no gain", t0.Add(r.Settle), sig(3, 2, high, 0.5, 6667), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Shrink, ReasonNoGain},
-			func(s State) bool { return s.Tried > 1.4*s.Baseline }},
+		{"a step up of a fifth in an open loop's rate inside a trial is no gain", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4000), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return s.Tried > 1.05*s.Baseline }},
+		// A load that moved by more than LoadMoved between the two
+		// intervals of one size judges nothing.
+		{"the load rose by just under LoadMoved: judged", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4166), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Shrink, ReasonNoGain}, nil},
+		{"the load rose by more than LoadMoved: kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4168), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadRose},
+			func(s State) bool { return !s.Trial && s.Backoff == 0 && s.Kept == 6 && s.NextGrow == t0.Add(r.Settle+r.Cooldown) }},
+		{"the base's load alone rose by more than LoadMoved: kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 3333), pairedAt(10000, 10000, 12600, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadRose}, nil},
+		{"the load fell by more than LoadMoved: measured again", t0.Add(r.Settle), sig(3, 2, high, 0.5, 2666), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadMoved},
+			func(s State) bool { return s.Trial && s.Remeasured && s.Phase == 0 && s.Active == 0 && s.Pairs == [2][2]Side{} && s.TrialStart == t0.Add(r.Settle) }},
+		{"the load rose on one size and fell on the other: measured again", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4500), pairedAt(10000, 10000, 7000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadMoved}, nil},
+		{"the load fell again in a trial measured again: judged", t0.Add(r.Settle), sig(3, 2, high, 0.5, 2666), func() State {
+			s := pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond)
+			s.Remeasured = true
+			return s
+		}(), Decision{Shrink, ReasonNoGain}, func(s State) bool { return !s.Remeasured }},
 		{"each pair gains at least half the margin: kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 342), pairedAt(1100, 1000, 1000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonGain}, nil},
 		{"one pair just under half the margin: not kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 341), pairedAt(1100, 1000, 1000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Shrink, ReasonNoGain},
 			func(s State) bool { return s.Tried >= 1.05*s.Baseline }},
@@ -604,6 +618,13 @@ func TestRulePairedTrial(t *testing.T) {
 		}
 		return d, st, active
 	}
+	// A drift of 10% a second is, over a trial, a load that rose by more
+	// than LoadMoved (A2 over A1: 1.3): kept, with nothing judged.
+	if d, _, _ := run(1, 0.1); d != (Decision{Hold, ReasonLoadRose}) {
+		t.Errorf("10%%/s drift: got %v/%v, want the load rose", d.Action, d.Reason)
+	}
+	// The pair rule alone, from here on.
+	r.LoadMoved = 0
 	d, st, active := run(1, 0.1)
 	if want := []int{1, 1, 0, 0}; !slices.Equal(active, want) {
 		t.Errorf("connections taking RPCs after each interval: got %v, want %v (B A A B)", active, want)

@@ -51,6 +51,8 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"adaptive zero interval", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.Interval = 0; return r }())}, ErrInvalidOption, "interval"},
 		{"adaptive load rise at 1", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadRise = 1; return r }())}, ErrInvalidOption, "load rise 1"},
 		{"adaptive load rise NaN", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadRise = math.NaN(); return r }())}, ErrInvalidOption, "load rise NaN"},
+		{"adaptive load moved at 1", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadMoved = 1; return r }())}, ErrInvalidOption, "load moved 1"},
+		{"adaptive load moved NaN", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadMoved = math.NaN(); return r }())}, ErrInvalidOption, "load moved NaN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
