@@ -290,10 +290,14 @@ func TestRuleDecide(t *testing.T) {
 		// intervals of one size judges nothing.
 		{"the load rose by just under LoadMoved: judged", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4166), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Shrink, ReasonNoGain}, nil},
 		{"the load rose by more than LoadMoved: kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4168), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadRose},
-			func(s State) bool { return !s.Trial && s.Backoff == 0 && s.Kept == 6 && s.NextGrow == t0.Add(r.Settle+r.Cooldown) }},
+			func(s State) bool {
+				return !s.Trial && s.Backoff == 0 && s.Kept == 6 && s.NextGrow == t0.Add(r.Settle+r.Cooldown)
+			}},
 		{"the base's load alone rose by more than LoadMoved: kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 3333), pairedAt(10000, 10000, 12600, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadRose}, nil},
 		{"the load fell by more than LoadMoved: measured again", t0.Add(r.Settle), sig(3, 2, high, 0.5, 2666), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadMoved},
-			func(s State) bool { return s.Trial && s.Remeasured && s.Phase == 0 && s.Active == 0 && s.Pairs == [2][2]Side{} && s.TrialStart == t0.Add(r.Settle) }},
+			func(s State) bool {
+				return s.Trial && s.Remeasured && s.Phase == 0 && s.Active == 0 && s.Pairs == [2][2]Side{} && s.TrialStart == t0.Add(r.Settle)
+			}},
 		{"the load rose on one size and fell on the other: measured again", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4500), pairedAt(10000, 10000, 7000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadMoved}, nil},
 		{"the load fell again in a trial measured again: judged", t0.Add(r.Settle), sig(3, 2, high, 0.5, 2666), func() State {
 			s := pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond)
