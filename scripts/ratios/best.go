@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,31 +42,53 @@ func median(xs []float64) float64 {
 	return (xs[m-1] + xs[m]) / 2
 }
 
-// compareBest treats every file as a repeat of one run: at each in-flight
-// count it takes each layout's median throughput and median client CPU per
-// RPC over the repeats, and sets the candidate layout beside the best of
-// the others (a layout label starting with candidate counts as it, so
-// "pool:auto" matches "pool:auto:1:8").
-func compareBest(repeats [][]result.Record, candidate string) ([]bestRow, error) {
-	type key struct {
-		series, layout string
-		inflight       int
-	}
-	rps, cpu := map[key][]float64{}, map[key][]float64{}
+// layoutKey is one (series, layout, in-flight) position of a --best table.
+type layoutKey struct {
+	series, layout string
+	inflight       int
+}
+
+// layoutMedians is, per position, the median throughput and client CPU per
+// RPC over the repeats with an ok step there, and how many there were.
+type layoutMedians map[layoutKey]struct {
+	rps, cpu float64
+	n        int
+}
+
+// medians treats every file as a repeat of one run and takes each
+// position's medians over the repeats.
+func medians(repeats [][]result.Record) layoutMedians {
+	rps, cpu := map[layoutKey][]float64{}, map[layoutKey][]float64{}
 	for _, recs := range repeats {
 		for i := range recs {
 			r := &recs[i]
 			if r.Status != result.StatusOK {
 				continue
 			}
-			k := key{series(r), verdict.ConnLabel(r), r.Spec.Inflight}
+			k := layoutKey{series(r), verdict.ConnLabel(r), r.Spec.Inflight}
 			rps[k] = append(rps[k], r.ThroughputRPS)
 			cpu[k] = append(cpu[k], r.ClientCPUNSPerRPC/1e3)
 		}
 	}
+	m := layoutMedians{}
+	for k := range rps {
+		m[k] = struct {
+			rps, cpu float64
+			n        int
+		}{median(slices.Clone(rps[k])), median(slices.Clone(cpu[k])), len(rps[k])}
+	}
+	return m
+}
+
+// compareBest treats every file as a repeat of one run: at each in-flight
+// count it takes each layout's median throughput and median client CPU per
+// RPC over the repeats, and sets the candidate layout beside the best of
+// the others (a layout label starting with candidate counts as it, so
+// "pool:auto" matches "pool:auto:1:8").
+func compareBest(repeats [][]result.Record, candidate string) ([]bestRow, error) {
 	rows := map[[2]string]*bestRow{}
 	var out []*bestRow
-	for k := range rps {
+	for k, m := range medians(repeats) {
 		pos := [2]string{k.series, strconv.Itoa(k.inflight)}
 		row := rows[pos]
 		if row == nil {
@@ -73,11 +96,10 @@ func compareBest(repeats [][]result.Record, candidate string) ([]bestRow, error)
 			rows[pos] = row
 			out = append(out, row)
 		}
-		m, c := median(slices.Clone(rps[k])), median(slices.Clone(cpu[k]))
 		if strings.HasPrefix(k.layout, candidate) {
-			row.n, row.rps, row.cpu = len(rps[k]), m, c
-		} else if m > row.bestRPS {
-			row.best, row.bestRPS, row.bestCPU, row.bestN = k.layout, m, c, len(rps[k])
+			row.n, row.rps, row.cpu = m.n, m.rps, m.cpu
+		} else if m.rps > row.bestRPS {
+			row.best, row.bestRPS, row.bestCPU, row.bestN = k.layout, m.rps, m.cpu, m.n
 		}
 	}
 	var res []bestRow
@@ -114,6 +136,105 @@ func printBest(w io.Writer, rows []bestRow, candidate string) {
 		}
 		fmt.Fprintf(tw, "%d\t%.0f\t%.1f\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%d/%d\n", r.inflight, r.rps, r.cpu, r.best,
 			r.bestRPS, r.bestCPU, r.rps/r.bestRPS, r.cpu/r.bestCPU, r.n, r.bestN)
+	}
+	if tw != nil {
+		tw.Flush()
+	}
+}
+
+// eachRow is one layout of one series in a --best run's noise table: its
+// median throughput over the best median of the other layouts at each
+// in-flight count, the candidate left out of the others, so that a fixed
+// layout faces the bar the candidate faces.
+type eachRow struct {
+	series, layout string
+	inflight       []int
+	ratio          []float64 // 0 where the layout has no ok step
+}
+
+// held counts the in-flight counts at which the row's ratio is at least bar.
+func (e eachRow) held(bar float64) int {
+	n := 0
+	for _, r := range e.ratio {
+		if r >= bar {
+			n++
+		}
+	}
+	return n
+}
+
+// compareEach sets every layout, the candidate too, beside the best of the
+// other layouts but the candidate at each in-flight count, medians over the
+// repeats: how often the fixed layouts themselves hold the bar the
+// candidate is held to shows how much of a miss is the comparison's own
+// noise (the best of several noisy medians is biased upwards).
+func compareEach(repeats [][]result.Record, candidate string) []eachRow {
+	m := medians(repeats)
+	type sl struct{ series, layout string }
+	counts := map[string]map[int]bool{}
+	layouts := map[sl]bool{}
+	for k := range m {
+		if counts[k.series] == nil {
+			counts[k.series] = map[int]bool{}
+		}
+		counts[k.series][k.inflight] = true
+		layouts[sl{k.series, k.layout}] = true
+	}
+	var out []eachRow
+	for l := range layouts {
+		row := eachRow{series: l.series, layout: l.layout}
+		for _, n := range slices.Sorted(maps.Keys(counts[l.series])) {
+			best := 0.0
+			for o := range layouts {
+				if o.series != l.series || o.layout == l.layout || strings.HasPrefix(o.layout, candidate) {
+					continue
+				}
+				best = max(best, m[layoutKey{o.series, o.layout, n}].rps)
+			}
+			r := 0.0
+			if best > 0 {
+				r = m[layoutKey{l.series, l.layout, n}].rps / best
+			}
+			row.inflight, row.ratio = append(row.inflight, n), append(row.ratio, r)
+		}
+		out = append(out, row)
+	}
+	slices.SortFunc(out, func(a, b eachRow) int {
+		if c := strings.Compare(a.series, b.series); c != 0 {
+			return c
+		}
+		return strings.Compare(a.layout, b.layout)
+	})
+	return out
+}
+
+func printEach(w io.Writer, rows []eachRow, candidate string, bar float64) {
+	last := ""
+	var tw *tabwriter.Writer
+	for _, r := range rows {
+		if r.series != last {
+			if tw != nil {
+				tw.Flush()
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "%s: each layout against the best of the others but %s, medians over the repeats (the bar's own noise)\n", r.series, candidate)
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprint(tw, "layout")
+			for _, n := range r.inflight {
+				fmt.Fprintf(tw, "\t%d", n)
+			}
+			fmt.Fprintf(tw, "\tat least %.2f\n", bar)
+			last = r.series
+		}
+		fmt.Fprint(tw, r.layout)
+		for _, x := range r.ratio {
+			if x > 0 {
+				fmt.Fprintf(tw, "\t%.2f", x)
+			} else {
+				fmt.Fprint(tw, "\t-")
+			}
+		}
+		fmt.Fprintf(tw, "\t%d of %d\n", r.held(bar), len(r.ratio))
 	}
 	if tw != nil {
 		tw.Flush()

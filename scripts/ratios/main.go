@@ -35,9 +35,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ratios", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	base := fs.String("base", "shared", "the layout every other layout is divided by")
-	best := fs.String("best", "", "instead: treat the files as repeats of one run and set this layout (e.g. pool:auto) beside the best other layout at each in-flight count, medians over the repeats")
+	best := fs.String("best", "", "instead: treat the files as repeats of one run and set this layout (e.g. pool:auto) beside the best other layout at each in-flight count, medians over the repeats; then every layout beside the best of the others but this one, and how often each holds --bar")
+	maxOther := fs.Float64("max-other", 1, "leave out the steps on whose CPUs other work (other processes, and the hypervisor's steal) took more than this share, as rpclab's verdict reads host_cpu; 1 keeps every step")
+	bar := fs.Float64("bar", 0.9, "with --best: the ratio to the best other layout a layout is counted as holding")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./scripts/ratios [--base LAYOUT | --best LAYOUT] RUN.jsonl...")
+		fmt.Fprintln(stderr, "usage: go run ./scripts/ratios [--max-other SHARE] [--base LAYOUT | --best LAYOUT [--bar RATIO]] RUN.jsonl...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -47,14 +49,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if !(*bar > 0 && *bar <= 1) {
+		fmt.Fprintf(stderr, "ratios: --bar %v: want a ratio in (0, 1]\n", *bar)
+		return 2
+	}
+	if !(*maxOther >= 0 && *maxOther <= 1) {
+		fmt.Fprintf(stderr, "ratios: --max-other %v: want a share in [0, 1]\n", *maxOther)
+		return 2
+	}
 	var runs [][]result.Record
+	left := 0
 	for _, path := range fs.Args() {
 		set, err := result.ReadAllFile(context.Background(), path)
 		if err != nil {
 			fmt.Fprintf(stderr, "ratios: %v\n", err)
 			return 1
 		}
-		runs = append(runs, set.Ping)
+		recs, n := quiet(set.Ping, *maxOther)
+		runs, left = append(runs, recs), left+n
+	}
+	if left > 0 {
+		fmt.Fprintf(stdout, "left out %d steps on whose CPUs other work took more than %.2f\n\n", left, *maxOther)
 	}
 	if *best != "" {
 		rows, err := compareBest(runs, *best)
@@ -63,6 +78,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		printBest(stdout, rows, *best)
+		fmt.Fprintln(stdout)
+		printEach(stdout, compareEach(runs, *best), *best, *bar)
 		return 0
 	}
 	t, err := build(runs, *base)
@@ -72,6 +89,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	t.print(stdout, fs.Args())
 	return 0
+}
+
+// quiet is recs less the steps on whose CPUs other work took more than
+// maxOther (verdict.OtherShare), and how many it left out.
+func quiet(recs []result.Record, maxOther float64) ([]result.Record, int) {
+	if maxOther >= 1 {
+		return recs, 0
+	}
+	var out []result.Record
+	for i := range recs {
+		if share, ok := verdict.OtherShare(&recs[i]); ok && share > maxOther {
+			continue
+		}
+		out = append(out, recs[i])
+	}
+	return out, len(recs) - len(out)
 }
 
 // errNoBase: no run has an ok step of the base layout.

@@ -5,8 +5,10 @@ package main
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,5 +129,95 @@ func TestCompareBestMedians(t *testing.T) {
 	}
 	if _, err := compareBest(reps[:1], "pool:9"); !errors.Is(err, errNoBase) {
 		t.Errorf("no candidate: got %v, want errNoBase", err)
+	}
+}
+
+func TestCompareEachHoldsFixedLayoutsToTheBar(t *testing.T) {
+	// Medians over three repeats at 4 and 8 in flight: shared 1000 and
+	// 1000, pool:2 900 and 891, pool:4 500 and 1100, pool:auto 5000 at 4
+	// (left out of every other layout's best).
+	reps := [][]result.Record{
+		{rec("shared", 4, 1000, result.StatusOK), rec("pool:2", 4, 900, result.StatusOK), rec("pool:4", 4, 500, result.StatusOK),
+			rec("shared", 8, 1000, result.StatusOK), rec("pool:2", 8, 891, result.StatusOK), rec("pool:4", 8, 1100, result.StatusOK),
+			rec("pool:auto:1:8", 4, 5000, result.StatusOK), rec("pool:auto:1:8", 8, 990, result.StatusOK)},
+		{rec("shared", 4, 1000, result.StatusOK), rec("pool:2", 4, 900, result.StatusOK), rec("pool:4", 4, 500, result.StatusOK),
+			rec("shared", 8, 1000, result.StatusOK), rec("pool:2", 8, 891, result.StatusOK), rec("pool:4", 8, 1100, result.StatusOK)},
+		{rec("shared", 4, 1000, result.StatusOK), rec("pool:2", 4, 900, result.StatusOK), rec("pool:4", 4, 500, result.StatusFailed),
+			rec("shared", 8, 1000, result.StatusOK), rec("pool:2", 8, 891, result.StatusOK), rec("pool:4", 8, 1100, result.StatusOK)},
+	}
+	rows := compareEach(reps, "pool:auto")
+	got := map[string][]float64{}
+	for _, r := range rows {
+		got[r.layout] = r.ratio
+		if !slices.Equal(r.inflight, []int{4, 8}) {
+			t.Errorf("%s: in-flight counts %v, want [4 8]", r.layout, r.inflight)
+		}
+	}
+	want := map[string][]float64{
+		"shared":        {1000.0 / 900, 1000.0 / 1100},
+		"pool:2":        {0.9, 891.0 / 1100},
+		"pool:4":        {0.5, 1.1},
+		"pool:auto:1:8": {5, 990.0 / 1100},
+	}
+	for l, w := range want {
+		g := got[l]
+		if len(g) != len(w) {
+			t.Errorf("%s: got %v, want %v", l, g, w)
+			continue
+		}
+		for i := range w {
+			if math.Abs(g[i]-w[i]) > 1e-9 {
+				t.Errorf("%s at %d: got %.4f, want %.4f", l, []int{4, 8}[i], g[i], w[i])
+			}
+		}
+	}
+	held := map[string]int{}
+	for _, r := range rows {
+		held[r.layout] = r.held(0.9)
+	}
+	if held["pool:2"] != 1 || held["shared"] != 2 || held["pool:4"] != 1 || held["pool:auto:1:8"] != 2 {
+		t.Errorf("held at 0.9: got %v, want pool:2 1 (0.90 holds, 0.81 not), shared 2, pool:4 1, pool:auto 2", held)
+	}
+	var out bytes.Buffer
+	printEach(&out, rows, "pool:auto", 0.9)
+	for _, w := range []string{"the best of the others but pool:auto", "pool:2         0.90  0.81  1 of 2"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+}
+
+func TestRunBar(t *testing.T) {
+	for _, bar := range []string{"0", "1.5", "NaN", "x"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"--best", "pool:auto", "--bar", bar, "../../docs/img/demo-results.jsonl"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "bar") {
+			t.Errorf("--bar %s: got exit %d %q, want 2 naming --bar", bar, code, errb.String())
+		}
+	}
+}
+
+func TestQuietLeavesOutBusySteps(t *testing.T) {
+	// One CPU each, 1 s: the client used 0.5 s of its CPU's 0.5 s busy, and
+	// the hypervisor stole steal of it.
+	busy := func(conn string, steal int64) result.Record {
+		r := rec(conn, 8, 1000, result.StatusOK)
+		r.Spec.Target = "server.test:50051" // not loopback: the client's CPUs are judged alone
+		r.ClientCPUNS = 500e6
+		r.HostCPU = &result.HostCPU{Client: result.CPUTimes{CPUs: []int{0}, BusyNS: 500e6, IdleNS: 500e6 - steal, StealNS: steal}}
+		return r
+	}
+	recs := []result.Record{busy("shared", 100e6), busy("pool:2", 101e6), rec("pool:4", 8, 1000, result.StatusOK)}
+	kept, n := quiet(recs, 0.1)
+	if n != 1 || len(kept) != 2 || kept[0].Spec.ConnMode != "shared" || kept[1].Spec.ConnMode != "pool:4" {
+		t.Errorf("at 0.1: got %d left out, kept %v; want pool:2 (10.1%% stolen) left out, shared (10%%) and pool:4 (no host_cpu) kept", n, kept)
+	}
+	if kept, n := quiet(recs, 1); n != 0 || len(kept) != 3 {
+		t.Errorf("at 1: got %d left out, want none", n)
+	}
+	for _, bad := range []string{"-0.1", "1.1", "NaN"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"--max-other", bad, "../../docs/img/demo-results.jsonl"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "max-other") {
+			t.Errorf("--max-other %s: got exit %d %q, want 2 naming the flag", bad, code, errb.String())
+		}
 	}
 }
