@@ -69,6 +69,37 @@ func BenchmarkUnary(b *testing.B) {
 	}
 }
 
+// BenchmarkUnaryHeld is what the adaptive mode's machinery costs with
+// nothing to decide: a pool held at N (WithAdaptive(N, N): it never grows,
+// shrinks or parks) beside a fixed pool of N, the same load. What differs
+// is the write meter on each connection, two clock reads and an atomic add
+// per RPC, the sampler and the control loop. Allocations per RPC are the
+// same in both; for time, run one mode per process
+// (-bench 'UnaryHeld/conns=8/parallel=8/fixed', then .../adaptive, in
+// turn): in one process the later sub-benchmarks ran up to a fifth slower
+// here whichever mode they were. scripts/adaptive-cost.sh measures the
+// same across rpclab processes.
+func BenchmarkUnaryHeld(b *testing.B) {
+	srv := startServer(b)
+	for _, n := range []int{2, 8} {
+		for _, par := range []int{8, 64} {
+			for _, mode := range []struct {
+				name string
+				opt  Option
+			}{{"fixed", WithSize(n)}, {"adaptive", WithAdaptive(n, n)}} {
+				b.Run(fmt.Sprintf("conns=%d/parallel=%d/%s", n, par, mode.name), func(b *testing.B) {
+					ctx := testutil.Context(b)
+					p := newPool(b, srv.addr, mode.opt)
+					if err := p.Connect(ctx); err != nil {
+						b.Fatal(err)
+					}
+					benchUnary(ctx, b, p, par)
+				})
+			}
+		}
+	}
+}
+
 func BenchmarkUnaryClientConn(b *testing.B) {
 	srv := startServer(b)
 	for _, par := range benchParallel {
