@@ -120,26 +120,45 @@ func compareBest(repeats [][]result.Record, candidate string) ([]bestRow, error)
 	return res, nil
 }
 
+// sections prints one tab-aligned table per series, each under its title.
+type sections struct {
+	w    io.Writer
+	last string
+	tw   *tabwriter.Writer
+}
+
+// next reports whether series starts a new table: then it ends the one
+// before, prints title and a new table begins.
+func (s *sections) next(series, title string) bool {
+	if s.tw != nil && series == s.last {
+		return false
+	}
+	if s.tw != nil {
+		s.tw.Flush()
+		fmt.Fprintln(s.w)
+	}
+	fmt.Fprintln(s.w, title)
+	s.tw, s.last = tabwriter.NewWriter(s.w, 0, 0, 2, ' ', 0), series
+	return true
+}
+
+// end flushes the last table.
+func (s *sections) end() {
+	if s.tw != nil {
+		s.tw.Flush()
+	}
+}
+
 func printBest(w io.Writer, rows []bestRow, candidate string) {
-	last := ""
-	var tw *tabwriter.Writer
+	out := &sections{w: w}
 	for _, r := range rows {
-		if r.series != last {
-			if tw != nil {
-				tw.Flush()
-				fmt.Fprintln(w)
-			}
-			fmt.Fprintf(w, "%s: %s against the best other layout, medians over the repeats\n", r.series, candidate)
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintf(tw, "inflight\t%s req/s\tcpu µs/rpc\tbest other\treq/s\tcpu µs/rpc\tthroughput x\tcpu x\trepeats\n", candidate)
-			last = r.series
+		if out.next(r.series, fmt.Sprintf("%s: %s against the best other layout, medians over the repeats", r.series, candidate)) {
+			fmt.Fprintf(out.tw, "inflight\t%s req/s\tcpu µs/rpc\tbest other\treq/s\tcpu µs/rpc\tthroughput x\tcpu x\trepeats\n", candidate)
 		}
-		fmt.Fprintf(tw, "%d\t%.0f\t%.1f\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%d/%d\n", r.inflight, r.rps, r.cpu, r.best,
+		fmt.Fprintf(out.tw, "%d\t%.0f\t%.1f\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%d/%d\n", r.inflight, r.rps, r.cpu, r.best,
 			r.bestRPS, r.bestCPU, r.rps/r.bestRPS, r.cpu/r.bestCPU, r.n, r.bestN)
 	}
-	if tw != nil {
-		tw.Flush()
-	}
+	out.end()
 }
 
 // eachRow is one layout of one series in a --best run's noise table: its
@@ -209,34 +228,25 @@ func compareEach(repeats [][]result.Record, candidate string) []eachRow {
 }
 
 func printEach(w io.Writer, rows []eachRow, candidate string, bar float64) {
-	last := ""
-	var tw *tabwriter.Writer
+	out := &sections{w: w}
 	for _, r := range rows {
-		if r.series != last {
-			if tw != nil {
-				tw.Flush()
-				fmt.Fprintln(w)
-			}
-			fmt.Fprintf(w, "%s: each layout against the best of the others but %s, medians over the repeats (the bar's own noise)\n", r.series, candidate)
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprint(tw, "layout")
+		title := fmt.Sprintf("%s: each layout against the best of the others but %s, medians over the repeats (the bar's own noise)", r.series, candidate)
+		if out.next(r.series, title) {
+			fmt.Fprint(out.tw, "layout")
 			for _, n := range r.inflight {
-				fmt.Fprintf(tw, "\t%d", n)
+				fmt.Fprintf(out.tw, "\t%d", n)
 			}
-			fmt.Fprintf(tw, "\tat least %.2f\n", bar)
-			last = r.series
+			fmt.Fprintf(out.tw, "\tat least %.2f\n", bar)
 		}
-		fmt.Fprint(tw, r.layout)
+		fmt.Fprint(out.tw, r.layout)
 		for _, x := range r.ratio {
 			if x > 0 {
-				fmt.Fprintf(tw, "\t%.2f", x)
+				fmt.Fprintf(out.tw, "\t%.2f", x)
 			} else {
-				fmt.Fprint(tw, "\t-")
+				fmt.Fprint(out.tw, "\t-")
 			}
 		}
-		fmt.Fprintf(tw, "\t%d of %d\n", r.held(bar), len(r.ratio))
+		fmt.Fprintf(out.tw, "\t%d of %d\n", r.held(bar), len(r.ratio))
 	}
-	if tw != nil {
-		tw.Flush()
-	}
+	out.end()
 }
