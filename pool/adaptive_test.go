@@ -311,8 +311,21 @@ func TestRuleDecide(t *testing.T) {
 		{"one pair just under half the margin quicker: a plateau", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 976*time.Microsecond), asProbe(pairedAt(1000, 1000, 1000, 900*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Grow, ReasonPlateau},
 			func(s State) bool { return float64(s.TriedLatency) <= 0.95*float64(s.BaseLatency) }},
 		{"each pair at least half the margin slower: given back", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 1025*time.Microsecond), asProbe(pairedAt(1000, 1000, 1000, 1100*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Shrink, ReasonSlower}, nil},
-		{"one pair just under half the margin slower: a plateau", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 1024*time.Microsecond), asProbe(pairedAt(1000, 1000, 1000, 1100*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Grow, ReasonPlateau},
-			func(s State) bool { return float64(s.TriedLatency) >= 1.05*float64(s.BaseLatency) }},
+		// Slower on the mean by MinGain, though not in both pairs: not
+		// kept on trust, no jump; given back (with the climb).
+		{"one pair just under half the margin slower, the mean 5% slower: no plateau, no jump", t0.Add(r.Settle), read(took(sig(3, 2, high-1, 0.5, 333), 1024*time.Microsecond), 3.5, 6), asProbe(pairedAt(1000, 1000, 1000, 1100*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Shrink, ReasonNoGain},
+			func(s State) bool {
+				return float64(s.TriedLatency) >= 1.05*float64(s.BaseLatency) && s.JumpTo == 0 && s.Backoff == r.Cooldown
+			}},
+		{"the mean 5% slower on a climb: the climb goes back", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 1024*time.Microsecond), func() State {
+			s := asProbe(pairedAt(1000, 1000, 1000, 1100*time.Microsecond, time.Millisecond, time.Millisecond))
+			s.Plateau = 2
+			return s
+		}(), Decision{Shrink, ReasonClimbGivenBack}, func(s State) bool { return s.GiveBack == 2 && s.JumpTo == 0 }},
+		{"one pair slower, the mean just under 5% slower: a plateau", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 333), 1000*time.Microsecond), asProbe(pairedAt(1000, 1000, 1000, 1099*time.Microsecond, time.Millisecond, time.Millisecond)), Decision{Grow, ReasonPlateau},
+			func(s State) bool {
+				return float64(s.TriedLatency) < 1.05*float64(s.BaseLatency) && float64(s.TriedLatency) > 1.04*float64(s.BaseLatency)
+			}},
 		// A back-off is waived once the load has risen past the one its
 		// failed trial was judged at.
 		{"throughput at 1.5x the failed trial's: the back-off is waived", t0, sig(2, 2, 0, 0.5, 750), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Grow, ReasonProbe},
