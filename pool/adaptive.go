@@ -458,7 +458,8 @@ type Rule struct {
 	// so the climb goes on for as long as each connection added pays.
 	Probe bool
 	// PlateauSteps is how many probed connections in a row a climb keeps
-	// on trust when each held the throughput without raising it (default
+	// on trust when each held the throughput and the mean time in flight
+	// (neither moved by MinGain against it) without raising it (default
 	// 3): the next is probed at once, and the climb's top is judged
 	// against the throughput from before the first; if it did not gain,
 	// all of them go back. Here pool:2 did no better than one connection
