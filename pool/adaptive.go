@@ -648,13 +648,14 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		held := tp >= bl*(1-r.MinGain)
 		known := wb > 0 && wt > 0
 		faster := held && known && wt <= wb*(1-r.MinGain) && wt < wb && quicker
-		slower := held && known && wt >= wb*(1+r.MinGain) && wt > wb && slowed
 		// A probe whose RPCs took MinGain longer on the mean, though not
-		// in both pairs, did not hold: it is neither kept on trust nor
-		// jumped from. Under an open loop's ramp here a probe from 485 to
-		// 921 µs in flight (one pair 2.4% slower) was kept on trust, and
-		// the climb it started held the pool above the best fixed size.
+		// in both pairs (not slower), did not hold: it is neither kept on
+		// trust nor jumped from. Under an open loop's ramp here a probe
+		// from 485 to 921 µs in flight (one pair 2.4% slower) was kept on
+		// trust, and the climb it started held the pool above the best
+		// fixed size.
 		worse := known && wt >= wb*(1+r.MinGain) && wt > wb
+		slower := held && worse && slowed
 		switch {
 		case tp >= bl*(1+r.MinGain) && tp > bl && rose:
 			st.Backoff, st.Paying, st.Kept = 0, true, s.kept()

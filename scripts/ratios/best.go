@@ -48,12 +48,15 @@ type layoutKey struct {
 	inflight       int
 }
 
-// layoutMedians is, per position, the median throughput and client CPU per
-// RPC over the repeats with an ok step there, and how many there were.
-type layoutMedians map[layoutKey]struct {
+// layoutMedian is one position's median throughput and client CPU per RPC
+// over the repeats with an ok step there, and how many there were.
+type layoutMedian struct {
 	rps, cpu float64
 	n        int
 }
+
+// layoutMedians is every position's layoutMedian.
+type layoutMedians map[layoutKey]layoutMedian
 
 // medians treats every file as a repeat of one run and takes each
 // position's medians over the repeats.
@@ -72,10 +75,7 @@ func medians(repeats [][]result.Record) layoutMedians {
 	}
 	m := layoutMedians{}
 	for k := range rps {
-		m[k] = struct {
-			rps, cpu float64
-			n        int
-		}{median(slices.Clone(rps[k])), median(slices.Clone(cpu[k])), len(rps[k])}
+		m[k] = layoutMedian{median(slices.Clone(rps[k])), median(slices.Clone(cpu[k])), len(rps[k])}
 	}
 	return m
 }
