@@ -278,6 +278,24 @@ const (
 	// ReasonLoadMoved: as ReasonLoadRose, but the load fell or swung: the
 	// trial is measured again, once; a second time it is judged as it is.
 	ReasonLoadMoved
+	// ReasonLoadFell: the throughput has stayed below the one the pool
+	// last kept a connection at, over Rule.LoadFell, for Rule.FallFor: the
+	// newest connection is tried again, the pool with and without it side
+	// by side like any trial (State.Recheck). A size kept at a high load
+	// otherwise stays for as long as more than one RPC is in flight per
+	// connection; in the ramp here the pool came down from 80k RPC/s to
+	// 10k with 4-6 connections, where one or two did best.
+	ReasonLoadFell
+	// ReasonRecheckKept: the newest connection, tried again at a fallen
+	// load, still raised the throughput or shortened the RPCs' time in
+	// flight by Rule.MinGain: it stays, and the fallen load counts from
+	// here.
+	ReasonRecheckKept
+	// ReasonRecheckGivenBack: the newest connection, tried again at a
+	// fallen load, did not pay: it is retired, growth backs off as after
+	// any failed trial, and while the load stays low the next newest is
+	// tried after Rule.FallFor.
+	ReasonRecheckGivenBack
 )
 
 var reasonNames = [...]string{
@@ -307,6 +325,10 @@ var reasonNames = [...]string{
 	ReasonJump:           "no gain: trying one connection per RPC in flight",
 	ReasonLoadRose:       "trial connection kept: the load rose during it",
 	ReasonLoadMoved:      "the load changed during the trial: measuring again",
+	ReasonLoadFell:       "the load fell: trying the newest connection again",
+
+	ReasonRecheckKept:      "newest connection kept: it still pays at the lower load",
+	ReasonRecheckGivenBack: "newest connection given back: it no longer pays",
 }
 
 // String describes the reason in a few words.
@@ -403,6 +425,17 @@ type State struct {
 	// Remeasured reports that the trial under way is measured again
 	// because the load moved under it (ReasonLoadMoved).
 	Remeasured bool
+	// TrialWait is the longest write wait (Signals.MaxWriteWait) of the
+	// trial's intervals with every connection so far.
+	TrialWait time.Duration
+	// KeptRate is the throughput (RPC/s) at which the pool last kept a
+	// connection it tried (zero before); FellSince is when the throughput
+	// fell below KeptRate over Rule.LoadFell (zero while it is not), and
+	// Recheck reports that the trial under way tries the newest
+	// connection again because it did (ReasonLoadFell).
+	KeptRate  float64
+	FellSince time.Time
+	Recheck   bool
 	// GiveBack is the connections still to retire, one per interval,
 	// after a climb that did not pay (ReasonClimbGivenBack).
 	GiveBack int
@@ -505,6 +538,14 @@ type Rule struct {
 	// the pool sat at one connection into the 60k step; from one second to
 	// the next at a steady load the throughput moved by up to a fifth.
 	LoadMoved float64
+	// LoadFell: once the throughput has stayed below State.KeptRate over
+	// this factor (default 1.5; 0 never) for FallFor (default 3s), the
+	// newest connection is tried again (ReasonLoadFell) and given back if
+	// it no longer pays. Idleness (IdleFor) only shrinks a pool with less
+	// than one RPC in flight per connection; a load that fell from past
+	// one connection's capacity to a fraction of it leaves more than that.
+	LoadFell float64
+	FallFor  time.Duration
 }
 
 // DefaultRule is the Rule WithAdaptive starts from, with its bounds.
@@ -525,6 +566,8 @@ func DefaultRule(minConns, maxConns int) Rule {
 		MaxBackoff:      5 * time.Minute,
 		LoadRise:        1.5,
 		LoadMoved:       1.25,
+		LoadFell:        1.5,
+		FallFor:         3 * time.Second,
 		IdleFor:         30 * time.Second,
 	}
 }
@@ -537,7 +580,7 @@ func (r Rule) validate() error {
 		return fmt.Errorf("%w: WithAdaptive max %d must be at least min %d", ErrInvalidOption, r.Max, r.Min)
 	case r.Interval <= 0:
 		return fmt.Errorf("%w: adaptive interval %v must be positive", ErrInvalidOption, r.Interval)
-	case r.WriteWaitHigh < 0, r.Settle < 0, r.Cooldown < 0, r.IdleFor < 0:
+	case r.WriteWaitHigh < 0, r.Settle < 0, r.Cooldown < 0, r.IdleFor < 0, r.FallFor < 0:
 		return fmt.Errorf("%w: adaptive durations must not be negative", ErrInvalidOption)
 	case r.MaxBackoff < r.Cooldown:
 		return fmt.Errorf("%w: adaptive max back-off %v is below the cooldown %v", ErrInvalidOption, r.MaxBackoff, r.Cooldown)
@@ -547,6 +590,8 @@ func (r Rule) validate() error {
 		return fmt.Errorf("%w: adaptive load rise %v must be above 1 (or 0: never)", ErrInvalidOption, r.LoadRise)
 	case r.LoadMoved != 0 && !(r.LoadMoved > 1):
 		return fmt.Errorf("%w: adaptive load moved %v must be above 1 (or 0: never)", ErrInvalidOption, r.LoadMoved)
+	case r.LoadFell != 0 && !(r.LoadFell > 1):
+		return fmt.Errorf("%w: adaptive load fell %v must be above 1 (or 0: never)", ErrInvalidOption, r.LoadFell)
 	case r.MinGain < 0:
 		return fmt.Errorf("%w: adaptive min gain %v must not be negative", ErrInvalidOption, r.MinGain)
 	}
@@ -595,9 +640,10 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.TrialTime += s.Interval
 			st.TrialSpent += s.spent()
 			st.AllPeak = max(st.AllPeak, s.peakInFlight())
+			st.TrialWait = max(st.TrialWait, s.MaxWriteWait())
 		case s.Unparked:
 			st = endTrial(now, st)
-			st.Backoff, st.Paying, st.Kept = 0, false, st.StartInFlight
+			st.Backoff, st.Paying, st.Kept, st.KeptRate = 0, false, st.StartInFlight, s.Throughput()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonBacklog}, st
 		default:
@@ -616,7 +662,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		switch rose, moved := st.moved(r.LoadMoved); {
 		case rose:
 			st = endTrial(now, st)
-			st.Backoff, st.Paying, st.Kept = 0, false, s.kept()
+			st.Backoff, st.Paying, st.Kept, st.KeptRate = 0, false, s.kept(), s.Throughput()
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonLoadRose}, st
 		case moved && !st.Remeasured:
@@ -629,7 +675,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		bl, tp := st.Baseline, st.Tried
 		wb, wt := float64(st.BaseLatency), float64(st.TriedLatency)
 		st.Judged = true
-		probe, plateau, jumped := st.Probe, st.Plateau, st.Jump
+		probe, plateau, jumped, recheck, queued := st.Probe, st.Plateau, st.Jump, st.Recheck, st.TrialWait >= r.WriteWaitHigh
 		// Each pair must show at least half the margin itself.
 		half := r.MinGain / 2
 		rose := st.agree(func(a, b Side) bool { return rate(a.RPCs, a.Time) >= rate(b.RPCs, b.Time)*(1+half) })
@@ -647,7 +693,14 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		// and only the time in flight shows what a connection did.
 		held := tp >= bl*(1-r.MinGain)
 		known := wb > 0 && wt > 0
-		faster := held && known && wt <= wb*(1-r.MinGain) && wt < wb && quicker
+		// While RPCs still waited to be written with every connection, the
+		// client was past its capacity and the time in flight is its queue,
+		// set by how many RPCs the caller keeps outstanding: only the
+		// throughput says what a connection did. In the ramp here, past
+		// capacity (writes waiting 10-15 ms), trials at 59.1 against 55.7 ms
+		// and 57.5 against 53.7 ms were kept as faster, and the pool came
+		// down from the load with 4-5 connections where 2 did best.
+		faster := held && known && !queued && wt <= wb*(1-r.MinGain) && wt < wb && quicker
 		// A probe whose RPCs took MinGain longer on the mean, though not
 		// in both pairs (not slower), did not hold: it is neither kept on
 		// trust nor jumped from. Under an open loop's ramp here a probe
@@ -656,13 +709,28 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		// fixed size.
 		worse := known && wt >= wb*(1+r.MinGain) && wt > wb
 		slower := held && worse && slowed
+		gain := tp >= bl*(1+r.MinGain) && tp > bl && rose
+		if recheck {
+			// A connection tried again at a fallen load stays only if it
+			// still pays; nothing climbs or jumps from it.
+			st.FellSince = time.Time{}
+			if gain || faster {
+				st.KeptRate = max(bl, tp)
+				if st.NextGrow.Before(now.Add(r.Cooldown)) {
+					st.NextGrow = now.Add(r.Cooldown)
+				}
+				return Decision{Hold, ReasonRecheckKept}, st
+			}
+			st = r.backOff(now, st)
+			return Decision{Shrink, ReasonRecheckGivenBack}, st
+		}
 		switch {
-		case tp >= bl*(1+r.MinGain) && tp > bl && rose:
-			st.Backoff, st.Paying, st.Kept = 0, true, s.kept()
+		case gain:
+			st.Backoff, st.Paying, st.Kept, st.KeptRate = 0, true, s.kept(), tp
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonGain}, st
 		case faster:
-			st.Backoff, st.Paying, st.Kept = 0, true, s.kept()
+			st.Backoff, st.Paying, st.Kept, st.KeptRate = 0, true, s.kept(), tp
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonFaster}, st
 		case slower:
@@ -689,13 +757,28 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st = r.backOff(now, st)
 			return Decision{Shrink, ReasonCPUBusy}, st
 		case held && s.MaxWriteWait() < r.WriteWaitHigh:
-			st.Backoff, st.Kept = 0, s.kept()
+			st.Backoff, st.Kept, st.KeptRate = 0, s.kept(), tp
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonLimitGone}, st
 		default:
 			st = r.backOff(now, st)
 			return Decision{Shrink, ReasonNoGain}, st
 		}
+	}
+	// A pool with no RPC at all is left to idleness (IdleFor), whose
+	// shrink backs nothing off: a trial there would measure nothing.
+	if tp := s.Throughput(); r.LoadFell > 0 && n > r.Min && st.KeptRate > 0 && tp > 0 && tp*r.LoadFell <= st.KeptRate {
+		if st.FellSince.IsZero() {
+			st.FellSince = now
+		}
+		if now.Sub(st.FellSince) >= r.FallFor {
+			st = restartTrial(now, st)
+			st.Trial, st.Recheck, st.Probe, st.Jump, st.BaseConns = true, true, true, true, n-1
+			st.StartInFlight, st.IdleSince, st.FellSince = s.peakInFlight(), time.Time{}, time.Time{}
+			return Decision{Hold, ReasonLoadFell}, st
+		}
+	} else {
+		st.FellSince = time.Time{}
 	}
 	crowded := s.meanPerConn() > r.InFlightPerConn
 	limit := crowded && s.MaxWriteWait() >= r.WriteWaitHigh
@@ -760,7 +843,7 @@ func base(k int) bool { return k%4 == 1 || k%4 == 2 }
 func restartTrial(now time.Time, st State) State {
 	st.TrialStart, st.Phase, st.Active = now, 0, 0
 	st.TrialRPCs, st.TrialTime, st.BaseRPCs, st.BaseTime = 0, 0, 0, 0
-	st.TrialSpent, st.BaseSpent, st.AllPeak = 0, 0, 0
+	st.TrialSpent, st.BaseSpent, st.AllPeak, st.TrialWait = 0, 0, 0, 0
 	st.Pairs = [2][2]Side{}
 	return st
 }
@@ -768,7 +851,7 @@ func restartTrial(now time.Time, st State) State {
 // endTrial ends a trial at now: no connection parked, no climb on trust.
 func endTrial(now time.Time, st State) State {
 	st = restartTrial(now, st)
-	st.Trial, st.Probe, st.Plateau, st.Jump, st.JumpTo, st.Remeasured, st.LastChange = false, false, 0, false, 0, false, now
+	st.Trial, st.Probe, st.Plateau, st.Jump, st.JumpTo, st.Remeasured, st.Recheck, st.LastChange = false, false, 0, false, 0, false, false, now
 	return st
 }
 

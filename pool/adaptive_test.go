@@ -92,6 +92,14 @@ func probeAt(plateau int) State {
 	return st
 }
 
+// recheckAt is the newest connection tried again at a fallen load
+// (ReasonLoadFell), at its judgement (judging), kept at 3000 RPC/s.
+func recheckAt() State {
+	st := judging()
+	st.Recheck, st.Probe, st.Jump, st.KeptRate = true, true, true, 3000
+	return st
+}
+
 func notReady(s Signals) Signals {
 	s.Conns[len(s.Conns)-1].Ready = false
 	return s
@@ -326,6 +334,58 @@ func TestRuleDecide(t *testing.T) {
 			func(s State) bool {
 				return float64(s.TriedLatency) < 1.05*float64(s.BaseLatency) && float64(s.TriedLatency) > 1.04*float64(s.BaseLatency)
 			}},
+		// RPCs still waited to be written with every connection: the
+		// client was past its capacity, its time in flight is its queue,
+		// and only the throughput judges the trial.
+		{"held, 5% less time in flight, writes waited with every connection: judged on throughput", t0.Add(r.Settle), took(sig(3, 2, high, 0.5, 317), 949*time.Microsecond), timed(trial), Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return s.TrialWait == 0 && s.Judged }},
+		{"held, 5% less time, an earlier interval with every connection waited: the climb goes back", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 949*time.Microsecond), func() State { s := timed(probeAt(r.PlateauSteps)); s.TrialWait = high; return s }(), Decision{Shrink, ReasonClimbGivenBack}, nil},
+		{"held, 5% less time, the writes with every connection waited just under high: faster", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 949*time.Microsecond), func() State { s := timed(probeAt(r.PlateauSteps)); s.TrialWait = high - 1; return s }(), Decision{Hold, ReasonFaster},
+			func(s State) bool { return s.KeptRate == 951 && s.TrialWait == 0 }},
+		{"an interval with every connection notes its write wait", t0.Add(time.Second), sig(3, 2, high, 0.5, 300), fresh, Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.TrialWait == high }},
+		{"a base interval does not", t0.Add(2 * time.Second), sig(3, 2, high, 0.5, 300), func() State { s := fresh; s.Phase = 1; return s }(), Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.TrialWait == 0 }},
+		{"a gain notes the rate it kept the connection at", t0.Add(r.Settle), sig(3, 2, high, 0.5, 350), trial, Decision{Hold, ReasonGain},
+			func(s State) bool { return s.KeptRate == 1050 }},
+		{"a trial kept as the limit is gone notes its rate", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), trial, Decision{Hold, ReasonLimitGone},
+			func(s State) bool { return s.KeptRate == 951 }},
+		// A load that fell below the rate the pool last kept a connection
+		// at, over LoadFell, for FallFor: the newest is tried again.
+		{"the throughput at KeptRate/LoadFell: the fall's clock starts", t0, sig(3, 0, 0, 0.5, 200), State{KeptRate: 900}, Decision{Hold, ReasonIdleWait},
+			func(s State) bool { return s.FellSince.Equal(t0) && !s.Trial }},
+		{"just above KeptRate/LoadFell: the fall's clock stops", t0, sig(3, 0, 0, 0.5, 201), State{KeptRate: 900, FellSince: t0.Add(-time.Minute)}, Decision{Hold, ReasonIdleWait},
+			func(s State) bool { return s.FellSince.IsZero() }},
+		{"fallen for FallFor: the newest connection is tried again", t0.Add(r.FallFor), read(sig(3, 2, 0, 0.5, 200), 6, 7), State{KeptRate: 900, FellSince: t0, NextGrow: t0.Add(time.Hour)}, Decision{Hold, ReasonLoadFell},
+			func(s State) bool {
+				return s.Trial && s.Recheck && s.Probe && s.Jump && s.BaseConns == 2 && s.Phase == 0 && s.Active == 0 &&
+					s.StartInFlight == 7 && s.FellSince.IsZero() && s.TrialStart.Equal(t0.Add(r.FallFor))
+			}},
+		{"fallen for just under FallFor: waits", t0.Add(r.FallFor - 1), sig(3, 2, 0, 0.5, 200), State{KeptRate: 900, FellSince: t0, NextGrow: t0.Add(time.Hour)}, Decision{Hold, ReasonCooldown},
+			func(s State) bool { return s.FellSince.Equal(t0) }},
+		{"fallen at min: nothing to try again", t0.Add(r.FallFor), sig(2, 2, 0, 0.5, 300), State{KeptRate: 900, FellSince: t0, NextGrow: t0.Add(time.Hour)}, Decision{Hold, ReasonCooldown}, nil},
+		{"fallen to no RPC at all: left to idleness", t0.Add(r.FallFor), sig(3, 0, 0, 0.5, 0), State{KeptRate: 900, FellSince: t0}, Decision{Hold, ReasonIdleWait},
+			func(s State) bool { return s.FellSince.IsZero() }},
+		{"load fell off: no recheck", t0.Add(r.FallFor), sig(3, 2, 0, 0.5, 200), State{KeptRate: 900, FellSince: t0, NextGrow: t0.Add(time.Hour)}, Decision{Hold, ReasonCooldown}, nil},
+		// A connection tried again at the fallen load stays only if it
+		// still pays; no climb, no jump, no plateau.
+		{"tried again, gained: kept at the new rate", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 350), recheckAt(), Decision{Hold, ReasonRecheckKept},
+			func(s State) bool {
+				return !s.Trial && !s.Recheck && !s.Paying && s.KeptRate == 1050 && s.Plateau == 0 && s.GiveBack == 0 && s.JumpTo == 0 &&
+					s.NextGrow.Equal(t0.Add(r.Settle+r.Cooldown))
+			}},
+		{"tried again, just under MinGain: given back", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 349), recheckAt(), Decision{Shrink, ReasonRecheckGivenBack},
+			func(s State) bool {
+				return !s.Trial && !s.Recheck && s.KeptRate == 3000 && s.Backoff == r.Cooldown && s.FailedRate == 1047 && s.JumpTo == 0 && s.GiveBack == 0
+			}},
+		{"tried again, 5% less time in flight: kept", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 949*time.Microsecond), timed(recheckAt()), Decision{Hold, ReasonRecheckKept}, nil},
+		{"tried again, just under 5% less time: given back", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 951*time.Microsecond), timed(recheckAt()), Decision{Shrink, ReasonRecheckGivenBack}, nil},
+		{"tried again while the load rose under it: kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4168), func() State {
+			s := pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond)
+			s.Recheck, s.Probe, s.Jump = true, true, true
+			return s
+		}(), Decision{Hold, ReasonLoadRose}, func(s State) bool { return !s.Recheck && !s.Trial }},
+
 		// A back-off is waived once the load has risen past the one its
 		// failed trial was judged at.
 		{"throughput at 1.5x the failed trial's: the back-off is waived", t0, sig(2, 2, 0, 0.5, 750), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Grow, ReasonProbe},
@@ -344,6 +404,9 @@ func TestRuleDecide(t *testing.T) {
 			r := r
 			if tc.name == "probing off: no climb" {
 				r.Probe = false
+			}
+			if tc.name == "load fell off: no recheck" {
+				r.LoadFell = 0
 			}
 			if tc.name == "plateau steps 0 judges each alone" {
 				r.PlateauSteps = 0
@@ -463,6 +526,48 @@ func TestRuleSequence(t *testing.T) {
 	if m.size != m.r.Min {
 		t.Errorf("size after the load fell: got %d, want %d (%v)", m.size, m.r.Min, m.trail)
 	}
+}
+
+// TestRuleLoadFell: the policy alone, on a fake clock, with 4 connections
+// kept at 40k RPC/s when the open loop's rate falls to 10k with 8 RPCs in
+// flight (more than one per connection, so never idle). Where a
+// connection no longer pays at 10k, the pool tries the newest again and
+// gives it back, one by one, down to min; where each still pays (the RPCs
+// take 10% less time per connection added), the first is kept and the
+// pool stays at 4.
+func TestRuleLoadFell(t *testing.T) {
+	run := func(t *testing.T, took func(conns int) time.Duration, ticks int) *sim {
+		m := &sim{r: DefaultRule(1, 4), now: t0, size: 4, st: State{KeptRate: 40000, Kept: 40}}
+		for i := 0; i < ticks; i++ {
+			s := read(sig(m.size, 2, 0, 0.5, uint64(10000/m.size)), 8, 9)
+			for c := range s.Conns {
+				s.Conns[c].Spent = time.Duration(s.Conns[c].Completed) * took(m.taking())
+			}
+			m.tick(t, s)
+		}
+		return m
+	}
+	count := func(trail []Reason, r Reason) (n int) {
+		for _, x := range trail {
+			if x == r {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("no longer pays", func(t *testing.T) {
+		// Three rechecks of 3 s fallen and 4 s measured each.
+		m := run(t, func(int) time.Duration { return time.Millisecond }, 3*(int(DefaultRule(1, 4).FallFor/time.Second)+4)+3)
+		if m.size != 1 || count(m.trail, ReasonRecheckGivenBack) != 3 || count(m.trail, ReasonRecheckKept) != 0 {
+			t.Errorf("size %d, want 1 after three connections given back: %v", m.size, m.trail)
+		}
+	})
+	t.Run("still pays", func(t *testing.T) {
+		m := run(t, func(conns int) time.Duration { return time.Duration(1000-100*conns) * time.Microsecond }, 40)
+		if m.size != 4 || count(m.trail, ReasonLoadFell) != 1 || count(m.trail, ReasonRecheckKept) != 1 || m.st.KeptRate != 10000 {
+			t.Errorf("size %d, kept at %v RPC/s, want 4 kept once at 10000: %v", m.size, m.st.KeptRate, m.trail)
+		}
+	})
 }
 
 // TestRulePlateau: the policy alone, on a fake clock, at 2 RPCs in flight
