@@ -276,7 +276,7 @@ func printRampMedians(w io.Writer, byRun [][]peers.Ramp, fixed int) error {
 			resizes, back = append(resizes, strconv.Itoa(n)), append(back, backAtMin(r, m))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\t%s\t\n", rs[0].Policy, most, strings.Join(resizes, ","), failed, atResize,
-			strings.Join(slices.Compact(back), ", "), within(p99s[k], best))
+			perRepeat(back), within(p99s[k], best))
 	}
 	return tw.Flush()
 }
@@ -324,6 +324,15 @@ func within(p99 []time.Duration, best []time.Duration) string {
 
 // backAtMin says when the adaptive ramp r, which had at most most
 // connections, was back at its min after the load fell.
+// perRepeat is one value for every repeat when all are the same, else
+// each repeat's, in order (two repeats alike beside a third are both shown).
+func perRepeat(vals []string) string {
+	if len(slices.Compact(slices.Clone(vals))) == 1 {
+		return vals[0]
+	}
+	return strings.Join(vals, ", ")
+}
+
 func backAtMin(r peers.Ramp, most int) string {
 	switch {
 	case !r.Adaptive:
