@@ -322,8 +322,6 @@ func within(p99 []time.Duration, best []time.Duration) string {
 	return fmt.Sprintf("%d of %d", k, n)
 }
 
-// backAtMin says when the adaptive ramp r, which had at most most
-// connections, was back at its min after the load fell.
 // perRepeat is one value for every repeat when all are the same, else
 // each repeat's, in order (two repeats alike beside a third are both shown).
 func perRepeat(vals []string) string {
@@ -333,6 +331,8 @@ func perRepeat(vals []string) string {
 	return strings.Join(vals, ", ")
 }
 
+// backAtMin says when the adaptive ramp r, which had at most most
+// connections, was back at its min after the load fell.
 func backAtMin(r peers.Ramp, most int) string {
 	switch {
 	case !r.Adaptive:
