@@ -3,9 +3,10 @@
 # pool held at N connections (pool:auto:N:N, so it never grows, shrinks or
 # parks) against the fixed pool:N, REPEATS interleaved repeats (the order
 # alternates), each a fresh process, then every repeat's ratio and their
-# range (go run ./scripts/ratios --base pool:N). What differs is only what
-# the adaptive mode adds: the write meter on each connection, two clock
-# reads and an atomic add per RPC, the sampler and the control loop.
+# range, for throughput and for client CPU per RPC (go run ./scripts/ratios
+# --base pool:N). What differs is only what the adaptive mode adds: the
+# write meter on each connection, two clock reads and an atomic add per
+# RPC, the sampler and the control loop.
 # Run it on a quiet machine; rpclab pins client and server apart.
 #   REPEATS=5 N=8 INFLIGHT=8,64 OUT=adaptive-cost scripts/adaptive-cost.sh
 set -euo pipefail

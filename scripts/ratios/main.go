@@ -2,7 +2,8 @@
 
 // Command ratios prints, from several runs of the same sweep (one records
 // file per run), each layout's throughput as a ratio to a base layout at
-// every in-flight count, run by run, and the range over the runs. A ratio the
+// every in-flight count, run by run, and the range over the runs; then the
+// same for client CPU per RPC (where both steps measured it). A ratio the
 // README reads as a finding is printed by this command from repeated runs:
 //
 //	for i in 1 2 3; do rpclab sweep ... -o run$i.jsonl; done
@@ -111,11 +112,12 @@ func quiet(recs []result.Record, maxOther float64) ([]result.Record, int) {
 var errNoBase = errors.New("no run has an ok step of the base layout")
 
 // cell is one (series, layout, in-flight) position; ratio[i] is run i's
-// throughput over the base layout's at the same in-flight (0: missing).
+// throughput over the base layout's at the same in-flight, cpu[i] its
+// client CPU per RPC over the base layout's (0: missing).
 type cell struct {
 	series, layout string
 	inflight       int
-	ratio          []float64
+	ratio, cpu     []float64
 }
 
 type table struct {
@@ -135,11 +137,11 @@ func build(runs [][]result.Record, base string) (*table, error) {
 	index := map[string]*cell{}
 	found := false
 	for i, recs := range runs {
-		tput := map[string]float64{} // series|layout|inflight -> req/s
+		bases := map[string]*result.Record{} // series|layout|inflight -> its ok step
 		for j := range recs {
 			r := &recs[j]
 			if r.Status == result.StatusOK {
-				tput[series(r)+"|"+verdict.ConnLabel(r)+"|"+strconv.Itoa(r.Spec.Inflight)] = r.ThroughputRPS
+				bases[series(r)+"|"+verdict.ConnLabel(r)+"|"+strconv.Itoa(r.Spec.Inflight)] = r
 			}
 		}
 		for j := range recs {
@@ -149,19 +151,23 @@ func build(runs [][]result.Record, base string) (*table, error) {
 				continue
 			}
 			s, n := series(r), strconv.Itoa(r.Spec.Inflight)
-			b := tput[s+"|"+base+"|"+n]
-			if b <= 0 {
+			b := bases[s+"|"+base+"|"+n]
+			if b == nil || b.ThroughputRPS <= 0 {
 				continue
 			}
 			found = true
 			k := s + "|" + layout + "|" + n
 			c := index[k]
 			if c == nil {
-				c = &cell{series: s, layout: layout, inflight: r.Spec.Inflight, ratio: make([]float64, len(runs))}
+				c = &cell{series: s, layout: layout, inflight: r.Spec.Inflight,
+					ratio: make([]float64, len(runs)), cpu: make([]float64, len(runs))}
 				index[k] = c
 				t.cells = append(t.cells, c)
 			}
-			c.ratio[i] = r.ThroughputRPS / b
+			c.ratio[i] = r.ThroughputRPS / b.ThroughputRPS
+			if b.ClientCPUNSPerRPC > 0 {
+				c.cpu[i] = r.ClientCPUNSPerRPC / b.ClientCPUNSPerRPC
+			}
 		}
 	}
 	if !found {
@@ -179,9 +185,9 @@ func build(runs [][]result.Record, base string) (*table, error) {
 	return t, nil
 }
 
-// span is the smallest and largest ratio over the runs that have one.
-func (c *cell) span() (lo, hi float64, n int) {
-	for _, v := range c.ratio {
+// span is the smallest and largest of the ratios that are there (above 0).
+func span(ratios []float64) (lo, hi float64, n int) {
+	for _, v := range ratios {
 		if v <= 0 {
 			continue
 		}
@@ -196,44 +202,65 @@ func (c *cell) span() (lo, hi float64, n int) {
 	return lo, hi, n
 }
 
+// print writes, per series, the throughput ratios, then the client CPU per
+// RPC ratios of the cells that have one, then which file each run is.
 func (t *table) print(w io.Writer, names []string) {
-	var tw *tabwriter.Writer
 	last := ""
 	for _, c := range t.cells {
-		if c.series != last {
-			if tw != nil {
-				tw.Flush()
-				fmt.Fprintln(w)
+		if c.series == last {
+			continue
+		}
+		if last != "" {
+			fmt.Fprintln(w)
+		}
+		last = c.series
+		var in []*cell
+		for _, d := range t.cells {
+			if d.series == c.series {
+				in = append(in, d)
 			}
-			fmt.Fprintf(w, "%s: throughput / %s's\n", c.series, t.base)
-			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprint(tw, "layout\tinflight\t")
-			for i := range names {
-				fmt.Fprintf(tw, "run %d\t", i+1)
-			}
-			fmt.Fprint(tw, "range\n")
-			last = c.series
+		}
+		t.printMetric(w, in, len(names), fmt.Sprintf("%s: throughput / %s's", c.series, t.base),
+			func(d *cell) []float64 { return d.ratio })
+		if slices.ContainsFunc(in, func(d *cell) bool { _, _, n := span(d.cpu); return n > 0 }) {
+			fmt.Fprintln(w)
+			t.printMetric(w, in, len(names), fmt.Sprintf("%s: client CPU per RPC / %s's", c.series, t.base),
+				func(d *cell) []float64 { return d.cpu })
+		}
+	}
+	for i, n := range names {
+		fmt.Fprintf(w, "run %d: %s\n", i+1, n)
+	}
+}
+
+// printMetric writes one table: a row per cell with a ratio in any run.
+func (t *table) printMetric(w io.Writer, cells []*cell, runs int, title string, of func(*cell) []float64) {
+	fmt.Fprintln(w, title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "layout\tinflight\t")
+	for i := range runs {
+		fmt.Fprintf(tw, "run %d\t", i+1)
+	}
+	fmt.Fprint(tw, "range\n")
+	for _, c := range cells {
+		ratios := of(c)
+		lo, hi, n := span(ratios)
+		if n == 0 {
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%d\t", c.layout, c.inflight)
-		for _, v := range c.ratio {
+		for _, v := range ratios {
 			if v > 0 {
 				fmt.Fprintf(tw, "%.2fx\t", v)
 			} else {
 				fmt.Fprint(tw, "-\t")
 			}
 		}
-		lo, hi, n := c.span()
-		switch {
-		case n == 1:
+		if n == 1 {
 			fmt.Fprintf(tw, "%.2fx (one run)\n", lo)
-		default:
+		} else {
 			fmt.Fprintf(tw, "%.2f-%.2fx\n", lo, hi)
 		}
 	}
-	if tw != nil {
-		tw.Flush()
-	}
-	for i, n := range names {
-		fmt.Fprintf(w, "run %d: %s\n", i+1, n)
-	}
+	tw.Flush()
 }

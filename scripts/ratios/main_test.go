@@ -30,6 +30,11 @@ func TestBuildRatiosPerRunAndRange(t *testing.T) {
 		rec("shared", 8, 2000, result.StatusOK), rec("per-worker", 8, 2000, result.StatusFailed)}
 	run2 := []result.Record{rec("per-worker", 4, 1200, result.StatusOK), rec("shared", 4, 1000, result.StatusOK),
 		rec("shared", 8, 1000, result.StatusOK), rec("per-worker", 8, 3000, result.StatusOK)}
+	// Client CPU per RPC: per-worker 12 µs against shared's 10 in run 1; in
+	// run 2 per-worker measured none at 4, and at 8 shared measured none, so
+	// run 2 has no CPU ratio.
+	run1[0].ClientCPUNSPerRPC, run1[1].ClientCPUNSPerRPC = 10e3, 12e3
+	run2[1].ClientCPUNSPerRPC, run2[3].ClientCPUNSPerRPC = 10e3, 5e3
 	tb, err := build([][]result.Record{run1, run2}, "shared")
 	if err != nil {
 		t.Fatal(err)
@@ -41,8 +46,11 @@ func TestBuildRatiosPerRunAndRange(t *testing.T) {
 	if at4.inflight != 4 || at4.ratio[0] != 1.5 || at4.ratio[1] != 1.2 {
 		t.Errorf("in-flight 4: got %d %v, want 4 [1.5 1.2]", at4.inflight, at4.ratio)
 	}
-	if lo, hi, n := at4.span(); lo != 1.2 || hi != 1.5 || n != 2 {
+	if lo, hi, n := span(at4.ratio); lo != 1.2 || hi != 1.5 || n != 2 {
 		t.Errorf("span at 4: got %v-%v over %d, want 1.2-1.5 over 2", lo, hi, n)
+	}
+	if at4.cpu[0] != 1.2 || at4.cpu[1] != 0 || at8.cpu[0] != 0 || at8.cpu[1] != 0 {
+		t.Errorf("cpu ratios: got %v at 4 and %v at 8, want [1.2 0] and [0 0]", at4.cpu, at8.cpu)
 	}
 	// A failed step is left out: run 1 has no ratio at 8.
 	if at8.ratio[0] != 0 || at8.ratio[1] != 3 {
@@ -50,10 +58,23 @@ func TestBuildRatiosPerRunAndRange(t *testing.T) {
 	}
 	var out bytes.Buffer
 	tb.print(&out, []string{"a", "b"})
-	for _, want := range []string{"per-worker  4         1.50x  1.20x  1.20-1.50x", "3.00x  3.00x (one run)", "run 2: b"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
+	tput, cpu, found := strings.Cut(out.String(), "client CPU per RPC / shared's")
+	if !found {
+		t.Fatalf("no CPU table:\n%s", out.String())
+	}
+	for _, want := range []string{"per-worker  4         1.50x  1.20x  1.20-1.50x", "3.00x  3.00x (one run)"} {
+		if !strings.Contains(tput, want) {
+			t.Errorf("throughput table lacks %q:\n%s", want, out.String())
 		}
+	}
+	// The CPU table has the one ratio at 4 and no row at 8 (no CPU there).
+	for _, want := range []string{"per-worker  4         1.20x  -      1.20x (one run)", "run 2: b"} {
+		if !strings.Contains(cpu, want) {
+			t.Errorf("CPU table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(cpu, "per-worker  8") {
+		t.Errorf("CPU table has a row at 8, where no step measured CPU:\n%s", out.String())
 	}
 	if _, err := build([][]result.Record{run1}, "pool:4"); !errors.Is(err, errNoBase) {
 		t.Errorf("missing base: got %v, want errNoBase", err)
