@@ -63,6 +63,15 @@ func timed(st State) State {
 	return st
 }
 
+// used is s with the process's CPU time over the interval.
+func used(s Signals, cpu time.Duration) Signals { s.CPU = cpu; return s }
+
+// cpuOf is st with its base RPCs at 10µs of the process's CPU each.
+func cpuOf(st State) State {
+	st.BaseCPU = time.Duration(st.BaseRPCs) * 10 * time.Microsecond
+	return st
+}
+
 // oneOf and twoOf put one and two RPCs in flight on s's first connection.
 func oneOf(s Signals) Signals { s.Conns[0].InFlight = 1; return s }
 func twoOf(s Signals) Signals { s.Conns[0].InFlight = 2; return s }
@@ -395,6 +404,33 @@ func TestRuleDecide(t *testing.T) {
 		{"the cooldown after a gain is not waived", t0, sig(2, 2, 0, 0.5, 5000), State{NextGrow: t0.Add(r.Cooldown), FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
 		{"a failed trial notes the throughput it was judged at", t0.Add(r.Settle), sig(3, 2, high, 0.5, 349), trial, Decision{Shrink, ReasonNoGain},
 			func(s State) bool { return s.FailedRate == 1047 && s.Backoff == r.Cooldown }},
+		// The CPU per RPC of a gain: its base's RPCs took 10µs of CPU each
+		// (cpuOf); 1050 RPCs against 1000 RPC/s is a gain of 5%.
+		{"a gain at 5% more CPU per RPC: kept", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 350), 1050*10500*time.Nanosecond), cpuOf(probeAt(0)), Decision{Hold, ReasonGain},
+			func(s State) bool {
+				return s.Judged && s.BaseCPUPerRPC == 10*time.Microsecond && s.TriedCPUPerRPC == 10500*time.Nanosecond &&
+					s.TrialCPU == 0 && s.BaseCPU == 0 && !s.CPUUnknown
+			}},
+		{"a gain at just over 5% more CPU per RPC: given back", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 350), 1050*10501*time.Nanosecond), cpuOf(probeAt(0)), Decision{Shrink, ReasonCostly},
+			func(s State) bool {
+				return !s.Trial && !s.Paying && s.Backoff == r.Cooldown && s.FailedRate == 1050 && s.GiveBack == 0 && s.TriedCPUPerRPC == 10501*time.Nanosecond
+			}},
+		{"a gain of 20% at 15% more CPU per RPC: kept", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 400), 1200*11500*time.Nanosecond), cpuOf(probeAt(0)), Decision{Hold, ReasonGain}, nil},
+		{"a costly top of a climb: the climb goes back", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 350), 1050*11*time.Microsecond), cpuOf(probeAt(2)), Decision{Shrink, ReasonCostly},
+			func(s State) bool { return s.GiveBack == 2 && s.Plateau == 0 && s.Backoff == r.Cooldown }},
+		{"a costly gain with RPCs 5% quicker is not kept as faster", t0.Add(r.Settle), took(used(sig(3, 2, high-1, 0.5, 350), 1050*11*time.Microsecond), 900*time.Microsecond), timed(cpuOf(probeAt(0))), Decision{Shrink, ReasonCostly}, nil},
+		{"a limit trial's costly gain: given back", t0.Add(r.Settle), used(sig(3, 2, high, 0.5, 350), 1050*11*time.Microsecond), cpuOf(trial), Decision{Shrink, ReasonCostly}, nil},
+		{"tried again, a costly gain with RPCs 10% quicker: given back", t0.Add(r.Settle), took(used(sig(3, 2, high-1, 0.5, 350), 1050*11*time.Microsecond), 900*time.Microsecond), timed(cpuOf(recheckAt())), Decision{Shrink, ReasonRecheckGivenBack}, nil},
+		{"CPU unknown on the last interval: judged on throughput", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 350), -1), cpuOf(probeAt(0)), Decision{Hold, ReasonGain},
+			func(s State) bool { return s.BaseCPUPerRPC == 0 && s.TriedCPUPerRPC == 0 }},
+		{"CPU unknown on an earlier interval: judged on throughput", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 350), 1050*11*time.Microsecond), func() State { s := cpuOf(probeAt(0)); s.CPUUnknown = true; return s }(), Decision{Hold, ReasonGain}, nil},
+		{"no CPU on the base: judged on throughput", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 350), 1050*11*time.Microsecond), probeAt(0), Decision{Hold, ReasonGain}, nil},
+		{"a base interval adds its CPU to the base's", t0.Add(time.Second), used(sig(3, 2, high-1, 0.5, 100), 3*time.Millisecond), func() State { s := fresh; s.Phase, s.TrialCPU = 1, time.Millisecond; return s }(), Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.BaseCPU == 3*time.Millisecond && s.TrialCPU == time.Millisecond && !s.CPUUnknown }},
+		{"an interval with every connection adds its CPU to the trial's", t0.Add(time.Second), used(sig(3, 2, high-1, 0.5, 100), 3*time.Millisecond), func() State { s := fresh; s.BaseCPU = time.Millisecond; return s }(), Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.TrialCPU == 3*time.Millisecond && s.BaseCPU == time.Millisecond && !s.CPUUnknown }},
+		{"an interval that cannot tell its CPU marks the trial", t0.Add(time.Second), used(sig(3, 2, high-1, 0.5, 100), -1), fresh, Decision{Hold, ReasonSettling},
+			func(s State) bool { return s.CPUUnknown }},
 		{"giving back: one per interval", t0, sig(3, 2, high, 0.5, 100), State{GiveBack: 2, NextGrow: t0.Add(time.Minute)}, Decision{Shrink, ReasonClimbGivenBack},
 			func(s State) bool { return s.GiveBack == 1 && !s.Trial && s.LastChange.Equal(t0) }},
 		{"given back, the back-off holds", t0, sig(2, 2, high, 0.5, 100), State{NextGrow: t0.Add(time.Minute)}, Decision{Hold, ReasonCooldown}, nil},

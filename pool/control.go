@@ -36,9 +36,12 @@ type Event struct {
 	// throughputs (RPC/s) it was judged on, measured side by side: with
 	// the size before the trial (or the climb) and with the trial's
 	// connection; zero on other decisions. BaseLatency and TriedLatency
-	// are the mean times in flight of the RPCs completed on each side.
+	// are the mean times in flight of the RPCs completed on each side,
+	// BaseCPU and TriedCPU the process's CPU time per RPC on each (zero
+	// when unknown).
 	Baseline, Tried           float64
 	BaseLatency, TriedLatency time.Duration
+	BaseCPU, TriedCPU         time.Duration
 }
 
 // control is an adaptive pool's control loop: it samples the signals once
@@ -225,7 +228,8 @@ func (p *Pool) sample(now time.Time) Signals {
 	ctl := p.ctl
 	slots := p.list()
 	m := mono()
-	sig := Signals{Interval: now.Sub(ctl.last), CPUBusy: ctl.cpu.sample(), Conns: make([]ConnSignals, len(slots))}
+	sig := Signals{Interval: now.Sub(ctl.last), Conns: make([]ConnSignals, len(slots))}
+	sig.CPUBusy, sig.CPU = ctl.cpu.sample()
 	ctl.last = now
 	for i, s := range slots {
 		c := s.cur.Load()
@@ -323,6 +327,7 @@ func (ctl *control) record(now time.Time, from, to int, d Decision, s Signals) b
 		if rs.st.Judged {
 			e.Baseline, e.Tried = rs.st.Baseline, rs.st.Tried
 			e.BaseLatency, e.TriedLatency = rs.st.BaseLatency, rs.st.TriedLatency
+			e.BaseCPU, e.TriedCPU = rs.st.BaseCPUPerRPC, rs.st.TriedCPUPerRPC
 		}
 	}
 	if len(ctl.events) < MaxEvents {

@@ -213,6 +213,9 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	if back.Baseline <= 0 || back.Tried <= 0 {
 		t.Errorf("trial end: got throughputs %v with the base and %v with the trial, want both measured", back.Baseline, back.Tried)
 	}
+	if _, _, ok := processCPU(); ok && (back.BaseCPU <= 0 || back.TriedCPU <= 0) {
+		t.Errorf("trial end: got CPU per RPC %v with the base and %v with the trial, want both measured", back.BaseCPU, back.TriedCPU)
+	}
 	if got := p.Size(); got != 1 {
 		t.Errorf("size after the give-back: got %d, want 1", got)
 	}

@@ -161,19 +161,21 @@ func newCPUMeter(read func() (used, waited time.Duration, ok bool)) *cpuMeter {
 
 // sample returns the busy fraction since the previous sample (0 idle, 1
 // GOMAXPROCS CPUs' worth used or waited for; more when threads outside
-// GOMAXPROCS run too), or -1 when unknown.
-func (m *cpuMeter) sample() float64 {
+// GOMAXPROCS run too), or -1 when unknown, and the CPU time the process
+// used since then (negative when unknown).
+func (m *cpuMeter) sample() (busy float64, cpu time.Duration) {
 	used, waited, ok := m.read()
 	wall := mono()
-	busy := -1.0
+	busy, cpu = -1, -1
 	if ok && m.ok && wall > m.lastWall {
 		// A thread that exits takes its wait count with it: never
 		// let the sum go back.
 		dw := max(waited-m.lastWait, 0)
-		busy = cpuBusy(used-m.lastUsed+dw, time.Duration(wall-m.lastWall), runtime.GOMAXPROCS(0))
+		cpu = max(used-m.lastUsed, 0)
+		busy = cpuBusy(cpu+dw, time.Duration(wall-m.lastWall), runtime.GOMAXPROCS(0))
 	}
 	m.lastUsed, m.lastWait, m.lastWall, m.ok = used, waited, wall, ok
-	return busy
+	return busy, cpu
 }
 
 // cpuBusy is cpu over procs times wall.

@@ -118,7 +118,7 @@ func TestCPUBusy(t *testing.T) {
 	// a synchronization).
 	timer := time.NewTimer(50 * time.Millisecond)
 	<-timer.C
-	idle := m.sample()
+	idle, idleCPU := m.sample()
 
 	// Busy: spin until the process has used 50ms of CPU (bounded by work
 	// done, not by wall time).
@@ -138,8 +138,14 @@ func TestCPUBusy(t *testing.T) {
 		}
 	}()
 	<-done
-	busy := m.sample()
-	t.Logf("CPU busy: idle %.2f, spinning %.2f", idle, busy)
+	busy, busyCPU := m.sample()
+	t.Logf("CPU busy: idle %.2f (%v), spinning %.2f (%v)", idle, idleCPU, busy, busyCPU)
+	if busyCPU < 50*time.Millisecond {
+		t.Errorf("CPU used over a sample that spun for 50ms of CPU: got %v", busyCPU)
+	}
+	if idleCPU < 0 || idleCPU >= busyCPU {
+		t.Errorf("CPU used while waiting on a timer: got %v, want from 0 to below the spinning sample's %v", idleCPU, busyCPU)
+	}
 	if idle > 0.25 {
 		t.Errorf("CPU busy while waiting on a timer: got %.2f, want at most 0.25", idle)
 	}
