@@ -426,9 +426,13 @@ func TestRuleDecide(t *testing.T) {
 		{"CPU unknown on an earlier interval: judged on throughput", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 350), 1050*11*time.Microsecond), func() State { s := cpuOf(probeAt(0)); s.CPUUnknown = true; return s }(), Decision{Hold, ReasonGain}, nil},
 		{"no CPU on the base: judged on throughput", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 350), 1050*11*time.Microsecond), probeAt(0), Decision{Hold, ReasonGain}, nil},
 		{"a base interval adds its CPU to the base's", t0.Add(time.Second), used(sig(3, 2, high-1, 0.5, 100), 3*time.Millisecond), func() State { s := fresh; s.Phase, s.TrialCPU = 1, time.Millisecond; return s }(), Decision{Hold, ReasonSettling},
-			func(s State) bool { return s.BaseCPU == 3*time.Millisecond && s.TrialCPU == time.Millisecond && !s.CPUUnknown }},
+			func(s State) bool {
+				return s.BaseCPU == 3*time.Millisecond && s.TrialCPU == time.Millisecond && !s.CPUUnknown
+			}},
 		{"an interval with every connection adds its CPU to the trial's", t0.Add(time.Second), used(sig(3, 2, high-1, 0.5, 100), 3*time.Millisecond), func() State { s := fresh; s.BaseCPU = time.Millisecond; return s }(), Decision{Hold, ReasonSettling},
-			func(s State) bool { return s.TrialCPU == 3*time.Millisecond && s.BaseCPU == time.Millisecond && !s.CPUUnknown }},
+			func(s State) bool {
+				return s.TrialCPU == 3*time.Millisecond && s.BaseCPU == time.Millisecond && !s.CPUUnknown
+			}},
 		{"an interval that cannot tell its CPU marks the trial", t0.Add(time.Second), used(sig(3, 2, high-1, 0.5, 100), -1), fresh, Decision{Hold, ReasonSettling},
 			func(s State) bool { return s.CPUUnknown }},
 		{"giving back: one per interval", t0, sig(3, 2, high, 0.5, 100), State{GiveBack: 2, NextGrow: t0.Add(time.Minute)}, Decision{Shrink, ReasonClimbGivenBack},
