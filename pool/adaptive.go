@@ -275,9 +275,10 @@ const (
 	ReasonJump
 	// ReasonLoadRose: the throughput on one side of the trial (the two
 	// intervals with every connection, or the two with the base) rose by
-	// more than Rule.LoadMoved from its first interval to its second: the
-	// load changed under the trial, which compares nothing then; on a
-	// rising load the connection is kept (it is retired later if idle).
+	// more than Rule.LoadMoved from its first interval to its second, and
+	// the RPCs in flight on that side with it (State.moved): the load
+	// changed under the trial, which compares nothing then; on a rising
+	// load the connection is kept (it is retired later if idle).
 	ReasonLoadRose
 	// ReasonLoadMoved: as ReasonLoadRose, but the load fell or swung: the
 	// trial is measured again, once; a second time it is judged as it is.
@@ -896,21 +897,29 @@ func endTrial(now time.Time, st State) State {
 // moved reports whether the load moved under the trial: on either size,
 // the throughput of the block's second interval with it over its first
 // (A2 over A1, B2 over B1, summed over the blocks) lies outside
-// [1/factor, factor]; rose, that neither fell that much and one rose.
+// [1/factor, factor]; rose, that neither fell that much and one rose with
+// the RPCs in flight on that size (their summed time in flight over the
+// time, Little's law) rising by the factor too. A closed loop keeps its
+// callers' RPCs in flight whatever the throughput, so there a rise is the
+// host's speed, not a load: in the closed loop here the pool kept
+// connections on a throughput that rose by a quarter within a trial at a
+// fixed 4, 8, 16 and 32 in flight.
 func (st State) moved(factor float64) (rose, moved bool) {
 	if factor == 0 {
 		return false, false
 	}
-	fell := false
+	up, fell := false, false
 	for _, side := range [2][2]Side{{st.Pairs[0][0], st.Pairs[1][0]}, {st.Pairs[0][1], st.Pairs[1][1]}} {
 		first, second := rate(side[0].RPCs, side[0].Time), rate(side[1].RPCs, side[1].Time)
 		if first <= 0 || second <= 0 {
 			continue
 		}
-		rose = rose || second > first*factor
+		more := side[1].Spent.Seconds()*side[0].Time.Seconds() > side[0].Spent.Seconds()*side[1].Time.Seconds()*factor
+		up = up || second > first*factor
+		rose = rose || second > first*factor && more
 		fell = fell || first > second*factor
 	}
-	return rose && !fell, rose || fell
+	return rose && !fell, up || fell
 }
 
 // Side is what one side of a trial's pair measured: RPCs completed, the

@@ -306,10 +306,20 @@ func TestRuleDecide(t *testing.T) {
 		// A load that moved by more than LoadMoved between the two
 		// intervals of one size judges nothing.
 		{"the load rose by just under LoadMoved: judged", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4166), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Shrink, ReasonNoGain}, nil},
-		{"the load rose by more than LoadMoved: kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4168), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadRose},
+		{"the load rose by more than LoadMoved: kept", t0.Add(r.Settle), took(sig(3, 2, high, 0.5, 4168), time.Millisecond), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadRose},
 			func(s State) bool {
 				return !s.Trial && s.Backoff == 0 && s.Kept == 6 && s.NextGrow == t0.Add(r.Settle+r.Cooldown)
 			}},
+		// A load that rose is more RPCs in flight too (Little's law): each
+		// side's RPCs took 1ms, so 10 were in flight on the mean.
+		{"the throughput rose by LoadMoved at the same RPCs in flight (a closed loop): measured again", t0.Add(r.Settle), took(sig(3, 2, high, 0.5, 4168), 800*time.Microsecond), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadMoved},
+			func(s State) bool { return s.Trial && s.Remeasured && s.Phase == 0 }},
+		{"the throughput rose, the RPCs in flight just under LoadMoved: measured again", t0.Add(r.Settle), took(sig(3, 2, high, 0.5, 4168), 999*time.Microsecond), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadMoved}, nil},
+		{"the throughput rose at the same RPCs in flight in a trial measured again: judged", t0.Add(r.Settle), took(sig(3, 2, high, 0.5, 4168), 800*time.Microsecond), func() State {
+			s := pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond)
+			s.Remeasured = true
+			return s
+		}(), Decision{Shrink, ReasonNoGain}, func(s State) bool { return !s.Trial && !s.Remeasured }},
 		{"the base's load alone rose by more than LoadMoved: kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 3333), pairedAt(10000, 10000, 12600, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadRose}, nil},
 		{"the load fell by more than LoadMoved: measured again", t0.Add(r.Settle), sig(3, 2, high, 0.5, 2666), pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond), Decision{Hold, ReasonLoadMoved},
 			func(s State) bool {
@@ -389,7 +399,7 @@ func TestRuleDecide(t *testing.T) {
 			}},
 		{"tried again, 5% less time in flight: kept", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 949*time.Microsecond), timed(recheckAt()), Decision{Hold, ReasonRecheckKept}, nil},
 		{"tried again, just under 5% less time: given back", t0.Add(r.Settle), took(sig(3, 2, high-1, 0.5, 317), 951*time.Microsecond), timed(recheckAt()), Decision{Shrink, ReasonRecheckGivenBack}, nil},
-		{"tried again while the load rose under it: kept", t0.Add(r.Settle), sig(3, 2, high, 0.5, 4168), func() State {
+		{"tried again while the load rose under it: kept", t0.Add(r.Settle), took(sig(3, 2, high, 0.5, 4168), time.Millisecond), func() State {
 			s := pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond)
 			s.Recheck, s.Probe, s.Jump = true, true, true
 			return s
@@ -758,6 +768,10 @@ func maps(tp map[int]uint64, n int, v uint64) map[int]uint64 {
 // and a connection that adds 10% on top of it is one.
 func TestRulePairedTrial(t *testing.T) {
 	r := DefaultRule(1, 4)
+	// closed: the callers keep 4 RPCs in flight whatever the throughput
+	// (a closed loop); else each RPC takes 1ms, so the RPCs in flight
+	// follow the throughput (an open loop's offered rate).
+	closed := false
 	run := func(gain, slope float64) (Decision, State, []int) {
 		now := t0
 		d, st := r.Decide(now, sig(1, 2, r.WriteWaitHigh, 0.5, 1000), State{})
@@ -775,7 +789,11 @@ func TestRulePairedTrial(t *testing.T) {
 				drift *= gain
 			}
 			now = now.Add(time.Second)
-			d, st = r.Decide(now, sig(2, 2, r.WriteWaitHigh, 0.5, uint64(drift/2)), st)
+			each := time.Millisecond
+			if closed {
+				each = time.Duration(4 * float64(time.Second) / drift)
+			}
+			d, st = r.Decide(now, took(sig(2, 2, r.WriteWaitHigh, 0.5, uint64(drift/2)), each), st)
 			active = append(active, st.Active)
 		}
 		return d, st, active
@@ -785,6 +803,13 @@ func TestRulePairedTrial(t *testing.T) {
 	if d, _, _ := run(1, 0.1); d != (Decision{Hold, ReasonLoadRose}) {
 		t.Errorf("10%%/s drift: got %v/%v, want the load rose", d.Action, d.Reason)
 	}
+	// The same drift at a fixed 4 RPCs in flight is the host's speed, not
+	// a load: measured again.
+	closed = true
+	if d, st, _ := run(1, 0.1); d != (Decision{Hold, ReasonLoadMoved}) || !st.Remeasured {
+		t.Errorf("10%%/s drift in a closed loop: got %v/%v, want the trial measured again", d.Action, d.Reason)
+	}
+	closed = false
 	// The pair rule alone, from here on.
 	r.LoadMoved = 0
 	d, st, active := run(1, 0.1)

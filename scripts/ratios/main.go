@@ -203,28 +203,24 @@ func span(ratios []float64) (lo, hi float64, n int) {
 }
 
 // print writes, per series, the throughput ratios, then the client CPU per
-// RPC ratios of the cells that have one, then which file each run is.
+// RPC ratios of the cells that have one, then which file each run is. The
+// cells are sorted by series (build), so each series is a run of them.
 func (t *table) print(w io.Writer, names []string) {
-	last := ""
-	for _, c := range t.cells {
-		if c.series == last {
-			continue
+	for i := 0; i < len(t.cells); {
+		j := i + 1
+		for j < len(t.cells) && t.cells[j].series == t.cells[i].series {
+			j++
 		}
-		if last != "" {
+		in, series := t.cells[i:j], t.cells[i].series
+		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		last = c.series
-		var in []*cell
-		for _, d := range t.cells {
-			if d.series == c.series {
-				in = append(in, d)
-			}
-		}
-		t.printMetric(w, in, len(names), fmt.Sprintf("%s: throughput / %s's", c.series, t.base),
+		i = j
+		printMetric(w, in, len(names), fmt.Sprintf("%s: throughput / %s's", series, t.base),
 			func(d *cell) []float64 { return d.ratio })
 		if slices.ContainsFunc(in, func(d *cell) bool { _, _, n := span(d.cpu); return n > 0 }) {
 			fmt.Fprintln(w)
-			t.printMetric(w, in, len(names), fmt.Sprintf("%s: client CPU per RPC / %s's", c.series, t.base),
+			printMetric(w, in, len(names), fmt.Sprintf("%s: client CPU per RPC / %s's", series, t.base),
 				func(d *cell) []float64 { return d.cpu })
 		}
 	}
@@ -234,7 +230,7 @@ func (t *table) print(w io.Writer, names []string) {
 }
 
 // printMetric writes one table: a row per cell with a ratio in any run.
-func (t *table) printMetric(w io.Writer, cells []*cell, runs int, title string, of func(*cell) []float64) {
+func printMetric(w io.Writer, cells []*cell, runs int, title string, of func(*cell) []float64) {
 	fmt.Fprintln(w, title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "layout\tinflight\t")
