@@ -289,7 +289,8 @@ const (
 	// by side like any trial (State.Recheck). A size kept at a high load
 	// otherwise stays for as long as more than one RPC is in flight per
 	// connection; in the ramp here the pool came down from 80k RPC/s to
-	// 10k with 4-6 connections, where one or two did best.
+	// 10k with 4-6 connections, where one or two did best. The RPCs in
+	// flight must have fallen with the throughput (Rule.LoadFell).
 	ReasonLoadFell
 	// ReasonRecheckKept: the newest connection, tried again at a fallen
 	// load, still raised the throughput or shortened the RPCs' time in
@@ -565,6 +566,10 @@ type Rule struct {
 	// it no longer pays. Idleness (IdleFor) only shrinks a pool with less
 	// than one RPC in flight per connection; a load that fell from past
 	// one connection's capacity to a fraction of it leaves more than that.
+	// The RPCs in flight must have fallen too, below 3/4 of State.Kept (as
+	// for idleness): under a closed loop they stay where they were while a
+	// slower host lowers the throughput (here from 15k to 5k RPC/s at 8
+	// in flight, in the warm-up of one step), which is not a fallen load.
 	LoadFell float64
 	FallFor  time.Duration
 }
@@ -805,7 +810,8 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	}
 	// A pool with no RPC at all is left to idleness (IdleFor), whose
 	// shrink backs nothing off: a trial there would measure nothing.
-	if tp := s.Throughput(); r.LoadFell > 0 && n > r.Min && st.KeptRate > 0 && tp > 0 && tp*r.LoadFell <= st.KeptRate {
+	fewer := st.Kept == 0 || 4*s.meanInFlight() < 3*float64(st.Kept)
+	if tp := s.Throughput(); r.LoadFell > 0 && n > r.Min && st.KeptRate > 0 && tp > 0 && tp*r.LoadFell <= st.KeptRate && fewer {
 		if st.FellSince.IsZero() {
 			st.FellSince = now
 		}

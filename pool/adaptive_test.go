@@ -385,6 +385,12 @@ func TestRuleDecide(t *testing.T) {
 		{"fallen at min: nothing to try again", t0.Add(r.FallFor), sig(2, 2, 0, 0.5, 300), State{KeptRate: 900, FellSince: t0, NextGrow: t0.Add(time.Hour)}, Decision{Hold, ReasonCooldown}, nil},
 		{"fallen to no RPC at all: left to idleness", t0.Add(r.FallFor), sig(3, 0, 0, 0.5, 0), State{KeptRate: 900, FellSince: t0}, Decision{Hold, ReasonIdleWait},
 			func(s State) bool { return s.FellSince.IsZero() }},
+		// The RPCs in flight must have fallen below 3/4 of State.Kept
+		// too: a closed loop on a slowed host keeps them where they were.
+		{"the throughput fell, the RPCs in flight at 3/4 of Kept: no fall (a closed loop on a slower host)", t0.Add(r.FallFor), read(sig(3, 2, 0, 0.5, 200), 6, 7), State{KeptRate: 900, Kept: 8, FellSince: t0, NextGrow: t0.Add(time.Hour)}, Decision{Hold, ReasonCooldown},
+			func(s State) bool { return s.FellSince.IsZero() && !s.Trial }},
+		{"the throughput fell, the RPCs in flight just below 3/4 of Kept: the newest is tried again", t0.Add(r.FallFor), read(sig(3, 2, 0, 0.5, 200), 5.9, 7), State{KeptRate: 900, Kept: 8, FellSince: t0, NextGrow: t0.Add(time.Hour)}, Decision{Hold, ReasonLoadFell},
+			func(s State) bool { return s.Trial && s.Recheck }},
 		{"load fell off: no recheck", t0.Add(r.FallFor), sig(3, 2, 0, 0.5, 200), State{KeptRate: 900, FellSince: t0, NextGrow: t0.Add(time.Hour)}, Decision{Hold, ReasonCooldown}, nil},
 		// A connection tried again at the fallen load stays only if it
 		// still pays; no climb, no jump, no plateau.
