@@ -218,11 +218,10 @@ func (p *Proxy) Serve(ctx context.Context) error {
 			return nil
 		}
 		p.accepted.Add(1)
-		if !p.track(c) {
+		if !p.track(c, true) {
 			c.Close()
 			return nil
 		}
-		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
 			defer p.untrack(c)
@@ -247,13 +246,19 @@ func (p *Proxy) Close() error {
 	return err
 }
 
-func (p *Proxy) track(c net.Conn) bool {
+// track records c so Close closes it, unless the proxy is closing. With
+// started it also counts a handler goroutine in p.wg, under the same lock
+// Close takes after cancelling: an Add can then never race Close's Wait.
+func (p *Proxy) track(c net.Conn, started bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ctx.Err() != nil {
 		return false
 	}
 	p.conns[c] = struct{}{}
+	if started {
+		p.wg.Add(1)
+	}
 	return true
 }
 
@@ -276,7 +281,7 @@ func (p *Proxy) handle(client net.Conn) {
 			"client", client.RemoteAddr().String(), "upstream", p.upstream, "err", err)
 		return
 	}
-	if !p.track(server) {
+	if !p.track(server, false) {
 		server.Close()
 		return
 	}

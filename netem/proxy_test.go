@@ -47,7 +47,9 @@ func listen(t *testing.T, handle func(net.Conn)) net.Listener {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
+	accepting := make(chan struct{})
 	go func() {
+		defer close(accepting)
 		for {
 			c, err := lis.Accept()
 			if err != nil {
@@ -61,7 +63,9 @@ func listen(t *testing.T, handle func(net.Conn)) net.Listener {
 			}()
 		}
 	}()
-	t.Cleanup(func() { lis.Close(); wg.Wait() })
+	// wg.Wait only after the accept loop has ended: an Add racing a Wait
+	// on a zero counter is a data race (sync.WaitGroup's contract).
+	t.Cleanup(func() { lis.Close(); <-accepting; wg.Wait() })
 	return lis
 }
 
