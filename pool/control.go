@@ -28,6 +28,7 @@ type Event struct {
 	MeanInFlight float64
 	MaxWriteWait time.Duration
 	CPUBusy      float64 // negative: unknown
+	Steal        float64 // the host's steal share (Signals.Steal); negative: unknown
 	Throughput   float64 // RPCs completed per second
 	// Backoff is the wait before the next growth after a failed trial
 	// (zero after a trial that gained).
@@ -48,9 +49,10 @@ type Event struct {
 // per Rule.Interval, calls Rule.Decide and applies its decision.
 type control struct {
 	rule Rule // its Min, Max and Interval bound and pace any Sizer
-	// Only the loop's goroutine touches sizer, cpu and last.
+	// Only the loop's goroutine touches sizer, cpu, steal and last.
 	sizer Sizer
 	cpu   *cpuMeter
+	steal *stealMeter
 	last  time.Time // when the previous sample was taken
 
 	mu     sync.Mutex // guards the history
@@ -71,7 +73,7 @@ type control struct {
 }
 
 func (p *Pool) startControl() {
-	p.ctl = &control{rule: *p.cfg.adaptive, sizer: p.cfg.sizer, cpu: newCPUMeter(processCPU), last: p.cfg.now()}
+	p.ctl = &control{rule: *p.cfg.adaptive, sizer: p.cfg.sizer, cpu: newCPUMeter(processCPU), steal: newStealMeter(p.cfg.steal), last: p.cfg.now()}
 	if p.ctl.sizer == nil {
 		p.ctl.sizer = &ruleSizer{r: *p.cfg.adaptive}
 	}
@@ -230,6 +232,7 @@ func (p *Pool) sample(now time.Time) Signals {
 	m := mono()
 	sig := Signals{Interval: now.Sub(ctl.last), Conns: make([]ConnSignals, len(slots))}
 	sig.CPUBusy, sig.CPU = ctl.cpu.sample()
+	sig.Steal = ctl.steal.sample()
 	ctl.last = now
 	for i, s := range slots {
 		c := s.cur.Load()
@@ -320,7 +323,7 @@ func (ctl *control) record(now time.Time, from, to int, d Decision, s Signals) b
 	e := Event{
 		At: now, From: from, To: to, Action: d.Action, Reason: d.Reason,
 		InFlight: s.InFlight(), MeanInFlight: s.meanInFlight(), MaxWriteWait: s.MaxWriteWait(), CPUBusy: s.CPUBusy,
-		Throughput: s.Throughput(),
+		Steal: s.Steal, Throughput: s.Throughput(),
 	}
 	if rs, ok := ctl.sizer.(*ruleSizer); ok {
 		e.Backoff = rs.st.Backoff

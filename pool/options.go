@@ -30,6 +30,9 @@ type config struct {
 	// The adaptive control loop's clock and ticker (tests replace them).
 	now       func() time.Time
 	newTicker func(time.Duration) (<-chan time.Time, func())
+	// The host's steal and total CPU time so far (tests replace it: a
+	// fake clock's intervals last no real time).
+	steal func() (steal, total uint64, ok bool)
 }
 
 // MaxSize bounds WithSize. Each connection is a TCP connection with its
@@ -90,6 +93,7 @@ func defaultConfig() *config {
 			t := time.NewTicker(d)
 			return t.C, t.Stop
 		},
+		steal: hostSteal,
 	}
 }
 

@@ -84,7 +84,7 @@ func (p *Pool) Stats() Stats {
 // --pool-events, peers ramp --events).
 var EventColumns = []string{"at s", "from", "to", "action", "reason", "in flight", "mean in flight",
 	"max write wait µs", "cpu busy", "rpc/s", "baseline rpc/s", "tried rpc/s", "baseline µs", "tried µs",
-	"baseline cpu µs/rpc", "tried cpu µs/rpc"}
+	"baseline cpu µs/rpc", "tried cpu µs/rpc", "steal"}
 
 // Columns is the event as the text fields EventColumns names, its time in
 // seconds after start (negative before it); a trial's two sides are zero
@@ -95,6 +95,6 @@ func (e Event) Columns(start time.Time) []string {
 		f("%.1f", e.At.Sub(start).Seconds()), strconv.Itoa(e.From), strconv.Itoa(e.To), e.Action.String(), e.Reason.String(),
 		strconv.FormatInt(e.InFlight, 10), f("%.1f", e.MeanInFlight), f("%.0f", float64(e.MaxWriteWait)/1e3), f("%.2f", e.CPUBusy),
 		f("%.0f", e.Throughput), f("%.0f", e.Baseline), f("%.0f", e.Tried), f("%.0f", float64(e.BaseLatency)/1e3), f("%.0f", float64(e.TriedLatency)/1e3),
-		f("%.1f", float64(e.BaseCPU)/1e3), f("%.1f", float64(e.TriedCPU)/1e3),
+		f("%.1f", float64(e.BaseCPU)/1e3), f("%.1f", float64(e.TriedCPU)/1e3), f("%.2f", e.Steal),
 	}
 }

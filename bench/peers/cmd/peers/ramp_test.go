@@ -149,7 +149,7 @@ func TestWriteRampEvents(t *testing.T) {
 	ev := func(at time.Duration, from, to int, a pool.Action, r pool.Reason) pool.Event {
 		return pool.Event{At: start.Add(at), From: from, To: to, Action: a, Reason: r, InFlight: 7, MeanInFlight: 6.5, Throughput: 5000, Baseline: 4000, Tried: 4500,
 			BaseLatency: 300 * time.Microsecond, TriedLatency: 250 * time.Microsecond,
-			BaseCPU: 20 * time.Microsecond, TriedCPU: 21500 * time.Nanosecond}
+			BaseCPU: 20 * time.Microsecond, TriedCPU: 21500 * time.Nanosecond, Steal: 0.12}
 	}
 	byRun := [][]peers.Ramp{
 		{{Policy: "pool:2", Steps: steps, Start: start}},
@@ -184,7 +184,7 @@ func TestWriteRampEvents(t *testing.T) {
 			t.Errorf("line %d: got %q, want it to start %q", i+1, lines[i+1], want)
 		}
 	}
-	if !strings.HasSuffix(lines[2], "\t5000\t4000\t4500\t300\t250\t20.0\t21.5") {
-		t.Errorf("got %q, want the throughput, then the trial's two sides' throughputs, latencies and CPU per RPC", lines[2])
+	if !strings.HasSuffix(lines[2], "\t5000\t4000\t4500\t300\t250\t20.0\t21.5\t0.12") {
+		t.Errorf("got %q, want the throughput, then the trial's two sides' throughputs, latencies and CPU per RPC, then the host's steal", lines[2])
 	}
 }
