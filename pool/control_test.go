@@ -51,7 +51,7 @@ func (fc *fakeClock) option() Option {
 	return func(c *config) error {
 		c.now = fc.Now
 		c.newTicker = func(time.Duration) (<-chan time.Time, func()) { return fc.tick, func() {} }
-		c.steal = func() (uint64, uint64, bool) { return 0, 0, false } // a fake second has no steal
+		c.steal = func() (time.Duration, time.Duration, bool) { return 0, 0, false } // a fake second has no steal
 		return nil
 	}
 }

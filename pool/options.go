@@ -32,7 +32,7 @@ type config struct {
 	newTicker func(time.Duration) (<-chan time.Time, func())
 	// The host's steal and total CPU time so far (tests replace it: a
 	// fake clock's intervals last no real time).
-	steal func() (steal, total uint64, ok bool)
+	steal func() (steal, total time.Duration, ok bool)
 }
 
 // MaxSize bounds WithSize. Each connection is a TCP connection with its

@@ -3,16 +3,16 @@
 package pool
 
 import (
-	"bytes"
-	"strconv"
+	"time"
+
+	"github.com/rpclab/rpclab/internal/procstat"
 )
 
-// MinStealJiffies is the least CPU time, in the kernel's clock ticks
-// (USER_HZ, 100 a second on Linux), that the host's CPUs must have counted
+// MinStealTime is the least CPU time the host's CPUs must have counted
 // between two samples for a steal share to be read from them: below it
-// one tick of steal would read as several percent (Signals.Steal is then
-// unknown). A second on one CPU counts 100.
-const MinStealJiffies = 50
+// one clock tick (10ms) of steal would read as several percent
+// (Signals.Steal is then unknown). A second on one CPU counts a second.
+const MinStealTime = 500 * time.Millisecond
 
 // stealMeter measures the share of the host's CPU time the hypervisor
 // took between samples (steal): time this machine's CPUs could not run at
@@ -20,13 +20,13 @@ const MinStealJiffies = 50
 // seconds that took 20-40% of each CPU and moved a paired trial's two
 // sides apart (docs/measured/2026-11-29/adaptive-d).
 type stealMeter struct {
-	read       func() (steal, total uint64, ok bool) // so far
-	lastSteal  uint64
-	lastTotal  uint64
+	read       func() (steal, total time.Duration, ok bool) // so far
+	lastSteal  time.Duration
+	lastTotal  time.Duration
 	lastSample bool
 }
 
-func newStealMeter(read func() (steal, total uint64, ok bool)) *stealMeter {
+func newStealMeter(read func() (steal, total time.Duration, ok bool)) *stealMeter {
 	m := &stealMeter{read: read}
 	m.lastSteal, m.lastTotal, m.lastSample = read()
 	return m
@@ -34,33 +34,24 @@ func newStealMeter(read func() (steal, total uint64, ok bool)) *stealMeter {
 
 // sample returns the steal share since the previous sample, in [0, 1], or
 // -1 when it cannot tell (no /proc/stat, a counter that went back, or
-// fewer than MinStealJiffies between the samples).
+// less than MinStealTime between the samples).
 func (m *stealMeter) sample() float64 {
 	steal, total, ok := m.read()
 	share := -1.0
-	if ok && m.lastSample && total >= m.lastTotal+MinStealJiffies && steal >= m.lastSteal {
+	if ok && m.lastSample && total >= m.lastTotal+MinStealTime && steal >= m.lastSteal {
 		share = min(float64(steal-m.lastSteal)/float64(total-m.lastTotal), 1)
 	}
 	m.lastSteal, m.lastTotal, m.lastSample = steal, total, ok
 	return share
 }
 
-// parseStat reads the aggregate "cpu" line of /proc/stat (proc(5)): the
-// steal field, and the sum of user, nice, system, idle, iowait, irq,
-// softirq and steal (guest time is already counted in user and nice).
-func parseStat(b []byte) (steal, total uint64, ok bool) {
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := bytes.Fields(line)
-	if len(f) < 9 || string(f[0]) != "cpu" {
+// hostSteal is the host's steal and total CPU time so far, all its CPUs
+// together (procstat.ReadCPUStat: /proc/stat on Linux, unknown elsewhere).
+func hostSteal() (steal, total time.Duration, ok bool) {
+	s, err := procstat.ReadCPUStat()
+	if err != nil {
 		return 0, 0, false
 	}
-	for _, s := range f[1:9] {
-		v, err := strconv.ParseUint(string(s), 10, 64)
-		if err != nil {
-			return 0, 0, false
-		}
-		total += v
-		steal = v // the last, the eighth, is steal
-	}
-	return steal, total, true
+	t := s.Sum(nil)
+	return t.Steal, t.Total(), true
 }

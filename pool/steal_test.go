@@ -10,28 +10,8 @@ import (
 	"time"
 )
 
-func TestParseStat(t *testing.T) {
-	const stat = "cpu  1838101 870 489662 3112185 10826 0 177121 166345 7 0\ncpu0 1 2 3 4 5 6 7 8 0 0\nintr 1\n"
-	steal, total, ok := parseStat([]byte(stat))
-	if !ok || steal != 166345 || total != 1838101+870+489662+3112185+10826+177121+166345 {
-		t.Errorf("aggregate line: got steal %d total %d ok %v, want 166345 %d true", steal, total, ok, 1838101+870+489662+3112185+10826+177121+166345)
-	}
-	for _, bad := range []string{
-		"",
-		"cpu0 1 2 3 4 5 6 7 8\n",            // not the aggregate line
-		"cpu 1 2 3 4 5 6 7\n",               // a kernel without steal
-		"cpu 1 2 3 4 5 6 7 x 0 0\n",         // not a number
-		"cpu 1 2 3 4 5 6 7 -8 0 0\n",        // negative
-		"intr 1\ncpu 1 2 3 4 5 6 7 8 0 0\n", // not first
-	} {
-		if _, _, ok := parseStat([]byte(bad)); ok {
-			t.Errorf("%q: read as a steal count, want not ok", bad)
-		}
-	}
-}
-
 // The machine's own /proc/stat: a steal count within its total, and a
-// share read once the host's CPUs have counted MinStealJiffies.
+// share read once the host's CPUs have counted MinStealTime.
 func TestHostSteal(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		if _, _, ok := hostSteal(); ok {
@@ -52,12 +32,12 @@ func TestHostSteal(t *testing.T) {
 		// for the clock, not for another goroutine.
 		time.Sleep(50 * time.Millisecond)
 		_, now, _ := hostSteal()
-		if now >= total+2*MinStealJiffies {
+		if now >= total+2*MinStealTime {
 			break
 		}
 	}
 	if share := m.sample(); share < 0 || share > 1 {
-		t.Errorf("steal share over at least %d ticks: got %v, want one in [0, 1]", MinStealJiffies, share)
+		t.Errorf("steal share over at least %v of CPU time: got %v, want one in [0, 1]", MinStealTime, share)
 	}
 }
 
@@ -67,9 +47,12 @@ func TestStealMeter(t *testing.T) {
 		ok           bool
 	}
 	reads := []read{{100, 10000, true}}
-	m := newStealMeter(func() (uint64, uint64, bool) {
+	// The kernel's counts, in its clock ticks of 10ms.
+	const tick = 10 * time.Millisecond
+	minTicks := uint64(MinStealTime / tick)
+	m := newStealMeter(func() (time.Duration, time.Duration, bool) {
 		r := reads[0]
-		return r.steal, r.total, r.ok
+		return time.Duration(r.steal) * tick, time.Duration(r.total) * tick, r.ok
 	})
 	for _, tc := range []struct {
 		name string
@@ -79,8 +62,8 @@ func TestStealMeter(t *testing.T) {
 		{"30 of 200 ticks", read{130, 10200, true}, 0.15},
 		{"none of 200", read{130, 10400, true}, 0},
 		{"all of 100", read{230, 10500, true}, 1},
-		{"MinStealJiffies ticks: read", read{235, 10500 + MinStealJiffies, true}, 5.0 / MinStealJiffies},
-		{"one tick fewer: unknown", read{236, 10500 + 2*MinStealJiffies - 1, true}, -1},
+		{"MinStealTime: read", read{235, 10500 + minTicks, true}, 5.0 / float64(minTicks)},
+		{"one tick less: unknown", read{236, 10500 + 2*minTicks - 1, true}, -1},
 		{"the total went back: unknown", read{236, 5000, true}, -1},
 		{"the steal went back: unknown", read{100, 6000, true}, -1},
 		{"unreadable: unknown", read{0, 0, false}, -1},
@@ -97,10 +80,10 @@ func TestStealMeter(t *testing.T) {
 // The pool's control loop reads the host's steal into each interval's
 // signals and its events.
 func TestSignalsSteal(t *testing.T) {
-	var steal, total uint64
+	var steal, total time.Duration
 	reader := func(c *config) error {
-		c.steal = func() (uint64, uint64, bool) {
-			steal, total = steal+30, total+100
+		c.steal = func() (time.Duration, time.Duration, bool) {
+			steal, total = steal+300*time.Millisecond, total+time.Second
 			return steal, total, true
 		}
 		return nil
