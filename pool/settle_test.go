@@ -1,0 +1,142 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// failedAt is judging() after failed trials in a row from its size, the
+// last back-off b.
+func failedAt(failed int, b time.Duration) State {
+	st := judging()
+	st.Failed, st.Backoff = failed, b
+	return st
+}
+
+// TestRuleSettle: each edge of Rule.SettleAfter in Rule.Decide. A judged
+// trial that did not pay counts one more in a row from its size
+// (State.Failed); at SettleAfter the back-off is MaxBackoff, and a limit
+// held by it says the pool has settled (ReasonSettled). Anything that
+// changes the size or the load starts the count again.
+func TestRuleSettle(t *testing.T) {
+	r := DefaultRule(2, 4) // settle after 2, cooldown 5s, max back-off 5m
+	high := r.WriteWaitHigh
+	at := t0.Add(r.Settle)
+	noGain := sig(3, 2, high, 0.5, 316) // 948 RPC/s against the base's 1000
+	gain := sig(3, 2, high, 0.5, 350)   // 1050
+	never := func() Rule { r := r; r.SettleAfter = 0; return r }()
+	three := func() Rule { r := r; r.SettleAfter = 3; return r }()
+	tests := []struct {
+		name   string
+		r      Rule
+		now    time.Time
+		s      Signals
+		st     State
+		want   Decision
+		failed int
+		check  func(State) bool // nil: not checked
+	}{
+		{"the first failure counts one and backs off a cooldown", r, at, noGain, failedAt(0, 0), Decision{Shrink, ReasonNoGain}, 1,
+			func(s State) bool { return s.Backoff == r.Cooldown && s.NextGrow.Equal(at.Add(r.Cooldown)) }},
+		{"the second in a row settles: MaxBackoff", r, at, noGain, failedAt(1, r.Cooldown), Decision{Shrink, ReasonNoGain}, 2,
+			func(s State) bool { return s.Backoff == r.MaxBackoff && s.NextGrow.Equal(at.Add(r.MaxBackoff)) }},
+		{"one short of SettleAfter 3: the back-off doubles", three, at, noGain, failedAt(1, r.Cooldown), Decision{Shrink, ReasonNoGain}, 2,
+			func(s State) bool { return s.Backoff == 2*r.Cooldown }},
+		{"at SettleAfter 3: MaxBackoff", three, at, noGain, failedAt(2, 2*r.Cooldown), Decision{Shrink, ReasonNoGain}, 3,
+			func(s State) bool { return s.Backoff == r.MaxBackoff }},
+		{"SettleAfter 0 only doubles", never, at, noGain, failedAt(5, 10*time.Second), Decision{Shrink, ReasonNoGain}, 6,
+			func(s State) bool { return s.Backoff == 20*time.Second }},
+		{"a probe given back counts", r, at, sig(3, 2, high-1, 0.5, 316), func() State { s := probeAt(0); s.Failed = 1; return s }(), Decision{Shrink, ReasonNoGain}, 2,
+			func(s State) bool { return s.Backoff == r.MaxBackoff }},
+		{"a climb given back counts once", r, at, sig(3, 2, high-1, 0.5, 316), func() State { s := probeAt(2); s.Failed = 1; return s }(), Decision{Shrink, ReasonClimbGivenBack}, 2,
+			func(s State) bool { return s.GiveBack == 2 && s.Backoff == r.MaxBackoff }},
+		{"a gain starts the count again", r, at, gain, failedAt(1, r.Cooldown), Decision{Hold, ReasonGain}, 0,
+			func(s State) bool { return s.Backoff == 0 }},
+
+		// Holding on a limit: settled or cooling down, each side of the edge.
+		{"settled: the limit waits", r, t0.Add(-1), sig(2, 2, high, 0.5, 100), State{NextGrow: t0, Failed: 2, Backoff: r.MaxBackoff}, Decision{Hold, ReasonSettled}, 2, nil},
+		{"one failure: a cooldown, not settled", r, t0.Add(-1), sig(2, 2, high, 0.5, 100), State{NextGrow: t0, Failed: 1, Backoff: r.Cooldown}, Decision{Hold, ReasonCooldown}, 1, nil},
+		{"SettleAfter 0 never settles", never, t0.Add(-1), sig(2, 2, high, 0.5, 100), State{NextGrow: t0, Failed: 9, Backoff: r.MaxBackoff}, Decision{Hold, ReasonCooldown}, 9, nil},
+		{"settled, the back-off passed: a trial", r, t0, sig(2, 2, high, 0.5, 100), State{NextGrow: t0, Failed: 2, Backoff: r.MaxBackoff}, Decision{Grow, ReasonLimit}, 2, nil},
+		{"settled, the load rose by LoadRise: waived and counted again", r, t0, sig(2, 2, 0, 0.5, 750),
+			State{NextGrow: t0.Add(time.Minute), Failed: 2, Backoff: r.MaxBackoff, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Grow, ReasonProbe}, 0,
+			func(s State) bool { return s.Backoff == 0 && s.Trial }},
+		{"settled, the load just under LoadRise: still settled", r, t0, sig(2, 2, 0, 0.5, 749),
+			State{NextGrow: t0.Add(time.Minute), Failed: 2, Backoff: r.MaxBackoff, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonSettled}, 2, nil},
+
+		// Other changes of size or load.
+		{"an idle shrink starts the count again", r, t0.Add(r.IdleFor), sig(3, 0, 0, 0.5, 0), State{IdleSince: t0, Failed: 2}, Decision{Shrink, ReasonIdle}, 0, nil},
+		{"a fallen load starts the count again", r, t0.Add(r.FallFor), sig(3, 2, 0, 0.5, 200), State{KeptRate: 900, FellSince: t0, Failed: 2, NextGrow: t0.Add(time.Hour)}, Decision{Hold, ReasonLoadFell}, 0,
+			func(s State) bool { return s.Trial && s.Recheck }},
+		{"a recheck given back is one failure from the size below", r, at, sig(3, 2, high-1, 0.5, 349), func() State { s := recheckAt(); s.Failed = 1; return s }(), Decision{Shrink, ReasonRecheckGivenBack}, 1,
+			func(s State) bool { return s.Backoff == r.Cooldown }},
+		{"a backlog keeps the connection: counted again", r, t0.Add(2 * time.Second), unparked(sig(1, 29, high, 0.5, 300)), State{Trial: true, TrialStart: t0, BaseConns: 2, Phase: 1, StartInFlight: 10, Failed: 1}, Decision{Hold, ReasonBacklog}, 0, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, st := tc.r.Decide(tc.now, tc.s, tc.st)
+			if d != tc.want || st.Failed != tc.failed {
+				t.Fatalf("got %v/%v with %d failed, want %v/%v with %d", d.Action, d.Reason, st.Failed, tc.want.Action, tc.want.Reason, tc.failed)
+			}
+			if tc.check != nil && !tc.check(st) {
+				t.Errorf("state %+v", st)
+			}
+		})
+	}
+}
+
+// A trial the host's steal kept from being judged says nothing of the
+// size: it backs off but is not counted.
+func TestRuleSettleHostBusy(t *testing.T) {
+	r := DefaultRule(1, 4)
+	st := State{Trial: true, TrialStart: t0, BaseConns: 2, Failed: 1, StealSeen: true, Stolen: 2*int(r.TrialTime()/r.Interval) - 1}
+	s := sig(3, 2, r.WriteWaitHigh, 0.5, 100)
+	s.Steal = st.StealHi + 2*r.StealBand
+	d, next := r.Decide(t0, s, st)
+	if d.Reason != ReasonHostBusy || next.Failed != 1 || next.Backoff != r.Cooldown {
+		t.Errorf("got %v with %d failed and back-off %v, want %v with 1 and %v", d.Reason, next.Failed, next.Backoff, ReasonHostBusy, r.Cooldown)
+	}
+}
+
+func TestRuleSettleAfterInvalid(t *testing.T) {
+	r := DefaultRule(1, 2)
+	r.SettleAfter = -1
+	if err := r.validate(); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("SettleAfter -1: got %v, want ErrInvalidOption", err)
+	}
+	r.SettleAfter = 0
+	if err := r.validate(); err != nil {
+		t.Errorf("SettleAfter 0: %v", err)
+	}
+}
+
+// The policy alone, on a fake clock, at a steady load where a second
+// connection never pays: after SettleAfter trials it stops trying for
+// MaxBackoff, where a back-off that only doubles tries again and again.
+func TestRuleSettleSteady(t *testing.T) {
+	trials := func(r Rule) int {
+		m := &sim{r: r, now: t0, size: 1}
+		n := 0
+		for i := 0; i < 240; i++ { // 4 minutes
+			m.tick(t, sig(m.size, 8, time.Millisecond, 0.3, 1000/uint64(m.size)))
+			if m.trail[len(m.trail)-1] == ReasonLimit {
+				n++
+				m.trail = append(m.trail, ReasonSettling) // count each start once
+			}
+		}
+		if m.size != 1 {
+			t.Errorf("size %d, want 1", m.size)
+		}
+		return n
+	}
+	r := DefaultRule(1, 4)
+	never := r
+	never.SettleAfter = 0
+	settled, doubling := trials(r), trials(never)
+	if settled != 2 || doubling < 5 {
+		t.Errorf("trials in 4 minutes: %d settled, %d doubling; want 2 and at least 5", settled, doubling)
+	}
+}
