@@ -224,6 +224,8 @@ const (
 	// one RPC in flight per connection) but not yet for Rule.IdleFor.
 	ReasonIdleWait
 	// ReasonIdle: the pool has been idle for Rule.IdleFor: shrink by one.
+	// The next shrink waits IdleFor again, or, over an interval with no
+	// RPC at all, only Rule.Cooldown.
 	ReasonIdle
 	// ReasonAtMin: the pool is idle but already at its min.
 	ReasonAtMin
@@ -599,7 +601,8 @@ type Rule struct {
 	// applies.
 	LoadRise float64
 	// IdleFor is how long the pool must sit idle before it shrinks by one
-	// (default 30s).
+	// (default 30s); after an interval with no RPC at all, the next
+	// shrink waits only a Cooldown.
 	IdleFor time.Duration
 	// LoadMoved: a trial whose two intervals with the same size measured
 	// throughputs more than this factor apart (default 1.25; 0 never)
@@ -940,7 +943,13 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	if now.Sub(st.IdleSince) < r.IdleFor || now.Sub(st.LastChange) < r.Cooldown {
 		return Decision{Hold, ReasonIdleWait}, st
 	}
-	st.IdleSince = now // the next shrink waits IdleFor again
+	if s.Throughput() > 0 || s.peakInFlight() > 0 {
+		st.IdleSince = now // the next shrink waits IdleFor again
+	}
+	// else no RPC at all: the next shrink waits only a Cooldown, so a
+	// pool the load has left is back at min within IdleFor plus a
+	// Cooldown a connection (in the ramp here, one a 30 s took 2 to 3
+	// minutes from 5 or 6 connections).
 	st.LastChange, st.Paying, st.Failed = now, false, 0
 	return Decision{Shrink, ReasonIdle}, st
 }

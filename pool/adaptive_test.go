@@ -211,10 +211,14 @@ func TestRuleDecide(t *testing.T) {
 		{"idle starts the idle clock", t0, sig(3, 0, 0, 0.5, 0), State{}, Decision{Hold, ReasonIdleWait},
 			func(s State) bool { return s.IdleSince.Equal(t0) }},
 		{"idle just short of IdleFor", t0.Add(r.IdleFor - 1), sig(3, 0, 0, 0.5, 0), State{IdleSince: t0}, Decision{Hold, ReasonIdleWait}, nil},
-		{"idle for IdleFor shrinks", t0.Add(r.IdleFor), sig(3, 0, 0, 0.5, 0), State{IdleSince: t0}, Decision{Shrink, ReasonIdle},
+		{"idle for IdleFor shrinks; with no RPC at all the next waits a cooldown", t0.Add(r.IdleFor), sig(3, 0, 0, 0.5, 0), State{IdleSince: t0}, Decision{Shrink, ReasonIdle},
 			func(s State) bool {
-				return s.IdleSince.Equal(t0.Add(r.IdleFor)) && s.LastChange.Equal(t0.Add(r.IdleFor))
+				return s.IdleSince.Equal(t0) && s.LastChange.Equal(t0.Add(r.IdleFor))
 			}},
+		{"idle for IdleFor with an RPC in flight: the next shrink waits IdleFor again", t0.Add(r.IdleFor), oneEach(3, 1), State{IdleSince: t0}, Decision{Shrink, ReasonIdle},
+			func(s State) bool { return s.IdleSince.Equal(t0.Add(r.IdleFor)) }},
+		{"idle for IdleFor with RPCs completed: the next shrink waits IdleFor again", t0.Add(r.IdleFor), sig(3, 0, 0, 0.5, 1), State{IdleSince: t0}, Decision{Shrink, ReasonIdle},
+			func(s State) bool { return s.IdleSince.Equal(t0.Add(r.IdleFor)) }},
 		{"idle but changed within the cooldown", t0.Add(r.IdleFor), sig(3, 0, 0, 0.5, 0), State{IdleSince: t0, LastChange: t0.Add(r.IdleFor - r.Cooldown + 1)}, Decision{Hold, ReasonIdleWait}, nil},
 		{"idle and the cooldown passed", t0.Add(r.IdleFor), sig(3, 0, 0, 0.5, 0), State{IdleSince: t0, LastChange: t0.Add(r.IdleFor - r.Cooldown)}, Decision{Shrink, ReasonIdle}, nil},
 		{"idle at min", t0.Add(time.Hour), sig(2, 0, 0, 0.5, 0), State{IdleSince: t0}, Decision{Hold, ReasonAtMin}, nil},
@@ -861,5 +865,33 @@ func TestRuleTrialTime(t *testing.T) {
 		if got := r.TrialTime(); got != tc.want {
 			t.Errorf("settle %v, interval %v: got %v, want %v", tc.settle, tc.interval, got, tc.want)
 		}
+	}
+}
+
+// TestRuleIdleToMin: the policy alone, on a fake clock, from 5
+// connections. With no RPC at all the pool is back at min once IdleFor has
+// passed and then a Cooldown a connection more; with one RPC in flight on
+// one connection (idle, but not empty) it shrinks one per IdleFor.
+func TestRuleIdleToMin(t *testing.T) {
+	r := DefaultRule(1, 8)
+	toMin := func(s func(n int) Signals) time.Duration {
+		m := &sim{r: r, now: t0, size: 5}
+		for i := 1; i <= 600; i++ {
+			m.tick(t, s(m.size))
+			if m.size == r.Min {
+				return time.Duration(i) * time.Second
+			}
+		}
+		return -1
+	}
+	empty := toMin(func(n int) Signals { return sig(n, 0, 0, 0.1, 0) })
+	// Idle from the first interval; four shrinks: IdleFor, then three
+	// Cooldowns.
+	if want := r.Interval + r.IdleFor + 3*r.Cooldown; empty != want {
+		t.Errorf("with no RPC: back at min after %v, want %v", empty, want)
+	}
+	trickle := toMin(func(n int) Signals { return oneEach(n, 1) })
+	if want := 4*r.IdleFor + 3*time.Second; trickle < 4*r.IdleFor || trickle > want {
+		t.Errorf("with one RPC in flight: back at min after %v, want %v to %v", trickle, 4*r.IdleFor, want)
 	}
 }
