@@ -286,7 +286,8 @@ const (
 	// more than Rule.LoadMoved from its first interval to its second, and
 	// the RPCs in flight on that side with it (State.moved): the load
 	// changed under the trial, which compares nothing then; on a rising
-	// load the connection is kept (it is retired later if idle).
+	// load a limit trial's connection is kept (it is retired later if idle;
+	// a probe's goes back: ReasonLoadRoseProbe).
 	ReasonLoadRose
 	// ReasonLoadMoved: as ReasonLoadRose, but the load fell or swung: the
 	// trial is measured again, once; a second time it is judged as it is.
@@ -333,6 +334,13 @@ const (
 	// Rule.MaxBackoff, or a load risen by Rule.LoadRise, or a fallen one
 	// (ReasonLoadFell).
 	ReasonSettled
+	// ReasonLoadRoseProbe: as ReasonLoadRose, but the trial was a probe
+	// (no RPC waited to be written), or a climb or jump from one: its
+	// connections go back unjudged, with no back-off. Kept, they had
+	// stayed on no evidence: in the ramp here probes at 5k RPC/s kept on
+	// trust were kept at the step to 10k, and the pool held 4-6
+	// connections through the ramp where pool:2 did best at every step.
+	ReasonLoadRoseProbe
 )
 
 var reasonNames = [...]string{
@@ -370,6 +378,7 @@ var reasonNames = [...]string{
 	ReasonStolen:           "the host's steal moved during the trial: interval left out",
 	ReasonHostBusy:         "trial not judged: the host's steal kept moving",
 	ReasonSettled:          "settled: trials in a row did not pay at this load",
+	ReasonLoadRoseProbe:    "probe given back unjudged: the load rose during it",
 }
 
 // String describes the reason in a few words.
@@ -766,6 +775,15 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			return Decision{Hold, ReasonSettling}, st
 		}
 		switch rose, moved := st.moved(r.LoadMoved); {
+		case rose && st.Probe && !st.Recheck:
+			// Nothing said a connection was the limit (no RPC waited to be
+			// written): a probe and any climb under it go back unjudged,
+			// with no back-off, and the new load starts its own trial.
+			plateau := st.Plateau
+			st = endTrial(now, st)
+			st.GiveBack, st.Paying = plateau, false
+			st.NextGrow = now.Add(r.Cooldown)
+			return Decision{Shrink, ReasonLoadRoseProbe}, st
 		case rose:
 			st = endTrial(now, st)
 			st.Backoff, st.Failed, st.Paying, st.Kept, st.KeptRate = 0, 0, false, s.kept(), s.Throughput()

@@ -140,3 +140,43 @@ func TestRuleSettleSteady(t *testing.T) {
 		t.Errorf("trials in 4 minutes: %d settled, %d doubling; want 2 and at least 5", settled, doubling)
 	}
 }
+
+// TestRuleLoadRoseProbe: a trial the load rose under (State.moved) keeps
+// its connection only if RPCs waited to be written (a limit trial) or it
+// was a recheck; a probe, and any climb or jump from one, goes back
+// unjudged and backs nothing off.
+func TestRuleLoadRoseProbe(t *testing.T) {
+	r := DefaultRule(1, 8)
+	at := t0.Add(r.Settle)
+	rising := took(sig(3, 2, r.WriteWaitHigh, 0.5, 4168), time.Millisecond) // A2 over A1 by more than LoadMoved
+	rose := func(f func(*State)) State {
+		st := pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond)
+		st.Failed, st.Backoff = 1, r.Cooldown
+		f(&st)
+		return st
+	}
+	tests := []struct {
+		name     string
+		st       State
+		want     Decision
+		giveBack int
+	}{
+		{"a limit trial: kept", rose(func(*State) {}), Decision{Hold, ReasonLoadRose}, 0},
+		{"a probe: given back", rose(func(s *State) { s.Probe = true }), Decision{Shrink, ReasonLoadRoseProbe}, 0},
+		{"a climb of two on trust: all given back", rose(func(s *State) { s.Probe, s.Plateau = true, 2 }), Decision{Shrink, ReasonLoadRoseProbe}, 2},
+		{"a jump: all given back", rose(func(s *State) { s.Probe, s.Jump, s.Plateau = true, true, 4 }), Decision{Shrink, ReasonLoadRoseProbe}, 4},
+		{"a recheck: kept", rose(func(s *State) { s.Probe, s.Jump, s.Recheck = true, true, true }), Decision{Hold, ReasonLoadRose}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, st := r.Decide(at, rising, tc.st)
+			if d != tc.want || st.GiveBack != tc.giveBack || st.Trial || st.Plateau != 0 || st.Paying {
+				t.Fatalf("got %v/%v give-back %d (trial %v plateau %d paying %v), want %v/%v give-back %d",
+					d.Action, d.Reason, st.GiveBack, st.Trial, st.Plateau, st.Paying, tc.want.Action, tc.want.Reason, tc.giveBack)
+			}
+			if d.Reason == ReasonLoadRoseProbe && (st.Backoff != r.Cooldown || st.Failed != 1 || !st.NextGrow.Equal(at.Add(r.Cooldown))) {
+				t.Errorf("given back unjudged: back-off %v, %d failed, next %v; want them as they were (%v, 1) and a cooldown", st.Backoff, st.Failed, st.NextGrow.Sub(at), r.Cooldown)
+			}
+		})
+	}
+}
