@@ -938,6 +938,12 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		case now.Before(st.NextGrow):
 			// The back-off was earned at a load that has passed.
 			st.Backoff, st.FailedRate, st.Failed = 0, 0, 0
+		case r.LoadRise > 0 && st.FailedRate > 0 && s.Throughput() >= r.LoadRise*st.FailedRate:
+			// So were the failures in a row, though the back-off has
+			// passed: in the ramp here a probe at 5k RPC/s and a trial
+			// at 40k, eight times the load, counted as two in a row, and
+			// the pool settled at one connection past capacity.
+			st.Failed = 0
 		}
 		st = restartTrial(now, st)
 		st.Trial, st.BaseConns, st.Probe, st.LastChange, st.StartInFlight = true, n, !limit, now, s.peakInFlight()

@@ -64,6 +64,10 @@ func TestRuleSettle(t *testing.T) {
 		{"settled, the load rose by LoadRise: waived and counted again", r, t0, sig(2, 2, 0, 0.5, 750),
 			State{NextGrow: t0.Add(time.Minute), Failed: 2, Backoff: r.MaxBackoff, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Grow, ReasonProbe}, 0,
 			func(s State) bool { return s.Backoff == 0 && s.Trial }},
+		{"one failure, the back-off passed, the load at LoadRise: a trial counted from 0", r, t0, sig(2, 2, 0, 0.5, 750),
+			State{NextGrow: t0, Failed: 1, Backoff: r.Cooldown, FailedRate: 1000}, Decision{Grow, ReasonProbe}, 0, nil},
+		{"one failure, the back-off passed, the load just under LoadRise: still one", r, t0, sig(2, 2, 0, 0.5, 749),
+			State{NextGrow: t0, Failed: 1, Backoff: r.Cooldown, FailedRate: 1000}, Decision{Grow, ReasonProbe}, 1, nil},
 		{"settled, the load just under LoadRise: still settled", r, t0, sig(2, 2, 0, 0.5, 749),
 			State{NextGrow: t0.Add(time.Minute), Failed: 2, Backoff: r.MaxBackoff, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonSettled}, 2, nil},
 
