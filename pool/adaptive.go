@@ -931,14 +931,15 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		switch {
 		case n >= r.Max:
 			return Decision{Hold, ReasonAtMax}, st
-		case now.Before(st.NextGrow) && !st.loadRose(r, now, s) && r.settled(st):
-			return Decision{Hold, ReasonSettled}, st
 		case now.Before(st.NextGrow) && !st.loadRose(r, now, s):
+			if r.settled(st) {
+				return Decision{Hold, ReasonSettled}, st
+			}
 			return Decision{Hold, ReasonCooldown}, st
 		case now.Before(st.NextGrow):
 			// The back-off was earned at a load that has passed.
 			st.Backoff, st.FailedRate, st.Failed = 0, 0, 0
-		case r.LoadRise > 0 && st.FailedRate > 0 && s.Throughput() >= r.LoadRise*st.FailedRate:
+		case st.risenPast(r, s):
 			// So were the failures in a row, though the back-off has
 			// passed: in the ramp here a probe at 5k RPC/s and a trial
 			// at 40k, eight times the load, counted as two in a row, and
@@ -1159,8 +1160,13 @@ func (r Rule) GrowFailed(now time.Time, st State) State {
 // the throughput the last failed trial was judged at, at least a Cooldown
 // after the last change: a back-off's evidence is the load it was taken at.
 func (st State) loadRose(r Rule, now time.Time, s Signals) bool {
-	return r.LoadRise > 0 && st.Backoff > 0 && st.FailedRate > 0 && s.Throughput() >= r.LoadRise*st.FailedRate &&
-		!now.Before(st.LastChange.Add(r.Cooldown))
+	return st.Backoff > 0 && st.risenPast(r, s) && !now.Before(st.LastChange.Add(r.Cooldown))
+}
+
+// risenPast reports that the throughput has reached Rule.LoadRise times
+// the throughput the last failed trial was judged at.
+func (st State) risenPast(r Rule, s Signals) bool {
+	return r.LoadRise > 0 && st.FailedRate > 0 && s.Throughput() >= r.LoadRise*st.FailedRate
 }
 
 // failed backs growth off after a judged trial that did not pay, one
