@@ -3,6 +3,7 @@
 package pool
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -420,10 +421,20 @@ func TestRuleDecide(t *testing.T) {
 		{"throughput at 1.5x the failed trial's: the back-off is waived", t0, sig(2, 2, 0, 0.5, 750), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Grow, ReasonProbe},
 			func(s State) bool { return s.Trial && s.Backoff == 0 && s.FailedRate == 0 }},
 		{"throughput just under 1.5x: the back-off holds", t0, sig(2, 2, 0, 0.5, 749), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
+		// ... and the RPCs in flight with it (Little's law): a throughput
+		// risen at the same RPCs in flight is the host running faster.
+		{"throughput at 1.5x, the same RPCs in flight: the back-off holds", t0, sig(2, 2, 0, 0.5, 750), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, FailedInFlight: 4, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
+		{"throughput and RPCs in flight at 1.5x: the back-off is waived", t0, read(sig(2, 2, 0, 0.5, 750), 6, 6), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, FailedInFlight: 4, LastChange: t0.Add(-r.Cooldown)}, Decision{Grow, ReasonProbe},
+			func(s State) bool { return s.Trial && s.Backoff == 0 && s.FailedRate == 0 }},
+		{"throughput at 1.5x, RPCs in flight just under: the back-off holds", t0, read(sig(2, 2, 0, 0.5, 750), 5.99, 6), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, FailedInFlight: 4, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
 		{"risen, but within a cooldown of the last change: holds", t0, sig(2, 2, 0, 0.5, 5000), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown + 1)}, Decision{Hold, ReasonCooldown}, nil},
 		{"the cooldown after a gain is not waived", t0, sig(2, 2, 0, 0.5, 5000), State{NextGrow: t0.Add(r.Cooldown), FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
 		{"a failed trial notes the throughput it was judged at", t0.Add(r.Settle), sig(3, 2, high, 0.5, 349), trial, Decision{Shrink, ReasonNoGain},
 			func(s State) bool { return s.FailedRate == 1047 && s.Backoff == r.Cooldown }},
+		{"a failed trial notes the RPCs in flight it was judged at, the larger side", t0.Add(r.Settle), took(sig(3, 2, high, 0.5, 349), 2*time.Millisecond), timed(trial), Decision{Shrink, ReasonSlower},
+			func(s State) bool { return s.FailedRate == 1047 && math.Abs(s.FailedInFlight-2.094) < 1e-9 }},
+		{"... the base's when it is the larger", t0.Add(r.Settle), took(sig(3, 2, high, 0.5, 349), 100*time.Microsecond), timed(trial), Decision{Shrink, ReasonNoGain},
+			func(s State) bool { return math.Abs(s.FailedInFlight-1) < 1e-9 }},
 		// The CPU per RPC of a gain: its base's RPCs took 10µs of CPU each
 		// (cpuOf); 1050 RPCs against 1000 RPC/s is a gain of 5%.
 		{"a gain at 5% more CPU per RPC: kept", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 350), 1050*10500*time.Nanosecond), cpuOf(probeAt(0)), Decision{Hold, ReasonGain},

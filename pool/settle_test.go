@@ -68,6 +68,10 @@ func TestRuleSettle(t *testing.T) {
 			State{NextGrow: t0, Failed: 1, Backoff: r.Cooldown, FailedRate: 1000}, Decision{Grow, ReasonProbe}, 0, nil},
 		{"one failure, the back-off passed, the load just under LoadRise: still one", r, t0, sig(2, 2, 0, 0.5, 749),
 			State{NextGrow: t0, Failed: 1, Backoff: r.Cooldown, FailedRate: 1000}, Decision{Grow, ReasonProbe}, 1, nil},
+		{"settled, the throughput at LoadRise at the same RPCs in flight (the host ran faster): still settled", r, t0, sig(2, 2, 0, 0.5, 750),
+			State{NextGrow: t0.Add(time.Minute), Failed: 2, Backoff: r.MaxBackoff, FailedRate: 1000, FailedInFlight: 4, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonSettled}, 2, nil},
+		{"one failure, the back-off passed, the throughput at LoadRise at the same RPCs in flight: still one", r, t0, sig(2, 2, 0, 0.5, 750),
+			State{NextGrow: t0, Failed: 1, Backoff: r.Cooldown, FailedRate: 1000, FailedInFlight: 4}, Decision{Grow, ReasonProbe}, 1, nil},
 		{"settled, the load just under LoadRise: still settled", r, t0, sig(2, 2, 0, 0.5, 749),
 			State{NextGrow: t0.Add(time.Minute), Failed: 2, Backoff: r.MaxBackoff, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonSettled}, 2, nil},
 
