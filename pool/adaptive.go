@@ -1160,7 +1160,8 @@ func (r Rule) GrowFailed(now time.Time, st State) State {
 }
 
 // loadRose reports that the load has risen past the last failed trial's
-// by Rule.LoadRise (risenPast), at least a Cooldown after the last change: a back-off's evidence is the load it was taken at.
+// by Rule.LoadRise (risenPast), at least a Cooldown after the last
+// change: a back-off's evidence is the load it was taken at.
 func (st State) loadRose(r Rule, now time.Time, s Signals) bool {
 	return st.Backoff > 0 && st.risenPast(r, s) && !now.Before(st.LastChange.Add(r.Cooldown))
 }
