@@ -462,7 +462,7 @@ type State struct {
 	// once the throughput has risen well past it, and the RPCs in flight
 	// with it past FailedInFlight, the mean in flight over that trial's
 	// intervals (their summed times in flight over the time, the larger
-	// side).
+	// side), or once RPCs queue past FailedInFlight at no less throughput.
 	Backoff                    time.Duration
 	FailedRate, FailedInFlight float64
 	// Failed is the trials in a row from the current size that did not
@@ -610,7 +610,10 @@ type Rule struct {
 	// RPCs in flight this many times that trial's (default 1.5; 0 never):
 	// at 5k RPC/s here trial after trial failed and the back-off grew to
 	// 20 s, and when the load rose to 60k the pool sat at one connection
-	// for those 20 s. A Cooldown after the last change still applies.
+	// for those 20 s. A backlog waives it too: the mean RPCs in flight
+	// past twice the failed trial's (plus BacklogSlack) at no less
+	// throughput, since past capacity the throughput cannot rise
+	// (State.backlogPast). A Cooldown after the last change still applies.
 	LoadRise float64
 	// IdleFor is how long the pool must sit idle before it shrinks by one
 	// (default 30s); after an interval with no RPC at all, the next
@@ -1174,9 +1177,32 @@ func (st State) loadRose(r Rule, now time.Time, s Signals) bool {
 // loops here, at a fixed 8 to 64 in flight, the host's swings of 1.5-1.8x
 // had waived the settled back-off in 7 of 42 warm-ups, and three of the
 // trials that followed ran into the measured window.
+//
+// A backlog is a risen load too (backlogPast): past capacity the
+// throughput cannot rise by LoadRise, since the size being judged is
+// what caps it. In the ramp here a trial failed at 20k RPC/s with 53 in
+// flight on one connection (rightly: one carried 20k), and at 60k offered
+// one connection carried 23-35k with 2000 in flight, a 37-fold queue: the
+// failure at 20k still counted, the next one settled the pool, and it sat
+// at one connection from 40k to 80k where two carried 1.4x as much.
 func (st State) risenPast(r Rule, s Signals) bool {
-	return r.LoadRise > 0 && st.FailedRate > 0 && s.Throughput() >= r.LoadRise*st.FailedRate &&
-		s.meanInFlight() >= r.LoadRise*st.FailedInFlight
+	if r.LoadRise <= 0 || st.FailedRate <= 0 {
+		return false
+	}
+	return st.backlogPast(s) ||
+		s.Throughput() >= r.LoadRise*st.FailedRate && s.meanInFlight() >= r.LoadRise*st.FailedInFlight
+}
+
+// backlogPast reports that RPCs queue where the last failed trial's did
+// not: the mean RPCs in flight past twice that trial's by more than
+// BacklogSlack (as a parked interval's backlog is judged: parkLimit), with
+// the throughput at least the one it was judged at, so the connections
+// carry no less while the queue grows (a server slowed down would carry
+// less). A closed loop's callers fix its in-flight count, so only an open
+// loop's load builds one. With the trial's in flight unknown (none of its
+// RPCs timed) there is nothing to see a queue against.
+func (st State) backlogPast(s Signals) bool {
+	return st.FailedInFlight > 0 && s.meanInFlight() > 2*st.FailedInFlight+BacklogSlack && s.Throughput() >= st.FailedRate
 }
 
 // failed backs growth off after a judged trial that did not pay, one

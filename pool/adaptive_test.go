@@ -427,6 +427,14 @@ func TestRuleDecide(t *testing.T) {
 		{"throughput and RPCs in flight at 1.5x: the back-off is waived", t0, read(sig(2, 2, 0, 0.5, 750), 6, 6), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, FailedInFlight: 4, LastChange: t0.Add(-r.Cooldown)}, Decision{Grow, ReasonProbe},
 			func(s State) bool { return s.Trial && s.Backoff == 0 && s.FailedRate == 0 }},
 		{"throughput at 1.5x, RPCs in flight just under: the back-off holds", t0, read(sig(2, 2, 0, 0.5, 750), 5.99, 6), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, FailedInFlight: 4, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
+		// ... or a backlog built (State.backlogPast): past capacity the
+		// throughput cannot rise, so the RPCs in flight past twice the
+		// trial's plus BacklogSlack (2*4+8 = 16), the throughput held.
+		{"a backlog at the failed trial's throughput: the back-off is waived", t0, read(sig(2, 2, 0, 0.5, 500), 16.5, 17), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, FailedInFlight: 4, LastChange: t0.Add(-r.Cooldown)}, Decision{Grow, ReasonProbe},
+			func(s State) bool { return s.Trial && s.Backoff == 0 && s.FailedRate == 0 }},
+		{"RPCs in flight at exactly twice the trial's plus BacklogSlack: the back-off holds", t0, read(sig(2, 2, 0, 0.5, 500), 16, 17), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, FailedInFlight: 4, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
+		{"RPCs in flight past BacklogSlack, the failed trial's unknown: the back-off holds", t0, read(sig(2, 2, 0, 0.5, 500), 40, 40), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
+		{"a backlog at a throughput just under the trial's: the back-off holds", t0, read(sig(2, 2, 0, 0.5, 499), 40, 40), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, FailedInFlight: 4, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
 		{"risen, but within a cooldown of the last change: holds", t0, sig(2, 2, 0, 0.5, 5000), State{NextGrow: t0.Add(time.Minute), Backoff: 20 * time.Second, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown + 1)}, Decision{Hold, ReasonCooldown}, nil},
 		{"the cooldown after a gain is not waived", t0, sig(2, 2, 0, 0.5, 5000), State{NextGrow: t0.Add(r.Cooldown), FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonCooldown}, nil},
 		{"a failed trial notes the throughput it was judged at", t0.Add(r.Settle), sig(3, 2, high, 0.5, 349), trial, Decision{Shrink, ReasonNoGain},

@@ -72,6 +72,18 @@ func TestRuleSettle(t *testing.T) {
 			State{NextGrow: t0.Add(time.Minute), Failed: 2, Backoff: r.MaxBackoff, FailedRate: 1000, FailedInFlight: 4, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonSettled}, 2, nil},
 		{"one failure, the back-off passed, the throughput at LoadRise at the same RPCs in flight: still one", r, t0, sig(2, 2, 0, 0.5, 750),
 			State{NextGrow: t0, Failed: 1, Backoff: r.Cooldown, FailedRate: 1000, FailedInFlight: 4}, Decision{Grow, ReasonProbe}, 1, nil},
+		// A backlog (State.backlogPast), as in the ramp here (ramp-final-3,
+		// repeat 2): a trial failed at 20015 RPC/s with 53 in flight, and at
+		// 60k offered one connection carried 22979 with 2000 in flight.
+		{"one failure at a load the connection carried, then a backlog on it: a trial counted from 0", r, t0, read(sig(1, 2000, high, 0.7, 22979), 2000, 2000),
+			State{NextGrow: t0, Failed: 1, Backoff: r.Cooldown, FailedRate: 20015, FailedInFlight: 53}, Decision{Grow, ReasonLimit}, 0, nil},
+		{"one failure, then a backlog at a throughput fallen below the trial's: still one", r, t0, read(sig(1, 2000, high, 0.7, 20014), 2000, 2000),
+			State{NextGrow: t0, Failed: 1, Backoff: r.Cooldown, FailedRate: 20015, FailedInFlight: 53}, Decision{Grow, ReasonLimit}, 1, nil},
+		{"one failure, RPCs in flight at twice the trial's plus BacklogSlack: still one", r, t0, read(sig(1, 114, high, 0.7, 22979), 114, 114),
+			State{NextGrow: t0, Failed: 1, Backoff: r.Cooldown, FailedRate: 20015, FailedInFlight: 53}, Decision{Grow, ReasonLimit}, 1, nil},
+		{"settled, then a backlog: waived and counted again", r, t0, read(sig(1, 2000, high, 0.7, 22979), 2000, 2000),
+			State{NextGrow: t0.Add(time.Minute), Failed: 2, Backoff: r.MaxBackoff, FailedRate: 20015, FailedInFlight: 53, LastChange: t0.Add(-r.Cooldown)}, Decision{Grow, ReasonLimit}, 0,
+			func(s State) bool { return s.Backoff == 0 && s.Trial }},
 		{"settled, the load just under LoadRise: still settled", r, t0, sig(2, 2, 0, 0.5, 749),
 			State{NextGrow: t0.Add(time.Minute), Failed: 2, Backoff: r.MaxBackoff, FailedRate: 1000, LastChange: t0.Add(-r.Cooldown)}, Decision{Hold, ReasonSettled}, 2, nil},
 
