@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -30,12 +29,14 @@ import (
 
 // alt grows to 2 at once, then runs plan: each entry is the Active of one
 // interval (1: one connection takes new RPCs; 0: both).
+// done is closed once every interval of plan has been logged.
 type alt struct {
 	mu   sync.Mutex
 	k    int
 	plan []int
 	cur  int
 	log  []string
+	done chan struct{}
 }
 
 func (a *alt) Size(now time.Time, s pool.Signals) pool.Decision {
@@ -51,6 +52,9 @@ func (a *alt) Size(now time.Time, s pool.Signals) pool.Decision {
 		a.cur = a.plan[a.k]
 	} else {
 		a.cur = 0
+	}
+	if a.k == len(a.plan) {
+		close(a.done)
 	}
 	a.k++
 	return pool.Decision{Action: pool.Hold}
@@ -81,7 +85,7 @@ func main() {
 			plan = append(plan, 0, 1, 1, 0)
 		}
 	}
-	a := &alt{plan: plan}
+	a := &alt{plan: plan, done: make(chan struct{})}
 	p, err := pool.New(*target, pool.WithSizer(1, 2, *interval, a), pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials())))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -89,8 +93,7 @@ func main() {
 	}
 	defer p.Close()
 	c := pb.NewBenchmarkServiceClient(p)
-	ctx, cancel := context.WithCancel(context.Background())
-	var n atomic.Int64
+	ctx, cancel := context.WithCancelCause(context.Background())
 	var wg sync.WaitGroup
 	for i := 0; i < *inflight; i++ {
 		wg.Add(1)
@@ -98,23 +101,22 @@ func main() {
 			defer wg.Done()
 			req := &pb.SimpleRequest{}
 			for ctx.Err() == nil {
-				if _, err := c.UnaryCall(ctx, req); err == nil {
-					n.Add(1)
+				if _, err := c.UnaryCall(ctx, req); err != nil && ctx.Err() == nil {
+					cancel(err) // a server gone or refusing: stop, do not spin
 				}
 			}
 		}()
 	}
-	for {
-		time.Sleep(*interval)
-		a.mu.Lock()
-		done := a.k > len(plan)+1
-		a.mu.Unlock()
-		if done {
-			break
-		}
+	select {
+	case <-a.done:
+		cancel(nil)
+	case <-ctx.Done():
 	}
-	cancel()
 	wg.Wait()
+	if err := context.Cause(ctx); err != context.Canceled {
+		fmt.Fprintln(os.Stderr, "slices:", err)
+		os.Exit(1)
+	}
 	a.mu.Lock()
 	fmt.Println("k\tactive\trpc/s\tmean in flight\tcpu busy")
 	for _, l := range a.log {
