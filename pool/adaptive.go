@@ -523,10 +523,10 @@ type State struct {
 // is a pure function; the pool calls it once per Interval.
 //
 // The thresholds are starting values, chosen from what each signal means.
-// scripts/adaptive.sh measures the rule against fixed sizes: on this
-// repository's 2-core machine the write wait alone missed the limit at 2
-// to 32 RPCs in flight (no RPC waited to be written, yet more connections
-// paid), which is why Probe is on by default.
+// scripts/adaptive.sh measures the rule against fixed sizes, one process
+// per layout; scripts/slices -sizes measures the sizes side by side in
+// one process, which is what decides whether a connection pays (see
+// Probe).
 type Rule struct {
 	// Min and Max bound the number of connections (set by WithAdaptive).
 	Min, Max int
@@ -554,13 +554,20 @@ type Rule struct {
 	Settle time.Duration
 	// Probe also starts a trial when more than InFlightPerConn RPCs are in
 	// flight per connection though none waits WriteWaitHigh to be written
-	// (default true). On this machine's grpc-go a second connection paid
-	// at 2 to 8 RPCs in flight with no write wait to see; a probe that
-	// does not pay is given back and backs off like any failed trial.
-	// While the last trial paid (State.Paying) and more than one RPC is in
-	// flight, it probes one more connection whatever the RPCs per
-	// connection: pool:8 beat pool:2 and pool:4 at 2 to 8 in flight here,
-	// so the climb goes on for as long as each connection added pays.
+	// (default false); a probe that does not pay is given back and backs
+	// off like any failed trial. While the last trial paid (State.Paying)
+	// and more than one RPC is in flight, it probes one more connection
+	// whatever the RPCs per connection (a climb; PlateauSteps and Jump
+	// shape it). It was on by default while sweeps run one process per
+	// layout had pool:8 beating pool:2 and pool:4 at 2 to 8 in flight on
+	// this repository's 1-CPU client. Measured side by side in one process
+	// (scripts/slices -sizes, docs/measured/2026-11-30), one connection
+	// carried the most at 1 to 32 RPCs in flight, at the least CPU per
+	// RPC (at 8 in flight 41 µs, against 51-69 µs on 2 to 8), and tied
+	// two at 64; more only paid with a backlog (2000 in flight: two 1.38x
+	// one), which the write wait sees. The probes' trials cost: in the
+	// open-loop ramp every growth below capacity was a probe, each parking
+	// a connection for part of a step.
 	Probe bool
 	// PlateauSteps is how many probed connections in a row a climb keeps
 	// on trust when each held the throughput and the mean time in flight
@@ -663,7 +670,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		WriteWaitHigh:   100 * time.Microsecond,
 		InFlightPerConn: 1,
 		CPUBusyMax:      0.8,
-		Probe:           true,
+		Probe:           false,
 		PlateauSteps:    3,
 		Jump:            true,
 		Settle:          4 * time.Second,
