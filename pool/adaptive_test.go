@@ -157,7 +157,7 @@ func notReady(s Signals) Signals {
 // Each threshold of Rule.Decide, on both sides of its edge.
 func TestRuleDecide(t *testing.T) {
 	r := DefaultRule(2, 4) // 100µs, 1 per conn, CPU 0.8, settle 4s, gain 5%, cooldown 5s, idle 30s
-	r.Probe = true // cases below include probes; DefaultRule has none (TestDefaultRuleProbe)
+	r.Probe = true         // cases below include probes; DefaultRule has none (TestDefaultRuleProbe)
 	high := r.WriteWaitHigh
 	trial := judging()
 	fresh := State{Trial: true, TrialStart: t0, BaseConns: 2}
