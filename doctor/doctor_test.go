@@ -274,11 +274,11 @@ func TestDoctorEveryRPCFailed(t *testing.T) {
 // rule probes (it climbs while each connection pays), else
 // ceil(in-flight / InFlightPerConn), at most Max.
 func TestSettleTime(t *testing.T) {
-	def := pool.DefaultRule(1, 8) // no probe
+	def := pool.DefaultRule(1, 8)
 	perConn := def.TrialTime() + def.Cooldown + def.Interval
-	probe := def
-	probe.Probe = true
-	half := def
+	noProbe := def
+	noProbe.Probe = false
+	half := noProbe
 	half.InFlightPerConn = 2
 	any := def
 	any.InFlightPerConn = 0
@@ -289,11 +289,10 @@ func TestSettleTime(t *testing.T) {
 		want     time.Duration
 	}{
 		{"default, 1 in flight: never grows", def, 1, 0},
-		{"probe, 1 in flight: never grows", probe, 1, 0},
-		{"probe, 2 in flight: climbs to max 8", probe, 2, def.Interval + 7*perConn},
-		{"default, 2 in flight: reaches 2", def, 2, def.Interval + perConn},
-		{"default, 4 in flight: reaches 4", def, 4, def.Interval + 3*perConn},
-		{"probe, 8 in flight: reaches max 8", probe, 8, def.Interval + 7*perConn},
+		{"default, 2 in flight: climbs to max 8", def, 2, def.Interval + 7*perConn},
+		{"no probe, 2 in flight: reaches 2", noProbe, 2, def.Interval + perConn},
+		{"no probe, 4 in flight: reaches 4", noProbe, 4, def.Interval + 3*perConn},
+		{"default, 8 in flight: reaches max 8", def, 8, def.Interval + 7*perConn},
 		{"default, 64 in flight: still max 8", def, 64, def.Interval + 7*perConn},
 		{"2 per connection, 5 in flight: reaches 3", half, 5, def.Interval + 2*perConn},
 		{"2 per connection, 2 in flight: never grows", half, 2, 0},

@@ -341,6 +341,12 @@ const (
 	// trust were kept at the step to 10k, and the pool held 4-6
 	// connections through the ramp where pool:2 did best at every step.
 	ReasonLoadRoseProbe
+	// ReasonBusyNoProbe: more than Rule.InFlightPerConn RPCs are in flight
+	// per connection and none waits to be written, but the process has no
+	// CPU to spare (CPUBusy at or above Rule.CPUBusyMax): a connection
+	// would cost CPU per RPC and nothing shows it is the limit, so there
+	// is no probe (Rule.Probe).
+	ReasonBusyNoProbe
 )
 
 var reasonNames = [...]string{
@@ -379,6 +385,7 @@ var reasonNames = [...]string{
 	ReasonHostBusy:         "trial not judged: the host's steal kept moving",
 	ReasonSettled:          "settled: trials in a row did not pay at this load",
 	ReasonLoadRoseProbe:    "probe given back unjudged: the load rose during it",
+	ReasonBusyNoProbe:      "more than one RPC per connection, no CPU to spare: not probing",
 }
 
 // String describes the reason in a few words.
@@ -525,8 +532,8 @@ type State struct {
 // The thresholds are starting values, chosen from what each signal means.
 // scripts/adaptive.sh measures the rule against fixed sizes, one process
 // per layout; scripts/slices -sizes measures the sizes side by side in
-// one process, which is what decides whether a connection pays (see
-// Probe).
+// one process, which resolves far smaller differences on a noisy host
+// (see Probe).
 type Rule struct {
 	// Min and Max bound the number of connections (set by WithAdaptive).
 	Min, Max int
@@ -553,21 +560,28 @@ type Rule struct {
 	// State.Trial); default 4s, one block.
 	Settle time.Duration
 	// Probe also starts a trial when more than InFlightPerConn RPCs are in
-	// flight per connection though none waits WriteWaitHigh to be written
-	// (default false); a probe that does not pay is given back and backs
-	// off like any failed trial. While the last trial paid (State.Paying)
-	// and more than one RPC is in flight, it probes one more connection
-	// whatever the RPCs per connection (a climb; PlateauSteps and Jump
-	// shape it). It was on by default while sweeps run one process per
-	// layout had pool:8 beating pool:2 and pool:4 at 2 to 8 in flight on
-	// this repository's 1-CPU client. Measured side by side in one process
-	// (scripts/slices -sizes, docs/measured/2026-11-30), one connection
-	// carried the most at 1 to 32 RPCs in flight, at the least CPU per
-	// RPC (at 8 in flight 41 µs, against 51-69 µs on 2 to 8), and tied
-	// two at 64; more only paid with a backlog (2000 in flight: two 1.38x
-	// one), which the write wait sees. The probes' trials cost: in the
-	// open-loop ramp every growth below capacity was a probe, each parking
-	// a connection for part of a step.
+	// flight per connection though none waits WriteWaitHigh to be written,
+	// while the process has CPU to spare: CPUBusy below CPUBusyMax, or
+	// unknown (default true). A probe that does not pay is given back and
+	// backs off like any failed trial. While the last trial paid
+	// (State.Paying) and more than one RPC is in flight, it probes one
+	// more connection whatever the RPCs per connection (a climb;
+	// PlateauSteps and Jump shape it), with CPU to spare too. A connection
+	// can be the limit with no RPC waiting to be written: its one reader
+	// falling behind, or a server or a path that serves each connection
+	// apart; YDB's client gained 3.6x from 10x the RPCs in flight on one
+	// connection, and 4.5-6x with one connection per worker. On a client
+	// with no CPU to spare a connection costs CPU per RPC and buys nothing
+	// the write wait does not see: measured side by side in one process
+	// (scripts/slices -sizes, docs/measured/2026-11-30), this repository's
+	// 1-CPU client (CPUBusy about 1 under load) carried the most on one
+	// connection at 1 to 32 RPCs in flight, at the least CPU per RPC (at 8
+	// in flight 41 µs, against 51-69 µs on 2 to 8), and two tied one at
+	// 64; more only paid with a backlog (2000 in flight: two 1.38x one),
+	// which the write wait sees. Probing there regardless, on gains that
+	// sweeps run one process per layout had shown and side by side did
+	// not, cost a trial at each new load of the open-loop ramp and kept
+	// connections on noise.
 	Probe bool
 	// PlateauSteps is how many probed connections in a row a climb keeps
 	// on trust when each held the throughput and the mean time in flight
@@ -670,7 +684,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		WriteWaitHigh:   100 * time.Microsecond,
 		InFlightPerConn: 1,
 		CPUBusyMax:      0.8,
-		Probe:           false,
+		Probe:           true,
 		PlateauSteps:    3,
 		Jump:            true,
 		Settle:          4 * time.Second,
@@ -936,10 +950,12 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	}
 	crowded := s.meanPerConn() > r.InFlightPerConn
 	limit := crowded && s.MaxWriteWait() >= r.WriteWaitHigh
-	// A climb: the last connection paid, so try one more while there is
-	// more than one RPC in flight to spread.
-	climb := r.Probe && st.Paying && s.meanInFlight() > 1
-	if limit || (crowded && r.Probe) || climb {
+	// A probe, with CPU to spare (or no telling); a climb: the last
+	// connection paid, so try one more while there is more than one RPC in
+	// flight to spread.
+	probe := r.Probe && !(s.CPUBusy >= r.CPUBusyMax)
+	climb := probe && st.Paying && s.meanInFlight() > 1
+	if limit || (crowded && probe) || climb {
 		st.IdleSince = time.Time{}
 		switch {
 		case n >= r.Max:
@@ -969,6 +985,9 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	idle := s.MaxWriteWait() < r.WriteWaitHigh && s.meanPerConn() < 1 && (st.Kept == 0 || 4*s.meanInFlight() < 3*float64(st.Kept))
 	if !idle {
 		st.IdleSince = time.Time{}
+		if crowded && r.Probe { // else it would have probed
+			return Decision{Hold, ReasonBusyNoProbe}, st
+		}
 		return Decision{Hold, ReasonBalanced}, st
 	}
 	if n <= r.Min {

@@ -22,7 +22,7 @@ func failedAt(failed int, b time.Duration) State {
 // held by it says the pool has settled (ReasonSettled). Anything that
 // changes the size or the load starts the count again.
 func TestRuleSettle(t *testing.T) {
-	r := probing(DefaultRule(2, 4)) // settle after 2, cooldown 5s, max back-off 5m
+	r := DefaultRule(2, 4) // settle after 2, cooldown 5s, max back-off 5m
 	high := r.WriteWaitHigh
 	at := t0.Add(r.Settle)
 	noGain := sig(3, 2, high, 0.5, 316) // 948 RPC/s against the base's 1000

@@ -6,13 +6,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/pool"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/stats"
@@ -55,15 +58,42 @@ type PolicyRun struct {
 	Conns, MaxConns, Resizes int
 }
 
+// Link is what RunPolicyOver puts on each connection: an emulated
+// network on the client's end of every connection the pool dials (each
+// connection its own link: a rate is per connection, as a per-flow
+// shaper's, or one TCP flow's window over a long path, would be), and the
+// request and response payload of each ping. The zero Link is loopback
+// and empty pings.
+type Link struct {
+	Net     netem.Network
+	Payload int // bytes each way
+}
+
 // RunPolicy keeps inflight unary pings in flight through a pool sized by
 // pol (at most maxConns connections) against target: warmup unmeasured (the
 // time the policy has to settle), then interval measured.
 func RunPolicy(ctx context.Context, target string, pol Policy, maxConns, inflight int, warmup, interval time.Duration) (PolicyRun, error) {
+	return RunPolicyOver(ctx, target, pol, maxConns, inflight, warmup, interval, Link{})
+}
+
+// RunPolicyOver is RunPolicy over link.
+func RunPolicyOver(ctx context.Context, target string, pol Policy, maxConns, inflight int, warmup, interval time.Duration, link Link) (PolicyRun, error) {
 	out := PolicyRun{Policy: pol.Name, Inflight: inflight}
 	if inflight < 1 || maxConns < 1 {
 		return out, ErrConns
 	}
-	p, err := pool.New(target, pol.Option(maxConns), pool.WithDialOptions(dialOpts()...))
+	if link.Payload < 0 {
+		return out, fmt.Errorf("peers: negative payload %d", link.Payload)
+	}
+	opts := dialOpts()
+	if !link.Net.IsZero() {
+		if err := link.Net.Validate(); err != nil {
+			return out, fmt.Errorf("peers: link: %w", err)
+		}
+		dial := link.Net.Dialer(nil)
+		opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return dial(ctx, "tcp", addr) }))
+	}
+	p, err := pool.New(target, pol.Option(maxConns), pool.WithDialOptions(opts...))
 	if err != nil {
 		return out, fmt.Errorf("peers: policy %s: %w", pol.Name, err)
 	}
@@ -82,7 +112,7 @@ func RunPolicy(ctx context.Context, target string, pol Policy, maxConns, infligh
 		wg.Add(1)
 		go func(r *stats.Recorder) {
 			defer wg.Done()
-			req := &pb.SimpleRequest{Payload: &pb.Payload{}}
+			req := &pb.SimpleRequest{Payload: &pb.Payload{Body: make([]byte, link.Payload)}, ResponseSize: int32(link.Payload)}
 			for runCtx.Err() == nil {
 				start := time.Now()
 				_, err := client.UnaryCall(runCtx, req)

@@ -6,6 +6,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/rpclab/rpclab/netem"
 )
 
 // TestPoliciesRunRealServer: every policy sizes rpclab's pool against a
@@ -32,5 +34,45 @@ func TestPoliciesRunRealServer(t *testing.T) {
 	}
 	if got, want := Policies()[0].Name, "rpclab"; got != want {
 		t.Errorf("first policy: got %s, want %s (the comparison's base)", got, want)
+	}
+}
+
+// TestRunPolicyOverLink: RunPolicyOver puts the link on each connection
+// the pool dials and sends the payload each way. At 4 Mbit/s each way and
+// 5000 B a ping, one connection carries at most 100 pings a second (500
+// kB/s), whatever the host's speed; Spanner's policy stays at one
+// connection with 4 in flight (its watermark is 25), so the run measures
+// at most that, where the same run without the link measures far more. A
+// negative payload is refused.
+func TestRunPolicyOverLink(t *testing.T) {
+	target, _ := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	spanner := Policies()[1]
+	if spanner.Name != "spanner" {
+		t.Fatalf("policy 1 is %s, want spanner", spanner.Name)
+	}
+	const payload, bps = 5000, 4_000_000
+	link := Link{Net: netem.Symmetric(netem.Link{RateBps: bps}), Payload: payload}
+	capacity := float64(bps) / 8 / payload // pings a second on one connection
+	r, err := RunPolicyOver(ctx, target, spanner, 4, 4, 100*time.Millisecond, time.Second, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.MaxConns != 1 || r.Failed != 0 || r.RPS <= 0 {
+		t.Fatalf("got %.0f rpc/s on at most %d connections, %d failed; want RPCs on one", r.RPS, r.MaxConns, r.Failed)
+	}
+	if r.RPS > 1.1*capacity {
+		t.Errorf("over the link: got %.0f rpc/s, want at most the link's %.0f (+10%%): the link is not on the connection", r.RPS, capacity)
+	}
+	free, err := RunPolicyOver(ctx, target, spanner, 4, 4, 100*time.Millisecond, time.Second, Link{Payload: payload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free.RPS <= 2*capacity {
+		t.Errorf("without the link: got %.0f rpc/s, want more than twice the link's %.0f", free.RPS, capacity)
+	}
+	if _, err := RunPolicyOver(ctx, target, spanner, 4, 4, 0, time.Millisecond, Link{Payload: -1}); err == nil {
+		t.Error("a negative payload: got no error")
 	}
 }

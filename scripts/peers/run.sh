@@ -28,6 +28,8 @@
 #   POOL_BENCH=Pools       pools: Pools (calls) or Pick (the pick alone) or 'Pools|Pick'
 #   NETEM_DELAYS=50us,1ms,16ms  NETEM_SAMPLES=2000  NETEM_RTT_BUDGET=20s  NETEM_BULK=5s
 #   POLICY_INFLIGHT=1,2,4,8,16,32,64  POLICY_MAX=8  POLICY_WARMUP=60s  POLICY_INTERVAL=20s  POLICY_REPEATS=3
+#   POLICY_RATE=0  POLICY_DELAY=0s  POLICY_PAYLOAD=0   each connection's emulated bandwidth and delay
+#                          (each way), and the pings' payload in bytes (peers policies --rate ...)
 #   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_WARMUP=75s
 #                          POLICY_INTERVAL=10s POLICY_REPEATS=1: 12 runs of 85 s, about 17 minutes (a POLICY_*
 #                          given beside it still wins). 75 s lets rpclab's rule grow 1 -> 8 connections
@@ -136,7 +138,8 @@ run_policies() {
   # callers on the client CPUs.
   taskset -c "$client_cpus" bin/peers policies --rpclab bin/rpclab --server-cpus "$server_cpus" \
     --inflight "${POLICY_INFLIGHT:-$inflight}" --max "${POLICY_MAX:-8}" --warmup "${POLICY_WARMUP:-$warmup}" \
-    --interval "${POLICY_INTERVAL:-$interval}" --repeats "${POLICY_REPEATS:-$repeats}"
+    --interval "${POLICY_INTERVAL:-$interval}" --repeats "${POLICY_REPEATS:-$repeats}" \
+    --rate "${POLICY_RATE:-0}" --delay "${POLICY_DELAY:-0s}" --payload "${POLICY_PAYLOAD:-0}"
 }
 
 run_ramp() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/bench/peers"
+	"github.com/rpclab/rpclab/netem"
 )
 
 // polConfig is what `peers policies` runs.
@@ -24,6 +25,7 @@ type polConfig struct {
 	maxConns         int
 	warmup, interval time.Duration
 	repeats          int
+	link             peers.Link // each connection's emulated link and the pings' payload
 }
 
 func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
@@ -38,6 +40,9 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	fs.DurationVar(&c.warmup, "warmup", time.Minute, "unmeasured time each run gives its policy to settle (rpclab's rule needs about 10 s per connection it adds: a 4 s trial, 5 s cooldown, 1 s decision)")
 	fs.DurationVar(&c.interval, "interval", 20*time.Second, "measured time per run")
 	fs.IntVar(&c.repeats, "repeats", 3, "runs of every policy per in-flight count, the policies in rotating order each repeat; the table gives medians")
+	rate := fs.String("rate", "0", "emulated bandwidth of each connection, each way, as tc writes it (100mbit, 1gbit; 0: unlimited): a per-connection limit, as a per-flow shaper's or one TCP flow's window over a long path, which more connections lift")
+	delay := fs.Duration("delay", 0, "emulated one-way delay of each connection, each way")
+	fs.IntVar(&c.link.Payload, "payload", 0, "request and response payload of each ping, bytes")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -47,6 +52,17 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	}
 	if c.policies, err = parsePolicies(*pols); err != nil {
 		return nil, err
+	}
+	bps, err := netem.ParseRate(*rate)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --rate: %v", errUsage, err)
+	}
+	c.link.Net = netem.Symmetric(netem.Link{Delay: *delay, RateBps: bps})
+	if err := c.link.Net.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: --rate %s, --delay %v: %v", errUsage, *rate, *delay, err)
+	}
+	if c.link.Payload < 0 || c.link.Payload > 4<<20 {
+		return nil, fmt.Errorf("%w: --payload %d: want 0 to 4 MiB (gRPC's default message limit)", errUsage, c.link.Payload)
 	}
 	switch {
 	case c.maxConns < 1:
@@ -79,6 +95,10 @@ func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	defer func() { _ = srv.Stop() }()
 	fmt.Fprintf(stdout, "pool sizing policies: unary closed loop on rpclab's pool (1..%d connections), server rpclab serve on CPUs %s; %v warm-up, %v measured, median of %d\n",
 		c.maxConns, c.serverCPUs, c.warmup, c.interval, c.repeats)
+	if !c.link.Net.IsZero() || c.link.Payload > 0 {
+		fmt.Fprintf(stdout, "each connection over an emulated link of %d bit/s and %v one-way delay each way (0: unlimited, none); payload %d B each way\n",
+			c.link.Net.Up.RateBps, c.link.Net.Up.Delay, c.link.Payload)
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "inflight\tpolicy\trpc/s\tx base\tp99 µs\tcpu µs/rpc\tconns\tmost conns\tresizes\tfailed\t")
 	for _, n := range c.inflight {
@@ -86,7 +106,7 @@ func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		for rep := range c.repeats {
 			for i := range c.policies {
 				pol := c.policies[(i+rep)%len(c.policies)]
-				r, err := peers.RunPolicy(ctx, srv.Addr, pol, c.maxConns, n, c.warmup, c.interval)
+				r, err := peers.RunPolicyOver(ctx, srv.Addr, pol, c.maxConns, n, c.warmup, c.interval, c.link)
 				if err != nil {
 					return err
 				}

@@ -27,6 +27,11 @@ func TestPoliciesBadFlags(t *testing.T) {
 		{"no repeats", []string{"--repeats", "0"}, "--repeats"},
 		{"bad in-flight", []string{"--inflight", "1,x"}, "--inflight"},
 		{"no server", []string{"--rpclab", ""}, "--rpclab"},
+		{"bad rate", []string{"--rate", "fast"}, "--rate"},
+		{"bare small rate", []string{"--rate", "2000"}, "--rate"},
+		{"negative delay", []string{"--delay", "-1ms"}, "--delay"},
+		{"negative payload", []string{"--payload", "-1"}, "--payload"},
+		{"payload past 4 MiB", []string{"--payload", "4194305"}, "--payload"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"policies", "--rpclab", self}, tc.args...)
