@@ -53,16 +53,17 @@ type alt struct {
 	k    int
 	plan []int
 	cur  int
-	log  []string
-	got  []interval // one per interval of plan, as logged
+	got  []sample // one per interval of plan
 	done chan struct{}
 }
 
-// interval is what one interval of the plan measured.
-type interval struct {
-	active int
-	rps    float64
-	cpu    time.Duration // the process's CPU time per RPC; negative: unknown
+// sample is what one interval of the plan measured.
+type sample struct {
+	active   int
+	rps      float64
+	inFlight float64       // the mean RPCs in flight
+	cpuBusy  float64       // Signals.CPUBusy
+	cpu      time.Duration // the process's CPU time per RPC; negative: unknown
 }
 
 func (a *alt) Size(now time.Time, s pool.Signals) pool.Decision {
@@ -72,7 +73,6 @@ func (a *alt) Size(now time.Time, s pool.Signals) pool.Decision {
 		return pool.Decision{Action: pool.Grow}
 	}
 	if a.k > 0 {
-		a.log = append(a.log, fmt.Sprintf("%d\t%d\t%.0f\t%.0f\t%.2f", a.k-1, a.cur, s.Throughput(), s.MeanInFlight, s.CPUBusy))
 		var done uint64
 		for _, c := range s.Conns {
 			done += c.Completed
@@ -81,7 +81,7 @@ func (a *alt) Size(now time.Time, s pool.Signals) pool.Decision {
 		if s.CPU >= 0 && done > 0 {
 			cpu = s.CPU / time.Duration(done)
 		}
-		a.got = append(a.got, interval{active: a.cur, rps: s.Throughput(), cpu: cpu})
+		a.got = append(a.got, sample{active: a.cur, rps: s.Throughput(), inFlight: s.MeanInFlight, cpuBusy: s.CPUBusy, cpu: cpu})
 	}
 	if a.k < len(a.plan) {
 		a.cur = a.plan[a.k]
@@ -161,8 +161,8 @@ func main() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	fmt.Println("k\tactive\trpc/s\tmean in flight\tcpu busy")
-	for _, l := range a.log {
-		fmt.Println(l)
+	for k, g := range a.got {
+		fmt.Printf("%d\t%d\t%.0f\t%.0f\t%.2f\n", k, g.active, g.rps, g.inFlight, g.cpuBusy)
 	}
 	if sizes != nil {
 		fmt.Println()
@@ -237,7 +237,7 @@ func trialPlan(rounds int) []int {
 // mean throughput and CPU time per RPC (its first skip intervals left
 // out), the median over the best size's, and the throughput over the
 // first size's measured in the same round.
-func summarize(w io.Writer, sizes []int, got []interval, slice, skip int) {
+func summarize(w io.Writer, sizes []int, got []sample, slice, skip int) {
 	type side struct{ rps, cpu, paired []float64 }
 	by := make(map[int]*side)
 	for _, n := range sizes {
