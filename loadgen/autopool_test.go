@@ -95,7 +95,7 @@ func TestAutoPoolStepRule(t *testing.T) {
 	spec.Conns = []ConnMode{{Kind: AutoPool, Min: 1, N: 3, Pick: pool.RoundRobin}}
 	spec.Inflight = []int{8}
 	rule := pool.DefaultRule(1, 100) // Min and Max give way to the layout's
-	rule.Interval, rule.WriteWaitHigh, rule.InFlightPerConn = 10*time.Millisecond, 0, 0
+	rule.Interval, rule.WriteWaitHigh, rule.WriteWaitBusy, rule.InFlightPerConn = 10*time.Millisecond, 0, 0, 0
 	rule.Settle, rule.Cooldown, rule.IdleFor = 20*time.Millisecond, 10*time.Millisecond, time.Second
 	var recs []*result.Record
 	if err := Sweep(testutil.Context(t), spec, Options{AdaptiveRule: &rule}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil); err != nil {

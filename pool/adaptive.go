@@ -187,9 +187,10 @@ const (
 	ReasonBalanced Reason = iota
 	// ReasonLimit: a connection is the limit (RPCs wait to be written and
 	// more than Rule.InFlightPerConn are in flight per connection): grow
-	// and start a trial. The CPU does not stop a trial: on a CPU-bound
-	// client one connection's contention can cost more CPU per RPC than a
-	// second connection does, and the trial measures which.
+	// and start a trial. A busy CPU does not stop a trial, but raises the
+	// wait it takes (Rule.WriteWaitBusy): past a connection's capacity RPCs
+	// queue for it whatever the CPU, and the trial measures whether a
+	// second connection carries more.
 	ReasonLimit
 	// ReasonAtMax: a connection is the limit but the pool is at its max.
 	ReasonAtMax
@@ -347,6 +348,12 @@ const (
 	// would cost CPU per RPC and nothing shows it is the limit, so there
 	// is no probe (Rule.Probe).
 	ReasonBusyNoProbe
+	// ReasonBusyWait: more than Rule.InFlightPerConn RPCs are in flight
+	// per connection and they wait WriteWaitHigh or more to be written,
+	// but less than Rule.WriteWaitBusy while the process has no CPU to
+	// spare: the writer waits for the CPU, not for the connection, so the
+	// pool holds.
+	ReasonBusyWait
 )
 
 var reasonNames = [...]string{
@@ -386,6 +393,7 @@ var reasonNames = [...]string{
 	ReasonSettled:          "settled: trials in a row did not pay at this load",
 	ReasonLoadRoseProbe:    "probe given back unjudged: the load rose during it",
 	ReasonBusyNoProbe:      "more than one RPC per connection, no CPU to spare: not probing",
+	ReasonBusyWait:         "RPCs wait briefly to be written, but for the busy CPU: holding",
 }
 
 // String describes the reason in a few words.
@@ -545,6 +553,18 @@ type Rule struct {
 	// write starts within tens of µs of an RPC; a saturated connection's
 	// writer batches hundreds of RPCs per write.
 	WriteWaitHigh time.Duration
+	// WriteWaitBusy: with CPUBusy at or above CPUBusyMax, a connection is
+	// a candidate limit only at a WriteWait of at least this (default 1ms;
+	// at or below WriteWaitHigh, WriteWaitHigh holds). A client with no
+	// CPU to spare makes its writer wait for the CPU as well as for the
+	// socket: in the closed loop here, on a 1-CPU client about 1 CPU busy,
+	// one connection's writes waited 87-342 µs at the median (at 4 to 64
+	// RPCs in flight) and every trial began on a wait of 110-490 µs,
+	// where one connection carried the most side by side
+	// (docs/measured/2026-11-30); past capacity in the open-loop ramp,
+	// where RPCs truly queued for the connection, they waited 2-36 ms.
+	// Between the two the pool holds (ReasonBusyWait).
+	WriteWaitBusy time.Duration
 	// InFlightPerConn: the pool only grows with more RPCs in flight per
 	// connection than this (default 1): with one or fewer there is nothing
 	// to spread.
@@ -682,6 +702,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		Max:             maxConns,
 		Interval:        time.Second,
 		WriteWaitHigh:   100 * time.Microsecond,
+		WriteWaitBusy:   time.Millisecond,
 		InFlightPerConn: 1,
 		CPUBusyMax:      0.8,
 		Probe:           true,
@@ -709,7 +730,7 @@ func (r Rule) validate() error {
 		return fmt.Errorf("%w: WithAdaptive max %d must be at least min %d", ErrInvalidOption, r.Max, r.Min)
 	case r.Interval <= 0:
 		return fmt.Errorf("%w: adaptive interval %v must be positive", ErrInvalidOption, r.Interval)
-	case r.WriteWaitHigh < 0, r.Settle < 0, r.Cooldown < 0, r.IdleFor < 0, r.FallFor < 0:
+	case r.WriteWaitHigh < 0, r.WriteWaitBusy < 0, r.Settle < 0, r.Cooldown < 0, r.IdleFor < 0, r.FallFor < 0:
 		return fmt.Errorf("%w: adaptive durations must not be negative", ErrInvalidOption)
 	case r.MaxBackoff < r.Cooldown:
 		return fmt.Errorf("%w: adaptive max back-off %v is below the cooldown %v", ErrInvalidOption, r.MaxBackoff, r.Cooldown)
@@ -949,7 +970,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		st.FellSince = time.Time{}
 	}
 	crowded := s.meanPerConn() > r.InFlightPerConn
-	limit := crowded && s.MaxWriteWait() >= r.WriteWaitHigh
+	limit := crowded && s.MaxWriteWait() >= r.limitWait(s)
 	// A probe, with CPU to spare (or no telling); a climb: the last
 	// connection paid, so try one more while there is more than one RPC in
 	// flight to spread.
@@ -985,6 +1006,9 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	idle := s.MaxWriteWait() < r.WriteWaitHigh && s.meanPerConn() < 1 && (st.Kept == 0 || 4*s.meanInFlight() < 3*float64(st.Kept))
 	if !idle {
 		st.IdleSince = time.Time{}
+		if crowded && s.MaxWriteWait() >= r.WriteWaitHigh { // below limitWait: a busy CPU's
+			return Decision{Hold, ReasonBusyWait}, st
+		}
 		if crowded && r.Probe { // else it would have probed
 			return Decision{Hold, ReasonBusyNoProbe}, st
 		}
@@ -1009,6 +1033,16 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	// minutes from 5 or 6 connections).
 	st.LastChange, st.Paying, st.Failed = now, false, 0
 	return Decision{Shrink, ReasonIdle}, st
+}
+
+// limitWait is the WriteWait at which a connection is a candidate limit
+// over the interval of s: WriteWaitBusy with the CPU busy (CPUBusy at or
+// above CPUBusyMax), if it is the higher, else WriteWaitHigh.
+func (r Rule) limitWait(s Signals) time.Duration {
+	if s.CPUBusy >= r.CPUBusyMax && r.WriteWaitBusy > r.WriteWaitHigh {
+		return r.WriteWaitBusy
+	}
+	return r.WriteWaitHigh
 }
 
 // stolen reports whether a trial leaves out the interval of s for its

@@ -98,7 +98,8 @@ func judging() State {
 // than one RPC in flight per connection and none waiting WriteWaitHigh to
 // be written, DefaultRule probes with CPUBusy just below CPUBusyMax or
 // unknown, and holds at CPUBusyMax (ReasonBusyNoProbe); a write wait at
-// WriteWaitHigh grows whatever the CPU; with Probe off it holds as
+// WriteWaitHigh grows with CPU to spare, and with the CPU busy only at
+// WriteWaitBusy (below it: ReasonBusyWait); with Probe off it holds as
 // balanced. Side by side in one process (scripts/slices -sizes) this
 // repository's 1-CPU client, about 1 CPU busy under load, did best on one
 // connection at 1 to 32 RPCs in flight, at the least CPU per RPC.
@@ -107,9 +108,16 @@ func TestRuleProbeCPU(t *testing.T) {
 	if !r.Probe {
 		t.Fatal("DefaultRule does not probe")
 	}
-	high, busy := r.WriteWaitHigh, r.CPUBusyMax
+	high, busy, busyWait := r.WriteWaitHigh, r.CPUBusyMax, r.WriteWaitBusy
+	if busyWait <= high {
+		t.Fatalf("DefaultRule's WriteWaitBusy %v is not above WriteWaitHigh %v", busyWait, high)
+	}
 	off := r
 	off.Probe = false
+	same := r // WriteWaitBusy at WriteWaitHigh: WriteWaitHigh holds
+	same.WriteWaitBusy = high
+	lower := r // WriteWaitBusy below WriteWaitHigh: WriteWaitHigh holds
+	lower.WriteWaitBusy = high / 2
 	for _, tc := range []struct {
 		name string
 		r    Rule
@@ -120,7 +128,14 @@ func TestRuleProbeCPU(t *testing.T) {
 		{"crowded, CPU just below busy: probes", r, sig(1, 4, high-1, busy-0.01, 100), State{}, Decision{Grow, ReasonProbe}},
 		{"crowded, CPU unknown: probes", r, sig(1, 4, high-1, -1, 100), State{}, Decision{Grow, ReasonProbe}},
 		{"crowded, CPU at busy: no probe", r, sig(1, 4, high-1, busy, 100), State{}, Decision{Hold, ReasonBusyNoProbe}},
-		{"crowded, CPU at busy, a write wait at high: grows", r, sig(1, 4, high, busy, 100), State{}, Decision{Grow, ReasonLimit}},
+		{"crowded, CPU just below busy, a write wait at high: grows", r, sig(1, 4, high, busy-0.01, 100), State{}, Decision{Grow, ReasonLimit}},
+		{"crowded, CPU unknown, a write wait at high: grows", r, sig(1, 4, high, -1, 100), State{}, Decision{Grow, ReasonLimit}},
+		{"crowded, CPU at busy, a write wait at high: holds", r, sig(1, 4, high, busy, 100), State{}, Decision{Hold, ReasonBusyWait}},
+		{"crowded, CPU at busy, a write wait just below busy's: holds", r, sig(1, 4, busyWait-1, busy, 100), State{}, Decision{Hold, ReasonBusyWait}},
+		{"crowded, CPU at busy, a write wait at busy's: grows", r, sig(1, 4, busyWait, busy, 100), State{}, Decision{Grow, ReasonLimit}},
+		{"WriteWaitBusy at high, CPU at busy, a write wait at high: grows", same, sig(1, 4, high, busy, 100), State{}, Decision{Grow, ReasonLimit}},
+		{"WriteWaitBusy below high, CPU at busy, a write wait just below high: no probe", lower, sig(1, 4, high-1, busy, 100), State{}, Decision{Hold, ReasonBusyNoProbe}},
+		{"one per conn, CPU at busy, a write wait at high: balanced", r, sig(1, 1, high, busy, 100), State{}, Decision{Hold, ReasonBalanced}},
 		{"Probe off, crowded, CPU free: balanced", off, sig(1, 4, high-1, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}},
 		{"paying, CPU just below busy: a climb", r, sig(2, 1, 0, busy-0.01, 100), State{Paying: true}, Decision{Grow, ReasonProbe}},
 		{"paying, CPU at busy: no climb", r, sig(2, 1, 0, busy, 100), State{Paying: true}, Decision{Hold, ReasonBalanced}},
@@ -187,7 +202,7 @@ func TestRuleDecide(t *testing.T) {
 				return !s.Trial && !s.Probe && s.Judged && s.Baseline == 1000 && s.Tried == 1050 && s.Active == 0 && s.Phase == 0
 			}},
 		{"one in flight per conn is not a limit", t0, sig(2, 1, high, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
-		{"CPU at max still trials", t0, sig(2, 2, high, 0.8, 100), State{}, Decision{Grow, ReasonLimit}, nil},
+		{"CPU at max still trials, at WriteWaitBusy", t0, sig(2, 2, r.WriteWaitBusy, 0.8, 100), State{}, Decision{Grow, ReasonLimit}, nil},
 		{"CPU unknown counts as free", t0, sig(2, 2, high, -1, 100), State{}, Decision{Grow, ReasonLimit}, nil},
 		{"one below max", t0, sig(3, 2, high, 0.5, 100), State{}, Decision{Grow, ReasonLimit}, nil},
 		{"at max", t0, sig(4, 2, high, 0.5, 100), State{}, Decision{Hold, ReasonAtMax}, nil},

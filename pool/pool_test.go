@@ -49,6 +49,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"adaptive max below min", "127.0.0.1:1", []Option{plaintext, WithAdaptive(4, 3)}, ErrInvalidOption, "WithAdaptive max 3 must be at least min 4"},
 		{"adaptive and size", "127.0.0.1:1", []Option{plaintext, WithSize(2), WithAdaptive(1, 4)}, ErrInvalidOption, "WithSize and WithAdaptive"},
 		{"adaptive zero interval", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.Interval = 0; return r }())}, ErrInvalidOption, "interval"},
+		{"adaptive negative busy write wait", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.WriteWaitBusy = -1; return r }())}, ErrInvalidOption, "durations must not be negative"},
 		{"adaptive load rise at 1", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadRise = 1; return r }())}, ErrInvalidOption, "load rise 1"},
 		{"adaptive load rise NaN", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadRise = math.NaN(); return r }())}, ErrInvalidOption, "load rise NaN"},
 		{"adaptive load moved at 1", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadMoved = 1; return r }())}, ErrInvalidOption, "load moved 1"},

@@ -47,7 +47,7 @@ func startBusyServer(t *testing.T, work time.Duration) string {
 func quickRule(maxConns int) Policy {
 	return Policy{Name: "quick-rule", Option: func(int) pool.Option {
 		r := pool.DefaultRule(1, maxConns)
-		r.Interval, r.WriteWaitHigh = 10*time.Millisecond, time.Nanosecond
+		r.Interval, r.WriteWaitHigh, r.WriteWaitBusy = 10*time.Millisecond, time.Nanosecond, time.Nanosecond
 		r.Settle, r.Cooldown, r.MaxBackoff, r.IdleFor = 50*time.Millisecond, 30*time.Millisecond, 200*time.Millisecond, 60*time.Millisecond
 		return pool.WithAdaptiveRule(r)
 	}}
