@@ -350,9 +350,9 @@ const (
 	ReasonBusyNoProbe
 	// ReasonBusyWait: more than Rule.InFlightPerConn RPCs are in flight
 	// per connection and they wait WriteWaitHigh or more to be written,
-	// but less than Rule.WriteWaitBusy while the process has no CPU to
-	// spare: the writer waits for the CPU, not for the connection, so the
-	// pool holds.
+	// but, while the process has no CPU to spare, less than
+	// Rule.WriteWaitBusy or for one interval only: the writer waits for
+	// the CPU, not for the connection, so the pool holds.
 	ReasonBusyWait
 )
 
@@ -393,7 +393,7 @@ var reasonNames = [...]string{
 	ReasonSettled:          "settled: trials in a row did not pay at this load",
 	ReasonLoadRoseProbe:    "probe given back unjudged: the load rose during it",
 	ReasonBusyNoProbe:      "more than one RPC per connection, no CPU to spare: not probing",
-	ReasonBusyWait:         "RPCs wait briefly to be written, but for the busy CPU: holding",
+	ReasonBusyWait:         "RPCs wait to be written, briefly or once, on a busy CPU: holding",
 }
 
 // String describes the reason in a few words.
@@ -515,6 +515,12 @@ type State struct {
 	// TrialWait is the longest write wait (Signals.MaxWriteWait) of the
 	// trial's intervals with every connection so far.
 	TrialWait time.Duration
+	// BusyWaited reports that over the last interval outside a trial more
+	// than Rule.InFlightPerConn RPCs were in flight per connection and a
+	// connection's write wait reached Rule.WriteWaitBusy: with the CPU
+	// busy, a connection is a limit only if that held for the interval
+	// before too.
+	BusyWaited bool
 	// KeptRate is the throughput (RPC/s) at which the pool last kept a
 	// connection it tried (zero before); FellSince is when the throughput
 	// fell below KeptRate over Rule.LoadFell (zero while it is not), and
@@ -563,7 +569,11 @@ type Rule struct {
 	// where one connection carried the most side by side
 	// (docs/measured/2026-11-30); past capacity in the open-loop ramp,
 	// where RPCs truly queued for the connection, they waited 2-36 ms.
-	// Between the two the pool holds (ReasonBusyWait).
+	// With the CPU busy the wait must also have reached WriteWaitBusy in
+	// the interval before (State.BusyWaited): a backlog lasts, while in
+	// the closed loop here single intervals of 1-4 ms came a minute apart
+	// (a new pool's first second among them), and each started a trial
+	// that cost its RPCs. Short of that the pool holds (ReasonBusyWait).
 	WriteWaitBusy time.Duration
 	// InFlightPerConn: the pool only grows with more RPCs in flight per
 	// connection than this (default 1): with one or fewer there is nothing
@@ -758,6 +768,8 @@ func (r Rule) validate() error {
 func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	n := len(s.Conns)
 	st.Judged = false
+	busyWaited := st.BusyWaited
+	st.BusyWaited = false // set again below, outside a trial
 	if st.GiveBack > 0 {
 		st.GiveBack--
 		st.LastChange, st.IdleSince = now, time.Time{}
@@ -970,7 +982,8 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		st.FellSince = time.Time{}
 	}
 	crowded := s.meanPerConn() > r.InFlightPerConn
-	limit := crowded && s.MaxWriteWait() >= r.limitWait(s)
+	st.BusyWaited = crowded && s.MaxWriteWait() >= r.WriteWaitBusy
+	limit := crowded && s.MaxWriteWait() >= r.limitWait(s) && (!r.busyWait(s) || busyWaited)
 	// A probe, with CPU to spare (or no telling); a climb: the last
 	// connection paid, so try one more while there is more than one RPC in
 	// flight to spread.
@@ -1006,7 +1019,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	idle := s.MaxWriteWait() < r.WriteWaitHigh && s.meanPerConn() < 1 && (st.Kept == 0 || 4*s.meanInFlight() < 3*float64(st.Kept))
 	if !idle {
 		st.IdleSince = time.Time{}
-		if crowded && s.MaxWriteWait() >= r.WriteWaitHigh { // below limitWait: a busy CPU's
+		if crowded && s.MaxWriteWait() >= r.WriteWaitHigh { // a busy CPU's, short or once
 			return Decision{Hold, ReasonBusyWait}, st
 		}
 		if crowded && r.Probe { // else it would have probed
@@ -1039,10 +1052,17 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 // over the interval of s: WriteWaitBusy with the CPU busy (CPUBusy at or
 // above CPUBusyMax), if it is the higher, else WriteWaitHigh.
 func (r Rule) limitWait(s Signals) time.Duration {
-	if s.CPUBusy >= r.CPUBusyMax && r.WriteWaitBusy > r.WriteWaitHigh {
+	if r.busyWait(s) {
 		return r.WriteWaitBusy
 	}
 	return r.WriteWaitHigh
+}
+
+// busyWait reports whether WriteWaitBusy applies over the interval of s:
+// the CPU is busy (CPUBusy at or above CPUBusyMax) and WriteWaitBusy is
+// above WriteWaitHigh.
+func (r Rule) busyWait(s Signals) bool {
+	return s.CPUBusy >= r.CPUBusyMax && r.WriteWaitBusy > r.WriteWaitHigh
 }
 
 // stolen reports whether a trial leaves out the interval of s for its

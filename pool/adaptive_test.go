@@ -132,7 +132,10 @@ func TestRuleProbeCPU(t *testing.T) {
 		{"crowded, CPU unknown, a write wait at high: grows", r, sig(1, 4, high, -1, 100), State{}, Decision{Grow, ReasonLimit}},
 		{"crowded, CPU at busy, a write wait at high: holds", r, sig(1, 4, high, busy, 100), State{}, Decision{Hold, ReasonBusyWait}},
 		{"crowded, CPU at busy, a write wait just below busy's: holds", r, sig(1, 4, busyWait-1, busy, 100), State{}, Decision{Hold, ReasonBusyWait}},
-		{"crowded, CPU at busy, a write wait at busy's: grows", r, sig(1, 4, busyWait, busy, 100), State{}, Decision{Grow, ReasonLimit}},
+		{"crowded, CPU at busy, a write wait just below busy's after one at it: holds", r, sig(1, 4, busyWait-1, busy, 100), State{BusyWaited: true}, Decision{Hold, ReasonBusyWait}},
+		{"crowded, CPU at busy, a write wait at busy's for one interval: holds", r, sig(1, 4, busyWait, busy, 100), State{}, Decision{Hold, ReasonBusyWait}},
+		{"crowded, CPU at busy, a write wait at busy's after one: grows", r, sig(1, 4, busyWait, busy, 100), State{BusyWaited: true}, Decision{Grow, ReasonLimit}},
+		{"crowded, CPU just below busy, a write wait at high after none: grows", r, sig(1, 4, high, busy-0.01, 100), State{}, Decision{Grow, ReasonLimit}},
 		{"WriteWaitBusy at high, CPU at busy, a write wait at high: grows", same, sig(1, 4, high, busy, 100), State{}, Decision{Grow, ReasonLimit}},
 		{"WriteWaitBusy below high, CPU at busy, a write wait just below high: no probe", lower, sig(1, 4, high-1, busy, 100), State{}, Decision{Hold, ReasonBusyNoProbe}},
 		{"one per conn, CPU at busy, a write wait at high: balanced", r, sig(1, 1, high, busy, 100), State{}, Decision{Hold, ReasonBalanced}},
@@ -142,6 +145,39 @@ func TestRuleProbeCPU(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, _ := tc.r.Decide(t0, tc.s, tc.st); got != tc.want {
+				t.Errorf("got %v/%v, want %v/%v", got.Action, got.Reason, tc.want.Action, tc.want.Reason)
+			}
+		})
+	}
+}
+
+// TestRuleBusyWaitTwice: with the CPU busy, a connection is a limit only
+// when its write wait reached WriteWaitBusy, with more than one RPC in
+// flight per connection, in two intervals in a row outside a trial: a
+// backlog lasts, while in the closed loop here single intervals of 1-4 ms
+// came a minute apart and each started a trial.
+func TestRuleBusyWaitTwice(t *testing.T) {
+	r := DefaultRule(1, 4)
+	busy, long := r.CPUBusyMax, r.WriteWaitBusy
+	waits := sig(1, 4, long, busy, 100)
+	for _, tc := range []struct {
+		name   string
+		before []Signals // decided in turn, from State{}
+		want   Decision
+	}{
+		{"once: holds", nil, Decision{Hold, ReasonBusyWait}},
+		{"twice in a row: grows", []Signals{waits}, Decision{Grow, ReasonLimit}},
+		{"twice, the first just short: holds", []Signals{sig(1, 4, long-1, busy, 100)}, Decision{Hold, ReasonBusyWait}},
+		{"twice, the first not crowded: holds", []Signals{sig(1, 1, long, busy, 100)}, Decision{Hold, ReasonBusyWait}},
+		{"twice with a short wait between: holds", []Signals{waits, sig(1, 4, long-1, busy, 100)}, Decision{Hold, ReasonBusyWait}},
+		{"twice with an interval not ready between: holds", []Signals{waits, notReady(sig(1, 4, long, busy, 100))}, Decision{Hold, ReasonBusyWait}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var st State
+			for _, s := range tc.before {
+				_, st = r.Decide(t0, s, st)
+			}
+			if got, _ := r.Decide(t0, waits, st); got != tc.want {
 				t.Errorf("got %v/%v, want %v/%v", got.Action, got.Reason, tc.want.Action, tc.want.Reason)
 			}
 		})
@@ -202,7 +238,7 @@ func TestRuleDecide(t *testing.T) {
 				return !s.Trial && !s.Probe && s.Judged && s.Baseline == 1000 && s.Tried == 1050 && s.Active == 0 && s.Phase == 0
 			}},
 		{"one in flight per conn is not a limit", t0, sig(2, 1, high, 0.5, 100), State{}, Decision{Hold, ReasonBalanced}, nil},
-		{"CPU at max still trials, at WriteWaitBusy", t0, sig(2, 2, r.WriteWaitBusy, 0.8, 100), State{}, Decision{Grow, ReasonLimit}, nil},
+		{"CPU at max still trials, at WriteWaitBusy twice in a row", t0, sig(2, 2, r.WriteWaitBusy, 0.8, 100), State{BusyWaited: true}, Decision{Grow, ReasonLimit}, nil},
 		{"CPU unknown counts as free", t0, sig(2, 2, high, -1, 100), State{}, Decision{Grow, ReasonLimit}, nil},
 		{"one below max", t0, sig(3, 2, high, 0.5, 100), State{}, Decision{Grow, ReasonLimit}, nil},
 		{"at max", t0, sig(4, 2, high, 0.5, 100), State{}, Decision{Hold, ReasonAtMax}, nil},
