@@ -571,7 +571,7 @@ type Rule struct {
 	// where RPCs truly queued for the connection, they waited 2-36 ms.
 	// With the CPU busy the wait must also have reached WriteWaitBusy in
 	// the interval before (State.BusyWaited): a backlog lasts, while in
-	// the closed loop here single intervals of 1-4 ms came a minute apart
+	// the closed loop here single intervals of 1-4 ms came tens of seconds apart
 	// (a new pool's first second among them), and each started a trial
 	// that cost its RPCs. Short of that the pool holds (ReasonBusyWait).
 	WriteWaitBusy time.Duration

@@ -155,7 +155,7 @@ func TestRuleProbeCPU(t *testing.T) {
 // when its write wait reached WriteWaitBusy, with more than one RPC in
 // flight per connection, in two intervals in a row outside a trial: a
 // backlog lasts, while in the closed loop here single intervals of 1-4 ms
-// came a minute apart and each started a trial.
+// came tens of seconds apart and each started a trial.
 func TestRuleBusyWaitTwice(t *testing.T) {
 	r := DefaultRule(1, 4)
 	busy, long := r.CPUBusyMax, r.WriteWaitBusy

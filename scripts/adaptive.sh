@@ -16,6 +16,10 @@
 # of pool:auto (how docs/measured/2026-11-24/adaptive-paired was measured,
 # with FIXED_WARMUP=1s): cheaper, but the sides are up to ten minutes apart
 # and the fixed layouts' first count runs on a cold process.
+# The fixed layouts run in one process, one after another, their order
+# rotated by one at each count and repeat: on 2026-11-30 the layout run
+# second in every process (pool:2) measured 1.08-1.34x the first (shared)
+# at 1 RPC in flight, where the two do the same work, in three runs.
 # Each pool:auto run's decisions (rpclab sweep --pool-events) are kept beside
 # its records as auto-RUN-REP-COUNT-events.tsv.
 # Run it on a quiet machine; rpclab pins client and server apart.
@@ -31,8 +35,11 @@ mkdir -p "$out"
 go build -o bin/rpclab ./cmd/rpclab
 order=${ORDER:-count}
 case "$order" in count|sweep) ;; *) echo "adaptive.sh: ORDER=$order: want count or sweep" >&2; exit 2 ;; esac
-fixed() { # counts, output file
-  bin/rpclab sweep --conn shared,pool:2,pool:4,pool:8 --inflight "$1" --warmup "${FIXED_WARMUP:-10s}" \
+layouts=(shared pool:2 pool:4 pool:8)
+fixed() { # counts, output file, rotation
+  local conns="" i
+  for i in 0 1 2 3; do conns+="${conns:+,}${layouts[$(((i + ${3:-0}) % 4))]}"; done
+  bin/rpclab sweep --conn "$conns" --inflight "$1" --warmup "${FIXED_WARMUP:-10s}" \
     --interval "$interval" --force -o "$2" >/dev/null
 }
 auto() { # counts, output file (the pool's decisions beside it, .tsv)
@@ -43,7 +50,7 @@ for run in $(seq 1 "$runs"); do
   for rep in $(seq 1 "$repeats"); do
     echo "adaptive: run $run of $runs, repeat $rep of $repeats" >&2
     if [ "$order" = sweep ]; then
-      fixed "$inflight" "$out/fixed-$run-$rep.jsonl"
+      fixed "$inflight" "$out/fixed-$run-$rep.jsonl" "$rep"
       auto "$inflight" "$out/auto-$run-$rep.jsonl"
       continue
     fi
@@ -51,11 +58,11 @@ for run in $(seq 1 "$runs"); do
     for c in ${inflight//,/ }; do
       k=$((k + 1))
       if [ $((k % 2)) = 0 ]; then
-        fixed "$c" "$out/fixed-$run-$rep-$c.jsonl"
+        fixed "$c" "$out/fixed-$run-$rep-$c.jsonl" "$k"
         auto "$c" "$out/auto-$run-$rep-$c.jsonl"
       else
         auto "$c" "$out/auto-$run-$rep-$c.jsonl"
-        fixed "$c" "$out/fixed-$run-$rep-$c.jsonl"
+        fixed "$c" "$out/fixed-$run-$rep-$c.jsonl" "$k"
       fi
     done
   done
