@@ -571,9 +571,10 @@ type Rule struct {
 	// where RPCs truly queued for the connection, they waited 2-36 ms.
 	// With the CPU busy the wait must also have reached WriteWaitBusy in
 	// the interval before (State.BusyWaited): a backlog lasts, while in
-	// the closed loop here single intervals of 1-4 ms came tens of seconds apart
-	// (a new pool's first second among them), and each started a trial
-	// that cost its RPCs. Short of that the pool holds (ReasonBusyWait).
+	// the closed loop here single intervals of 1-4 ms came tens of
+	// seconds apart (a new pool's first second among them), and each
+	// started a trial that cost its RPCs. Short of that the pool holds
+	// (ReasonBusyWait).
 	WriteWaitBusy time.Duration
 	// InFlightPerConn: the pool only grows with more RPCs in flight per
 	// connection than this (default 1): with one or fewer there is nothing
