@@ -983,8 +983,13 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		st.FellSince = time.Time{}
 	}
 	crowded := s.meanPerConn() > r.InFlightPerConn
+	// With the CPU busy, a limit is a wait of WriteWaitBusy over this
+	// interval and the one before.
 	st.BusyWaited = crowded && s.MaxWriteWait() >= r.WriteWaitBusy
-	limit := crowded && s.MaxWriteWait() >= r.limitWait(s) && (!r.busyWait(s) || busyWaited)
+	limit := crowded && s.MaxWriteWait() >= r.WriteWaitHigh
+	if r.busyWait(s) {
+		limit = st.BusyWaited && busyWaited
+	}
 	// A probe, with CPU to spare (or no telling); a climb: the last
 	// connection paid, so try one more while there is more than one RPC in
 	// flight to spread.
@@ -1047,16 +1052,6 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	// minutes from 5 or 6 connections).
 	st.LastChange, st.Paying, st.Failed = now, false, 0
 	return Decision{Shrink, ReasonIdle}, st
-}
-
-// limitWait is the WriteWait at which a connection is a candidate limit
-// over the interval of s: WriteWaitBusy with the CPU busy (CPUBusy at or
-// above CPUBusyMax), if it is the higher, else WriteWaitHigh.
-func (r Rule) limitWait(s Signals) time.Duration {
-	if r.busyWait(s) {
-		return r.WriteWaitBusy
-	}
-	return r.WriteWaitHigh
 }
 
 // busyWait reports whether WriteWaitBusy applies over the interval of s:

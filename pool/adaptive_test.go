@@ -135,7 +135,6 @@ func TestRuleProbeCPU(t *testing.T) {
 		{"crowded, CPU at busy, a write wait just below busy's after one at it: holds", r, sig(1, 4, busyWait-1, busy, 100), State{BusyWaited: true}, Decision{Hold, ReasonBusyWait}},
 		{"crowded, CPU at busy, a write wait at busy's for one interval: holds", r, sig(1, 4, busyWait, busy, 100), State{}, Decision{Hold, ReasonBusyWait}},
 		{"crowded, CPU at busy, a write wait at busy's after one: grows", r, sig(1, 4, busyWait, busy, 100), State{BusyWaited: true}, Decision{Grow, ReasonLimit}},
-		{"crowded, CPU just below busy, a write wait at high after none: grows", r, sig(1, 4, high, busy-0.01, 100), State{}, Decision{Grow, ReasonLimit}},
 		{"WriteWaitBusy at high, CPU at busy, a write wait at high: grows", same, sig(1, 4, high, busy, 100), State{}, Decision{Grow, ReasonLimit}},
 		{"WriteWaitBusy below high, CPU at busy, a write wait just below high: no probe", lower, sig(1, 4, high-1, busy, 100), State{}, Decision{Hold, ReasonBusyNoProbe}},
 		{"one per conn, CPU at busy, a write wait at high: balanced", r, sig(1, 1, high, busy, 100), State{}, Decision{Hold, ReasonBalanced}},
