@@ -983,10 +983,13 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		st.FellSince = time.Time{}
 	}
 	crowded := s.meanPerConn() > r.InFlightPerConn
-	// With the CPU busy, a limit is a wait of WriteWaitBusy over this
-	// interval and the one before.
-	st.BusyWaited = crowded && s.MaxWriteWait() >= r.WriteWaitBusy
-	limit := crowded && s.MaxWriteWait() >= r.WriteWaitHigh
+	wait := s.MaxWriteWait()
+	// waited: RPCs crowd a connection and wait to be written, a limit
+	// with CPU to spare. With the CPU busy, a limit is a wait of
+	// WriteWaitBusy over this interval and the one before.
+	waited := crowded && wait >= r.WriteWaitHigh
+	st.BusyWaited = crowded && wait >= r.WriteWaitBusy
+	limit := waited
 	if r.busyWait(s) {
 		limit = st.BusyWaited && busyWaited
 	}
@@ -1022,10 +1025,10 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		}
 		return Decision{Grow, ReasonLimit}, st
 	}
-	idle := s.MaxWriteWait() < r.WriteWaitHigh && s.meanPerConn() < 1 && (st.Kept == 0 || 4*s.meanInFlight() < 3*float64(st.Kept))
+	idle := wait < r.WriteWaitHigh && s.meanPerConn() < 1 && (st.Kept == 0 || 4*s.meanInFlight() < 3*float64(st.Kept))
 	if !idle {
 		st.IdleSince = time.Time{}
-		if crowded && s.MaxWriteWait() >= r.WriteWaitHigh { // a busy CPU's, short or once
+		if waited { // a busy CPU's, short or once
 			return Decision{Hold, ReasonBusyWait}, st
 		}
 		if crowded && r.Probe { // else it would have probed
