@@ -58,8 +58,8 @@ type Options struct {
 	// the best fixed layout's (verdict.Advise). It runs at the two largest
 	// in-flight counts the fixed layouts reached, each step first warming
 	// up for as long as the pool needs to settle at that count
-	// (SettleTime under AdaptiveRule; up to 64 s with the default rule and
-	// MAX 8), on top of Budget: about two minutes more at most.
+	// (the SettleTime of AdaptiveRule; up to 71 s with the default rule
+	// and MAX 8), on top of Budget: about two minutes more at most.
 	Adaptive bool
 	// Warmup and Interval of each step (default 500 ms and 1.5 s).
 	Warmup, Interval time.Duration
@@ -193,38 +193,15 @@ func (o *Options) AdaptiveRule() pool.Rule {
 	return r
 }
 
-// SettleTime is how long an adaptive pool sized by r needs, with inflight
-// RPCs kept in flight from its start, to grow from r.Min to the most
-// connections r lets it reach at that count, if each connection it adds
-// is kept: one decision (r.Interval) before the first growth, then for
-// each connection its trial (r.TrialTime), the wait before the next growth
-// (r.Cooldown), and up to one more decision interval for the tick that
-// takes it. Without r.Probe, r grows only while more than
-// r.InFlightPerConn RPCs are in flight per connection, so inflight RPCs
-// reach at most ceil(inflight/InFlightPerConn) connections (r.Max when the
-// threshold is zero); with it, more than one RPC in flight can climb to
-// r.Max while each connection pays. Zero when the pool cannot grow.
-func SettleTime(r pool.Rule, inflight int) time.Duration {
-	reach := r.Max
-	if r.InFlightPerConn > 0 && !(r.Probe && inflight > 1) {
-		reach = int(math.Ceil(float64(inflight) / r.InFlightPerConn))
-	}
-	adds := min(reach, r.Max) - r.Min
-	if adds <= 0 {
-		return 0
-	}
-	return r.Interval + time.Duration(adds)*(r.TrialTime()+r.Cooldown+r.Interval)
-}
-
 // StepWarmup is the warm-up of a step of conn at inflight: o.Warmup, or
-// for the adaptive pool the longer of o.Warmup and its SettleTime under
+// for the adaptive pool the longer of o.Warmup and the SettleTime of
 // AdaptiveRule, so that its step measures the pool it settles at, not
 // one still growing.
 func (o *Options) StepWarmup(conn loadgen.ConnMode, inflight int) time.Duration {
 	if conn.Kind != loadgen.AutoPool {
 		return o.Warmup
 	}
-	return max(o.Warmup, SettleTime(o.AdaptiveRule(), inflight))
+	return max(o.Warmup, o.AdaptiveRule().SettleTime(inflight))
 }
 
 // layouts are the study's layouts: shared, each fixed pool, then the

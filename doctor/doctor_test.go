@@ -267,43 +267,12 @@ func TestDoctorEveryRPCFailed(t *testing.T) {
 	}
 }
 
-// TestSettleTime: the adaptive pool's settling time follows its rule: one
-// decision interval, then a trial, a cooldown and a decision interval per
-// connection it can add, up to the most connections the rule lets the
-// in-flight count reach: Max once more than one RPC is in flight when the
-// rule probes (it climbs while each connection pays), else
-// ceil(in-flight / InFlightPerConn), at most Max.
-func TestSettleTime(t *testing.T) {
+// TestStepWarmup: doctor's own adaptive pool runs pool.DefaultRule
+// between 1 and the largest pool, and its step warms up for that rule's
+// SettleTime; a fixed layout's for the study's warm-up.
+func TestStepWarmup(t *testing.T) {
 	def := pool.DefaultRule(1, 8)
 	perConn := def.TrialTime() + def.Cooldown + def.Interval
-	noProbe := def
-	noProbe.Probe = false
-	half := noProbe
-	half.InFlightPerConn = 2
-	any := def
-	any.InFlightPerConn = 0
-	for _, tc := range []struct {
-		name     string
-		rule     pool.Rule
-		inflight int
-		want     time.Duration
-	}{
-		{"default, 1 in flight: never grows", def, 1, 0},
-		{"default, 2 in flight: climbs to max 8", def, 2, def.Interval + 7*perConn},
-		{"no probe, 2 in flight: reaches 2", noProbe, 2, def.Interval + perConn},
-		{"no probe, 4 in flight: reaches 4", noProbe, 4, def.Interval + 3*perConn},
-		{"default, 8 in flight: reaches max 8", def, 8, def.Interval + 7*perConn},
-		{"default, 64 in flight: still max 8", def, 64, def.Interval + 7*perConn},
-		{"2 per connection, 5 in flight: reaches 3", half, 5, def.Interval + 2*perConn},
-		{"2 per connection, 2 in flight: never grows", half, 2, 0},
-		{"no in-flight threshold: reaches max", any, 1, def.Interval + 7*perConn},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := doctor.SettleTime(tc.rule, tc.inflight); got != tc.want {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
 	// doctor's own adaptive pool runs pool.DefaultRule between 1 and the
 	// largest pool.
 	o := doctor.DefaultOptions("127.0.0.1:1")
@@ -345,7 +314,7 @@ func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 		if r.Spec.ConnMode == verdict.AutoPoolMode {
 			autoN = append(autoN, r.Spec.Inflight)
 			autoSteps++
-			want = max(o.Warmup, doctor.SettleTime(rule, r.Spec.Inflight))
+			want = max(o.Warmup, rule.SettleTime(r.Spec.Inflight))
 		}
 		if got := time.Duration(r.Spec.WarmupNS); got != want {
 			t.Errorf("%s at in-flight %d: got warm-up %v, want %v", verdict.ConnLabel(&r), r.Spec.Inflight, got, want)
@@ -363,7 +332,7 @@ func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 	// At in-flight 2 the quick rule's pool can reach 2: 10 ms, then a 40
 	// ms trial (one block of four intervals) + 30 + 10 ms for the one
 	// connection it adds, longer than o.Warmup.
-	if got, want := doctor.SettleTime(rule, 2), 90*time.Millisecond; got != want {
+	if got, want := rule.SettleTime(2), 90*time.Millisecond; got != want {
 		t.Errorf("quick rule at in-flight 2: got %v, want %v", got, want)
 	}
 }

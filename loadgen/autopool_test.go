@@ -3,6 +3,7 @@
 package loadgen
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -111,5 +112,96 @@ func TestAutoPoolStepRule(t *testing.T) {
 	}
 	if most < 2 || most > 3 {
 		t.Errorf("pool_sizes: got %+v, want the pool resized within 1..3", sizes)
+	}
+}
+
+// TestStepWarmup: a fixed layout's step warms up for Warmup; a pool:auto
+// step for AutoWarmup when given, else for the longer of Warmup and the
+// settling time of its rule (pool.DefaultRule, or Options.AdaptiveRule)
+// between the layout's own bounds; Duration adds the steps up, and a
+// negative AutoWarmup is refused naming it.
+func TestStepWarmup(t *testing.T) {
+	def18, def12 := pool.DefaultRule(1, 8), pool.DefaultRule(1, 2)
+	quick := pool.DefaultRule(1, 100) // bounds give way to the layout's
+	quick.Interval, quick.Settle, quick.Cooldown = 10*time.Millisecond, 20*time.Millisecond, 10*time.Millisecond
+	quick13 := quick
+	quick13.Min, quick13.Max = 1, 3
+	auto := func(lo, hi int) ConnMode { return ConnMode{Kind: AutoPool, Min: lo, N: hi, Pick: pool.RoundRobin} }
+	fixed := ConnMode{Kind: Pooled, N: 8, Pick: pool.RoundRobin}
+	tests := []struct {
+		name           string
+		warmup, autoWU time.Duration
+		step           Step
+		rule           *pool.Rule
+		want           time.Duration
+	}{
+		{"fixed pool", 2 * time.Second, 0, Step{Conn: fixed, Inflight: 64}, nil, 2 * time.Second},
+		{"fixed pool, auto warm-up given", 2 * time.Second, 5 * time.Second, Step{Conn: fixed, Inflight: 64}, nil, 2 * time.Second},
+		{"pool:auto:1:8 at 64: settles", 2 * time.Second, 0, Step{Conn: auto(1, 8), Inflight: 64}, nil, def18.SettleTime(64)},
+		{"pool:auto:1:2 at 8: its own max", 2 * time.Second, 0, Step{Conn: auto(1, 2), Inflight: 8}, nil, def12.SettleTime(8)},
+		{"pool:auto at 1: never grows, Warmup", 2 * time.Second, 0, Step{Conn: auto(1, 8), Inflight: 1}, nil, 2 * time.Second},
+		{"Warmup longer than settling", 5 * time.Minute, 0, Step{Conn: auto(1, 8), Inflight: 64}, nil, 5 * time.Minute},
+		{"auto warm-up given", 2 * time.Second, 5 * time.Second, Step{Conn: auto(1, 8), Inflight: 64}, nil, 5 * time.Second},
+		{"the options' rule, the layout's bounds", 0, 0, Step{Conn: auto(1, 3), Inflight: 8}, &quick, quick13.SettleTime(8)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Spec{Warmup: tc.warmup, AutoWarmup: tc.autoWU}
+			if got := s.StepWarmup(tc.step, tc.rule); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if d := def18.SettleTime(64); d != time.Second+7*(def18.TrialTime()+def18.Cooldown+def18.Interval) || d < time.Minute {
+		t.Errorf("default settling at 64 in flight: got %v, want a minute and more", d)
+	}
+	s := &Spec{Conns: []ConnMode{{Kind: Shared}, auto(1, 8)}, RPCs: []string{Unary}, Inflight: []int{1, 64}, Warmup: time.Second, Interval: 2 * time.Second}
+	if got, want := s.Duration(nil), 3*3*time.Second+def18.SettleTime(64)+2*time.Second; got != want {
+		t.Errorf("Duration: got %v, want %v (three steps of 1s+2s, one of settling+2s)", got, want)
+	}
+	s = shortSpec("127.0.0.1:1")
+	s.Conns, s.AutoWarmup = []ConnMode{auto(1, 8)}, -time.Second
+	if err := s.Validate(); !errors.Is(err, ErrAutoWarmup) {
+		t.Errorf("negative AutoWarmup: got %v, want ErrAutoWarmup", err)
+	}
+}
+
+// TestAutoPoolStepWarmsUpToSettle: in one sweep beside a fixed layout, the
+// pool:auto step warms up until its pool can settle (the record's
+// warmup_ns, and its interval starts no sooner after the step began),
+// while the fixed layout's keeps the sweep's short Warmup.
+func TestAutoPoolStepWarmsUpToSettle(t *testing.T) {
+	target := testutil.Serve(t, server.New(server.Options{}))
+	spec := shortSpec(target)
+	spec.Warmup = 20 * time.Millisecond
+	spec.Conns = []ConnMode{{Kind: Shared}, {Kind: AutoPool, Min: 1, N: 3, Pick: pool.RoundRobin}}
+	spec.Inflight = []int{8}
+	rule := pool.DefaultRule(1, 100)
+	rule.Interval, rule.Settle, rule.Cooldown = 50*time.Millisecond, 200*time.Millisecond, 50*time.Millisecond
+	settle := spec.StepWarmup(Step{Conn: spec.Conns[1], Inflight: 8}, &rule)
+	if settle < 500*time.Millisecond {
+		t.Fatalf("the rule settles in %v: want it well past Warmup", settle)
+	}
+	began := map[ConnKind]time.Time{}
+	prog := Progress(func(e Event) {
+		if e.Kind == StepStarted {
+			began[e.Step.Conn.Kind] = time.Now()
+		}
+	})
+	var recs []*result.Record
+	if err := Sweep(testutil.Context(t), spec, Options{AdaptiveRule: &rule}, func(r *result.Record) error { recs = append(recs, r); return nil }, prog); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2", len(recs))
+	}
+	for i, want := range []time.Duration{spec.Warmup, settle} {
+		r := recs[i]
+		if got := time.Duration(r.Spec.WarmupNS); got != want {
+			t.Errorf("%s: got warmup_ns %v, want %v", r.Spec.ConnLabel(), got, want)
+		}
+	}
+	if waited := recs[1].StartedAt.Sub(began[AutoPool]); waited < settle {
+		t.Errorf("pool:auto's interval began %v after its step, want at least its warm-up %v", waited, settle)
 	}
 }

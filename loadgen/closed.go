@@ -57,8 +57,8 @@ const (
 // RunStep runs one closed-loop step of the spec's ping: it opens the
 // step's connections, waits until they are ready (at most
 // spec.DialTimeout), runs step.Inflight callers that each keep one RPC in
-// flight for spec.Warmup then spec.Interval, and returns the record of the
-// interval. If ctx ends during the interval the record covers what ran and
+// flight for the step's warm-up (spec.StepWarmup) then spec.Interval, and
+// returns the record of the interval. If ctx ends during the interval the record covers what ran and
 // has status "interrupted" (or "failed" with ctx's cause, see Sweep); if it
 // ends earlier, RunStep returns ctx's error and no record.
 func RunStep(ctx context.Context, spec *Spec, step Step, o Options) (*result.Record, error) {
@@ -66,8 +66,8 @@ func RunStep(ctx context.Context, spec *Spec, step Step, o Options) (*result.Rec
 }
 
 // RunLoad runs one step of w (the spec's ping when nil) under load, over
-// the fixed window of spec.Warmup then spec.Interval, and returns its
-// record, as RunStep: load_model "closed" (rpclab doctor's, under a
+// the fixed window of the step's warm-up (spec.StepWarmup) then
+// spec.Interval, and returns its record, as RunStep: load_model "closed" (rpclab doctor's, under a
 // MaxRPS cap) or "open" (see runOpen).
 func RunLoad(ctx context.Context, spec *Spec, step Step, w Workload, load Load, o Options) (*result.Record, error) {
 	if err := spec.Validate(); err != nil {
@@ -109,7 +109,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, w Workload, load *Loa
 		wg.Go(func() { run.loop(cl, rec, cc, p, &starts[i]) })
 	}
 
-	if !Sleep(ctx, spec.Warmup) {
+	if !Sleep(ctx, spec.StepWarmup(step, o.AdaptiveRule)) {
 		phase.Store(phaseDone)
 		stop()
 		f.cut()

@@ -18,6 +18,7 @@ var (
 	ErrInflightStep   = errors.New("loadgen: in-flight step")
 	ErrPayload        = errors.New("loadgen: payload size")
 	ErrWarmup         = errors.New("loadgen: warm-up")
+	ErrAutoWarmup     = errors.New("loadgen: adaptive pool's warm-up")
 	ErrInterval       = errors.New("loadgen: interval")
 	ErrDialTimeout    = errors.New("loadgen: dial timeout")
 	ErrRPCTimeout     = errors.New("loadgen: RPC timeout")

@@ -296,13 +296,8 @@ func openLayout(target string, step Step, rule *pool.Rule, dial []grpc.DialOptio
 	var pools []*pool.Pool
 	add := func(size int) error {
 		sizing := pool.WithSize(size)
-		switch {
-		case step.Conn.Kind == AutoPool && rule != nil:
-			r := *rule
-			r.Min, r.Max = step.Conn.Min, step.Conn.N
-			sizing = pool.WithAdaptiveRule(r)
-		case step.Conn.Kind == AutoPool:
-			sizing = pool.WithAdaptive(step.Conn.Min, step.Conn.N)
+		if step.Conn.Kind == AutoPool {
+			sizing = pool.WithAdaptiveRule(autoRule(step.Conn, rule))
 		}
 		p, err := pool.New(target, sizing, pool.WithPolicy(step.Conn.Pick), pool.WithDialOptions(dial...))
 		if err != nil {
@@ -355,7 +350,7 @@ func NewRecord(spec *Spec, step Step, o Options) *result.Record {
 			Pick:           step.Conn.PickName(),
 			Inflight:       step.Inflight,
 			PayloadBytes:   spec.PayloadBytes,
-			WarmupNS:       int64(spec.Warmup),
+			WarmupNS:       int64(spec.StepWarmup(step, o.AdaptiveRule)),
 			IntervalNS:     int64(spec.Interval),
 			LoadModel:      "closed",
 			Server:         spec.Server,

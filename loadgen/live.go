@@ -55,8 +55,8 @@ type LiveSnapshot struct {
 // one RPC in flight (unary or streaming); an open load (unary only) sends
 // on its schedule whatever the replies, through the dispatcher, up to
 // load.MaxOutstanding in flight, with latency counted from each intended
-// send time, as a step on one machine does. spec.Warmup and spec.Interval
-// are not used; spec.Conns, RPCs and Inflight are replaced by step's.
+// send time, as a step on one machine does. spec.Warmup, AutoWarmup and
+// Interval are not used; spec.Conns, RPCs and Inflight are replaced by step's.
 func StartLive(ctx context.Context, spec *Spec, step Step, load Load, o Options) (*Live, error) {
 	s := *spec
 	s.Conns, s.RPCs, s.Inflight, s.Interval = []ConnMode{step.Conn}, []string{step.RPC}, []int{step.Inflight}, time.Second

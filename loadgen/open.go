@@ -137,8 +137,8 @@ func RunOpenStep(ctx context.Context, spec *Spec, step Step, open OpenSpec, rate
 const MaxUnsentShare = 0.01
 
 // runOpen opens the step's layout, then sends w's calls (the spec's
-// unary ping when nil) on load's schedule for spec.Warmup+spec.Interval,
-// whatever the replies. One scheduler goroutine hands each send to an
+// unary ping when nil) on load's schedule for the step's warm-up
+// (spec.StepWarmup) then spec.Interval, whatever the replies. One scheduler goroutine hands each send to an
 // idle caller goroutine, starting a new one when none is idle, up to
 // MaxOutstanding; beyond that the send waits and the wait is counted. The
 // step ends at the interval's end on the clock (up to maxLate after it
@@ -164,6 +164,7 @@ func runOpen(ctx context.Context, spec *Spec, step Step, w Workload, load *Load,
 	w = workloadOf(w, spec, Unary)
 	w.Describe(&f.rec.Spec)
 	win := &fixedWindow{}
+	warmup := spec.StepWarmup(step, o.AdaptiveRule)
 	d := newDispatcher(ctx, f, spec, w, load.MaxOutstanding, win)
 	defer d.cancel()
 	clk, pacing, closeClock := openClock(load.pacing())
@@ -171,7 +172,7 @@ func runOpen(ctx context.Context, spec *Spec, step Step, w Workload, load *Load,
 	f.rec.Spec.Pacing = pacing
 	sched := &scheduler{
 		pacer: pacer, clock: clk,
-		warmup: spec.Warmup, end: spec.Warmup + spec.Interval, late: maxLate, conns: len(f.conns),
+		warmup: warmup, end: warmup + spec.Interval, late: maxLate, conns: len(f.conns),
 		hand: d.hand, handWait: d.handWait,
 	}
 	var cpu0 time.Duration
@@ -185,7 +186,7 @@ func runOpen(ctx context.Context, spec *Spec, step Step, w Workload, load *Load,
 	connsDone := make(chan int, 1)
 	go func() {
 		n := -1
-		if Sleep(d.runCtx, spec.Warmup+spec.Interval/2) {
+		if Sleep(d.runCtx, warmup+spec.Interval/2) {
 			if v, err := procstat.ConnsTo(0, HostPort(spec.Target)); err == nil {
 				n = v
 			}
@@ -195,7 +196,7 @@ func runOpen(ctx context.Context, spec *Spec, step Step, w Workload, load *Load,
 
 	start := time.Now()
 	sr := sched.run(ctx, start)
-	elapsed := max(sr.stopped.Sub(start.Add(spec.Warmup)), 0)
+	elapsed := max(sr.stopped.Sub(start.Add(warmup)), 0)
 	stuck, oldest := inFlight(time.Now(), d.starts()) // before the drain: what the interval left in flight
 	cpu1, _ := procstat.CPUTime(0)
 	f.host1 = readHost()

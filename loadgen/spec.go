@@ -194,7 +194,14 @@ type Spec struct {
 	// PayloadBytes is the size of the request and of the response payload.
 	PayloadBytes int
 	Warmup       time.Duration
-	Interval     time.Duration
+	// AutoWarmup is the warm-up of an AutoPool step in place of Warmup.
+	// Zero: long enough for the pool to settle at the step's in-flight
+	// count (its rule's pool.Rule.SettleTime, at least Warmup), so that
+	// the step measures the pool it settles at, not one still growing,
+	// while the fixed layouts beside it keep a short Warmup. See
+	// StepWarmup.
+	AutoWarmup time.Duration
+	Interval   time.Duration
 	// DialTimeout bounds how long a step waits for its connections to be
 	// ready before it is marked failed.
 	DialTimeout time.Duration
@@ -255,6 +262,9 @@ func (s *Spec) ValidateLoad() error {
 	if s.Warmup < 0 {
 		return usage.Errorf(ErrWarmup, "negative duration %v", s.Warmup)
 	}
+	if s.AutoWarmup < 0 {
+		return usage.Errorf(ErrAutoWarmup, "negative duration %v", s.AutoWarmup)
+	}
 	if s.Interval <= 0 {
 		return usage.Errorf(ErrInterval, "must be positive, got %v", s.Interval)
 	}
@@ -294,6 +304,32 @@ type Step struct {
 	Conn     ConnMode
 	RPC      string
 	Inflight int
+}
+
+// StepWarmup is step's warm-up: Warmup, or for an AutoPool step
+// AutoWarmup, or when that is zero the longer of Warmup and the
+// SettleTime at step's in-flight count of the rule that sizes the step's
+// pool (rule with the layout's min and max, as Options.AdaptiveRule; nil:
+// pool.DefaultRule).
+func (s *Spec) StepWarmup(step Step, rule *pool.Rule) time.Duration {
+	switch {
+	case step.Conn.Kind != AutoPool:
+		return s.Warmup
+	case s.AutoWarmup > 0:
+		return s.AutoWarmup
+	}
+	return max(s.Warmup, autoRule(step.Conn, rule).SettleTime(step.Inflight))
+}
+
+// autoRule is the rule that sizes an AutoPool layout m: rule (nil:
+// pool.DefaultRule) between m's min and max.
+func autoRule(m ConnMode, rule *pool.Rule) pool.Rule {
+	if rule == nil {
+		return pool.DefaultRule(m.Min, m.N)
+	}
+	r := *rule
+	r.Min, r.Max = m.Min, m.N
+	return r
 }
 
 // Steps lists the cross product in run order: for each RPC kind, for each

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -66,9 +67,14 @@ func notMeasured(rec *result.Record) bool {
 	return rec.Status == result.StatusFailed || rec.Status == result.StatusStalled
 }
 
-// Duration is how long spec takes to run, connection set-up aside.
-func (s *Spec) Duration() time.Duration {
-	return time.Duration(len(s.Steps())) * (s.Warmup + s.Interval)
+// Duration is how long spec takes to run, connection set-up aside, its
+// AutoPool steps sized by rule (see StepWarmup).
+func (s *Spec) Duration(rule *pool.Rule) time.Duration {
+	var d time.Duration
+	for _, st := range s.Steps() {
+		d += s.StepWarmup(st, rule) + s.Interval
+	}
+	return d
 }
 
 // stopped is the error of a sweep stopped with err: ctx's cause when ctx

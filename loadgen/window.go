@@ -6,8 +6,8 @@ import "github.com/rpclab/rpclab/stats"
 
 // window is when a step's calls are measured and where each of its
 // callers records them, whatever the load model: a fixed window (a
-// step's spec.Warmup, then spec.Interval, its recorders merged at the
-// end) or a driver's marks (a Live run: measured from its start, each
+// step's warm-up, spec.StepWarmup, then spec.Interval, its recorders
+// merged at the end) or a driver's marks (a Live run: measured from its start, each
 // caller's recorder swapped out at each mark).
 type window interface {
 	// recorder is where a new caller records; the goroutine that starts

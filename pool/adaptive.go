@@ -1231,6 +1231,31 @@ func (r Rule) TrialTime() time.Duration {
 	return max(1, (r.Settle+block-1)/block) * block
 }
 
+// SettleTime is how long a pool sized by r needs, with inflight RPCs
+// kept in flight from its start, to grow from r.Min to the most
+// connections r lets it reach at that count, if each connection it adds
+// is kept: one decision (r.Interval) before the first growth, then for
+// each connection its trial (r.TrialTime), the wait before the next growth
+// (r.Cooldown), and up to one more decision interval for the tick that
+// takes it. Without r.Probe, r grows only while more than
+// r.InFlightPerConn RPCs are in flight per connection, so inflight RPCs
+// reach at most ceil(inflight/InFlightPerConn) connections (r.Max when the
+// threshold is zero); with it, more than one RPC in flight can climb to
+// r.Max while each connection pays. Zero when the pool cannot grow. A
+// measurement of the pool warms up at least this long, so that it
+// measures the pool it settles at, not one still growing.
+func (r Rule) SettleTime(inflight int) time.Duration {
+	reach := r.Max
+	if r.InFlightPerConn > 0 && !(r.Probe && inflight > 1) {
+		reach = int(math.Ceil(float64(inflight) / r.InFlightPerConn))
+	}
+	adds := min(reach, r.Max) - r.Min
+	if adds <= 0 {
+		return 0
+	}
+	return r.Interval + time.Duration(adds)*(r.TrialTime()+r.Cooldown+r.Interval)
+}
+
 // GrowFailed is the state after a Grow whose connection did not get READY:
 // the trial ends, connections a climb kept on trust go back, and the next
 // growth waits a doubled back-off.

@@ -1003,3 +1003,42 @@ func TestRuleIdleToMin(t *testing.T) {
 		t.Errorf("with one RPC in flight: back at min after %v, want %v to %v", trickle, 4*r.IdleFor, want)
 	}
 }
+
+// TestRuleSettleTime: the pool's settling time follows its rule: one
+// decision interval, then a trial, a cooldown and a decision interval per
+// connection it can add, up to the most connections the rule lets the
+// in-flight count reach: Max once more than one RPC is in flight when the
+// rule probes (it climbs while each connection pays), else
+// ceil(in-flight / InFlightPerConn), at most Max.
+func TestRuleSettleTime(t *testing.T) {
+	def := DefaultRule(1, 8)
+	perConn := def.TrialTime() + def.Cooldown + def.Interval
+	noProbe := def
+	noProbe.Probe = false
+	half := noProbe
+	half.InFlightPerConn = 2
+	any := def
+	any.InFlightPerConn = 0
+	for _, tc := range []struct {
+		name     string
+		rule     Rule
+		inflight int
+		want     time.Duration
+	}{
+		{"default, 1 in flight: never grows", def, 1, 0},
+		{"default, 2 in flight: climbs to max 8", def, 2, def.Interval + 7*perConn},
+		{"no probe, 2 in flight: reaches 2", noProbe, 2, def.Interval + perConn},
+		{"no probe, 4 in flight: reaches 4", noProbe, 4, def.Interval + 3*perConn},
+		{"default, 8 in flight: reaches max 8", def, 8, def.Interval + 7*perConn},
+		{"default, 64 in flight: still max 8", def, 64, def.Interval + 7*perConn},
+		{"2 per connection, 5 in flight: reaches 3", half, 5, def.Interval + 2*perConn},
+		{"2 per connection, 2 in flight: never grows", half, 2, 0},
+		{"no in-flight threshold: reaches max", any, 1, def.Interval + 7*perConn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.rule.SettleTime(tc.inflight); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

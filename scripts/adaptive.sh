@@ -3,12 +3,12 @@
 # fixed layouts, RUNS runs of REPEATS interleaved repeats each, then, per
 # run, pool:auto's median throughput and client CPU per RPC over the best
 # fixed layout's at every in-flight count (go run ./scripts/ratios --best).
-# The fixed layouts get FIXED_WARMUP (default 10s); pool:auto one long
+# The fixed layouts get FIXED_WARMUP (default 10s; 5s with ORDER=process); pool:auto one long
 # enough for its trials (AUTO_WARMUP: a trial is measured for
 # Rule.TrialTime = 4s, the pool running with and without the trial
 # connection in turn, then Rule.Cooldown = 5s passes before the next, so
 # 1 -> 3 connections needs about 21 s, 1 -> 8 about 71 s:
-# doctor.SettleTime).
+# pool.Rule.SettleTime).
 # ORDER=count (the default) interleaves per in-flight count: each count's
 # fixed sweep and pool:auto run back to back, which goes first alternating,
 # each a fresh process, so the two sides of a ratio are measured minutes
@@ -20,6 +20,14 @@
 # rotated by one at each count and repeat: on 2026-11-30 the layout run
 # second in every process (pool:2) measured 1.08-1.34x the first (shared)
 # at 1 RPC in flight, where the two do the same work, in three runs.
+# ORDER=process runs all five layouts in one process per count and
+# repeat, issue 27's own command (rpclab sweep --conn
+# shared,pool:2,pool:4,pool:8,pool:auto) one count at a time, their order
+# rotated by one at each count and repeat: the fixed layouts warm up for
+# FIXED_WARMUP (default 5s), pool:auto until it can settle at the count
+# (rpclab sweep's --auto-warmup default: pool.Rule.SettleTime, 71 s at 2 or
+# more in flight), so the five sides of a count's ratios are measured
+# within two and a half minutes in one process. Files: one-RUN-REP-COUNT.
 # Each pool:auto run's decisions (rpclab sweep --pool-events) are kept beside
 # its records as auto-RUN-REP-COUNT-events.tsv.
 # Run it on a quiet machine; rpclab pins client and server apart.
@@ -34,7 +42,7 @@ interval=${INTERVAL:-2s}
 mkdir -p "$out"
 go build -o bin/rpclab ./cmd/rpclab
 order=${ORDER:-count}
-case "$order" in count|sweep) ;; *) echo "adaptive.sh: ORDER=$order: want count or sweep" >&2; exit 2 ;; esac
+case "$order" in count|sweep|process) ;; *) echo "adaptive.sh: ORDER=$order: want count, sweep or process" >&2; exit 2 ;; esac
 layouts=(shared pool:2 pool:4 pool:8)
 fixed() { # counts, output file, rotation
   local conns="" i
@@ -46,9 +54,23 @@ auto() { # counts, output file (the pool's decisions beside it, .tsv)
   bin/rpclab sweep --conn pool:auto --inflight "$1" --warmup "${AUTO_WARMUP:-75s}" \
     --interval "$interval" --force -o "$2" --pool-events "${2%.jsonl}-events.tsv" >/dev/null
 }
+one() { # count, output file (the pool's decisions beside it, .tsv), rotation
+  local all=(shared pool:2 pool:4 pool:8 pool:auto) conns="" i
+  for i in 0 1 2 3 4; do conns+="${conns:+,}${all[$(((i + $3) % 5))]}"; done
+  bin/rpclab sweep --conn "$conns" --inflight "$1" --warmup "${FIXED_WARMUP:-5s}" \
+    --interval "$interval" --force -o "$2" --pool-events "${2%.jsonl}-events.tsv" >/dev/null
+}
 for run in $(seq 1 "$runs"); do
   for rep in $(seq 1 "$repeats"); do
     echo "adaptive: run $run of $runs, repeat $rep of $repeats" >&2
+    if [ "$order" = process ]; then
+      k=$rep
+      for c in ${inflight//,/ }; do
+        k=$((k + 1))
+        one "$c" "$out/one-$run-$rep-$c.jsonl" "$k"
+      done
+      continue
+    fi
     if [ "$order" = sweep ]; then
       fixed "$inflight" "$out/fixed-$run-$rep.jsonl" "$rep"
       auto "$inflight" "$out/auto-$run-$rep.jsonl"
@@ -69,6 +91,10 @@ for run in $(seq 1 "$runs"); do
 done
 for run in $(seq 1 "$runs"); do
   echo "run $run:"
-  go run ./scripts/ratios --best pool:auto "$out"/fixed-"$run"-*.jsonl "$out"/auto-"$run"-*.jsonl
+  if [ "$order" = process ]; then
+    go run ./scripts/ratios --best pool:auto "$out"/one-"$run"-*.jsonl
+  else
+    go run ./scripts/ratios --best pool:auto "$out"/fixed-"$run"-*.jsonl "$out"/auto-"$run"-*.jsonl
+  fi
   echo
 done

@@ -185,8 +185,10 @@ type part struct {
 }
 
 // RunStep runs one step on all remotes at once: each starts a client
-// with its share of the in-flight count, warms up for spec.Warmup, is
-// marked with a reset, measures for spec.Interval, and is marked again.
+// with its share of the in-flight count, warms up (spec.StepWarmup: an
+// adaptive pool's under pool.DefaultRule, as each worker sizes its own),
+// is marked with a reset, measures for spec.Interval, and is marked
+// again.
 func RunStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st loadgen.Step) *result.Record {
 	return checked(runStep(ctx, remotes, spec, st, load{}))
 }
@@ -231,7 +233,7 @@ func runStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st load
 			ccancel()
 		}
 	})
-	if !loadgen.Sleep(ctx, spec.Warmup) {
+	if !loadgen.Sleep(ctx, spec.StepWarmup(st, nil)) {
 		// Nothing measured yet: the runs end unmarked.
 		merge(rec, parts, st)
 		rec.Status, rec.Error = result.StatusInterrupted, "stopped during the warm-up: nothing was measured"

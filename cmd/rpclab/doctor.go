@@ -213,7 +213,7 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	if o.Adaptive {
 		r := o.AdaptiveRule()
 		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: a %v trial + %v cooldown + %v decision)\n",
-			r.Min, r.Max, doctor.SettleTime(r, o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval)
+			r.Min, r.Max, r.SettleTime(o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval)
 	}
 	d, err := doctor.Run(ctx, *o)
 	if d != nil && len(d.Records) > 0 && err == nil {

@@ -26,6 +26,7 @@ func TestFlagsCheckedBeforeTheServer(t *testing.T) {
 		{"adaptive pool max below min", []string{"sweep", "--conn", "pool:auto:4:2"}, []string{"--conn", "pool:auto:4:2", "MAX must be at least MIN"}},
 		{"adaptive pool without bounds", []string{"sweep", "--conn", "pool:auto:x"}, []string{"--conn", "pool:auto:x"}},
 		{"adaptive pool twice", []string{"sweep", "--conn", "pool:auto,pool:auto:1:8"}, []string{"--conn", "twice"}},
+		{"negative adaptive pool warm-up", []string{"sweep", "--conn", "pool:auto", "--auto-warmup", "-1s"}, []string{"--auto-warmup", "negative"}},
 		{"adaptive pool for another language", []string{"sweep", "--client", "java", "--conn", "pool:auto"}, []string{"--conn", "pool:auto"}},
 		{"call naming no method", []string{"sweep", "--rps", "10", "--call", "bogus"}, []string{"--call", "bogus", "package.Service/Method"}},
 		{"data file that never ends", []string{"sweep", "--rps", "10", "--call", "a.B/C", "--data-file", "/dev/zero"}, []string{"--data-file", "16 MiB"}},

@@ -69,9 +69,8 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 		events = &poolEvents{w: f}
 		o.PoolEvents = events.write
 	}
-	clients, steps := sf.labClients(s, spec, open, built, o)
-	fmt.Fprintf(stderr, "rpclab: %d steps against %s, about %v\n", steps, s.Target,
-		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
+	clients, steps, about := sf.labClients(s, spec, open, built, o)
+	fmt.Fprintf(stderr, "rpclab: %d steps against %s, about %v\n", steps, s.Target, about.Round(time.Second))
 	recs, err := s.Run(ctx, clients, compare)
 	d.stop()
 	err = errors.Join(buildErr, err)
@@ -136,20 +135,27 @@ func childServer(cmd *cobra.Command, impl, clientsDir string, extra []string) (l
 }
 
 // labClients makes the session's clients: each language's sweep, the Go
-// client's closed or open loop. steps counts their steps.
-func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadgen.OpenSpec, built []labClient, o loadgen.Options) (out []lab.Client, steps int) {
+// client's closed or open loop. steps counts their steps, about is how
+// long they take (the Go client's pool:auto steps warm up to settle:
+// loadgen.Spec.StepWarmup).
+func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadgen.OpenSpec, built []labClient, o loadgen.Options) (out []lab.Client, steps int, about time.Duration) {
 	for _, c := range built {
 		lc := lab.Client{Name: c.lang, Conns: c.conns, Spec: *spec, LoadModel: "closed"}
 		if c.goConns != nil {
 			lc.Spec.Conns = c.goConns
 		}
 		n := len(spec.RPCs) * len(c.conns) * len(spec.Inflight)
+		d := time.Duration(n) * (spec.Warmup + spec.Interval)
+		if c.ext == nil {
+			d = lc.Spec.Duration(o.AdaptiveRule)
+		}
 		switch {
 		case c.ext != nil:
 			c.ext.ServerCPUs = s.ServerCPUs
 			lc.Sweep = c.ext.Sweep
 		case open != nil:
 			n *= len(open.Rates)
+			d *= time.Duration(len(open.Rates))
 			lc.LoadModel = "open"
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
 				return sf.open.sweep(ctx, spec, open, o, sink, prog)
@@ -160,9 +166,10 @@ func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadg
 			}
 		}
 		steps += n
+		about += d
 		out = append(out, lc)
 	}
-	return out, steps
+	return out, steps, about
 }
 
 // labError maps a session's option and output errors to usage errors

@@ -124,7 +124,7 @@ var flags = map[error]string{
 	loadgen.ErrTarget: "--target", loadgen.ErrConn: "--conn", loadgen.ErrRPC: "--rpc",
 	loadgen.ErrInflight: "--inflight", loadgen.ErrMinInflight: "--min-inflight",
 	loadgen.ErrMaxInflight: "--max-inflight", loadgen.ErrInflightStep: "--step",
-	loadgen.ErrPayload: "--payload", loadgen.ErrWarmup: "--warmup", loadgen.ErrInterval: "--interval",
+	loadgen.ErrPayload: "--payload", loadgen.ErrWarmup: "--warmup", loadgen.ErrAutoWarmup: "--auto-warmup", loadgen.ErrInterval: "--interval",
 	loadgen.ErrDialTimeout: "--dial-timeout", loadgen.ErrRPCTimeout: "--rpc-timeout",
 	loadgen.ErrRate: "--rps", loadgen.ErrArrival: "--arrival", loadgen.ErrPacing: "--pacing",
 	loadgen.ErrMaxOutstanding: "--max-outstanding", loadgen.ErrDrain: "--drain", loadgen.ErrMaxRPS: "--max-rps",

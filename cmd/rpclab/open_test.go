@@ -109,7 +109,7 @@ func TestSweepPoolEvents(t *testing.T) {
 	// (ReasonBusyNoProbe, or ReasonBusyWait on a wait short of
 	// Rule.WriteWaitBusy or seen once: CI saw 604µs), and the line's CPU
 	// column shows the busy CPU.
-	cmd := rpclabCmd(ctx, "sweep", "--conn", "shared,pool:auto:1:2", "--inflight", "4", "--warmup", "2s", "--interval", "1s",
+	cmd := rpclabCmd(ctx, "sweep", "--conn", "shared,pool:auto:1:2", "--inflight", "4", "--warmup", "2s", "--auto-warmup", "2s", "--interval", "1s",
 		"-o", filepath.Join(dir, "r.jsonl"), "--pool-events", events)
 	var e bytes.Buffer
 	cmd.Stderr = &e

@@ -54,7 +54,10 @@ func newSweepCmd() *cobra.Command {
 		Long: `Run a closed-loop sweep: every combination of --conn, --rpc and --inflight is
 one step. In a step each worker keeps exactly one RPC in flight (send, wait,
 record), so in-flight = workers. Every step dials fresh connections, warms up
-for --warmup (not recorded), then measures for --interval.
+for --warmup (not recorded), then measures for --interval. A pool:auto step
+warms up until the pool can settle at its in-flight count (--auto-warmup), so
+that it measures the size the pool chose beside fixed layouts that keep a
+short --warmup.
 
 For each step the table shows throughput beside the ideal line (throughput at
 in-flight 1 times the in-flight count, as YDB's study drew it), latency
@@ -82,6 +85,7 @@ every step runs on all of them at once, in-flight split among them (and with
 each record merges their figures with a per-worker breakdown (docs/workers.md).`,
 		Example: `  rpclab sweep --inflight 1,2,4,8,16,32 --conn shared,per-worker,pool:4
   rpclab sweep --min-inflight 1 --max-inflight 16 --conn shared,per-worker --interval 5s
+  rpclab sweep --conn shared,pool:2,pool:4,pool:8,pool:auto --inflight 1,8,64
   rpclab sweep --target 10.0.0.5:50051 --rpc unary,streaming --payload 1024 -o results.jsonl
   rpclab sweep --target a-ydb-node:2135 --service ydb-debug --min-inflight 1 --max-inflight 32
   rpclab sweep --workers 10.0.0.7:10000,10.0.0.8:10000 --target 10.0.0.5:50051 --inflight 64,256`,

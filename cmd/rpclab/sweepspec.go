@@ -122,7 +122,7 @@ func (tf *targetFlags) apply(s *loadgen.Spec) error {
 // parses its own): the RPC kinds, the in-flight counts (--inflight, or
 // the --min-inflight/--max-inflight range), warm-up and interval.
 func (st *stepFlags) apply(fs *pflag.FlagSet, s *loadgen.Spec) error {
-	s.RPCs, s.Inflight, s.Warmup, s.Interval = st.rpcs, st.inflight, st.warmup, st.interval
+	s.RPCs, s.Inflight, s.Warmup, s.AutoWarmup, s.Interval = st.rpcs, st.inflight, st.warmup, st.autoWarmup, st.interval
 	if !fs.Changed("min-inflight") && !fs.Changed("max-inflight") {
 		return nil
 	}

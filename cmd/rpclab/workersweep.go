@@ -83,7 +83,7 @@ func workersClient(stderr io.Writer, remotes []*worker.Remote, spec *loadgen.Spe
 		fmt.Fprintf(stderr, "rpclab: worker %s: %s, %d cores\n", r.Addr, impl, r.Cores)
 	}
 	c := lab.Client{Name: "go", Conns: conns, Spec: *spec, LoadModel: "closed"}
-	steps := len(spec.Steps())
+	steps, about := len(spec.Steps()), spec.Duration(nil) // each worker sizes its pool:auto by pool.DefaultRule
 	if open == nil {
 		c.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
 			return worker.Sweep(ctx, remotes, spec, sink, prog)
@@ -97,13 +97,14 @@ func workersClient(stderr io.Writer, remotes []*worker.Remote, spec *loadgen.Spe
 			return c, err
 		}
 		steps *= len(open.Rates)
+		about *= time.Duration(len(open.Rates))
 		c.LoadModel = "open"
 		c.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
 			return worker.SweepOpen(ctx, remotes, spec, *open, sink, prog)
 		}
 	}
 	fmt.Fprintf(stderr, "rpclab: %d steps on %d workers against %s, about %v\n", steps, len(remotes), spec.Target,
-		(time.Duration(steps) * (spec.Warmup + spec.Interval)).Round(time.Second))
+		about.Round(time.Second))
 	if open != nil {
 		fmt.Fprintf(stderr, "rpclab: open loop, %s arrivals: each step's rate split evenly over the workers with an in-flight share (workers[].rate_rps)\n", open.Arrival)
 		for _, r := range remotes {
