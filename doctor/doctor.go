@@ -193,15 +193,14 @@ func (o *Options) AdaptiveRule() pool.Rule {
 	return r
 }
 
-// StepWarmup is the warm-up of a step of conn at inflight: o.Warmup, or
+// StepWarmup is the warm-up of a step of conn at inflight, as loadgen
+// gives it (loadgen.Spec.StepWarmup, under o.Load's rule): o.Warmup, or
 // for the adaptive pool the longer of o.Warmup and the SettleTime of
 // AdaptiveRule, so that its step measures the pool it settles at, not
 // one still growing.
 func (o *Options) StepWarmup(conn loadgen.ConnMode, inflight int) time.Duration {
-	if conn.Kind != loadgen.AutoPool {
-		return o.Warmup
-	}
-	return max(o.Warmup, o.AdaptiveRule().SettleTime(inflight))
+	s := loadgen.Spec{Warmup: o.Warmup}
+	return s.StepWarmup(loadgen.Step{Conn: conn, Inflight: inflight}, o.Load.AdaptiveRule)
 }
 
 // layouts are the study's layouts: shared, each fixed pool, then the

@@ -56,9 +56,9 @@ func (GoRunner) Check(*Options) error { return nil }
 // Run runs conn's steps one by one until step says stop.
 func (GoRunner) Run(ctx context.Context, o *Options, conn loadgen.ConnMode, ns []int, step func(*result.Record) bool) error {
 	for _, n := range ns {
-		w := o.StepWarmup(conn, n)
+		// loadgen warms an adaptive pool's step up to settle (o.StepWarmup).
 		spec := &loadgen.Spec{Target: o.Target, Conns: []loadgen.ConnMode{conn}, RPCs: []string{loadgen.Unary},
-			Inflight: []int{n}, PayloadBytes: o.PayloadBytes, Warmup: w, AutoWarmup: w, Interval: o.Interval, DialTimeout: o.DialTimeout}
+			Inflight: []int{n}, PayloadBytes: o.PayloadBytes, Warmup: o.Warmup, Interval: o.Interval, DialTimeout: o.DialTimeout}
 		rec, err := loadgen.RunLoad(ctx, spec, loadgen.Step{Conn: conn, RPC: loadgen.Unary, Inflight: n},
 			o.workload(), loadgen.Load{MaxRPS: o.MaxRPS}, o.Load)
 		if err != nil {

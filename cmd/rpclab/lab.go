@@ -145,22 +145,21 @@ func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadg
 			lc.Spec.Conns = c.goConns
 		}
 		n := len(spec.RPCs) * len(c.conns) * len(spec.Inflight)
-		d := time.Duration(n) * (spec.Warmup + spec.Interval)
-		if c.ext == nil {
-			d = lc.Spec.Duration(o.AdaptiveRule)
-		}
+		var d time.Duration
 		switch {
-		case c.ext != nil:
+		case c.ext != nil: // no pool:auto: every step warms up for spec.Warmup
+			d = time.Duration(n) * (spec.Warmup + spec.Interval)
 			c.ext.ServerCPUs = s.ServerCPUs
 			lc.Sweep = c.ext.Sweep
 		case open != nil:
 			n *= len(open.Rates)
-			d *= time.Duration(len(open.Rates))
+			d = time.Duration(len(open.Rates)) * lc.Spec.Duration(o.AdaptiveRule)
 			lc.LoadModel = "open"
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
 				return sf.open.sweep(ctx, spec, open, o, sink, prog)
 			}
 		default:
+			d = lc.Spec.Duration(o.AdaptiveRule)
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
 				return loadgen.Sweep(ctx, spec, o, sink, prog)
 			}
