@@ -115,10 +115,27 @@ func TestCPUBusy(t *testing.T) {
 	m := newCPUMeter(processCPU)
 
 	// Idle: the only goroutine waits on a timer (a measurement window, not
-	// a synchronization).
-	timer := time.NewTimer(50 * time.Millisecond)
-	<-timer.C
-	idle, idleCPU := m.sample()
+	// a synchronization). Other work of this process can fall in one
+	// window: a collection of the earlier tests' garbage, or their
+	// goroutines ending, and on a busy machine (CI runs packages side by
+	// side) those threads wait for a CPU too, which the meter rightly
+	// counts as busy. So the quietest of up to twenty windows is the idle
+	// reading: a meter that could not read idle fails all twenty.
+	runtime.GC()
+	m.sample()
+	idle, idleCPU := 2.0, time.Duration(0)
+	for i := 0; i < 20 && idle > 0.25; i++ {
+		timer := time.NewTimer(50 * time.Millisecond)
+		<-timer.C
+		b, c := m.sample()
+		if b >= 0 && b < idle {
+			idle, idleCPU = b, c
+		}
+		if i > 0 {
+			t.Logf("idle window %d: busy %.2f (%v)", i+1, b, c)
+		}
+	}
+	m.sample()
 
 	// Busy: spin until the process has used 50ms of CPU (bounded by work
 	// done, not by wall time).
