@@ -149,33 +149,55 @@ func (s *sections) end() {
 	}
 }
 
-func printBest(w io.Writer, rows []bestRow, candidate string) {
+// printBest prints the candidate against the best other layout at each
+// count, and whether it holds the bar there (holds).
+func printBest(w io.Writer, rows []bestRow, candidate string, bar, cpuBar float64) {
 	out := &sections{w: w}
 	for _, r := range rows {
 		if out.next(r.series, fmt.Sprintf("%s: %s against the best other layout, medians over the repeats", r.series, candidate)) {
-			fmt.Fprintf(out.tw, "inflight\t%s req/s\tcpu µs/rpc\tbest other\treq/s\tcpu µs/rpc\tthroughput x\tcpu x\trepeats\n", candidate)
+			fmt.Fprintf(out.tw, "inflight\t%s req/s\tcpu µs/rpc\tbest other\treq/s\tcpu µs/rpc\tthroughput x\tcpu x\trepeats\tholds %.2fx at most %.2fx CPU\n", candidate, bar, cpuBar)
 		}
-		fmt.Fprintf(out.tw, "%d\t%.0f\t%.1f\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%d/%d\n", r.inflight, r.rps, r.cpu, r.best,
-			r.bestRPS, r.bestCPU, r.rps/r.bestRPS, r.cpu/r.bestCPU, r.n, r.bestN)
+		tp, c := r.rps/r.bestRPS, 0.0
+		if r.cpu > 0 && r.bestCPU > 0 {
+			c = r.cpu / r.bestCPU
+		}
+		held := "no"
+		if holds(tp, c, bar, cpuBar) {
+			held = "yes"
+		}
+		fmt.Fprintf(out.tw, "%d\t%.0f\t%.1f\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%d/%d\t%s\n", r.inflight, r.rps, r.cpu, r.best,
+			r.bestRPS, r.bestCPU, tp, c, r.n, r.bestN, held)
 	}
 	out.end()
 }
 
 // eachRow is one layout of one series in a --best run's noise table: its
 // median throughput over the best median of the other layouts at each
-// in-flight count, the candidate left out of the others, so that a fixed
-// layout faces the bar the candidate faces.
+// in-flight count, the candidate left out of the others, and its median
+// client CPU per RPC over that layout's, so that a fixed layout faces the
+// bar the candidate faces.
 type eachRow struct {
 	series, layout string
 	inflight       []int
 	ratio          []float64 // 0 where the layout has no ok step
+	cpu            []float64 // 0 where either side's CPU is unknown
 }
 
-// held counts the in-flight counts at which the row's ratio is at least bar.
-func (e eachRow) held(bar float64) int {
+// holds reports whether a layout measured at throughput ratio r and CPU
+// per RPC ratio c against the best of the other layouts holds the bar: at
+// least bar of the best layout's throughput at no more than cpuBar its
+// CPU per RPC. A layout that out-carried every other one is the best
+// layout itself, which the bar compares it with: it holds whatever its
+// CPU per RPC against the runner-up.
+func holds(r, c, bar, cpuBar float64) bool {
+	return r >= 1 || (r >= bar && c > 0 && c <= cpuBar)
+}
+
+// held counts the in-flight counts at which the row holds the bar.
+func (e eachRow) held(bar, cpuBar float64) int {
 	n := 0
-	for _, r := range e.ratio {
-		if r >= bar {
+	for i, r := range e.ratio {
+		if holds(r, e.cpu[i], bar, cpuBar) {
 			n++
 		}
 	}
@@ -203,18 +225,24 @@ func compareEach(repeats [][]result.Record, candidate string) []eachRow {
 	for l := range layouts {
 		row := eachRow{series: l.series, layout: l.layout}
 		for _, n := range slices.Sorted(maps.Keys(counts[l.series])) {
-			best := 0.0
+			var best layoutMedian
 			for o := range layouts {
 				if o.series != l.series || o.layout == l.layout || strings.HasPrefix(o.layout, candidate) {
 					continue
 				}
-				best = max(best, m[layoutKey{o.series, o.layout, n}].rps)
+				if om := m[layoutKey{o.series, o.layout, n}]; om.rps > best.rps {
+					best = om
+				}
 			}
-			r := 0.0
-			if best > 0 {
-				r = m[layoutKey{l.series, l.layout, n}].rps / best
+			own := m[layoutKey{l.series, l.layout, n}]
+			r, c := 0.0, 0.0
+			if best.rps > 0 {
+				r = own.rps / best.rps
 			}
-			row.inflight, row.ratio = append(row.inflight, n), append(row.ratio, r)
+			if best.cpu > 0 && own.cpu > 0 {
+				c = own.cpu / best.cpu
+			}
+			row.inflight, row.ratio, row.cpu = append(row.inflight, n), append(row.ratio, r), append(row.cpu, c)
 		}
 		out = append(out, row)
 	}
@@ -227,26 +255,35 @@ func compareEach(repeats [][]result.Record, candidate string) []eachRow {
 	return out
 }
 
-func printEach(w io.Writer, rows []eachRow, candidate string, bar float64) {
+// printEach prints the noise table: each layout's throughput ratio, its
+// CPU per RPC ratio in brackets, and at how many counts it held the bar
+// (a "*" marks a count where it did not).
+func printEach(w io.Writer, rows []eachRow, candidate string, bar, cpuBar float64) {
 	out := &sections{w: w}
 	for _, r := range rows {
-		title := fmt.Sprintf("%s: each layout against the best of the others but %s, medians over the repeats (the bar's own noise)", r.series, candidate)
+		title := fmt.Sprintf("%s: each layout against the best of the others but %s, medians over the repeats, CPU per RPC x in brackets (the bar's own noise)", r.series, candidate)
 		if out.next(r.series, title) {
 			fmt.Fprint(out.tw, "layout")
 			for _, n := range r.inflight {
 				fmt.Fprintf(out.tw, "\t%d", n)
 			}
-			fmt.Fprintf(out.tw, "\tat least %.2f\n", bar)
+			fmt.Fprintf(out.tw, "\tholds %.2fx at most %.2fx CPU\n", bar, cpuBar)
 		}
 		fmt.Fprint(out.tw, r.layout)
-		for _, x := range r.ratio {
-			if x > 0 {
-				fmt.Fprintf(out.tw, "\t%.2f", x)
-			} else {
+		for i, x := range r.ratio {
+			switch {
+			case x <= 0:
 				fmt.Fprint(out.tw, "\t-")
+			case r.cpu[i] > 0:
+				fmt.Fprintf(out.tw, "\t%.2f (%.2f)", x, r.cpu[i])
+			default:
+				fmt.Fprintf(out.tw, "\t%.2f (-)", x)
+			}
+			if x > 0 && !holds(x, r.cpu[i], bar, cpuBar) {
+				fmt.Fprint(out.tw, "*")
 			}
 		}
-		fmt.Fprintf(out.tw, "\t%d of %d\n", r.held(bar), len(r.ratio))
+		fmt.Fprintf(out.tw, "\t%d of %d\n", r.held(bar, cpuBar), len(r.ratio))
 	}
 	out.end()
 }

@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -38,9 +39,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	base := fs.String("base", "shared", "the layout every other layout is divided by")
 	best := fs.String("best", "", "instead: treat the files as repeats of one run and set this layout (e.g. pool:auto) beside the best other layout at each in-flight count, medians over the repeats; then every layout beside the best of the others but this one, and how often each holds --bar")
 	maxOther := fs.Float64("max-other", 1, "leave out the steps on whose CPUs other work (other processes, and the hypervisor's steal) took more than this share, as rpclab's verdict reads host_cpu; 1 keeps every step")
-	bar := fs.Float64("bar", 0.9, "with --best: the ratio to the best other layout a layout is counted as holding")
+	bar := fs.Float64("bar", 0.9, "with --best: the ratio to the best other layout's throughput a layout is counted as holding")
+	cpuBar := fs.Float64("cpu-bar", 1.1, "with --best: the most a layout's client CPU per RPC may be over the best other layout's for it to hold the bar (a layout that out-carries every other holds it whatever its CPU)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./scripts/ratios [--max-other SHARE] [--base LAYOUT | --best LAYOUT [--bar RATIO]] RUN.jsonl...")
+		fmt.Fprintln(stderr, "usage: go run ./scripts/ratios [--max-other SHARE] [--base LAYOUT | --best LAYOUT [--bar RATIO] [--cpu-bar RATIO]] RUN.jsonl...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -52,6 +54,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if !(*bar > 0 && *bar <= 1) {
 		fmt.Fprintf(stderr, "ratios: --bar %v: want a ratio in (0, 1]\n", *bar)
+		return 2
+	}
+	if !(*cpuBar >= 1 && !math.IsInf(*cpuBar, 0)) {
+		fmt.Fprintf(stderr, "ratios: --cpu-bar %v: want a ratio of at least 1\n", *cpuBar)
 		return 2
 	}
 	if !(*maxOther >= 0 && *maxOther <= 1) {
@@ -78,9 +84,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ratios: %v\n", err)
 			return 1
 		}
-		printBest(stdout, rows, *best)
+		printBest(stdout, rows, *best, *bar, *cpuBar)
 		fmt.Fprintln(stdout)
-		printEach(stdout, compareEach(runs, *best), *best, *bar)
+		printEach(stdout, compareEach(runs, *best), *best, *bar, *cpuBar)
 		return 0
 	}
 	t, err := build(runs, *base)

@@ -144,66 +144,113 @@ func TestCompareBestMedians(t *testing.T) {
 		t.Errorf("got %+v, want pool:auto 990/10 against pool:2 1100/11 over 3", r)
 	}
 	var out bytes.Buffer
-	printBest(&out, rows, "pool:auto")
-	if want := "0.90"; !strings.Contains(out.String(), want) {
-		t.Errorf("output lacks the ratio %s:\n%s", want, out.String())
+	printBest(&out, rows, "pool:auto", 0.9, 1.1)
+	if want := "0.90          0.91   3/3      yes"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q (0.90x the throughput at 0.91x the CPU holds):\n%s", want, out.String())
+	}
+	out.Reset()
+	printBest(&out, rows, "pool:auto", 0.95, 1.1)
+	if want := "3/3      no"; !strings.Contains(out.String(), want) {
+		t.Errorf("at --bar 0.95: output lacks %q:\n%s", want, out.String())
 	}
 	if _, err := compareBest(reps[:1], "pool:9"); !errors.Is(err, errNoBase) {
 		t.Errorf("no candidate: got %v, want errNoBase", err)
 	}
 }
 
+func TestHolds(t *testing.T) {
+	tests := []struct {
+		r, c float64
+		want bool
+	}{
+		{0.9, 1.1, true},     // both at their edge
+		{0.8999, 1.0, false}, // throughput just short
+		{0.9, 1.1001, false}, // CPU per RPC just over
+		{0.95, 0, false},     // CPU per RPC unknown: not shown to hold
+		{1, 3, true},         // the best layout: compared with itself
+		{0.9999, 1.2, false}, // just short of the best, at more CPU
+		{1.2, 0, true},       // the best layout, CPU unknown
+	}
+	for _, tc := range tests {
+		if got := holds(tc.r, tc.c, 0.9, 1.1); got != tc.want {
+			t.Errorf("holds(%v, %v): got %v, want %v", tc.r, tc.c, got, tc.want)
+		}
+	}
+}
+
 func TestCompareEachHoldsFixedLayoutsToTheBar(t *testing.T) {
-	// Medians over three repeats at 4 and 8 in flight: shared 1000 and
-	// 1000, pool:2 900 and 891, pool:4 500 and 1100, pool:auto 5000 at 4
-	// (left out of every other layout's best).
+	// Medians over three repeats at 4 and 8 in flight, RPC/s at client CPU
+	// µs per RPC: shared 1000 at 10 and 1000 at 10, pool:2 900 at 11 and
+	// 891 at 10, pool:4 500 at 10 and 1100 at 30, pool:auto 5000 at 10 at
+	// 4 (left out of every other layout's best) and 990 at 34 at 8.
+	r := func(conn string, n int, rps, cpuUS float64, status string) result.Record {
+		x := rec(conn, n, rps, status)
+		x.ClientCPUNSPerRPC = cpuUS * 1e3
+		return x
+	}
+	ok := result.StatusOK
 	reps := [][]result.Record{
-		{rec("shared", 4, 1000, result.StatusOK), rec("pool:2", 4, 900, result.StatusOK), rec("pool:4", 4, 500, result.StatusOK),
-			rec("shared", 8, 1000, result.StatusOK), rec("pool:2", 8, 891, result.StatusOK), rec("pool:4", 8, 1100, result.StatusOK),
-			rec("pool:auto:1:8", 4, 5000, result.StatusOK), rec("pool:auto:1:8", 8, 990, result.StatusOK)},
-		{rec("shared", 4, 1000, result.StatusOK), rec("pool:2", 4, 900, result.StatusOK), rec("pool:4", 4, 500, result.StatusOK),
-			rec("shared", 8, 1000, result.StatusOK), rec("pool:2", 8, 891, result.StatusOK), rec("pool:4", 8, 1100, result.StatusOK)},
-		{rec("shared", 4, 1000, result.StatusOK), rec("pool:2", 4, 900, result.StatusOK), rec("pool:4", 4, 500, result.StatusFailed),
-			rec("shared", 8, 1000, result.StatusOK), rec("pool:2", 8, 891, result.StatusOK), rec("pool:4", 8, 1100, result.StatusOK)},
+		{r("shared", 4, 1000, 10, ok), r("pool:2", 4, 900, 11, ok), r("pool:4", 4, 500, 10, ok),
+			r("shared", 8, 1000, 10, ok), r("pool:2", 8, 891, 10, ok), r("pool:4", 8, 1100, 30, ok),
+			r("pool:auto:1:8", 4, 5000, 10, ok), r("pool:auto:1:8", 8, 990, 34, ok)},
+		{r("shared", 4, 1000, 10, ok), r("pool:2", 4, 900, 11, ok), r("pool:4", 4, 500, 10, ok),
+			r("shared", 8, 1000, 10, ok), r("pool:2", 8, 891, 10, ok), r("pool:4", 8, 1100, 30, ok)},
+		{r("shared", 4, 1000, 10, ok), r("pool:2", 4, 900, 11, ok), r("pool:4", 4, 500, 10, result.StatusFailed),
+			r("shared", 8, 1000, 10, ok), r("pool:2", 8, 891, 10, ok), r("pool:4", 8, 1100, 30, ok)},
 	}
 	rows := compareEach(reps, "pool:auto")
-	got := map[string][]float64{}
+	got, gotCPU := map[string][]float64{}, map[string][]float64{}
 	for _, r := range rows {
-		got[r.layout] = r.ratio
+		got[r.layout], gotCPU[r.layout] = r.ratio, r.cpu
 		if !slices.Equal(r.inflight, []int{4, 8}) {
 			t.Errorf("%s: in-flight counts %v, want [4 8]", r.layout, r.inflight)
 		}
 	}
-	want := map[string][]float64{
-		"shared":        {1000.0 / 900, 1000.0 / 1100},
-		"pool:2":        {0.9, 891.0 / 1100},
-		"pool:4":        {0.5, 1.1},
-		"pool:auto:1:8": {5, 990.0 / 1100},
+	want := map[string][2][]float64{
+		"shared":        {{1000.0 / 900, 1000.0 / 1100}, {10.0 / 11, 10.0 / 30}},
+		"pool:2":        {{0.9, 891.0 / 1100}, {1.1, 10.0 / 30}},
+		"pool:4":        {{0.5, 1.1}, {1, 3}},
+		"pool:auto:1:8": {{5, 990.0 / 1100}, {10.0 / 10, 34.0 / 30}},
 	}
 	for l, w := range want {
-		g := got[l]
-		if len(g) != len(w) {
-			t.Errorf("%s: got %v, want %v", l, g, w)
-			continue
-		}
-		for i := range w {
-			if math.Abs(g[i]-w[i]) > 1e-9 {
-				t.Errorf("%s at %d: got %.4f, want %.4f", l, []int{4, 8}[i], g[i], w[i])
+		for j, g := range [][]float64{got[l], gotCPU[l]} {
+			if len(g) != len(w[j]) {
+				t.Errorf("%s: got %v, want %v", l, g, w[j])
+				continue
+			}
+			for i := range w[j] {
+				if math.Abs(g[i]-w[j][i]) > 1e-9 {
+					t.Errorf("%s at %d (%s): got %.4f, want %.4f", l, []int{4, 8}[i], []string{"throughput", "cpu"}[j], g[i], w[j][i])
+				}
 			}
 		}
 	}
 	held := map[string]int{}
 	for _, r := range rows {
-		held[r.layout] = r.held(0.9)
+		held[r.layout] = r.held(0.9, 1.1)
 	}
-	if held["pool:2"] != 1 || held["shared"] != 2 || held["pool:4"] != 1 || held["pool:auto:1:8"] != 2 {
-		t.Errorf("held at 0.9: got %v, want pool:2 1 (0.90 holds, 0.81 not), shared 2, pool:4 1, pool:auto 2", held)
+	// shared: the best at 4, 0.91x at a third of the CPU at 8; pool:2:
+	// 0.90x at 1.10x the CPU at 4 (both edges hold), 0.81x at 8; pool:4:
+	// 0.50x at 4, the best at 8 whatever its CPU; pool:auto: the best at 4,
+	// 0.90x but at 1.13x the CPU at 8.
+	if held["pool:2"] != 1 || held["shared"] != 2 || held["pool:4"] != 1 || held["pool:auto:1:8"] != 1 {
+		t.Errorf("held at 0.9x, 1.1x CPU: got %v, want pool:2 1, shared 2, pool:4 1, pool:auto 1", held)
 	}
 	var out bytes.Buffer
-	printEach(&out, rows, "pool:auto", 0.9)
-	for _, w := range []string{"the best of the others but pool:auto", "pool:2         0.90  0.81  1 of 2"} {
+	printEach(&out, rows, "pool:auto", 0.9, 1.1)
+	for _, w := range []string{"the best of the others but pool:auto", "holds 0.90x at most 1.10x CPU",
+		"0.90 (1.10)   0.81 (0.33)*  1 of 2", "0.50 (1.00)*  1.10 (3.00)   1 of 2", "5.00 (1.00)   0.90 (1.13)*  1 of 2"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+}
+
+func TestRunCPUBar(t *testing.T) {
+	for _, bar := range []string{"0.99", "-1", "NaN", "+Inf", "x"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{"--best", "pool:auto", "--cpu-bar", bar, "../../docs/img/demo-results.jsonl"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "cpu-bar") {
+			t.Errorf("--cpu-bar %s: got exit %d %q, want 2 naming --cpu-bar", bar, code, errb.String())
 		}
 	}
 }
