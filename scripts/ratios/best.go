@@ -157,10 +157,7 @@ func printBest(w io.Writer, rows []bestRow, candidate string, bar, cpuBar float6
 		if out.next(r.series, fmt.Sprintf("%s: %s against the best other layout, medians over the repeats", r.series, candidate)) {
 			fmt.Fprintf(out.tw, "inflight\t%s req/s\tcpu µs/rpc\tbest other\treq/s\tcpu µs/rpc\tthroughput x\tcpu x\trepeats\tholds %.2fx at most %.2fx CPU\n", candidate, bar, cpuBar)
 		}
-		tp, c := r.rps/r.bestRPS, 0.0
-		if r.cpu > 0 && r.bestCPU > 0 {
-			c = r.cpu / r.bestCPU
-		}
+		tp, c := r.rps/r.bestRPS, cpuRatio(r.cpu, r.bestCPU)
 		held := "no"
 		if holds(tp, c, bar, cpuBar) {
 			held = "yes"
@@ -191,6 +188,15 @@ type eachRow struct {
 // CPU per RPC against the runner-up.
 func holds(r, c, bar, cpuBar float64) bool {
 	return r >= 1 || (r >= bar && c > 0 && c <= cpuBar)
+}
+
+// cpuRatio is a layout's CPU per RPC over the best layout's, or 0 when
+// either is unknown (0: no CPU measured).
+func cpuRatio(own, best float64) float64 {
+	if own > 0 && best > 0 {
+		return own / best
+	}
+	return 0
 }
 
 // held counts the in-flight counts at which the row holds the bar.
@@ -235,12 +241,9 @@ func compareEach(repeats [][]result.Record, candidate string) []eachRow {
 				}
 			}
 			own := m[layoutKey{l.series, l.layout, n}]
-			r, c := 0.0, 0.0
+			r, c := 0.0, cpuRatio(own.cpu, best.cpu)
 			if best.rps > 0 {
 				r = own.rps / best.rps
-			}
-			if best.cpu > 0 && own.cpu > 0 {
-				c = own.cpu / best.cpu
 			}
 			row.inflight, row.ratio, row.cpu = append(row.inflight, n), append(row.ratio, r), append(row.cpu, c)
 		}
