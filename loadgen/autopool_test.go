@@ -95,6 +95,11 @@ func TestAutoPoolStepRule(t *testing.T) {
 	spec := shortSpec(target)
 	spec.Conns = []ConnMode{{Kind: AutoPool, Min: 1, N: 3, Pick: pool.RoundRobin}}
 	spec.Inflight = []int{8}
+	// The sweep's short warm-up, not the rule's settling time: a pool
+	// that settled in the warm-up (trials failing on a busy machine, then
+	// the settled back-off) would make no resize in the interval, which
+	// is what this test reads the rule by.
+	spec.AutoWarmup = spec.Warmup
 	rule := pool.DefaultRule(1, 100) // Min and Max give way to the layout's
 	rule.Interval, rule.WriteWaitHigh, rule.WriteWaitBusy, rule.InFlightPerConn = 10*time.Millisecond, 0, 0, 0
 	rule.Settle, rule.Cooldown, rule.IdleFor = 20*time.Millisecond, 10*time.Millisecond, time.Second
