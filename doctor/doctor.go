@@ -58,8 +58,9 @@ type Options struct {
 	// the best fixed layout's (verdict.Advise). It runs at the two largest
 	// in-flight counts the fixed layouts reached, each step first warming
 	// up for as long as the pool needs to settle at that count
-	// (the SettleTime of AdaptiveRule; up to 71 s with the default rule
-	// and MAX 8), on top of Budget: about two minutes more at most.
+	// (the SettleTime of AdaptiveRule; up to 2m7s with the default rule
+	// and MAX 8), on top of Budget: about four and a half minutes more at
+	// most.
 	Adaptive bool
 	// Warmup and Interval of each step (default 500 ms and 1.5 s).
 	Warmup, Interval time.Duration

@@ -559,8 +559,8 @@ type Rule struct {
 	// write starts within tens of µs of an RPC; a saturated connection's
 	// writer batches hundreds of RPCs per write.
 	WriteWaitHigh time.Duration
-	// WriteWaitBusy: with CPUBusy at or above CPUBusyMax, a connection is
-	// a candidate limit only at a WriteWait of at least this (default 1ms;
+	// WriteWaitBusy: with CPUBusyMax set (not by default) and CPUBusy at
+	// or above it, a connection is a candidate limit only at a WriteWait of at least this (default 1ms;
 	// at or below WriteWaitHigh, WriteWaitHigh holds). A client with no
 	// CPU to spare makes its writer wait for the CPU as well as for the
 	// socket: in the closed loop here, on a 1-CPU client about 1 CPU busy,
@@ -580,15 +580,31 @@ type Rule struct {
 	// connection than this (default 1): with one or fewer there is nothing
 	// to spread.
 	InFlightPerConn float64
-	// CPUBusyMax: at or above this CPUBusy (default 0.8), a trial
-	// connection is kept only on a throughput gain of MinGain: on a
+	// CPUBusyMax: at or above this CPUBusy, the process's CPU counts as
+	// busy (0, the default: never). A busy process does not probe
+	// (Probe), takes a write wait for a limit only at WriteWaitBusy, and
+	// keeps a trial connection only on a throughput gain of MinGain: on a
 	// CPU-bound client a connection that does not raise throughput costs
 	// CPU per RPC. Below it, a trial that holds the throughput and removes
-	// the write wait is kept too.
+	// the write wait is kept too. Whatever it is, a trial whose CPU per
+	// RPC rose by more than its throughput is given back (ReasonCostly),
+	// so a connection's CPU is judged per RPC by every trial. The default
+	// judges it so only: issue 27's closed loop here, five layouts one
+	// after another in one process (docs/measured/2026-11-30/adaptive-one),
+	// had this 1-CPU client (about 1 CPU busy under load) carry 1.05-1.22x
+	// the best other layout on two connections at 2, 8 and 16 RPCs in
+	// flight, at 0.86-0.97x its CPU per RPC, in both runs, while rule m
+	// (CPUBusyMax 0.8) held one connection there and missed the bar at 2,
+	// 8 and 16. Rule p (this default) probed and kept two at 8 and 16 in
+	// 3 of 3 repeats, at 2 in 2 of 3 (docs/measured/2026-11-30/pilot-p).
 	CPUBusyMax float64
 	// Settle is how long a trial connection is measured before its gain
 	// is judged, rounded up to whole blocks of four intervals (B A A B:
-	// State.Trial); default 4s, one block.
+	// State.Trial); default 12s, three blocks, whose B A and A B pairs
+	// are summed (State.Pairs), each of the two to show half the gain
+	// (State.agree). On this host one 4 s block read 0.95-1.25x for a
+	// second connection at 16 in flight where the fixed sizes differed by
+	// 14%, and 5-10% at 32 where they did not differ.
 	Settle time.Duration
 	// Probe also starts a trial when more than InFlightPerConn RPCs are in
 	// flight per connection though none waits WriteWaitHigh to be written,
@@ -612,13 +628,19 @@ type Rule struct {
 	// which the write wait sees. Probing there regardless, on gains that
 	// sweeps run one process per layout had shown and side by side did
 	// not, cost a trial at each new load of the open-loop ramp and kept
-	// connections on noise.
+	// connections on noise, with 4 s trials (rules up to m). Issue 27's
+	// own command later measured two connections ahead at 2, 8 and 16 in
+	// flight on that client (CPUBusyMax), so the default counts no CPU as
+	// busy and probes, and judges each probe over 12 s (Settle).
 	Probe bool
 	// PlateauSteps is how many probed connections in a row a climb keeps
 	// on trust when each held the throughput and the mean time in flight
-	// (neither moved by MinGain against it) without raising it (default
-	// 3): the next is probed at once, and the climb's top is judged
-	// against the throughput from before the first; if it did not gain,
+	// (neither moved by MinGain against it) without raising it (default 0:
+	// none, each connection is kept on its own paired gain; rules up to m
+	// kept 3, and under an open loop's ramp here a climb started on trust
+	// held the pool above the best fixed size): the next is probed at
+	// once, and the climb's top is judged against the throughput from
+	// before the first; if it did not gain,
 	// all of them go back. Here pool:2 did no better than one connection
 	// at 2 RPCs in flight while pool:4 did 1.2x, so a climb judging each
 	// connection alone stopped at one; at 4 in flight pool:5 to pool:7
@@ -630,8 +652,9 @@ type Rule struct {
 	// RPCs in flight (rounded up) are more than the connections and at
 	// most Max,
 	// grow to one connection per RPC in flight and judge that size against
-	// the same base before giving anything back (default true). Here, at
-	// 8 RPCs in flight, pool:8 did 1.3x pool:2 to pool:7, which were within
+	// the same base before giving anything back (default false: as with
+	// PlateauSteps 0, nothing is kept on trust; rules up to m jumped).
+	// Here, at 8 RPCs in flight, pool:8 did 1.3x pool:2 to pool:7, which were within
 	// the noise of one connection, so no climb judged a connection at a
 	// time got there; YDB's client gained 4.5-6x once each worker had a
 	// connection of its own.
@@ -715,11 +738,11 @@ func DefaultRule(minConns, maxConns int) Rule {
 		WriteWaitHigh:   100 * time.Microsecond,
 		WriteWaitBusy:   time.Millisecond,
 		InFlightPerConn: 1,
-		CPUBusyMax:      0.8,
+		CPUBusyMax:      0,
 		Probe:           true,
-		PlateauSteps:    3,
-		Jump:            true,
-		Settle:          4 * time.Second,
+		PlateauSteps:    0,
+		Jump:            false,
+		Settle:          12 * time.Second,
 		MinGain:         0.05,
 		Cooldown:        5 * time.Second,
 		MaxBackoff:      5 * time.Minute,
@@ -759,6 +782,8 @@ func (r Rule) validate() error {
 		return fmt.Errorf("%w: adaptive steal band %v must be within [0, 1]", ErrInvalidOption, r.StealBand)
 	case r.MinGain < 0:
 		return fmt.Errorf("%w: adaptive min gain %v must not be negative", ErrInvalidOption, r.MinGain)
+	case !(r.CPUBusyMax >= 0):
+		return fmt.Errorf("%w: adaptive CPU busy max %v must not be negative (0: never busy)", ErrInvalidOption, r.CPUBusyMax)
 	}
 	return nil
 }
@@ -953,7 +978,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		case probe:
 			st = r.failed(now, st)
 			return Decision{Shrink, ReasonNoGain}, st
-		case held && s.MaxWriteWait() < r.WriteWaitHigh && s.CPUBusy >= r.CPUBusyMax:
+		case held && s.MaxWriteWait() < r.WriteWaitHigh && r.busy(s):
 			st = r.failed(now, st)
 			return Decision{Shrink, ReasonCPUBusy}, st
 		case held && s.MaxWriteWait() < r.WriteWaitHigh:
@@ -996,7 +1021,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	// A probe, with CPU to spare (or no telling); a climb: the last
 	// connection paid, so try one more while there is more than one RPC in
 	// flight to spread.
-	probe := r.Probe && !(s.CPUBusy >= r.CPUBusyMax)
+	probe := r.Probe && !r.busy(s)
 	climb := probe && st.Paying && s.meanInFlight() > 1
 	if limit || (crowded && probe) || climb {
 		st.IdleSince = time.Time{}
@@ -1061,7 +1086,13 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 // the CPU is busy (CPUBusy at or above CPUBusyMax) and WriteWaitBusy is
 // above WriteWaitHigh.
 func (r Rule) busyWait(s Signals) bool {
-	return s.CPUBusy >= r.CPUBusyMax && r.WriteWaitBusy > r.WriteWaitHigh
+	return r.busy(s) && r.WriteWaitBusy > r.WriteWaitHigh
+}
+
+// busy reports whether the process's CPU counts as busy over the interval
+// of s: CPUBusyMax is set (above zero) and CPUBusy reached it.
+func (r Rule) busy(s Signals) bool {
+	return r.CPUBusyMax > 0 && s.CPUBusy >= r.CPUBusyMax
 }
 
 // stolen reports whether a trial leaves out the interval of s for its

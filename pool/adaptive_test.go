@@ -3,8 +3,10 @@
 package pool
 
 import (
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -96,7 +98,7 @@ func judging() State {
 
 // TestRuleProbeCPU: a probe, and a climb, need CPU to spare. With more
 // than one RPC in flight per connection and none waiting WriteWaitHigh to
-// be written, DefaultRule probes with CPUBusy just below CPUBusyMax or
+// be written, rule m (ruleM) probes with CPUBusy just below CPUBusyMax or
 // unknown, and holds at CPUBusyMax (ReasonBusyNoProbe); a write wait at
 // WriteWaitHigh grows with CPU to spare, and with the CPU busy only at
 // WriteWaitBusy (below it: ReasonBusyWait); with Probe off it holds as
@@ -104,13 +106,13 @@ func judging() State {
 // repository's 1-CPU client, about 1 CPU busy under load, did best on one
 // connection at 1 to 32 RPCs in flight, at the least CPU per RPC.
 func TestRuleProbeCPU(t *testing.T) {
-	r := DefaultRule(1, 4)
+	r := ruleM(1, 4)
 	if !r.Probe {
-		t.Fatal("DefaultRule does not probe")
+		t.Fatal("rule m does not probe")
 	}
 	high, busy, busyWait := r.WriteWaitHigh, r.CPUBusyMax, r.WriteWaitBusy
 	if busyWait <= high {
-		t.Fatalf("DefaultRule's WriteWaitBusy %v is not above WriteWaitHigh %v", busyWait, high)
+		t.Fatalf("rule m's WriteWaitBusy %v is not above WriteWaitHigh %v", busyWait, high)
 	}
 	off := r
 	off.Probe = false
@@ -156,7 +158,7 @@ func TestRuleProbeCPU(t *testing.T) {
 // backlog lasts, while in the closed loop here single intervals of 1-4 ms
 // came tens of seconds apart and each started a trial.
 func TestRuleBusyWaitTwice(t *testing.T) {
-	r := DefaultRule(1, 4)
+	r := ruleM(1, 4)
 	busy, long := r.CPUBusyMax, r.WriteWaitBusy
 	waits := sig(1, 4, long, busy, 100)
 	for _, tc := range []struct {
@@ -206,7 +208,7 @@ func notReady(s Signals) Signals {
 
 // Each threshold of Rule.Decide, on both sides of its edge.
 func TestRuleDecide(t *testing.T) {
-	r := DefaultRule(2, 4) // 100µs, 1 per conn, CPU 0.8, settle 4s, gain 5%, cooldown 5s, idle 30s
+	r := ruleM(2, 4) // 100µs, 1 per conn, CPU 0.8, settle 4s, gain 5%, cooldown 5s, idle 30s
 	high := r.WriteWaitHigh
 	trial := judging()
 	fresh := State{Trial: true, TrialStart: t0, BaseConns: 2}
@@ -593,7 +595,7 @@ func TestRuleDecide(t *testing.T) {
 // TestRuleProbeOff: without Rule.Probe only a write wait starts a trial,
 // however many RPCs are in flight per connection.
 func TestRuleProbeOff(t *testing.T) {
-	r := DefaultRule(2, 4)
+	r := ruleM(2, 4)
 	r.Probe = false
 	if d, _ := r.Decide(t0, sig(2, 8, r.WriteWaitHigh-1, 0.5, 100), State{}); d != (Decision{Hold, ReasonBalanced}) {
 		t.Errorf("probing off, no write wait: got %v, want hold (%v)", d, ReasonBalanced)
@@ -604,7 +606,7 @@ func TestRuleProbeOff(t *testing.T) {
 }
 
 func TestRuleGrowFailed(t *testing.T) {
-	r := DefaultRule(1, 4)
+	r := ruleM(1, 4)
 	tests := []struct {
 		before, want time.Duration
 	}{{0, r.Cooldown}, {r.Cooldown, 2 * r.Cooldown}, {r.MaxBackoff, r.MaxBackoff}}
@@ -664,7 +666,7 @@ func (m *sim) tick(t *testing.T, s Signals) {
 // it grows while each trial pays, gives back the one that does not and
 // backs off, and shrinks back to min once idle. It never leaves min..max.
 func TestRuleSequence(t *testing.T) {
-	m := &sim{r: DefaultRule(1, 3), now: t0, size: 1}
+	m := &sim{r: ruleM(1, 3), now: t0, size: 1}
 	// throughput the connections taking RPCs give under the heavy load: 2
 	// connections double it, a third adds nothing.
 	tp := map[int]uint64{1: 1000, 2: 2000, 3: 2000}
@@ -706,7 +708,7 @@ func TestRuleSequence(t *testing.T) {
 // pool stays at 4.
 func TestRuleLoadFell(t *testing.T) {
 	run := func(t *testing.T, took func(conns int) time.Duration, ticks int) *sim {
-		m := &sim{r: DefaultRule(1, 4), now: t0, size: 4, st: State{KeptRate: 40000, Kept: 40}}
+		m := &sim{r: ruleM(1, 4), now: t0, size: 4, st: State{KeptRate: 40000, Kept: 40}}
 		for i := 0; i < ticks; i++ {
 			s := read(sig(m.size, 2, 0, 0.5, uint64(10000/m.size)), 8, 9)
 			for c := range s.Conns {
@@ -726,7 +728,7 @@ func TestRuleLoadFell(t *testing.T) {
 	}
 	t.Run("no longer pays", func(t *testing.T) {
 		// Three rechecks of 3 s fallen and 4 s measured each.
-		m := run(t, func(int) time.Duration { return time.Millisecond }, 3*(int(DefaultRule(1, 4).FallFor/time.Second)+4)+3)
+		m := run(t, func(int) time.Duration { return time.Millisecond }, 3*(int(ruleM(1, 4).FallFor/time.Second)+4)+3)
 		if m.size != 1 || count(m.trail, ReasonRecheckGivenBack) != 3 || count(m.trail, ReasonRecheckKept) != 0 {
 			t.Errorf("size %d, want 1 after three connections given back: %v", m.size, m.trail)
 		}
@@ -746,7 +748,7 @@ func TestRuleLoadFell(t *testing.T) {
 // where nothing pays it gives every connection back and backs off.
 func TestRulePlateau(t *testing.T) {
 	climb := func(t *testing.T, tp map[int]uint64, ticks int) (int, []Reason, State) {
-		m := &sim{r: DefaultRule(1, 8), now: t0, size: 1}
+		m := &sim{r: ruleM(1, 8), now: t0, size: 1}
 		for i := 0; i < ticks; i++ {
 			m.tick(t, twoOf(sig(m.size, 0, 0, 0.5, tp[m.taking()]/uint64(m.size))))
 		}
@@ -777,7 +779,7 @@ func TestRulePlateau(t *testing.T) {
 				gaveBack++
 			}
 		}
-		if gaveBack != 4 || st.Backoff != DefaultRule(1, 8).Cooldown {
+		if gaveBack != 4 || st.Backoff != ruleM(1, 8).Cooldown {
 			t.Errorf("want the four connections given back one by one and the first back-off: got %v, back-off %v", trail, st.Backoff)
 		}
 	})
@@ -812,7 +814,7 @@ func TestRuleJump(t *testing.T) {
 	flat := map[int]uint64{1: 30000, 2: 30000, 3: 30000, 4: 30000, 5: 30000, 6: 30000, 7: 30000, 8: 30000}
 	perRPC := maps(flat, 8, 40000)
 	t.Run("one per RPC paid", func(t *testing.T) {
-		m := climb(t, DefaultRule(1, 8), 8, perRPC, 40)
+		m := climb(t, ruleM(1, 8), 8, perRPC, 40)
 		if m.size != 8 {
 			t.Errorf("size: got %d, want 8 (%v)", m.size, m.trail)
 		}
@@ -828,7 +830,7 @@ func TestRuleJump(t *testing.T) {
 	t.Run("nothing paid", func(t *testing.T) {
 		// The climb to 5 (17 s), the jump to 8 (3 s), its trial (4 s),
 		// then seven connections given back one a second.
-		m := climb(t, DefaultRule(1, 8), 8, flat, 17+2+5+6)
+		m := climb(t, ruleM(1, 8), 8, flat, 17+2+5+6)
 		if m.size != 1 || count(m.trail, ReasonJump) != 3 || count(m.trail, ReasonClimbGivenBack) != 7 {
 			t.Errorf("got size %d after %v, want 3 jumps, then 7 connections given back", m.size, m.trail)
 		}
@@ -840,27 +842,27 @@ func TestRuleJump(t *testing.T) {
 		// At 3 in flight the second connection cost a third, so the
 		// climb did not hold and the jump went to 3, which held without
 		// gaining: both go back, and no climb goes on from the jump.
-		m := climb(t, DefaultRule(1, 8), 3, map[int]uint64{1: 30000, 2: 20000, 3: 30000, 4: 30000, 5: 30000}, 1+4+1+4+2)
+		m := climb(t, ruleM(1, 8), 3, map[int]uint64{1: 30000, 2: 20000, 3: 30000, 4: 30000, 5: 30000}, 1+4+1+4+2)
 		want := []Reason{ReasonProbe, ReasonSettling, ReasonJump, ReasonSettling, ReasonClimbGivenBack, ReasonClimbGivenBack}
 		if m.size != 1 || len(m.trail) < len(want) || !slices.Equal(m.trail[:len(want)], want) {
 			t.Errorf("got size %d after %v, want 1 after %v", m.size, m.trail, want)
 		}
 	})
 	t.Run("off", func(t *testing.T) {
-		r := DefaultRule(1, 8)
+		r := ruleM(1, 8)
 		r.Jump = false
 		if m := climb(t, r, 8, perRPC, 40); count(m.trail, ReasonJump) != 0 || m.size == 8 {
 			t.Errorf("Jump off: got size %d after %v, want no jump", m.size, m.trail)
 		}
 	})
 	t.Run("more in flight than max", func(t *testing.T) {
-		if m := climb(t, DefaultRule(1, 8), 9, perRPC, 40); count(m.trail, ReasonJump) != 0 {
+		if m := climb(t, ruleM(1, 8), 9, perRPC, 40); count(m.trail, ReasonJump) != 0 {
 			t.Errorf("9 in flight, max 8: got %v, want no jump", m.trail)
 		}
 	})
 	t.Run("a grow fails", func(t *testing.T) {
 		// The jump's second grow (6 -> 7) fails.
-		m := climb(t, DefaultRule(1, 8), 8, flat, 18)
+		m := climb(t, ruleM(1, 8), 8, flat, 18)
 		if m.trail[len(m.trail)-1] != ReasonJump || m.size != 7 || m.st.JumpTo != 8 {
 			t.Fatalf("got size %d after %v, want a jump to 8 growing to 7", m.size, m.trail)
 		}
@@ -886,7 +888,7 @@ func maps(tp map[int]uint64, n int, v uint64) map[int]uint64 {
 // alike: a throughput rising 10% a second, whatever the size, is no gain,
 // and a connection that adds 10% on top of it is one.
 func TestRulePairedTrial(t *testing.T) {
-	r := DefaultRule(1, 4)
+	r := ruleM(1, 4)
 	// closed: the callers keep 4 RPCs in flight whatever the throughput
 	// (a closed loop); else each RPC takes 1ms, so the RPCs in flight
 	// follow the throughput (an open loop's offered rate).
@@ -968,7 +970,7 @@ func TestRuleTrialTime(t *testing.T) {
 		{4*time.Second + 1, time.Second, 8 * time.Second},
 		{50 * time.Millisecond, 10 * time.Millisecond, 80 * time.Millisecond},
 	} {
-		r := DefaultRule(1, 2)
+		r := ruleM(1, 2)
 		r.Settle, r.Interval = tc.settle, tc.interval
 		if got := r.TrialTime(); got != tc.want {
 			t.Errorf("settle %v, interval %v: got %v, want %v", tc.settle, tc.interval, got, tc.want)
@@ -981,7 +983,7 @@ func TestRuleTrialTime(t *testing.T) {
 // passed and then a Cooldown a connection more; with one RPC in flight on
 // one connection (idle, but not empty) it shrinks one per IdleFor.
 func TestRuleIdleToMin(t *testing.T) {
-	r := DefaultRule(1, 8)
+	r := ruleM(1, 8)
 	toMin := func(s func(n int) Signals) time.Duration {
 		m := &sim{r: r, now: t0, size: 5}
 		for i := 1; i <= 600; i++ {
@@ -1041,4 +1043,97 @@ func TestRuleSettleTime(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDefaultRuleP: the default rule (rule p) counts no CPU as busy, so a
+// busy client probes and takes a write wait at WriteWaitHigh for a limit
+// at once, as one with CPU to spare does; it judges each trial over three
+// blocks (12 s), keeps nothing on trust and never jumps. A trial that
+// held without gaining goes back, and so does one whose CPU per RPC rose
+// more than its throughput, whatever the CPU.
+func TestDefaultRuleP(t *testing.T) {
+	r := DefaultRule(1, 8)
+	if r.CPUBusyMax != 0 || r.TrialTime() != 12*time.Second || r.PlateauSteps != 0 || r.Jump {
+		t.Fatalf("DefaultRule: CPU busy max %v, trial %v, plateau %d, jump %v; want 0, 12s, 0, false", r.CPUBusyMax, r.TrialTime(), r.PlateauSteps, r.Jump)
+	}
+	if got, want := r.SettleTime(2), time.Second+7*(12*time.Second+5*time.Second+time.Second); got != want {
+		t.Errorf("SettleTime(2) for 1..8: got %v, want %v", got, want)
+	}
+	high := r.WriteWaitHigh
+	gated := r
+	gated.CPUBusyMax = 0.8
+	for _, tc := range []struct {
+		name string
+		r    Rule
+		s    Signals
+		want Decision
+	}{
+		{"crowded, CPU 1.5 busy: probes", r, sig(1, 4, high-1, 1.5, 100), Decision{Grow, ReasonProbe}},
+		{"crowded, CPU 1.5 busy, a write wait at high once: grows", r, sig(1, 4, high, 1.5, 100), Decision{Grow, ReasonLimit}},
+		{"CPUBusyMax 0.8, crowded, CPU 1.5 busy: no probe", gated, sig(1, 4, high-1, 1.5, 100), Decision{Hold, ReasonBusyNoProbe}},
+		{"CPUBusyMax 0.8, a write wait at high once: holds", gated, sig(1, 4, high, 1.5, 100), Decision{Hold, ReasonBusyWait}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, _ := tc.r.Decide(t0, tc.s, State{}); got != tc.want {
+				t.Errorf("got %v/%v, want %v/%v", got.Action, got.Reason, tc.want.Action, tc.want.Reason)
+			}
+		})
+	}
+	t.Run("busy", func(t *testing.T) {
+		for _, tc := range []struct {
+			max, cpu float64
+			want     bool
+		}{{0, 0, false}, {0, 2, false}, {0.8, 0.8, true}, {0.8, 0.8 - 1e-9, false}, {0.8, -1, false}, {math.Inf(1), 2, false}} {
+			rr := r
+			rr.CPUBusyMax = tc.max
+			if got := rr.busy(Signals{CPUBusy: tc.cpu}); got != tc.want {
+				t.Errorf("CPUBusyMax %v, CPUBusy %v: busy %v, want %v", tc.max, tc.cpu, got, tc.want)
+			}
+		}
+	})
+	t.Run("validate", func(t *testing.T) {
+		for _, v := range []float64{0, 0.8, math.Inf(1)} {
+			rr := r
+			rr.CPUBusyMax = v
+			if err := rr.validate(); err != nil {
+				t.Errorf("CPUBusyMax %v: %v", v, err)
+			}
+		}
+		for _, v := range []float64{-0.1, math.NaN()} {
+			rr := r
+			rr.CPUBusyMax = v
+			if err := rr.validate(); !errors.Is(err, ErrInvalidOption) || !strings.Contains(err.Error(), "CPU busy max") {
+				t.Errorf("CPUBusyMax %v: got %v, want an invalid option naming the CPU busy max", v, err)
+			}
+		}
+	})
+	// A probe at 4 in flight on a client 1 CPU busy: measured twelve
+	// intervals, then judged. Two connections carrying 1.3x are kept;
+	// two carrying the same go back (no trust, no jump), and the pool
+	// backs off.
+	probe := func(t *testing.T, tp map[int]uint64, ticks int) *sim {
+		m := &sim{r: r, now: t0, size: 1}
+		for i := 0; i < ticks; i++ {
+			s := sig(m.size, 4/int64(m.size), 0, 1.0, tp[m.taking()]/uint64(m.size))
+			m.tick(t, read(s, 4, 4))
+		}
+		return m
+	}
+	t.Run("a gain kept after 12 intervals", func(t *testing.T) {
+		m := probe(t, map[int]uint64{1: 10000, 2: 13000, 3: 13000}, 1+11)
+		if m.size != 2 || m.trail[len(m.trail)-1] != ReasonSettling {
+			t.Fatalf("11 intervals into the trial: size %d after %v, want 2, still settling", m.size, m.trail)
+		}
+		m.tick(t, read(sig(2, 2, 0, 1.0, 6500), 4, 4))
+		if m.size != 2 || m.trail[len(m.trail)-1] != ReasonGain {
+			t.Errorf("12 intervals into the trial: size %d after %v, want 2 kept on its gain", m.size, m.trail)
+		}
+	})
+	t.Run("a trial that held goes back", func(t *testing.T) {
+		m := probe(t, map[int]uint64{1: 10000, 2: 10000, 3: 10000}, 1+12)
+		want := []Reason{ReasonProbe, ReasonSettling, ReasonNoGain}
+		if m.size != 1 || !slices.Equal(m.trail, want) || m.st.Backoff != r.Cooldown {
+			t.Errorf("got size %d after %v (back-off %v), want 1 after %v and the first back-off", m.size, m.trail, m.st.Backoff, want)
+		}
+	})
 }

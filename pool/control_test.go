@@ -72,6 +72,19 @@ func (fc *fakeClock) step(ctx context.Context, t testing.TB, p *Pool) Event {
 	return ev[len(ev)-1]
 }
 
+// ruleM is DefaultRule as it was up to rule m (2026-11-30): the CPU busy
+// at 0.8, 4 s trials, three connections of a climb on trust, a jump. The
+// tests of the busy branches, of climbs and jumps, and of a 4 s trial's
+// phases run on it; TestDefaultRuleP checks the default's own values.
+func ruleM(minConns, maxConns int) Rule {
+	r := DefaultRule(minConns, maxConns)
+	r.CPUBusyMax = 0.8
+	r.Settle = 4 * time.Second
+	r.PlateauSteps = 3
+	r.Jump = true
+	return r
+}
+
 // testRule is a Rule for tests on a loaded, shared machine: any write wait
 // counts (the meter tests check the wait itself), the CPU is ignored, and
 // the periods are a few fake seconds.

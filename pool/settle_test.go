@@ -22,7 +22,7 @@ func failedAt(failed int, b time.Duration) State {
 // held by it says the pool has settled (ReasonSettled). Anything that
 // changes the size or the load starts the count again.
 func TestRuleSettle(t *testing.T) {
-	r := DefaultRule(2, 4) // settle after 2, cooldown 5s, max back-off 5m
+	r := ruleM(2, 4) // settle after 2, cooldown 5s, max back-off 5m
 	high := r.WriteWaitHigh
 	at := t0.Add(r.Settle)
 	noGain := sig(3, 2, high, 0.5, 316) // 948 RPC/s against the base's 1000
@@ -111,7 +111,7 @@ func TestRuleSettle(t *testing.T) {
 // A trial the host's steal kept from being judged says nothing of the
 // size: it backs off but is not counted.
 func TestRuleSettleHostBusy(t *testing.T) {
-	r := DefaultRule(1, 4)
+	r := ruleM(1, 4)
 	st := State{Trial: true, TrialStart: t0, BaseConns: 2, Failed: 1, StealSeen: true, Stolen: 2*int(r.TrialTime()/r.Interval) - 1}
 	s := sig(3, 2, r.WriteWaitHigh, 0.5, 100)
 	s.Steal = st.StealHi + 2*r.StealBand
@@ -122,7 +122,7 @@ func TestRuleSettleHostBusy(t *testing.T) {
 }
 
 func TestRuleSettleAfterInvalid(t *testing.T) {
-	r := DefaultRule(1, 2)
+	r := ruleM(1, 2)
 	r.SettleAfter = -1
 	if err := r.validate(); !errors.Is(err, ErrInvalidOption) {
 		t.Errorf("SettleAfter -1: got %v, want ErrInvalidOption", err)
@@ -152,7 +152,7 @@ func TestRuleSettleSteady(t *testing.T) {
 		}
 		return n
 	}
-	r := DefaultRule(1, 4)
+	r := ruleM(1, 4)
 	never := r
 	never.SettleAfter = 0
 	settled, doubling := trials(r), trials(never)
@@ -166,7 +166,7 @@ func TestRuleSettleSteady(t *testing.T) {
 // was a recheck; a probe, and any climb or jump from one, goes back
 // unjudged and backs nothing off.
 func TestRuleLoadRoseProbe(t *testing.T) {
-	r := DefaultRule(1, 8)
+	r := ruleM(1, 8)
 	at := t0.Add(r.Settle)
 	rising := took(sig(3, 2, r.WriteWaitHigh, 0.5, 4168), time.Millisecond) // A2 over A1 by more than LoadMoved
 	rose := func(f func(*State)) State {

@@ -109,7 +109,7 @@ func stolenAt(s Signals, steal float64) Signals { s.Steal = steal; return s }
 // TestRuleSteal: each edge of Rule.StealBand and of the trial's cap on
 // the intervals it leaves out.
 func TestRuleSteal(t *testing.T) {
-	r := DefaultRule(1, 4)
+	r := ruleM(1, 4)
 	r.StealBand = 0.25 // exact in binary, as are the shares below
 	// A trial on its second interval (its base's first, 2 connections
 	// taking RPCs), having counted one at a steal of 0.5.
@@ -189,7 +189,7 @@ func TestRuleSteal(t *testing.T) {
 // again once the burst has passed, and the trial shows no gain.
 func TestRuleStealBurst(t *testing.T) {
 	run := func(band float64) (Decision, []Reason) {
-		r := DefaultRule(1, 4)
+		r := ruleM(1, 4)
 		r.StealBand = band
 		now := t0
 		d, st := r.Decide(now, stolenAt(sig(1, 2, r.WriteWaitHigh, 0.5, 2000), 0.01), State{})
@@ -214,7 +214,7 @@ func TestRuleStealBurst(t *testing.T) {
 	if d, trail := run(0); d != (Decision{Hold, ReasonGain}) {
 		t.Errorf("steal counted: got %v/%v (%v), want the burst read as a gain", d.Action, d.Reason, trail)
 	}
-	d, trail := run(DefaultRule(1, 4).StealBand)
+	d, trail := run(ruleM(1, 4).StealBand)
 	if d != (Decision{Shrink, ReasonNoGain}) || !slices.Contains(trail, ReasonStolen) {
 		t.Errorf("steal left out: got %v/%v (%v), want no gain after leaving the burst out", d.Action, d.Reason, trail)
 	}

@@ -5,10 +5,10 @@
 # fixed layout's at every in-flight count (go run ./scripts/ratios --best).
 # The fixed layouts get FIXED_WARMUP (default 10s; 5s with ORDER=process); pool:auto one long
 # enough for its trials (AUTO_WARMUP: a trial is measured for
-# Rule.TrialTime = 4s, the pool running with and without the trial
+# Rule.TrialTime = 12s, the pool running with and without the trial
 # connection in turn, then Rule.Cooldown = 5s passes before the next, so
-# 1 -> 3 connections needs about 21 s, 1 -> 8 about 71 s:
-# pool.Rule.SettleTime).
+# 1 -> 3 connections needs about 37 s, 1 -> 8 about 2m7s:
+# pool.Rule.SettleTime; under rule m, 4 s trials, 21 s and 71 s).
 # ORDER=count (the default) interleaves per in-flight count: each count's
 # fixed sweep and pool:auto run back to back, which goes first alternating,
 # each a fresh process, so the two sides of a ratio are measured minutes
@@ -25,9 +25,9 @@
 # shared,pool:2,pool:4,pool:8,pool:auto) one count at a time, their order
 # rotated by one at each count and repeat: the fixed layouts warm up for
 # FIXED_WARMUP (default 5s), pool:auto until it can settle at the count
-# (rpclab sweep's --auto-warmup default: pool.Rule.SettleTime, 71 s at 2 or
+# (rpclab sweep's --auto-warmup default: pool.Rule.SettleTime, 2m7s at 2 or
 # more in flight), so the five sides of a count's ratios are measured
-# within two and a half minutes in one process. Files: one-RUN-REP-COUNT.
+# within three and a half minutes in one process. Files: one-RUN-REP-COUNT.
 # Each pool:auto run's decisions (rpclab sweep --pool-events) are kept beside
 # its records as auto-RUN-REP-COUNT-events.tsv.
 # Run it on a quiet machine; rpclab pins client and server apart.
@@ -51,7 +51,7 @@ fixed() { # counts, output file, rotation
     --interval "$interval" --force -o "$2" >/dev/null
 }
 auto() { # counts, output file (the pool's decisions beside it, .tsv)
-  bin/rpclab sweep --conn pool:auto --inflight "$1" --warmup "${AUTO_WARMUP:-75s}" \
+  bin/rpclab sweep --conn pool:auto --inflight "$1" --warmup "${AUTO_WARMUP:-130s}" \
     --interval "$interval" --force -o "$2" --pool-events "${2%.jsonl}-events.tsv" >/dev/null
 }
 one() { # count, output file (the pool's decisions beside it, .tsv), rotation
