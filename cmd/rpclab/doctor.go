@@ -50,9 +50,9 @@ keeps more than --max-inflight RPCs in flight: it is aimed at real services.
 The adaptive pool (pool:auto) runs after the fixed layouts, at the two largest
 in-flight counts they reached, on top of --budget: each of its steps first warms
 up for as long as the pool needs to grow to the most connections it can use at
-that count (pool.DefaultRule adds one at most every 4 s trial + 5 s cooldown +
-1 s decision: about 70 s from 1 to 8 connections), so that it measures the
-size the pool settles at; about two minutes more at most. --adaptive=false
+that count (pool.DefaultRule adds one at most every 12 s trial + 5 s cooldown +
+1 s decision: 2m7s from 1 to 8 connections), so that it measures the size the
+pool settles at; about four and a half minutes more at most. --adaptive=false
 leaves it out.
 Without --call it sends the BenchmarkService ping. An existing records file
 given to --out is kept unless --force.
