@@ -5,7 +5,6 @@ package pool
 import (
 	"context"
 	"io"
-	"math"
 	"net"
 	"runtime"
 	"strings"
@@ -86,13 +85,13 @@ func ruleM(minConns, maxConns int) Rule {
 }
 
 // testRule is a Rule for tests on a loaded, shared machine: any write wait
-// counts (the meter tests check the wait itself), the CPU is ignored, and
+// counts (the meter tests check the wait itself), the CPU is ignored (as
+// DefaultRule ignores it: CPUBusyMax 0), and
 // the periods are a few fake seconds.
 func testRule(minConns, maxConns int) Rule {
 	r := DefaultRule(minConns, maxConns)
 	r.WriteWaitHigh = time.Nanosecond
 	r.Probe = false // growth by the measured write wait only, as the tests' events expect
-	r.CPUBusyMax = math.Inf(1)
 	r.Settle = time.Second
 	r.Cooldown = 2 * time.Second
 	r.MaxBackoff = 16 * time.Second
