@@ -4,8 +4,8 @@
 #
 #   scripts/peers/run.sh [loadgen|pools|netem|all]   (default all)
 #   scripts/peers/run.sh policies   rpclab's pool under each sizing policy (rpclab's, Spanner's,
-#                                   A105's, yarpc's; not part of all: about 2 hours at the defaults,
-#                                   about 15 minutes with POLICY_PRESET=quick)
+#                                   A105's, yarpc's; not part of all: about 3.5 hours at the defaults,
+#                                   about 28 minutes with POLICY_PRESET=quick)
 #   scripts/peers/run.sh ramp       an open-loop ramp up and back down on ONE pool per policy and per
 #                                   fixed size 1, 2, 4, 8 (not part of all: about 45 minutes at the defaults)
 #
@@ -27,14 +27,14 @@
 #   BENCHTIME=2s           pools: -benchtime per cell
 #   POOL_BENCH=Pools       pools: Pools (calls) or Pick (the pick alone) or 'Pools|Pick'
 #   NETEM_DELAYS=50us,1ms,16ms  NETEM_SAMPLES=2000  NETEM_RTT_BUDGET=20s  NETEM_BULK=5s
-#   POLICY_INFLIGHT=1,2,4,8,16,32,64  POLICY_MAX=8  POLICY_WARMUP=60s  POLICY_INTERVAL=20s  POLICY_REPEATS=3
+#   POLICY_INFLIGHT=1,2,4,8,16,32,64  POLICY_MAX=8  POLICY_WARMUP=130s  POLICY_INTERVAL=20s  POLICY_REPEATS=3
 #   POLICY_RATE=0  POLICY_DELAY=0s  POLICY_PAYLOAD=0   each connection's emulated bandwidth and delay
 #                          (each way), and the pings' payload in bytes (peers policies --rate ...)
-#   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_WARMUP=75s
-#                          POLICY_INTERVAL=10s POLICY_REPEATS=1: 12 runs of 85 s, about 17 minutes (a POLICY_*
-#                          given beside it still wins). 75 s lets rpclab's rule grow 1 -> 8 connections
-#                          (doctor.SettleTime: 1 s, then 10 s a connection: pool.DefaultRule's 4 s trial +
-#                          5 s cooldown + 1 s decision); one repeat has no median: a smoke run, not a figure
+#   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_INTERVAL=10s
+#                          POLICY_REPEATS=1: 12 runs of 140 s, about 28 minutes (a POLICY_* given beside it
+#                          still wins). The 130 s warm-up lets rpclab's rule grow 1 -> 8 connections
+#                          (pool.Rule.SettleTime, 2m7s: a 1 s decision, then 18 s a connection, pool.DefaultRule's
+#                          12 s trial + 5 s cooldown + 1 s decision); one repeat has no median: a smoke run, not a figure
 #   RAMP_RATES=5000,10000,20000,40000,60000,80000   ramp: the rising rates (RPC/s); the ramp then falls
 #                          back through them (11 steps)
 #   RAMP_WARMUP=5s  RAMP_STEP=20s  RAMP_TAIL=4m  RAMP_MAX=8  RAMP_MAX_OUTSTANDING=2000  RAMP_FIXED=1,2,4,8
@@ -132,8 +132,8 @@ run_netem() {
 }
 
 run_policies() {
-  local inflight=1,2,4,8,16,32,64 warmup=60s interval=20s repeats=3
-  [ "${POLICY_PRESET:-}" = quick ] && inflight=1,8,64 warmup=75s interval=10s repeats=1
+  local inflight=1,2,4,8,16,32,64 warmup=130s interval=20s repeats=3
+  [ "${POLICY_PRESET:-}" = quick ] && inflight=1,8,64 interval=10s repeats=1
   # The server is rpclab serve on the server CPU; every pool and its
   # callers on the client CPUs.
   taskset -c "$client_cpus" bin/peers policies --rpclab bin/rpclab --server-cpus "$server_cpus" \

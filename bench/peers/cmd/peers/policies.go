@@ -14,6 +14,7 @@ import (
 
 	"github.com/rpclab/rpclab/bench/peers"
 	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/pool"
 )
 
 // polConfig is what `peers policies` runs.
@@ -37,7 +38,7 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	inflight := fs.String("inflight", "1,2,4,8,16,32,64", "in-flight counts (comma-separated)")
 	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated; the first is every ratio's base)")
 	fs.IntVar(&c.maxConns, "max", 8, "the most connections any policy may open (every policy starts at 1)")
-	fs.DurationVar(&c.warmup, "warmup", time.Minute, "unmeasured time each run gives its policy to settle (rpclab's rule needs about 10 s per connection it adds: a 4 s trial, 5 s cooldown, 1 s decision)")
+	fs.DurationVar(&c.warmup, "warmup", pool.DefaultRule(1, 8).SettleTime(2), "unmeasured time each run gives its policy to settle (the default is rpclab's rule's pool.Rule.SettleTime from 1 to 8 connections: a 1 s decision, then 18 s per connection it adds, a 12 s trial, 5 s cooldown and 1 s decision)")
 	fs.DurationVar(&c.interval, "interval", 20*time.Second, "measured time per run")
 	fs.IntVar(&c.repeats, "repeats", 3, "runs of every policy per in-flight count, the policies in rotating order each repeat; the table gives medians")
 	rate := fs.String("rate", "0", "emulated bandwidth of each connection, each way, as tc writes it (100mbit, 1gbit; 0: unlimited): a per-connection limit, as a per-flow shaper's or one TCP flow's window over a long path, which more connections lift")
