@@ -27,12 +27,13 @@
 #   BENCHTIME=2s           pools: -benchtime per cell
 #   POOL_BENCH=Pools       pools: Pools (calls) or Pick (the pick alone) or 'Pools|Pick'
 #   NETEM_DELAYS=50us,1ms,16ms  NETEM_SAMPLES=2000  NETEM_RTT_BUDGET=20s  NETEM_BULK=5s
-#   POLICY_INFLIGHT=1,2,4,8,16,32,64  POLICY_MAX=8  POLICY_WARMUP=130s  POLICY_INTERVAL=20s  POLICY_REPEATS=3
+#   POLICY_INFLIGHT=1,2,4,8,16,32,64  POLICY_MAX=8  POLICY_INTERVAL=20s  POLICY_REPEATS=3
+#   POLICY_WARMUP          unset: bin/peers policies' own default, pool.Rule.SettleTime from 1 to 8 (2m7s)
 #   POLICY_RATE=0  POLICY_DELAY=0s  POLICY_PAYLOAD=0   each connection's emulated bandwidth and delay
 #                          (each way), and the pings' payload in bytes (peers policies --rate ...)
 #   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_INTERVAL=10s
-#                          POLICY_REPEATS=1: 12 runs of 140 s, about 28 minutes (a POLICY_* given beside it
-#                          still wins). The 130 s warm-up lets rpclab's rule grow 1 -> 8 connections
+#                          POLICY_REPEATS=1: 12 runs of 137 s, about 28 minutes (a POLICY_* given beside it
+#                          still wins). The 2m7s warm-up lets rpclab's rule grow 1 -> 8 connections
 #                          (pool.Rule.SettleTime, 2m7s: a 1 s decision, then 18 s a connection, pool.DefaultRule's
 #                          12 s trial + 5 s cooldown + 1 s decision); one repeat has no median: a smoke run, not a figure
 #   RAMP_RATES=5000,10000,20000,40000,60000,80000   ramp: the rising rates (RPC/s); the ramp then falls
@@ -132,12 +133,12 @@ run_netem() {
 }
 
 run_policies() {
-  local inflight=1,2,4,8,16,32,64 warmup=130s interval=20s repeats=3
+  local inflight=1,2,4,8,16,32,64 interval=20s repeats=3
   [ "${POLICY_PRESET:-}" = quick ] && inflight=1,8,64 interval=10s repeats=1
   # The server is rpclab serve on the server CPU; every pool and its
   # callers on the client CPUs.
   taskset -c "$client_cpus" bin/peers policies --rpclab bin/rpclab --server-cpus "$server_cpus" \
-    --inflight "${POLICY_INFLIGHT:-$inflight}" --max "${POLICY_MAX:-8}" --warmup "${POLICY_WARMUP:-$warmup}" \
+    --inflight "${POLICY_INFLIGHT:-$inflight}" --max "${POLICY_MAX:-8}" ${POLICY_WARMUP:+--warmup "$POLICY_WARMUP"} \
     --interval "${POLICY_INTERVAL:-$interval}" --repeats "${POLICY_REPEATS:-$repeats}" \
     --rate "${POLICY_RATE:-0}" --delay "${POLICY_DELAY:-0s}" --payload "${POLICY_PAYLOAD:-0}"
 }
