@@ -109,7 +109,7 @@ func runClosed(ctx context.Context, spec *Spec, step Step, w Workload, load *Loa
 		wg.Go(func() { run.loop(cl, rec, cc, p, &starts[i]) })
 	}
 
-	if !Sleep(ctx, spec.StepWarmup(step, o.AdaptiveRule)) {
+	if !f.warmUp(ctx, o) {
 		phase.Store(phaseDone)
 		stop()
 		f.cut()

@@ -417,6 +417,56 @@ func HostPort(target string) string {
 	return target
 }
 
+// warmUp runs the step's warm-up (Spec.StepWarmup). An AutoPool step
+// whose warm-up its rule sets (Spec.AutoWarmup zero) then waits on while
+// its pool is part-way through a change of size (pool.Pool.Settling), at
+// most SettleWait of the rule: a trial under way when the warm-up ends
+// would put its parked intervals, on fewer connections, into the
+// measured one. The record's warm-up is the time it took. warmUp reports
+// false if ctx ended first.
+func (f *frame) warmUp(ctx context.Context, o Options) bool {
+	if !Sleep(ctx, f.spec.StepWarmup(f.step, o.AdaptiveRule)) {
+		return false
+	}
+	if f.step.Conn.Kind != AutoPool || f.spec.AutoWarmup > 0 || len(f.pools) != 1 {
+		return true
+	}
+	rule := autoRule(f.step.Conn, o.AdaptiveRule)
+	waited, ok := waitSettled(ctx, f.pools[0].Settling, max(rule.Interval/10, time.Millisecond), SettleWait(rule))
+	f.rec.Spec.WarmupNS += int64(waited)
+	return ok
+}
+
+// SettleWait is the most a pool:auto step waits past its warm-up for its
+// pool to finish a change of size: two of rule's trials (one under way
+// that is measured again, ReasonLoadMoved) and a decision interval for
+// each connection a climb may give back. 31 s for pool.DefaultRule(1, 8).
+func SettleWait(rule pool.Rule) time.Duration {
+	return 2*rule.TrialTime() + time.Duration(rule.Max-rule.Min)*rule.Interval
+}
+
+// waitSettled waits while settling reports true, checking every poll,
+// for at most limit; it returns how long it waited, and false if ctx
+// ended first.
+func waitSettled(ctx context.Context, settling func() bool, poll, limit time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	if !settling() {
+		return 0, ctx.Err() == nil
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return time.Since(start), false
+		case <-t.C:
+		}
+		if waited := time.Since(start); !settling() || waited >= limit {
+			return waited, true
+		}
+	}
+}
+
 // Sleep waits d or until ctx ends; it returns false if ctx ended first
 // (and at once, without waiting, when d <= 0 and ctx has ended).
 func Sleep(ctx context.Context, d time.Duration) bool {

@@ -198,8 +198,10 @@ type Spec struct {
 	// Zero: long enough for the pool to settle at the step's in-flight
 	// count (its rule's pool.Rule.SettleTime, at least Warmup), so that
 	// the step measures the pool it settles at, not one still growing,
-	// while the fixed layouts beside it keep a short Warmup. See
-	// StepWarmup.
+	// while the fixed layouts beside it keep a short Warmup (see
+	// StepWarmup); the step then also waits out a change of size under
+	// way, at most SettleWait, and its record's warm-up says how long it
+	// ran in all.
 	AutoWarmup time.Duration
 	Interval   time.Duration
 	// DialTimeout bounds how long a step waits for its connections to be

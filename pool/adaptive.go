@@ -1287,6 +1287,13 @@ func (r Rule) SettleTime(inflight int) time.Duration {
 	return r.Interval + time.Duration(adds)*(r.TrialTime()+r.Cooldown+r.Interval)
 }
 
+// Changing reports that the pool is part-way through a change of size: a
+// trial under way (its parked intervals run with fewer connections than
+// the pool has), a jump still growing to its size, or connections of a
+// climb that did not pay still to give back. A measurement taken while it
+// holds measures the change, not the size the pool settles at.
+func (st State) Changing() bool { return st.Trial || st.JumpTo > 0 || st.GiveBack > 0 }
+
 // GrowFailed is the state after a Grow whose connection did not get READY:
 // the trial ends, connections a climb kept on trust go back, and the next
 // growth waits a doubled back-off.
@@ -1400,6 +1407,17 @@ func (s *ruleSizer) Size(now time.Time, sig Signals) Decision {
 }
 
 func (s *ruleSizer) GrowFailed(now time.Time) { s.st = s.r.GrowFailed(now, s.st) }
+
+// Changing reports that the rule is part-way through a change of size
+// (State.Changing).
+func (s *ruleSizer) Changing() bool { return s.st.Changing() }
+
+// changer is a Sizer that can tell it is part-way through a change of
+// size, for Pool.Settling: a trial still being measured, say. A Sizer
+// without the method never is.
+type changer interface {
+	Changing() bool
+}
 
 // activer is a Sizer that parks connections: Active is how many of the
 // first connections take new RPCs over the next interval (0: all), and

@@ -848,6 +848,26 @@ func TestRuleJump(t *testing.T) {
 			t.Errorf("got size %d after %v, want 1 after %v", m.size, m.trail, want)
 		}
 	})
+	t.Run("changing", func(t *testing.T) {
+		// State.Changing (what Pool.Settling reads) holds from the first
+		// trial's connection through the climb, the jump and its trial
+		// until the last connection that did not pay is given back, not
+		// in the back-off after, and again from the next probe: here,
+		// exactly while the pool is above its one connection.
+		m := &sim{r: ruleM(1, 8), now: t0, size: 1}
+		for i := 0; i < 17+2+5+6+3; i++ {
+			s := sig(m.size, 0, 0, 0.5, flat[min(m.taking(), 8)]/uint64(m.size))
+			s.Conns[0].InFlight = 8
+			m.tick(t, read(s, 8, 8))
+			if got, want := m.st.Changing(), m.size > 1; got != want {
+				t.Fatalf("tick %d, size %d after %v (trial %v, jump to %d, give back %d): Changing %v, want %v",
+					i+1, m.size, m.trail, m.st.Trial, m.st.JumpTo, m.st.GiveBack, got, want)
+			}
+		}
+		if count(m.trail, ReasonClimbGivenBack) != 7 || count(m.trail, ReasonProbe) != 2 {
+			t.Errorf("got %v; want the climb given back, then the back-off, then a probe again", m.trail)
+		}
+	})
 	t.Run("off", func(t *testing.T) {
 		r := ruleM(1, 8)
 		r.Jump = false

@@ -59,6 +59,7 @@ type control struct {
 	events []Event    // a ring of at most MaxEvents
 	head   int        // index of the oldest event once the ring is full
 
+	changing atomic.Bool   // the sizer was part-way through a change after the last decision (Pool.Settling)
 	steps    atomic.Uint64 // decisions taken, for tests
 	samplers atomic.Uint64 // reads the samplers took, for tests
 
@@ -134,11 +135,24 @@ func (p *Pool) step() {
 		limit = 0
 	}
 	p.startSampler(limit)
+	if c, ok := ctl.sizer.(changer); ok {
+		ctl.changing.Store(c.Changing())
+	}
 	if ctl.record(now, from, to, d, sig) && d.Action != Hold {
 		p.cfg.logger.Info("pool: resized", "target", p.target, "from", from, "to", to, "reason", d.Reason.String())
 	}
 	ctl.steps.Add(1)
 }
+
+// Settling reports that an adaptive pool is part-way through a change of
+// size as of its last decision (State.Changing): a trial under way, whose
+// parked intervals run on fewer connections, or a climb still growing or
+// giving back. A measurement of the pool waits until it is false, so that
+// it measures the size the pool settled at (rpclab sweep does, for a
+// pool:auto step past its warm-up). False for a fixed size, before the
+// first decision, and for a Sizer (WithSizer) without a Changing method.
+// It reads one atomic.
+func (p *Pool) Settling() bool { return p.ctl != nil && p.ctl.changing.Load() }
 
 // GuardChecks is how many times per Rule.Interval the pool reads the RPCs
 // in flight (Signals.MeanInFlight), and the park guard checks them while a

@@ -180,7 +180,13 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	defer l.stop()
 	waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 20 })
 
+	if p.Settling() {
+		t.Errorf("Settling before any growth: got true, want false")
+	}
 	grew := fc.stepUntil(ctx, t, p, "a growth", 20, func(e Event) bool { return e.Action == Grow })
+	if !p.Settling() {
+		t.Errorf("Settling with the trial's connection just added: got false, want true")
+	}
 	if grew.From != 1 || grew.To != 2 || grew.Reason != ReasonLimit || grew.InFlight <= 1 {
 		t.Errorf("growth event: got %+v, want 1→2 for %v with more than 1 in flight", grew, ReasonLimit)
 	}
@@ -216,6 +222,9 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 		if ev := fc.step(ctx, t, p); ev.Reason != ReasonSettling {
 			t.Fatalf("interval %d of the trial: got %+v, want %v", i+2, ev, ReasonSettling)
 		}
+		if !p.Settling() {
+			t.Errorf("Settling in interval %d of the trial: got false, want true", i+2)
+		}
 	}
 	takes("the unparked connection to take RPCs again")
 
@@ -231,6 +240,9 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	}
 	if got := p.Size(); got != 1 {
 		t.Errorf("size after the give-back: got %d, want 1", got)
+	}
+	if p.Settling() {
+		t.Errorf("Settling once the trial was judged: got true, want false")
 	}
 	n := l.ok.Load()
 	waitFor(ctx, t, "RPCs on the one connection left", func() bool { return l.ok.Load() > n+20 })

@@ -51,8 +51,9 @@ The adaptive pool (pool:auto) runs after the fixed layouts, at the two largest
 in-flight counts they reached, on top of --budget: each of its steps first warms
 up for as long as the pool needs to grow to the most connections it can use at
 that count (pool.DefaultRule adds one at most every 12 s trial + 5 s cooldown +
-1 s decision: 2m7s from 1 to 8 connections), so that it measures the size the
-pool settles at; about four and a half minutes more at most. --adaptive=false
+1 s decision: 2m7s from 1 to 8 connections), then on while a trial is under way
+(at most 31 s), so that it measures the size the pool settles at; about five
+and a half minutes more at most. --adaptive=false
 leaves it out.
 Without --call it sends the BenchmarkService ping. An existing records file
 given to --out is kept unless --force.
@@ -212,8 +213,8 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v with the %s client\n", o.Target, o.Budget, df.client)
 	if o.Adaptive {
 		r := o.AdaptiveRule()
-		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: a %v trial + %v cooldown + %v decision)\n",
-			r.Min, r.Max, r.SettleTime(o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval)
+		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: a %v trial + %v cooldown + %v decision), then on while a trial is under way, at most %v\n",
+			r.Min, r.Max, r.SettleTime(o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval, loadgen.SettleWait(r))
 	}
 	d, err := doctor.Run(ctx, *o)
 	if d != nil && len(d.Records) > 0 && err == nil {

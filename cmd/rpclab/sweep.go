@@ -55,9 +55,10 @@ func newSweepCmd() *cobra.Command {
 one step. In a step each worker keeps exactly one RPC in flight (send, wait,
 record), so in-flight = workers. Every step dials fresh connections, warms up
 for --warmup (not recorded), then measures for --interval. A pool:auto step
-warms up until the pool can settle at its in-flight count (--auto-warmup), so
-that it measures the size the pool chose beside fixed layouts that keep a
-short --warmup.
+warms up until the pool can settle at its in-flight count (--auto-warmup), and
+then on while a trial of a connection is under way (at most two trials more),
+so that it measures the size the pool chose beside fixed layouts that keep a
+short --warmup; its record's warmup_ns is the warm-up it ran.
 
 For each step the table shows throughput beside the ideal line (throughput at
 in-flight 1 times the in-flight count, as YDB's study drew it), latency
