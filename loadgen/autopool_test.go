@@ -209,64 +209,13 @@ func TestAutoPoolStepWarmsUpToSettle(t *testing.T) {
 		t.Errorf("shared: got warmup_ns %v, want %v", got, spec.Warmup)
 	}
 	// Past settle, the step waits out a change of size under way, at most
-	// SettleWait (TestAutoPoolStepWaitsOutTrial).
+	// SettleWait (TestWaitSettled).
 	wu, most := time.Duration(recs[1].Spec.WarmupNS), settle+SettleWait(autoRule(spec.Conns[1], &rule))
 	if wu < settle || wu > most {
 		t.Errorf("pool:auto: got warmup_ns %v, want %v to %v", wu, settle, most)
 	}
 	if waited := recs[1].StartedAt.Sub(began[AutoPool]); waited < wu {
 		t.Errorf("pool:auto's interval began %v after its step, want at least its warm-up %v", waited, wu)
-	}
-}
-
-// TestAutoPoolStepWaitsOutTrial: a pool:auto step's interval does not
-// begin inside a trial (pool.Pool.Settling): under a rule whose trials
-// never pay and take 200 ms out of every 250-300, the warm-up of each step
-// runs on until the trial under way is judged, so the last resize before
-// the interval began judged it, and the record's warm-up says how long it
-// ran.
-func TestAutoPoolStepWaitsOutTrial(t *testing.T) {
-	target := testutil.Serve(t, server.New(server.Options{}))
-	spec := shortSpec(target)
-	spec.Warmup = 20 * time.Millisecond
-	spec.Conns = []ConnMode{{Kind: AutoPool, Min: 1, N: 2, Pick: pool.RoundRobin}}
-	spec.Inflight = []int{8, 16}
-	rule := pool.DefaultRule(1, 100)
-	rule.Interval, rule.WriteWaitHigh, rule.WriteWaitBusy, rule.InFlightPerConn = 10*time.Millisecond, 0, 0, 0
-	rule.Settle, rule.Cooldown, rule.MaxBackoff, rule.SettleAfter = 200*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 0
-	rule.MinGain, rule.LoadMoved, rule.LoadRise = 100, 0, 0 // no trial pays, none is measured again
-	var hist []PoolHistory
-	var recs []*result.Record
-	o := Options{AdaptiveRule: &rule, PoolEvents: func(h PoolHistory) { hist = append(hist, h) }}
-	if err := Sweep(testutil.Context(t), spec, o, func(r *result.Record) error { recs = append(recs, r); return nil }, nil); err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 2 || len(hist) != 2 {
-		t.Fatalf("got %d records and %d pool histories, want 2 of each", len(recs), len(hist))
-	}
-	for i, h := range hist {
-		var last *pool.Event
-		trials := 0
-		for j, e := range h.Events {
-			if e.Action == pool.Grow {
-				trials++
-			}
-			if !e.At.After(h.Measured) {
-				last = &h.Events[j]
-			}
-		}
-		if trials == 0 {
-			t.Fatalf("step %d: no trial in %+v: the rule should try one every 300 ms", i, h.Events)
-		}
-		// A trial's events are its Grow, then one hold while it is
-		// measured (ReasonSettling); the decision that judges it comes next.
-		if last != nil && (last.Action == pool.Grow || last.Reason == pool.ReasonSettling) {
-			t.Errorf("step %d: the interval began at %v inside a trial (last decision %v/%v at %v; events %+v)", i, h.Measured, last.Action, last.Reason, last.At, h.Events)
-		}
-		settle := spec.StepWarmup(Step{Conn: spec.Conns[0], Inflight: spec.Inflight[i]}, &rule)
-		if wu := time.Duration(recs[i].Spec.WarmupNS); wu < settle || wu > settle+SettleWait(autoRule(spec.Conns[0], &rule)) {
-			t.Errorf("step %d: warmup_ns %v, want from %v to %v past it", i, wu, settle, SettleWait(autoRule(spec.Conns[0], &rule)))
-		}
 	}
 }
 
