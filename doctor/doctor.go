@@ -59,7 +59,7 @@ type Options struct {
 	// in-flight counts the fixed layouts reached, each step first warming
 	// up for as long as the pool needs to settle at that count
 	// (the SettleTime of AdaptiveRule; up to 2m7s with the default rule
-	// and MAX 8), then on while a trial is under way (loadgen.SettleWait,
+	// and MAX 8), then on while a trial is under way (pool.Rule.SettleWait,
 	// 31 s), on top of Budget: about five and a half minutes more at most.
 	Adaptive bool
 	// Warmup and Interval of each step (default 500 ms and 1.5 s).

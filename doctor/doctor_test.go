@@ -291,7 +291,7 @@ func TestStepWarmup(t *testing.T) {
 // TestDoctorAdaptiveStepsWarmUpToSettle: in a study, each adaptive-pool
 // step warms up for its rule's settling time at its in-flight count (or
 // the study's warm-up when that is longer), then on while a trial is
-// under way (at most loadgen.SettleWait), every other step for the
+// under way (at most pool.Rule.SettleWait), every other step for the
 // study's warm-up.
 func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
@@ -316,7 +316,7 @@ func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 			autoN = append(autoN, r.Spec.Inflight)
 			autoSteps++
 			want = max(o.Warmup, rule.SettleTime(r.Spec.Inflight))
-			late = loadgen.SettleWait(rule) // and on while a trial is under way
+			late = rule.SettleWait() // and on while a trial is under way
 		}
 		if got := time.Duration(r.Spec.WarmupNS); got < want || got > want+late {
 			t.Errorf("%s at in-flight %d: got warm-up %v, want %v (to %v more)", verdict.ConnLabel(&r), r.Spec.Inflight, got, want, late)

@@ -209,8 +209,8 @@ func TestAutoPoolStepWarmsUpToSettle(t *testing.T) {
 		t.Errorf("shared: got warmup_ns %v, want %v", got, spec.Warmup)
 	}
 	// Past settle, the step waits out a change of size under way, at most
-	// SettleWait (TestWaitSettled).
-	wu, most := time.Duration(recs[1].Spec.WarmupNS), settle+SettleWait(autoRule(spec.Conns[1], &rule))
+	// pool.Rule.SettleWait (TestWaitSettled).
+	wu, most := time.Duration(recs[1].Spec.WarmupNS), settle+autoRule(spec.Conns[1], &rule).SettleWait()
 	if wu < settle || wu > most {
 		t.Errorf("pool:auto: got warmup_ns %v, want %v to %v", wu, settle, most)
 	}
@@ -241,7 +241,7 @@ func TestWaitSettled(t *testing.T) {
 	if _, ok := waitSettled(cctx, func() bool { return true }, time.Millisecond, time.Hour); ok {
 		t.Errorf("context ended: got true, want false")
 	}
-	if got, want := SettleWait(pool.DefaultRule(1, 8)), 31*time.Second; got != want {
-		t.Errorf("SettleWait(DefaultRule(1, 8)): got %v, want %v", got, want)
+	if got, want := pool.DefaultRule(1, 8).SettleWait(), 31*time.Second; got != want {
+		t.Errorf("DefaultRule(1, 8).SettleWait(): got %v, want %v", got, want)
 	}
 }

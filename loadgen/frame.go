@@ -189,10 +189,19 @@ func (f *frame) connect(ctx context.Context, dial []grpc.DialOption) error {
 	return fmt.Errorf("%w: no connection to %s within %v: %v", ErrUnreachable, f.spec.Target, f.spec.DialTimeout, err)
 }
 
+// autoPool is the adaptive pool of an AutoPool step (nil for any other
+// layout, or before it opened).
+func (f *frame) autoPool() *pool.Pool {
+	if f.step.Conn.Kind != AutoPool || len(f.pools) != 1 {
+		return nil
+	}
+	return f.pools[0]
+}
+
 func (f *frame) close() {
-	if on := f.onPool; on != nil && f.step.Conn.Kind == AutoPool && len(f.pools) == 1 {
+	if p, on := f.autoPool(), f.onPool; p != nil && on != nil {
 		f.onPool = nil // once: cut closes the frame a second time
-		on(PoolHistory{Record: f.rec, Opened: f.opened, Measured: f.rec.StartedAt, Events: f.pools[0].Stats().Events})
+		on(PoolHistory{Record: f.rec, Opened: f.opened, Measured: f.rec.StartedAt, Events: p.Stats().Events})
 	}
 	for _, p := range f.pools {
 		_ = p.Close()
@@ -223,9 +232,9 @@ func (f *frame) finish(ctx context.Context, sum *stats.Summary, elapsed, cpu tim
 	fill(rec, sum, elapsed, cpu)
 	rec.ServerCPU = f.serverCPU(elapsed, rec.Requests)
 	rec.HostCPU = HostCPU(f.host0, f.host1, rec.Env.ClientCPUs, f.serverCPUs)
-	if f.step.Conn.Kind == AutoPool && len(f.pools) == 1 {
+	if p := f.autoPool(); p != nil {
 		end := time.Now()
-		rec.PoolSizes = PoolSizes(f.pools[0].Stats().Events, f.step.Conn.Min, end.Add(-elapsed), end)
+		rec.PoolSizes = PoolSizes(p.Stats().Events, f.step.Conn.Min, end.Add(-elapsed), end)
 	}
 	if nerr := rec.Requests - sum.OK(); rec.Status == result.StatusOK && float64(nerr) > MaxErrorShare*float64(rec.Requests) {
 		rec.Status = result.StatusFailed
@@ -420,7 +429,7 @@ func HostPort(target string) string {
 // warmUp runs the step's warm-up (Spec.StepWarmup). An AutoPool step
 // whose warm-up its rule sets (Spec.AutoWarmup zero) then waits on while
 // its pool is part-way through a change of size (pool.Pool.Settling), at
-// most SettleWait of the rule: a trial under way when the warm-up ends
+// most the rule's pool.Rule.SettleWait: a trial under way when the warm-up ends
 // would put its parked intervals, on fewer connections, into the
 // measured one. The record's warm-up is the time it took. warmUp reports
 // false if ctx ended first.
@@ -428,21 +437,14 @@ func (f *frame) warmUp(ctx context.Context, o Options) bool {
 	if !Sleep(ctx, f.spec.StepWarmup(f.step, o.AdaptiveRule)) {
 		return false
 	}
-	if f.step.Conn.Kind != AutoPool || f.spec.AutoWarmup > 0 || len(f.pools) != 1 {
+	p := f.autoPool()
+	if p == nil || f.spec.AutoWarmup > 0 {
 		return true
 	}
 	rule := autoRule(f.step.Conn, o.AdaptiveRule)
-	waited, ok := waitSettled(ctx, f.pools[0].Settling, max(rule.Interval/10, time.Millisecond), SettleWait(rule))
+	waited, ok := waitSettled(ctx, p.Settling, max(rule.Interval/10, time.Millisecond), rule.SettleWait())
 	f.rec.Spec.WarmupNS += int64(waited)
 	return ok
-}
-
-// SettleWait is the most a pool:auto step waits past its warm-up for its
-// pool to finish a change of size: two of rule's trials (one under way
-// that is measured again, ReasonLoadMoved) and a decision interval for
-// each connection a climb may give back. 31 s for pool.DefaultRule(1, 8).
-func SettleWait(rule pool.Rule) time.Duration {
-	return 2*rule.TrialTime() + time.Duration(rule.Max-rule.Min)*rule.Interval
 }
 
 // waitSettled waits while settling reports true, checking every poll,

@@ -200,7 +200,7 @@ type Spec struct {
 	// the step measures the pool it settles at, not one still growing,
 	// while the fixed layouts beside it keep a short Warmup (see
 	// StepWarmup); the step then also waits out a change of size under
-	// way, at most SettleWait, and its record's warm-up says how long it
+	// way, at most pool.Rule.SettleWait, and its record's warm-up says how long it
 	// ran in all.
 	AutoWarmup time.Duration
 	Interval   time.Duration

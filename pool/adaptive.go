@@ -1287,6 +1287,15 @@ func (r Rule) SettleTime(inflight int) time.Duration {
 	return r.Interval + time.Duration(adds)*(r.TrialTime()+r.Cooldown+r.Interval)
 }
 
+// SettleWait is the most a measurement of a pool sized by r waits past
+// SettleTime for the pool to finish a change of size (Pool.Settling): two
+// of r's trials (one under way that is measured again, ReasonLoadMoved)
+// and a decision interval for each connection a climb may give back. 31 s
+// for DefaultRule(1, 8).
+func (r Rule) SettleWait() time.Duration {
+	return 2*r.TrialTime() + time.Duration(r.Max-r.Min)*r.Interval
+}
+
 // Changing reports that the pool is part-way through a change of size: a
 // trial under way (its parked intervals run with fewer connections than
 // the pool has), a jump still growing to its size, or connections of a

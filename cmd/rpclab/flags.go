@@ -98,7 +98,7 @@ func (sf *stepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 	f.StringSliceVar(&sf.rpcs, "rpc", []string{"unary"}, "RPC kinds: unary, streaming (bidi ping-pong, one stream per worker)")
 	f.DurationVar(&sf.warmup, "warmup", d.warmup, "warm-up per step, not recorded (fresh connections every step)")
 	f.DurationVar(&sf.autoWarmup, "auto-warmup", 0, fmt.Sprintf("warm-up of a pool:auto step in place of --warmup (0: until the pool can settle at the step's in-flight count, at least --warmup: %v for pool:auto:%d:%d at 2 or more in flight, a %v decision then %v per connection added, then on while a trial is under way, at most %v more; Go client)",
-		auto.SettleTime(2), auto.Min, auto.Max, auto.Interval, auto.TrialTime()+auto.Cooldown+auto.Interval, loadgen.SettleWait(auto)))
+		auto.SettleTime(2), auto.Min, auto.Max, auto.Interval, auto.TrialTime()+auto.Cooldown+auto.Interval, auto.SettleWait()))
 	f.DurationVar(&sf.interval, "interval", d.interval, "measured time per step")
 }
 
