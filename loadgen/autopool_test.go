@@ -6,8 +6,12 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool"
@@ -243,5 +247,67 @@ func TestWaitSettled(t *testing.T) {
 	}
 	if got, want := pool.DefaultRule(1, 8).SettleWait(), 31*time.Second; got != want {
 		t.Errorf("DefaultRule(1, 8).SettleWait(): got %v, want %v", got, want)
+	}
+}
+
+// changingSizer holds its pool's size and reports it is changing
+// (pool.Pool.Settling) for its first left decisions, then never again;
+// settled is when it stopped.
+type changingSizer struct {
+	left    atomic.Int32
+	settled atomic.Int64
+}
+
+func (s *changingSizer) Size(time.Time, pool.Signals) pool.Decision {
+	if s.left.Add(-1) == 0 {
+		s.settled.Store(time.Now().UnixNano())
+	}
+	return pool.Decision{Action: pool.Hold, Reason: pool.ReasonSettling}
+}
+
+func (s *changingSizer) GrowFailed(time.Time) {}
+func (s *changingSizer) Changing() bool       { return s.left.Load() > 0 }
+
+// TestWarmUpWaitsOutChange: the warm-up of a pool:auto step whose rule
+// sets it runs on past Spec.StepWarmup while the pool is settling and
+// ends once it is not; the record's warm-up counts the wait. With
+// --auto-warmup set, the step warms up for it and no more. The pool's
+// Sizer stops changing after ten 10 ms decisions, five times the 20 ms
+// warm-up, and never changes again: nothing here races the interval.
+func TestWarmUpWaitsOutChange(t *testing.T) {
+	target := testutil.Serve(t, server.New(server.Options{}))
+	rule := pool.DefaultRule(1, 1)
+	rule.Interval, rule.Settle = 10*time.Millisecond, 5*time.Second // SettleWait 10 s
+	for _, auto := range []time.Duration{0, 20 * time.Millisecond} {
+		sz := &changingSizer{}
+		sz.left.Store(10)
+		p, err := pool.New(target, pool.WithSizer(1, 1, rule.Interval, sz),
+			pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		spec := shortSpec(target)
+		spec.Warmup, spec.AutoWarmup = 20*time.Millisecond, auto
+		step := Step{Conn: ConnMode{Kind: AutoPool, Min: 1, N: 1, Pick: pool.RoundRobin}, Inflight: 1}
+		if got := spec.StepWarmup(step, &rule); got != 20*time.Millisecond {
+			t.Fatalf("StepWarmup: got %v, want 20ms (one connection settles at once)", got)
+		}
+		f := &frame{spec: spec, step: step, rec: &result.Record{}, pools: []*pool.Pool{p}}
+		if !f.warmUp(testutil.Context(t), Options{AdaptiveRule: &rule}) {
+			t.Fatal("warmUp: got false, want true")
+		}
+		end, waited := time.Now(), time.Duration(f.rec.Spec.WarmupNS)
+		if auto > 0 {
+			if waited != 0 {
+				t.Errorf("--auto-warmup %v: the warm-up ran %v past it, want none", auto, waited)
+			}
+			continue
+		}
+		settled := sz.settled.Load()
+		if settled == 0 || end.UnixNano() < settled || waited <= 0 {
+			t.Errorf("warm-up ended at %v, %v past StepWarmup; the pool settled at %v: want the warm-up to wait for it",
+				end, waited, time.Unix(0, settled))
+		}
 	}
 }
