@@ -1,7 +1,7 @@
 # Per pool:auto repeat: the warm-up it ran past its settle time (the wait
 # on pool.Pool.Settling), when its last resize came before the window, and
 # any resize inside the window. Run from this folder: python3 settle.py .
-import json, glob, re, sys, collections
+import json, glob, re, sys
 d = sys.argv[1] if len(sys.argv) > 1 else '.'
 SETTLE = {1: 5.0}  # 1 in flight: no climb, the sweep's 5 s; else pool.Rule.SettleTime, 2m7s
 rows, late, inside, waits = [], 0, 0, []
