@@ -22,6 +22,10 @@ type Signals struct {
 	// interval; negative when the platform cannot tell. A trial judges the
 	// CPU per RPC on each of its sides by it (ReasonCostly).
 	CPU time.Duration
+	// Procs is GOMAXPROCS at the end of the interval: CPU over Procs
+	// times Interval is the share of its usable CPUs the process used
+	// (Rule.CostlyCPU). Zero when unknown.
+	Procs int
 	// Steal is the share of the host's CPU time the hypervisor took over
 	// the interval (/proc/stat's steal over all its CPU time): time no
 	// process here could run. Negative when the platform cannot tell. A
@@ -448,6 +452,11 @@ type State struct {
 	// trial could not tell it, and then the CPU is not judged.
 	TrialCPU, BaseCPU time.Duration
 	CPUUnknown        bool
+	// BaseProcs is the least Signals.Procs over the trial's intervals
+	// with the base (0: none yet, or one unknown): BaseCPU over BaseTime
+	// times BaseProcs is the share of its CPUs the process used there
+	// (Rule.CostlyCPU).
+	BaseProcs int
 	// Pairs splits the same sums by the two pairs of each block, B A and
 	// A B ([pair][0] with every connection, [pair][1] with the base): a
 	// trial is kept (ReasonGain, ReasonFaster) or given back
@@ -659,6 +668,20 @@ type Rule struct {
 	// time got there; YDB's client gained 4.5-6x once each worker had a
 	// connection of its own.
 	Jump bool
+	// JumpPerRPC is how many connections a jump grows to per RPC in
+	// flight (the mean, rounded up), at most Max (default 1; below 1
+	// counts as 1). A jump still starts only with no more RPCs in
+	// flight than Max.
+	JumpPerRPC float64
+	// CostlyCPU: a gain whose CPU per RPC rose by more than its
+	// throughput is given back (ReasonCostly) only if the process used at
+	// least this share of its usable CPUs (CPU time over Procs times the
+	// time) over the trial's intervals with the base, or that is unknown
+	// (default 0: always). A client with CPU to spare buys throughput
+	// with it. It is the CPU used, not CPUBusy: a process pinned to one
+	// CPU here used half of it at 2 RPCs in flight while its threads,
+	// waiting on each other for that CPU, read CPUBusy at 0.75 or more.
+	CostlyCPU float64
 	// MinGain is the relative throughput gain that confirms a trial
 	// (default 0.05: 5%).
 	MinGain float64
@@ -741,7 +764,9 @@ func DefaultRule(minConns, maxConns int) Rule {
 		CPUBusyMax:      0,
 		Probe:           true,
 		PlateauSteps:    0,
-		Jump:            false,
+		Jump:            true,
+		JumpPerRPC:      4,
+		CostlyCPU:       0.75,
 		Settle:          12 * time.Second,
 		MinGain:         0.05,
 		Cooldown:        5 * time.Second,
@@ -782,6 +807,10 @@ func (r Rule) validate() error {
 		return fmt.Errorf("%w: adaptive steal band %v must be within [0, 1]", ErrInvalidOption, r.StealBand)
 	case r.MinGain < 0:
 		return fmt.Errorf("%w: adaptive min gain %v must not be negative", ErrInvalidOption, r.MinGain)
+	case !(r.JumpPerRPC >= 0):
+		return fmt.Errorf("%w: adaptive jump per RPC %v must not be negative", ErrInvalidOption, r.JumpPerRPC)
+	case !(r.CostlyCPU >= 0):
+		return fmt.Errorf("%w: adaptive costly CPU %v must not be negative (0: always)", ErrInvalidOption, r.CostlyCPU)
 	case !(r.CPUBusyMax >= 0):
 		return fmt.Errorf("%w: adaptive CPU busy max %v must not be negative (0: never busy)", ErrInvalidOption, r.CPUBusyMax)
 	}
@@ -847,6 +876,9 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.AllPeak = max(st.AllPeak, s.peakInFlight())
 			st.TrialWait = max(st.TrialWait, s.MaxWriteWait())
 		default:
+			if st.BaseTime == 0 || s.Procs < st.BaseProcs {
+				st.BaseProcs = s.Procs // the first base interval's, or fewer
+			}
 			st.BaseRPCs += done
 			st.BaseTime += s.Interval
 			st.BaseSpent += s.spent()
@@ -900,6 +932,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		slowed := st.agree(func(a, b Side) bool {
 			return float64(perRPC(a.Spent, a.RPCs)) >= float64(perRPC(b.Spent, b.RPCs))*(1+half)
 		})
+		short := r.short(st)
 		st = endTrial(now, st)
 		st.Paying = false
 		// Under a closed loop the in-flight count is fixed, so the time in
@@ -928,7 +961,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		// A gain whose CPU per RPC rose by more than its throughput did
 		// (ct/cb > tp/bl) costs more than it pays: on a client short of
 		// CPU the RPCs it adds take CPU from the rest of the process.
-		costly := gain && cb > 0 && ct > 0 && ct*bl > cb*tp
+		costly := gain && cb > 0 && ct > 0 && ct*bl > cb*tp && short
 		gain = gain && !costly
 		if recheck {
 			// A connection tried again at a fallen load stays only if it
@@ -967,8 +1000,8 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			// against the same size.
 			st.Plateau, st.Trial, st.Probe, st.StartInFlight = plateau+1, true, true, s.peakInFlight()
 			return Decision{Grow, ReasonPlateau}, st
-		case probe && r.Jump && !worse && !jumped && s.kept() > int64(n) && s.kept() <= int64(r.Max):
-			st.JumpTo, st.Jump, st.Plateau = int(s.kept()), true, n-st.BaseConns
+		case probe && r.Jump && !worse && !jumped && s.kept() <= int64(r.Max) && r.jumpTo(s) > n:
+			st.JumpTo, st.Jump, st.Plateau = r.jumpTo(s), true, n-st.BaseConns
 			st.IdleSince = time.Time{}
 			return Decision{Grow, ReasonJump}, st
 		case probe && plateau > 0:
@@ -1082,6 +1115,24 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 	return Decision{Shrink, ReasonIdle}, st
 }
 
+// short reports whether a trial's base intervals left the process short
+// of CPU: it used at least CostlyCPU of its usable CPUs there, or that is
+// unknown, or CostlyCPU is zero (the process always counts as short).
+func (r Rule) short(st State) bool {
+	if r.CostlyCPU <= 0 || st.CPUUnknown || st.BaseTime <= 0 || st.BaseProcs < 1 {
+		return true
+	}
+	return st.BaseCPU.Seconds() >= r.CostlyCPU*st.BaseTime.Seconds()*float64(st.BaseProcs)
+}
+
+// jumpTo is the size a jump (ReasonJump) grows to at the RPCs in flight
+// of s: JumpPerRPC connections per RPC in flight (their mean, rounded
+// up; one per RPC when JumpPerRPC is below 1), at most Max.
+func (r Rule) jumpTo(s Signals) int {
+	per := max(1, r.JumpPerRPC)
+	return int(min(float64(r.Max), math.Ceil(per*float64(s.kept()))))
+}
+
 // busyWait reports whether WriteWaitBusy applies over the interval of s:
 // the CPU is busy (CPUBusy at or above CPUBusyMax) and WriteWaitBusy is
 // above WriteWaitHigh.
@@ -1158,7 +1209,7 @@ func restartTrial(now time.Time, st State) State {
 	st.TrialStart, st.Phase, st.Active = now, 0, 0
 	st.TrialRPCs, st.TrialTime, st.BaseRPCs, st.BaseTime = 0, 0, 0, 0
 	st.TrialSpent, st.BaseSpent, st.AllPeak, st.TrialWait = 0, 0, 0, 0
-	st.TrialCPU, st.BaseCPU, st.CPUUnknown = 0, 0, false
+	st.TrialCPU, st.BaseCPU, st.CPUUnknown, st.BaseProcs = 0, 0, false, 0
 	st.Pairs = [2][2]Side{}
 	st.StealLo, st.StealHi, st.StealSeen = 0, 0, false
 	return st

@@ -1065,16 +1065,18 @@ func TestRuleSettleTime(t *testing.T) {
 	}
 }
 
-// TestDefaultRuleP: the default rule (rule p) counts no CPU as busy, so a
+// TestDefaultRuleP: the default rule (rule q: rule p with a jump to four
+// connections per RPC in flight, and a costly gain given back only on a
+// client that used 3/4 of its CPUs) counts no CPU as busy, so a
 // busy client probes and takes a write wait at WriteWaitHigh for a limit
 // at once, as one with CPU to spare does; it judges each trial over three
-// blocks (12 s), keeps nothing on trust and never jumps. A trial that
-// held without gaining goes back, and so does one whose CPU per RPC rose
-// more than its throughput, whatever the CPU.
+// blocks (12 s) and keeps nothing on trust. A trial that held without
+// gaining goes back (without the jump), or jumps.
 func TestDefaultRuleP(t *testing.T) {
 	r := DefaultRule(1, 8)
-	if r.CPUBusyMax != 0 || r.TrialTime() != 12*time.Second || r.PlateauSteps != 0 || r.Jump {
-		t.Fatalf("DefaultRule: CPU busy max %v, trial %v, plateau %d, jump %v; want 0, 12s, 0, false", r.CPUBusyMax, r.TrialTime(), r.PlateauSteps, r.Jump)
+	if r.CPUBusyMax != 0 || r.TrialTime() != 12*time.Second || r.PlateauSteps != 0 || !r.Jump || r.JumpPerRPC != 4 || r.CostlyCPU != 0.75 {
+		t.Fatalf("DefaultRule: CPU busy max %v, trial %v, plateau %d, jump %v at %v per RPC, costly CPU %v; want 0, 12s, 0, true at 4, 0.75",
+			r.CPUBusyMax, r.TrialTime(), r.PlateauSteps, r.Jump, r.JumpPerRPC, r.CostlyCPU)
 	}
 	if got, want := r.SettleTime(2), time.Second+7*(12*time.Second+5*time.Second+time.Second); got != want {
 		t.Errorf("SettleTime(2) for 1..8: got %v, want %v", got, want)
@@ -1131,7 +1133,7 @@ func TestDefaultRuleP(t *testing.T) {
 	// intervals, then judged. Two connections carrying 1.3x are kept;
 	// two carrying the same go back (no trust, no jump), and the pool
 	// backs off.
-	probe := func(t *testing.T, tp map[int]uint64, ticks int) *sim {
+	probe := func(t *testing.T, r Rule, tp map[int]uint64, ticks int) *sim {
 		m := &sim{r: r, now: t0, size: 1}
 		for i := 0; i < ticks; i++ {
 			s := sig(m.size, 4/int64(m.size), 0, 1.0, tp[m.taking()]/uint64(m.size))
@@ -1140,7 +1142,7 @@ func TestDefaultRuleP(t *testing.T) {
 		return m
 	}
 	t.Run("a gain kept after 12 intervals", func(t *testing.T) {
-		m := probe(t, map[int]uint64{1: 10000, 2: 13000, 3: 13000}, 1+11)
+		m := probe(t, r, map[int]uint64{1: 10000, 2: 13000, 3: 13000}, 1+11)
 		if m.size != 2 || m.trail[len(m.trail)-1] != ReasonSettling {
 			t.Fatalf("11 intervals into the trial: size %d after %v, want 2, still settling", m.size, m.trail)
 		}
@@ -1150,10 +1152,18 @@ func TestDefaultRuleP(t *testing.T) {
 		}
 	})
 	t.Run("a trial that held goes back", func(t *testing.T) {
-		m := probe(t, map[int]uint64{1: 10000, 2: 10000, 3: 10000}, 1+12)
+		rr := r
+		rr.Jump = false
+		m := probe(t, rr, map[int]uint64{1: 10000, 2: 10000, 3: 10000}, 1+12)
 		want := []Reason{ReasonProbe, ReasonSettling, ReasonNoGain}
 		if m.size != 1 || !slices.Equal(m.trail, want) || m.st.Backoff != r.Cooldown {
 			t.Errorf("got size %d after %v (back-off %v), want 1 after %v and the first back-off", m.size, m.trail, m.st.Backoff, want)
+		}
+	})
+	t.Run("a trial that held jumps to four connections per RPC, at most max", func(t *testing.T) {
+		m := probe(t, r, map[int]uint64{1: 10000, 2: 10000, 3: 10000}, 1+12+5)
+		if m.size != 8 || m.st.JumpTo != 8 || !m.st.Jump || m.trail[len(m.trail)-1] != ReasonJump {
+			t.Errorf("got size %d (jump to %d) after %v, want a jump to 8", m.size, m.st.JumpTo, m.trail)
 		}
 	})
 }

@@ -4,6 +4,7 @@ package pool
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -246,6 +247,7 @@ func (p *Pool) sample(now time.Time) Signals {
 	m := mono()
 	sig := Signals{Interval: now.Sub(ctl.last), Conns: make([]ConnSignals, len(slots))}
 	sig.CPUBusy, sig.CPU = ctl.cpu.sample()
+	sig.Procs = runtime.GOMAXPROCS(0)
 	sig.Steal = ctl.steal.sample()
 	ctl.last = now
 	for i, s := range slots {

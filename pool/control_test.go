@@ -72,7 +72,8 @@ func (fc *fakeClock) step(ctx context.Context, t testing.TB, p *Pool) Event {
 }
 
 // ruleM is DefaultRule as it was up to rule m (2026-11-30): the CPU busy
-// at 0.8, 4 s trials, three connections of a climb on trust, a jump. The
+// at 0.8, 4 s trials, three connections of a climb on trust, a jump to one
+// connection per RPC in flight, every costly gain given back. The
 // tests of the busy branches, of climbs and jumps, and of a 4 s trial's
 // phases run on it; TestDefaultRuleP checks the default's own values.
 func ruleM(minConns, maxConns int) Rule {
@@ -80,7 +81,8 @@ func ruleM(minConns, maxConns int) Rule {
 	r.CPUBusyMax = 0.8
 	r.Settle = 4 * time.Second
 	r.PlateauSteps = 3
-	r.Jump = true
+	r.Jump, r.JumpPerRPC = true, 1
+	r.CostlyCPU = 0
 	return r
 }
 
