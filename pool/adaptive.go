@@ -280,11 +280,12 @@ const (
 	// client whose CPU each connection costs): it is given back, with any
 	// a climb kept on trust, and the next growth waits a doubled back-off.
 	ReasonSlower
-	// ReasonJump: a probe (or a climb's top) did not pay, and fewer RPCs
+	// ReasonJump: a probe (or a climb's top) did not pay, and no more RPCs
 	// are in flight than Rule.Max allows connections (Rule.Jump): before
-	// giving it back, the pool grows to one connection per RPC in flight,
-	// one an interval, and judges that size against the same base in one
-	// trial; if it does not gain, every connection above the base goes back.
+	// giving it back, the pool grows to Rule.JumpPerRPC connections per
+	// RPC in flight (at most Max), one an interval, and judges that size
+	// against the same base in one trial; if it does not gain, every
+	// connection above the base goes back.
 	ReasonJump
 	// ReasonLoadRose: the throughput on one side of the trial (the two
 	// intervals with every connection, or the two with the base) rose by
@@ -384,7 +385,7 @@ var reasonNames = [...]string{
 	ReasonBacklog:        "trial connection kept: RPCs queued without it",
 	ReasonFaster:         "trial connection kept: RPCs took less time",
 	ReasonSlower:         "trial connection given back: RPCs took longer",
-	ReasonJump:           "no gain: trying one connection per RPC in flight",
+	ReasonJump:           "no gain: jumping to several connections per RPC in flight",
 	ReasonLoadRose:       "trial connection kept: the load rose during it",
 	ReasonLoadMoved:      "the load changed during the trial: measuring again",
 	ReasonLoadFell:       "the load fell: trying the newest connection again",
@@ -452,9 +453,9 @@ type State struct {
 	// trial could not tell it, and then the CPU is not judged.
 	TrialCPU, BaseCPU time.Duration
 	CPUUnknown        bool
-	// BaseProcs is the least Signals.Procs over the trial's intervals
-	// with the base (0: none yet, or one unknown): BaseCPU over BaseTime
-	// times BaseProcs is the share of its CPUs the process used there
+	// BaseProcs is Signals.Procs of the trial's last interval with the
+	// base (0: none yet, or unknown): BaseCPU over BaseTime times
+	// BaseProcs is the share of its CPUs the process used there
 	// (Rule.CostlyCPU).
 	BaseProcs int
 	// Pairs splits the same sums by the two pairs of each block, B A and
@@ -656,31 +657,45 @@ type Rule struct {
 	// were within the noise of pool:4 and pool:8 1.1-1.4x, so three on
 	// trust take a climb from 4 to 8. Zero judges each alone.
 	PlateauSteps int
-	// Jump: when a probe or a climb's top did not pay (but did not make
-	// the RPCs' mean time in flight MinGain longer either) and the mean
+	// Jump: when a probe or a climb's top did not pay (and did not hold
+	// the throughput with the RPCs' mean time in flight MinGain longer)
+	// and the mean
 	// RPCs in flight (rounded up) are more than the connections and at
 	// most Max,
 	// grow to one connection per RPC in flight and judge that size against
-	// the same base before giving anything back (default false: as with
-	// PlateauSteps 0, nothing is kept on trust; rules up to m jumped).
+	// the same base before giving anything back (default true, with
+	// JumpPerRPC 4; rule p, the default until 2026-12-01, did not jump).
 	// Here, at 8 RPCs in flight, pool:8 did 1.3x pool:2 to pool:7, which were within
 	// the noise of one connection, so no climb judged a connection at a
 	// time got there; YDB's client gained 4.5-6x once each worker had a
 	// connection of its own.
 	Jump bool
 	// JumpPerRPC is how many connections a jump grows to per RPC in
-	// flight (the mean, rounded up), at most Max (default 1; below 1
-	// counts as 1). A jump still starts only with no more RPCs in
-	// flight than Max.
+	// flight (the mean, rounded up), at most Max (default 4; below 1
+	// counts as 1; rules up to m grew to one per RPC). A jump still
+	// starts only with no more RPCs in flight than Max. On issue 27's
+	// closed loop here (docs/measured/2026-12-01/adaptive-p-settled),
+	// pool:8 carried 1.14-1.21x one connection at 2 RPCs in flight and
+	// 1.18-1.23x at 4, where pool:2 did 0.90-0.99x: the gain is past one
+	// connection per RPC, and a probe of a second connection, given back
+	// rightly, found nothing. A pilot of the jump to 8 (2026-12-01)
+	// measured 1.09x, 1.15x and 1.09x one connection at 2, 4 and 8 in
+	// flight, paired.
 	JumpPerRPC float64
 	// CostlyCPU: a gain whose CPU per RPC rose by more than its
 	// throughput is given back (ReasonCostly) only if the process used at
 	// least this share of its usable CPUs (CPU time over Procs times the
 	// time) over the trial's intervals with the base, or that is unknown
 	// (default 0: always). A client with CPU to spare buys throughput
-	// with it. It is the CPU used, not CPUBusy: a process pinned to one
-	// CPU here used half of it at 2 RPCs in flight while its threads,
-	// waiting on each other for that CPU, read CPUBusy at 0.75 or more.
+	// with it (default 0.75; 0 before 2026-12-01). It is the CPU used,
+	// not CPUBusy: a process pinned to one CPU here used half of it at 2
+	// RPCs in flight while its threads, waiting on each other for that
+	// CPU, read CPUBusy at 0.75 or more. On one connection the client
+	// here used 0.47-0.60 of its CPU at 1 to 16 RPCs in flight, 0.73 at
+	// 32 and 0.82-0.84 at 64; the pilot's jumps to 8 at 2, 4 and 8 in
+	// flight cost 1.26x, 1.35x and 1.30x the CPU per RPC for their gains,
+	// and pool:8's fixed runs 1.22-1.46x (docs/measured/2026-12-01/
+	// adaptive-p-settled), the best layout there.
 	CostlyCPU float64
 	// MinGain is the relative throughput gain that confirms a trial
 	// (default 0.05: 5%).
@@ -876,9 +891,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.AllPeak = max(st.AllPeak, s.peakInFlight())
 			st.TrialWait = max(st.TrialWait, s.MaxWriteWait())
 		default:
-			if st.BaseTime == 0 || s.Procs < st.BaseProcs {
-				st.BaseProcs = s.Procs // the first base interval's, or fewer
-			}
+			st.BaseProcs = s.Procs
 			st.BaseRPCs += done
 			st.BaseTime += s.Interval
 			st.BaseSpent += s.spent()
@@ -1000,7 +1013,16 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			// against the same size.
 			st.Plateau, st.Trial, st.Probe, st.StartInFlight = plateau+1, true, true, s.peakInFlight()
 			return Decision{Grow, ReasonPlateau}, st
-		case probe && r.Jump && !worse && !jumped && s.kept() <= int64(r.Max) && r.jumpTo(s) > n:
+		case probe && r.Jump && !(held && worse) && !jumped && s.kept() <= int64(r.Max) && r.jumpTo(s) > n:
+			// A probe that lost throughput jumps too: under a closed
+			// loop its RPCs took longer by as much as the throughput
+			// fell (Little's law), which says nothing more. At 4 in
+			// flight here a second connection carried 0.94x one in
+			// both of a pilot's trials, and pool:2 0.90-0.99x and
+			// pool:8 1.18-1.23x in docs/measured/2026-12-01/
+			// adaptive-p-settled. One that held the
+			// throughput with its RPCs slower (an open loop's sign
+			// that the connection cost) does not.
 			st.JumpTo, st.Jump, st.Plateau = r.jumpTo(s), true, n-st.BaseConns
 			st.IdleSince = time.Time{}
 			return Decision{Grow, ReasonJump}, st

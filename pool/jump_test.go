@@ -80,6 +80,9 @@ func TestRuleJumpPerRPC(t *testing.T) {
 		}
 	})
 	t.Run("eight per RPC: at most Max", func(t *testing.T) {
+		if m := jumpRun(t, rule(8), 2, 1, eight, cpu, 1+12); m.st.JumpTo != 8 {
+			t.Errorf("jumping: to %d after %v, want to 8, the max", m.st.JumpTo, m.trail)
+		}
 		m := jumpRun(t, rule(8), 2, 1, eight, cpu, ticks)
 		if m.size != 8 || countOf(m.trail, ReasonJump) != 6 || countOf(m.trail, ReasonGain) != 1 {
 			t.Errorf("got size %d after %v, want 8 kept after six jumps", m.size, m.trail)
@@ -93,6 +96,12 @@ func TestRuleJumpPerRPC(t *testing.T) {
 			}
 		})
 	}
+	t.Run("half per RPC counts as one: from 4 in flight to 4", func(t *testing.T) {
+		m := jumpRun(t, rule(0.5), 4, 1, flat, cpu, 1+12+3)
+		if m.size != 4 || m.st.JumpTo != 0 || !m.st.Trial || !m.st.Jump {
+			t.Errorf("got size %d (jump to %d, trial %v) after %v, want a trial of 4", m.size, m.st.JumpTo, m.st.Trial, m.trail)
+		}
+	})
 	t.Run("nothing paid: all given back", func(t *testing.T) {
 		// Judged on the 31st interval (eight to one: one back then),
 		// the other six back one an interval.
@@ -175,4 +184,38 @@ func rep(r Reason, n int) []Reason {
 		out[i] = r
 	}
 	return out
+}
+
+// TestRuleJumpAfterLoss: a probe that lost throughput jumps (under a
+// closed loop its RPCs take longer by as much, Little's law); one that
+// held the throughput with its RPCs MinGain slower on the mean, though
+// not in both pairs (not ReasonSlower), does not.
+func TestRuleJumpAfterLoss(t *testing.T) {
+	r := DefaultRule(1, 8)
+	r.Settle = 4 * time.Second // one block: pairedAt's
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name string
+		s    Signals
+		st   State
+		want Decision
+	}{
+		{"lost a tenth of the throughput, RPCs a ninth slower: jumps",
+			read(took(sig(3, 1, 0, 0.5, 3000), 1111*time.Microsecond), 2, 2), asProbe(pairedAt(9000, 10000, 10000, 1111*time.Microsecond, ms, ms)), Decision{Grow, ReasonJump}},
+		{"held the throughput, RPCs a tenth slower in one pair: no jump",
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2, 2), asProbe(pairedAt(10000, 10000, 10000, 1200*time.Microsecond, ms, ms)), Decision{Shrink, ReasonNoGain}},
+		{"held the throughput, RPCs as quick: jumps",
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2, 2), asProbe(pairedAt(10000, 10000, 10000, ms, ms, ms)), Decision{Grow, ReasonJump}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, st := r.Decide(t0.Add(r.Settle), tc.s, tc.st)
+			if got != tc.want {
+				t.Fatalf("got %v/%v (judged %.0f against %.0f RPC/s, %v against %v), want %v/%v",
+					got.Action, got.Reason, st.Tried, st.Baseline, st.TriedLatency, st.BaseLatency, tc.want.Action, tc.want.Reason)
+			}
+			if tc.want.Reason == ReasonJump && st.JumpTo != 8 {
+				t.Errorf("jump to %d, want 8 (four per RPC for 2 in flight)", st.JumpTo)
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ package pool
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -73,5 +74,30 @@ func TestWithSizerBadInput(t *testing.T) {
 				t.Errorf("got %v, want an error wrapping ErrInvalidOption", err)
 			}
 		})
+	}
+}
+
+// seen is a Sizer that keeps the signals of its last decision and holds.
+type seen struct{ last Signals }
+
+func (s *seen) Size(_ time.Time, sig Signals) Decision {
+	s.last = sig
+	return Decision{Hold, ReasonBalanced}
+}
+
+func (s *seen) GrowFailed(time.Time) {}
+
+// TestSignalsProcs: the signals a real pool gives its Sizer carry
+// GOMAXPROCS, against which Rule.CostlyCPU reads the CPU the process
+// used.
+func TestSignalsProcs(t *testing.T) {
+	ctx := testutil.Context(t)
+	srv := startServer(t)
+	fc := newFakeClock()
+	sz := &seen{}
+	p := newPool(t, srv.addr, WithSizer(1, 2, time.Second, sz), fc.option())
+	fc.step(ctx, t, p)
+	if got, want := sz.last.Procs, runtime.GOMAXPROCS(0); got != want || want < 1 {
+		t.Errorf("Signals.Procs: got %d, want GOMAXPROCS %d", got, want)
 	}
 }
