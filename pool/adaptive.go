@@ -969,6 +969,12 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		// trust, and the climb it started held the pool above the best
 		// fixed size.
 		worse := known && wt >= wb*(1+r.MinGain) && wt > wb
+		// More RPCs were in flight with every connection than with the
+		// base (Little's law: throughput times time in flight), by
+		// MinGain: under a closed loop the callers hold the count, so
+		// only an open loop's RPCs, queueing on the size tried, move it.
+		queuedMore := known && tp*wt >= bl*wb*(1+r.MinGain)
+		jumpable := probe && r.Jump && !queuedMore && !jumped && s.kept() <= int64(r.Max) && r.jumpTo(s) > n
 		slower := held && worse && slowed
 		gain := tp >= bl*(1+r.MinGain) && tp > bl && rose
 		// A gain whose CPU per RPC rose by more than its throughput did
@@ -1004,7 +1010,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.Backoff, st.Failed, st.Paying, st.Kept, st.KeptRate = 0, 0, true, s.kept(), tp
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonFaster}, st
-		case slower:
+		case slower && !jumpable:
 			st.GiveBack = plateau
 			st = r.failed(now, st)
 			return Decision{Shrink, ReasonSlower}, st
@@ -1013,16 +1019,18 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			// against the same size.
 			st.Plateau, st.Trial, st.Probe, st.StartInFlight = plateau+1, true, true, s.peakInFlight()
 			return Decision{Grow, ReasonPlateau}, st
-		case probe && r.Jump && !(held && worse) && !jumped && s.kept() <= int64(r.Max) && r.jumpTo(s) > n:
+		case jumpable:
 			// A probe that lost throughput jumps too: under a closed
 			// loop its RPCs took longer by as much as the throughput
 			// fell (Little's law), which says nothing more. At 4 in
-			// flight here a second connection carried 0.94x one in
-			// both of a pilot's trials, and pool:2 0.90-0.99x and
+			// flight here a second connection carried 0.94-0.95x one
+			// in three of a pilot's trials, and pool:2 0.90-0.99x and
 			// pool:8 1.18-1.23x in docs/measured/2026-12-01/
-			// adaptive-p-settled. One that held the
-			// throughput with its RPCs slower (an open loop's sign
-			// that the connection cost) does not.
+			// adaptive-p-settled. One whose RPCs in flight rose (an
+			// open loop's sign that the connection cost) does not. A
+			// jump overrides slower: under a closed loop a probe that
+			// lost a few percent of the throughput in both pairs reads
+			// as slower, with its RPCs in flight the same.
 			st.JumpTo, st.Jump, st.Plateau = r.jumpTo(s), true, n-st.BaseConns
 			st.IdleSince = time.Time{}
 			return Decision{Grow, ReasonJump}, st

@@ -187,9 +187,11 @@ func rep(r Reason, n int) []Reason {
 }
 
 // TestRuleJumpAfterLoss: a probe that lost throughput jumps (under a
-// closed loop its RPCs take longer by as much, Little's law); one that
-// held the throughput with its RPCs MinGain slower on the mean, though
-// not in both pairs (not ReasonSlower), does not.
+// closed loop its RPCs take longer by as much, Little's law), as does one
+// that held it within MinGain with its RPCs as much slower; one whose
+// RPCs in flight (throughput times time in flight) rose by MinGain, as
+// an open loop's do when they queue, though not in both pairs (not
+// ReasonSlower), does not.
 func TestRuleJumpAfterLoss(t *testing.T) {
 	r := DefaultRule(1, 8)
 	r.Settle = 4 * time.Second // one block: pairedAt's
@@ -204,6 +206,12 @@ func TestRuleJumpAfterLoss(t *testing.T) {
 			read(took(sig(3, 1, 0, 0.5, 3000), 1111*time.Microsecond), 2, 2), asProbe(pairedAt(9000, 10000, 10000, 1111*time.Microsecond, ms, ms)), Decision{Grow, ReasonJump}},
 		{"held the throughput, RPCs a tenth slower in one pair: no jump",
 			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2, 2), asProbe(pairedAt(10000, 10000, 10000, 1200*time.Microsecond, ms, ms)), Decision{Shrink, ReasonNoGain}},
+		{"0.951x the throughput, RPCs 1.051x slower (the closed loop here): jumps",
+			read(took(sig(3, 1, 0, 0.5, 3170), 1051*time.Microsecond), 2, 2), asProbe(pairedAt(9510, 10000, 10000, 1051*time.Microsecond, ms, ms)), Decision{Grow, ReasonJump}},
+		{"the same throughput, RPCs in flight up 5%: no jump",
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2, 2), asProbe(pairedAt(10000, 10000, 10000, 1101*time.Microsecond, ms, ms)), Decision{Shrink, ReasonNoGain}},
+		{"the same throughput, RPCs in flight up just under 5%: jumps",
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2, 2), asProbe(pairedAt(10000, 10000, 10000, 1097*time.Microsecond, ms, ms)), Decision{Grow, ReasonJump}},
 		{"held the throughput, RPCs as quick: jumps",
 			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2, 2), asProbe(pairedAt(10000, 10000, 10000, ms, ms, ms)), Decision{Grow, ReasonJump}},
 	} {
