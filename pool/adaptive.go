@@ -946,6 +946,13 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			return float64(perRPC(a.Spent, a.RPCs)) >= float64(perRPC(b.Spent, b.RPCs))*(1+half)
 		})
 		short := r.short(st)
+		// steady: no read over the trial's intervals with every
+		// connection saw more RPCs in flight than the last interval's
+		// mean, rounded up: a closed loop's callers hold that count
+		// (here 2.0, 4.0 and 8.0 at 2, 4 and 8 callers), while an open
+		// loop's RPCs come and go (in the ramp here 6 in flight at the
+		// end of a second whose mean was 0.6).
+		steady := st.AllPeak <= int64(math.Ceil(s.meanInFlight()))
 		st = endTrial(now, st)
 		st.Paying = false
 		// Under a closed loop the in-flight count is fixed, so the time in
@@ -974,7 +981,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		// MinGain: under a closed loop the callers hold the count, so
 		// only an open loop's RPCs, queueing on the size tried, move it.
 		queuedMore := known && tp*wt >= bl*wb*(1+r.MinGain)
-		jumpable := probe && r.Jump && !queuedMore && !jumped && s.kept() <= int64(r.Max) && r.jumpTo(s) > n
+		jumpable := probe && r.Jump && steady && !queuedMore && !jumped && s.kept() <= int64(r.Max) && r.jumpTo(s) > n
 		slower := held && worse && slowed
 		gain := tp >= bl*(1+r.MinGain) && tp > bl && rose
 		// A gain whose CPU per RPC rose by more than its throughput did
@@ -1027,7 +1034,12 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			// in three of a pilot's trials, and pool:2 0.90-0.99x and
 			// pool:8 1.18-1.23x in docs/measured/2026-12-01/
 			// adaptive-p-settled. One whose RPCs in flight rose (an
-			// open loop's sign that the connection cost) does not. A
+			// open loop's sign that the connection cost) does not, nor
+			// one whose RPCs in flight did not hold steady: under an
+			// open loop, whose throughput is the offered rate, more
+			// connections cannot raise it, and in the ramp here a jump
+			// at 10k RPC/s kept 8 connections (on a backlog past
+			// capacity) to the end where pool:2 did best. A
 			// jump overrides slower: under a closed loop a probe that
 			// lost a few percent of the throughput in both pairs reads
 			// as slower, with its RPCs in flight the same.

@@ -186,7 +186,9 @@ func rep(r Reason, n int) []Reason {
 	return out
 }
 
-// TestRuleJumpAfterLoss: a probe that lost throughput jumps (under a
+// TestRuleJumpAfterLoss: only a closed loop's probe jumps (no read saw
+// more RPCs in flight than the mean, rounded up). A probe that lost
+// throughput jumps (under a
 // closed loop its RPCs take longer by as much, Little's law), as does one
 // that held it within MinGain with its RPCs as much slower; one whose
 // RPCs in flight (throughput times time in flight) rose by MinGain, as
@@ -203,17 +205,23 @@ func TestRuleJumpAfterLoss(t *testing.T) {
 		want Decision
 	}{
 		{"lost a tenth of the throughput, RPCs a ninth slower: jumps",
-			read(took(sig(3, 1, 0, 0.5, 3000), 1111*time.Microsecond), 2, 2), asProbe(pairedAt(9000, 10000, 10000, 1111*time.Microsecond, ms, ms)), Decision{Grow, ReasonJump}},
+			read(took(sig(3, 1, 0, 0.5, 3000), 1111*time.Microsecond), 3, 3), asProbe(pairedAt(9000, 10000, 10000, 1111*time.Microsecond, ms, ms)), Decision{Grow, ReasonJump}},
 		{"held the throughput, RPCs a tenth slower in one pair: no jump",
-			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2, 2), asProbe(pairedAt(10000, 10000, 10000, 1200*time.Microsecond, ms, ms)), Decision{Shrink, ReasonNoGain}},
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 3, 3), asProbe(pairedAt(10000, 10000, 10000, 1200*time.Microsecond, ms, ms)), Decision{Shrink, ReasonNoGain}},
 		{"0.951x the throughput, RPCs 1.051x slower (the closed loop here): jumps",
-			read(took(sig(3, 1, 0, 0.5, 3170), 1051*time.Microsecond), 2, 2), asProbe(pairedAt(9510, 10000, 10000, 1051*time.Microsecond, ms, ms)), Decision{Grow, ReasonJump}},
+			read(took(sig(3, 1, 0, 0.5, 3170), 1051*time.Microsecond), 3, 3), asProbe(pairedAt(9510, 10000, 10000, 1051*time.Microsecond, ms, ms)), Decision{Grow, ReasonJump}},
 		{"the same throughput, RPCs in flight up 5%: no jump",
-			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2, 2), asProbe(pairedAt(10000, 10000, 10000, 1101*time.Microsecond, ms, ms)), Decision{Shrink, ReasonNoGain}},
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 3, 3), asProbe(pairedAt(10000, 10000, 10000, 1101*time.Microsecond, ms, ms)), Decision{Shrink, ReasonNoGain}},
 		{"the same throughput, RPCs in flight up just under 5%: jumps",
-			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2, 2), asProbe(pairedAt(10000, 10000, 10000, 1097*time.Microsecond, ms, ms)), Decision{Grow, ReasonJump}},
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 3, 3), asProbe(pairedAt(10000, 10000, 10000, 1097*time.Microsecond, ms, ms)), Decision{Grow, ReasonJump}},
+		{"an open loop's: a read saw one more RPC in flight than the mean, rounded up: no jump",
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 3, 4), asProbe(pairedAt(10000, 10000, 10000, ms, ms, ms)), Decision{Shrink, ReasonNoGain}},
+		{"the most RPCs in flight at the mean rounded up: jumps",
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2.01, 3), asProbe(pairedAt(10000, 10000, 10000, ms, ms, ms)), Decision{Grow, ReasonJump}},
+		{"an earlier interval's read past the mean: no jump",
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 3, 3), func() State { s := asProbe(pairedAt(10000, 10000, 10000, ms, ms, ms)); s.AllPeak = 4; return s }(), Decision{Shrink, ReasonNoGain}},
 		{"held the throughput, RPCs as quick: jumps",
-			read(took(sig(3, 1, 0, 0.5, 3333), ms), 2, 2), asProbe(pairedAt(10000, 10000, 10000, ms, ms, ms)), Decision{Grow, ReasonJump}},
+			read(took(sig(3, 1, 0, 0.5, 3333), ms), 3, 3), asProbe(pairedAt(10000, 10000, 10000, ms, ms, ms)), Decision{Grow, ReasonJump}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, st := r.Decide(t0.Add(r.Settle), tc.s, tc.st)
