@@ -278,7 +278,7 @@ func TestSweepStopped(t *testing.T) {
 		t.Fatalf("got %v and %d records, want context.Canceled and 1", err, len(recs))
 	}
 	if rec := recs[0]; rec.Status != result.StatusInterrupted || rec.Requests == 0 {
-		t.Errorf("got status %s with %d requests, want interrupted with what was measured", rec.Status, rec.Requests)
+		t.Errorf("got status %s with %d requests (%s; workers %+v), want interrupted with what was measured", rec.Status, rec.Requests, rec.Error, rec.Workers)
 	}
 	for _, r := range remotes {
 		run, err := r.StartClient(ctx, closedLoop(target, 1, 1))
