@@ -396,6 +396,7 @@ func merge(rec *result.Record, parts []*part, st loadgen.Step) {
 		w.HistogramHDR, _ = stats.EncodeHistogram(h)
 		all.Merge(h)
 		ok += byCode[codes.OK.String()]
+		rec.ThroughputRPS += w.ThroughputRPS
 		rec.DurationNS = max(rec.DurationNS, w.DurationNS)
 		rec.ClientCPUNS += w.CPUNS
 		if w.ConnsObserved < 0 {
@@ -403,14 +404,6 @@ func merge(rec *result.Record, parts []*part, st loadgen.Step) {
 		}
 		conns += w.ConnsObserved
 		rec.Workers = append(rec.Workers, w)
-	}
-	// The record's throughput is its successful RPCs over its duration,
-	// the longest worker's, as every record's is: the sum of the workers'
-	// own rates overstates it when their times differ, as they do in an
-	// interval cut short after a few milliseconds (one worker 4 ms, the
-	// other 12), which the record's own check then refuses.
-	if rec.DurationNS > 0 {
-		rec.ThroughputRPS = float64(ok) / (float64(rec.DurationNS) / 1e9)
 	}
 	rec.Latency = stats.Quantiles(all)
 	rec.HistogramHDR, _ = stats.EncodeHistogram(all)
@@ -480,6 +473,14 @@ func finish(rec *result.Record, parts []*part, interrupted bool) {
 		}
 	case interrupted:
 		rec.Status, rec.Error = result.StatusInterrupted, "the interval was cut short"
+		// Its workers' times can differ by as much as the interval (one
+		// 4 ms, another 12 ms when cut short after milliseconds), and the
+		// sum of their own rates overstates it past what its counts
+		// give, which the record's own check refuses: its RPCs over its
+		// duration, the longest worker's.
+		if rec.DurationNS > 0 {
+			rec.ThroughputRPS = float64(ok) / (float64(rec.DurationNS) / 1e9)
+		}
 	case ok == 0:
 		rec.Status, rec.Error = result.StatusFailed, "no RPC completed in the interval"
 	case float64(rec.Requests-ok) > loadgen.MaxErrorShare*float64(rec.Requests):
