@@ -45,6 +45,27 @@ func Policies() []Policy {
 	}
 }
 
+// Controls returns policies that are not anchors and not run by default,
+// only when named: rpclab's earlier rules, to tell a host's noise from a
+// rule's change when both are measured in one session. "rpclab-p" is rule
+// p, WithAdaptive's default before rule q (no jump to several connections
+// per RPC in flight, a costly gain given back whatever CPU the client has
+// spare): DefaultRule with Jump off and CostlyCPU 0.
+func Controls() []Policy {
+	return []Policy{
+		{Name: "rpclab-p", Option: func(maxConns int) pool.Option { return pool.WithAdaptiveRule(RuleP(1, maxConns)) }},
+	}
+}
+
+// RuleP is rule p between minConns and maxConns: pool.DefaultRule without
+// rule q's jump (Jump false) and with every costly gain given back
+// (CostlyCPU 0).
+func RuleP(minConns, maxConns int) pool.Rule {
+	r := pool.DefaultRule(minConns, maxConns)
+	r.Jump, r.CostlyCPU = false, 0
+	return r
+}
+
 // PolicyRun is one closed-loop run of a policy.
 type PolicyRun struct {
 	Policy    string

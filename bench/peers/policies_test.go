@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/pool"
 )
 
 // TestPoliciesRunRealServer: every policy sizes rpclab's pool against a
@@ -18,7 +19,7 @@ func TestPoliciesRunRealServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const maxConns = 3
-	for _, pol := range Policies() {
+	for _, pol := range append(Policies(), Controls()...) {
 		t.Run(pol.Name, func(t *testing.T) {
 			r, err := RunPolicy(ctx, target, pol, maxConns, 4, 50*time.Millisecond, 200*time.Millisecond)
 			if err != nil {
@@ -34,6 +35,31 @@ func TestPoliciesRunRealServer(t *testing.T) {
 	}
 	if got, want := Policies()[0].Name, "rpclab"; got != want {
 		t.Errorf("first policy: got %s, want %s (the comparison's base)", got, want)
+	}
+}
+
+// TestRuleP: the control rpclab-p is the default rule with rule q's jump
+// off and every costly gain given back, and nothing else changed; it runs
+// only when named.
+func TestRuleP(t *testing.T) {
+	p, q := RuleP(1, 8), pool.DefaultRule(1, 8)
+	if p.Jump || p.CostlyCPU != 0 {
+		t.Errorf("rule p: Jump %v, CostlyCPU %v; want false, 0", p.Jump, p.CostlyCPU)
+	}
+	if !q.Jump || q.CostlyCPU == 0 {
+		t.Fatalf("the default rule: Jump %v, CostlyCPU %v; want rule q's jump and CPU gate", q.Jump, q.CostlyCPU)
+	}
+	p.Jump, p.CostlyCPU = q.Jump, q.CostlyCPU
+	if p != q {
+		t.Errorf("rule p differs from the default in more than Jump and CostlyCPU:\n%+v\n%+v", p, q)
+	}
+	if got := Controls(); len(got) != 1 || got[0].Name != "rpclab-p" {
+		t.Fatalf("controls: %+v, want rpclab-p", got)
+	}
+	for _, pol := range Policies() {
+		if pol.Name == "rpclab-p" {
+			t.Error("rpclab-p is among the default policies; it runs only when named")
+		}
 	}
 }
 

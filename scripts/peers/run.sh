@@ -39,7 +39,8 @@
 #   RAMP_RATES=5000,10000,20000,40000,60000,80000   ramp: the rising rates (RPC/s); the ramp then falls
 #                          back through them (11 steps)
 #   RAMP_WARMUP=5s  RAMP_STEP=20s  RAMP_TAIL=4m  RAMP_MAX=8  RAMP_MAX_OUTSTANDING=2000  RAMP_FIXED=1,2,4,8
-#   RAMP_POLICIES=rpclab,spanner,a105,yarpc  RAMP_REPEATS=1
+#   RAMP_POLICIES=rpclab,spanner,a105,yarpc  RAMP_REPEATS=1   (also the control rpclab-p: rule p,
+#                          the default before rule q, to tell a host's noise from the rule's change)
 #                          ramp: the first rate runs RAMP_WARMUP unrecorded, then each rate is held
 #                          RAMP_STEP; after the last the load stops and an adaptive
 #                          pool gets up to RAMP_TAIL to be back at its min (rpclab's rule retires one

@@ -52,6 +52,21 @@ func TestRampBadFlags(t *testing.T) {
 	}
 }
 
+// TestParsePoliciesControl: --policies takes the control rpclab-p by name
+// (rule p, no jump), while the default list is the anchors' without it.
+func TestParsePoliciesControl(t *testing.T) {
+	pols, err := parsePolicies("rpclab,rpclab-p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pols) != 2 || pols[0].Name != "rpclab" || pols[1].Name != "rpclab-p" {
+		t.Fatalf("got %+v, want rpclab then rpclab-p", pols)
+	}
+	if strings.Contains(strings.Join(policyNames(), ","), "rpclab-p") {
+		t.Errorf("default policies %v include the control", policyNames())
+	}
+}
+
 // TestPrintRampsRatio: each step's P99 is set over the least P99 of the
 // fixed sizes at that step, and the summary says when an adaptive pool
 // was back at its min.
