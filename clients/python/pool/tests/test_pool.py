@@ -65,6 +65,12 @@ def connections_to(port):
     them: the socket inodes of /proc/self/fd matched against /proc/net/tcp*.
     The in-process server's own sockets have port as their local port, so
     they are not counted."""
+    return sum(remote == port for _, remote, _ in established())
+
+
+def established():
+    """This process's ESTABLISHED TCP sockets: (local port, remote port,
+    inode) each, from /proc/self/fd and /proc/net/tcp*."""
     inodes = set()
     for fd in os.listdir("/proc/self/fd"):
         try:
@@ -73,7 +79,7 @@ def connections_to(port):
             continue  # closed meanwhile
         if link.startswith("socket:["):
             inodes.add(link[len("socket:[") : -1])
-    n = 0
+    out = []
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             with open(table) as f:
@@ -82,10 +88,18 @@ def connections_to(port):
             continue
         for line in lines:
             fields = line.split()
-            remote, state, inode = fields[2], fields[3], fields[9]
-            if state == "01" and int(remote.rsplit(":", 1)[1], 16) == port and inode in inodes:
-                n += 1
-    return n
+            local, remote, state, inode = fields[1], fields[2], fields[3], fields[9]
+            if state == "01" and inode in inodes:
+                port_of = lambda a: int(a.rsplit(":", 1)[1], 16)
+                out.append((port_of(local), port_of(remote), inode))
+    return out
+
+
+def explain(port):
+    """For a failed count: every ESTABLISHED socket of this process, to
+    tell where connections to port came from."""
+    socks = ", ".join(f"{l}->{r} (inode {i})" for l, r, i in sorted(established()))
+    return f"this process's ESTABLISHED sockets (local->remote port; the server's is {port}): {socks}"
 
 
 class TestPick(unittest.TestCase):
@@ -187,16 +201,18 @@ class TestServer(unittest.TestCase):
                         with ChannelPool(target, size) as p:
                             p.connect(TIMEOUT)
                             got = connections_to(port)
+                            why = f"{explain(port)}; the pool's channels: {[s.name for s in p.states()]}"
                     else:
                         chans = [grpc.insecure_channel(target) for _ in range(size)]
                         try:
                             for ch in chans:
                                 grpc.channel_ready_future(ch).result(timeout=TIMEOUT)
                             got = connections_to(port)
+                            why = explain(port)
                         finally:
                             for ch in chans:
                                 ch.close()
-                    self.assertEqual(got, want, f"got {got} connections, want {want}")
+                    self.assertEqual(got, want, f"got {got} connections, want {want}; {why}")
                 finally:
                     server.stop(None)
 
