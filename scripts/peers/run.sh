@@ -31,6 +31,8 @@
 #   POLICY_WARMUP          unset: bin/peers policies' own default, pool.Rule.SettleTime from 1 to 8 (2m7s)
 #   POLICY_RATE=0  POLICY_DELAY=0s  POLICY_PAYLOAD=0   each connection's emulated bandwidth and delay
 #                          (each way), and the pings' payload in bytes (peers policies --rate ...)
+#   POLICY_POLICIES=rpclab,spanner,a105,yarpc   policies: the sizing policies (the first is every
+#                          ratio's base; also the control rpclab-p, rule p)
 #   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_INTERVAL=10s
 #                          POLICY_REPEATS=1: 12 runs of 137 s, about 28 minutes (a POLICY_* given beside it
 #                          still wins). The 2m7s warm-up lets rpclab's rule grow 1 -> 8 connections
@@ -141,7 +143,8 @@ run_policies() {
   taskset -c "$client_cpus" bin/peers policies --rpclab bin/rpclab --server-cpus "$server_cpus" \
     --inflight "${POLICY_INFLIGHT:-$inflight}" --max "${POLICY_MAX:-8}" ${POLICY_WARMUP:+--warmup "$POLICY_WARMUP"} \
     --interval "${POLICY_INTERVAL:-$interval}" --repeats "${POLICY_REPEATS:-$repeats}" \
-    --rate "${POLICY_RATE:-0}" --delay "${POLICY_DELAY:-0s}" --payload "${POLICY_PAYLOAD:-0}"
+    --rate "${POLICY_RATE:-0}" --delay "${POLICY_DELAY:-0s}" --payload "${POLICY_PAYLOAD:-0}" \
+    ${POLICY_POLICIES:+--policies "$POLICY_POLICIES"}
 }
 
 run_ramp() {
