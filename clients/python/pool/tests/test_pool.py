@@ -90,15 +90,19 @@ def established():
             fields = line.split()
             local, remote, state, inode = fields[1], fields[2], fields[3], fields[9]
             if state == "01" and inode in inodes:
-                port_of = lambda a: int(a.rsplit(":", 1)[1], 16)
-                out.append((port_of(local), port_of(remote), inode))
+                out.append((_port_of(local), _port_of(remote), inode))
     return out
+
+
+def _port_of(address):
+    """The port of a /proc/net/tcp address ("0100007F:1F90")."""
+    return int(address.rsplit(":", 1)[1], 16)
 
 
 def explain(port):
     """For a failed count: every ESTABLISHED socket of this process, to
     tell where connections to port came from."""
-    socks = ", ".join(f"{l}->{r} (inode {i})" for l, r, i in sorted(established()))
+    socks = ", ".join(f"{lp}->{rp} (inode {i})" for lp, rp, i in sorted(established()))
     return f"this process's ESTABLISHED sockets (local->remote port; the server's is {port}): {socks}"
 
 
