@@ -143,9 +143,12 @@ func medianRun(runs []peers.PolicyRun) peers.PolicyRun {
 }
 
 // policyNames names peers.Policies, rpclab's first.
-func policyNames() []string {
+func policyNames() []string { return namesOf(peers.Policies()) }
+
+// namesOf names pols, in order.
+func namesOf(pols []peers.Policy) []string {
 	var names []string
-	for _, p := range peers.Policies() {
+	for _, p := range pols {
 		names = append(names, p.Name)
 	}
 	return names
@@ -155,10 +158,7 @@ func policyNames() []string {
 // peers.Controls, comma-separated.
 func parsePolicies(s string) ([]peers.Policy, error) {
 	all := append(peers.Policies(), peers.Controls()...)
-	var names []string
-	for _, p := range all {
-		names = append(names, p.Name)
-	}
+	names := namesOf(all)
 	var out []peers.Policy
 	for _, name := range strings.Split(s, ",") {
 		i := slices.Index(names, name)

@@ -60,12 +60,13 @@ def serve(port=0):
     return server, got, servicer
 
 
-def connections_to(port):
+def connections_to(port, socks=None):
     """This process's ESTABLISHED TCP connections to port, as the kernel has
-    them: the socket inodes of /proc/self/fd matched against /proc/net/tcp*.
+    them: the socket inodes of /proc/self/fd matched against /proc/net/tcp*
+    (or socks, one read of established() to count and explain alike).
     The in-process server's own sockets have port as their local port, so
     they are not counted."""
-    return sum(remote == port for _, remote, _ in established())
+    return sum(remote == port for _, remote, _ in (established() if socks is None else socks))
 
 
 def established():
@@ -99,11 +100,12 @@ def _port_of(address):
     return int(address.rsplit(":", 1)[1], 16)
 
 
-def explain(port):
-    """For a failed count: every ESTABLISHED socket of this process, to
-    tell where connections to port came from."""
-    socks = ", ".join(f"{lp}->{rp} (inode {i})" for lp, rp, i in sorted(established()))
-    return f"this process's ESTABLISHED sockets (local->remote port; the server's is {port}): {socks}"
+def explain(port, socks):
+    """For a failed count: every ESTABLISHED socket of this process (socks,
+    the read that was counted), to tell where connections to port came
+    from."""
+    listed = ", ".join(f"{lp}->{rp} (inode {i})" for lp, rp, i in sorted(socks))
+    return f"this process's ESTABLISHED sockets (local->remote port; the server's is {port}): {listed}"
 
 
 class TestPick(unittest.TestCase):
@@ -204,15 +206,17 @@ class TestServer(unittest.TestCase):
                     if pooled:
                         with ChannelPool(target, size) as p:
                             p.connect(TIMEOUT)
-                            got = connections_to(port)
-                            why = f"{explain(port)}; the pool's channels: {[s.name for s in p.states()]}"
+                            socks = established()
+                            got = connections_to(port, socks)
+                            why = f"{explain(port, socks)}; the pool's channels: {[s.name for s in p.states()]}"
                     else:
                         chans = [grpc.insecure_channel(target) for _ in range(size)]
                         try:
                             for ch in chans:
                                 grpc.channel_ready_future(ch).result(timeout=TIMEOUT)
-                            got = connections_to(port)
-                            why = explain(port)
+                            socks = established()
+                            got = connections_to(port, socks)
+                            why = explain(port, socks)
                         finally:
                             for ch in chans:
                                 ch.close()
