@@ -137,6 +137,12 @@ func (s Signals) meanPerConn() float64 {
 	return s.meanInFlight() / float64(len(s.Conns))
 }
 
+// steady reports that the RPCs in flight held steady over the interval:
+// no read saw more than their mean, rounded up. A closed loop's callers
+// hold their count (here 2.0, 4.0 and 8.0 at 2, 4 and 8 callers); an open
+// loop's RPCs come and go.
+func (s Signals) steady() bool { return s.peakInFlight() <= int64(math.Ceil(s.meanInFlight())) }
+
 // kept is the RPCs in flight State.Kept records: the mean, rounded up.
 func (s Signals) kept() int64 { return int64(math.Ceil(s.meanInFlight())) }
 
@@ -359,6 +365,13 @@ const (
 	// Rule.WriteWaitBusy or for one interval only: the writer waits for
 	// the CPU, not for the connection, so the pool holds.
 	ReasonBusyWait
+	// ReasonBacklogStep: RPCs queue to be written (a write wait of
+	// Rule.WriteWaitBusy over this interval and the one before) while
+	// the RPCs in flight do not hold steady (an open loop's backlog):
+	// the pool grows to Rule.BacklogStep times its connections, one an
+	// interval, and judges them together against the size before in one
+	// trial; if they do not pay, all of them go back.
+	ReasonBacklogStep
 )
 
 var reasonNames = [...]string{
@@ -399,6 +412,7 @@ var reasonNames = [...]string{
 	ReasonLoadRoseProbe:    "probe given back unjudged: the load rose during it",
 	ReasonBusyNoProbe:      "more than one RPC per connection, no CPU to spare: not probing",
 	ReasonBusyWait:         "RPCs wait to be written, briefly or once, on a busy CPU: holding",
+	ReasonBacklogStep:      "RPCs queue under a load that comes and goes: growing by several connections",
 }
 
 // String describes the reason in a few words.
@@ -512,6 +526,9 @@ type State struct {
 	// being grown to, is a jump (there is no second jump from it).
 	JumpTo int
 	Jump   bool
+	// Step reports that the growth to JumpTo, and the trial after it, is
+	// a backlog step (ReasonBacklogStep): a limit's trial, not a probe's.
+	Step bool
 	// StealLo and StealHi are the least and most steal (Signals.Steal)
 	// of the trial's intervals counted so far (StealSeen: any with a
 	// known steal), and Stolen the intervals the trial left out for steal
@@ -682,6 +699,23 @@ type Rule struct {
 	// measured 1.09x, 1.15x and 1.09x one connection at 2, 4 and 8 in
 	// flight, paired.
 	JumpPerRPC float64
+	// BacklogStep: under a backlog, a connection the limit
+	// (ReasonLimit) with its write wait at WriteWaitBusy or more over this
+	// interval and the one before, while the RPCs in flight did not hold
+	// steady (the interval's most above its mean rounded up: an open
+	// loop's queue; a closed loop's callers hold their count), the pool
+	// grows to this many times its connections (rounded up, at most Max)
+	// instead of one, one an interval, and judges them together against
+	// the size before in one trial; if they do not pay, all of them go
+	// back (default 2; 1 or less: one at a time, as before 2026-12-01). A
+	// connection costs a Cooldown and a trial (5 s and 12 s); in the
+	// open-loop ramp here each rate lasted 8 s, and at 40k RPC/s, past
+	// one connection's capacity, where pool:4 did best on one host (P99
+	// 19 ms, pool:2 113 ms; docs/measured/2026-12-01/ramp-q-2.txt), the
+	// pool reached 3 connections 6-7 s into the step with writes waiting
+	// 15 ms. Closed loops here waited 1-4 ms to write in single intervals
+	// tens of seconds apart, at a steady count (WriteWaitBusy).
+	BacklogStep float64
 	// CostlyCPU: a gain whose CPU per RPC rose by more than its
 	// throughput is given back (ReasonCostly) only if the process used at
 	// least this share of its usable CPUs (CPU time over Procs times the
@@ -782,6 +816,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		Jump:            true,
 		JumpPerRPC:      4,
 		CostlyCPU:       0.75,
+		BacklogStep:     2,
 		Settle:          12 * time.Second,
 		MinGain:         0.05,
 		Cooldown:        5 * time.Second,
@@ -824,6 +859,8 @@ func (r Rule) validate() error {
 		return fmt.Errorf("%w: adaptive min gain %v must not be negative", ErrInvalidOption, r.MinGain)
 	case !(r.JumpPerRPC >= 0):
 		return fmt.Errorf("%w: adaptive jump per RPC %v must not be negative", ErrInvalidOption, r.JumpPerRPC)
+	case !(r.BacklogStep >= 0):
+		return fmt.Errorf("%w: adaptive backlog step %v must not be negative", ErrInvalidOption, r.BacklogStep)
 	case !(r.CostlyCPU >= 0):
 		return fmt.Errorf("%w: adaptive costly CPU %v must not be negative (0: always)", ErrInvalidOption, r.CostlyCPU)
 	case !(r.CPUBusyMax >= 0):
@@ -859,11 +896,14 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			// Every connection above the base is on trust; the one
 			// added last is the trial's.
 			st.Plateau, st.LastChange, st.IdleSince = n-st.BaseConns, now, time.Time{}
+			if st.Step {
+				return Decision{Grow, ReasonBacklogStep}, st
+			}
 			return Decision{Grow, ReasonJump}, st
 		}
 		st.JumpTo = 0
 		st = restartTrial(now, st)
-		st.Trial, st.Probe, st.StartInFlight = true, true, s.peakInFlight()
+		st.Trial, st.Probe, st.StartInFlight = true, !st.Step, s.peakInFlight()
 		return Decision{Hold, ReasonSettling}, st
 	}
 	if st.Trial {
@@ -1054,6 +1094,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st = r.failed(now, st)
 			return Decision{Shrink, ReasonNoGain}, st
 		case held && s.MaxWriteWait() < r.WriteWaitHigh && r.busy(s):
+			st.GiveBack = plateau // a backlog step's
 			st = r.failed(now, st)
 			return Decision{Shrink, ReasonCPUBusy}, st
 		case held && s.MaxWriteWait() < r.WriteWaitHigh:
@@ -1061,6 +1102,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Hold, ReasonLimitGone}, st
 		default:
+			st.GiveBack = plateau // a backlog step's
 			st = r.failed(now, st)
 			return Decision{Shrink, ReasonNoGain}, st
 		}
@@ -1119,6 +1161,12 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.Failed = 0
 		}
 		st = restartTrial(now, st)
+		if to := r.stepTo(n); limit && st.BusyWaited && busyWaited && !s.steady() && to > n+1 {
+			// Grown to one at a time, then measured, until it is.
+			st.BaseConns, st.JumpTo, st.Step, st.Jump, st.Plateau = n, to, true, false, 0
+			st.LastChange = now
+			return Decision{Grow, ReasonBacklogStep}, st
+		}
 		st.Trial, st.BaseConns, st.Probe, st.LastChange, st.StartInFlight = true, n, !limit, now, s.peakInFlight()
 		if !limit {
 			return Decision{Grow, ReasonProbe}, st
@@ -1173,6 +1221,12 @@ func (r Rule) short(st State) bool {
 func (r Rule) jumpTo(s Signals) int {
 	per := max(1, r.JumpPerRPC)
 	return int(min(float64(r.Max), math.Ceil(per*float64(s.kept()))))
+}
+
+// stepTo is the size a backlog step (ReasonBacklogStep) grows to from n
+// connections: BacklogStep times n, rounded up, at most Max.
+func (r Rule) stepTo(n int) int {
+	return int(min(float64(r.Max), math.Ceil(r.BacklogStep*float64(n))))
 }
 
 // busyWait reports whether WriteWaitBusy applies over the interval of s:
@@ -1261,6 +1315,7 @@ func restartTrial(now time.Time, st State) State {
 func endTrial(now time.Time, st State) State {
 	st = restartTrial(now, st)
 	st.Trial, st.Probe, st.Plateau, st.Jump, st.JumpTo, st.Remeasured, st.Recheck, st.LastChange = false, false, 0, false, 0, false, false, now
+	st.Step = false
 	st.Stolen = 0
 	return st
 }

@@ -50,19 +50,31 @@ func Policies() []Policy {
 // rule's change when both are measured in one session. "rpclab-p" is rule
 // p, WithAdaptive's default before rule q (no jump to several connections
 // per RPC in flight, a costly gain given back whatever CPU the client has
-// spare): DefaultRule with Jump off and CostlyCPU 0.
+// spare, one connection at a time under a backlog): DefaultRule with Jump
+// off, CostlyCPU 0 and BacklogStep 1. "rpclab-q" is rule q as it was
+// before its backlog step: DefaultRule with BacklogStep 1.
 func Controls() []Policy {
 	return []Policy{
 		{Name: "rpclab-p", Option: func(maxConns int) pool.Option { return pool.WithAdaptiveRule(RuleP(1, maxConns)) }},
+		{Name: "rpclab-q", Option: func(maxConns int) pool.Option { return pool.WithAdaptiveRule(RuleQ(1, maxConns)) }},
 	}
 }
 
 // RuleP is rule p between minConns and maxConns: pool.DefaultRule without
-// rule q's jump (Jump false) and with every costly gain given back
-// (CostlyCPU 0).
+// rule q's jump (Jump false), with every costly gain given back
+// (CostlyCPU 0) and without the backlog step (BacklogStep 1).
 func RuleP(minConns, maxConns int) pool.Rule {
-	r := pool.DefaultRule(minConns, maxConns)
+	r := RuleQ(minConns, maxConns)
 	r.Jump, r.CostlyCPU = false, 0
+	return r
+}
+
+// RuleQ is rule q between minConns and maxConns, as it was before the
+// backlog step: pool.DefaultRule growing one connection at a time under
+// a backlog too (BacklogStep 1).
+func RuleQ(minConns, maxConns int) pool.Rule {
+	r := pool.DefaultRule(minConns, maxConns)
+	r.BacklogStep = 1
 	return r
 }
 

@@ -39,26 +39,34 @@ func TestPoliciesRunRealServer(t *testing.T) {
 }
 
 // TestRuleP: the control rpclab-p is the default rule with rule q's jump
-// off and every costly gain given back, and nothing else changed; it runs
-// only when named.
+// off, every costly gain given back and no backlog step, and rpclab-q the
+// default without its backlog step; nothing else changed; they run only
+// when named.
 func TestRuleP(t *testing.T) {
-	p, q := RuleP(1, 8), pool.DefaultRule(1, 8)
-	if p.Jump || p.CostlyCPU != 0 {
-		t.Errorf("rule p: Jump %v, CostlyCPU %v; want false, 0", p.Jump, p.CostlyCPU)
+	p, q, d := RuleP(1, 8), RuleQ(1, 8), pool.DefaultRule(1, 8)
+	if p.Jump || p.CostlyCPU != 0 || p.BacklogStep != 1 {
+		t.Errorf("rule p: Jump %v, CostlyCPU %v, BacklogStep %v; want false, 0, 1", p.Jump, p.CostlyCPU, p.BacklogStep)
 	}
-	if !q.Jump || q.CostlyCPU == 0 {
-		t.Fatalf("the default rule: Jump %v, CostlyCPU %v; want rule q's jump and CPU gate", q.Jump, q.CostlyCPU)
+	if q.BacklogStep != 1 || !q.Jump || q.CostlyCPU == 0 {
+		t.Errorf("rule q: BacklogStep %v, Jump %v, CostlyCPU %v; want 1 with the jump and CPU gate", q.BacklogStep, q.Jump, q.CostlyCPU)
 	}
-	p.Jump, p.CostlyCPU = q.Jump, q.CostlyCPU
-	if p != q {
-		t.Errorf("rule p differs from the default in more than Jump and CostlyCPU:\n%+v\n%+v", p, q)
+	if !d.Jump || d.CostlyCPU == 0 || !(d.BacklogStep > 1) {
+		t.Fatalf("the default rule: Jump %v, CostlyCPU %v, BacklogStep %v; want rule q's jump and CPU gate, and a backlog step", d.Jump, d.CostlyCPU, d.BacklogStep)
 	}
-	if got := Controls(); len(got) != 1 || got[0].Name != "rpclab-p" {
-		t.Fatalf("controls: %+v, want rpclab-p", got)
+	p.Jump, p.CostlyCPU, p.BacklogStep = d.Jump, d.CostlyCPU, d.BacklogStep
+	if p != d {
+		t.Errorf("rule p differs from the default in more than Jump, CostlyCPU and BacklogStep:\n%+v\n%+v", p, d)
+	}
+	q.BacklogStep = d.BacklogStep
+	if q != d {
+		t.Errorf("rule q differs from the default in more than BacklogStep:\n%+v\n%+v", q, d)
+	}
+	if got := Controls(); len(got) != 2 || got[0].Name != "rpclab-p" || got[1].Name != "rpclab-q" {
+		t.Fatalf("controls: %+v, want rpclab-p, rpclab-q", got)
 	}
 	for _, pol := range Policies() {
-		if pol.Name == "rpclab-p" {
-			t.Error("rpclab-p is among the default policies; it runs only when named")
+		if pol.Name == "rpclab-p" || pol.Name == "rpclab-q" {
+			t.Errorf("%s is among the default policies; it runs only when named", pol.Name)
 		}
 	}
 }

@@ -52,18 +52,19 @@ func TestRampBadFlags(t *testing.T) {
 	}
 }
 
-// TestParsePoliciesControl: --policies takes the control rpclab-p by name
-// (rule p, no jump), while the default list is the anchors' without it.
+// TestParsePoliciesControl: --policies takes the controls rpclab-p (rule
+// p, no jump) and rpclab-q (rule q, no backlog step) by name, while the
+// default list is the anchors' without them.
 func TestParsePoliciesControl(t *testing.T) {
-	pols, err := parsePolicies("rpclab,rpclab-p")
+	pols, err := parsePolicies("rpclab,rpclab-p,rpclab-q")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pols) != 2 || pols[0].Name != "rpclab" || pols[1].Name != "rpclab-p" {
-		t.Fatalf("got %+v, want rpclab then rpclab-p", pols)
+	if len(pols) != 3 || pols[0].Name != "rpclab" || pols[1].Name != "rpclab-p" || pols[2].Name != "rpclab-q" {
+		t.Fatalf("got %+v, want rpclab, rpclab-p, rpclab-q", pols)
 	}
-	if strings.Contains(strings.Join(policyNames(), ","), "rpclab-p") {
-		t.Errorf("default policies %v include the control", policyNames())
+	if names := strings.Join(policyNames(), ","); strings.Contains(names, "rpclab-") {
+		t.Errorf("default policies %v include a control", names)
 	}
 }
 
