@@ -220,7 +220,8 @@ const (
 	ReasonGain
 	// ReasonLimitGone: throughput held and no connection is the limit any
 	// more (as under an open loop, whose throughput is the offered rate):
-	// the trial connection is kept.
+	// the trial connection is kept, unless it only cost CPU per RPC
+	// (ReasonHeldCostly).
 	ReasonLimitGone
 	// ReasonNoGain: the trial connection brought no gain: it is given back
 	// and the next growth waits a doubled back-off.
@@ -372,6 +373,16 @@ const (
 	// interval, and judges them together against the size before in one
 	// trial; if they do not pay, all of them go back.
 	ReasonBacklogStep
+	// ReasonHeldCostly: a limit's trial held the throughput, without a
+	// gain, and its limit is gone, but the process's CPU per RPC rose by
+	// Rule.MinGain more than the throughput did, and the RPCs in flight
+	// did not fall by MinGain (no open loop's queue drained): it bought
+	// nothing and costs CPU per RPC, so it goes back (with a backlog
+	// step's connections) and growth backs off. In the closed loop here
+	// such keeps (ReasonLimitGone) took the pool to 5 connections at 16
+	// RPCs in flight, at 1.05-1.18x the CPU per RPC
+	// (docs/measured/2026-12-01/adaptive-q2).
+	ReasonHeldCostly
 )
 
 var reasonNames = [...]string{
@@ -413,6 +424,7 @@ var reasonNames = [...]string{
 	ReasonBusyNoProbe:      "more than one RPC per connection, no CPU to spare: not probing",
 	ReasonBusyWait:         "RPCs wait to be written, briefly or once, on a busy CPU: holding",
 	ReasonBacklogStep:      "RPCs queue under a load that comes and goes: growing by several connections",
+	ReasonHeldCostly:       "trial connection given back: throughput held, CPU per RPC rose",
 }
 
 // String describes the reason in a few words.
@@ -1023,12 +1035,21 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		queuedMore := known && tp*wt >= bl*wb*(1+r.MinGain)
 		jumpable := probe && r.Jump && steady && !queuedMore && !jumped && s.kept() <= int64(r.Max) && r.jumpTo(s) > n
 		slower := held && worse && slowed
+		// drained: fewer RPCs were in flight with every connection than
+		// with the base, by MinGain (Little's law): an open loop's queue
+		// the connections took away, whose worth is the RPCs' time, not
+		// the throughput (the offered rate). A closed loop's callers hold
+		// their count.
+		drained := known && tp*wt <= bl*wb*(1-r.MinGain)
 		gain := tp >= bl*(1+r.MinGain) && tp > bl && rose
 		// A gain whose CPU per RPC rose by more than its throughput did
 		// (ct/cb > tp/bl) costs more than it pays: on a client short of
 		// CPU the RPCs it adds take CPU from the rest of the process.
 		costly := gain && cb > 0 && ct > 0 && ct*bl > cb*tp && short
 		gain = gain && !costly
+		// heldCostly: no gain, the CPU per RPC up by MinGain more than
+		// the throughput, and no queue drained (ReasonHeldCostly).
+		heldCostly := !gain && cb > 0 && ct > 0 && ct*bl >= cb*tp*(1+r.MinGain) && !drained
 		if recheck {
 			// A connection tried again at a fallen load stays only if it
 			// still pays; nothing climbs or jumps from it.
@@ -1097,6 +1118,10 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			st.GiveBack = plateau // a backlog step's
 			st = r.failed(now, st)
 			return Decision{Shrink, ReasonCPUBusy}, st
+		case held && s.MaxWriteWait() < r.WriteWaitHigh && heldCostly:
+			st.GiveBack = plateau // a backlog step's
+			st = r.failed(now, st)
+			return Decision{Shrink, ReasonHeldCostly}, st
 		case held && s.MaxWriteWait() < r.WriteWaitHigh:
 			st.Backoff, st.Failed, st.Kept, st.KeptRate = 0, 0, s.kept(), tp
 			st.NextGrow = now.Add(r.Cooldown)

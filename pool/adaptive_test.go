@@ -287,6 +287,20 @@ func TestRuleDecide(t *testing.T) {
 			}},
 		{"held at -MinGain, limit gone", t0.Add(r.Settle), sig(3, 2, high-1, 0.5, 317), trial, Decision{Hold, ReasonLimitGone}, nil},
 		{"held, limit gone, CPU just below max", t0.Add(r.Settle), sig(3, 2, high-1, 0.79, 317), trial, Decision{Hold, ReasonLimitGone}, nil},
+		// Held at 951 against 1000 RPC/s, the base's RPCs at 10µs of CPU
+		// each (cpuOf): the CPU per RPC may rise to 10µs x 0.951 x 1.05 =
+		// 9985.5ns before the keep costs MinGain more than it carried.
+		{"held, limit gone, CPU per RPC just under MinGain past the throughput: kept", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 317), 951*9985*time.Nanosecond), cpuOf(trial), Decision{Hold, ReasonLimitGone}, nil},
+		{"held, limit gone, CPU per RPC MinGain past the throughput: given back", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 317), 951*9986*time.Nanosecond), cpuOf(trial), Decision{Shrink, ReasonHeldCostly},
+			func(s State) bool { return !s.Trial && s.Backoff == r.Cooldown && s.Failed == 1 && s.GiveBack == 0 }},
+		{"... with a backlog step's connections on trust: all back", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 317), 951*11*time.Microsecond), func() State { s := cpuOf(trial); s.Plateau = 2; return s }(), Decision{Shrink, ReasonHeldCostly},
+			func(s State) bool { return s.GiveBack == 2 && s.Plateau == 0 }},
+		// The base's RPCs each in flight 1ms (timed): 1000 RPC/s x 1ms is
+		// one RPC in flight; with every connection 951 RPC/s x 998µs is
+		// 0.949, down by MinGain (drained), x 999µs 0.950049.
+		{"held, limit gone, CPU per RPC up, RPCs in flight down by MinGain (a queue drained): kept", t0.Add(r.Settle), took(used(sig(3, 2, high-1, 0.5, 317), 951*11*time.Microsecond), 998*time.Microsecond), timed(cpuOf(trial)), Decision{Hold, ReasonLimitGone}, nil},
+		{"... down by just under MinGain: given back", t0.Add(r.Settle), took(used(sig(3, 2, high-1, 0.5, 317), 951*11*time.Microsecond), 999*time.Microsecond), timed(cpuOf(trial)), Decision{Shrink, ReasonHeldCostly}, nil},
+		{"held, limit gone, CPU unknown: kept", t0.Add(r.Settle), used(sig(3, 2, high-1, 0.5, 317), -1), cpuOf(trial), Decision{Hold, ReasonLimitGone}, nil},
 		{"held, limit gone, CPU at max gives it back", t0.Add(r.Settle), sig(3, 2, high-1, 0.8, 317), trial, Decision{Shrink, ReasonCPUBusy},
 			func(s State) bool { return !s.Trial && s.Backoff == r.Cooldown }},
 		{"gain at MinGain, CPU at max", t0.Add(r.Settle), sig(3, 2, high, 0.8, 350), trial, Decision{Hold, ReasonGain}, nil},
