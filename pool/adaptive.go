@@ -728,6 +728,16 @@ type Rule struct {
 	// 15 ms. Closed loops here waited 1-4 ms to write in single intervals
 	// tens of seconds apart, at a steady count (WriteWaitBusy).
 	BacklogStep float64
+	// HeldCostly: a limit's trial that held the throughput without a
+	// gain, its limit gone, is given back when the process's CPU per RPC
+	// rose by MinGain more than the throughput and the RPCs in flight did
+	// not fall by MinGain (ReasonHeldCostly; default true; false keeps it
+	// as ReasonLimitGone, as before 2026-12-01 evening). Unlike a costly
+	// gain (CostlyCPU) it is judged whatever CPU the client has spare: it
+	// bought nothing with it. In the closed loop here such keeps took the
+	// pool to 5 connections at 16 RPCs in flight at 1.05-1.18x the CPU per
+	// RPC (docs/measured/2026-12-01/adaptive-q2).
+	HeldCostly bool
 	// CostlyCPU: a gain whose CPU per RPC rose by more than its
 	// throughput is given back (ReasonCostly) only if the process used at
 	// least this share of its usable CPUs (CPU time over Procs times the
@@ -829,6 +839,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		JumpPerRPC:      4,
 		CostlyCPU:       0.75,
 		BacklogStep:     2,
+		HeldCostly:      true,
 		Settle:          12 * time.Second,
 		MinGain:         0.05,
 		Cooldown:        5 * time.Second,
@@ -1049,7 +1060,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		gain = gain && !costly
 		// heldCostly: no gain, the CPU per RPC up by MinGain more than
 		// the throughput, and no queue drained (ReasonHeldCostly).
-		heldCostly := !gain && cb > 0 && ct > 0 && ct*bl >= cb*tp*(1+r.MinGain) && !drained
+		heldCostly := r.HeldCostly && !gain && cb > 0 && ct > 0 && ct*bl >= cb*tp*(1+r.MinGain) && !drained
 		if recheck {
 			// A connection tried again at a fallen load stays only if it
 			// still pays; nothing climbs or jumps from it.

@@ -181,3 +181,22 @@ func TestRuleBacklogStepInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleHeldCostlyOff: with HeldCostly off (rule q), a limit trial that
+// held the throughput with its limit gone is kept whatever its CPU per
+// RPC; on, the same trial is given back (ReasonHeldCostly).
+func TestRuleHeldCostlyOff(t *testing.T) {
+	r := DefaultRule(1, 8)
+	s := used(sig(3, 2, r.WriteWaitHigh-1, 0.5, 317), 951*11*time.Microsecond)
+	for _, tc := range []struct {
+		on   bool
+		want Decision
+	}{{true, Decision{Shrink, ReasonHeldCostly}}, {false, Decision{Hold, ReasonLimitGone}}} {
+		r.HeldCostly = tc.on
+		st := cpuOf(judging())
+		st.Phase = int(r.TrialTime()/r.Interval) - 1
+		if d, _ := r.Decide(t0.Add(r.Settle), s, st); d != tc.want {
+			t.Errorf("HeldCostly %v: got %v/%v, want %v/%v", tc.on, d.Action, d.Reason, tc.want.Action, tc.want.Reason)
+		}
+	}
+}

@@ -50,9 +50,10 @@ func Policies() []Policy {
 // rule's change when both are measured in one session. "rpclab-p" is rule
 // p, WithAdaptive's default before rule q (no jump to several connections
 // per RPC in flight, a costly gain given back whatever CPU the client has
-// spare, one connection at a time under a backlog): DefaultRule with Jump
-// off, CostlyCPU 0 and BacklogStep 1. "rpclab-q" is rule q as it was
-// before its backlog step: DefaultRule with BacklogStep 1.
+// spare, one connection at a time under a backlog, a held limit trial kept
+// whatever its CPU): DefaultRule with Jump off, CostlyCPU 0, BacklogStep 1
+// and HeldCostly off. "rpclab-q" is rule q, the default before rule r
+// (2026-12-01 evening): DefaultRule with BacklogStep 1 and HeldCostly off.
 func Controls() []Policy {
 	return []Policy{
 		{Name: "rpclab-p", Option: func(maxConns int) pool.Option { return pool.WithAdaptiveRule(RuleP(1, maxConns)) }},
@@ -60,21 +61,22 @@ func Controls() []Policy {
 	}
 }
 
-// RuleP is rule p between minConns and maxConns: pool.DefaultRule without
-// rule q's jump (Jump false), with every costly gain given back
-// (CostlyCPU 0) and without the backlog step (BacklogStep 1).
+// RuleP is rule p between minConns and maxConns: rule q (RuleQ) without
+// its jump (Jump false) and with every costly gain given back (CostlyCPU
+// 0).
 func RuleP(minConns, maxConns int) pool.Rule {
 	r := RuleQ(minConns, maxConns)
 	r.Jump, r.CostlyCPU = false, 0
 	return r
 }
 
-// RuleQ is rule q between minConns and maxConns, as it was before the
-// backlog step: pool.DefaultRule growing one connection at a time under
-// a backlog too (BacklogStep 1).
+// RuleQ is rule q between minConns and maxConns: pool.DefaultRule
+// without rule r's backlog step (BacklogStep 1: one connection at a time
+// under a backlog too) and with a held limit trial kept whatever its CPU
+// per RPC (HeldCostly off).
 func RuleQ(minConns, maxConns int) pool.Rule {
 	r := pool.DefaultRule(minConns, maxConns)
-	r.BacklogStep = 1
+	r.BacklogStep, r.HeldCostly = 1, false
 	return r
 }
 

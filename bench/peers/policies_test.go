@@ -44,22 +44,22 @@ func TestPoliciesRunRealServer(t *testing.T) {
 // when named.
 func TestRuleP(t *testing.T) {
 	p, q, d := RuleP(1, 8), RuleQ(1, 8), pool.DefaultRule(1, 8)
-	if p.Jump || p.CostlyCPU != 0 || p.BacklogStep != 1 {
-		t.Errorf("rule p: Jump %v, CostlyCPU %v, BacklogStep %v; want false, 0, 1", p.Jump, p.CostlyCPU, p.BacklogStep)
+	if p.Jump || p.CostlyCPU != 0 || p.BacklogStep != 1 || p.HeldCostly {
+		t.Errorf("rule p: Jump %v, CostlyCPU %v, BacklogStep %v, HeldCostly %v; want false, 0, 1, false", p.Jump, p.CostlyCPU, p.BacklogStep, p.HeldCostly)
 	}
-	if q.BacklogStep != 1 || !q.Jump || q.CostlyCPU == 0 {
-		t.Errorf("rule q: BacklogStep %v, Jump %v, CostlyCPU %v; want 1 with the jump and CPU gate", q.BacklogStep, q.Jump, q.CostlyCPU)
+	if q.BacklogStep != 1 || q.HeldCostly || !q.Jump || q.CostlyCPU == 0 {
+		t.Errorf("rule q: BacklogStep %v, HeldCostly %v, Jump %v, CostlyCPU %v; want 1, false, with the jump and CPU gate", q.BacklogStep, q.HeldCostly, q.Jump, q.CostlyCPU)
 	}
-	if !d.Jump || d.CostlyCPU == 0 || !(d.BacklogStep > 1) {
-		t.Fatalf("the default rule: Jump %v, CostlyCPU %v, BacklogStep %v; want rule q's jump and CPU gate, and a backlog step", d.Jump, d.CostlyCPU, d.BacklogStep)
+	if !d.Jump || d.CostlyCPU == 0 || !(d.BacklogStep > 1) || !d.HeldCostly {
+		t.Fatalf("the default rule: Jump %v, CostlyCPU %v, BacklogStep %v, HeldCostly %v; want rule q's jump and CPU gate, rule r's backlog step and held cost", d.Jump, d.CostlyCPU, d.BacklogStep, d.HeldCostly)
 	}
-	p.Jump, p.CostlyCPU, p.BacklogStep = d.Jump, d.CostlyCPU, d.BacklogStep
+	p.Jump, p.CostlyCPU, p.BacklogStep, p.HeldCostly = d.Jump, d.CostlyCPU, d.BacklogStep, d.HeldCostly
 	if p != d {
-		t.Errorf("rule p differs from the default in more than Jump, CostlyCPU and BacklogStep:\n%+v\n%+v", p, d)
+		t.Errorf("rule p differs from the default in more than Jump, CostlyCPU, BacklogStep and HeldCostly:\n%+v\n%+v", p, d)
 	}
-	q.BacklogStep = d.BacklogStep
+	q.BacklogStep, q.HeldCostly = d.BacklogStep, d.HeldCostly
 	if q != d {
-		t.Errorf("rule q differs from the default in more than BacklogStep:\n%+v\n%+v", q, d)
+		t.Errorf("rule q differs from the default in more than BacklogStep and HeldCostly:\n%+v\n%+v", q, d)
 	}
 	if got := Controls(); len(got) != 2 || got[0].Name != "rpclab-p" || got[1].Name != "rpclab-q" {
 		t.Fatalf("controls: %+v, want rpclab-p, rpclab-q", got)

@@ -53,7 +53,7 @@ func TestRampBadFlags(t *testing.T) {
 }
 
 // TestParsePoliciesControl: --policies takes the controls rpclab-p (rule
-// p, no jump) and rpclab-q (rule q, no backlog step) by name, while the
+// p, no jump) and rpclab-q (rule q, the default before rule r) by name, while the
 // default list is the anchors' without them.
 func TestParsePoliciesControl(t *testing.T) {
 	pols, err := parsePolicies("rpclab,rpclab-p,rpclab-q")
