@@ -719,14 +719,18 @@ type Rule struct {
 	// grows to this many times its connections (rounded up, at most Max)
 	// instead of one, one an interval, and judges them together against
 	// the size before in one trial; if they do not pay, all of them go
-	// back (default 2; 1 or less: one at a time, as before 2026-12-01). A
-	// connection costs a Cooldown and a trial (5 s and 12 s); in the
-	// open-loop ramp here each rate lasted 8 s, and at 40k RPC/s, past
-	// one connection's capacity, where pool:4 did best on one host (P99
-	// 19 ms, pool:2 113 ms; docs/measured/2026-12-01/ramp-q-2.txt), the
-	// pool reached 3 connections 6-7 s into the step with writes waiting
-	// 15 ms. Closed loops here waited 1-4 ms to write in single intervals
-	// tens of seconds apart, at a steady count (WriteWaitBusy).
+	// back (default 2 since rule r, 2026-12-01 evening; 1 or less: one at
+	// a time). A connection costs a Cooldown and a trial (5 s and 12 s);
+	// in the open-loop ramp here each rate lasted 8 s, and at 40k RPC/s,
+	// past one connection's capacity, where pool:4 did best on one host
+	// (P99 19 ms, pool:2 113 ms; docs/measured/2026-12-01/ramp-q-2.txt),
+	// rule q reached 3 connections 6-7 s into the step with writes
+	// waiting 15 ms. Closed loops here waited 1-4 ms to write in single
+	// intervals tens of seconds apart, at a steady count (WriteWaitBusy).
+	// Measured beside rule q on the ramp (ramp-s-1, ramp-s-2): 7 and 0 of
+	// 11 steps within 10% of the best fixed size, against 6 and 1; the
+	// step reached 4 connections in 2 s, and past capacity, where 4
+	// carried what 2 did, its trials gave them back.
 	BacklogStep float64
 	// HeldCostly: a limit's trial that held the throughput without a
 	// gain, its limit gone, is given back when the process's CPU per RPC
@@ -1198,7 +1202,8 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		}
 		st = restartTrial(now, st)
 		if to := r.stepTo(n); limit && st.BusyWaited && busyWaited && !s.steady() && to > n+1 {
-			// Grown to one at a time, then measured, until it is.
+			// One connection an interval up to JumpTo (the branch at the
+			// top), then one limit trial of them all against n.
 			st.BaseConns, st.JumpTo, st.Step, st.Jump, st.Plateau = n, to, true, false, 0
 			st.LastChange = now
 			return Decision{Grow, ReasonBacklogStep}, st

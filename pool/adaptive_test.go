@@ -1079,9 +1079,10 @@ func TestRuleSettleTime(t *testing.T) {
 	}
 }
 
-// TestDefaultRuleP: the default rule (rule q: rule p with a jump to four
-// connections per RPC in flight, and a costly gain given back only on a
-// client that used 3/4 of its CPUs) counts no CPU as busy, so a
+// TestDefaultRuleP: the default rule (rule r: rule p with rule q's jump
+// to four connections per RPC in flight and costly gains given back only
+// on a client that used 3/4 of its CPUs, and rule r's backlog step and
+// held trials given back for their CPU) counts no CPU as busy, so a
 // busy client probes and takes a write wait at WriteWaitHigh for a limit
 // at once, as one with CPU to spare does; it judges each trial over three
 // blocks (12 s) and keeps nothing on trust. A trial that held without
