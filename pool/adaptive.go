@@ -141,7 +141,7 @@ func (s Signals) meanPerConn() float64 {
 // no read saw more than their mean, rounded up. A closed loop's callers
 // hold their count (here 2.0, 4.0 and 8.0 at 2, 4 and 8 callers); an open
 // loop's RPCs come and go.
-func (s Signals) steady() bool { return s.peakInFlight() <= int64(math.Ceil(s.meanInFlight())) }
+func (s Signals) steady() bool { return s.peakInFlight() <= s.kept() }
 
 // kept is the RPCs in flight State.Kept records: the mean, rounded up.
 func (s Signals) kept() int64 { return int64(math.Ceil(s.meanInFlight())) }
@@ -1019,7 +1019,7 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		// (here 2.0, 4.0 and 8.0 at 2, 4 and 8 callers), while an open
 		// loop's RPCs come and go (in the ramp here 6 in flight at the
 		// end of a second whose mean was 0.6).
-		steady := st.AllPeak <= int64(math.Ceil(s.meanInFlight()))
+		steady := st.AllPeak <= s.kept()
 		st = endTrial(now, st)
 		st.Paying = false
 		// Under a closed loop the in-flight count is fixed, so the time in
