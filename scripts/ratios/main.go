@@ -37,7 +37,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ratios", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	base := fs.String("base", "shared", "the layout every other layout is divided by")
-	best := fs.String("best", "", "instead: treat the files as repeats of one run and set this layout (e.g. pool:auto) beside the best other layout at each in-flight count, medians over the repeats; then every layout beside the best of the others but this one, and how often each holds --bar")
+	best := fs.String("best", "", "instead: treat the files as repeats of one run and set this layout (e.g. pool:auto) beside the best other layout at each in-flight count, medians over the repeats, with both sides' connections as the kernel saw them and the server's CPU per RPC over the best layout's (a miss at the same size with the server more than 1.1x slower is marked: the host ran slower for that window); then every layout beside the best of the others but this one, and how often each holds --bar")
 	maxOther := fs.Float64("max-other", 1, "leave out the steps on whose CPUs other work (other processes, and the hypervisor's steal) took more than this share, as rpclab's verdict reads host_cpu; 1 keeps every step")
 	bar := fs.Float64("bar", 0.9, "with --best: the ratio to the best other layout's throughput a layout is counted as holding")
 	cpuBar := fs.Float64("cpu-bar", 1.1, "with --best: the most a layout's client CPU per RPC may be over the best other layout's for it to hold the bar (a layout that out-carries every other holds it whatever its CPU)")

@@ -289,3 +289,64 @@ func TestQuietLeavesOutBusySteps(t *testing.T) {
 		}
 	}
 }
+
+func TestHostCheck(t *testing.T) {
+	// pool:auto at 8 in flight beside pool:8, medians over three repeats:
+	// both on 8 connections, the candidate at 0.53x the throughput; the
+	// server spent srv µs per RPC in the candidate's windows against 20.
+	r := func(conn string, rps, cpuUS, srvUS float64, conns int) result.Record {
+		x := rec(conn, 8, rps, result.StatusOK)
+		x.ClientCPUNSPerRPC, x.ConnsObserved = cpuUS*1e3, conns
+		if srvUS > 0 {
+			x.ServerCPU = &result.ServerCPU{CPUNSPerRPC: srvUS * 1e3}
+		}
+		return x
+	}
+	check := func(rps, srv float64, conns, bestConns int) (bestRow, string) {
+		reps := [][]result.Record{
+			{r("pool:auto:1:8", rps, 40, srv, conns), r("pool:8", 1000, 22, 20, bestConns), r("shared", 500, 20, 19, 1)},
+			{r("pool:auto:1:8", rps, 41, srv, conns), r("pool:8", 1010, 23, 20, bestConns), r("shared", 510, 20, 19, 1)},
+			{r("pool:auto:1:8", rps, 39, srv, conns), r("pool:8", 990, 22, 20, bestConns), r("shared", 490, 20, 19, 1)},
+		}
+		rows, err := compareBest(reps, "pool:auto")
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("compareBest: %v, %d rows", err, len(rows))
+		}
+		return rows[0], hostCheck(rows[0], 0.9, 1.1)
+	}
+	row, got := check(530, 22.1, 8, 8)
+	if row.conns != 8 || row.bestConns != 8 || row.srv != 22.1 || row.bestSrv != 20 || row.best != "pool:8" {
+		t.Errorf("got conns %v/%v, server µs/rpc %v/%v against %s; want 8/8, 22.1/20 against pool:8", row.conns, row.bestConns, row.srv, row.bestSrv, row.best)
+	}
+	if got == "" {
+		t.Errorf("same size, the server at 1.105x its CPU per RPC: not marked")
+	}
+	for _, tc := range []struct {
+		name        string
+		rps, srv    float64
+		conns, best int
+	}{
+		{"server at 1.10x (the edge)", 530, 22, 8, 8},
+		{"another size", 530, 40, 4, 8},
+		{"held the bar", 1000, 40, 8, 8},
+		{"server CPU not measured", 530, 0, 8, 8},
+		{"no connections seen on either side", 530, 40, 0, 0},
+	} {
+		if _, got := check(tc.rps, tc.srv, tc.conns, tc.best); got != "" {
+			t.Errorf("%s: marked %q, want no mark", tc.name, got)
+		}
+	}
+	// A miss on CPU alone, at the best layout's throughput, is marked too.
+	reps := [][]result.Record{{r("pool:auto:1:8", 950, 40, 30, 8), r("pool:8", 1000, 22, 20, 8)}}
+	rows, _ := compareBest(reps, "pool:auto")
+	if got := hostCheck(rows[0], 0.9, 1.1); got == "" {
+		t.Errorf("0.95x at 1.8x the client CPU, the server at 1.5x: not marked")
+	}
+	var out bytes.Buffer
+	printBest(&out, rows, "pool:auto", 0.9, 1.1)
+	for _, w := range []string{"conns  server cpu x", "8/8    1.50 (same size, slower host)"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
+	}
+}
