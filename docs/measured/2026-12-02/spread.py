@@ -24,8 +24,9 @@ def ramp(paths):
         if not spans:
             print(f"{f}: no fixed size with a P99 range")
             continue
+        low = f"{statistics.median(below):.2f}x" if below else "none"
         print(f"{f}: fixed sizes' P99, largest over smallest repeat: median {statistics.median(spans):.2f}x"
-              f" (steps up to 20k RPC/s: {statistics.median(below):.2f}x); within 1.1x at"
+              f" (steps up to 20k RPC/s: {low}); within 1.1x at"
               f" {sum(s <= 1.1 for s in spans)} of {len(spans)} size-steps")
 
 
