@@ -300,7 +300,8 @@ const (
 	// the RPCs in flight on that side with it (State.moved): the load
 	// changed under the trial, which compares nothing then; on a rising
 	// load a limit trial's connection is kept (it is retired later if idle;
-	// a probe's goes back: ReasonLoadRoseProbe).
+	// a probe's goes back, ReasonLoadRoseProbe, unless a connection is the
+	// limit as the trial ends: then it is a limit's, and kept).
 	ReasonLoadRose
 	// ReasonLoadMoved: as ReasonLoadRose, but the load fell or swung: the
 	// trial is measured again, once; a second time it is judged as it is.
@@ -348,8 +349,10 @@ const (
 	// (ReasonLoadFell).
 	ReasonSettled
 	// ReasonLoadRoseProbe: as ReasonLoadRose, but the trial was a probe
-	// (no RPC waited to be written), or a climb or jump from one: its
-	// connections go back unjudged, with no back-off. Kept, they had
+	// (no RPC waited to be written), or a climb or jump from one, and no
+	// RPC waits to be written as it ends: its connections go back
+	// unjudged, with no back-off, and a Cooldown that holds the next
+	// probe but not a limit (State.Unjudged). Kept, they had
 	// stayed on no evidence: in the ramp here probes at 5k RPC/s kept on
 	// trust were kept at the step to 10k, and the pool held 4-6
 	// connections through the ramp where pool:2 did best at every step.
@@ -571,6 +574,14 @@ type State struct {
 	// GiveBack is the connections still to retire, one per interval,
 	// after a climb that did not pay (ReasonClimbGivenBack).
 	GiveBack int
+	// Unjudged reports that the last trial was a probe given back
+	// unjudged as the load rose (ReasonLoadRoseProbe): with
+	// Rule.LimitOnRise its cooldown (NextGrow) holds a probe but not a
+	// limit. In the ramp here such a give-back at the step from 20k to 40k
+	// RPC/s left one connection for the cooldown's 5 s in all three
+	// repeats, RPCs waiting in two: P99 1.88x pool:4's there, and 17.9x
+	// pool:2's at 60k, which the pool reached with that queue (ramp s-3).
+	Unjudged bool
 	// IdleSince is when the pool became idle; zero while it is not.
 	IdleSince time.Time
 	// LastChange is when the size last changed, or a trial ended.
@@ -742,6 +753,16 @@ type Rule struct {
 	// pool to 5 connections at 16 RPCs in flight at 1.05-1.18x the CPU per
 	// RPC (docs/measured/2026-12-01/adaptive-q2).
 	HeldCostly bool
+	// LimitOnRise: on a rising load, a connection that is the limit
+	// counts (default true; false as before 2026-12-02): a probe the load
+	// rose under is kept when RPCs wait to be written as it ends
+	// (Rule.waited; else it goes back unjudged, ReasonLoadRoseProbe), and
+	// the Cooldown after one given back unjudged holds the next probe but
+	// not a limit (State.Unjudged). Without it, in the ramp here (ramp
+	// s-3) the pool gave a probe back at the step from 20k to 40k RPC/s
+	// with RPCs waiting in two of three repeats, and sat on one connection
+	// for the Cooldown's 5 s.
+	LimitOnRise bool
 	// CostlyCPU: a gain whose CPU per RPC rose by more than its
 	// throughput is given back (ReasonCostly) only if the process used at
 	// least this share of its usable CPUs (CPU time over Procs times the
@@ -844,6 +865,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		CostlyCPU:       0.75,
 		BacklogStep:     2,
 		HeldCostly:      true,
+		LimitOnRise:     true,
 		Settle:          12 * time.Second,
 		MinGain:         0.05,
 		Cooldown:        5 * time.Second,
@@ -973,13 +995,14 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 			return Decision{Hold, ReasonSettling}, st
 		}
 		switch rose, moved := st.moved(r.LoadMoved); {
-		case rose && st.Probe && !st.Recheck:
-			// Nothing said a connection was the limit (no RPC waited to be
+		case rose && st.Probe && !st.Recheck && !(r.LimitOnRise && r.waited(s)):
+			// Nothing says a connection is the limit (no RPC waits to be
 			// written): a probe and any climb under it go back unjudged,
-			// with no back-off, and the new load starts its own trial.
+			// with no back-off, and the new load starts its own trial,
+			// at once if a connection is then the limit (State.Unjudged).
 			plateau := st.Plateau
 			st = endTrial(now, st)
-			st.GiveBack, st.Paying = plateau, false
+			st.GiveBack, st.Paying, st.Unjudged = plateau, false, true
 			st.NextGrow = now.Add(r.Cooldown)
 			return Decision{Shrink, ReasonLoadRoseProbe}, st
 		case rose:
@@ -1185,6 +1208,9 @@ func (r Rule) Decide(now time.Time, s Signals, st State) (Decision, State) {
 		switch {
 		case n >= r.Max:
 			return Decision{Hold, ReasonAtMax}, st
+		case now.Before(st.NextGrow) && limit && st.Unjudged && r.LimitOnRise:
+			// The cooldown of a probe given back unjudged holds probes,
+			// not a limit: the load it rose to is here.
 		case now.Before(st.NextGrow) && !st.loadRose(r, now, s):
 			if r.settled(st) {
 				return Decision{Hold, ReasonSettled}, st
@@ -1268,6 +1294,18 @@ func (r Rule) jumpTo(s Signals) int {
 // connections: BacklogStep times n, rounded up, at most Max.
 func (r Rule) stepTo(n int) int {
 	return int(min(float64(r.Max), math.Ceil(r.BacklogStep*float64(n))))
+}
+
+// waited reports whether a connection is the limit over the interval of
+// s, as a trial's start reads it: more than InFlightPerConn RPCs in flight
+// per connection, and RPCs waited WriteWaitHigh to be written (with a busy
+// CPU, WriteWaitBusy: busyWait).
+func (r Rule) waited(s Signals) bool {
+	wait := r.WriteWaitHigh
+	if r.busyWait(s) {
+		wait = r.WriteWaitBusy
+	}
+	return s.meanPerConn() > r.InFlightPerConn && s.MaxWriteWait() >= wait
 }
 
 // busyWait reports whether WriteWaitBusy applies over the interval of s:
@@ -1355,6 +1393,7 @@ func restartTrial(now time.Time, st State) State {
 // endTrial ends a trial at now: no connection parked, no climb on trust.
 func endTrial(now time.Time, st State) State {
 	st = restartTrial(now, st)
+	st.Unjudged = false
 	st.Trial, st.Probe, st.Plateau, st.Jump, st.JumpTo, st.Remeasured, st.Recheck, st.LastChange = false, false, 0, false, 0, false, false, now
 	st.Step = false
 	st.Stolen = 0

@@ -162,41 +162,138 @@ func TestRuleSettleSteady(t *testing.T) {
 }
 
 // TestRuleLoadRoseProbe: a trial the load rose under (State.moved) keeps
-// its connection only if RPCs waited to be written (a limit trial) or it
-// was a recheck; a probe, and any climb or jump from one, goes back
-// unjudged and backs nothing off.
+// its connection only if RPCs waited to be written (a limit trial), or
+// wait as it ends (Rule.waited), or it was a recheck; a probe, and any
+// climb or jump from one, goes back unjudged and backs nothing off.
 func TestRuleLoadRoseProbe(t *testing.T) {
 	r := ruleM(1, 8)
 	at := t0.Add(r.Settle)
-	rising := took(sig(3, 2, r.WriteWaitHigh, 0.5, 4168), time.Millisecond) // A2 over A1 by more than LoadMoved
+	// A2 over A1 by more than LoadMoved, 2 RPCs in flight a connection.
+	rising := took(sig(3, 2, r.WriteWaitHigh-time.Microsecond, 0.5, 4168), time.Millisecond)
+	waiting := took(sig(3, 2, r.WriteWaitHigh, 0.5, 4168), time.Millisecond)
+	uncrowded := took(sig(3, 1, time.Millisecond, 0.5, 4168), time.Millisecond)
+	// A busy CPU (ruleM: CPUBusyMax 0.8): a wait must reach WriteWaitBusy.
+	busyShort := took(sig(3, 2, r.WriteWaitBusy-time.Microsecond, 0.9, 4168), time.Millisecond)
+	busyWaiting := took(sig(3, 2, r.WriteWaitBusy, 0.9, 4168), time.Millisecond)
 	rose := func(f func(*State)) State {
 		st := pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond)
 		st.Failed, st.Backoff = 1, r.Cooldown
 		f(&st)
 		return st
 	}
+	probe := func(s *State) { s.Probe = true }
 	tests := []struct {
 		name     string
 		st       State
+		s        Signals
 		want     Decision
 		giveBack int
 	}{
-		{"a limit trial: kept", rose(func(*State) {}), Decision{Hold, ReasonLoadRose}, 0},
-		{"a probe: given back", rose(func(s *State) { s.Probe = true }), Decision{Shrink, ReasonLoadRoseProbe}, 0},
-		{"a climb of two on trust: all given back", rose(func(s *State) { s.Probe, s.Plateau = true, 2 }), Decision{Shrink, ReasonLoadRoseProbe}, 2},
-		{"a jump: all given back", rose(func(s *State) { s.Probe, s.Jump, s.Plateau = true, true, 4 }), Decision{Shrink, ReasonLoadRoseProbe}, 4},
-		{"a recheck: kept", rose(func(s *State) { s.Probe, s.Jump, s.Recheck = true, true, true }), Decision{Hold, ReasonLoadRose}, 0},
+		{"a limit trial: kept", rose(func(*State) {}), rising, Decision{Hold, ReasonLoadRose}, 0},
+		{"a probe: given back", rose(probe), rising, Decision{Shrink, ReasonLoadRoseProbe}, 0},
+		{"a probe, RPCs waiting to be written as it ends: kept", rose(probe), waiting, Decision{Hold, ReasonLoadRose}, 0},
+		{"a probe, RPCs waiting but one in flight a connection: given back", rose(probe), uncrowded, Decision{Shrink, ReasonLoadRoseProbe}, 0},
+		{"a probe, CPU busy, RPCs waiting short of WriteWaitBusy: given back", rose(probe), busyShort, Decision{Shrink, ReasonLoadRoseProbe}, 0},
+		{"a probe, CPU busy, RPCs waiting WriteWaitBusy: kept", rose(probe), busyWaiting, Decision{Hold, ReasonLoadRose}, 0},
+		{"a climb of two on trust: all given back", rose(func(s *State) { s.Probe, s.Plateau = true, 2 }), rising, Decision{Shrink, ReasonLoadRoseProbe}, 2},
+		{"a climb of two on trust, RPCs waiting: all kept", rose(func(s *State) { s.Probe, s.Plateau = true, 2 }), waiting, Decision{Hold, ReasonLoadRose}, 0},
+		{"a jump: all given back", rose(func(s *State) { s.Probe, s.Jump, s.Plateau = true, true, 4 }), rising, Decision{Shrink, ReasonLoadRoseProbe}, 4},
+		{"a recheck: kept", rose(func(s *State) { s.Probe, s.Jump, s.Recheck = true, true, true }), rising, Decision{Hold, ReasonLoadRose}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, st := r.Decide(at, rising, tc.st)
+			d, st := r.Decide(at, tc.s, tc.st)
 			if d != tc.want || st.GiveBack != tc.giveBack || st.Trial || st.Plateau != 0 || st.Paying {
 				t.Fatalf("got %v/%v give-back %d (trial %v plateau %d paying %v), want %v/%v give-back %d",
 					d.Action, d.Reason, st.GiveBack, st.Trial, st.Plateau, st.Paying, tc.want.Action, tc.want.Reason, tc.giveBack)
 			}
-			if d.Reason == ReasonLoadRoseProbe && (st.Backoff != r.Cooldown || st.Failed != 1 || !st.NextGrow.Equal(at.Add(r.Cooldown))) {
-				t.Errorf("given back unjudged: back-off %v, %d failed, next %v; want them as they were (%v, 1) and a cooldown", st.Backoff, st.Failed, st.NextGrow.Sub(at), r.Cooldown)
+			if d.Reason == ReasonLoadRoseProbe && (st.Backoff != r.Cooldown || st.Failed != 1 || !st.NextGrow.Equal(at.Add(r.Cooldown)) || !st.Unjudged) {
+				t.Errorf("given back unjudged: back-off %v, %d failed, next %v, unjudged %v; want them as they were (%v, 1), a cooldown, and unjudged", st.Backoff, st.Failed, st.NextGrow.Sub(at), st.Unjudged, r.Cooldown)
+			}
+			if d.Reason == ReasonLoadRose && st.Unjudged {
+				t.Error("kept, and marked unjudged")
 			}
 		})
+	}
+}
+
+// TestRuleUnjudgedCooldown: the cooldown after a probe given back unjudged
+// as the load rose holds the next probe, but a connection that is the
+// limit (RPCs crowd it and wait WriteWaitHigh to be written) grows the
+// pool at once, as a limit trial; after a judged trial's give-back the
+// cooldown holds a limit too. On the ramp's step from 20k RPC/s to 40k
+// (ramp s-3) the pool sat on one connection for the whole cooldown.
+func TestRuleUnjudgedCooldown(t *testing.T) {
+	r := ruleM(1, 8)
+	at := t0.Add(r.Settle)
+	rising := took(sig(3, 2, r.WriteWaitHigh-time.Microsecond, 0.5, 4168), time.Millisecond)
+	st := pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond)
+	st.Probe = true
+	d, back := r.Decide(at, rising, st)
+	if d != (Decision{Shrink, ReasonLoadRoseProbe}) {
+		t.Fatalf("the probe: got %v/%v, want it given back unjudged", d.Action, d.Reason)
+	}
+	next := at.Add(time.Second)
+	judged := back
+	judged.Unjudged = false
+	tests := []struct {
+		name string
+		st   State
+		wait time.Duration
+		per  int64 // RPCs in flight on the one connection
+		want Decision
+	}{
+		{"unjudged, a limit: grows", back, r.WriteWaitHigh, 2, Decision{Grow, ReasonLimit}},
+		{"unjudged, waits just short of a limit: held", back, r.WriteWaitHigh - time.Microsecond, 2, Decision{Hold, ReasonCooldown}},
+		{"unjudged, waits with one RPC a connection: not a limit", back, r.WriteWaitHigh, 1, Decision{Hold, ReasonBalanced}},
+		{"judged, a limit: held", judged, r.WriteWaitHigh, 2, Decision{Hold, ReasonCooldown}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.st
+			st.GiveBack = 0 // retired
+			d, after := r.Decide(next, sig(1, tc.per, tc.wait, 0.5, 20000), st)
+			if d != tc.want {
+				t.Fatalf("got %v/%v, want %v/%v", d.Action, d.Reason, tc.want.Action, tc.want.Reason)
+			}
+			if d.Action == Grow && (!after.Trial || after.Probe || after.BaseConns != 1) {
+				t.Errorf("grown: trial %v probe %v base %d; want a limit trial against 1", after.Trial, after.Probe, after.BaseConns)
+			}
+		})
+	}
+	// A limit trial that follows and fails backs off as any: its back-off
+	// holds the next limit.
+	st2 := pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond)
+	st2.Unjudged = back.Unjudged
+	end := next.Add(r.TrialTime())
+	d, failed := r.Decide(end, took(sig(3, 2, r.WriteWaitHigh, 0.5, 3333), time.Millisecond), st2)
+	if d != (Decision{Shrink, ReasonNoGain}) {
+		t.Fatalf("the limit trial after it: got %v/%v, want it given back for no gain", d.Action, d.Reason)
+	}
+	if d, _ := r.Decide(end.Add(time.Second), sig(1, 2, r.WriteWaitHigh, 0.5, 20000), failed); d != (Decision{Hold, ReasonCooldown}) {
+		t.Errorf("a limit within that trial's back-off: got %v/%v, want it held", d.Action, d.Reason)
+	}
+	// Past the cooldown a probe starts as it would.
+	if d, _ := r.Decide(at.Add(r.Cooldown), sig(1, 2, 0, 0.5, 20000), back); d != (Decision{Grow, ReasonProbe}) {
+		t.Errorf("past the cooldown: got %v/%v, want a probe", d.Action, d.Reason)
+	}
+}
+
+// TestRuleLimitOnRiseOff: without Rule.LimitOnRise a probe the load rose
+// under goes back even with RPCs waiting to be written, and the cooldown
+// after it holds a limit, as before 2026-12-02.
+func TestRuleLimitOnRiseOff(t *testing.T) {
+	r := ruleM(1, 8)
+	r.LimitOnRise = false
+	at := t0.Add(r.Settle)
+	st := pairedAt(10000, 10000, 10000, time.Millisecond, time.Millisecond, time.Millisecond)
+	st.Probe = true
+	d, back := r.Decide(at, took(sig(3, 2, r.WriteWaitHigh, 0.5, 4168), time.Millisecond), st)
+	if d != (Decision{Shrink, ReasonLoadRoseProbe}) {
+		t.Fatalf("a probe with RPCs waiting: got %v/%v, want it given back unjudged", d.Action, d.Reason)
+	}
+	back.GiveBack = 0
+	if d, _ := r.Decide(at.Add(time.Second), sig(1, 2, r.WriteWaitHigh, 0.5, 20000), back); d != (Decision{Hold, ReasonCooldown}) {
+		t.Errorf("a limit within its cooldown: got %v/%v, want it held", d.Action, d.Reason)
 	}
 }

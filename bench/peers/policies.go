@@ -54,11 +54,24 @@ func Policies() []Policy {
 // whatever its CPU): DefaultRule with Jump off, CostlyCPU 0, BacklogStep 1
 // and HeldCostly off. "rpclab-q" is rule q, the default before rule r
 // (2026-12-01 evening): DefaultRule with BacklogStep 1 and HeldCostly off.
+// "rpclab-r" is rule r, the default before rule s (2026-12-02): DefaultRule
+// with LimitOnRise off. Each earlier rule has the later ones' switches off.
 func Controls() []Policy {
 	return []Policy{
 		{Name: "rpclab-p", Option: func(maxConns int) pool.Option { return pool.WithAdaptiveRule(RuleP(1, maxConns)) }},
 		{Name: "rpclab-q", Option: func(maxConns int) pool.Option { return pool.WithAdaptiveRule(RuleQ(1, maxConns)) }},
+		{Name: "rpclab-r", Option: func(maxConns int) pool.Option { return pool.WithAdaptiveRule(RuleR(1, maxConns)) }},
 	}
+}
+
+// RuleR is rule r between minConns and maxConns: pool.DefaultRule
+// without rule s's LimitOnRise (a probe the load rose under goes back
+// even with RPCs waiting to be written, and the cooldown after it holds
+// a limit).
+func RuleR(minConns, maxConns int) pool.Rule {
+	r := pool.DefaultRule(minConns, maxConns)
+	r.LimitOnRise = false
+	return r
 }
 
 // RuleP is rule p between minConns and maxConns: rule q (RuleQ) without
@@ -70,12 +83,12 @@ func RuleP(minConns, maxConns int) pool.Rule {
 	return r
 }
 
-// RuleQ is rule q between minConns and maxConns: pool.DefaultRule
-// without rule r's backlog step (BacklogStep 1: one connection at a time
+// RuleQ is rule q between minConns and maxConns: rule r (RuleR)
+// without its backlog step (BacklogStep 1: one connection at a time
 // under a backlog too) and with a held limit trial kept whatever its CPU
 // per RPC (HeldCostly off).
 func RuleQ(minConns, maxConns int) pool.Rule {
-	r := pool.DefaultRule(minConns, maxConns)
+	r := RuleR(minConns, maxConns)
 	r.BacklogStep, r.HeldCostly = 1, false
 	return r
 }

@@ -4,6 +4,7 @@ package peers
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,11 +40,20 @@ func TestPoliciesRunRealServer(t *testing.T) {
 }
 
 // TestRuleP: the control rpclab-p is the default rule with rule q's jump
-// off, every costly gain given back and no backlog step, and rpclab-q the
-// default without its backlog step; nothing else changed; they run only
+// off, every costly gain given back and no backlog step, rpclab-q the
+// default without its backlog step, and rpclab-r the default without
+// LimitOnRise (off in all three); nothing else changed; they run only
 // when named.
 func TestRuleP(t *testing.T) {
-	p, q, d := RuleP(1, 8), RuleQ(1, 8), pool.DefaultRule(1, 8)
+	p, q, rr, d := RuleP(1, 8), RuleQ(1, 8), RuleR(1, 8), pool.DefaultRule(1, 8)
+	if !d.LimitOnRise || p.LimitOnRise || q.LimitOnRise || rr.LimitOnRise {
+		t.Errorf("LimitOnRise: default %v, rules p %v, q %v, r %v; want only the default's on", d.LimitOnRise, p.LimitOnRise, q.LimitOnRise, rr.LimitOnRise)
+	}
+	rr.LimitOnRise = d.LimitOnRise
+	if rr != d {
+		t.Errorf("rule r differs from the default in more than LimitOnRise:\n%+v\n%+v", rr, d)
+	}
+	p.LimitOnRise, q.LimitOnRise = d.LimitOnRise, d.LimitOnRise
 	if p.Jump || p.CostlyCPU != 0 || p.BacklogStep != 1 || p.HeldCostly {
 		t.Errorf("rule p: Jump %v, CostlyCPU %v, BacklogStep %v, HeldCostly %v; want false, 0, 1, false", p.Jump, p.CostlyCPU, p.BacklogStep, p.HeldCostly)
 	}
@@ -61,11 +71,11 @@ func TestRuleP(t *testing.T) {
 	if q != d {
 		t.Errorf("rule q differs from the default in more than BacklogStep and HeldCostly:\n%+v\n%+v", q, d)
 	}
-	if got := Controls(); len(got) != 2 || got[0].Name != "rpclab-p" || got[1].Name != "rpclab-q" {
-		t.Fatalf("controls: %+v, want rpclab-p, rpclab-q", got)
+	if got := Controls(); len(got) != 3 || got[0].Name != "rpclab-p" || got[1].Name != "rpclab-q" || got[2].Name != "rpclab-r" {
+		t.Fatalf("controls: %+v, want rpclab-p, rpclab-q, rpclab-r", got)
 	}
 	for _, pol := range Policies() {
-		if pol.Name == "rpclab-p" || pol.Name == "rpclab-q" {
+		if strings.HasPrefix(pol.Name, "rpclab-") {
 			t.Errorf("%s is among the default policies; it runs only when named", pol.Name)
 		}
 	}

@@ -32,8 +32,8 @@
 #   POLICY_RATE=0  POLICY_DELAY=0s  POLICY_PAYLOAD=0   each connection's emulated bandwidth and delay
 #                          (each way), and the pings' payload in bytes (peers policies --rate ...)
 #   POLICY_POLICIES=rpclab,spanner,a105,yarpc   policies: the sizing policies (the first is every
-#                          ratio's base; also the controls rpclab-p, rule p, and rpclab-q, rule q,
-#                          the default before rule r)
+#                          ratio's base; also the controls rpclab-p, rule p, rpclab-q, rule q,
+#                          and rpclab-r, rule r, each the default before the next)
 #   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_INTERVAL=10s
 #                          POLICY_REPEATS=1: 12 runs of 137 s, about 28 minutes (a POLICY_* given beside it
 #                          still wins). The 2m7s warm-up lets rpclab's rule grow 1 -> 8 connections
@@ -43,8 +43,9 @@
 #                          back through them (11 steps)
 #   RAMP_WARMUP=5s  RAMP_STEP=20s  RAMP_TAIL=4m  RAMP_MAX=8  RAMP_MAX_OUTSTANDING=2000  RAMP_FIXED=1,2,4,8
 #   RAMP_POLICIES=rpclab,spanner,a105,yarpc  RAMP_REPEATS=1   (also the controls rpclab-p: rule p,
-#                          the default before rule q, and rpclab-q: rule q, the default before rule r,
-#                          to tell a host's noise from the rule's change)
+#                          the default before rule q, rpclab-q: rule q, the default before rule r, and
+#                          rpclab-r: rule r, the default before rule s, to tell a host's noise
+#                          from the rule's change)
 #                          ramp: the first rate runs RAMP_WARMUP unrecorded, then each rate is held
 #                          RAMP_STEP; after the last the load stops and an adaptive
 #                          pool gets up to RAMP_TAIL to be back at its min (rpclab's rule retires one

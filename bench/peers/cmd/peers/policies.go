@@ -36,7 +36,7 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	fs.StringVar(&c.rpclab, "rpclab", "", "rpclab binary (the server, as `rpclab serve`)")
 	fs.StringVar(&c.serverCPUs, "server-cpus", "1", "CPUs of the server (taskset list)")
 	inflight := fs.String("inflight", "1,2,4,8,16,32,64", "in-flight counts (comma-separated)")
-	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated; the first is every ratio's base; also the controls \"rpclab-p\", rule p, the default before rule q, and \"rpclab-q\", rule q, the default before rule r)")
+	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated; the first is every ratio's base; also the controls \"rpclab-p\", rule p, the default before rule q, \"rpclab-q\", rule q, the default before rule r, and \"rpclab-r\", rule r, the default before rule s)")
 	fs.IntVar(&c.maxConns, "max", 8, "the most connections any policy may open (every policy starts at 1)")
 	fs.DurationVar(&c.warmup, "warmup", pool.DefaultRule(1, 8).SettleTime(2), "unmeasured time each run gives its policy to settle (the default is rpclab's rule's pool.Rule.SettleTime from 1 to 8 connections: a 1 s decision, then 18 s per connection it adds, a 12 s trial, 5 s cooldown and 1 s decision)")
 	fs.DurationVar(&c.interval, "interval", 20*time.Second, "measured time per run")

@@ -37,7 +37,7 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 	fs.StringVar(&c.rpclab, "rpclab", "", "rpclab binary (the server, as `rpclab serve`)")
 	fs.StringVar(&c.serverCPUs, "server-cpus", "1", "CPUs of the server (taskset list)")
 	rates := fs.String("rates", "5000,10000,20000,40000,60000,80000", "offered RPC/s of the rising steps (comma-separated); the ramp then falls back through them")
-	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated; also the controls \"rpclab-p\", rule p, the default before rule q, and \"rpclab-q\", rule q, the default before rule r)")
+	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated; also the controls \"rpclab-p\", rule p, the default before rule q, \"rpclab-q\", rule q, the default before rule r, and \"rpclab-r\", rule r, the default before rule s)")
 	fixed := fs.String("fixed", "1,2,4,8", "fixed pool sizes to run through the same ramp (comma-separated; \"\" for none)")
 	fs.DurationVar(&c.spec.Warmup, "warmup", 5*time.Second, "the first rate, unrecorded, before the first step (the client's start is not measured)")
 	fs.DurationVar(&c.spec.Step, "step", 20*time.Second, "how long each rate is held")
