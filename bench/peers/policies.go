@@ -104,6 +104,10 @@ type PolicyRun struct {
 	// Conns is the pool's size at the interval's end, MaxConns the most it
 	// had during the interval, Resizes its changes of size then.
 	Conns, MaxConns, Resizes int
+	// Start is when the interval began; Events the pool's decisions over
+	// the whole run, warm-up included (pool.Stats().Events).
+	Start  time.Time
+	Events []pool.Event
 }
 
 // Link is what RunPolicyOver puts on each connection: an emulated
@@ -192,7 +196,7 @@ func RunPolicyOver(ctx context.Context, target string, pol Policy, maxConns, inf
 	out.Failed = sum.Total() - sum.OK()
 	out.CPUPerRPC = (cpu1 - cpu0) / time.Duration(sum.OK())
 	st := p.Stats()
-	out.Conns = len(st.Conns)
+	out.Conns, out.Start, out.Events = len(st.Conns), start, st.Events
 	out.MaxConns = sizeAt(st.Events, start)
 	for _, e := range st.Events {
 		if e.From != e.To && e.At.After(start) && !e.At.After(end) {

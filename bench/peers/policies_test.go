@@ -29,6 +29,9 @@ func TestPoliciesRunRealServer(t *testing.T) {
 			if r.RPS <= 0 || r.P99 <= 0 || r.Failed != 0 {
 				t.Errorf("got %.0f rpc/s, p99 %v, %d failed; want RPCs that succeed", r.RPS, r.P99, r.Failed)
 			}
+			if r.Start.IsZero() {
+				t.Errorf("no start of the measured interval")
+			}
 			if r.Conns < 1 || r.Conns > maxConns || r.MaxConns < r.Conns || r.MaxConns > maxConns {
 				t.Errorf("got %d connections (most %d), want within 1..%d", r.Conns, r.MaxConns, maxConns)
 			}

@@ -51,6 +51,8 @@
 #                          pool gets up to RAMP_TAIL to be back at its min (rpclab's rule retires one
 #                          connection per 30 s idle: 7 -> 1 takes 3.5 minutes); RAMP_REPEATS > 1 runs
 #                          every ramp that many times, interleaved, and gives each step's median P99
+#   POLICY_EVENTS=FILE     policies: also write every run's decisions (time from its measured interval,
+#                          the warm-up negative; resize, reason, the signals each was taken on) to FILE
 #   RAMP_EVENTS=FILE       ramp: also write every adaptive run's decisions (time, step, resize, reason, the
 #                          signals each was taken on) to FILE, one line each
 set -euo pipefail
@@ -147,7 +149,7 @@ run_policies() {
     --inflight "${POLICY_INFLIGHT:-$inflight}" --max "${POLICY_MAX:-8}" ${POLICY_WARMUP:+--warmup "$POLICY_WARMUP"} \
     --interval "${POLICY_INTERVAL:-$interval}" --repeats "${POLICY_REPEATS:-$repeats}" \
     --rate "${POLICY_RATE:-0}" --delay "${POLICY_DELAY:-0s}" --payload "${POLICY_PAYLOAD:-0}" \
-    ${POLICY_POLICIES:+--policies "$POLICY_POLICIES"}
+    ${POLICY_POLICIES:+--policies "$POLICY_POLICIES"} ${POLICY_EVENTS:+--events "$POLICY_EVENTS"}
 }
 
 run_ramp() {

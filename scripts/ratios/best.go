@@ -31,6 +31,11 @@ type bestRow struct {
 	// not measured) and median connections as the kernel saw them.
 	srv, bestSrv     float64
 	conns, bestConns float64
+	// paired is the candidate's throughput over the best layout's in each
+	// repeat (file) that measured both at this count, sorted: the two
+	// measured in one process minutes apart, so a host that ran slower
+	// for the whole repeat moves both.
+	paired []float64
 }
 
 // median of xs (which it sorts); 0 for none.
@@ -119,6 +124,7 @@ func compareBest(repeats [][]result.Record, candidate string) ([]bestRow, error)
 	var res []bestRow
 	for _, r := range out {
 		if r.n > 0 && r.bestRPS > 0 {
+			r.paired = pairedRatios(repeats, *r, candidate)
 			res = append(res, *r)
 		}
 	}
@@ -132,6 +138,43 @@ func compareBest(repeats [][]result.Record, candidate string) ([]bestRow, error)
 		return a.inflight - b.inflight
 	})
 	return res, nil
+}
+
+// pairedRatios is the candidate's throughput over row.best's in each
+// repeat with an ok step of both at row's count, sorted.
+func pairedRatios(repeats [][]result.Record, row bestRow, candidate string) []float64 {
+	var out []float64
+	for _, recs := range repeats {
+		var own, best float64
+		for i := range recs {
+			r := &recs[i]
+			if r.Status != result.StatusOK || r.Spec.Inflight != row.inflight || series(r) != row.series {
+				continue
+			}
+			switch l := verdict.ConnLabel(r); {
+			case strings.HasPrefix(l, candidate):
+				own = r.ThroughputRPS
+			case l == row.best:
+				best = r.ThroughputRPS
+			}
+		}
+		if own > 0 && best > 0 {
+			out = append(out, own/best)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// pairedText is the paired ratios' median and range, or "-" for none.
+func pairedText(p []float64) string {
+	switch len(p) {
+	case 0:
+		return "-"
+	case 1:
+		return fmt.Sprintf("%.2f", p[0])
+	}
+	return fmt.Sprintf("%.2f (%.2f-%.2f)", median(slices.Clone(p)), p[0], p[len(p)-1])
 }
 
 // sections prints one tab-aligned table per series, each under its title.
@@ -165,12 +208,13 @@ func (s *sections) end() {
 
 // printBest prints the candidate against the best other layout at each
 // count, and whether it holds the bar there (holds); then the host's check
-// (hostCheck).
+// (hostCheck), and the ratio paired within each repeat (its median and
+// range), a second view of the same runs beside the bar's, not the bar.
 func printBest(w io.Writer, rows []bestRow, candidate string, bar, cpuBar float64) {
 	out := &sections{w: w}
 	for _, r := range rows {
 		if out.next(r.series, fmt.Sprintf("%s: %s against the best other layout, medians over the repeats", r.series, candidate)) {
-			fmt.Fprintf(out.tw, "inflight\t%s req/s\tcpu µs/rpc\tbest other\treq/s\tcpu µs/rpc\tthroughput x\tcpu x\trepeats\tholds %.2fx at most %.2fx CPU\tconns\tserver cpu x\n", candidate, bar, cpuBar)
+			fmt.Fprintf(out.tw, "inflight\t%s req/s\tcpu µs/rpc\tbest other\treq/s\tcpu µs/rpc\tthroughput x\tcpu x\trepeats\tholds %.2fx at most %.2fx CPU\tconns\tserver cpu x\tpaired x\n", candidate, bar, cpuBar)
 		}
 		tp, c := r.rps/r.bestRPS, cpuRatio(r.cpu, r.bestCPU)
 		held := "no"
@@ -181,8 +225,8 @@ func printBest(w io.Writer, rows []bestRow, candidate string, bar, cpuBar float6
 		if s := cpuRatio(r.srv, r.bestSrv); s > 0 {
 			srv = fmt.Sprintf("%.2f", s)
 		}
-		fmt.Fprintf(out.tw, "%d\t%.0f\t%.1f\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%d/%d\t%s\t%g/%g\t%s%s\n", r.inflight, r.rps, r.cpu, r.best,
-			r.bestRPS, r.bestCPU, tp, c, r.n, r.bestN, held, r.conns, r.bestConns, srv, hostCheck(r, bar, cpuBar))
+		fmt.Fprintf(out.tw, "%d\t%.0f\t%.1f\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%d/%d\t%s\t%g/%g\t%s%s\t%s\n", r.inflight, r.rps, r.cpu, r.best,
+			r.bestRPS, r.bestCPU, tp, c, r.n, r.bestN, held, r.conns, r.bestConns, srv, hostCheck(r, bar, cpuBar), pairedText(r.paired))
 	}
 	out.end()
 }

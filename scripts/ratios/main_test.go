@@ -153,6 +153,23 @@ func TestCompareBestMedians(t *testing.T) {
 	if want := "3/3      no"; !strings.Contains(out.String(), want) {
 		t.Errorf("at --bar 0.95: output lacks %q:\n%s", want, out.String())
 	}
+	// Paired within each repeat against pool:2: 0.9, 5000/900, 500/1200.
+	if want := []float64{500.0 / 1200, 990.0 / 1100, 5000.0 / 900}; !slices.Equal(r.paired, want) {
+		t.Errorf("paired ratios %v, want %v", r.paired, want)
+	}
+	out.Reset()
+	printBest(&out, rows, "pool:auto", 0.9, 1.1)
+	if want := "0.90 (0.42-5.56)"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks the paired median and range %q:\n%s", want, out.String())
+	}
+	// A repeat without the best layout, or with its step failed, pairs nothing.
+	gap := [][]result.Record{reps[0], {auto(8, 700, 10), fixed("shared", 8, 1000, 10)}, {auto(8, 700, 10), rec("pool:2", 8, 1500, result.StatusFailed)}}
+	if rows, err := compareBest(gap, "pool:auto"); err != nil || len(rows[0].paired) != 1 || rows[0].paired[0] != 0.9 {
+		t.Errorf("with gaps: %v, paired %v; want only the first repeat's 0.9", err, rows[0].paired)
+	}
+	if got := pairedText(nil); got != "-" {
+		t.Errorf("no pair: %q, want -", got)
+	}
 	if _, err := compareBest(reps[:1], "pool:9"); !errors.Is(err, errNoBase) {
 		t.Errorf("no candidate: got %v, want errNoBase", err)
 	}

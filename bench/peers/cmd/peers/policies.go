@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -27,6 +28,7 @@ type polConfig struct {
 	warmup, interval time.Duration
 	repeats          int
 	link             peers.Link // each connection's emulated link and the pings' payload
+	events           string     // a file for every run's decisions ("" none)
 }
 
 func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
@@ -44,8 +46,15 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	rate := fs.String("rate", "0", "emulated bandwidth of each connection, each way, as tc writes it (100mbit, 1gbit; 0: unlimited): a per-connection limit, as a per-flow shaper's or one TCP flow's window over a long path, which more connections lift")
 	delay := fs.Duration("delay", 0, "emulated one-way delay of each connection, each way")
 	fs.IntVar(&c.link.Payload, "payload", 0, "request and response payload of each ping, bytes")
+	fs.StringVar(&c.events, "events", "", "write every run's decisions (each resize and change of reason, with the signals it was taken on; timed from the run's measured interval, warm-up negative) to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if c.events != "" {
+		// Refused before anything is measured, as peers ramp does.
+		if err := os.WriteFile(c.events, nil, 0o644); err != nil {
+			return nil, fmt.Errorf("%w: --events: %v", errUsage, err)
+		}
 	}
 	var err error
 	if c.inflight, err = parseInts("--inflight", *inflight); err != nil {
@@ -84,7 +93,7 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 
 // runPolicies runs the same closed-loop workload on rpclab's pool under
 // each sizing policy and prints one row per in-flight count and policy.
-func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	c, err := parsePoliciesFlags(args, stderr)
 	if err != nil {
 		return err
@@ -102,6 +111,15 @@ func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "inflight\tpolicy\trpc/s\tx base\tp99 µs\tcpu µs/rpc\tconns\tmost conns\tresizes\tfailed\t")
+	var all []peers.PolicyRun // for --events, in the order they ran
+	if c.events != "" {
+		// Also when a run fails or Ctrl-C stops them: what ran is kept.
+		defer func() {
+			if werr := writePolicyEvents(c.events, all); err == nil {
+				err = werr
+			}
+		}()
+	}
 	for _, n := range c.inflight {
 		runs := map[string][]peers.PolicyRun{}
 		for rep := range c.repeats {
@@ -112,6 +130,7 @@ func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) e
 					return err
 				}
 				runs[pol.Name] = append(runs[pol.Name], r)
+				all = append(all, r)
 			}
 		}
 		base := medianRun(runs[c.policies[0].Name])
@@ -168,4 +187,24 @@ func parsePolicies(s string) ([]peers.Policy, error) {
 		out = append(out, all[i])
 	}
 	return out, nil
+}
+
+// writePolicyEvents writes the decisions of every run in runs to path, one
+// line each, under the run's policy, in-flight count and repeat, timed
+// from the run's measured interval (negative: its warm-up).
+func writePolicyEvents(path string, runs []peers.PolicyRun) error {
+	var b strings.Builder
+	fmt.Fprintln(&b, "policy\tinflight\trepeat\t"+strings.Join(pool.EventColumns, "\t"))
+	repeat := map[[2]any]int{}
+	for _, r := range runs {
+		k := [2]any{r.Policy, r.Inflight}
+		repeat[k]++
+		for _, e := range r.Events {
+			fmt.Fprintf(&b, "%s\t%d\t%d\t%s\n", r.Policy, r.Inflight, repeat[k], strings.Join(e.Columns(r.Start), "\t"))
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("peers policies: --events: %w", err)
+	}
+	return nil
 }

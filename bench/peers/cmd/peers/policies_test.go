@@ -5,8 +5,13 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rpclab/rpclab/bench/peers"
+	"github.com/rpclab/rpclab/pool"
 )
 
 // TestPoliciesBadFlags: each bad `peers policies` flag is a usage error
@@ -32,6 +37,7 @@ func TestPoliciesBadFlags(t *testing.T) {
 		{"negative delay", []string{"--delay", "-1ms"}, "--delay"},
 		{"negative payload", []string{"--payload", "-1"}, "--payload"},
 		{"payload past 4 MiB", []string{"--payload", "4194305"}, "--payload"},
+		{"events file in no directory", []string{"--events", "/nonexistent/dir/events.tsv"}, "--events"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"policies", "--rpclab", self}, tc.args...)
@@ -43,5 +49,50 @@ func TestPoliciesBadFlags(t *testing.T) {
 				t.Errorf("got output %q before the flags were checked", stdout.String())
 			}
 		})
+	}
+}
+
+// TestWritePolicyEvents: --events writes every run's decisions under its
+// policy, in-flight count and repeat (counted per policy and count, in the
+// order the runs ran), each timed from the run's measured interval, the
+// warm-up's negative.
+func TestWritePolicyEvents(t *testing.T) {
+	start := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	ev := func(at time.Duration, from, to int, a pool.Action, r pool.Reason) pool.Event {
+		return pool.Event{At: start.Add(at), From: from, To: to, Action: a, Reason: r, InFlight: 64, MeanInFlight: 63.5, Throughput: 2300}
+	}
+	runs := []peers.PolicyRun{
+		{Policy: "rpclab", Inflight: 64, Start: start, Events: []pool.Event{ev(-90*time.Second, 1, 2, pool.Grow, pool.ReasonLimit)}},
+		{Policy: "spanner", Inflight: 64, Start: start},
+		{Policy: "rpclab", Inflight: 64, Start: start.Add(time.Hour), Events: []pool.Event{
+			ev(time.Hour-3*time.Second, 8, 7, pool.Shrink, pool.ReasonHeldCostly),
+			ev(time.Hour+2*time.Second, 7, 7, pool.Hold, pool.ReasonSettled),
+		}},
+		{Policy: "rpclab", Inflight: 8, Start: start, Events: []pool.Event{ev(time.Second, 5, 5, pool.Hold, pool.ReasonGain)}},
+	}
+	path := filepath.Join(t.TempDir(), "events.tsv")
+	if err := writePolicyEvents(path, runs); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "policy\tinflight\trepeat\tat s\t") {
+		t.Fatalf("got %d lines, want a header naming the run and 4 events:\n%s", len(lines), b)
+	}
+	for i, want := range []string{
+		"rpclab\t64\t1\t-90.0\t1\t2\tgrow\t" + pool.ReasonLimit.String() + "\t64\t63.5\t",
+		"rpclab\t64\t2\t-3.0\t8\t7\tshrink\t" + pool.ReasonHeldCostly.String() + "\t",
+		"rpclab\t64\t2\t2.0\t7\t7\thold\t",
+		"rpclab\t8\t1\t1.0\t5\t5\thold\t",
+	} {
+		if !strings.HasPrefix(lines[i+1], want) {
+			t.Errorf("line %d: got %q, want it to start %q", i+1, lines[i+1], want)
+		}
+	}
+	if err := writePolicyEvents(filepath.Join(t.TempDir(), "no", "dir.tsv"), runs); err == nil || !strings.Contains(err.Error(), "--events") {
+		t.Errorf("an unwritable file: got %v, want an error naming --events", err)
 	}
 }
