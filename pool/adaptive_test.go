@@ -1079,10 +1079,11 @@ func TestRuleSettleTime(t *testing.T) {
 	}
 }
 
-// TestDefaultRuleP: the default rule (rule r: rule p with rule q's jump
+// TestDefaultRuleP: the default rule (rule s: rule p with rule q's jump
 // to four connections per RPC in flight and costly gains given back only
-// on a client that used 3/4 of its CPUs, and rule r's backlog step and
-// held trials given back for their CPU) counts no CPU as busy, so a
+// on a client that used 3/4 of its CPUs, rule r's backlog step and held
+// trials given back for their CPU, and rule s's LimitOnRise) counts no
+// CPU as busy, so a
 // busy client probes and takes a write wait at WriteWaitHigh for a limit
 // at once, as one with CPU to spare does; it judges each trial over three
 // blocks (12 s) and keeps nothing on trust. A trial that held without
@@ -1092,6 +1093,9 @@ func TestDefaultRuleP(t *testing.T) {
 	if r.CPUBusyMax != 0 || r.TrialTime() != 12*time.Second || r.PlateauSteps != 0 || !r.Jump || r.JumpPerRPC != 4 || r.CostlyCPU != 0.75 {
 		t.Fatalf("DefaultRule: CPU busy max %v, trial %v, plateau %d, jump %v at %v per RPC, costly CPU %v; want 0, 12s, 0, true at 4, 0.75",
 			r.CPUBusyMax, r.TrialTime(), r.PlateauSteps, r.Jump, r.JumpPerRPC, r.CostlyCPU)
+	}
+	if !r.LimitOnRise || !r.HeldCostly || r.BacklogStep != 2 {
+		t.Errorf("DefaultRule: LimitOnRise %v, HeldCostly %v, BacklogStep %v; want true, true, 2", r.LimitOnRise, r.HeldCostly, r.BacklogStep)
 	}
 	if got, want := r.SettleTime(2), time.Second+7*(12*time.Second+5*time.Second+time.Second); got != want {
 		t.Errorf("SettleTime(2) for 1..8: got %v, want %v", got, want)
