@@ -577,10 +577,11 @@ type State struct {
 	// Unjudged reports that the last trial was a probe given back
 	// unjudged as the load rose (ReasonLoadRoseProbe): with
 	// Rule.LimitOnRise its cooldown (NextGrow) holds a probe but not a
-	// limit. In the ramp here such a give-back at the step from 20k to 40k
-	// RPC/s left one connection for the cooldown's 5 s in all three
-	// repeats, RPCs waiting in two: P99 1.88x pool:4's there, and 17.9x
-	// pool:2's at 60k, which the pool reached with that queue (ramp s-3).
+	// limit. In the ramp here (s-3) each of three repeats gave a probe
+	// back unjudged at the step from 20k to 40k RPC/s and sat on one
+	// connection for the cooldown's 5 s while RPCs queued (2000 in flight
+	// at its end in two): P99 1.88x pool:4's there, and 17.9x pool:2's at
+	// 60k, which the pool reached with that queue.
 	Unjudged bool
 	// IdleSince is when the pool became idle; zero while it is not.
 	IdleSince time.Time
@@ -1297,9 +1298,9 @@ func (r Rule) stepTo(n int) int {
 }
 
 // waited reports whether a connection is the limit over the interval of
-// s, as a trial's start reads it: more than InFlightPerConn RPCs in flight
-// per connection, and RPCs waited WriteWaitHigh to be written (with a busy
-// CPU, WriteWaitBusy: busyWait).
+// s alone: more than InFlightPerConn RPCs in flight per connection, and
+// RPCs waited WriteWaitHigh to be written (with a busy CPU, WriteWaitBusy:
+// busyWait; a trial's start then asks it of the interval before too).
 func (r Rule) waited(s Signals) bool {
 	wait := r.WriteWaitHigh
 	if r.busyWait(s) {

@@ -113,7 +113,8 @@ func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	fmt.Fprintln(tw, "inflight\tpolicy\trpc/s\tx base\tp99 µs\tcpu µs/rpc\tconns\tmost conns\tresizes\tfailed\t")
 	var all []peers.PolicyRun // for --events, in the order they ran
 	if c.events != "" {
-		// Also when a run fails or Ctrl-C stops them: what ran is kept.
+		// Also when a run fails or Ctrl-C stops them: every run that
+		// ended is kept.
 		defer func() {
 			if werr := writePolicyEvents(c.events, all); err == nil {
 				err = werr
@@ -195,9 +196,13 @@ func parsePolicies(s string) ([]peers.Policy, error) {
 func writePolicyEvents(path string, runs []peers.PolicyRun) error {
 	var b strings.Builder
 	fmt.Fprintln(&b, "policy\tinflight\trepeat\t"+strings.Join(pool.EventColumns, "\t"))
-	repeat := map[[2]any]int{}
+	type cell struct {
+		policy   string
+		inflight int
+	}
+	repeat := map[cell]int{}
 	for _, r := range runs {
-		k := [2]any{r.Policy, r.Inflight}
+		k := cell{r.Policy, r.Inflight}
 		repeat[k]++
 		for _, e := range r.Events {
 			fmt.Fprintf(&b, "%s\t%d\t%d\t%s\n", r.Policy, r.Inflight, repeat[k], strings.Join(e.Columns(r.Start), "\t"))
