@@ -179,6 +179,7 @@ func BenchmarkWriteMeter(b *testing.B) {
 	for _, g := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
 			m := &writeMeter{}
+			m.dialed.Store(true)
 			b.ReportAllocs()
 			spread(b, g, func() error {
 				m.queuedAt(mono())

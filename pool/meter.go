@@ -39,6 +39,16 @@ type writeMeter struct {
 	writing     atomic.Int64 // mono when the Write in progress began; 0 none
 	waitSum     atomic.Int64 // ns waited, over the writes that cleared a stamp
 	waits       atomic.Int64 // writes that cleared a stamp
+	// dialed reports that the meter's dialer made the connection, so its
+	// writes reach the meter. A grpc.WithContextDialer of the caller's
+	// replaces it: then no write clears a stamp, which would age for as
+	// long as RPCs stay in flight and read as a connection that is always
+	// the limit (under peers' emulated links it read 135 s), so the meter
+	// reports no wait at all.
+	dialed atomic.Bool
+	// dial is the caller's dialer (WithDialer) the meter wraps; nil: TCP,
+	// or a Unix socket.
+	dial func(context.Context, string) (net.Conn, error)
 	// The sampler's previous totals; only the control loop touches them.
 	lastSum, lastWaits int64
 }
@@ -69,7 +79,9 @@ func (m *writeMeter) wrote(t int64) {
 // an RPC that failed before any write is dropped (here, off the RPC path,
 // rather than in every release).
 func (m *writeMeter) sample(now int64, idle bool) time.Duration {
-	if idle {
+	if idle || !m.dialed.Load() {
+		// Out of the path (dialed), no write clears a stamp: there is
+		// nothing to time.
 		m.queuedSince.Store(0)
 	}
 	sum, n := m.waitSum.Load(), m.waits.Load()
@@ -88,20 +100,30 @@ func (m *writeMeter) sample(now int64, idle bool) time.Duration {
 }
 
 // dialer is the grpc.WithContextDialer function of an adaptive pool's
-// connection: a TCP dial (or a Unix socket's, for the "unix:" addresses
-// grpc-go hands a custom dialer for unix targets) whose net.Conn reports
-// its writes to m.
+// connection: the caller's dialer (WithDialer), or a TCP dial (or a Unix
+// socket's, for the "unix:" addresses grpc-go hands a custom dialer for
+// unix targets), whose net.Conn reports its writes to m.
 func (m *writeMeter) dialer(ctx context.Context, addr string) (net.Conn, error) {
+	c, err := dialWith(ctx, m.dial, addr)
+	if err != nil {
+		return nil, err
+	}
+	m.dialed.Store(true)
+	return &meteredConn{Conn: c, m: m}, nil
+}
+
+// dialWith dials addr with dial, or without one over TCP (or a Unix
+// socket, for "unix:" addresses).
+func dialWith(ctx context.Context, dial func(context.Context, string) (net.Conn, error), addr string) (net.Conn, error) {
+	if dial != nil {
+		return dial(ctx, addr)
+	}
 	network := "tcp"
 	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
 		network, addr = "unix", strings.TrimPrefix(path, "//")
 	}
 	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, err
-	}
-	return &meteredConn{Conn: c, m: m}, nil
+	return d.DialContext(ctx, network, addr)
 }
 
 // meteredConn times the start and end of each Write.

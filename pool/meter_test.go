@@ -3,13 +3,16 @@
 package pool
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 
 	"github.com/rpclab/rpclab/internal/testutil"
@@ -26,6 +29,7 @@ func TestWriteWaitBlockedWrite(t *testing.T) {
 	defer client.Close()
 	defer server.Close()
 	m := &writeMeter{}
+	m.dialed.Store(true) // the meteredConn below stands for its dialer's
 	c := &meteredConn{Conn: client, m: m}
 
 	done := make(chan error, 1)
@@ -244,6 +248,86 @@ func TestAdaptiveDialerTargets(t *testing.T) {
 				t.Errorf("metered writes: got %d, want at least 1", got)
 			}
 		})
+	}
+}
+
+// A grpc.WithContextDialer of the caller's in WithDialOptions replaces
+// the meter's: no write reaches the meter, and the RPC in flight the whole
+// time must not read as a write wait that ages with it (under peers'
+// emulated links it read 135 s, every connection always the limit): the
+// pool reports none. The same dialer given as WithDialer is called, and
+// metered.
+func TestCallerDialer(t *testing.T) {
+	srv := startServer(t)
+	var calls atomic.Int64
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		calls.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	// An RPC held in flight (a stream opened and left open) across a
+	// second of the fake clock.
+	held := func(t *testing.T, p *Pool, fc *fakeClock) time.Duration {
+		ctx := testutil.Context(t)
+		p.sample(fc.advance(time.Second))
+		stream, err := pb.NewBenchmarkServiceClient(p).StreamingCall(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = stream.CloseSend() }()
+		// The stream's start was stamped at pick, before any write.
+		return p.sample(fc.advance(time.Second)).Conns[0].WriteWait
+	}
+
+	t.Run("in WithDialOptions", func(t *testing.T) {
+		fc := newFakeClock()
+		p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), fc.option(), WithDialOptions(grpc.WithContextDialer(dial)))
+		if err := ping(testutil.Context(t), p); err != nil {
+			t.Fatal(err)
+		}
+		if calls.Load() == 0 {
+			t.Fatal("the caller's dialer was not used")
+		}
+		m := p.list()[0].cur.Load().wm
+		m.queuedAt(mono() - int64(time.Minute)) // a stamp no write will clear
+		if got := m.sample(mono(), false); got != 0 {
+			t.Errorf("write wait with the meter out of the path: got %v, want 0", got)
+		}
+		if got := held(t, p, fc); got != 0 {
+			t.Errorf("write wait of a held stream with the meter out of the path: got %v, want 0", got)
+		}
+	})
+	t.Run("WithDialer", func(t *testing.T) {
+		calls.Store(0)
+		p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), newFakeClock().option(), WithDialer(dial))
+		if err := ping(testutil.Context(t), p); err != nil {
+			t.Fatal(err)
+		}
+		m := p.list()[0].cur.Load().wm
+		if calls.Load() == 0 || !m.dialed.Load() || m.waits.Load() < 1 {
+			t.Errorf("dialer calls %d, metered %v, metered writes %d; want the caller's dialer called and its connection metered", calls.Load(), m.dialed.Load(), m.waits.Load())
+		}
+		q := mono() - int64(time.Minute)
+		m.queuedAt(q)
+		if got := m.sample(mono(), false); got < time.Minute {
+			t.Errorf("write wait of a stamp a minute old, metered: got %v, want at least a minute", got)
+		}
+	})
+	t.Run("WithDialer, a fixed pool", func(t *testing.T) {
+		calls.Store(0)
+		p := newPool(t, srv.addr, WithSize(2), WithDialer(dial))
+		if err := ping(testutil.Context(t), p); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Connect(testutil.Context(t)); err != nil {
+			t.Fatal(err)
+		}
+		if calls.Load() < 2 {
+			t.Errorf("dialer calls %d, want one per connection (2)", calls.Load())
+		}
+	})
+	if _, err := New(srv.addr, WithDialer(nil)); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("WithDialer(nil): got %v, want ErrInvalidOption", err)
 	}
 }
 

@@ -3,9 +3,11 @@
 package pool
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"runtime"
 	"time"
 
@@ -23,6 +25,9 @@ type config struct {
 	lazy        bool
 	redialAfter time.Duration
 	logger      *slog.Logger
+
+	// dialer is WithDialer's (nil: grpc-go's, or the meter's TCP dial).
+	dialer func(context.Context, string) (net.Conn, error)
 
 	sizeSet  bool  // WithSize was given
 	adaptive *Rule // nil: a fixed size
@@ -151,11 +156,12 @@ func WithSize(n int) Option {
 // on each decision that judged a trial the two throughputs.
 //
 // To time socket writes the pool dials each connection itself, over TCP
-// or a Unix socket (grpc.WithContextDialer, placed before the caller's
-// dial options). A
-// grpc.WithContextDialer of the caller's replaces it: RPCs then run, but
-// the pool sees no write wait and grows only on probes. As with any
-// custom dialer, grpc-go then applies no proxy from the environment.
+// or a Unix socket, or with the caller's WithDialer, and wraps the
+// net.Conn (grpc.WithContextDialer, placed before the caller's dial
+// options). A grpc.WithContextDialer of the caller's in WithDialOptions
+// replaces it: RPCs then run, but the pool sees no write wait and grows
+// only on probes; pass such a dialer as WithDialer. As with any custom
+// dialer, grpc-go then applies no proxy from the environment.
 //
 // A pool without WithSize or WithAdaptive keeps a fixed DefaultSize():
 // the adaptive mode is not the default until measurements show it matches
@@ -241,6 +247,22 @@ func WithLogger(l *slog.Logger) Option {
 			return fmt.Errorf("%w: nil logger", ErrInvalidOption)
 		}
 		c.logger = l
+		return nil
+	}
+}
+
+// WithDialer makes every connection of the pool dial with dial (addr is
+// as grpc.WithContextDialer gets it), in place of grpc-go's dialer: a
+// fixed pool passes it as grpc.WithContextDialer; an adaptive one wraps
+// the net.Conn it returns to time socket writes (WithAdaptive), which a
+// grpc.WithContextDialer of the caller's in WithDialOptions would
+// replace. nil is an error.
+func WithDialer(dial func(ctx context.Context, addr string) (net.Conn, error)) Option {
+	return func(c *config) error {
+		if dial == nil {
+			return fmt.Errorf("%w: WithDialer: nil dialer", ErrInvalidOption)
+		}
+		c.dialer = dial
 		return nil
 	}
 }

@@ -49,7 +49,8 @@
 // caller's grpc.DialOptions are passed to every connection unchanged; the
 // pool adds none, not even credentials, except that an adaptive pool puts
 // its own grpc.WithContextDialer first, to time socket writes (see
-// WithAdaptive).
+// WithAdaptive); a dialer of the caller's goes in WithDialer, which it
+// wraps.
 //
 // # Adaptive size
 //
@@ -205,10 +206,14 @@ func (p *Pool) newSlot(c *conn) *slot {
 func (p *Pool) dial() (*conn, error) {
 	c := &conn{pool: p}
 	opts := p.cfg.dialOpts
-	if p.cfg.adaptive != nil {
-		c.wm = &writeMeter{}
-		// First, so that a dialer of the caller's wins.
+	switch {
+	case p.cfg.adaptive != nil:
+		c.wm = &writeMeter{dial: p.cfg.dialer}
+		// First, so that a dialer of the caller's wins (the meter then
+		// measures nothing: writeMeter.dialed).
 		opts = append([]grpc.DialOption{grpc.WithContextDialer(c.wm.dialer)}, opts...)
+	case p.cfg.dialer != nil:
+		opts = append([]grpc.DialOption{grpc.WithContextDialer(p.cfg.dialer)}, opts...)
 	}
 	cc, err := grpc.NewClient(p.target, opts...)
 	if err != nil {

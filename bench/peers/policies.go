@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/netem"
@@ -137,15 +136,19 @@ func RunPolicyOver(ctx context.Context, target string, pol Policy, maxConns, inf
 	if link.Payload < 0 {
 		return out, fmt.Errorf("peers: negative payload %d", link.Payload)
 	}
-	opts := dialOpts()
+	popts := []pool.Option{pol.Option(maxConns), pool.WithDialOptions(dialOpts()...)}
 	if !link.Net.IsZero() {
 		if err := link.Net.Validate(); err != nil {
 			return out, fmt.Errorf("peers: link: %w", err)
 		}
+		// pool.WithDialer, not grpc.WithContextDialer: the adaptive
+		// pool wraps it to time socket writes. Until 2026-12-02 a
+		// grpc.WithContextDialer here took the meter out of the path,
+		// and rpclab's rule read a write wait as old as the run.
 		dial := link.Net.Dialer(nil)
-		opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return dial(ctx, "tcp", addr) }))
+		popts = append(popts, pool.WithDialer(func(ctx context.Context, addr string) (net.Conn, error) { return dial(ctx, "tcp", addr) }))
 	}
-	p, err := pool.New(target, pol.Option(maxConns), pool.WithDialOptions(opts...))
+	p, err := pool.New(target, popts...)
 	if err != nil {
 		return out, fmt.Errorf("peers: policy %s: %w", pol.Name, err)
 	}
