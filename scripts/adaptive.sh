@@ -30,6 +30,11 @@
 # within three and a half minutes in one process. Files: one-RUN-REP-COUNT.
 # Each pool:auto run's decisions (rpclab sweep --pool-events) are kept beside
 # its records as auto-RUN-REP-COUNT-events.tsv.
+# AUTO (default pool:auto) is the candidate's layout. AUTO=pool:auto:2:2, an
+# adaptive pool held at two connections (min = max: it never resizes, its
+# write meter and control loop run), is a copy of pool:2 measured as the
+# candidate is: how often the bars hold for a layout against its own copy
+# (docs/measured/2026-12-02/adaptive-aa).
 # Run it on a quiet machine; rpclab pins client and server apart.
 #   RUNS=2 REPEATS=3 OUT=adaptive scripts/adaptive.sh
 set -euo pipefail
@@ -42,6 +47,8 @@ interval=${INTERVAL:-2s}
 mkdir -p "$out"
 go build -o bin/rpclab ./cmd/rpclab
 order=${ORDER:-count}
+cand=${AUTO:-pool:auto}
+case "$cand" in pool:auto|pool:auto:*) ;; *) echo "adaptive.sh: AUTO=$cand: want pool:auto or pool:auto:MIN:MAX" >&2; exit 2 ;; esac
 case "$order" in count|sweep|process) ;; *) echo "adaptive.sh: ORDER=$order: want count, sweep or process" >&2; exit 2 ;; esac
 layouts=(shared pool:2 pool:4 pool:8)
 fixed() { # counts, output file, rotation
@@ -51,11 +58,11 @@ fixed() { # counts, output file, rotation
     --interval "$interval" --force -o "$2" >/dev/null
 }
 auto() { # counts, output file (the pool's decisions beside it, .tsv)
-  bin/rpclab sweep --conn pool:auto --inflight "$1" --warmup "${AUTO_WARMUP:-130s}" \
+  bin/rpclab sweep --conn "$cand" --inflight "$1" --warmup "${AUTO_WARMUP:-130s}" \
     --interval "$interval" --force -o "$2" --pool-events "${2%.jsonl}-events.tsv" >/dev/null
 }
 one() { # count, output file (the pool's decisions beside it, .tsv), rotation
-  local all=(shared pool:2 pool:4 pool:8 pool:auto) conns="" i
+  local all=(shared pool:2 pool:4 pool:8 "$cand") conns="" i
   for i in 0 1 2 3 4; do conns+="${conns:+,}${all[$(((i + $3) % 5))]}"; done
   bin/rpclab sweep --conn "$conns" --inflight "$1" --warmup "${FIXED_WARMUP:-5s}" \
     --interval "$interval" --force -o "$2" --pool-events "${2%.jsonl}-events.tsv" >/dev/null
