@@ -3,6 +3,7 @@
 
     python3 aa.py closed DIR...  # closed-loop dirs (scripts/adaptive.sh, ORDER=process)
     python3 aa.py ramp FILE...   # ramp outputs (scripts/peers/run.sh ramp, 3 repeats)
+    python3 aa.py pair A B DIR...  # a measured copy: layout A over layout B, closed-loop dirs
 
 Each bar compares pool:auto's median of three repeats with the best fixed layout's, with a 10%
 margin, at every in-flight count (or ramp step), in two runs. This asks how often a candidate
@@ -29,6 +30,11 @@ Both print, per run, the share of simulated runs in which the copy passes every 
 with 3 repeats as the bar is measured, and with 5 and 9 to show what more repeats would buy; and
 how many counts (steps) the copy holds, median and middle 90%, to set beside pool:auto's own.
 Fixed seed: the same input prints the same figures.
+
+pair: no model. Layout A's throughput and client CPU per RPC over layout B's at every in-flight
+count, the medians' ratio and the ratio within each repeat (the two measured in one process);
+with A a copy of B (scripts/adaptive.sh AUTO=pool:auto:2:2 beside pool:2) it measures what the
+model above draws.
 """
 import collections, glob, json, math, random, statistics, sys
 
@@ -54,72 +60,80 @@ def two_way(table):
 
 def closed(dirs):
     for d in dirs:
-        # (count, layout) -> {repeat: (log throughput, log cpu per rpc)}
-        cell = collections.defaultdict(dict)
+        files = collections.defaultdict(list)  # a run's files: one-RUN-REP-COUNT.jsonl
         for f in glob.glob(d + '/one-*.jsonl'):
-            rep = f.rsplit('/', 1)[-1].split('-')[2]
-            for line in open(f):
-                r = json.loads(line)
-                s = r['spec']
-                if r.get('status') != 'ok' or s['conn_mode'] == 'pool-auto':
-                    continue
-                if not r.get('throughput_rps') or not r.get('client_cpu_ns_per_rpc'):
-                    continue
-                lay = f"{s['conn_mode']}:{s.get('conns_requested')}"
-                cell[(s['inflight'], lay)][rep] = (math.log(r['throughput_rps']), math.log(r['client_cpu_ns_per_rpc']))
-        counts = sorted({c for c, _ in cell})
-        means, shifts, resids = {}, [], []
-        for c in counts:
-            lays = [l for (cc, l) in cell if cc == c]
-            reps = sorted(set.intersection(*(set(cell[(c, l)]) for l in lays)))
-            if len(lays) < 2 or len(reps) < 2:
+            files[f.rsplit('/', 1)[-1].split('-')[1]].append(f)
+        for run in sorted(files):
+            closed_run(d if len(files) == 1 else f"{d} run {run}", files[run])
+
+
+def closed_run(d, files):
+    # (count, layout) -> {repeat: (log throughput, log cpu per rpc)}
+    cell = collections.defaultdict(dict)
+    for f in files:
+        rep = f.rsplit('/', 1)[-1].split('-')[2]
+        for line in open(f):
+            r = json.loads(line)
+            s = r['spec']
+            if r.get('status') != 'ok' or s['conn_mode'] == 'pool-auto':
                 continue
-            L, R = len(lays), len(reps)
-            fy = 1 / math.sqrt((L - 1) * (R - 1) / (L * R))  # residuals' variance, unbiased
-            fa = 1 / math.sqrt((R - 1) / R)
-            m = {}
-            for k in (0, 1):
-                rm, cs, rs = two_way({l: [cell[(c, l)][p][k] for p in reps] for l in lays})
-                m[k] = (rm, cs, rs)
-            means[c] = ({l: (m[0][0][l], m[1][0][l]) for l in lays}, L)
-            shifts += [(m[0][1][i] * fa, m[1][1][i] * fa) for i in range(R)]
-            resids += [(m[0][2][l][i] * fy, m[1][2][l][i] * fy) for l in lays for i in range(R)]
-        if not means:
-            print(f"{d}: no in-flight count with two fixed layouts over two repeats")
+            if not r.get('throughput_rps') or not r.get('client_cpu_ns_per_rpc'):
+                continue
+            lay = f"{s['conn_mode']}:{s.get('conns_requested')}"
+            cell[(s['inflight'], lay)][rep] = (math.log(r['throughput_rps']), math.log(r['client_cpu_ns_per_rpc']))
+    counts = sorted({c for c, _ in cell})
+    means, shifts, resids = {}, [], []
+    for c in counts:
+        lays = [l for (cc, l) in cell if cc == c]
+        reps = sorted(set.intersection(*(set(cell[(c, l)]) for l in lays)))
+        if len(lays) < 2 or len(reps) < 2:
             continue
-        rnd = random.Random(27)
-        sd = statistics.pstdev(e[0] for e in resids)
-        sa = statistics.pstdev(a[0] for a in shifts)
-        line = [f"{d}: {len(means)} counts; a layout's log throughput over its repeats: residual sd {sd:.3f},"
-                f" a repeat's shared shift sd {sa:.3f}."]
-        for n in (3, 5, 9):
-            per = collections.Counter()
-            every, held = 0, []
-            for _ in range(SIMS):
-                ok_all, k = True, 0
-                for c, (mu, L) in means.items():
-                    best = max(mu, key=lambda l: mu[l][0])
-                    sides = list(mu) + ['copy']
-                    draws = {s: [] for s in sides}
-                    for _ in range(n):
-                        a = rnd.choice(shifts)
-                        for s in sides:
-                            e = rnd.choice(resids)
-                            base = mu[best] if s == 'copy' else mu[s]
-                            draws[s].append((base[0] + a[0] + e[0], base[1] + a[1] + e[1]))
-                    med = {s: (statistics.median(v[0] for v in draws[s]), statistics.median(v[1] for v in draws[s])) for s in sides}
-                    top = max(mu, key=lambda l: med[l][0])
-                    ok = med['copy'][0] >= med[top][0] + math.log(0.9) and med['copy'][1] <= med[top][1] + math.log(1.1)
-                    per[c] += ok
-                    ok_all &= ok
-                    k += ok
-                every += ok_all
-                held.append(k)
-            p = every / SIMS
-            each = ', '.join(f"{c}: {per[c] / SIMS:.2f}" for c in sorted(per))
-            line.append(f"  {n} repeats: the copy holds every count in {p:.1%} of runs, two runs in a row {p * p:.1%};"
-                        f" {spread(held)} of {len(means)} counts (per count {each})")
-        print('\n'.join(line))
+        L, R = len(lays), len(reps)
+        fy = 1 / math.sqrt((L - 1) * (R - 1) / (L * R))  # residuals' variance, unbiased
+        fa = 1 / math.sqrt((R - 1) / R)
+        m = {}
+        for k in (0, 1):
+            rm, cs, rs = two_way({l: [cell[(c, l)][p][k] for p in reps] for l in lays})
+            m[k] = (rm, cs, rs)
+        means[c] = ({l: (m[0][0][l], m[1][0][l]) for l in lays}, L)
+        shifts += [(m[0][1][i] * fa, m[1][1][i] * fa) for i in range(R)]
+        resids += [(m[0][2][l][i] * fy, m[1][2][l][i] * fy) for l in lays for i in range(R)]
+    if not means:
+        print(f"{d}: no in-flight count with two fixed layouts over two repeats")
+        return
+    rnd = random.Random(27)
+    sd = statistics.pstdev(e[0] for e in resids)
+    sa = statistics.pstdev(a[0] for a in shifts)
+    line = [f"{d}: {len(means)} counts; a layout's log throughput over its repeats: residual sd {sd:.3f},"
+            f" a repeat's shared shift sd {sa:.3f}."]
+    for n in (3, 5, 9):
+        per = collections.Counter()
+        every, held = 0, []
+        for _ in range(SIMS):
+            ok_all, k = True, 0
+            for c, (mu, L) in means.items():
+                best = max(mu, key=lambda l: mu[l][0])
+                sides = list(mu) + ['copy']
+                draws = {s: [] for s in sides}
+                for _ in range(n):
+                    a = rnd.choice(shifts)
+                    for s in sides:
+                        e = rnd.choice(resids)
+                        base = mu[best] if s == 'copy' else mu[s]
+                        draws[s].append((base[0] + a[0] + e[0], base[1] + a[1] + e[1]))
+                med = {s: (statistics.median(v[0] for v in draws[s]), statistics.median(v[1] for v in draws[s])) for s in sides}
+                top = max(mu, key=lambda l: med[l][0])
+                ok = med['copy'][0] >= med[top][0] + math.log(0.9) and med['copy'][1] <= med[top][1] + math.log(1.1)
+                per[c] += ok
+                ok_all &= ok
+                k += ok
+            every += ok_all
+            held.append(k)
+        p = every / SIMS
+        each = ', '.join(f"{c}: {per[c] / SIMS:.2f}" for c in sorted(per))
+        line.append(f"  {n} repeats: the copy holds every count in {p:.1%} of runs, two runs in a row {p * p:.1%};"
+                    f" {spread(held)} of {len(means)} counts (per count {each})")
+    print('\n'.join(line))
 
 
 def ramp(paths):
@@ -162,7 +176,37 @@ def ramp(paths):
         print('\n'.join(line))
 
 
+def pair(a, b, dirs):
+    for d in dirs:
+        v = collections.defaultdict(dict)  # (count, layout) -> {repeat: (throughput, cpu per rpc)}
+        for f in glob.glob(d + '/one-*.jsonl'):
+            run, rep = f.rsplit('/', 1)[-1].split('-')[1:3]
+            for line in open(f):
+                r = json.loads(line)
+                s = r['spec']
+                lay = s['conn_mode'] if s['conn_mode'] == 'shared' else f"pool:{s.get('conns_requested')}"
+                if s['conn_mode'] == 'pool-auto':
+                    lay = f"pool:auto:{s.get('conns_min')}:{s.get('conns_requested')}"
+                if r.get('status') == 'ok' and r.get('throughput_rps') and r.get('client_cpu_ns_per_rpc'):
+                    v[(run, s['inflight'], lay)][rep] = (r['throughput_rps'], r['client_cpu_ns_per_rpc'])
+        for run in sorted({k[0] for k in v}):
+            print(f"{d} run {run}: {a} over {b}; throughput x (CPU per RPC x), medians; then paired within each repeat")
+            for c in sorted({k[1] for k in v if k[0] == run}):
+                x, y = v.get((run, c, a), {}), v.get((run, c, b), {})
+                reps = sorted(set(x) & set(y))
+                if not reps:
+                    print(f"  {c:>3}: {a} or {b} not measured")
+                    continue
+                med = lambda m, k: statistics.median(m[p][k] for p in reps)
+                paired = ', '.join(f"{x[p][0] / y[p][0]:.2f}" for p in reps)
+                print(f"  {c:>3} in flight: {med(x, 0) / med(y, 0):.2f} ({med(x, 1) / med(y, 1):.2f});"
+                      f" paired {paired}")
+
+
 if __name__ == '__main__':
-    if len(sys.argv) < 3 or sys.argv[1] not in ('ramp', 'closed'):
+    if len(sys.argv) >= 5 and sys.argv[1] == 'pair':
+        pair(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif len(sys.argv) < 3 or sys.argv[1] not in ('ramp', 'closed'):
         sys.exit(__doc__)
-    (ramp if sys.argv[1] == 'ramp' else closed)(sys.argv[2:])
+    else:
+        (ramp if sys.argv[1] == 'ramp' else closed)(sys.argv[2:])
