@@ -15,10 +15,10 @@ closed: per in-flight count, the fixed layouts' log throughput and log client CP
 the repeats are split into a layout's mean, a repeat's shift shared by every layout measured in
 that repeat's process, and a residual (a two-way table, rows layouts, columns repeats). A
 simulated run draws, per count, each repeat's shift and each side's residual (throughput and CPU
-as a pair) from the run's own, scaled for the degrees of freedom the split used up; the candidate
-gets the best layout's mean (by median throughput, as scripts/ratios --best picks it). It passes a
-count when its median throughput is at least 0.9x the best simulated fixed layout's and its median
-CPU per RPC at most 1.1x that layout's.
+as a pair) from the run's own, scaled for the degrees of freedom the split used up; the copy gets
+the level of the layout with the highest. It passes a count when its median throughput is at least
+0.9x that of the simulated fixed layout with the highest median (as scripts/ratios --best picks the
+best) and its median CPU per RPC at most 1.1x that layout's.
 
 ramp: the table gives each fixed size's median P99 and its range over three repeats, which are
 the three repeats' values but not which repeat each came from, so repeats are drawn independent
@@ -39,6 +39,19 @@ model above draws.
 import collections, glob, json, math, random, statistics, sys
 
 SIMS = 4000
+
+
+def simulate(judge):
+    """Runs SIMS simulated runs; judge() draws one and says, per count (step), whether the copy
+    held the bar. Returns the share of runs held at every one, each one's share, and how many each
+    run held."""
+    every, per, held = 0, collections.Counter(), []
+    for _ in range(SIMS):
+        oks = judge()
+        every += all(oks.values())
+        per.update(u for u, ok in oks.items() if ok)
+        held.append(sum(oks.values()))
+    return every / SIMS, {u: per[u] / SIMS for u in oks}, held
 
 
 def spread(held):
@@ -107,10 +120,8 @@ def closed_run(d, files):
     line = [f"{d}: {len(means)} counts; a layout's log throughput over its repeats: residual sd {sd:.3f},"
             f" a repeat's shared shift sd {sa:.3f}."]
     for n in (3, 5, 9):
-        per = collections.Counter()
-        every, held = 0, []
-        for _ in range(SIMS):
-            ok_all, k = True, 0
+        def judge():
+            oks = {}
             for c, (mu, L) in means.items():
                 best = max(mu, key=lambda l: mu[l][0])
                 sides = list(mu) + ['copy']
@@ -124,13 +135,10 @@ def closed_run(d, files):
                 med = {s: (statistics.median(v[0] for v in draws[s]), statistics.median(v[1] for v in draws[s])) for s in sides}
                 top = max(mu, key=lambda l: med[l][0])
                 ok = med['copy'][0] >= med[top][0] + math.log(0.9) and med['copy'][1] <= med[top][1] + math.log(1.1)
-                per[c] += ok
-                ok_all &= ok
-                k += ok
-            every += ok_all
-            held.append(k)
-        p = every / SIMS
-        each = ', '.join(f"{c}: {per[c] / SIMS:.2f}" for c in sorted(per))
+                oks[c] = ok
+            return oks
+        p, per, held = simulate(judge)
+        each = ', '.join(f"{c}: {per[c]:.2f}" for c in sorted(per))
         line.append(f"  {n} repeats: the copy holds every count in {p:.1%} of runs, two runs in a row {p * p:.1%};"
                     f" {spread(held)} of {len(means)} counts (per count {each})")
     print('\n'.join(line))
@@ -155,24 +163,18 @@ def ramp(paths):
         line = [f"{f}: {len(steps)} steps; a size's log P99 over its repeats: sd {statistics.pstdev(allr):.3f}"
                 f" (per step {', '.join(f'{statistics.pstdev(resids[s]):.2f}' for s in sorted(resids))})."]
         for n in (3, 5, 9):
-            every, held = 0, []
-            per = collections.Counter()
-            for _ in range(SIMS):
-                ok_all, k = True, 0
+            def judge():
+                oks = {}
                 for st, sizes in steps.items():
                     mu = {s: statistics.fmean(v) for s, v in sizes.items()}
                     best = min(mu, key=lambda s: statistics.median(sizes[s]))
                     med = {s: statistics.median(mu[s] + rnd.choice(resids[st]) for _ in range(n)) for s in mu}
                     copy = statistics.median(mu[best] + rnd.choice(resids[st]) for _ in range(n))
-                    ok = copy <= min(med.values()) + math.log(1.1)
-                    per[st] += ok
-                    ok_all &= ok
-                    k += ok
-                every += ok_all
-                held.append(k)
-            p = every / SIMS
+                    oks[st] = copy <= min(med.values()) + math.log(1.1)
+                return oks
+            p, per, held = simulate(judge)
             line.append(f"  {n} repeats: the copy holds every step in {p:.1%} of runs, two runs in a row {p * p:.2%};"
-                        f" {spread(held)} of {len(steps)} steps (per step {', '.join(f'{per[s] / SIMS:.2f}' for s in sorted(per))})")
+                        f" {spread(held)} of {len(steps)} steps (per step {', '.join(f'{per[s]:.2f}' for s in sorted(per))})")
         print('\n'.join(line))
 
 
