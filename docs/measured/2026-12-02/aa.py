@@ -36,9 +36,26 @@ count, the medians' ratio and the ratio within each repeat (the two measured in 
 with A a copy of B (scripts/adaptive.sh AUTO=pool:auto:2:2 beside pool:2) it measures what the
 model above draws.
 """
-import collections, glob, json, math, random, statistics, sys
+import collections, math, random, statistics, sys
+
+from spread import ramp_rows, records
 
 SIMS = 4000
+
+
+def layout(spec):
+    """A record's layout as rpclab spells it: shared, pool:N, pool:auto:MIN:MAX."""
+    if spec['conn_mode'] == 'pool-auto':
+        return f"pool:auto:{spec.get('conns_min')}:{spec.get('conns_requested')}"
+    return 'shared' if spec['conn_mode'] == 'shared' else f"pool:{spec.get('conns_requested')}"
+
+
+def measured(d):
+    """A closed-loop dir's records: (run, repeat, in flight, layout, throughput, client CPU per RPC)."""
+    for run, rep, r in records(d):
+        if r.get('throughput_rps') and r.get('client_cpu_ns_per_rpc'):
+            s = r['spec']
+            yield run, rep, s['inflight'], layout(s), r['throughput_rps'], r['client_cpu_ns_per_rpc']
 
 
 def simulate(judge):
@@ -73,27 +90,16 @@ def two_way(table):
 
 def closed(dirs):
     for d in dirs:
-        files = collections.defaultdict(list)  # a run's files: one-RUN-REP-COUNT.jsonl
-        for f in glob.glob(d + '/one-*.jsonl'):
-            files[f.rsplit('/', 1)[-1].split('-')[1]].append(f)
-        for run in sorted(files):
-            closed_run(d if len(files) == 1 else f"{d} run {run}", files[run])
+        runs = collections.defaultdict(lambda: collections.defaultdict(dict))
+        for run, rep, c, lay, tp, cpu in measured(d):
+            if not lay.startswith('pool:auto'):
+                # (count, layout) -> {repeat: (log throughput, log cpu per rpc)}
+                runs[run][(c, lay)][rep] = (math.log(tp), math.log(cpu))
+        for run in sorted(runs):
+            closed_run(d if len(runs) == 1 else f"{d} run {run}", runs[run])
 
 
-def closed_run(d, files):
-    # (count, layout) -> {repeat: (log throughput, log cpu per rpc)}
-    cell = collections.defaultdict(dict)
-    for f in files:
-        rep = f.rsplit('/', 1)[-1].split('-')[2]
-        for line in open(f):
-            r = json.loads(line)
-            s = r['spec']
-            if r.get('status') != 'ok' or s['conn_mode'] == 'pool-auto':
-                continue
-            if not r.get('throughput_rps') or not r.get('client_cpu_ns_per_rpc'):
-                continue
-            lay = f"{s['conn_mode']}:{s.get('conns_requested')}"
-            cell[(s['inflight'], lay)][rep] = (math.log(r['throughput_rps']), math.log(r['client_cpu_ns_per_rpc']))
+def closed_run(d, cell):
     counts = sorted({c for c, _ in cell})
     means, shifts, resids = {}, [], []
     for c in counts:
@@ -108,7 +114,7 @@ def closed_run(d, files):
         for k in (0, 1):
             rm, cs, rs = two_way({l: [cell[(c, l)][p][k] for p in reps] for l in lays})
             m[k] = (rm, cs, rs)
-        means[c] = ({l: (m[0][0][l], m[1][0][l]) for l in lays}, L)
+        means[c] = {l: (m[0][0][l], m[1][0][l]) for l in lays}
         shifts += [(m[0][1][i] * fa, m[1][1][i] * fa) for i in range(R)]
         resids += [(m[0][2][l][i] * fy, m[1][2][l][i] * fy) for l in lays for i in range(R)]
     if not means:
@@ -122,7 +128,7 @@ def closed_run(d, files):
     for n in (3, 5, 9):
         def judge():
             oks = {}
-            for c, (mu, L) in means.items():
+            for c, mu in means.items():
                 best = max(mu, key=lambda l: mu[l][0])
                 sides = list(mu) + ['copy']
                 draws = {s: [] for s in sides}
@@ -147,11 +153,8 @@ def closed_run(d, files):
 def ramp(paths):
     for f in paths:
         steps = collections.defaultdict(dict)  # step -> size -> [log p99 x3]
-        for line in open(f):
-            p = line.split()
-            if len(p) >= 8 and p[0].isdigit() and p[2].startswith('pool:') and '-' in p[5]:
-                lo, hi = map(float, p[5].split('-'))
-                steps[int(p[0])][p[2]] = [math.log(lo), math.log(float(p[4])), math.log(hi)]
+        for st, _, size, med, lo, hi in ramp_rows(f):
+            steps[st][size] = [math.log(lo), math.log(med), math.log(hi)]
         resids = {}  # per step: a P99 past capacity is a queue's, with a spread of its own
         for st, sizes in steps.items():
             resids[st] = [(x - statistics.fmean(v)) * math.sqrt(3 / 2) for v in sizes.values() for x in v]
@@ -180,17 +183,9 @@ def ramp(paths):
 
 def pair(a, b, dirs):
     for d in dirs:
-        v = collections.defaultdict(dict)  # (count, layout) -> {repeat: (throughput, cpu per rpc)}
-        for f in glob.glob(d + '/one-*.jsonl'):
-            run, rep = f.rsplit('/', 1)[-1].split('-')[1:3]
-            for line in open(f):
-                r = json.loads(line)
-                s = r['spec']
-                lay = s['conn_mode'] if s['conn_mode'] == 'shared' else f"pool:{s.get('conns_requested')}"
-                if s['conn_mode'] == 'pool-auto':
-                    lay = f"pool:auto:{s.get('conns_min')}:{s.get('conns_requested')}"
-                if r.get('status') == 'ok' and r.get('throughput_rps') and r.get('client_cpu_ns_per_rpc'):
-                    v[(run, s['inflight'], lay)][rep] = (r['throughput_rps'], r['client_cpu_ns_per_rpc'])
+        v = collections.defaultdict(dict)  # (run, count, layout) -> {repeat: (throughput, cpu per rpc)}
+        for run, rep, c, lay, tp, cpu in measured(d):
+            v[(run, c, lay)][rep] = (tp, cpu)
         for run in sorted({k[0] for k in v}):
             print(f"{d} run {run}: {a} over {b}; throughput x (CPU per RPC x), medians; then paired within each repeat")
             for c in sorted({k[1] for k in v if k[0] == run}):

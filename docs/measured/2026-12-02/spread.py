@@ -11,16 +11,32 @@ repeats at every in-flight count, largest over smallest, against the bar's 0.9x.
 import collections, glob, json, statistics, sys
 
 
+def ramp_rows(f):
+    """A ramp table's fixed sizes with a P99 range: (step, rate, size, median P99, least, most)."""
+    for line in open(f):
+        p = line.split()
+        if len(p) >= 8 and p[0].isdigit() and p[2].startswith('pool:') and '-' in p[5]:
+            lo, hi = map(float, p[5].split('-'))
+            yield int(p[0]), int(p[1]), p[2], float(p[4]), lo, hi
+
+
+def records(d):
+    """A closed-loop dir's records that ran ok: (run, repeat, record), from one-RUN-REP-COUNT.jsonl."""
+    for f in glob.glob(d + '/one-*.jsonl'):
+        run, rep = f.rsplit('/', 1)[-1].split('-')[1:3]
+        for line in open(f):
+            r = json.loads(line)
+            if r.get('status') == 'ok':
+                yield run, rep, r
+
+
 def ramp(paths):
     for f in paths:
         spans, below = [], []
-        for line in open(f):
-            p = line.split()
-            if len(p) >= 8 and p[0].isdigit() and p[2].startswith('pool:') and '-' in p[5]:
-                lo, hi = map(float, p[5].split('-'))
-                spans.append(hi / lo)
-                if int(p[1]) <= 20000:
-                    below.append(hi / lo)
+        for _, rate, _, _, lo, hi in ramp_rows(f):
+            spans.append(hi / lo)
+            if rate <= 20000:
+                below.append(hi / lo)
         if not spans:
             print(f"{f}: no fixed size with a P99 range")
             continue
@@ -33,12 +49,9 @@ def ramp(paths):
 def closed(dirs):
     for d in dirs:
         tp = collections.defaultdict(list)
-        for f in glob.glob(d + '/one-*.jsonl'):
-            for line in open(f):
-                r = json.loads(line)
-                s = r['spec']
-                if r.get('status') != 'ok' or s['conn_mode'] == 'pool-auto':
-                    continue
+        for _, _, r in records(d):
+            s = r['spec']
+            if s['conn_mode'] != 'pool-auto':
                 tp[(s['conn_mode'], s.get('conns_requested'), s['inflight'])].append(r['throughput_rps'])
         spans = [max(v) / min(v) for v in tp.values() if len(v) >= 2]
         if not spans:
