@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -23,6 +24,10 @@ import (
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
+// MaxDelay bounds Options.Delay: a think time is a fraction of an RPC's
+// deadline, and a longer one reads as a hung server.
+const MaxDelay = 10 * time.Second
+
 // MaxPayload bounds the response size a request may ask for.
 const MaxPayload = 64 << 20
 
@@ -32,6 +37,11 @@ type Options struct {
 	// MaxConcurrentStreams caps the streams per connection (0: grpc-go's
 	// default, unlimited).
 	MaxConcurrentStreams uint32 `json:"max_concurrent_streams,omitempty"`
+	// Delay is a think time before every reply, of every service served
+	// (0: none). It is a timer, not work: a delayed RPC uses no CPU, so with
+	// MaxConcurrentStreams N one connection carries at most N/Delay RPCs a
+	// second, a known answer for a connection limit. At most MaxDelay.
+	Delay time.Duration `json:"delay,omitempty"`
 	// NumStreamWorkers serves streams on a fixed pool of goroutines instead
 	// of one new goroutine per stream (0: a goroutine per stream).
 	NumStreamWorkers uint32 `json:"num_stream_workers,omitempty"`
@@ -90,6 +100,9 @@ func (o Options) ServerOptions() []grpc.ServerOption {
 	}
 	if o.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
+	}
+	if o.Delay > 0 {
+		opts = append(opts, grpc.ChainUnaryInterceptor(delayUnary(o.Delay)), grpc.ChainStreamInterceptor(delayStream(o.Delay)))
 	}
 	return opts
 }

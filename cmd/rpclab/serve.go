@@ -59,12 +59,20 @@ at most that many sidechannel transfers run and that many sidechannel ids
 wait for their call (a call past either gets ResourceExhausted naming it);
 a failed accept (out of file descriptors) is retried.
 
+A known answer for a connection limit: --delay D holds every reply for D
+(a timer, no CPU), and --max-concurrent-streams N lets one connection carry
+N RPCs at a time, so one connection carries at most N/D RPCs a second
+whatever the host's CPU, as behind a server or proxy that allows few streams
+per connection. "rpclab serve --delay 2ms --max-concurrent-streams 1" caps
+a connection at 500 RPCs/s: a client needs one connection per RPC in flight.
+
 With --impl cpp, rpclab builds (if needed) and becomes the C++ asynchronous
 completion-queue server of clients/cpp (the same wire; no bulk services);
 arguments after -- go to it, e.g. -- --num-cqs=1 --callbacks-per-cq=128.`
 
 const serveExamples = `  rpclab serve --listen 127.0.0.1:50051
   rpclab serve --listen 127.0.0.1:0 --cpus 1   # a free port, pinned to CPU 1
+  rpclab serve --delay 2ms --max-concurrent-streams 1   # 500 RPCs/s per connection
   rpclab serve --listen :50051 --tls-cert cert.pem --tls-key key.pem
   rpclab serve --impl cpp --listen 127.0.0.1:50051 -- --num-cqs=2`
 
@@ -86,6 +94,7 @@ func newServeCmd() *cobra.Command {
 func (sf *serveFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&sf.listen, "listen", "127.0.0.1:50051", "address to listen on (\"127.0.0.1:0\" picks a free port; a non-loopback address serves everyone, see --tls-cert)")
 	f.Uint32Var(&sf.o.MaxConcurrentStreams, "max-concurrent-streams", 0, "streams allowed per connection (0: unlimited)")
+	f.DurationVar(&sf.o.Delay, "delay", 0, fmt.Sprintf("think time before every reply, of every service: a timer that uses no CPU, so one connection carries at most --max-concurrent-streams/--delay RPCs a second (0: none; at most %v)", server.MaxDelay))
 	f.Uint32Var(&sf.o.NumStreamWorkers, "num-stream-workers", 0, "serve streams on this many fixed goroutines (0: a goroutine per stream)")
 	f.Bool("shared-write-buffer", true, "no effect: grpc-go releases each connection's write buffer between flushes by default")
 	_ = f.MarkDeprecated("shared-write-buffer", "grpc-go shares write buffers by default (grpc.SharedWriteBuffer is deprecated); the flag has no effect")
@@ -109,6 +118,9 @@ func (sf *serveFlags) run(cmd *cobra.Command, args []string) error {
 	if err := checkConnBuffers(sf.o.WriteBufferSize, sf.o.ReadBufferSize); err != nil {
 		return err
 	}
+	if sf.o.Delay < 0 || sf.o.Delay > server.MaxDelay {
+		return usage.Wrap(fmt.Errorf("--delay %v: want 0 to %v", sf.o.Delay, server.MaxDelay))
+	}
 	switch sf.impl {
 	case "go":
 		if len(args) > 0 {
@@ -128,7 +140,7 @@ func (sf *serveFlags) run(cmd *cobra.Command, args []string) error {
 }
 
 // goServerFlags are the flags only the Go server reads.
-var goServerFlags = []string{"max-concurrent-streams", "num-stream-workers", "shared-write-buffer", "write-buffer", "read-buffer"}
+var goServerFlags = []string{"delay", "max-concurrent-streams", "num-stream-workers", "shared-write-buffer", "write-buffer", "read-buffer"}
 
 // execCppServer builds clients/cpp if needed, pins this process to cpus,
 // and replaces it with the C++ server (the pid, the pinning and the stdout
