@@ -148,7 +148,7 @@ func TestImportPublishedYDBReport(t *testing.T) {
 
 // TestImportPublishedFlow: the grpc-go post's gRPC row at 64 ms RTT takes
 // 455 ms for its first RPC, while its window grows, and 69 ms by its 4th,
-// as HTTP/2 and HTTP/1.1 do; README.md and docs/flow.md read it so.
+// as HTTP/2 and HTTP/1.1 do; docs/published.md and docs/flow.md read it so.
 func TestImportPublishedFlow(t *testing.T) {
 	set := readSet(t, filepath.Join(published, "grpc-go-flow-first-10-rpcs.jsonl"))
 	var g *result.FlowRecord
@@ -165,7 +165,7 @@ func TestImportPublishedFlow(t *testing.T) {
 	if want != "gRPC's first RPC at 64 ms RTT took 455 ms while its window grew, and its 4th 69 ms" {
 		t.Errorf("the post's table gives %q", want)
 	}
-	for _, doc := range []string{filepath.Join("..", "..", "README.md"), filepath.Join("..", "..", "docs", "flow.md")} {
+	for _, doc := range []string{filepath.Join("..", "..", "docs", "published.md"), filepath.Join("..", "..", "docs", "flow.md")} {
 		if !strings.Contains(folded(t, doc), want) {
 			t.Errorf("%s does not say %q", doc, want)
 		}
@@ -177,7 +177,7 @@ func TestImportPublishedFlow(t *testing.T) {
 }
 
 // TestImportPublishedGateway: one ClientConn peaks at 100 callers and
-// loses throughput past it, as the README states from the records; the
+// loses throughput past it, as docs/published.md states from the records; the
 // report's verdict compares pool:50 with it at in-flight 100.
 func TestImportPublishedGateway(t *testing.T) {
 	file := filepath.Join(published, "go-gateway-pool.jsonl")
@@ -200,20 +200,20 @@ func TestImportPublishedGateway(t *testing.T) {
 	if want != "one ClientConn peaked at 80752 req/s with 100 callers and fell to 54913 with 500 (32% below its peak)" {
 		t.Errorf("the table gives %q", want)
 	}
-	if !strings.Contains(folded(t, filepath.Join("..", "..", "README.md")), want) {
-		t.Errorf("README.md does not say %q", want)
+	if !strings.Contains(folded(t, filepath.Join("..", "..", "docs", "published.md")), want) {
+		t.Errorf("docs/published.md does not say %q", want)
 	}
 	verdict := "in-flight 100: pool:50 gave 1.84x the throughput of one shared connection (148335 vs 80752 req/s)"
 	if !strings.Contains(reportText(t, file), verdict) {
 		t.Errorf("the report lacks %q", verdict)
 	}
-	if !strings.Contains(folded(t, filepath.Join("..", "..", "README.md")), verdict) {
-		t.Errorf("README.md does not quote %q", verdict)
+	if !strings.Contains(folded(t, filepath.Join("..", "..", "docs", "published.md")), verdict) {
+		t.Errorf("docs/published.md does not quote %q", verdict)
 	}
 }
 
 // TestImportPublishedGitaly: each Gitaly cell's gRPC egress over plain
-// TCP's, as rpclab report's "x tcp" column gives it, is in the README's
+// TCP's, as rpclab report's "x tcp" column gives it, is in docs/published.md's
 // table.
 func TestImportPublishedGitaly(t *testing.T) {
 	file := filepath.Join(published, "gitaly-bulk.jsonl")
@@ -224,7 +224,7 @@ func TestImportPublishedGitaly(t *testing.T) {
 			tcp[r.Spec.Target] = r.ThroughputBytesPerS
 		}
 	}
-	readme := folded(t, filepath.Join("..", "..", "README.md"))
+	readme := folded(t, filepath.Join("..", "..", "docs", "published.md"))
 	page := reportText(t, file)
 	n := 0
 	for _, r := range set.Bulk {
@@ -235,7 +235,7 @@ func TestImportPublishedGitaly(t *testing.T) {
 		ratio := r.ThroughputBytesPerS / tcp[r.Spec.Target]
 		row := fmt.Sprintf("| %s | %.0f | %.0f | %.2fx |", r.Spec.Target, r.ThroughputBytesPerS/1e6, tcp[r.Spec.Target]/1e6, ratio)
 		if !strings.Contains(readme, row) {
-			t.Errorf("README.md lacks the row %q", row)
+			t.Errorf("docs/published.md lacks the row %q", row)
 		}
 		if cell := fmt.Sprintf("grpc 0B 0B 30 %.0f %.2f", r.ThroughputBytesPerS/1e6, ratio); !strings.Contains(page, cell) {
 			t.Errorf("the report lacks %q", cell)
