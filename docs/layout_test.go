@@ -5,18 +5,20 @@ package docs
 import (
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 // covered are the folders whose Go packages one entry covers: proto/ (the
 // generated code), clients/ (clients/<lang>/ and the conformance tests),
-// scripts/ and docs/.
-var covered = []string{"proto", "clients/", "scripts/", "docs"}
+// scripts/, experiments/ and docs/.
+var covered = []string{"proto", "clients/", "scripts/", "experiments/", "docs"}
 
 // TestLayoutDocsMatchTheTree: every Go package of the module has its
-// paragraph in docs/architecture.md and its line in the README's Layout
-// section, so a package added or moved shows up in both.
+// paragraph in docs/architecture.md, and every top-level folder its line in
+// the README's Layout section (no line for a folder that is gone), so a
+// package or folder added or moved shows up in both.
 func TestLayoutDocsMatchTheTree(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -41,6 +43,7 @@ func TestLayoutDocsMatchTheTree(t *testing.T) {
 		t.Fatal("README.md has no ## Layout section")
 	}
 	layout, _, _ = strings.Cut(layout, "\n## ")
+	checkTopLevel(t, layout)
 	var n int
 	for _, p := range strings.Fields(string(out)) {
 		dir := strings.TrimPrefix(p, "github.com/rpclab/rpclab/")
@@ -50,9 +53,6 @@ func TestLayoutDocsMatchTheTree(t *testing.T) {
 		n++
 		if !strings.Contains(string(arch), "**`"+dir+"/`**") {
 			t.Errorf("docs/architecture.md has no paragraph for %s/ (got none starting **`%s/`**)", dir, dir)
-		}
-		if !strings.Contains(layout, "\n    "+dir+"/ ") {
-			t.Errorf("the README's Layout section has no line for %s/", dir)
 		}
 	}
 	if n < 10 {
@@ -67,4 +67,41 @@ func isCovered(dir string) bool {
 		}
 	}
 	return false
+}
+
+// layoutLine is one line of the README's Layout section: a folder, then
+// what it holds.
+var layoutLine = regexp.MustCompile(`(?m)^    ([a-z][a-z0-9_-]*)/ +\S`)
+
+// checkTopLevel: the Layout section has one line for each top-level folder
+// of the repository (hidden ones and bin/, the build's output, aside), and
+// none for a folder that does not exist.
+func checkTopLevel(t *testing.T, layout string) {
+	t.Helper()
+	entries, err := os.ReadDir("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]int{}
+	for _, m := range layoutLine.FindAllStringSubmatch(layout, -1) {
+		listed[m[1]]++
+	}
+	dirs := map[string]bool{}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "bin" {
+			continue
+		}
+		dirs[e.Name()] = true
+		if listed[e.Name()] != 1 {
+			t.Errorf("the README's Layout section has %d lines for %s/, want 1", listed[e.Name()], e.Name())
+		}
+	}
+	for d := range listed {
+		if !dirs[d] {
+			t.Errorf("the README's Layout section lists %s/, which is not a top-level folder", d)
+		}
+	}
+	if len(dirs) < 10 {
+		t.Errorf("found %d top-level folders, want the repository's", len(dirs))
+	}
 }
