@@ -180,12 +180,12 @@ func TestYDBOutputLayouts(t *testing.T) {
 }
 
 // TestYDBOutputLikeCppClient: rpclab's C++ client in YDB mode printed
-// docs/measured/2026-11-23/ydb-local-1-21.txt and recorded
+// experiments/ydb/2026-11-23/ydb-local-1-21.txt and recorded
 // ydb-local-1-21.jsonl; importing what it printed gives every step the
 // layout, connections requested and request count it recorded, so YDB's
 // client's output and rpclab's overlay as one layout.
 func TestYDBOutputLikeCppClient(t *testing.T) {
-	dir := filepath.Join("..", "docs", "measured", "2026-11-23")
+	dir := filepath.Join("..", "experiments", "ydb", "2026-11-23")
 	text, err := os.ReadFile(filepath.Join(dir, "ydb-local-1-21.txt"))
 	if err != nil {
 		t.Fatal(err)

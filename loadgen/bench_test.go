@@ -41,7 +41,7 @@ var benchTarget = flag.String("loadgen.target", "", "BenchmarkUnaryRPC: the serv
 // The server runs in this process (its work counts in every path alike)
 // unless -loadgen.target names one; for instruction counts per RPC, run the
 // test binary under valgrind --tool=callgrind with -loadgen.target and two
-// -test.benchtime counts, and divide the difference (scripts/peers/floor.sh,
+// -test.benchtime counts, and divide the difference (experiments/peers/floor.sh,
 // docs/peers.md).
 func BenchmarkUnaryRPC(b *testing.B) {
 	target := benchServer(b)

@@ -70,7 +70,7 @@ var (
 // and median latency from the intended send (lat-p50-us): grpc-go's chains draw each gap from when
 // their timer fired, so a late timer lowers the rate they achieve. With
 // the server in this process (no -loadgen.target) the server's CPU counts
-// too. scripts/peers/openfloor.sh runs it against rpclab serve
+// too. experiments/peers/openfloor.sh runs it against rpclab serve
 // (docs/peers.md, "The open loop's floor").
 func BenchmarkOpenLoop(b *testing.B) {
 	target := benchServer(b)

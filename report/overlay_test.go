@@ -18,7 +18,7 @@ import (
 // post) and a local run of YDB's client mode against rpclab's C++ server.
 const (
 	publishedYDB = "../docs/published/ydb-2025-single-connection.jsonl"
-	localYDB     = "../docs/measured/2026-11-23/ydb-local-1-21.jsonl"
+	localYDB     = "../experiments/ydb/2026-11-23/ydb-local-1-21.jsonl"
 	publishedRun = "ydb-2025-single-connection.jsonl"
 	localRun     = "ydb-local-1-21.jsonl"
 )

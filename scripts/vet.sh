@@ -31,6 +31,10 @@ go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || { echo "vet: staticche
 if [ -x clients/python/.venv/bin/ruff ]; then
   (cd clients/python && .venv/bin/ruff check --quiet . && .venv/bin/ruff format --check --quiet .) ||
     { echo "vet: ruff (clients/python)"; fail=1; }
+  # The studies' analysis programs, with experiments/ruff.toml.
+  (cd experiments && ../clients/python/.venv/bin/ruff check --quiet --no-cache . &&
+    ../clients/python/.venv/bin/ruff format --check --quiet --no-cache .) ||
+    { echo "vet: ruff (experiments)"; fail=1; }
 fi
 # Node: eslint, a devDependency (clients/node/build.sh's npm ci installs it),
 # with eslint.config.js; only where it was built.

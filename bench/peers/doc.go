@@ -16,5 +16,5 @@
 // The comparison is `go test -bench Pools` here (see docs/peers.md); the
 // tests check that every peer works against a real rpclab server, so the
 // benchmark cannot rot silently. The load-generator and emulator comparisons
-// are the program in cmd/peers, run by scripts/peers/run.sh.
+// are the program in cmd/peers, run by experiments/peers/run.sh.
 package peers

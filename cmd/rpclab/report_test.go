@@ -134,7 +134,7 @@ func TestDemoWritesReport(t *testing.T) {
 func TestReportOverlaysPublished(t *testing.T) {
 	pngs := filepath.Join(t.TempDir(), "img")
 	code, stdout, stderr := runInDir(t, t.TempDir(), "report", "../../docs/published/ydb-2025-single-connection.jsonl",
-		"../../docs/measured/2026-11-23/ydb-local-1-21.jsonl", "--png", pngs)
+		"../../experiments/ydb/2026-11-23/ydb-local-1-21.jsonl", "--png", pngs)
 	if code != exitOK {
 		t.Fatalf("got exit %d, want %d; stderr: %s", code, exitOK, stderr)
 	}

@@ -2,7 +2,7 @@
 
 // Command peers runs rpclab beside its peers and prints one table per
 // comparison, each figure with its ratio to rpclab. It is run by
-// scripts/peers/run.sh, which installs the peers at pinned versions and
+// experiments/peers/run.sh, which installs the peers at pinned versions and
 // passes their paths; see docs/peers.md.
 //
 //	peers loadgen [flags]   rpclab sweep, ghz, grpc-go's benchmark client, h2load
