@@ -5,7 +5,8 @@ BIN := bin/rpclab
 
 .PHONY: demo test build setup vet bench proto clean
 
-## demo: build rpclab and run the one-minute demo against its own server.
+## demo: build rpclab and run the one-minute demo against its own servers: the
+## loopback sweep, then a server that allows one stream per connection.
 demo: build
 	./$(BIN) demo
 

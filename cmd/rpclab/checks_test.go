@@ -33,7 +33,9 @@ func TestOutputsAreCheckedBeforeTheWork(t *testing.T) {
 	rec := filepath.Join(dir, "rec.jsonl")
 	oldCSV := filepath.Join(dir, "old.csv")
 	data := filepath.Join(dir, "data.json")
-	kept := map[string]string{rec: `{"schema_version":1,"kind":"ping"}` + "\n", oldCSV: "a,b\n", data: "{}"}
+	// The demo's second scene writes beside -o, named with "-limit".
+	prevLimit := filepath.Join(dir, "prev-limit.jsonl")
+	kept := map[string]string{rec: `{"schema_version":1,"kind":"ping"}` + "\n", oldCSV: "a,b\n", data: "{}", prevLimit: oldText}
 	for p, text := range kept {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -53,6 +55,7 @@ func TestOutputsAreCheckedBeforeTheWork(t *testing.T) {
 		{"sweep records and CSV in one file", append([]string{"sweep", "-o", same, "--csv", same}, fast...), []string{"--csv " + same, "--out"}},
 		{"sweep over earlier records", append([]string{"sweep", "-o", old}, fast...), []string{"--out " + old, "--force"}},
 		{"demo over earlier records", append([]string{"demo", "-o", old}, fast...), []string{"--out " + old, "--force"}},
+		{"demo over its second scene's earlier records", append([]string{"demo", "-o", filepath.Join(dir, "prev.jsonl")}, fast...), []string{"--out " + prevLimit, "--force"}},
 		{"compare report in a missing folder", append([]string{"compare", "--clients", "go", "-o", "", "--report", "/nonexistent/x.html"}, fast...), []string{"--report /nonexistent/x.html"}},
 		{"compare PNGs where no folder can be", append([]string{"compare", "--clients", "go", "-o", "", "--png", "/proc/rpclab-nonexist"}, fast...), []string{"--png /proc/rpclab-nonexist"}},
 		{"bulk charts where no folder can be", []string{"bulk", "--size", "1MiB", "--charts", "/proc/rpclab-nonexist"}, []string{"--charts /proc/rpclab-nonexist"}},

@@ -165,6 +165,40 @@ func TestDemoEndToEnd(t *testing.T) {
 			t.Errorf("%s inflight=%d: got host_cpu %+v, want the client's and the server's CPUs", r.Spec.ConnMode, r.Spec.Inflight, h)
 		}
 	}
+	checkLimitScene(t, dir, stdout)
+}
+
+// checkLimitScene: the demo's second scene ran against a server that
+// allows one stream per connection and thinks 2 ms per reply, so one
+// shared connection carried at most 500 RPCs a second (a bound the
+// server's timer guarantees, whatever the host), each pool had its
+// connections as the kernel saw them, and the scene said what it is.
+func checkLimitScene(t *testing.T, dir, stdout string) {
+	t.Helper()
+	if want := "a server or proxy that allows few streams per connection"; !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout)
+	}
+	recs, err := result.ReadFile(filepath.Join(dir, "rpclab-results-limit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(limitInflight)*len(limitConns) {
+		t.Fatalf("got %d records of the limit scene, want %d", len(recs), len(limitInflight)*len(limitConns))
+	}
+	for _, r := range recs {
+		want := 1
+		if n, ok := strings.CutPrefix(r.Spec.ConnLabel(), "pool:"); ok {
+			want, _ = strconv.Atoi(n)
+		}
+		if r.Status != result.StatusOK || r.ConnsObserved != want {
+			t.Errorf("%s inflight=%d: status %s, conns %d; want ok and %d", r.Spec.ConnLabel(), r.Spec.Inflight, r.Status, r.ConnsObserved, want)
+		}
+		// 1.1x: the interval's ends are read a little apart from the RPCs.
+		if bound := 1.1 * float64(want) * 500; r.ThroughputRPS > bound {
+			t.Errorf("%s inflight=%d: %.0f req/s, above the %.0f that %d connections of one stream and 2 ms each allow",
+				r.Spec.ConnLabel(), r.Spec.Inflight, r.ThroughputRPS, bound, want)
+		}
+	}
 }
 
 var pidRe = regexp.MustCompile(`started server \S+ \(pid (\d+)\)`)
