@@ -19,7 +19,8 @@ import (
 var unchecked = map[string]bool{"adaptive.md": true}
 
 // pages are the Markdown files whose links are checked: the README,
-// CONTRIBUTING, the experiments' index and every guide in docs/.
+// CONTRIBUTING, the experiments' index and each study's page, and every
+// guide in docs/.
 func pages(t *testing.T) []string {
 	t.Helper()
 	guides, err := filepath.Glob("*.md")
@@ -35,7 +36,11 @@ func pages(t *testing.T) []string {
 			out = append(out, g)
 		}
 	}
-	for _, f := range []string{"../README.md", "../CONTRIBUTING.md", "../experiments/README.md"} {
+	studies, err := filepath.Glob("../experiments/*/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append([]string{"../README.md", "../CONTRIBUTING.md", "../experiments/README.md"}, studies...) {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
@@ -111,7 +116,7 @@ func anchors(text string) map[string]bool {
 }
 
 // TestDocLinksResolve: every relative link and image in the README,
-// CONTRIBUTING and the docs guides names a file or folder that exists, and
+// CONTRIBUTING, the experiments' pages and the docs guides names a file or folder that exists, and
 // every #anchor a heading of the page it points into.
 func TestDocLinksResolve(t *testing.T) {
 	texts := map[string]string{}

@@ -103,12 +103,13 @@ func runInDir(t *testing.T, wd string, args ...string) (int, string, string) {
 }
 
 // TestDemoWritesReport runs the demo with short steps and checks it ends
-// with rpclab-report.html, holding the four charts, and names its path.
+// with rpclab-report.html, holding the four charts, and names its path;
+// --limit-scene=false leaves the second scene out.
 func TestDemoWritesReport(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
 	defer cancel()
 	dir := t.TempDir()
-	cmd := rpclabCmd(ctx, "demo", "--inflight", "1,2", "--warmup", "100ms", "--interval", "300ms")
+	cmd := rpclabCmd(ctx, "demo", "--inflight", "1,2", "--warmup", "100ms", "--interval", "300ms", "--limit-scene=false")
 	cmd.Dir = dir
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -125,6 +126,15 @@ func TestDemoWritesReport(t *testing.T) {
 	}
 	if got := strings.Count(string(b), `<figure class="chart"`); got != 4 {
 		t.Errorf("got %d charts in the demo's report, want 4", got)
+	}
+	// --limit-scene=false: the second scene neither ran nor wrote.
+	for _, f := range []string{"rpclab-results-limit.jsonl", "rpclab-report-limit.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s written with --limit-scene=false", f)
+		}
+	}
+	if strings.Contains(o.String(), "Scene 2") {
+		t.Errorf("stdout has the second scene with --limit-scene=false:\n%s", o.String())
 	}
 }
 
