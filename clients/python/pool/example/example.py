@@ -5,7 +5,6 @@ grpc.testing.BenchmarkService that the test generates beside it."""
 
 import sys
 
-import grpc
 import rpclab_pool
 from benchmark_service_pb2_grpc import BenchmarkServiceStub
 from messages_pb2 import SimpleRequest
