@@ -309,12 +309,14 @@ class Core:
         self.metrics = _Instruments.get(meter_provider)
         self.base = {"rpclab.pool.target": target}
         self.entries: list[Entry] = []
+        self.cands: tuple[int, ...] | None = None  # candidates() of entries' states, cached
 
     def start(self) -> None:
         """Makes the pool's channels (apart from __init__, so that a state
         callback that comes at once finds the pool whole)."""
         with self.lock:
             self.entries = [Entry(self.make(), i, False, self.redial_after, self.target) for i in range(self.size)]
+            self.cands = None
         if self.metrics:
             self.metrics.size.add(self.size, self.base)
 
@@ -329,6 +331,7 @@ class Core:
         e.channel = self.make()
         e.calls = {}
         e.state = None
+        self.cands = None
         e.tf_since = None
         e.delay = min(2 * e.delay, MAX_REDIAL_AFTER)
         self.redials += 1
@@ -340,6 +343,7 @@ class Core:
         e = Entry(self.make(), self.next_index, True, self.redial_after, self.target)
         self.next_index += 1
         self.entries.append(e)
+        self.cands = None
         self.resizes += 1
         if self.metrics:
             self.metrics.size.add(1, self.base)
@@ -356,6 +360,7 @@ class Core:
                 keep.append(e)
         if old:
             self.entries = keep
+            self.cands = None
             self.resizes += len(old)
             if self.metrics:
                 self.metrics.size.add(-len(old), self.base)
@@ -373,14 +378,22 @@ class Core:
                     self._note(e, state, time.monotonic())
 
     def _note(self, e: Entry, state, now: float) -> None:
+        if state is e.state:
+            return
         if state is _C.TRANSIENT_FAILURE:
-            if e.tf_since is None:
-                e.tf_since = now
+            e.tf_since = now
         else:
             e.tf_since = None
             if state is _C.READY:
                 e.delay = self.redial_after
         e.state = state
+        self.cands = None
+
+    def _candidates(self) -> tuple[int, ...]:
+        # Recomputed only after a state or the channels changed.
+        if self.cands is None:
+            self.cands = candidates([x.state for x in self.entries])
+        return self.cands
 
     def acquire(self, refresh: Callable[[Any], Any] | None = None) -> Entry:
         """Picks a channel for one RPC and counts it in flight; the caller
@@ -395,26 +408,29 @@ class Core:
                 for e in self.entries:
                     self._note(e, refresh(e.channel), now)
             for e in self.entries:
-                ch = self._redial(e, now)
-                if ch is not None:
-                    old.append(ch)
-            if self.max > self.size:
+                if e.tf_since is not None:
+                    ch = self._redial(e, now)
+                    if ch is not None:
+                        old.append(ch)
+            growth = self.max > self.size
+            if growth:
                 old += self._shrink(now)
             entries = self.entries
             start = self.next
             self.next += 1
             e = None
-            if self.limit is not None and self.max > self.size:
-                below = [e for e in entries if e.inflight < self.limit]
+            if growth and self.limit is not None:
+                below = [x for x in entries if x.inflight < self.limit]
                 if not below and len(entries) < self.max:
                     e = self._grow()
-                elif below:
+                elif below and len(below) < len(entries):
                     entries = below
             if e is None:
-                i = choose(
-                    self.policy, candidates([x.state for x in entries]), [x.inflight for x in entries], start, self.rng
-                )
-                e = entries[i]
+                if entries is self.entries:
+                    cands = self._candidates()
+                else:
+                    cands = candidates([x.state for x in entries])
+                e = entries[choose(self.policy, cands, [x.inflight for x in entries], start, self.rng)]
             e.inflight += 1
             self.total += 1
         for ch in old:
@@ -428,9 +444,9 @@ class Core:
         with self.lock:
             e.inflight -= 1
             self.total -= 1
-            if e.inflight == 0:
+            if e.inflight == 0 and e.grown:
                 e.idle_since = time.monotonic()
-            if self.total == 0:
+            if self.total == 0 and self.closed:
                 self.drained.notify_all()
         if self.metrics:
             self.metrics.inflight.add(-1, e.attrs)
