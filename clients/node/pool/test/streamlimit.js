@@ -11,11 +11,11 @@
 
 'use strict';
 
-const fs = require('node:fs');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const { ChannelPool } = require('..');
+const { connectionsTo } = require('./kernel');
 
 const INFLIGHT = 16;
 const def = protoLoader.loadSync('grpc/testing/benchmark_service.proto', {
@@ -23,27 +23,6 @@ const def = protoLoader.loadSync('grpc/testing/benchmark_service.proto', {
   keepCase: true,
 });
 const { BenchmarkService } = grpc.loadPackageDefinition(def).grpc.testing;
-
-/** This process's ESTABLISHED TCP connections to port (/proc/self/fd and /proc/net/tcp). */
-function connectionsTo(port) {
-  const inodes = new Set();
-  for (const fd of fs.readdirSync('/proc/self/fd')) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/self/fd/${fd}`));
-      if (m) inodes.add(m[1]);
-    } catch {
-      // closed meanwhile
-    }
-  }
-  let n = 0;
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of fs.readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f.length >= 10 && f[3] === '01' && parseInt(f[2].split(':')[1], 16) === port && inodes.has(f[9])) n++;
-    }
-  }
-  return n;
-}
 
 async function run(target, seconds, growth) {
   const port = Number(target.split(':').pop());
