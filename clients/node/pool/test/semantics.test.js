@@ -234,6 +234,7 @@ test('metrics read back through the in-memory exporter', async (t) => {
   const m = meter();
   t.after(() => m.provider.shutdown());
   const pool = new ChannelPool(s.target, insecure, { size: 2, meterProvider: m.provider });
+  await pool.connect(deadline()); // both READY: strict turns, none skipped
   const client = new BenchmarkService('unused', insecure, { channelOverride: pool });
   for (let i = 0; i < 6; i++) await unary(client);
   const got = await readMetrics(m.reader, m.exporter);

@@ -267,6 +267,7 @@ class TestMetrics(unittest.TestCase):
         provider = MeterProvider(metric_readers=[reader])
         self.addCleanup(provider.shutdown)
         p = ChannelPool(f"127.0.0.1:{port}", 2, credentials=INSECURE, meter_provider=provider)
+        p.connect(TIMEOUT)  # both READY: strict turns, none skipped
         stub = pb.BenchmarkServiceStub(p)
         for _ in range(6):
             stub.UnaryCall(pb.SimpleRequest(), timeout=TIMEOUT)
