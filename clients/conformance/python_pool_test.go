@@ -135,6 +135,15 @@ func TestPythonPoolPackage(t *testing.T) {
 			t.Errorf("the wheel %s has no %s", filepath.Base(wheels[0]), want)
 		}
 	}
+	sdist := map[string]bool{}
+	for _, name := range tarNames(t, sdists[0]) {
+		sdist[name[strings.Index(name, "/")+1:]] = true
+	}
+	for _, want := range []string{"LICENSE", "README.md", "pyproject.toml", "rpclab_pool/py.typed", "rpclab_pool/aio.py"} {
+		if !sdist[want] {
+			t.Errorf("the sdist %s has no %s", filepath.Base(sdists[0]), want)
+		}
+	}
 	run(t, 5*time.Minute, app, pipEnv, vpy, "-m", "pip", "install", "-q", wheels[0])
 	benchmarkProtos(t, app)
 	run(t, time.Minute, app, nil, vpy, "-m", "grpc_tools.protoc", "-I", ".", "--python_out=.", "--grpc_python_out=.",
