@@ -21,7 +21,7 @@ import time
 from types import SimpleNamespace
 
 import grpc
-from rpclab_pool import LOCAL_SUBCHANNEL_POOL, ChannelPool
+from rpclab_pool import INSECURE, LOCAL_SUBCHANNEL_POOL, ChannelPool
 
 from rpclab_client import steps as st
 from rpclab_client.pb import BenchmarkServiceStub, Payload, SimpleRequest
@@ -41,7 +41,7 @@ def open_channels(step):
     subchannel, so one TCP connection."""
     conn, target = step.conn, step.target
     if conn.mode == "pool":
-        return [ChannelPool(target, conn.n, policy=conn.pick)]
+        return [ChannelPool(target, conn.n, credentials=INSECURE, policy=conn.pick)]
     if conn.mode == "shared":
         return [grpc.insecure_channel(target)]
 
@@ -206,9 +206,13 @@ def run_step(step, stop):
     phase.v = DONE
     elapsed = time.monotonic_ns() - t0
     cpu = time.process_time_ns() - cpu0
-    # Closing a channel cancels its RPCs, so no worker stays blocked.
+    # Closing a channel cancels its RPCs, so no worker stays blocked (a
+    # pool's close drains first unless told grace=0).
     for ch in channels:
-        ch.close()
+        if isinstance(ch, ChannelPool):
+            ch.close(grace=0)
+        else:
+            ch.close()
     for t in threads:
         t.join(timeout=1.0)
     if not warmed:

@@ -15,7 +15,7 @@ const { test } = require('node:test');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
-const { ChannelPool, Policy, pick, aggregate } = require('..');
+const { ChannelPool, Policy, pick, aggregate, defaultSize } = require('..');
 
 const ConnectivityState = grpc.connectivityState;
 const insecure = grpc.credentials.createInsecure();
@@ -143,8 +143,6 @@ test('pick', () => {
     ['round robin skips SHUTDOWN', rr, [S, T, R], [0, 0, 0], 0, 2],
     ['none usable: round robin as if healthy', rr, [T, C, T], [0, 0, 0], 1, 1],
     ['least loaded takes the idle one', ll, [R, R], [3, 0], 0, 1],
-    ['least loaded: ties from start', ll, [R, R, R], [1, 1, 1], 2, 2],
-    ['least loaded: fewest wins', ll, [R, R, R, R], [4, 2, 1, 3], 3, 2],
     ['least loaded skips a failed idle one', ll, [T, R], [0, 9], 0, 1],
     ['least loaded, none usable', ll, [T, T], [2, 1], 0, 1],
   ];
@@ -152,6 +150,15 @@ test('pick', () => {
     const got = pick(policy, states, inflight, start);
     assert.equal(got, want, `${name}: got ${got}, want ${want}`);
   }
+  // Power of two choices: the lesser loaded of two different channels drawn
+  // at random, so never the busiest, never a failed one while one is READY,
+  // and the least loaded most often.
+  let seed = 1;
+  const random = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+  const got = Array.from({ length: 1000 }, (_, i) => pick(ll, [R, R, R, R, T], [4, 2, 1, 3, 0], i, random));
+  assert.deepEqual([...new Set(got)].sort(), [1, 2, 3], 'want channels 1..3 taken, never the busiest (0) or the failed one (4)');
+  const count = (k) => got.filter((g) => g === k).length;
+  assert.ok(count(2) > count(1), `the least loaded won ${count(2)} draws, the next ${count(1)}`);
 });
 
 test('aggregate', () => {
@@ -176,7 +183,12 @@ test('bad input', () => {
     ['negative size', { size: -3 }, RangeError, '-3'],
     ['size not a number', { size: '4' }, TypeError, '"4"'],
     ['fractional size', { size: 2.5 }, TypeError, '2.5'],
-    ['size missing', {}, TypeError, 'undefined'],
+    ['size above the maximum', { size: 1025 }, RangeError, '1024'],
+    ['a huge size, refused before any channel', { size: 1e9 }, RangeError, '1000000000'],
+    ['maxConnections below size', { size: 4, maxConnections: 2, streamsPerConnection: 4 }, RangeError, '2'],
+    ['growth with no stream limit', { size: 1, maxConnections: 4 }, TypeError, 'streamsPerConnection'],
+    ['maxConnections above the maximum', { size: 1, maxConnections: 2000, streamsPerConnection: 4 }, RangeError, '2000'],
+    ['redialAfterMs 0', { size: 1, redialAfterMs: 0 }, RangeError, 'redialAfterMs'],
     ['unknown policy', { size: 2, policy: 'fastest' }, TypeError, '"fastest"'],
     ['policy with the wrong spelling', { size: 2, policy: 'least_loaded' }, TypeError, '"least_loaded"'],
   ];
@@ -190,7 +202,27 @@ test('bad input', () => {
       },
     );
   }
-  assert.throws(() => new ChannelPool('', insecure, { size: 1 }), TypeError);
+  const targets = [
+    ['empty target', '', "''"],
+    ['target with a space', '127.0.0.1 :1', 'whitespace'],
+    ['port out of range', '127.0.0.1:99999', '99999'],
+    ['port 0', '127.0.0.1:0', '"0"'],
+    ['dns: with no host', 'dns:///', 'empty host'],
+  ];
+  for (const [name, target, named] of targets) {
+    assert.throws(() => new ChannelPool(target, insecure, { size: 1 }), (err) => {
+      assert.ok(err instanceof TypeError && err.code === 'ERR_INVALID_ARG_VALUE', `${name}: got ${err}`);
+      assert.ok(named === "''" || err.message.includes(named), `${name}: got ${JSON.stringify(err.message)}, want it to name ${named}`);
+      return true;
+    });
+  }
+  // No default credentials: plaintext is asked for by name.
+  assert.throws(() => new ChannelPool('127.0.0.1:1'), (err) => err instanceof TypeError && /createInsecure/.test(err.message));
+  // No size: the CPUs, clamped to 2..8.
+  const p = new ChannelPool('127.0.0.1:1', insecure);
+  assert.equal(p.channels.length, defaultSize());
+  assert.ok(defaultSize() >= 2 && defaultSize() <= 8);
+  p.close();
 });
 
 test('a target that never answers', async (t) => {

@@ -1,95 +1,19 @@
 # Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
-"""ChannelPool: N grpcio channels behind the grpc.Channel interface."""
+"""ChannelPool: grpcio channels behind the grpc.Channel interface."""
 
-import enum
+from __future__ import annotations
+
 import functools
-import itertools
 import threading
 from collections.abc import Sequence
-from typing import Callable, Optional
+from typing import Any, Callable
 
 import grpc
 
-# Makes C-core keep this channel's subchannels in a pool of its own instead of
-# the process-wide one, where channels with identical arguments share one
-# subchannel (one TCP connection). With it, each channel of the pool connects
-# on its own (clients/python/README.md, "Layouts", measured by the
-# conformance suite).
-LOCAL_SUBCHANNEL_POOL = ("grpc.use_local_subchannel_pool", 1)
+from rpclab_pool import _core
+from rpclab_pool._core import DEFAULT_GRACE, DEFAULT_IDLE_TIMEOUT, DEFAULT_REDIAL_AFTER, Policy
 
 _C = grpc.ChannelConnectivity
-
-
-class Policy(enum.Enum):
-    """How the pool picks a channel for each RPC."""
-
-    ROUND_ROBIN = "round-robin"
-    """The channels in turn."""
-
-    LEAST_LOADED = "least-loaded"
-    """The channel with the fewest RPCs in flight; ties go round robin."""
-
-
-def _usable(state: Optional[grpc.ChannelConnectivity]) -> bool:
-    # None: not reported yet; the channel is being made, so it counts as IDLE.
-    return state is None or state is _C.READY or state is _C.IDLE
-
-
-def candidates(states: Sequence) -> tuple[int, ...]:
-    """The indexes of the channels an RPC may go to, given their states.
-
-    The usable channels (READY or IDLE: an RPC on an IDLE channel makes it
-    connect) when there is one, else every channel, where grpcio fails the
-    RPC fast with UNAVAILABLE (or holds it, for wait_for_ready). Computed at
-    each state change, not per RPC.
-    """
-    usable = tuple(i for i, s in enumerate(states) if _usable(s))
-    return usable or tuple(range(len(states)))
-
-
-def choose(policy: Policy, cands: Sequence[int], inflight: Sequence[int], start: int) -> int:
-    """The channel for the next RPC among cands (see candidates).
-
-    ROUND_ROBIN takes the start-th candidate (start is the pool's round-robin
-    counter); LEAST_LOADED the candidate with the fewest RPCs in flight, the
-    first from the start-th on among equals.
-    """
-    n = len(cands)
-    if policy is Policy.ROUND_ROBIN or n == 1:
-        return cands[start % n]
-    best = cands[start % n]
-    low = inflight[best]
-    for k in range(1, n):
-        i = cands[(start + k) % n]
-        if inflight[i] < low:
-            best, low = i, inflight[i]
-    return best
-
-
-def pick(policy: Policy, states: Sequence, inflight: Sequence[int], start: int) -> int:
-    """choose among the candidates of states: the pool's whole pick."""
-    return choose(policy, candidates(states), inflight, start)
-
-
-def _aggregate(states: Sequence) -> grpc.ChannelConnectivity:
-    # gRPC's round_robin rule: READY if any is, then CONNECTING, then IDLE,
-    # then TRANSIENT_FAILURE; SHUTDOWN only when every channel is.
-    for want in (_C.READY, _C.CONNECTING, _C.IDLE):
-        if any(s is want or (s is None and want is _C.IDLE) for s in states):
-            return want
-    if all(s is _C.SHUTDOWN for s in states):
-        return _C.SHUTDOWN
-    return _C.TRANSIENT_FAILURE
-
-
-def _policy(policy) -> Policy:
-    if isinstance(policy, Policy):
-        return policy
-    for p in Policy:
-        if policy == p.value:
-            return p
-    want = " or ".join(repr(p.value) for p in Policy)
-    raise ValueError(f"rpclab_pool: unknown policy {policy!r} (want {want})")
 
 
 class ChannelPool(grpc.Channel):
@@ -99,114 +23,155 @@ class ChannelPool(grpc.Channel):
     unchanged, and each RPC goes to the channel the policy picks (a stream
     stays on the channel it was opened on). Construction does not block or
     wait for the target: the channels start connecting in the background, and
-    connect() waits for them. Thread-safe.
+    connect() waits for them. Thread-safe. The rules (size, picks, in flight,
+    skipped states, redial, close, growth, metrics) are docs/pool.md's.
 
-    target, credentials, options and compression are those of
-    grpc.insecure_channel / grpc.secure_channel (credentials None: insecure),
-    given to every channel, plus grpc.use_local_subchannel_pool=1 unless
-    options set it. size has no default: it is the number of TCP connections.
-    policy is a Policy or its value ("round-robin", the default, or
-    "least-loaded").
-
-    Health: a channel that is CONNECTING, in TRANSIENT_FAILURE or SHUTDOWN
-    is skipped while another is READY or IDLE, so when the server restarts
-    RPCs go to the channels that have reconnected, and IDLE ones reconnect on
-    their next RPC, without the caller doing anything.
+    target: a gRPC target, checked (ValueError when empty or unparsable).
+    size: the number of channels, 1..MAX_SIZE; None: default_size(), the
+    CPUs this process may use clamped to 2..8.
+    credentials: grpc.ChannelCredentials, or INSECURE for plaintext; there
+    is no default.
+    policy: Policy or its value, "round-robin" (the default) or
+    "least-loaded" (power of two choices).
+    options, compression: those of grpc.secure_channel, given to every
+    channel, plus grpc.use_local_subchannel_pool=1 unless options set it.
+    max_connections, streams_per_connection: growth at the server's stream
+    limit, off unless max_connections is above size: when every channel
+    carries streams_per_connection RPCs, the pool adds a channel (up to
+    max_connections), and retires an added one idle for idle_timeout seconds.
+    redial_after: seconds a channel may stay in TRANSIENT_FAILURE before the
+    pool replaces it (checked at each pick; doubles while the target stays
+    down, up to 120).
+    meter_provider: an OpenTelemetry MeterProvider for the pool's metrics;
+    None: the global one (a no-op unless the application installs one).
     """
 
     def __init__(
         self,
         target: str,
-        size: int,
+        size: int | None = None,
         *,
-        policy=Policy.ROUND_ROBIN,
-        credentials: Optional[grpc.ChannelCredentials] = None,
-        options: Sequence[tuple[str, object]] = (),
-        compression: Optional[grpc.Compression] = None,
+        credentials: Any,
+        policy: Any = Policy.ROUND_ROBIN,
+        options: Sequence[tuple[str, Any]] = (),
+        compression: grpc.Compression | None = None,
+        max_connections: int | None = None,
+        streams_per_connection: int | None = None,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        redial_after: float = DEFAULT_REDIAL_AFTER,
+        meter_provider: Any = None,
     ):
-        if not isinstance(target, str) or not target:
-            raise ValueError(f"rpclab_pool: target must be a non-empty string, got {target!r}")
-        if isinstance(size, bool) or not isinstance(size, int):
-            raise TypeError(f"rpclab_pool: size must be an int, got {size!r}")
-        if size < 1:
-            raise ValueError(f"rpclab_pool: size must be at least 1, got {size}")
-        self._policy = _policy(policy)
-        self._target = target
-        opts = list(options)
-        if not any(k == LOCAL_SUBCHANNEL_POOL[0] for k, _ in opts):
-            opts.append(LOCAL_SUBCHANNEL_POOL)
-        if credentials is None:
-            make = functools.partial(grpc.insecure_channel, target, opts, compression)
+        core = _check(
+            target, size, credentials, policy, max_connections, streams_per_connection, idle_timeout, redial_after
+        )
+        creds = _core.check_credentials(credentials)
+        opts = _core.channel_options(options)
+        if creds is None:
+            self._new = functools.partial(grpc.insecure_channel, target, opts, compression)
         else:
-            make = functools.partial(grpc.secure_channel, target, credentials, opts, compression)
-        self._channels: tuple[grpc.Channel, ...] = tuple(make() for _ in range(size))
-
-        self._lock = threading.Lock()  # guards _states, _inflight, _subscribers
-        self._ready = threading.Condition(self._lock)  # a channel's state changed
-        self._deliver = threading.RLock()  # one delivery to subscribers at a time
-        self._states: list[Optional[grpc.ChannelConnectivity]] = [None] * size
-        self._inflight = [0] * size
-        self._candidates = candidates(self._states)
-        self._next = itertools.count()  # next() is atomic in CPython
+            self._new = functools.partial(grpc.secure_channel, target, creds, opts, compression)
+        self._target = target
+        self._watchers: dict[int, tuple[grpc.Channel, Callable]] = {}
+        self._retiring: list[threading.Thread] = []
         self._subscribers: list[list] = []  # [callback, last state delivered]
-        self._closed = False
-        self._watchers = [functools.partial(self._on_state, i) for i in range(size)]
-        for ch, watch in zip(self._channels, self._watchers):
-            ch.subscribe(watch, try_to_connect=True)
+        self._deliver = threading.RLock()  # one delivery to subscribers at a time
+        self._core = _core.Core(
+            target,
+            core["size"],
+            core["policy"],
+            self._make,
+            self._retire,
+            max_connections,
+            streams_per_connection,
+            idle_timeout,
+            redial_after,
+            meter_provider,
+        )
+        self._changed = threading.Condition(self._core.lock)  # a channel's state changed
+        self._core.start()
+
+    def _make(self) -> grpc.Channel:
+        ch = self._new()
+        watch = functools.partial(self._on_state, ch)
+        self._watchers[id(ch)] = (ch, watch)
+        ch.subscribe(watch, try_to_connect=True)
+        return ch
+
+    def _close_channel(self, ch: grpc.Channel) -> None:
+        got = self._watchers.pop(id(ch), None)
+        if got is not None:
+            ch.unsubscribe(got[1])
+        ch.close()
+
+    def _retire(self, ch: grpc.Channel) -> None:
+        # grpcio's close of a subscribed channel waits for its connectivity
+        # poller (up to 0.2 s): off the RPC's thread.
+        t = threading.Thread(target=self._close_channel, args=(ch,), name="rpclab_pool-retire", daemon=True)
+        with self._core.lock:
+            self._retiring = [x for x in self._retiring if x.is_alive()]
+            self._retiring.append(t)
+        t.start()
 
     @property
     def channels(self) -> tuple[grpc.Channel, ...]:
-        """The pool's channels, in the order of their index."""
-        return self._channels
+        """The pool's channels now, in the order of their index."""
+        return tuple(ch for ch, _, _ in self._core.snapshot())
 
     @property
     def policy(self) -> Policy:
-        return self._policy
+        return self._core.policy
+
+    @property
+    def redials(self) -> int:
+        """Channels replaced after TRANSIENT_FAILURE so far."""
+        return self._core.redials
+
+    @property
+    def resizes(self) -> int:
+        """Channels added or retired by growth so far."""
+        return self._core.resizes
 
     def inflight(self) -> tuple[int, ...]:
         """The RPCs in flight on each channel now."""
-        with self._lock:
-            return tuple(self._inflight)
+        return tuple(n for _, _, n in self._core.snapshot())
 
-    def states(self) -> tuple[Optional[grpc.ChannelConnectivity], ...]:
+    def states(self) -> tuple[grpc.ChannelConnectivity | None, ...]:
         """Each channel's last reported state (None: none reported yet)."""
-        with self._lock:
-            return tuple(self._states)
+        return tuple(s for _, s, _ in self._core.snapshot())
 
-    def connect(self, timeout: Optional[float] = None) -> None:
+    def connect(self, timeout: float | None = None) -> None:
         """Makes every channel connect and waits until each is READY.
 
         Raises grpc.FutureTimeoutError when one is not READY after timeout
         seconds (None: no bound), and ValueError once the pool is closed.
         """
         self._kick_idle()
-        with self._ready:
-            ok = self._ready.wait_for(lambda: self._closed or all(s is _C.READY for s in self._states), timeout)
-            if self._closed:
-                raise ValueError("rpclab_pool: connect on a closed pool")
+        core = self._core
+        with self._changed:
+            ok = self._changed.wait_for(lambda: core.closed or all(e.state is _C.READY for e in core.entries), timeout)
+            if core.closed:
+                raise core.closed_error()
             if not ok:
-                states = ", ".join(s.name if s else "UNKNOWN" for s in self._states)
+                states = ", ".join(e.state.name if e.state else "UNKNOWN" for e in core.entries)
                 raise grpc.FutureTimeoutError(
                     f"rpclab_pool: {self._target}: channels not all READY after {timeout}s: {states}"
                 )
 
     def _kick_idle(self) -> None:
-        # Only IDLE channels: the others are connecting or connected already.
-        for ch, state in zip(self._channels, self.states()):
+        for ch, state, _ in self._core.snapshot():
             if state is _C.IDLE:
                 _kick(ch)
 
-    def _on_state(self, index: int, state: grpc.ChannelConnectivity) -> None:
-        with self._ready:
-            self._states[index] = state
-            self._candidates = candidates(self._states)
-            self._ready.notify_all()
+    def _on_state(self, channel: grpc.Channel, state: grpc.ChannelConnectivity) -> None:
+        with self._changed:
+            self._core.set_state(channel, state)
+            self._changed.notify_all()
         self._notify()
 
     def _notify(self) -> None:
         with self._deliver:
-            with self._lock:
-                agg = _aggregate(self._states)
+            with self._core.lock:
+                agg = _core.aggregate([e.state for e in self._core.entries])
                 due = []
                 for sub in self._subscribers:
                     if sub[1] is not agg:
@@ -215,79 +180,63 @@ class ChannelPool(grpc.Channel):
             for callback in due:
                 callback(agg)
 
-    def _acquire(self) -> int:
-        start = next(self._next)
-        with self._lock:
-            i = choose(self._policy, self._candidates, self._inflight, start)
-            self._inflight[i] += 1
-        return i
-
-    def _release(self, index: int, *_) -> None:
-        with self._lock:
-            self._inflight[index] -= 1
-
     # grpc.Channel
 
-    def subscribe(self, callback: Callable[[grpc.ChannelConnectivity], None], try_to_connect=False) -> None:
-        """Calls callback with the pool's state now and at each change.
-
-        The pool's state is READY when a channel is READY, else CONNECTING
-        when one is, else IDLE, else TRANSIENT_FAILURE (gRPC's round_robin
-        rule), so grpc.channel_ready_future(pool) works.
-        """
+    def subscribe(self, callback: Callable[[grpc.ChannelConnectivity], None], try_to_connect: bool = False) -> None:
+        """Calls callback with the pool's state now and at each change: READY
+        when a channel is READY, else CONNECTING when one is, else IDLE, else
+        TRANSIENT_FAILURE (gRPC's round_robin rule), so
+        grpc.channel_ready_future(pool) works."""
         if try_to_connect:
             self._kick_idle()
-        with self._lock:
+        with self._core.lock:
             self._subscribers.append([callback, None])
         self._notify()
 
     def unsubscribe(self, callback: Callable[[grpc.ChannelConnectivity], None]) -> None:
-        with self._lock:
+        with self._core.lock:
             for i, (cb, _) in enumerate(self._subscribers):
                 if cb == callback:
                     del self._subscribers[i]
                     break
 
     def unary_unary(self, method, request_serializer=None, response_deserializer=None, **kwargs):
-        return _UnaryUnary(
-            self, [ch.unary_unary(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels]
-        )
+        return _UnaryUnary(self._core, "unary_unary", (method, request_serializer, response_deserializer), kwargs)
 
     def unary_stream(self, method, request_serializer=None, response_deserializer=None, **kwargs):
-        return _UnaryStream(
-            self,
-            [ch.unary_stream(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels],
-        )
+        return _UnaryStream(self._core, "unary_stream", (method, request_serializer, response_deserializer), kwargs)
 
     def stream_unary(self, method, request_serializer=None, response_deserializer=None, **kwargs):
-        return _StreamUnary(
-            self,
-            [ch.stream_unary(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels],
-        )
+        return _StreamUnary(self._core, "stream_unary", (method, request_serializer, response_deserializer), kwargs)
 
     def stream_stream(self, method, request_serializer=None, response_deserializer=None, **kwargs):
-        return _StreamStream(
-            self,
-            [ch.stream_stream(method, request_serializer, response_deserializer, **kwargs) for ch in self._channels],
-        )
+        return _StreamStream(self._core, "stream_stream", (method, request_serializer, response_deserializer), kwargs)
 
-    def close(self) -> None:
-        """Closes every channel; RPCs in flight end with CANCELLED.
-
-        grpcio's connectivity poller (which subscribe starts) may print a
-        ValueError traceback on its own thread when a channel closes while
-        it polls, as with any subscribed grpcio channel (grpc/grpc#18995);
-        it is harmless.
-        """
-        with self._ready:
-            if self._closed:
-                return
-            self._closed = True
+    def close(self, grace: float | None = DEFAULT_GRACE) -> None:
+        """Stops taking RPCs (new ones raise ValueError), lets those in flight
+        finish for up to grace seconds (None or 0: none), then closes every
+        channel at once; RPCs still in flight end with CANCELLED. A second
+        close returns at once."""
+        if grace is not None:
+            grace = _core.check_seconds(grace, "grace", zero_ok=True)
+        core = self._core
+        if not core.begin_close():
+            return
+        with self._changed:
             self._subscribers.clear()
-            self._ready.notify_all()
-        for ch, watch in zip(self._channels, self._watchers):
-            ch.unsubscribe(watch)
-            ch.close()
+            self._changed.notify_all()
+        if grace:
+            core.drain(grace)
+        chans = core.finish_close()
+        # Together: grpcio's close of a subscribed channel waits for its
+        # connectivity poller, up to 0.2 s each.
+        closers = [threading.Thread(target=self._close_channel, args=(ch,), daemon=True) for ch in chans]
+        for t in closers:
+            t.start()
+        with core.lock:
+            closers += self._retiring
+        for t in closers:
+            t.join()
 
     def __enter__(self):
         return self
@@ -297,7 +246,32 @@ class ChannelPool(grpc.Channel):
         return False
 
     def __repr__(self):
-        return f"ChannelPool({self._target!r}, {len(self._channels)}, policy={self._policy.value!r})"
+        core = self._core
+        return f"ChannelPool({self._target!r}, {core.size}, policy={core.policy.value!r})"
+
+
+def _check(
+    target, size, credentials, policy, max_connections, streams_per_connection, idle_timeout, redial_after
+) -> dict:
+    """Every argument's check, shared by the sync and the aio pool."""
+    _core.check_target(target)
+    size = _core.default_size() if size is None else _core.check_size(size)
+    policy = _core.check_policy(policy)
+    _core.check_credentials(credentials)
+    if max_connections is not None:
+        _core.check_size(max_connections, "max_connections")
+        if max_connections < size:
+            raise ValueError(f"rpclab_pool: max_connections {max_connections} is below size {size}")
+        if max_connections > size and streams_per_connection is None:
+            raise ValueError(
+                "rpclab_pool: max_connections needs streams_per_connection"
+                " (grpcio does not expose the server's SETTINGS)"
+            )
+    if streams_per_connection is not None:
+        _core.check_size(streams_per_connection, "streams_per_connection")
+    _core.check_seconds(idle_timeout, "idle_timeout")
+    _core.check_seconds(redial_after, "redial_after")
+    return {"size": size, "policy": policy}
 
 
 def _nothing(_state) -> None:
@@ -313,39 +287,47 @@ def _kick(channel: grpc.Channel) -> None:
 
 
 class _Calls:
-    """A method's multi-callable on each channel of the pool."""
+    """A method's multi-callable, made on each channel as the pool picks it."""
 
-    def __init__(self, pool: ChannelPool, callables: list):
-        self._pool = pool
-        self._callables = callables
+    def __init__(self, core: _core.Core, kind: str, args: tuple, kwargs: dict):
+        self._core = core
+        self._kind = kind
+        self._args = args
+        self._kwargs = kwargs
+
+    def _on(self, e: _core.Entry):
+        c = e.calls.get(self)
+        if c is None:
+            c = e.calls[self] = getattr(e.channel, self._kind)(*self._args, **self._kwargs)
+        return c
 
     def _blocking(self, name, args, kwargs):
-        i = self._pool._acquire()
+        e = self._core.acquire()
         try:
-            return getattr(self._callables[i], name)(*args, **kwargs)
+            return getattr(self._on(e), name)(*args, **kwargs)
         finally:
-            self._pool._release(i)
+            self._core.release(e)
 
     def _future(self, args, kwargs):
-        i = self._pool._acquire()
+        e = self._core.acquire()
         try:
-            f = self._callables[i].future(*args, **kwargs)
+            f = self._on(e).future(*args, **kwargs)
         except BaseException:
-            self._pool._release(i)
+            self._core.release(e)
             raise
-        f.add_done_callback(functools.partial(self._pool._release, i))
+        f.add_done_callback(functools.partial(self._core.release, e))
         return f
 
     def _stream(self, args, kwargs):
         # A response-streaming call is in flight until it terminates.
-        i = self._pool._acquire()
+        e = self._core.acquire()
         try:
-            call = self._callables[i](*args, **kwargs)
+            call = self._on(e)(*args, **kwargs)
         except BaseException:
-            self._pool._release(i)
+            self._core.release(e)
             raise
-        if not call.add_callback(functools.partial(self._pool._release, i)):
-            self._pool._release(i)  # already over
+        if not call.add_callback(functools.partial(self._core.release, e)):
+            self._core.release(e)  # already over
         return call
 
 

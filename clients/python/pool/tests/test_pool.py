@@ -8,13 +8,14 @@ venv, which has the stubs generated from ../../proto (clients/python/build.sh).
 
 import os
 import queue
+import random
 import socket
 import threading
 import unittest
 from concurrent import futures
 
 import grpc
-from rpclab_pool import ChannelPool, Policy, pick
+from rpclab_pool import INSECURE, ChannelPool, Policy, pick
 
 from rpclab_client import pb  # the generated BenchmarkService stubs
 
@@ -123,8 +124,6 @@ class TestPick(unittest.TestCase):
             ("none usable: round robin as if healthy", rr, [T, C, T], [0, 0, 0], 1, 1),
             ("not reported yet counts as usable", rr, [None, T], [0, 0], 1, 0),
             ("least loaded takes the idle one", ll, [R, R], [3, 0], 0, 1),
-            ("least loaded: ties from start", ll, [R, R, R], [1, 1, 1], 2, 2),
-            ("least loaded: fewest wins", ll, [R, R, R, R], [4, 2, 1, 3], 3, 2),
             ("least loaded skips a failed idle one", ll, [T, R], [0, 9], 0, 1),
             ("least loaded, none usable", ll, [T, T], [2, 1], 0, 1),
         ]
@@ -133,9 +132,22 @@ class TestPick(unittest.TestCase):
                 got = pick(policy, states, inflight, start)
                 self.assertEqual(got, want, f"got {got}, want {want}")
 
+    def test_least_loaded_is_two_choices(self):
+        # Power of two choices: the lesser loaded of two different channels
+        # drawn at random, so the busiest is never taken and every other one
+        # is, and a failed channel never while one is READY.
+        rng = random.Random(1)
+        R, T = _C.READY, _C.TRANSIENT_FAILURE
+        got = [pick(Policy.LEAST_LOADED, [R, R, R, R, T], [4, 2, 1, 3, 0], i, rng) for i in range(1000)]
+        self.assertEqual(set(got), {1, 2, 3}, "want channels 1..3 taken, never the busiest (0) or the failed one (4)")
+        self.assertGreater(got.count(2), got.count(1), "the least loaded channel wins most draws")
+
 
 class TestBadInput(unittest.TestCase):
     def test_bad_input(self):
+        # A missing credentials argument is Python's own TypeError.
+        with self.assertRaises(TypeError):
+            ChannelPool("127.0.0.1:1", 1)
         cases = [
             ("size 0", dict(size=0), ValueError, "0"),
             ("negative size", dict(size=-3), ValueError, "-3"),
@@ -144,17 +156,34 @@ class TestBadInput(unittest.TestCase):
             ("unknown policy", dict(size=2, policy="fastest"), ValueError, "'fastest'"),
             ("policy with the wrong spelling", dict(size=2, policy="least_loaded"), ValueError, "'least_loaded'"),
             ("empty target", dict(target="", size=2), ValueError, "''"),
+            ("size above the maximum", dict(size=1025), ValueError, "1024"),
+            ("a huge size, refused before any channel", dict(size=10**9), ValueError, "1000000000"),
+            ("target with a space", dict(target="127.0.0.1 :1", size=2), ValueError, "whitespace"),
+            ("port out of range", dict(target="127.0.0.1:99999", size=2), ValueError, "99999"),
+            ("port 0", dict(target="127.0.0.1:0", size=2), ValueError, "'0'"),
+            ("dns: with no host", dict(target="dns:///", size=2), ValueError, "empty host"),
+            ("no credentials", dict(size=2, credentials=None), TypeError, "INSECURE"),
+            ("max_connections below size", dict(size=4, max_connections=2, streams_per_connection=4), ValueError, "2"),
+            ("growth with no stream limit", dict(size=1, max_connections=4), ValueError, "streams_per_connection"),
+            (
+                "max_connections above the maximum",
+                dict(size=1, max_connections=2000, streams_per_connection=4),
+                ValueError,
+                "2000",
+            ),
+            ("redial_after 0", dict(size=1, redial_after=0), ValueError, "redial_after"),
         ]
         for name, kwargs, exc, named in cases:
             with self.subTest(name):
                 kwargs.setdefault("target", "127.0.0.1:1")
+                kwargs.setdefault("credentials", INSECURE)
                 with self.assertRaises(exc) as cm:
                     ChannelPool(**kwargs)
                 self.assertIn(named, str(cm.exception), f"got {cm.exception}, want it to name {named}")
 
     def test_policy_by_value(self):
         for value, want in (("round-robin", Policy.ROUND_ROBIN), ("least-loaded", Policy.LEAST_LOADED)):
-            with self.subTest(value), ChannelPool("127.0.0.1:1", 1, policy=value) as p:
+            with self.subTest(value), ChannelPool("127.0.0.1:1", 1, credentials=INSECURE, policy=value) as p:
                 self.assertIs(p.policy, want, f"got {p.policy}, want {want}")
 
     def test_target_never_answers(self):
@@ -167,7 +196,7 @@ class TestBadInput(unittest.TestCase):
         silent.listen(8)
         target = f"127.0.0.1:{silent.getsockname()[1]}"
         made = []
-        t = threading.Thread(target=lambda: made.append(ChannelPool(target, 2)), daemon=True)
+        t = threading.Thread(target=lambda: made.append(ChannelPool(target, 2, credentials=INSECURE)), daemon=True)
         t.start()
         t.join(TIMEOUT)
         self.assertFalse(t.is_alive(), "construction hangs on a target that never answers")
@@ -189,7 +218,7 @@ class TestServer(unittest.TestCase):
         self.target = f"127.0.0.1:{self.port}"
 
     def pool(self, size, **kwargs):
-        p = ChannelPool(self.target, size, **kwargs)
+        p = ChannelPool(self.target, size, credentials=INSECURE, **kwargs)
         self.addCleanup(p.close)
         return p
 
@@ -204,7 +233,7 @@ class TestServer(unittest.TestCase):
                 try:
                     target = f"127.0.0.1:{port}"
                     if pooled:
-                        with ChannelPool(target, size) as p:
+                        with ChannelPool(target, size, credentials=INSECURE) as p:
                             p.connect(TIMEOUT)
                             socks = established()
                             got = connections_to(port, socks)
@@ -227,7 +256,7 @@ class TestServer(unittest.TestCase):
     def test_generated_stub(self):
         # Every kind of RPC through FooStub(pool), with the pool as a context
         # manager and grpc.channel_ready_future taking it as a channel.
-        with ChannelPool(self.target, 3) as p:
+        with ChannelPool(self.target, 3, credentials=INSECURE) as p:
             grpc.channel_ready_future(p).result(timeout=TIMEOUT)
             stub = pb.BenchmarkServiceStub(p)
             req = pb.SimpleRequest()
