@@ -5,11 +5,16 @@ package lab
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rpclab/rpclab/internal/limitread"
 )
 
 // Output is a file or folder a command writes.
@@ -94,6 +99,11 @@ func writable(o Output, force bool) error {
 	switch {
 	case err == nil && st.IsDir():
 		return errors.New("is a folder, want a file")
+	case err == nil && st.Mode()&os.ModeNamedPipe != 0:
+		// Opening a FIFO could block, and closing it would end its
+		// reader's stream: only the right to write is checked here; the
+		// open (limitread.OpenFile) refuses one that no process reads.
+		return unix.Access(o.Path, unix.W_OK)
 	case err == nil:
 		if !o.Keep && st.Mode().IsRegular() && isRecords(o.Path) {
 			return ErrRecordsFile
@@ -183,9 +193,10 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 }
 
 // writeDirect writes to a path that is not a regular file (a device, a
-// FIFO), which renaming would replace.
+// FIFO), which renaming would replace. A FIFO that no process reads is an
+// error at once (limitread.ErrNoReader), not an open that never returns.
 func writeDirect(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	f, err := limitread.OpenFile(context.Background(), path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}
