@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rpclab/rpclab/internal/limitread"
@@ -43,6 +44,7 @@ type Session struct {
 	Netem *result.NetemSpec
 
 	files   map[string]*os.File
+	written atomic.Int64 // records that reached the records file
 	child   *server.Process
 	mu      sync.Mutex
 	proxies []*Proxy

@@ -132,9 +132,9 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 			return fmt.Errorf("import: record %d: %w", i+1, err)
 		}
 	}
-	// Written whole or not at all (lab.WriteFile: a temporary file beside
+	// Written whole or not at all (lab.WriteFileContext: a temporary file beside
 	// --out, renamed; a device or a FIFO with its reader written directly).
-	if err := lab.WriteFile(f.out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
+	if err := lab.WriteFileContext(cmd.Context(), f.out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
 		return fmt.Errorf("--out %s: %w", f.out, err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "rpclab: %d records written to %s\n", len(all), f.out)

@@ -9,10 +9,9 @@
 // line by line, each line capped (result.MaxLineBytes).
 //
 // OpenFile is the one open of every path rpclab reads or writes that a
-// user names: a FIFO never blocks it past its context (a reader waits for
-// a writer until the context ends; a writer with no reader is refused at
-// once), where os.OpenFile would block in open(2), out of reach of any
-// cancellation.
+// user names: a FIFO never blocks it past its context (the open waits for
+// the other end until the context ends), where os.OpenFile would block in
+// open(2), out of reach of any cancellation.
 package limitread
 
 import (
@@ -25,7 +24,8 @@ import (
 )
 
 // ErrNoReader is wrapped by OpenFile's error for a FIFO opened to write
-// that no process reads.
+// that no process read before the context ended (at once for a context
+// that never ends).
 var ErrNoReader = errors.New("a FIFO that no process reads (start its reader first)")
 
 // ErrNoWriter is wrapped by OpenFile's error for a FIFO opened to read
@@ -34,25 +34,35 @@ var ErrNoWriter = errors.New("a FIFO that no process writes")
 
 // OpenFile opens path as os.OpenFile does, but never blocks past ctx: a
 // regular file, a device or a path to create is opened as it is; a FIFO
-// opened to write is opened without blocking, and with no reader it is an
-// error wrapping ErrNoReader; a FIFO opened to read waits for its writer
-// until ctx ends, then is an error wrapping ErrNoWriter and ctx's cause.
-// A FIFO's file is in the runtime's poller, so closing it ends a read or
-// write blocked on it.
+// waits for the process at its other end until ctx ends, then is an error
+// wrapping ErrNoWriter or ErrNoReader and ctx's cause. A ctx that never
+// ends (context.Background) does not wait: a FIFO opened to write with no
+// reader is refused at once (ErrNoReader); one opened to read waits for
+// its writer, as a read of it would. A FIFO's file is in the runtime's
+// poller, so closing it ends a read or write blocked on it.
 func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os.File, error) {
 	st, err := os.Stat(path)
 	if err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 		return os.OpenFile(path, flag, perm)
 	}
+	var (
+		missing error // what waits at the other end
+		wake    int   // how to open the other end without blocking
+	)
 	switch flag & syscall.O_ACCMODE {
 	case os.O_RDWR: // never waits: the opener is its own partner
 		return os.OpenFile(path, flag, perm)
 	case os.O_WRONLY:
 		f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK, perm)
-		if errors.Is(err, syscall.ENXIO) {
+		if !errors.Is(err, syscall.ENXIO) {
+			return f, err
+		}
+		if ctx.Done() == nil {
 			return nil, fmt.Errorf("open %s: %w", path, ErrNoReader)
 		}
-		return f, err
+		missing, wake = ErrNoReader, os.O_RDONLY
+	default:
+		missing, wake = ErrNoWriter, os.O_WRONLY
 	}
 	type opened struct {
 		f   *os.File
@@ -60,7 +70,7 @@ func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os
 	}
 	done := make(chan opened, 1)
 	go func() {
-		f, err := os.OpenFile(path, flag, perm) // blocks until a writer opens
+		f, err := os.OpenFile(path, flag, perm) // blocks until the other end opens
 		done <- opened{f, err}
 	}()
 	select {
@@ -68,13 +78,13 @@ func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os
 		return o.f, o.err
 	case <-ctx.Done():
 	}
-	// Wake the blocked open: a writer that opens without blocking (the
-	// waiting open counts as a reader) and leaves at once. Without the
-	// right to write, the open stays blocked until a writer comes, and
-	// its file is closed then.
-	if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+	// Wake the blocked open: the other end, opened without blocking (the
+	// waiting open counts as its partner), and closed at once. Without
+	// the right to open it, the open stays blocked until a partner comes,
+	// and its file is closed then.
+	if w, err := os.OpenFile(path, wake|syscall.O_NONBLOCK, 0); err == nil {
 		w.Close()
-		if o := <-done; o.f != nil { // returns at once: it had its writer
+		if o := <-done; o.f != nil { // returns at once: it had its partner
 			o.f.Close()
 		}
 	} else {
@@ -84,7 +94,7 @@ func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os
 			}
 		}()
 	}
-	return nil, fmt.Errorf("open %s: %w: stopped waiting for one: %w", path, ErrNoWriter, context.Cause(ctx))
+	return nil, fmt.Errorf("open %s: %w: stopped waiting: %w", path, missing, context.Cause(ctx))
 }
 
 // ErrTooLarge is wrapped by the error of a file longer than its limit.
