@@ -74,6 +74,8 @@ func TestHellosHaveTheirOwnBudget(t *testing.T) {
 		select {
 		case <-ctx.Done():
 			t.Fatal("the call's slot: not before the test's deadline")
+		case err := <-got:
+			t.Fatalf("a call during the flood: %v, want it to wait for its hello", err)
 		case <-tick.C:
 		}
 	}
