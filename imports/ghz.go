@@ -5,8 +5,10 @@ package imports
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rpclab/rpclab/result"
@@ -67,8 +69,21 @@ func ghzRecord(g ghzReport, o Options) (result.Record, error) {
 	if g.Count <= 0 || g.Total <= 0 {
 		return result.Record{}, fmt.Errorf("count %d over total %d ns: no calls to import", g.Count, g.Total)
 	}
-	if g.Options.Concurrency < 1 {
-		return result.Record{}, fmt.Errorf("options.concurrency %d: want 1 or more", g.Options.Concurrency)
+	// ghz opens at least one connection and refuses more than its
+	// concurrency (0: a report from before ghz wrote the field); no run
+	// holds more than result.MaxInflight calls in flight.
+	var bad []string
+	if c := g.Options.Concurrency; c < 1 || c > result.MaxInflight {
+		bad = append(bad, fmt.Sprintf("options.concurrency %d: want 1 to %d", c, result.MaxInflight))
+	}
+	if c := g.Options.Connections; c < 0 || c > max(g.Options.Concurrency, 1) {
+		bad = append(bad, fmt.Sprintf("options.connections %d: want 1 to options.concurrency (%d), or 0 for not given", c, g.Options.Concurrency))
+	}
+	if c := g.Options.CPUs; c < 0 || c > result.MaxCPUs {
+		bad = append(bad, fmt.Sprintf("options.CPUs %d: want 0 to %d", c, result.MaxCPUs))
+	}
+	if len(bad) > 0 {
+		return result.Record{}, errors.New(strings.Join(bad, "; "))
 	}
 	r := base(o)
 	r.Spec.Target = or(g.Options.Host, r.Spec.Target)

@@ -48,3 +48,17 @@ type OutputError struct {
 
 func (e *OutputError) Error() string { return fmt.Sprintf("%s %s: %v", e.Name, e.Path, e.Err) }
 func (e *OutputError) Unwrap() error { return e.Err }
+
+// WriteError is a records file that failed to take a record: Written
+// records reached it before (Session.Written), so a caller says how many
+// were kept, not how many were measured.
+type WriteError struct {
+	Name, Path string
+	Written    int
+	Err        error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("%s %s: after %d records: %v", e.Name, e.Path, e.Written, e.Err)
+}
+func (e *WriteError) Unwrap() error { return e.Err }

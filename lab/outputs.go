@@ -5,11 +5,16 @@ package lab
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rpclab/rpclab/internal/limitread"
 )
 
 // Output is a file or folder a command writes.
@@ -94,6 +99,11 @@ func writable(o Output, force bool) error {
 	switch {
 	case err == nil && st.IsDir():
 		return errors.New("is a folder, want a file")
+	case err == nil && st.Mode()&os.ModeNamedPipe != 0:
+		// Opening a FIFO could block, and closing it would end its
+		// reader's stream: only the right to write is checked here; the
+		// open (limitread.OpenFile) refuses one that no process reads.
+		return unix.Access(o.Path, unix.W_OK)
 	case err == nil:
 		if !o.Keep && st.Mode().IsRegular() && isRecords(o.Path) {
 			return ErrRecordsFile
@@ -143,10 +153,16 @@ func isRecords(path string) bool {
 // every output that is not a records file (those are appended to as steps
 // end) is written.
 func WriteFile(path string, write func(io.Writer) error) (err error) {
+	return WriteFileContext(context.Background(), path, write)
+}
+
+// WriteFileContext is WriteFile that waits for a FIFO's reader until ctx
+// ends (WriteFile refuses a FIFO that no process reads at once).
+func WriteFileContext(ctx context.Context, path string, write func(io.Writer) error) (err error) {
 	mode := os.FileMode(0o644)
 	if st, serr := os.Stat(path); serr == nil {
 		if !st.Mode().IsRegular() {
-			return writeDirect(path, write)
+			return writeDirect(ctx, path, write)
 		}
 		if path, err = filepath.EvalSymlinks(path); err != nil {
 			return fmt.Errorf("lab: %w", err)
@@ -183,9 +199,11 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 }
 
 // writeDirect writes to a path that is not a regular file (a device, a
-// FIFO), which renaming would replace.
-func writeDirect(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+// FIFO), which renaming would replace. A FIFO that no process reads is
+// waited for until ctx ends (limitread.ErrNoReader), never an open that
+// cannot be stopped.
+func writeDirect(ctx context.Context, path string, write func(io.Writer) error) error {
+	f, err := limitread.OpenFile(ctx, path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // TestWriteFileThroughLinksAndDevices: a symlink stays a link to the file
@@ -48,7 +50,8 @@ func TestWriteFileThroughLinksAndDevices(t *testing.T) {
 		b, _ := os.ReadFile(fifo)
 		got <- string(b)
 	}()
-	if err := WriteFile(fifo, func(w io.Writer) error { _, err := io.WriteString(w, "piped\n"); return err }); err != nil {
+	// Its reader may open after the writer: WriteFileContext waits for it.
+	if err := WriteFileContext(testutil.Context(t), fifo, func(w io.Writer) error { _, err := io.WriteString(w, "piped\n"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if b := <-got; b != "piped\n" {

@@ -103,19 +103,58 @@ func (s *Session) Run(ctx context.Context, clients []Client, keepGoing bool) ([]
 type runner struct {
 	s       *Session
 	ctx     context.Context // the caller's: once it ends, so does the server, by our hand
-	w       *result.Writer
+	w       *recordsFile
 	recs    []result.Record
 	cur     *Event // the step started and not ended
 	stopped bool   // the server died and its step is kept
 }
 
-func (s *Session) recordsWriter() *result.Writer {
+// recordsFile is the session's records file (nil without one): it counts
+// what reached it, and names itself and that count when a write fails.
+type recordsFile struct {
+	s    *Session
+	name string
+	path string
+	w    *result.Writer
+}
+
+func (s *Session) recordsWriter() *recordsFile {
 	for _, o := range s.cfg.outputs {
 		if o.Keep && o.Open && s.files[o.Name] != nil {
-			return result.NewWriter(s.files[o.Name])
+			return &recordsFile{s: s, name: o.Name, path: o.Path, w: result.NewWriter(s.files[o.Name])}
 		}
 	}
 	return nil
+}
+
+// Write writes r, or returns a *WriteError.
+func (f *recordsFile) Write(r result.Kinded) error {
+	if err := f.w.Write(r); err != nil {
+		return &WriteError{Name: f.name, Path: f.path, Written: int(f.s.written.Load()), Err: err}
+	}
+	f.s.written.Add(1)
+	return nil
+}
+
+// Written is how many records reached the session's records file: a
+// record measured and then refused by a full disk is not among them.
+func (s *Session) Written() int { return int(s.written.Load()) }
+
+// cutOff is the error of the record of a step cut off before it measured
+// anything.
+const cutOff = "cut off before the step measured anything"
+
+// Measured is how many of recs measured something: all but those of
+// steps cut off (interrupted) before they measured anything, which are
+// kept only to say where the run ended.
+func Measured(recs []result.Record) int {
+	n := 0
+	for i := range recs {
+		if recs[i].Status != result.StatusInterrupted || recs[i].Error != cutOff {
+			n++
+		}
+	}
+	return n
 }
 
 // client runs c's sweep; a step the server died in is kept as failed.
@@ -143,7 +182,7 @@ func (r *runner) client(ctx context.Context, c Client) error {
 	// (interrupted) or by the server's death (failed, in sink): keep it,
 	// so the records say where the run ended.
 	rec := unmeasured(&spec, r.cur.Step, c, r.s.ClientCPUs)
-	rec.Status, rec.Error = result.StatusInterrupted, "cut off before the step measured anything"
+	rec.Status, rec.Error = result.StatusInterrupted, cutOff
 	werr := r.sink(rec)
 	if r.cur != nil { // not ended by sink
 		e := *r.cur

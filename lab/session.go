@@ -16,8 +16,10 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/limitread"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -42,6 +44,7 @@ type Session struct {
 	Netem *result.NetemSpec
 
 	files   map[string]*os.File
+	written atomic.Int64 // records that reached the records file
 	child   *server.Process
 	mu      sync.Mutex
 	proxies []*Proxy
@@ -68,7 +71,10 @@ func New(opts ...Option) (*Session, error) {
 		if !o.Open || o.Path == "" {
 			continue
 		}
-		f, err := os.Create(o.Path)
+		// Write-only, so that a FIFO with no reader is refused at once
+		// (limitread.ErrNoReader) rather than filled with records no one
+		// reads.
+		f, err := limitread.OpenFile(context.Background(), o.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 		if err != nil {
 			s.Close()
 			return nil, &OutputError{o.Name, o.Path, err}

@@ -17,6 +17,25 @@ import (
 // their clocks differently, so the bound is loose; 1e308 is not within it.
 const ThroughputSlack = 1.5
 
+// The most a real run holds, as the record schemas bound it (a test keeps
+// them equal): far above any run, so that a record past them is a
+// corrupt or forged one, and importers refuse such figures naming the
+// source's own field.
+const (
+	// MaxInflight bounds spec.inflight, max_outstanding and every
+	// in-flight count.
+	MaxInflight = 1 << 20
+	// MaxConns bounds conns_requested, conns_min, conns_observed and pool
+	// sizes.
+	MaxConns = 1 << 20
+	// MaxRateRPS bounds spec.rate_rps.
+	MaxRateRPS = 1e9
+	// MaxDurationNS bounds every duration and latency: 366 days.
+	MaxDurationNS = 366 * 24 * 3600 * 1e9
+	// MaxCPUs bounds a count of CPUs (host_cpus, cores).
+	MaxCPUs = 1 << 16
+)
+
 // Check is what every producer calls before it writes a record (the
 // worker merge, import, any new writer): the record must be one its
 // readers can use. It rejects a non-finite or negative figure, anything

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/rpclab/rpclab/internal/limitread"
 )
 
 // Writer appends records of any kind to a JSON Lines stream. Each Write is
@@ -110,7 +112,8 @@ func readAll(ctx context.Context, r io.Reader, set *Set) (*Set, error) {
 
 // ReadAllFile reads a results file of any kinds; see ReadAll. Errors name
 // the file. When ctx is done the file is closed, so even a read blocked on
-// a pipe or FIFO ends.
+// a pipe or FIFO ends, and a FIFO that no process writes is given up
+// (limitread.OpenFile).
 func ReadAllFile(ctx context.Context, path string) (*Set, error) {
 	return readAllFile(ctx, path, &Set{})
 }
@@ -125,7 +128,7 @@ func CheckAllFile(ctx context.Context, path string) (*Set, error) {
 }
 
 func readAllFile(ctx context.Context, path string, set *Set) (*Set, error) {
-	f, err := os.Open(path)
+	f, err := limitread.OpenFile(ctx, path, os.O_RDONLY, 0) // a FIFO without a writer waits only until ctx ends
 	if err != nil {
 		return &Set{}, fmt.Errorf("result: %w", err)
 	}

@@ -100,10 +100,12 @@ const SplitHandshakes = 1 << 16
 // sidechannel, any other goes to gRPC) and returns the sidechannel server,
 // whose Listener is gRPC's. tlsCfg is the gRPC server's (nil: plaintext):
 // a sidechannel then runs TLS as the call does. At most WithMaxBulkConns
-// ids wait for their other half.
+// calls wait for their hello, and apart from them at most WithMaxBulkConns
+// hellos for their call (a stranger's flood of hellos evicts its own
+// oldest, never a call).
 func (b *Bulk) listen(lis net.Listener, tlsCfg *tls.Config) (*sidechannel.Server, error) {
 	opts := append([]sidechannel.Option{sidechannel.WithTLS(tlsCfg), sidechannel.WithMaxPending(b.cfg.maxConns),
-		sidechannel.WithMaxHandshakes(SplitHandshakes)}, b.cfg.sidechannel...)
+		sidechannel.WithMaxHellos(b.cfg.maxConns), sidechannel.WithMaxHandshakes(SplitHandshakes)}, b.cfg.sidechannel...)
 	sc, err := sidechannel.NewServer(lis, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("server: bulk: %w", err)

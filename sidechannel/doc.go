@@ -41,8 +41,10 @@
 //  3. The server's handler calls Server.Accept with the call's context:
 //     it gets the connection that presented the call's id, for this call
 //     only. Whichever of the hello and the call arrives first waits for the
-//     other, up to the expiry (WithExpiry); an id is claimed once and refused
-//     afterwards; at most WithMaxPending ids wait at once.
+//     other, up to the expiry (WithExpiry; a hello waits at most
+//     WithHelloExpiry); an id is claimed once and refused afterwards; at
+//     most WithMaxPending calls and, apart, WithMaxHellos hellos wait at
+//     once.
 //  4. The handler moves the bytes (either way) and returns; its status is
 //     the transfer's outcome, and StatusError maps a broken transfer to one.
 //
@@ -55,5 +57,11 @@
 // A connection that sends nothing is closed after WithHelloTimeout, and at
 // most WithMaxHandshakes connections are read for their first bytes at once
 // (gRPC's included): a flood of half-open connections costs a bounded number
-// of goroutines and file descriptors, and each is freed at its deadline.
+// of goroutines and file descriptors, and each is freed at its deadline. A
+// hello needs no call, so a stranger can send many: hellos have a budget
+// apart from the calls' (a flood never refuses a call), a short life, and
+// past the budget the oldest hello of the peer holding the most is closed
+// to admit a new one, so a real client's hello, followed at once by its
+// call, still gets through (TestHelloFloodLeavesTransfers in package
+// server runs it against a real server).
 package sidechannel

@@ -145,16 +145,26 @@ func waitPending(ctx context.Context, t testing.TB, s *Server, want int) {
 	}
 }
 
-// TestTooManyPending: above WithMaxPending a hello is closed and a call
-// ends ResourceExhausted.
+// TestTooManyPending: above WithMaxPending a call ends ResourceExhausted;
+// above WithMaxHellos a new hello is admitted and the oldest one closed.
+// Hellos and calls have budgets of their own.
 func TestTooManyPending(t *testing.T) {
-	ts := startServer(t, false, WithMaxPending(2))
+	ts := startServer(t, false, WithMaxPending(2), WithMaxHellos(2))
 	ctx := testutil.Context(t)
-	_ = rawHello(ctx, t, ts.addr, hello(ID{1}))
+	oldest := rawHello(ctx, t, ts.addr, hello(ID{1}))
+	waitPending(ctx, t, ts.sc, 1)
 	_ = rawHello(ctx, t, ts.addr, hello(ID{2}))
 	waitPending(ctx, t, ts.sc, 2)
-	waitClosed(ctx, t, rawHello(ctx, t, ts.addr, hello(ID{3})))
-	err := callWithID(ctx, ts, t, ID{4}.String())
+	_ = rawHello(ctx, t, ts.addr, hello(ID{3}))
+	waitClosed(ctx, t, oldest)
+	waitPending(ctx, t, ts.sc, 2)
+	callCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	for _, id := range []ID{{4}, {5}} {
+		go func() { _ = callWithID(callCtx, ts, t, id.String()) }()
+	}
+	waitPending(ctx, t, ts.sc, 4) // two hellos, two calls
+	err := callWithID(ctx, ts, t, ID{6}.String())
 	if got := status.Code(err); got != codes.ResourceExhausted {
 		t.Errorf("call: got %v (%v), want %v", got, err, codes.ResourceExhausted)
 	}

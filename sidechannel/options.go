@@ -21,7 +21,9 @@ type config struct {
 	helloTimeout  time.Duration
 	expiry        time.Duration
 	writeTimeout  time.Duration
+	helloExpiry   time.Duration
 	maxPending    int
+	maxHellos     int
 	maxHandshakes int
 	now           func() time.Time
 	dial          func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -37,12 +39,21 @@ const (
 	// DefaultExpiry is how long an id waits for its other half (the hello
 	// for a call, or the call for a hello).
 	DefaultExpiry = 10 * time.Second
+	// DefaultHelloExpiry is how long a hello waits for its call (at most
+	// the expiry). A client sends its hello and starts its call at once,
+	// so a real hello waits a round trip or two; one that waits longer is
+	// a stranger's or its call failed.
+	DefaultHelloExpiry = 3 * time.Second
 	// DefaultWriteTimeout bounds each server Write: a client that stops
 	// reading for this long fails the write and so the call.
 	DefaultWriteTimeout = 30 * time.Second
-	// DefaultMaxPending bounds the ids waiting for their other half; each
-	// holds a file descriptor or a handler.
+	// DefaultMaxPending bounds the calls waiting for their hello; each
+	// holds a handler.
 	DefaultMaxPending = 1024
+	// DefaultMaxHellos bounds the hellos waiting for their call; each
+	// holds a file descriptor. Past it the oldest hello of the peer that
+	// holds the most is closed to admit the new one.
+	DefaultMaxHellos = 1024
 	// DefaultMaxHandshakes bounds the connections read for their first
 	// bytes at once, gRPC's and sidechannels'; a connection accepted above
 	// it is closed at once.
@@ -54,8 +65,10 @@ func defaultConfig() *config {
 	return &config{
 		helloTimeout:  DefaultHelloTimeout,
 		expiry:        DefaultExpiry,
+		helloExpiry:   DefaultHelloExpiry,
 		writeTimeout:  DefaultWriteTimeout,
 		maxPending:    DefaultMaxPending,
+		maxHellos:     DefaultMaxHellos,
 		maxHandshakes: DefaultMaxHandshakes,
 		now:           time.Now,
 		dial:          d.DialContext,
@@ -79,7 +92,7 @@ func (c *config) validate() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"hello timeout", c.helloTimeout}, {"expiry", c.expiry}} {
+	}{{"hello timeout", c.helloTimeout}, {"expiry", c.expiry}, {"hello expiry", c.helloExpiry}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%w: %s %v must be positive", ErrInvalidOption, d.name, d.v)
 		}
@@ -87,8 +100,8 @@ func (c *config) validate() error {
 	if c.writeTimeout < 0 {
 		return fmt.Errorf("%w: write timeout %v must not be negative", ErrInvalidOption, c.writeTimeout)
 	}
-	if c.maxPending < 1 || c.maxHandshakes < 1 {
-		return fmt.Errorf("%w: max pending %d and max handshakes %d must be at least 1", ErrInvalidOption, c.maxPending, c.maxHandshakes)
+	if c.maxPending < 1 || c.maxHellos < 1 || c.maxHandshakes < 1 {
+		return fmt.Errorf("%w: max pending %d, max hellos %d and max handshakes %d must be at least 1", ErrInvalidOption, c.maxPending, c.maxHellos, c.maxHandshakes)
 	}
 	if c.now == nil || c.dial == nil {
 		return fmt.Errorf("%w: nil clock or dialer", ErrInvalidOption)
@@ -121,10 +134,25 @@ func WithWriteTimeout(d time.Duration) Option {
 	return func(c *config) error { c.writeTimeout = d; return nil }
 }
 
-// WithMaxPending sets how many ids may wait for their other half at once
-// (default DefaultMaxPending); at least 1.
+// WithHelloExpiry sets how long a hello waits for its call (default
+// DefaultHelloExpiry, and never longer than the expiry); it must be
+// positive.
+func WithHelloExpiry(d time.Duration) Option {
+	return func(c *config) error { c.helloExpiry = d; return nil }
+}
+
+// WithMaxPending sets how many calls may wait for their hello at once
+// (default DefaultMaxPending); at least 1. Hellos never count against it.
 func WithMaxPending(n int) Option {
 	return func(c *config) error { c.maxPending = n; return nil }
+}
+
+// WithMaxHellos sets how many hellos may wait for their call at once
+// (default DefaultMaxHellos); at least 1. Past it a new hello is admitted
+// and the oldest of the peer holding the most is closed, so a stranger's
+// flood of hellos cannot keep a real client's out.
+func WithMaxHellos(n int) Option {
+	return func(c *config) error { c.maxHellos = n; return nil }
 }
 
 // WithMaxHandshakes sets how many accepted connections may be read for

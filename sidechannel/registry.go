@@ -13,13 +13,27 @@ import (
 // slot; a slot expires at its deadline (by the injectable clock), and a
 // claimed id stays spent until its own deadline so that a replay is
 // refused rather than left waiting.
+//
+// The two kinds of slot have budgets of their own. A call's slot (the call
+// came first) needs a gRPC call and counts against maxCalls. A hello's
+// slot (the connection came first) needs only a TCP connection, so anyone
+// who can reach the port can make one: it counts against maxHellos, lives
+// helloLife (shorter than a call's wait), and when the budget is full the
+// oldest hello of the peer holding the most is closed to admit the new
+// one. A flood of hellos therefore never refuses a call, and never
+// refuses a real client's hello either: it can only evict one that has
+// waited for its call longer than the flood took to send maxHellos more.
 type registry struct {
-	now    func() time.Time
-	expiry time.Duration
-	max    int
+	now       func() time.Time
+	expiry    time.Duration
+	helloLife time.Duration
+	maxCalls  int
+	maxHellos int
 
 	mu     sync.Mutex
-	slots  map[ID]*slot
+	calls  map[ID]*slot // a call waits for its hello
+	hellos map[ID]*slot // a hello waits for its call
+	seq    uint64       // arrival order of hellos
 	spent  map[ID]time.Time
 	closed bool
 }
@@ -27,36 +41,81 @@ type registry struct {
 type slot struct {
 	deadline time.Time
 	conn     net.Conn      // the hello came first
+	peer     string        // its remote host
+	seq      uint64        // its arrival
 	ready    chan net.Conn // the call came first: buffered, one conn
 	gone     chan struct{} // closed when the waiting slot expires
 }
 
 func newRegistry(cfg *config) *registry {
-	return &registry{now: cfg.now, expiry: cfg.expiry, max: cfg.maxPending, slots: map[ID]*slot{}, spent: map[ID]time.Time{}}
+	return &registry{
+		now: cfg.now, expiry: cfg.expiry, helloLife: min(cfg.helloExpiry, cfg.expiry),
+		maxCalls: cfg.maxPending, maxHellos: cfg.maxHellos,
+		calls: map[ID]*slot{}, hellos: map[ID]*slot{}, spent: map[ID]time.Time{},
+	}
 }
 
 // offer hands the connection of a hello to its call, or leaves it to wait.
 func (r *registry) offer(id ID, c net.Conn) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	now := r.now()
-	switch s := r.slots[id]; {
+	var evicted net.Conn
+	switch s := r.calls[id]; {
 	case r.closed:
+		r.mu.Unlock()
 		return ErrClosed
-	case r.isSpent(id, now):
-		return ErrReused
-	case s != nil && s.conn != nil:
+	case r.isSpent(id, now) || r.hellos[id] != nil:
+		r.mu.Unlock()
 		return ErrReused
 	case s != nil:
-		delete(r.slots, id)
+		delete(r.calls, id)
 		r.spent[id] = now.Add(r.expiry)
 		s.ready <- c // buffered, and only this branch sends
+		r.mu.Unlock()
 		return nil
-	case len(r.slots) >= r.max:
-		return ErrTooManyPending
+	case len(r.hellos) >= r.maxHellos:
+		evicted = r.evictLocked()
 	}
-	r.slots[id] = &slot{deadline: now.Add(r.expiry), conn: c}
+	r.seq++
+	r.hellos[id] = &slot{deadline: now.Add(r.helloLife), conn: c, peer: peerOf(c), seq: r.seq}
+	r.mu.Unlock()
+	if evicted != nil {
+		evicted.Close()
+	}
 	return nil
+}
+
+// evictLocked removes the oldest waiting hello of the peer that holds the
+// most, and returns its connection for the caller to close.
+func (r *registry) evictLocked() net.Conn {
+	held := map[string]int{}
+	for _, s := range r.hellos {
+		held[s.peer]++
+	}
+	var victim ID
+	var vs *slot
+	for id, s := range r.hellos {
+		if vs == nil || held[s.peer] > held[vs.peer] || (held[s.peer] == held[vs.peer] && s.seq < vs.seq) {
+			victim, vs = id, s
+		}
+	}
+	if vs == nil {
+		return nil
+	}
+	delete(r.hellos, victim)
+	return vs.conn
+}
+
+// peerOf is the host a connection comes from ("" when unknown).
+func peerOf(c net.Conn) string {
+	if c == nil || c.RemoteAddr() == nil {
+		return ""
+	}
+	a := c.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(a); err == nil {
+		return h
+	}
+	return a
 }
 
 func (r *registry) isSpent(id ID, now time.Time) bool {
@@ -73,16 +132,16 @@ func (r *registry) isSpent(id ID, now time.Time) bool {
 func (r *registry) claim(ctx context.Context, id ID) (net.Conn, error) {
 	r.mu.Lock()
 	now := r.now()
-	s := r.slots[id]
+	s := r.hellos[id]
 	switch {
 	case r.closed:
 		r.mu.Unlock()
 		return nil, ErrClosed
-	case r.isSpent(id, now) || (s != nil && s.conn == nil):
+	case r.isSpent(id, now) || r.calls[id] != nil:
 		r.mu.Unlock()
 		return nil, ErrReused
 	case s != nil:
-		delete(r.slots, id)
+		delete(r.hellos, id)
 		if now.After(s.deadline) {
 			r.mu.Unlock()
 			s.conn.Close()
@@ -91,12 +150,12 @@ func (r *registry) claim(ctx context.Context, id ID) (net.Conn, error) {
 		r.spent[id] = now.Add(r.expiry)
 		r.mu.Unlock()
 		return s.conn, nil
-	case len(r.slots) >= r.max:
+	case len(r.calls) >= r.maxCalls:
 		r.mu.Unlock()
 		return nil, ErrTooManyPending
 	}
 	s = &slot{deadline: now.Add(r.expiry), ready: make(chan net.Conn, 1), gone: make(chan struct{})}
-	r.slots[id] = s
+	r.calls[id] = s
 	r.mu.Unlock()
 
 	select {
@@ -114,8 +173,8 @@ func (r *registry) claim(ctx context.Context, id ID) (net.Conn, error) {
 		return nil, ErrExpired
 	case <-ctx.Done():
 		r.mu.Lock()
-		if r.slots[id] == s {
-			delete(r.slots, id)
+		if r.calls[id] == s {
+			delete(r.calls, id)
 		}
 		r.mu.Unlock()
 		select { // a hello delivered meanwhile has nobody left to read it
@@ -133,11 +192,11 @@ func (r *registry) isClosed() bool {
 	return r.closed
 }
 
-// pending is how many ids wait for their other half.
-func (r *registry) pending() int {
+// pending is how many ids wait for their other half: calls, then hellos.
+func (r *registry) pending() (calls, hellos int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.slots)
+	return len(r.calls), len(r.hellos)
 }
 
 // sweep expires the slots past their deadline: a waiting connection is
@@ -146,14 +205,15 @@ func (r *registry) sweep(all bool) {
 	r.mu.Lock()
 	now := r.now()
 	var conns []net.Conn
-	for id, s := range r.slots {
-		if !all && !now.After(s.deadline) {
-			continue
-		}
-		delete(r.slots, id)
-		if s.conn != nil {
+	for id, s := range r.hellos {
+		if all || now.After(s.deadline) {
+			delete(r.hellos, id)
 			conns = append(conns, s.conn)
-		} else {
+		}
+	}
+	for id, s := range r.calls {
+		if all || now.After(s.deadline) {
+			delete(r.calls, id)
 			close(s.gone)
 		}
 	}

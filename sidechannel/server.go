@@ -77,8 +77,18 @@ func (s *Server) Accept(ctx context.Context) (*Conn, error) {
 	return newConn(ctx, c, id, s.cfg.writeTimeout, nil), nil
 }
 
-// Pending is how many ids wait for their other half now.
-func (s *Server) Pending() int { return s.reg.pending() }
+// Pending is how many ids wait for their other half now: calls waiting
+// for their hello and hellos waiting for their call.
+func (s *Server) Pending() int {
+	calls, hellos := s.reg.pending()
+	return calls + hellos
+}
+
+// PendingHellos is how many hellos wait for their call now.
+func (s *Server) PendingHellos() int {
+	_, hellos := s.reg.pending()
+	return hellos
+}
 
 // Close stops accepting, closes the listener, every connection in
 // handshake and every waiting sidechannel, fails waiting Accepts with
@@ -210,7 +220,7 @@ func (s *Server) handshake(c net.Conn) {
 // moves the clock sees the expiry at the next tick or sweep.
 func (s *Server) janitor() {
 	defer s.wg.Done()
-	t := time.NewTicker(min(s.cfg.expiry/4, time.Second))
+	t := time.NewTicker(min(s.reg.helloLife/4, time.Second))
 	defer t.Stop()
 	for {
 		select {

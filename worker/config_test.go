@@ -101,7 +101,13 @@ func TestClientRunOfErrors(t *testing.T) {
 			c.PayloadConfig = &pb.PayloadConfig{Payload: &pb.PayloadConfig_SimpleParams{SimpleParams: &pb.SimpleProtoParams{ReqSize: 1, RespSize: 2}}}
 		}, "simple_params"},
 		{"histogram", func(c *pb.ClientConfig) { c.HistogramParams = &pb.HistogramParams{Resolution: 0, MaxPossible: 60e9} }, "histogram_params"},
-		{"too many buckets", func(c *pb.ClientConfig) { c.HistogramParams = &pb.HistogramParams{Resolution: 1e-9, MaxPossible: 60e9} }, "histogram_params"},
+		{"too many buckets", func(c *pb.ClientConfig) { c.HistogramParams = &pb.HistogramParams{Resolution: 1e-9, MaxPossible: 60e9} }, "needs 2.48e+10 buckets"},
+		{"more buckets than an int holds", func(c *pb.ClientConfig) {
+			c.HistogramParams = &pb.HistogramParams{Resolution: 1e-300, MaxPossible: 60e9}
+		}, "needs 2.48e+301 buckets"},
+		{"infinitely many buckets", func(c *pb.ClientConfig) {
+			c.HistogramParams = &pb.HistogramParams{Resolution: 5e-324, MaxPossible: 60e9}
+		}, "needs infinitely many buckets"},
 		{"bad rpclab.conn", func(c *pb.ClientConfig) {
 			c.ChannelArgs = []*pb.ChannelArg{{Name: ArgConn, Value: &pb.ChannelArg_StrValue{StrValue: "pool:0"}}}
 		}, "rpclab.conn"},

@@ -5,6 +5,7 @@ package worker
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -39,10 +40,21 @@ func geometryOf(p *pb.HistogramParams) (Geometry, error) {
 	if !(g.Resolution > 0) || !(g.MaxPossible >= 1) || math.IsInf(g.MaxPossible, 0) {
 		return g, fmt.Errorf("%w: histogram_params: resolution %v, max_possible %v: want resolution > 0 and max_possible >= 1", ErrConfig, g.Resolution, g.MaxPossible)
 	}
-	if n := g.Buckets(); n > maxBuckets || n < 1 {
-		return g, fmt.Errorf("%w: histogram_params: %d buckets (resolution %v up to %v), more than %d", ErrConfig, n, g.Resolution, g.MaxPossible, maxBuckets)
+	// Counted in floating point: a tiny resolution needs more buckets than
+	// an int holds (or infinitely many), and the error must say so truly.
+	if n := math.Floor(math.Log(g.MaxPossible)/math.Log1p(g.Resolution)) + 1; !(n <= maxBuckets) {
+		return g, fmt.Errorf("%w: histogram_params: resolution %v up to %v needs %s buckets, more than %d", ErrConfig, g.Resolution, g.MaxPossible, countOf(n), maxBuckets)
 	}
 	return g, nil
+}
+
+// countOf spells a count that may be past any int: "2.5e+301", or
+// "infinitely many".
+func countOf(n float64) string {
+	if math.IsInf(n, 0) || math.IsNaN(n) {
+		return "infinitely many"
+	}
+	return strconv.FormatFloat(n, 'g', 3, 64)
 }
 
 // Buckets is the number of buckets.

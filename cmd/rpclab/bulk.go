@@ -16,6 +16,7 @@ import (
 	"github.com/rpclab/rpclab/anycall"
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/internal/usage"
+	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
 )
@@ -159,8 +160,12 @@ func (bf *bulkFlags) finish(cmd *cobra.Command, recs []result.BulkRecord, err er
 		if terr := report.BulkTable(stdout, recs); terr != nil {
 			return terr
 		}
-		if bf.out != "" {
-			fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), bf.out)
+		written := len(recs)
+		if we := (*lab.WriteError)(nil); errors.As(err, &we) {
+			written = we.Written // what reached the file, not what was measured
+		}
+		if bf.out != "" && written > 0 {
+			fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", written, bf.out)
 		}
 		if bf.charts != "" {
 			if cerr := writeBulkCharts(bf.charts, recs); cerr != nil {

@@ -6,7 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -102,8 +102,10 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	}
 	var all []result.Kinded
 	for _, file := range files {
-		data, err := limitread.ReadFile(file, maxImportBytes)
-		if err != nil {
+		data, err := limitread.ReadFileContext(cmd.Context(), file, maxImportBytes)
+		if err != nil && cmd.Context().Err() != nil {
+			return err // stopped (a FIFO with no writer, a silent pipe): not a usage error
+		} else if err != nil {
 			return usage.Wrap(err)
 		}
 		ff := format
@@ -130,20 +132,9 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 			return fmt.Errorf("import: record %d: %w", i+1, err)
 		}
 	}
-	// Written whole or not at all: a temporary file beside --out, renamed.
-	tmp, err := os.CreateTemp(filepath.Dir(f.out), ".rpclab-import-*")
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", f.out, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--out %s: %w", f.out, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("--out %s: %w", f.out, err)
-	}
-	if err := os.Rename(tmp.Name(), f.out); err != nil {
+	// Written whole or not at all (lab.WriteFileContext: a temporary file beside
+	// --out, renamed; a device or a FIFO with its reader written directly).
+	if err := lab.WriteFileContext(cmd.Context(), f.out, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }); err != nil {
 		return fmt.Errorf("--out %s: %w", f.out, err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "rpclab: %d records written to %s\n", len(all), f.out)

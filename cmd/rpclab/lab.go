@@ -84,7 +84,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 		fmt.Fprintln(stderr, "rpclab: hint:", h)
 	}
 	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %d steps measured and kept: %w", len(recs), ctx.Err())
+		return fmt.Errorf("interrupted: %s: %w", keptSteps(recs), ctx.Err())
 	}
 	return err
 }

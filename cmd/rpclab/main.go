@@ -38,7 +38,13 @@ func main() {
 
 // run executes rpclab with args and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run under parent (tests give one with a deadline, as a
+// Ctrl-C would end it).
+func runContext(parent context.Context, args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()

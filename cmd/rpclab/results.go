@@ -63,8 +63,8 @@ func writeResults(cmd *cobra.Command, s *lab.Session, sf *sweepFlags, open *load
 			return err
 		}
 	}
-	if sf.out != "" {
-		fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", len(recs), sf.out)
+	if n := s.Written(); sf.out != "" && n > 0 { // what reached the file, not what was measured
+		fmt.Fprintf(stderr, "rpclab: %d records written to %s\n", n, sf.out)
 	}
 	if sf.report == "" {
 		return nil
@@ -91,4 +91,14 @@ func printVerdict(stdout io.Writer, recs []result.Record) {
 	for _, n := range verdict.ConnNotes(recs) {
 		fmt.Fprintln(stdout, "Note:", n)
 	}
+}
+
+// keptSteps says how many steps an interrupted sweep measured and kept,
+// and how many it kept only to say where it was cut off.
+func keptSteps(recs []result.Record) string {
+	m := lab.Measured(recs)
+	if cut := len(recs) - m; cut > 0 {
+		return fmt.Sprintf("%d steps measured and kept, %d cut off before measuring", m, cut)
+	}
+	return fmt.Sprintf("%d steps measured and kept", m)
 }

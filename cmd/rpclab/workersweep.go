@@ -65,7 +65,7 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) (err error) {
 		return errors.Join(err, werr)
 	}
 	if err != nil && ctx.Err() != nil {
-		return fmt.Errorf("interrupted: %d steps measured and kept, every worker's run ended: %w", len(recs), ctx.Err())
+		return fmt.Errorf("interrupted: %s, every worker's run ended: %w", keptSteps(recs), ctx.Err())
 	}
 	return err
 }

@@ -7,14 +7,95 @@
 // until the kernel ends the process. Each caller states its limit beside
 // its flag. Records files are not read here: package result streams them
 // line by line, each line capped (result.MaxLineBytes).
+//
+// OpenFile is the one open of every path rpclab reads or writes that a
+// user names: a FIFO never blocks it past its context (the open waits for
+// the other end until the context ends), where os.OpenFile would block in
+// open(2), out of reach of any cancellation.
 package limitread
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
+
+// ErrNoReader is wrapped by OpenFile's error for a FIFO opened to write
+// that no process read before the context ended (at once for a context
+// that never ends).
+var ErrNoReader = errors.New("a FIFO that no process reads (start its reader first)")
+
+// ErrNoWriter is wrapped by OpenFile's error for a FIFO opened to read
+// whose writer did not come before the context ended.
+var ErrNoWriter = errors.New("a FIFO that no process writes")
+
+// OpenFile opens path as os.OpenFile does, but never blocks past ctx: a
+// regular file, a device or a path to create is opened as it is; a FIFO
+// waits for the process at its other end until ctx ends, then is an error
+// wrapping ErrNoWriter or ErrNoReader and ctx's cause. A ctx that never
+// ends (context.Background) does not wait: a FIFO opened to write with no
+// reader is refused at once (ErrNoReader); one opened to read waits for
+// its writer, as a read of it would. A FIFO's file is in the runtime's
+// poller, so closing it ends a read or write blocked on it.
+func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		return os.OpenFile(path, flag, perm)
+	}
+	var (
+		missing error // what waits at the other end
+		wake    int   // how to open the other end without blocking
+	)
+	switch flag & syscall.O_ACCMODE {
+	case os.O_RDWR: // never waits: the opener is its own partner
+		return os.OpenFile(path, flag, perm)
+	case os.O_WRONLY:
+		f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK, perm)
+		if !errors.Is(err, syscall.ENXIO) {
+			return f, err
+		}
+		if ctx.Done() == nil {
+			return nil, fmt.Errorf("open %s: %w", path, ErrNoReader)
+		}
+		missing, wake = ErrNoReader, os.O_RDONLY
+	default:
+		missing, wake = ErrNoWriter, os.O_WRONLY
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		f, err := os.OpenFile(path, flag, perm) // blocks until the other end opens
+		done <- opened{f, err}
+	}()
+	select {
+	case o := <-done:
+		return o.f, o.err
+	case <-ctx.Done():
+	}
+	// Wake the blocked open: the other end, opened without blocking (the
+	// waiting open counts as its partner), and closed at once. Without
+	// the right to open it, the open stays blocked until a partner comes,
+	// and its file is closed then.
+	if w, err := os.OpenFile(path, wake|syscall.O_NONBLOCK, 0); err == nil {
+		w.Close()
+		if o := <-done; o.f != nil { // returns at once: it had its partner
+			o.f.Close()
+		}
+	} else {
+		go func() {
+			if o := <-done; o.f != nil {
+				o.f.Close()
+			}
+		}()
+	}
+	return nil, fmt.Errorf("open %s: %w: stopped waiting: %w", path, missing, context.Cause(ctx))
+}
 
 // ErrTooLarge is wrapped by the error of a file longer than its limit.
 var ErrTooLarge = errors.New("larger than its limit")
@@ -23,7 +104,14 @@ var ErrTooLarge = errors.New("larger than its limit")
 // A longer file (checked first by its size when it is a regular file) is
 // an error wrapping ErrTooLarge, naming the file and the limit.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	return ReadFileContext(context.Background(), path, limit)
+}
+
+// ReadFileContext is ReadFile that stops waiting for a FIFO's writer when
+// ctx ends (OpenFile), and stops reading a FIFO or pipe that goes silent
+// when ctx ends.
+func ReadFileContext(ctx context.Context, path string, limit int64) ([]byte, error) {
+	f, err := OpenFile(ctx, path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("limitread: %w", err)
 	}
@@ -31,8 +119,13 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
 		return nil, tooLarge(path, limit)
 	}
+	stop := context.AfterFunc(ctx, func() { f.Close() }) // ends a read blocked on a silent pipe
+	defer stop()
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", err, context.Cause(ctx))
+		}
 		return nil, fmt.Errorf("limitread: %s: %w", path, err)
 	}
 	if int64(len(b)) > limit {
@@ -45,7 +138,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 // and then, if the file goes on, an error wrapping ErrTooLarge (for a
 // parser that reads a file itself, such as a .proto compiler).
 func Open(path string, limit int64) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+	f, err := OpenFile(context.Background(), path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("limitread: %w", err)
 	}
