@@ -40,6 +40,12 @@ type Verdict struct {
 	// before something else capped every layout.
 	PeakInflight int
 	PeakRatio    float64
+	// Growing: Best's throughput at Inflight over its own at the next
+	// lower compared in-flight count, when at least Growth and Best pulled
+	// further ahead of shared there (0 otherwise): the climb ended while
+	// more connections still gained, so a verdict that is not a
+	// connection bottleneck says it is not settled.
+	Growing float64
 	// ClientBusy is the larger share of the client's CPUs that shared or
 	// Best kept busy at Inflight (0 when the records have no CPU time);
 	// BusyLayout names that layout.
@@ -72,13 +78,14 @@ type Verdict struct {
 }
 
 // Verdicts judges every group of records (same client, target, service,
-// RPC kind and payload) that has a shared layout and at least one
+// method, RPC kind and payload: records of different targets or methods
+// are judged apart, never mixed in one verdict) that has a shared layout and at least one
 // multi-connection layout at a common in-flight count, or the shared
 // layout alone.
 func Verdicts(recs []result.Record) []Verdict {
 	type key struct {
-		lang, target, service, rpc string
-		payload                    int
+		lang, target, service, call, rpc string
+		payload                          int
 	}
 	groups := map[key][]Row{}
 	var order []key
@@ -89,7 +96,7 @@ func Verdicts(recs []result.Record) []Verdict {
 		if !clean(r) || IsOpen(r) {
 			continue
 		}
-		k := key{r.Env.Language, TargetLabel(r), Service(r), r.Spec.RPC, r.Spec.PayloadBytes}
+		k := key{r.Env.Language, TargetLabel(r), Service(r), r.Spec.Call, r.Spec.RPC, r.Spec.PayloadBytes}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -97,7 +104,7 @@ func Verdicts(recs []result.Record) []Verdict {
 	}
 	var out []Verdict
 	for _, k := range order {
-		v, ok := judge(k.lang, k.rpc, groups[k])
+		v, ok := judge(k.lang, callName(k.rpc, k.call), groups[k])
 		if !ok {
 			continue
 		}
@@ -107,6 +114,15 @@ func Verdicts(recs []result.Record) []Verdict {
 		out = append(out, v)
 	}
 	return out
+}
+
+// callName is what a verdict names as the RPC measured: the RPC kind, and
+// the method when the records called one (--call) instead of the ping.
+func callName(rpc, call string) string {
+	if call == "" {
+		return rpc
+	}
+	return rpc + " " + call
 }
 
 func recsOf(rows []Row) []*result.Record {
@@ -264,6 +280,9 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 		prevN = common[len(common)-2]
 		prevRatio = bestRatio(shared[prevN], multi[prevN])
 	}
+	if prevN > 0 && v.Ratio > prevRatio {
+		v.Growing = grewFrom(best.Rec, multi[prevN])
+	}
 	unconfirmed := v.Ratio >= BottleneckRatio && prevN > 0 && prevRatio < BottleneckRatio &&
 		!(hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
 	called := v.Ratio >= BottleneckRatio || (hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
@@ -301,11 +320,15 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 			v.Text += fmt.Sprintf(" (%s %.1f µs)", ConnLabel(other.Rec), other.Rec.ClientCPUNSPerRPC/1e3)
 		}
 		v.Text += ", so more connections cannot help until the client has CPU to spare: give it more cores, or cheaper RPCs, and sweep again."
-	case s.IdealRPS > 0 && s.Efficiency < FlatEfficiency:
-		flat(&v, head, s, best)
 	case s.IdealRPS > 0 && s.Efficiency >= ScalingEfficiency:
 		v.Kind = Scales
 		v.Text = head + ". Throughput still grows with in-flight on one connection: no bottleneck at these counts."
+	case v.Growing > 0:
+		v.Kind = Inconclusive
+		v.Text = head + fmt.Sprintf(". Not settled: %s was still growing at in-flight %d (%.2fx its throughput at in-flight %d), so the climb ended before the layouts flattened and this run cannot say the connection is not the limit; measure at higher in-flight counts.",
+			v.Best, n, v.Growing, prevN)
+	case s.IdealRPS > 0 && s.Efficiency < FlatEfficiency:
+		flat(&v, head, s, best)
 	default:
 		v.Kind = Inconclusive
 		if v.Ratio >= 1 {
@@ -362,6 +385,20 @@ func flat(v *Verdict, head string, s, best Row) {
 		v.Text += fmt.Sprintf(", and the client %.0f%% of its", 100*v.ClientBusy)
 	}
 	v.Text += ": not the server's CPU and not the client's connection; the limit is between them or inside one of them without using CPU (the network's bandwidth or delay, a lock, a queue, a thread pool)."
+}
+
+// grewFrom is r's throughput over that of the same layout in rows (at a
+// lower in-flight count) when it is at least Growth times it: the layout
+// was still growing there; 0 otherwise.
+func grewFrom(r *result.Record, rows []Row) float64 {
+	for _, p := range rows {
+		if ConnLabel(p.Rec) == ConnLabel(r) && p.Rec.ThroughputRPS > 0 {
+			if g := r.ThroughputRPS / p.Rec.ThroughputRPS; Grew(1, g) {
+				return g
+			}
+		}
+	}
+	return 0
 }
 
 // bestRatio is the best multi-connection throughput over shared's.

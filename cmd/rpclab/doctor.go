@@ -3,8 +3,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -191,34 +193,72 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 		o.Call, o.Request = m, req
 	}
 	var jsonl *result.Writer
+	var out *os.File
 	if df.out != "" {
 		f, err := os.Create(df.out)
 		if err != nil {
 			return usage.Wrap(fmt.Errorf("--out: %w", err))
 		}
 		defer f.Close()
-		jsonl = result.NewWriter(f)
+		out, jsonl = f, result.NewWriter(f)
 	}
-	o.Step = func(r *result.Record) {
-		settled := ""
-		if r.Spec.ConnMode == verdict.AutoPoolMode {
-			settled = fmt.Sprintf("  (after %v of warm-up to settle)", time.Duration(r.Spec.WarmupNS))
+	o.Step = func(r *result.Record) error {
+		doctorStep(stderr, r)
+		if jsonl == nil {
+			return nil
 		}
-		fmt.Fprintf(stderr, "rpclab doctor: %-7s in-flight %-3d %8.0f req/s  p99 %.1f µs  %s%s\n",
-			verdict.ConnLabel(r), r.Spec.Inflight, r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.Status, settled)
-		if jsonl != nil {
-			_ = jsonl.Write(r)
+		if err := jsonl.Write(r); err != nil {
+			return fmt.Errorf("--out %s: %w", df.out, err)
+		}
+		return nil
+	}
+	doctorStart(ctx, stderr, o, df.client)
+	d, err := doctor.Run(ctx, *o)
+	if out != nil {
+		if cerr := out.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("--out %s: %w", df.out, cerr)
 		}
 	}
-	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v with the %s client\n", o.Target, o.Budget, df.client)
+	if d == nil {
+		return err
+	}
+	if err == nil && len(d.Records) > 0 {
+		report.DoctorText(stdout, d.Records, d.Notes)
+	}
+	if err != nil && len(d.Records) > 0 {
+		kept := fmt.Sprintf("%d records kept", len(d.Records))
+		if df.out != "" {
+			kept += " in " + df.out
+		}
+		what := "the study stopped"
+		if errors.Is(err, context.Canceled) {
+			what = "interrupted"
+		}
+		fmt.Fprintf(stderr, "rpclab doctor: %s: %s\n", what, kept)
+	}
+	return err
+}
+
+// doctorStep prints a step of the study as it ends.
+func doctorStep(stderr io.Writer, r *result.Record) {
+	settled := ""
+	if r.Spec.ConnMode == verdict.AutoPoolMode {
+		settled = fmt.Sprintf("  (after %v of warm-up to settle)", time.Duration(r.Spec.WarmupNS))
+	}
+	fmt.Fprintf(stderr, "rpclab doctor: %-7s in-flight %-3d %8.0f req/s  p99 %.1f µs  %s%s\n",
+		verdict.ConnLabel(r), r.Spec.Inflight, r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.Status, settled)
+}
+
+// doctorStart says, before the study, what it studies and for how long,
+// and warns when the host is already busy (as sweep does).
+func doctorStart(ctx context.Context, stderr io.Writer, o *doctor.Options, client string) {
+	if w := warnBusyHost(ctx); w != "" {
+		fmt.Fprintln(stderr, w)
+	}
+	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v with the %s client\n", o.Target, o.Budget, client)
 	if o.Adaptive {
 		r := o.AdaptiveRule()
 		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: a %v trial + %v cooldown + %v decision), then on while a trial is under way, at most %v\n",
 			r.Min, r.Max, r.SettleTime(o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval, r.SettleWait())
 	}
-	d, err := doctor.Run(ctx, *o)
-	if d != nil && len(d.Records) > 0 && err == nil {
-		report.DoctorText(stdout, &d.Diagnosis, d.Capped)
-	}
-	return err
 }
