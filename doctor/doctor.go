@@ -117,6 +117,9 @@ type Diagnosis struct {
 	// Stopped says, per layout, why a failed or stalled step ended its
 	// climb: what the study could not measure.
 	Stopped []string
+	// Rounds counts the interleaved rounds measured after the climb to
+	// settle the deciding comparison (verdict.Settled).
+	Rounds int
 	// Notes word Capped, Unfinished and Stopped, one sentence each, for
 	// under the verdict (report.DoctorText).
 	Notes []string

@@ -326,7 +326,11 @@ func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 			want = max(o.Warmup, rule.SettleTime(r.Spec.Inflight))
 			late = rule.SettleWait() // and on while a trial is under way
 		}
-		if got := time.Duration(r.Spec.WarmupNS); got < want || got > want+late {
+		// The warm-up ends at the first check after its bound: on a busy
+		// host that check comes a little late (180.02 ms for a 180 ms
+		// bound), which slack allows.
+		const slack = 100 * time.Millisecond
+		if got := time.Duration(r.Spec.WarmupNS); got < want || got > want+late+slack {
 			t.Errorf("%s at in-flight %d: got warm-up %v, want %v (to %v more)", verdict.ConnLabel(&r), r.Spec.Inflight, got, want, late)
 		}
 	}

@@ -53,7 +53,11 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 	layouts := o.layouts()
 	fixed := layouts[:o.fixedLayouts()]
 	if s.run.Stepwise() {
-		s.rounds(ctx, fixed)
+		deadline := time.Now().Add(o.Budget)
+		// The climb leaves room for two more rounds of the deciding
+		// comparison (its own step is the first).
+		s.rounds(ctx, fixed, deadline.Add(-4*(o.Warmup+o.Interval)))
+		s.confirm(ctx, deadline)
 	} else {
 		for _, conn := range fixed {
 			if ctx.Err() != nil {
@@ -102,9 +106,8 @@ type climb struct {
 // rounds climbs the fixed layouts one in-flight count at a time: at each
 // count shared and every pool still climbing, until every pool's climb
 // ended, a cap or the budget.
-func (s *study) rounds(ctx context.Context, fixed []loadgen.ConnMode) {
+func (s *study) rounds(ctx context.Context, fixed []loadgen.ConnMode, deadline time.Time) {
 	o := s.o
-	deadline := time.Now().Add(o.Budget)
 	step := o.Warmup + o.Interval
 	ns := o.inflights(true)
 	for i, n := range ns {
@@ -132,6 +135,39 @@ func (s *study) rounds(ctx context.Context, fixed []loadgen.ConnMode) {
 				s.d.Capped = true
 			}
 		}
+	}
+}
+
+// confirm measures the deciding comparison again, in interleaved rounds
+// (the climb's step at the verdict's in-flight count was shared then the
+// best layout; then best, shared; shared, best; ...), until its ratio is
+// verdict.Settled, a step does not succeed, or the budget cannot hold
+// another round. The verdict then gives the ratio with its range.
+func (s *study) confirm(ctx context.Context, deadline time.Time) {
+	step := s.o.Warmup + s.o.Interval
+	for ctx.Err() == nil {
+		vs := verdict.Verdicts(s.d.Records)
+		if len(vs) != 1 || vs[0].Best == "" || vs[0].Kind == verdict.Trap || verdict.Settled(vs[0]) ||
+			time.Now().Add(2*step).After(deadline) {
+			return
+		}
+		v := vs[0]
+		best, err := loadgen.ParseConnMode(v.Best)
+		if err != nil {
+			return
+		}
+		pair := []loadgen.ConnMode{best, {Kind: loadgen.Shared}}
+		if max(v.Rounds, 1)%2 == 0 {
+			pair[0], pair[1] = pair[1], pair[0]
+		}
+		for _, conn := range pair {
+			n := len(s.d.Records)
+			s.layout(ctx, conn, []int{v.Inflight})
+			if len(s.d.Records) == n || s.d.Records[n].Status != result.StatusOK {
+				return
+			}
+		}
+		s.d.Rounds++
 	}
 }
 
@@ -187,9 +223,6 @@ func (s *study) layout(ctx context.Context, conn loadgen.ConnMode, ns []int) {
 // step updates conn's climb with rec and says whether it goes on.
 func (s *study) step(conn loadgen.ConnMode, rec *result.Record) bool {
 	o, c := s.o, s.climbOf(conn.String())
-	if c.done {
-		return false
-	}
 	if rec.Status == result.StatusInterrupted {
 		c.done = true
 		return false
@@ -214,6 +247,9 @@ func (s *study) step(conn loadgen.ConnMode, rec *result.Record) bool {
 			s.d.Stopped = append(s.d.Stopped, fmt.Sprintf("%s stopped at in-flight %d: %s", conn, rec.Spec.Inflight, why))
 			c.failed = true
 		}
+		return false
+	}
+	if c.done {
 		return false
 	}
 	c.steps++

@@ -40,6 +40,12 @@ type Verdict struct {
 	// before something else capped every layout.
 	PeakInflight int
 	PeakRatio    float64
+	// RatioLow and RatioHigh: the range of Best's throughput over
+	// shared's at Inflight over Rounds interleaved rounds (Ratio is then
+	// the median round's); Rounds is 0 when each layout was measured once
+	// there.
+	RatioLow, RatioHigh float64
+	Rounds              int
 	// Growing: Best's throughput at Inflight over its own at the next
 	// lower compared in-flight count, when at least Growth and Best pulled
 	// further ahead of shared there (0 otherwise): the climb ended while
@@ -138,6 +144,7 @@ func recsOf(rows []Row) []*result.Record {
 // than the OS saw); judgeMulti compares shared with the layouts that had
 // more than one connection, and a trapped layout makes the verdict a Trap.
 func judge(lang, rpc string, rows []Row) (Verdict, bool) {
+	rows, rounds := collapse(rows)
 	shared := map[int]Row{}
 	multi := map[int][]Row{}
 	traps := map[int][]Row{}
@@ -164,7 +171,7 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 	if !others {
 		return sharedOnly(lang, rpc, shared)
 	}
-	v, ok := judgeMulti(lang, rpc, shared, multi)
+	v, ok := judgeMulti(lang, rpc, shared, multi, rounds)
 	if ok && restsOnIdleCPU(v.Kind) && v.head != "" && Busy(recsOf(rows)) != nil {
 		v.Text = v.head + "." // a trap quotes it: no rule on idle CPU of a busy host
 	}
@@ -226,7 +233,7 @@ func trap(lang, rpc string, s Row, trapped []Row, v Verdict, ok bool) Verdict {
 
 // judgeMulti compares shared with the multi-connection layouts at the
 // highest in-flight count they share.
-func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verdict, bool) {
+func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row, rounds map[roundKey][]float64) (Verdict, bool) {
 	var common []int
 	for n := range shared {
 		if len(multi[n]) > 0 {
@@ -239,9 +246,13 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 	sort.Ints(common)
 	n := common[len(common)-1]
 	s := shared[n]
+	// The best layout: the highest throughput among those measured in
+	// the most rounds at n, so that a ratio measured in rounds is the one
+	// judged.
+	roundsOf := func(r Row) int { return len(rounds[roundKey{ConnLabel(r.Rec), n}]) }
 	best := multi[n][0]
 	for _, r := range multi[n][1:] {
-		if r.Rec.ThroughputRPS > best.Rec.ThroughputRPS {
+		if roundsOf(r) > roundsOf(best) || (roundsOf(r) == roundsOf(best) && r.Rec.ThroughputRPS > best.Rec.ThroughputRPS) {
 			best = r
 		}
 	}
@@ -250,6 +261,7 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 	if s.Rec.ThroughputRPS > 0 {
 		v.Ratio = best.Rec.ThroughputRPS / s.Rec.ThroughputRPS
 	}
+	ratioRounds(&v, rounds)
 	cands := make([]*result.Record, len(multi[n]))
 	for i, r := range multi[n] {
 		cands[i] = r.Rec
@@ -258,6 +270,10 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 	v.Conns, v.Enough = Conns(enough), ConnLabel(enough)
 	head := fmt.Sprintf("%s %s, in-flight %d: %s gave %.2fx the throughput of one shared connection (%.0f vs %.0f req/s)",
 		lang, rpc, n, v.Best, v.Ratio, best.Rec.ThroughputRPS, s.Rec.ThroughputRPS)
+	if v.Rounds >= 2 {
+		head = fmt.Sprintf("%s %s, in-flight %d: %s gave %.2fx, %.2f-%.2f over %d rounds, the throughput of one shared connection (%.0f vs %.0f req/s, the median steps)",
+			lang, rpc, n, v.Best, v.Ratio, v.RatioLow, v.RatioHigh, v.Rounds, best.Rec.ThroughputRPS, s.Rec.ThroughputRPS)
+	}
 	if s.IdealRPS > 0 {
 		head += fmt.Sprintf("; shared reached %.0f%% of its ideal line", 100*s.Efficiency)
 		if best.IdealRPS > 0 {
@@ -286,7 +302,18 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 	unconfirmed := v.Ratio >= BottleneckRatio && prevN > 0 && prevRatio < BottleneckRatio &&
 		!(hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
 	called := v.Ratio >= BottleneckRatio || (hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
+	// Rounds at n confirm the ratio by repetition: the call needs their
+	// whole range at or above the threshold, and a range across it is the
+	// host's noise.
+	noisy := v.Rounds >= 2 && v.RatioLow < BottleneckRatio && v.RatioHigh >= BottleneckRatio
+	if v.Rounds >= 2 {
+		unconfirmed, called = false, v.RatioLow >= BottleneckRatio
+	}
 	switch {
+	case noisy:
+		v.Kind = Inconclusive
+		v.Text = head + fmt.Sprintf(". Inconclusive: the layouts differ by less than this host's noise (%.0f%%): over %d rounds the ratio ranged %.2f-%.2fx, across the %.1fx line; more rounds (a longer budget) or a quieter host would settle it.",
+			100*Noise(v), v.Rounds, v.RatioLow, v.RatioHigh, BottleneckRatio)
 	case called && len(common) < MinInflights:
 		v.Kind = Inconclusive
 		v.Text = head + fmt.Sprintf(". Inconclusive: needs both layouts measured at %d in-flight counts at least to call a bottleneck (this run has in-flight %d only); sweep more in-flight counts.", MinInflights, n)
