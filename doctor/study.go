@@ -50,6 +50,9 @@ func Run(ctx context.Context, o Options) (*Diagnosis, error) {
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	s := &study{o: &o, run: o.runner(), d: &Diagnosis{}, abort: abort}
+	// A server on this host: its CPU is read from the OS at each step
+	// (FindLocalServer); one that cannot be read stays unknown.
+	s.srv, _ = FindLocalServer(o.Target)
 	layouts := o.layouts()
 	fixed := layouts[:o.fixedLayouts()]
 	if s.run.Stepwise() {
@@ -89,6 +92,9 @@ type study struct {
 	run   Runner
 	d     *Diagnosis
 	abort context.CancelCauseFunc
+	// srv is the target's process on this host (nil: none, or not
+	// readable).
+	srv *LocalServer
 	// climbs are the layouts' climbs, by layout label.
 	climbs map[string]*climb
 }
@@ -194,13 +200,26 @@ func (s *study) climbOf(label string) *climb {
 	return c
 }
 
-// layout runs conn at the in-flight counts ns through the runner, judges
-// each record (verdict.MarkStall), keeps it, tells o.Step, and ends the
+// layout runs conn at the in-flight counts ns through the runner, gives
+// each record the local server's CPU when the server did not report it,
+// judges each record (verdict.MarkStall), keeps it, tells o.Step, and ends the
 // layout's climb as step says; a runner that is not Stepwise runs its
 // remaining steps, whose records are kept as well, unless the study was
 // aborted (its client is then stopped).
 func (s *study) layout(ctx context.Context, conn loadgen.ConnMode, ns []int) {
+	var from cpuMark
+	read := false
+	if s.srv != nil {
+		from, read = s.srv.mark()
+	}
 	err := s.run.Run(ctx, s.o, conn, ns, func(rec *result.Record) bool {
+		if s.srv != nil {
+			to, ok := s.srv.mark()
+			if ok && read {
+				s.srv.fill(rec, from, to)
+			}
+			from, read = to, ok
+		}
 		// As sweep judges each record (lab's sink): RPCs held in flight
 		// past the stall age at the step's end make it stalled, whatever
 		// the step's status said; a stall ends the layout's climb as a

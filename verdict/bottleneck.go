@@ -399,8 +399,12 @@ func flat(v *Verdict, head string, s, best Row) {
 	}
 	sc := busy.ServerCPU
 	v.ServerBusy, v.ServerLayout = sc.Busy, ConnLabel(busy)
-	kept := fmt.Sprintf("the server kept %.0f%% of its %d CPU%s busy under %s (%.1f µs of server CPU per RPC)",
+	kept := fmt.Sprintf("the server kept %.0f%% of its %d CPU%s busy under %s (%.1f µs of server CPU per RPC",
 		100*sc.Busy, sc.CPUs, plural(sc.CPUs), v.ServerLayout, sc.CPUNSPerRPC/1e3)
+	if sc.Source == "os" {
+		kept += "; read from the OS, not reported by the server"
+	}
+	kept += ")"
 	if sc.Busy >= ServerCPUBusy {
 		v.Kind = ServerBound
 		v.Text = head + together + ", and " + kept + ": the server is the limit, not the client's connection; give the server more CPU (or a cheaper handler) and sweep again."
