@@ -262,7 +262,9 @@ func doctorStart(ctx context.Context, stderr io.Writer, o *doctor.Options, clien
 	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v with the %s client\n", o.Target, o.Budget, client)
 	if o.Adaptive {
 		r := o.AdaptiveRule()
-		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: a %v trial + %v cooldown + %v decision), then on while a trial is under way, at most %v\n",
-			r.Min, r.Max, r.SettleTime(o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval, r.SettleWait())
+		most := 2 * (r.SettleTime(o.MaxInflight) + r.SettleWait() + o.Interval)
+		fmt.Fprintf(stderr, "rpclab doctor: then the adaptive pool, up to %v more (--adaptive=false leaves it out): each of its two steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: a %v trial + %v cooldown + %v decision), then on while a trial is under way, at most %v\n",
+			most.Round(time.Second), r.Min, r.Max, r.SettleTime(o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval, r.SettleWait())
 	}
 }
+

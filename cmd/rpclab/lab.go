@@ -40,6 +40,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 		return err
 	}
 	d := newDrawer(stderr, compare)
+	d.openLoop(open, sf.open.objective)
 	defer d.stop()
 	opts, err := sf.sessionOptions(cmd, d.event)
 	if err != nil {

@@ -66,6 +66,13 @@ func TestOpenLoopEndToEnd(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
+	// Progress names an open-loop step by its rate and connections, not
+	// by an in-flight count it does not have.
+	for _, want := range []string{"shared     unary     rate=100/s conns=1", "pool:2     unary     rate=200/s conns=2"} {
+		if !strings.Contains(e.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e.String())
+		}
+	}
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +96,22 @@ func TestOpenLoopEndToEnd(t *testing.T) {
 	}
 	if n != 4 {
 		t.Errorf("got %d records, want 4", n)
+	}
+}
+
+// TestOpenLoopSkippedRates: a layout whose step misses --slo skips its
+// higher rates, and the progress says which and why.
+func TestOpenLoopSkippedRates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	cmd := rpclabCmd(ctx, "sweep", "--rps", "100,200,300", "--conn", "shared", "--warmup", "50ms", "--interval", "200ms", "--slo", "p50=1ns")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sweep: %v; stderr:\n%s", err, e.String())
+	}
+	if want := "rpclab: shared: skipped rates 200/s, 300/s: the step at 100/s missed p50=1ns ("; !strings.Contains(e.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, e.String())
 	}
 }
 
