@@ -267,4 +267,3 @@ func doctorStart(ctx context.Context, stderr io.Writer, o *doctor.Options, clien
 			most.Round(time.Second), r.Min, r.Max, r.SettleTime(o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval, r.SettleWait())
 	}
 }
-
