@@ -46,7 +46,9 @@ func DoctorText(w io.Writer, recs []result.Record, notes []string) {
 	vs := verdict.Verdicts(recs)
 	fmt.Fprintf(w, "\nVerdict:\n%s\n", verdict.Text(vs))
 	for _, v := range vs {
-		if v.Kind == verdict.ConnBottleneck && v.Conns > 1 {
+		// On a busy host the rules' reading follows the warning, and so
+		// does the change it advises.
+		if (v.Kind == verdict.ConnBottleneck || (v.Kind == verdict.BusyHost && v.Rule == verdict.ConnBottleneck)) && v.Conns > 1 {
 			change(w, recs, v)
 		}
 	}

@@ -87,3 +87,30 @@ func TestDoctorTextPrintsTheRecordsStack(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupsNameTheMethod: records of two methods against one target are
+// two groups, each titled with its method and target, as their verdicts
+// are two.
+func TestGroupsNameTheMethod(t *testing.T) {
+	var recs []result.Record
+	for _, call := range []string{"kv.KV/Range", "kv.KV/Put"} {
+		for _, conn := range []string{"shared", "pool"} {
+			r := result.Record{
+				SchemaVersion: result.SchemaVersion, Kind: "ping", Status: result.StatusOK,
+				Spec: result.Spec{Target: "127.0.0.1:2379", RPC: "unary", LoadModel: "closed", Inflight: 8,
+					ConnMode: conn, ConnsRequested: 1, Call: call},
+				Env: result.Env{Language: "go", HostCPUs: 2}, DurationNS: 1e9, ThroughputRPS: 1000, Requests: 1000,
+			}
+			recs = append(recs, r)
+		}
+	}
+	gs := Groups([]Run{{Name: "run", Records: recs}})
+	if len(gs) != 2 {
+		t.Fatalf("got %d groups, want one per method", len(gs))
+	}
+	for i, call := range []string{"kv.KV/Range", "kv.KV/Put"} {
+		if want := "unary RPCs of " + call + ", 0 B payload, closed loop, against 127.0.0.1:2379"; !strings.Contains(gs[i].Title, want) {
+			t.Errorf("group %d: got title %q, want it to contain %q", i, gs[i].Title, want)
+		}
+	}
+}
