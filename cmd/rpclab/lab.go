@@ -159,6 +159,11 @@ func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadg
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
 				return sf.open.sweep(ctx, spec, open, o, sink, prog)
 			}
+		case sf.open.call != "":
+			d = lc.Spec.Duration(o.AdaptiveRule)
+			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
+				return sf.open.closedSweep(ctx, spec, o, sink, prog)
+			}
 		default:
 			d = lc.Spec.Duration(o.AdaptiveRule)
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {

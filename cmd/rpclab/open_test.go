@@ -232,3 +232,38 @@ func TestSweepCallByReflection(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepCallClosedLoop: sweep --call without --rps calls the method in
+// the closed loop, one record per layout and in-flight count, each naming
+// the method; another stack's client cannot.
+func TestSweepCallClosedLoop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "call.jsonl")
+	cmd := rpclabCmd(ctx, "sweep", "--conn", "shared,pool:2", "--inflight", "1,4", "--warmup", "50ms", "--interval", "200ms",
+		"--call", "grpc.testing.BenchmarkService/UnaryCall", "--data", `{"response_size": 5}`, "-o", out)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sweep --call: %v; stderr:\n%s", err, e.String())
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4 {
+		t.Fatalf("got %d records, want 4", len(recs))
+	}
+	for _, r := range recs {
+		if r.Spec.Call != "grpc.testing.BenchmarkService/UnaryCall" || r.Spec.LoadModel != "closed" || r.Status != result.StatusOK {
+			t.Errorf("got call %q, load model %q, status %q; want the method, closed, ok", r.Spec.Call, r.Spec.LoadModel, r.Status)
+		}
+	}
+	if !strings.Contains(o.String(), "go unary grpc.testing.BenchmarkService/UnaryCall, in-flight 4:") {
+		t.Errorf("the verdict does not name the method:\n%s", o.String())
+	}
+	code, _, stderr := runInProcess("sweep", "--client", "python", "--call", "grpc.testing.BenchmarkService/UnaryCall")
+	if code != exitUsage || !strings.Contains(stderr, "--call: a method is called by the go client only") {
+		t.Errorf("--client python --call: got exit %d, %q; want a usage error", code, stderr)
+	}
+}
