@@ -41,11 +41,16 @@ func newDoctorCmd() *cobra.Command {
 		Use:   "doctor",
 		Short: "A one-minute study of your service: is the client's connection the bottleneck?",
 		Long: `Measure your service in a closed loop on one shared connection, on pools of
-2, 4 and 8 connections and on an adaptive pool of 1 to 8 (pool:auto), at doubling in-flight counts until throughput stops
-growing (each at two in-flight counts at least), then say whether the single
-connection is the bottleneck, the pool to use (the fewest connections reaching
-90% of the best pool's throughput, as rpclab sweep advises; the adaptive pool
-when it matches the best fixed pool), and the code change.
+2, 4 and 8 connections and on an adaptive pool of 1 to 8 (pool:auto), in rounds
+of doubling in-flight counts: at each count the shared connection and every pool
+still climbing, so layouts are compared at the counts they share; a pool's climb
+ends after two steps in a row that add less than 10%. Then it measures the
+deciding comparison again, in interleaved rounds, until its ratio's range clears
+the 1.3x line or the budget ends, and prints the verdict rpclab sweep and
+rpclab report give for the same records (docs/verdict.md): whether the single
+connection is the bottleneck, with the ratio's range, the pool to use (the
+fewest connections reaching 90% of the best pool's throughput; the adaptive
+pool when it matches the best fixed pool), and the code change.
 
 It takes about --budget (1 minute), and never sends faster than --max-rps nor
 keeps more than --max-inflight RPCs in flight: it is aimed at real services.
