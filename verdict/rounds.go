@@ -50,7 +50,8 @@ func collapse(rows []Row) ([]Row, map[roundKey][]float64) {
 
 // ratioRounds sets v's Ratio, RatioLow, RatioHigh and Rounds from the
 // rounds of Best and shared at v.Inflight: the i-th step of each pairs as
-// round i; the ratio is the median round's. Fewer than two rounds leave v
+// round i; the ratio is their median (of an even count, the mean of the
+// middle two). Fewer than two rounds leave v
 // as it is.
 func ratioRounds(v *Verdict, rounds map[roundKey][]float64) {
 	s, b := rounds[roundKey{"shared", v.Inflight}], rounds[roundKey{v.Best, v.Inflight}]
@@ -68,8 +69,9 @@ func ratioRounds(v *Verdict, rounds map[roundKey][]float64) {
 		return
 	}
 	slices.Sort(ratios)
-	v.Rounds, v.RatioLow, v.RatioHigh = len(ratios), ratios[0], ratios[len(ratios)-1]
-	v.Ratio = ratios[(len(ratios)-1)/2]
+	k = len(ratios)
+	v.Rounds, v.RatioLow, v.RatioHigh = k, ratios[0], ratios[k-1]
+	v.Ratio = (ratios[(k-1)/2] + ratios[k/2]) / 2
 }
 
 // Settled says whether v's ratio, measured in rounds, needs no more of
