@@ -471,3 +471,27 @@ func TestDoctorClimbsLikeWithLike(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorInterruptedKeepsRecords: a study stopped mid-way returns
+// ctx's error and every record measured until then.
+func TestDoctorInterruptedKeepsRecords(t *testing.T) {
+	ctx, cancel := context.WithCancel(testutil.Context(t))
+	defer cancel()
+	o := doctor.DefaultOptions(startServer(t))
+	o.Budget, o.MaxInflight, o.Pools, o.Adaptive = 20*time.Second, 8, []int{2}, false
+	o.Warmup, o.Interval = 20*time.Millisecond, 100*time.Millisecond
+	steps := 0
+	o.Step = func(*result.Record) error {
+		if steps++; steps == 3 {
+			cancel()
+		}
+		return nil
+	}
+	d, err := doctor.Run(ctx, o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the study interrupted", err)
+	}
+	if d == nil || len(d.Records) != steps || steps < 3 {
+		t.Fatalf("got %d records of %d steps, want every step's record kept", len(d.Records), steps)
+	}
+}
