@@ -327,7 +327,11 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row, round
 			advice = fmt.Sprintf("use the adaptive pool (%s, which sized itself to %d connections here, at least matching the best fixed layout", v.Enough, v.Conns)
 		}
 		if v.Enough != v.Best {
-			advice += fmt.Sprintf(" reached %.0f%% of %s", 100*enough.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
+			of := fmt.Sprintf(" reached %.0f%% of %s", 100*enough.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
+			if enough.Spec.ConnMode == AutoPoolMode {
+				of = "; it" + of
+			}
+			advice += of
 		}
 		spread := "; package pool spreads RPCs over them)."
 		if lang != "go" {

@@ -374,7 +374,7 @@ func TestVerdictAdvisesAdaptivePool(t *testing.T) {
 	if len(vs) != 1 || vs[0].Kind != ConnBottleneck {
 		t.Fatalf("got %+v, want one connection-bottleneck verdict", vs)
 	}
-	if want := "use the adaptive pool (pool:auto:1:8, which sized itself to 3 connections"; !strings.Contains(vs[0].Text, want) {
+	if want := "use the adaptive pool (pool:auto:1:8, which sized itself to 3 connections here, at least matching the best fixed layout; it reached 100% of pool:4; package pool"; !strings.Contains(vs[0].Text, want) {
 		t.Errorf("got %q, want it to contain %q", vs[0].Text, want)
 	}
 }
