@@ -368,7 +368,9 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row, round
 			v.Text = head + ". No clear bottleneck: more connections do not help, yet one connection scales only part of the way; measure at higher in-flight and watch the server's CPU."
 		}
 	}
-	if v.Kind != ConnBottleneck {
+	// A lower count's gain is one pair of steps: not said where the rounds
+	// showed this host's noise to be larger than the threshold's margin.
+	if v.Kind != ConnBottleneck && !noisy {
 		for _, m := range common[:len(common)-1] {
 			if r := bestRatio(shared[m], multi[m]); r >= BottleneckRatio && r > v.PeakRatio {
 				v.PeakInflight, v.PeakRatio = m, r
