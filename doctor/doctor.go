@@ -7,13 +7,11 @@
 // user's rate and in-flight caps. The steps run through a Runner: Go's
 // loadgen in process (GoRunner), or another stack's client (External),
 // so that the study measures the client the user runs. It measures;
-// package verdict judges its records (verdict.Diagnose) and package
-// report words the verdict.
+// package verdict judges its records (verdict.Verdicts, the one judge of
+// sweep, report and compare too) and package report words the verdict.
 package doctor
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -68,8 +66,10 @@ type Options struct {
 	DialTimeout time.Duration
 	// Load are the Go-only settings (TLS and metadata dial options).
 	Load loadgen.Options
-	// Step, if set, is told about each step as it ends.
-	Step func(*result.Record)
+	// Step, if set, is told about each step as it ends; its error (a
+	// record that could not be written) ends the study at once, and Run
+	// returns it.
+	Step func(*result.Record) error
 	// Runner runs the steps (nil: GoRunner, this process's Go client).
 	// Another stack's client (External) calls the ping only, in a closed
 	// loop, without dial options, and has no adaptive pool: Validate
@@ -101,14 +101,28 @@ func DefaultOptions(target string) Options {
 	}
 }
 
-// Diagnosis is the outcome of a study: its records and verdict's judgement
-// of them.
+// Diagnosis is the outcome of a study: its records, verdict's judgement
+// of them (the same verdict.Verdicts that rpclab sweep and rpclab report
+// give for the same records), and what only the study knows: why its
+// climbs ended.
 type Diagnosis struct {
-	Records []result.Record
-	verdict.Diagnosis
-	// Capped says a MaxRPS or MaxInflight cap stopped a layout before its
-	// throughput stopped growing.
+	Records  []result.Record
+	Verdicts []verdict.Verdict
+	// Capped says a MaxRPS or MaxInflight cap ended a climb that was still
+	// growing, or held a layout at the rate cap.
 	Capped bool
+	// Unfinished names the layouts still growing when the budget ended
+	// the climb.
+	Unfinished []string
+	// Stopped says, per layout, why a failed or stalled step ended its
+	// climb: what the study could not measure.
+	Stopped []string
+	// Rounds counts the interleaved rounds measured after the climb to
+	// settle the deciding comparison (verdict.Settled).
+	Rounds int
+	// Notes word Capped, Unfinished and Stopped, one sentence each, for
+	// under the verdict (report.DoctorText).
+	Notes []string
 }
 
 // Validate checks o; its error is a *usage.Error whose Setting is the
@@ -251,115 +265,4 @@ func (o *Options) inflights(stepwise bool) []int {
 	}
 	fit := int(o.Budget / (time.Duration(o.fixedLayouts()) * (o.Warmup + o.Interval)))
 	return ns[:min(len(ns), max(fit, verdict.MinInflights))]
-}
-
-// Run runs the study. It returns what was measured so far with ctx's
-// error if stopped, or an error if the target could not be reached. The
-// adaptive pool's steps warm up for StepWarmup; what that adds over
-// o.Warmup comes on top of the budget.
-func Run(ctx context.Context, o Options) (*Diagnosis, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	d := &Diagnosis{}
-	run := o.runner()
-	layouts := o.layouts()
-	// Spread the budget evenly over the fixed layouts; the adaptive pool's
-	// steps come on top of it.
-	deadline := time.Now().Add(o.Budget)
-	per := o.Budget / time.Duration(o.fixedLayouts())
-	for li, conn := range layouts {
-		end := time.Now().Add(per)
-		if li == len(layouts)-1 || end.After(deadline) {
-			end = deadline
-		}
-		if conn.Kind == loadgen.AutoPool {
-			// The adaptive pool needs a long warm-up per step to settle, so
-			// it runs only where it matters: the top in-flight counts the
-			// fixed layouts reached (two, as the diagnosis needs).
-			ns := topInflights(d.Records, verdict.MinInflights)
-			if len(ns) == 0 {
-				continue
-			}
-			if err := o.runLayout(ctx, run, d, conn, ns, func(rec *result.Record) bool {
-				return rec.Status != result.StatusFailed && rec.Status != result.StatusStalled
-			}); err != nil {
-				return d, err
-			}
-			continue
-		}
-		var prev float64
-		var fatal error
-		steps := 0
-		// climb says whether the layout goes on after rec: not after a
-		// failure or a stall, nor once its throughput stopped growing, nor
-		// when the layout's share of the budget is spent.
-		climb := func(rec *result.Record) bool {
-			if rec.Status == result.StatusFailed || rec.Status == result.StatusStalled {
-				if len(d.Records) == 1 {
-					fatal = fmt.Errorf("doctor: %s", rec.Error)
-				}
-				return false
-			}
-			steps++
-			if o.MaxRPS > 0 && rec.ThroughputRPS >= 0.9*o.MaxRPS {
-				d.Capped = true
-				if steps >= verdict.MinInflights {
-					return false
-				}
-			}
-			if prev > 0 && !verdict.Grew(prev, rec.ThroughputRPS) {
-				return false // stopped growing
-			}
-			prev = rec.ThroughputRPS
-			if rec.Spec.Inflight*2 > o.MaxInflight {
-				d.Capped = true
-			}
-			return steps < verdict.MinInflights || !time.Now().Add(o.Warmup+o.Interval).After(end)
-		}
-		if err := o.runLayout(ctx, run, d, conn, o.inflights(run.Stepwise()), climb); err != nil {
-			return d, err
-		}
-		if fatal != nil {
-			return d, fatal
-		}
-	}
-	d.Diagnosis = verdict.Diagnose(d.Records)
-	return d, nil
-}
-
-// runLayout runs conn at the in-flight counts ns through run, judges each
-// record (verdict.MarkStall), appends it to d and tells o.Step, and asks
-// climb whether to go on; once climb said no, a runner that is not
-// Stepwise runs its remaining steps, whose records are kept as well.
-func (o *Options) runLayout(ctx context.Context, run Runner, d *Diagnosis, conn loadgen.ConnMode, ns []int, climb func(*result.Record) bool) error {
-	stopped := false
-	return run.Run(ctx, o, conn, ns, func(rec *result.Record) bool {
-		// As sweep judges each record (lab's sink): RPCs held in flight
-		// past the stall age at the step's end make it stalled, whatever
-		// the step's status said; a stall ends the layout's climb as a
-		// failure does.
-		verdict.MarkStall(rec)
-		d.Records = append(d.Records, *rec)
-		if o.Step != nil {
-			o.Step(rec)
-		}
-		if !stopped {
-			stopped = !climb(rec)
-		}
-		return !stopped
-	})
-}
-
-// topInflights is the k largest in-flight counts that succeeded in recs,
-// smallest first.
-func topInflights(recs []result.Record, k int) []int {
-	var ns []int
-	for i := range recs {
-		if recs[i].Status != result.StatusFailed && recs[i].Status != result.StatusStalled && !slices.Contains(ns, recs[i].Spec.Inflight) {
-			ns = append(ns, recs[i].Spec.Inflight)
-		}
-	}
-	slices.Sort(ns)
-	return ns[max(0, len(ns)-k):]
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"regexp"
@@ -64,17 +65,22 @@ func TestDoctorSharedUnderCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Shared.Best == nil || len(d.Pools) != 2 || d.Pools[0].Best == nil || d.Pools[1].Best == nil {
-		t.Fatalf("got shared %v and pools %v, want a best step for each (pool:2, pool:auto:1:2)", d.Shared.Best, d.Pools)
+	var auto *result.Record
+	layouts := map[string]bool{}
+	for i := range d.Records {
+		layouts[verdict.ConnLabel(&d.Records[i])] = true
+		if d.Records[i].Spec.ConnMode == verdict.AutoPoolMode {
+			auto = &d.Records[i]
+		}
 	}
-	if got, want := d.Pools[1].Conn, "pool:auto:1:2"; got != want {
-		t.Errorf("got the adaptive layout %q, want %q", got, want)
+	if !layouts["shared"] || !layouts["pool:2"] || !layouts["pool:auto:1:2"] {
+		t.Fatalf("got layouts %v, want shared, pool:2 and pool:auto:1:2", layouts)
 	}
-	if ps := d.Pools[1].Best.PoolSizes; len(ps) == 0 || ps[0].Size < 1 || ps[0].Size > 2 {
+	if ps := auto.PoolSizes; len(ps) == 0 || ps[0].Size < 1 || ps[0].Size > 2 {
 		t.Errorf("got pool_sizes %+v for the adaptive pool, want its sizes within 1..2", ps)
 	}
-	if d.Kind != verdict.NotConnection || d.Recommended != nil {
-		t.Errorf("got %s (gain %.2f, %s), want %s", d.Kind, d.Gain, d.Why, verdict.NotConnection)
+	if len(d.Verdicts) != 1 || d.Verdicts[0].Kind == verdict.ConnBottleneck {
+		t.Errorf("got %s, want one verdict, not a connection bottleneck", verdict.Text(d.Verdicts))
 	}
 	if !d.Capped {
 		t.Errorf("got Capped false, want true (the rate cap stopped the layouts)")
@@ -96,8 +102,8 @@ func TestDoctorSharedUnderCap(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	report.DoctorText(&out, &d.Diagnosis, d.Capped)
-	for _, want := range []string{"shared", "pool:2", "NOT the bottleneck", "cap"} {
+	report.DoctorText(&out, d.Records, d.Notes)
+	for _, want := range []string{"shared", "pool:2", "Verdict:\n" + verdict.Text(d.Verdicts), "Note: a cap of the study (at most 400 RPCs/s"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("verdict lacks %q:\n%s", want, out.String())
 		}
@@ -152,8 +158,9 @@ func TestDoctorBadInput(t *testing.T) {
 			tc.edit(&o)
 			// No step ran: a refusal up front returns no study, and the
 			// Step hook never fires.
-			o.Step = func(r *result.Record) {
+			o.Step = func(r *result.Record) error {
 				t.Errorf("a step ran (%s at %d) before the refusal", r.Spec.ConnMode, r.Spec.Inflight)
+				return nil
 			}
 			d, err := doctor.Run(ctx, o)
 			if !errors.Is(err, tc.want) {
@@ -212,30 +219,32 @@ func TestDoctorPoolWinsThroughNetem(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	report.DoctorText(&out, &d.Diagnosis, d.Capped)
+	report.DoctorText(&out, d.Records, d.Notes)
 	t.Logf("study through netem at %d bit/s per connection:\n%s", rate, out.String())
-	if d.Busy != nil {
+	if len(d.Verdicts) != 1 {
+		t.Fatalf("got %d verdicts, want one:\n%s", len(d.Verdicts), out.String())
+	}
+	v := d.Verdicts[0]
+	if v.Kind == verdict.BusyHost {
 		// The study says itself that other work took the CPUs its steps
 		// ran on (verdict.OtherWorkShare): its figures are not the link's,
 		// and no finding of it can be checked here.
-		t.Skipf("the study found a busy host (steps at in-flight %v); nothing to check:\n%s", d.Busy.Inflights, out.String())
+		t.Skipf("the study found a busy host (steps at in-flight %v); nothing to check:\n%s", v.Busy.Inflights, out.String())
 	}
-	if d.Kind != verdict.ConnBottleneck || d.Recommended == nil {
-		t.Fatalf("got %s (gain %.2f, %s), want %s with a pool advised:\n%s", d.Kind, d.Gain, d.Why, verdict.ConnBottleneck, out.String())
+	if v.Kind != verdict.ConnBottleneck || v.Conns < 2 {
+		t.Fatalf("got %s (ratio %.2f), want %s with a pool advised:\n%s", v.Kind, v.Ratio, verdict.ConnBottleneck, out.String())
 	}
 	// Two connections double the bandwidth: well clear of the threshold.
-	if d.Gain < 1.5 {
-		t.Errorf("got gain %.2f, want at least 1.5 (a pool of 4 has 4 times the bandwidth)", d.Gain)
+	if v.Ratio < 1.5 {
+		t.Errorf("got ratio %.2f, want at least 1.5 (a pool of 4 has 4 times the bandwidth)", v.Ratio)
 	}
 	// The advice is a fixed pool, or the adaptive pool when it matched the
 	// best fixed one (its steps warm up until it can settle, so it can).
-	change := "pool.WithSize(" + strconv.Itoa(verdict.Conns(d.Recommended.Best)) + ")"
-	if d.Recommended.Best.Spec.ConnMode == verdict.AutoPoolMode {
+	change := "pool.WithSize(" + strconv.Itoa(v.Conns) + ")"
+	if strings.HasPrefix(v.Enough, "pool:auto") {
 		change = "pool.WithAdaptive(1, 4)"
-	} else if n := verdict.Conns(d.Recommended.Best); n < 2 {
-		t.Errorf("got %d connections advised, want a pool", n)
 	}
-	for _, want := range []string{"IS the bottleneck", change} {
+	for _, want := range []string{"Client-side connection bottleneck", change} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("verdict lacks %q:\n%s", want, out.String())
 		}
@@ -318,7 +327,11 @@ func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 			want = max(o.Warmup, rule.SettleTime(r.Spec.Inflight))
 			late = rule.SettleWait() // and on while a trial is under way
 		}
-		if got := time.Duration(r.Spec.WarmupNS); got < want || got > want+late {
+		// The warm-up ends at the first check after its bound: on a busy
+		// host that check comes a little late (180.02 ms for a 180 ms
+		// bound), which slack allows.
+		const slack = 100 * time.Millisecond
+		if got := time.Duration(r.Spec.WarmupNS); got < want || got > want+late+slack {
 			t.Errorf("%s at in-flight %d: got warm-up %v, want %v (to %v more)", verdict.ConnLabel(&r), r.Spec.Inflight, got, want, late)
 		}
 	}
@@ -375,5 +388,110 @@ func TestDoctorMarksStall(t *testing.T) {
 	}
 	if d == nil || len(d.Records) != 1 || d.Records[0].Status != result.StatusStalled {
 		t.Fatalf("got %+v, want the one stalled step's record", d)
+	}
+}
+
+// TestDoctorTargetGone: a target that stops accepting connections after
+// the study's first steps ends the study at once with an error wrapping
+// ErrTargetGone that says why (connection refused), and every record
+// measured, the failed step's included, is kept.
+func TestDoctorTargetGone(t *testing.T) {
+	ctx := testutil.Context(t)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(server.Options{})
+	go s.Serve(lis)
+	t.Cleanup(s.Stop)
+	o := doctor.DefaultOptions(lis.Addr().String())
+	o.Budget, o.MaxInflight, o.Pools, o.Adaptive = 20*time.Second, 8, []int{2, 4}, false
+	o.Warmup, o.Interval, o.DialTimeout = 50*time.Millisecond, 200*time.Millisecond, time.Second
+	steps := 0
+	o.Step = func(*result.Record) error {
+		if steps++; steps == 2 {
+			s.Stop() // closes the listener: new connections are refused
+		}
+		return nil
+	}
+	d, err := doctor.Run(ctx, o)
+	if !errors.Is(err, doctor.ErrTargetGone) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("got %v, want the target gone, saying connection refused", err)
+	}
+	if d == nil || len(d.Records) != steps || len(d.Records) < 3 {
+		t.Fatalf("got %d records of %d steps, want every step's record kept", len(d.Records), steps)
+	}
+	if last := d.Records[len(d.Records)-1]; last.Status != result.StatusFailed {
+		t.Errorf("got the last step %s, want it failed", last.Status)
+	}
+}
+
+// TestDoctorClimbsLikeWithLike: against a server whose connections each
+// carry at most 500 RPCs/s (a 2 ms think time, one stream per
+// connection), the study measures shared at every in-flight count a pool
+// is measured at, and a pool's climb ends only after two steps in a row
+// (FlatSteps) that did not grow by verdict.Growth over its best before
+// them.
+func TestDoctorClimbsLikeWithLike(t *testing.T) {
+	ctx := testutil.Context(t)
+	o := doctor.DefaultOptions(testutil.Serve(t, server.New(server.Options{Delay: 2 * time.Millisecond, MaxConcurrentStreams: 1})))
+	o.Budget, o.MaxInflight, o.Pools, o.Adaptive = 60*time.Second, 64, []int{2}, false
+	o.Warmup, o.Interval = 50*time.Millisecond, 300*time.Millisecond
+	d, err := doctor.Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string][]int{}
+	var pool []float64
+	for _, r := range d.Records {
+		counts[r.Spec.ConnLabel()] = append(counts[r.Spec.ConnLabel()], r.Spec.Inflight)
+		if r.Spec.ConnLabel() == "pool:2" {
+			pool = append(pool, r.ThroughputRPS)
+		}
+	}
+	if !slices.Equal(counts["shared"], counts["pool:2"]) {
+		t.Errorf("got shared at in-flight %v and pool:2 at %v, want the same counts", counts["shared"], counts["pool:2"])
+	}
+	// The climb's end as the guide states it: two steps in a row.
+	const flat = 2
+	if n := len(pool) - d.Rounds; n < flat+1 || slices.Max(counts["pool:2"]) >= o.MaxInflight {
+		t.Fatalf("got pool:2 at in-flight %v, want its climb ended by flattening before the cap", counts["pool:2"])
+	}
+	// The deciding comparison was measured again, in interleaved rounds,
+	// and the verdict gives its range.
+	if len(d.Verdicts) != 1 || d.Verdicts[0].Rounds < 2 || !strings.Contains(d.Verdicts[0].Text, fmt.Sprintf(" over %d rounds", d.Verdicts[0].Rounds)) {
+		t.Errorf("got %q, want a verdict on a ratio measured in rounds", verdict.Text(d.Verdicts))
+	}
+	counts["pool:2"] = counts["pool:2"][:len(counts["pool:2"])-d.Rounds] // the rounds repeat the top count
+	pool = pool[:len(pool)-d.Rounds]
+	best := slices.Max(pool[:len(pool)-flat])
+	for _, rps := range pool[len(pool)-flat:] {
+		if verdict.Grew(best, rps) {
+			t.Errorf("pool:2's climb ended at %v req/s (best before %v): a step grew, want its last %d flat", pool, best, flat)
+		}
+	}
+}
+
+// TestDoctorInterruptedKeepsRecords: a study stopped mid-way returns
+// ctx's error and every record measured until then.
+func TestDoctorInterruptedKeepsRecords(t *testing.T) {
+	ctx, cancel := context.WithCancel(testutil.Context(t))
+	defer cancel()
+	o := doctor.DefaultOptions(startServer(t))
+	o.Budget, o.MaxInflight, o.Pools, o.Adaptive = 20*time.Second, 8, []int{2}, false
+	o.Warmup, o.Interval = 20*time.Millisecond, 100*time.Millisecond
+	steps := 0
+	o.Step = func(*result.Record) error {
+		if steps++; steps == 3 {
+			cancel()
+		}
+		return nil
+	}
+	d, err := doctor.Run(ctx, o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the study interrupted", err)
+	}
+	if d == nil || len(d.Records) != steps || steps < 3 {
+		t.Fatalf("got %d records of %d steps, want every step's record kept", len(d.Records), steps)
 	}
 }

@@ -111,7 +111,7 @@ func TestDoctorPlansOneRunPerLayout(t *testing.T) {
 	if len(got) != 2 {
 		t.Errorf("got layouts %v, want shared and pool:2", got)
 	}
-	if d.Shared.Best == nil {
-		t.Errorf("got no best shared step, want the study judged")
+	if len(d.Verdicts) != 1 {
+		t.Errorf("got %d verdicts, want the study judged", len(d.Verdicts))
 	}
 }

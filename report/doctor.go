@@ -12,58 +12,66 @@ import (
 	"github.com/rpclab/rpclab/verdict"
 )
 
-// DoctorText prints rpclab doctor's verdict: each layout's best step,
-// whether the client's connection layout is the bottleneck, and if so the
-// pool size to use and the code change that brings it in, in the stack of
-// the client that ran the study (its records' env.language; PoolChange).
-// capped says a
-// rate or in-flight cap stopped a layout before its throughput stopped
-// growing.
-func DoctorText(w io.Writer, d *verdict.Diagnosis, capped bool) {
-	line := func(name string, r *result.Record) {
+// DoctorText prints rpclab doctor's outcome: each layout's best step,
+// then the verdict on recs, word for word what rpclab sweep and rpclab
+// report print for the same records (verdict.Verdicts, verdict.Text),
+// then what only the study adds: for a connection bottleneck the code
+// change that brings in the advised layout, in the stack of the client
+// that ran the study (the records' env.language; PoolChange), and the
+// study's notes (why its climbs ended, what it could not measure).
+func DoctorText(w io.Writer, recs []result.Record, notes []string) {
+	fmt.Fprintln(w, "Best throughput per connection layout (closed loop):")
+	best := map[string]*result.Record{}
+	var order []string
+	for i := range recs {
+		r := &recs[i]
+		c := verdict.ConnLabel(r)
+		if _, ok := best[c]; !ok {
+			order = append(order, c)
+			best[c] = nil
+		}
+		if r.Status == result.StatusOK && (best[c] == nil || r.ThroughputRPS > best[c].ThroughputRPS) {
+			best[c] = r
+		}
+	}
+	for _, c := range order {
+		r := best[c]
 		if r == nil {
-			fmt.Fprintf(w, "  %-14s no successful step\n", name)
-			return
+			fmt.Fprintf(w, "  %-14s no successful step\n", c)
+			continue
 		}
 		fmt.Fprintf(w, "  %-14s best %8.0f req/s at in-flight %-3d  p99 %7s µs  client CPU %6.1f µs/RPC\n",
-			name, r.ThroughputRPS, r.Spec.Inflight, us(r.Latency.P99NS), r.ClientCPUNSPerRPC/1e3)
+			c, r.ThroughputRPS, r.Spec.Inflight, us(r.Latency.P99NS), r.ClientCPUNSPerRPC/1e3)
 	}
-	fmt.Fprintln(w, "Best throughput per connection layout (closed loop):")
-	line(d.Shared.Conn, d.Shared.Best)
-	for i := range d.Pools {
-		line(d.Pools[i].Conn, d.Pools[i].Best)
+	vs := verdict.Verdicts(recs)
+	fmt.Fprintf(w, "\nVerdict:\n%s\n", verdict.Text(vs))
+	for _, v := range vs {
+		// On a busy host the rules' reading follows the warning, and so
+		// does the change it advises.
+		if (v.Kind == verdict.ConnBottleneck || (v.Kind == verdict.BusyHost && v.Rule == verdict.ConnBottleneck)) && v.Conns > 1 {
+			change(w, recs, v)
+		}
 	}
-	fmt.Fprintln(w)
-	if d.Busy != nil {
-		fmt.Fprintf(w, "Verdict: busy host. %s\nWhat the study read from these figures, for what it is worth:\n", d.Busy.Text())
+	for _, n := range notes {
+		fmt.Fprintln(w, "Note:", n)
 	}
-	switch {
-	case d.Kind == verdict.ConnBottleneck && d.Recommended != nil && d.Recommended.Best.Spec.ConnMode == verdict.AutoPoolMode:
-		b := d.Recommended.Best
-		fmt.Fprintf(w, "Verdict: the client's single shared connection IS the bottleneck: the best pool reached %.2fx its throughput.\n", d.Gain)
-		fmt.Fprintf(w, "Use the adaptive pool (%.0f vs %.0f req/s): it matched the best fixed pool (%.0f%% of its throughput, at most %.1fx the CPU per RPC)\n",
-			b.ThroughputRPS, d.Shared.Best.ThroughputRPS, 100*verdict.EnoughOfBest, verdict.AutoCPUSlack)
-		fmt.Fprintln(w, "and sizes itself to the load, where a fixed size fits one load only.")
+}
+
+// change prints the code change that brings in v's advised layout: the
+// adaptive pool's, or a fixed pool's in the verdict's stack.
+func change(w io.Writer, recs []result.Record, v verdict.Verdict) {
+	for i := range recs {
+		r := &recs[i]
+		if verdict.ConnLabel(r) != v.Enough || r.Spec.ConnMode != verdict.AutoPoolMode {
+			continue
+		}
 		fmt.Fprintf(w, "The change (%s; %s):\n", verdict.PoolLibrary("go"), poolChanges["go"].takes)
-		fmt.Fprintf(w, "    p, err := pool.New(target, pool.WithAdaptive(%d, %d), pool.WithDialOptions(opts...)) // was: grpc.NewClient(target, opts...)\n", b.Spec.ConnsMin, b.Spec.ConnsRequested)
+		fmt.Fprintf(w, "    p, err := pool.New(target, pool.WithAdaptive(%d, %d), pool.WithDialOptions(opts...)) // was: grpc.NewClient(target, opts...)\n", r.Spec.ConnsMin, r.Spec.ConnsRequested)
 		fmt.Fprintln(w, "    defer p.Close()")
 		fmt.Fprintln(w, "    client := pb.NewYourServiceClient(p) // was: pb.NewYourServiceClient(cc)")
-	case d.Kind == verdict.ConnBottleneck && d.Recommended != nil:
-		n := verdict.Conns(d.Recommended.Best)
-		fmt.Fprintf(w, "Verdict: the client's single shared connection IS the bottleneck: the best pool reached %.2fx its throughput.\n", d.Gain)
-		fmt.Fprintf(w, "Use a pool of %d connections (%.0f vs %.0f req/s): the fewest connections reaching %.0f%% of the best pool's throughput.\n",
-			n, d.Recommended.Best.ThroughputRPS, d.Shared.Best.ThroughputRPS, 100*verdict.EnoughOfBest)
-		PoolChange(w, d.Recommended.Best.Env.Language, n)
-	case d.Kind == verdict.NotConnection:
-		fmt.Fprintf(w, "Verdict: the client's connection layout is NOT the bottleneck: the best pool reached %.2fx the shared connection's\n", d.Gain)
-		fmt.Fprintf(w, "throughput (below %.1fx). Look at the server or the network; one shared connection is enough.\n", verdict.BottleneckRatio)
-	default:
-		fmt.Fprintf(w, "Verdict: inconclusive: %s.\n", d.Why)
+		return
 	}
-	if capped {
-		fmt.Fprintln(w, "Note: the --max-rps or --max-inflight cap stopped a layout before its throughput stopped growing;")
-		fmt.Fprintln(w, "raise the caps for a firmer answer.")
-	}
+	PoolChange(w, v.Language, v.Conns)
 }
 
 // poolChange is one stack's code change to a pool of N connections, as its

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/verdict"
 )
 
 // TestPoolChange: every client language's change names its stack's pool
@@ -63,9 +62,9 @@ func TestDoctorTextPrintsTheRecordsStack(t *testing.T) {
 		want     []string
 		dontWant []string
 	}{
-		{"python bottleneck", "python", 20000, []string{"Use a pool of 2 connections", "rpclab_pool.ChannelPool(target, 2)"}, []string{"pool.WithSize"}},
-		{"go bottleneck", "go", 20000, []string{"Use a pool of 2 connections", "pool.WithSize(2)"}, []string{"rpclab_pool"}},
-		{"python no bottleneck", "python", 10000, []string{"NOT the bottleneck"}, []string{"rpclab_pool", "The change"}},
+		{"python bottleneck", "python", 20000, []string{"use 2 connections (pool:2", "rpclab_pool.ChannelPool(target, 2)"}, []string{"pool.WithSize"}},
+		{"go bottleneck", "go", 20000, []string{"use 2 connections (pool:2", "pool.WithSize(2)"}, []string{"rpclab_pool"}},
+		{"python no bottleneck", "python", 10000, []string{"No clear bottleneck"}, []string{"rpclab_pool", "The change"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var recs []result.Record
@@ -73,9 +72,8 @@ func TestDoctorTextPrintsTheRecordsStack(t *testing.T) {
 				scale := float64(n) / 32
 				recs = append(recs, ping(tc.lang, "shared", 1, n, scale*10000), ping(tc.lang, "pool", 2, n, scale*tc.poolRPS))
 			}
-			d := verdict.Diagnose(recs)
 			var doc bytes.Buffer
-			DoctorText(&doc, &d, false)
+			DoctorText(&doc, recs, nil)
 			for _, w := range tc.want {
 				if !strings.Contains(doc.String(), w) {
 					t.Errorf("got %q, want it to contain %q", doc.String(), w)
@@ -87,5 +85,32 @@ func TestDoctorTextPrintsTheRecordsStack(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGroupsNameTheMethod: records of two methods against one target are
+// two groups, each titled with its method and target, as their verdicts
+// are two.
+func TestGroupsNameTheMethod(t *testing.T) {
+	var recs []result.Record
+	for _, call := range []string{"kv.KV/Range", "kv.KV/Put"} {
+		for _, conn := range []string{"shared", "pool"} {
+			r := result.Record{
+				SchemaVersion: result.SchemaVersion, Kind: "ping", Status: result.StatusOK,
+				Spec: result.Spec{Target: "127.0.0.1:2379", RPC: "unary", LoadModel: "closed", Inflight: 8,
+					ConnMode: conn, ConnsRequested: 1, Call: call},
+				Env: result.Env{Language: "go", HostCPUs: 2}, DurationNS: 1e9, ThroughputRPS: 1000, Requests: 1000,
+			}
+			recs = append(recs, r)
+		}
+	}
+	gs := Groups([]Run{{Name: "run", Records: recs}})
+	if len(gs) != 2 {
+		t.Fatalf("got %d groups, want one per method", len(gs))
+	}
+	for i, call := range []string{"kv.KV/Range", "kv.KV/Put"} {
+		if want := "unary RPCs of " + call + ", 0 B payload, closed loop, against 127.0.0.1:2379"; !strings.Contains(gs[i].Title, want) {
+			t.Errorf("group %d: got title %q, want it to contain %q", i, gs[i].Title, want)
+		}
 	}
 }

@@ -63,10 +63,13 @@ func xOf(r *result.Record) float64 {
 type groupKey struct {
 	Language, Target, RPC, LoadModel string
 	Payload                          int
+	// Call is the method called instead of the ping ("" for the ping):
+	// records of different methods are charted and judged apart.
+	Call string
 }
 
 func keyOf(r *result.Record) groupKey {
-	return groupKey{r.Env.Language, verdict.TargetLabel(r), r.Spec.RPC, r.Spec.LoadModel, r.Spec.PayloadBytes}
+	return groupKey{r.Env.Language, verdict.TargetLabel(r), r.Spec.RPC, r.Spec.LoadModel, r.Spec.PayloadBytes, r.Spec.Call}
 }
 
 // overlayKey is what an imported record shares with the local records it
@@ -263,8 +266,15 @@ func Groups(runs []Run) []Group {
 	return out
 }
 
+// groupTitle names what a group measured: the client, the RPCs (and the
+// method called, when not the ping), the payload, the load model and the
+// target.
 func groupTitle(k groupKey) string {
-	return fmt.Sprintf("%s client, %s RPCs, %d B payload, %s loop, against %s", k.Language, k.RPC, k.Payload, k.LoadModel, k.Target)
+	rpcs := k.RPC + " RPCs"
+	if k.Call != "" {
+		rpcs += " of " + k.Call
+	}
+	return fmt.Sprintf("%s client, %s, %d B payload, %s loop, against %s", k.Language, rpcs, k.Payload, k.LoadModel, k.Target)
 }
 
 // line is one (run, layout) series of ok rows, X ascending.

@@ -17,8 +17,8 @@ import (
 const maxFuncLines = 80
 
 // boolFacts are the bool parameters that state a fact to print rather
-// than pick a mode: DoctorText's capped adds a note under the verdict.
-var boolFacts = map[string]bool{"DoctorText.capped": true}
+// than pick a mode (none now).
+var boolFacts = map[string]bool{}
 
 // reportFuncs parses the package's non-test Go files and calls visit with
 // every function declaration and function literal.

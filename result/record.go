@@ -313,6 +313,11 @@ type ServerCPU struct {
 	// Busy is the share of those CPUs the server kept busy: CPUNS over the
 	// record's duration_ns times CPUs.
 	Busy float64 `json:"busy"`
+	// Source is "os" when rpclab read the server process's CPU from the
+	// operating system (a server on the client's host that holds the
+	// target's listening socket), over the whole step scaled to its
+	// interval; absent when the server reported it itself.
+	Source string `json:"source,omitempty"`
 }
 
 // HostCPU is the time of the CPUs a step ran on, as the kernel counted

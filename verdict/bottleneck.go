@@ -40,6 +40,18 @@ type Verdict struct {
 	// before something else capped every layout.
 	PeakInflight int
 	PeakRatio    float64
+	// RatioLow and RatioHigh: the range of Best's throughput over
+	// shared's at Inflight over Rounds interleaved rounds (Ratio is then
+	// the median round's); Rounds is 0 when each layout was measured once
+	// there.
+	RatioLow, RatioHigh float64
+	Rounds              int
+	// Growing: Best's throughput at Inflight over its own at the next
+	// lower compared in-flight count, when at least Growth and Best pulled
+	// further ahead of shared there (0 otherwise): the climb ended while
+	// more connections still gained, so a verdict that is not a
+	// connection bottleneck says it is not settled.
+	Growing float64
 	// ClientBusy is the larger share of the client's CPUs that shared or
 	// Best kept busy at Inflight (0 when the records have no CPU time);
 	// BusyLayout names that layout.
@@ -72,13 +84,14 @@ type Verdict struct {
 }
 
 // Verdicts judges every group of records (same client, target, service,
-// RPC kind and payload) that has a shared layout and at least one
+// method, RPC kind and payload: records of different targets or methods
+// are judged apart, never mixed in one verdict) that has a shared layout and at least one
 // multi-connection layout at a common in-flight count, or the shared
 // layout alone.
 func Verdicts(recs []result.Record) []Verdict {
 	type key struct {
-		lang, target, service, rpc string
-		payload                    int
+		lang, target, service, call, rpc string
+		payload                          int
 	}
 	groups := map[key][]Row{}
 	var order []key
@@ -89,7 +102,7 @@ func Verdicts(recs []result.Record) []Verdict {
 		if !clean(r) || IsOpen(r) {
 			continue
 		}
-		k := key{r.Env.Language, TargetLabel(r), Service(r), r.Spec.RPC, r.Spec.PayloadBytes}
+		k := key{r.Env.Language, TargetLabel(r), Service(r), r.Spec.Call, r.Spec.RPC, r.Spec.PayloadBytes}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -97,7 +110,7 @@ func Verdicts(recs []result.Record) []Verdict {
 	}
 	var out []Verdict
 	for _, k := range order {
-		v, ok := judge(k.lang, k.rpc, groups[k])
+		v, ok := judge(k.lang, callName(k.rpc, k.call), groups[k])
 		if !ok {
 			continue
 		}
@@ -107,6 +120,15 @@ func Verdicts(recs []result.Record) []Verdict {
 		out = append(out, v)
 	}
 	return out
+}
+
+// callName is what a verdict names as the RPC measured: the RPC kind, and
+// the method when the records called one (--call) instead of the ping.
+func callName(rpc, call string) string {
+	if call == "" {
+		return rpc
+	}
+	return rpc + " " + call
 }
 
 func recsOf(rows []Row) []*result.Record {
@@ -122,6 +144,7 @@ func recsOf(rows []Row) []*result.Record {
 // than the OS saw); judgeMulti compares shared with the layouts that had
 // more than one connection, and a trapped layout makes the verdict a Trap.
 func judge(lang, rpc string, rows []Row) (Verdict, bool) {
+	rows, rounds := collapse(rows)
 	shared := map[int]Row{}
 	multi := map[int][]Row{}
 	traps := map[int][]Row{}
@@ -148,7 +171,7 @@ func judge(lang, rpc string, rows []Row) (Verdict, bool) {
 	if !others {
 		return sharedOnly(lang, rpc, shared)
 	}
-	v, ok := judgeMulti(lang, rpc, shared, multi)
+	v, ok := judgeMulti(lang, rpc, shared, multi, rounds)
 	if ok && restsOnIdleCPU(v.Kind) && v.head != "" && Busy(recsOf(rows)) != nil {
 		v.Text = v.head + "." // a trap quotes it: no rule on idle CPU of a busy host
 	}
@@ -210,7 +233,7 @@ func trap(lang, rpc string, s Row, trapped []Row, v Verdict, ok bool) Verdict {
 
 // judgeMulti compares shared with the multi-connection layouts at the
 // highest in-flight count they share.
-func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verdict, bool) {
+func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row, rounds map[roundKey][]float64) (Verdict, bool) {
 	var common []int
 	for n := range shared {
 		if len(multi[n]) > 0 {
@@ -223,9 +246,13 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 	sort.Ints(common)
 	n := common[len(common)-1]
 	s := shared[n]
+	// The best layout: the highest throughput among those measured in
+	// the most rounds at n, so that a ratio measured in rounds is the one
+	// judged.
+	roundsOf := func(r Row) int { return len(rounds[roundKey{ConnLabel(r.Rec), n}]) }
 	best := multi[n][0]
 	for _, r := range multi[n][1:] {
-		if r.Rec.ThroughputRPS > best.Rec.ThroughputRPS {
+		if roundsOf(r) > roundsOf(best) || (roundsOf(r) == roundsOf(best) && r.Rec.ThroughputRPS > best.Rec.ThroughputRPS) {
 			best = r
 		}
 	}
@@ -234,6 +261,7 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 	if s.Rec.ThroughputRPS > 0 {
 		v.Ratio = best.Rec.ThroughputRPS / s.Rec.ThroughputRPS
 	}
+	ratioRounds(&v, rounds)
 	cands := make([]*result.Record, len(multi[n]))
 	for i, r := range multi[n] {
 		cands[i] = r.Rec
@@ -242,6 +270,10 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 	v.Conns, v.Enough = Conns(enough), ConnLabel(enough)
 	head := fmt.Sprintf("%s %s, in-flight %d: %s gave %.2fx the throughput of one shared connection (%.0f vs %.0f req/s)",
 		lang, rpc, n, v.Best, v.Ratio, best.Rec.ThroughputRPS, s.Rec.ThroughputRPS)
+	if v.Rounds >= 2 {
+		head = fmt.Sprintf("%s %s, in-flight %d: %s gave %.2fx, %.2f-%.2f over %d rounds, the throughput of one shared connection (%.0f vs %.0f req/s, the median steps)",
+			lang, rpc, n, v.Best, v.Ratio, v.RatioLow, v.RatioHigh, v.Rounds, best.Rec.ThroughputRPS, s.Rec.ThroughputRPS)
+	}
 	if s.IdealRPS > 0 {
 		head += fmt.Sprintf("; shared reached %.0f%% of its ideal line", 100*s.Efficiency)
 		if best.IdealRPS > 0 {
@@ -264,10 +296,24 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 		prevN = common[len(common)-2]
 		prevRatio = bestRatio(shared[prevN], multi[prevN])
 	}
+	if prevN > 0 && v.Ratio > prevRatio {
+		v.Growing = grewFrom(best.Rec, multi[prevN])
+	}
 	unconfirmed := v.Ratio >= BottleneckRatio && prevN > 0 && prevRatio < BottleneckRatio &&
 		!(hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
 	called := v.Ratio >= BottleneckRatio || (hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
+	// Rounds at n confirm the ratio by repetition: the call needs their
+	// whole range at or above the threshold, and a range across it is the
+	// host's noise.
+	noisy := v.Rounds >= 2 && v.RatioLow < BottleneckRatio && v.RatioHigh >= BottleneckRatio
+	if v.Rounds >= 2 {
+		unconfirmed, called = false, v.RatioLow >= BottleneckRatio
+	}
 	switch {
+	case noisy:
+		v.Kind = Inconclusive
+		v.Text = head + fmt.Sprintf(". Inconclusive: the layouts differ by less than this host's noise (%.0f%%): over %d rounds the ratio ranged %.2f-%.2fx, across the %.1fx line; more rounds (a longer budget) or a quieter host would settle it.",
+			100*Noise(v), v.Rounds, v.RatioLow, v.RatioHigh, BottleneckRatio)
 	case called && len(common) < MinInflights:
 		v.Kind = Inconclusive
 		v.Text = head + fmt.Sprintf(". Inconclusive: needs both layouts measured at %d in-flight counts at least to call a bottleneck (this run has in-flight %d only); sweep more in-flight counts.", MinInflights, n)
@@ -281,7 +327,11 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 			advice = fmt.Sprintf("use the adaptive pool (%s, which sized itself to %d connections here, at least matching the best fixed layout", v.Enough, v.Conns)
 		}
 		if v.Enough != v.Best {
-			advice += fmt.Sprintf(" reached %.0f%% of %s", 100*enough.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
+			of := fmt.Sprintf(" reached %.0f%% of %s", 100*enough.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
+			if enough.Spec.ConnMode == AutoPoolMode {
+				of = "; it" + of
+			}
+			advice += of
 		}
 		spread := "; package pool spreads RPCs over them)."
 		if lang != "go" {
@@ -301,11 +351,15 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 			v.Text += fmt.Sprintf(" (%s %.1f µs)", ConnLabel(other.Rec), other.Rec.ClientCPUNSPerRPC/1e3)
 		}
 		v.Text += ", so more connections cannot help until the client has CPU to spare: give it more cores, or cheaper RPCs, and sweep again."
-	case s.IdealRPS > 0 && s.Efficiency < FlatEfficiency:
-		flat(&v, head, s, best)
 	case s.IdealRPS > 0 && s.Efficiency >= ScalingEfficiency:
 		v.Kind = Scales
 		v.Text = head + ". Throughput still grows with in-flight on one connection: no bottleneck at these counts."
+	case v.Growing > 0:
+		v.Kind = Inconclusive
+		v.Text = head + fmt.Sprintf(". Not settled: %s was still growing at in-flight %d (%.2fx its throughput at in-flight %d), so the climb ended before the layouts flattened and this run cannot say the connection is not the limit; measure at higher in-flight counts.",
+			v.Best, n, v.Growing, prevN)
+	case s.IdealRPS > 0 && s.Efficiency < FlatEfficiency:
+		flat(&v, head, s, best)
 	default:
 		v.Kind = Inconclusive
 		if v.Ratio >= 1 {
@@ -314,7 +368,9 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row) (Verd
 			v.Text = head + ". No clear bottleneck: more connections do not help, yet one connection scales only part of the way; measure at higher in-flight and watch the server's CPU."
 		}
 	}
-	if v.Kind != ConnBottleneck {
+	// A lower count's gain is one pair of steps: not said where the rounds
+	// showed this host's noise to be larger than the threshold's margin.
+	if v.Kind != ConnBottleneck && !noisy {
 		for _, m := range common[:len(common)-1] {
 			if r := bestRatio(shared[m], multi[m]); r >= BottleneckRatio && r > v.PeakRatio {
 				v.PeakInflight, v.PeakRatio = m, r
@@ -349,8 +405,12 @@ func flat(v *Verdict, head string, s, best Row) {
 	}
 	sc := busy.ServerCPU
 	v.ServerBusy, v.ServerLayout = sc.Busy, ConnLabel(busy)
-	kept := fmt.Sprintf("the server kept %.0f%% of its %d CPU%s busy under %s (%.1f µs of server CPU per RPC)",
+	kept := fmt.Sprintf("the server kept %.0f%% of its %d CPU%s busy under %s (%.1f µs of server CPU per RPC",
 		100*sc.Busy, sc.CPUs, plural(sc.CPUs), v.ServerLayout, sc.CPUNSPerRPC/1e3)
+	if sc.Source == "os" {
+		kept += "; read from the OS, not reported by the server"
+	}
+	kept += ")"
 	if sc.Busy >= ServerCPUBusy {
 		v.Kind = ServerBound
 		v.Text = head + together + ", and " + kept + ": the server is the limit, not the client's connection; give the server more CPU (or a cheaper handler) and sweep again."
@@ -362,6 +422,20 @@ func flat(v *Verdict, head string, s, best Row) {
 		v.Text += fmt.Sprintf(", and the client %.0f%% of its", 100*v.ClientBusy)
 	}
 	v.Text += ": not the server's CPU and not the client's connection; the limit is between them or inside one of them without using CPU (the network's bandwidth or delay, a lock, a queue, a thread pool)."
+}
+
+// grewFrom is r's throughput over that of the same layout in rows (at a
+// lower in-flight count) when it is at least Growth times it: the layout
+// was still growing there; 0 otherwise.
+func grewFrom(r *result.Record, rows []Row) float64 {
+	for _, p := range rows {
+		if ConnLabel(p.Rec) == ConnLabel(r) && p.Rec.ThroughputRPS > 0 {
+			if g := r.ThroughputRPS / p.Rec.ThroughputRPS; Grew(1, g) {
+				return g
+			}
+		}
+	}
+	return 0
 }
 
 // bestRatio is the best multi-connection throughput over shared's.

@@ -29,9 +29,9 @@ func TargetLabel(r *result.Record) string {
 func IsOpen(r *result.Record) bool { return r.Spec.LoadModel == "open" }
 
 // seriesKey groups records that form one in-flight series: same client,
-// target, layout, service, RPC kind and payload.
+// target, layout, service, method, RPC kind and payload.
 func seriesKey(r *result.Record) string {
-	return strings.Join([]string{r.Env.Language, r.Spec.Target, ConnLabel(r), Service(r), r.Spec.RPC,
+	return strings.Join([]string{r.Env.Language, r.Spec.Target, ConnLabel(r), Service(r), r.Spec.Call, r.Spec.RPC,
 		strconv.Itoa(r.Spec.PayloadBytes), r.Spec.LoadModel}, "|")
 }
 

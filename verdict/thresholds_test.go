@@ -224,42 +224,51 @@ func TestSustainedShareEdge(t *testing.T) {
 	}
 }
 
-// TestDiagnoseEdges: doctor's judgement at BottleneckRatio and
-// MinInflights, on records built here.
-func TestDiagnoseEdges(t *testing.T) {
-	study := func(gain float64, counts ...int) []result.Record {
-		var recs []result.Record
-		for _, conn := range []string{"shared", "pool:2", "pool:4"} {
-			for _, n := range counts {
-				rps := 1000 * float64(min(n, 2))
-				if conn != "shared" && n == counts[len(counts)-1] {
-					rps *= gain
-				}
-				recs = append(recs, rec(conn, n, rps))
-			}
+// TestGrowingEdge: a verdict short of a bottleneck whose best layout
+// still grew by Growth from the next lower compared in-flight count, and
+// pulled further ahead of shared there, is not settled (inconclusive,
+// saying the climb ended while it grew); just below Growth the rules
+// judge as before (every layout flattens together). Records of different
+// methods are judged apart.
+func TestGrowingEdge(t *testing.T) {
+	build := func(growth float64) []result.Record {
+		// Shared flat at 1000 req/s from in-flight 4; pool:4 at 1.2x
+		// shared at 8 (below BottleneckRatio) after growth from 4.
+		top := 1200.0
+		return []result.Record{
+			rec("shared", 1, 400), rec("pool:4", 1, 400),
+			rec("shared", 4, 1000), rec("pool:4", 4, top/growth),
+			rec("shared", 8, 1000), rec("pool:4", 8, top),
 		}
-		return recs
 	}
 	for _, tc := range []struct {
-		name string
-		recs []result.Record
-		want Kind
-		why  string
+		name   string
+		growth float64
+		want   Kind
 	}{
-		{"gain at BottleneckRatio", study(BottleneckRatio, 1, 2, 4), ConnBottleneck, ""},
-		{"gain just below BottleneckRatio", study(BottleneckRatio-0.01, 1, 2, 4), NotConnection, ""},
-		{"one in-flight count", study(2, 1), Inconclusive, "needs shared measured at 2 in-flight counts at least"},
-		{"two in-flight counts", study(2, 1, 2), ConnBottleneck, ""},
+		{"at Growth", Growth, Inconclusive},
+		{"just below Growth", Growth - 0.01, BoundElsewhere},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Diagnose(tc.recs)
-			if d.Kind != tc.want || !strings.Contains(d.Why, tc.why) {
-				t.Errorf("got %s (gain %.2f, %q), want %s %q", d.Kind, d.Gain, d.Why, tc.want, tc.why)
+			vs := Verdicts(build(tc.growth))
+			if len(vs) != 1 || vs[0].Kind != tc.want {
+				t.Fatalf("got %+v, want one %s verdict", vs, tc.want)
 			}
-			if (d.Recommended != nil) != (tc.want == ConnBottleneck) {
-				t.Errorf("got recommended %v for %s", d.Recommended, d.Kind)
+			settled := !strings.Contains(vs[0].Text, "Not settled: pool:4 was still growing at in-flight 8")
+			if settled != (tc.want != Inconclusive) {
+				t.Errorf("got %q: want it to say whether the climb was still growing", vs[0].Text)
 			}
 		})
+	}
+	// The same records, half of them calling another method: two verdicts,
+	// each naming its method.
+	recs := append(build(Growth), build(Growth)...)
+	for i := range recs[:6] {
+		recs[i].Spec.Call = "kv.KV/Range"
+	}
+	vs := Verdicts(recs)
+	if len(vs) != 2 || !strings.HasPrefix(vs[0].Text, "go unary kv.KV/Range, in-flight 8:") || !strings.HasPrefix(vs[1].Text, "go unary, in-flight 8:") {
+		t.Errorf("got %d verdicts (%q), want one per method, each naming it", len(vs), Text(vs))
 	}
 }
 
@@ -282,22 +291,19 @@ func TestOtherWorkShareEdge(t *testing.T) {
 			if len(vs) != 1 || vs[0].Kind != tc.want {
 				t.Fatalf("got %+v, want one %s verdict", vs, tc.want)
 			}
-			d := Diagnose(recs)
-			if got := d.Busy != nil; got != (tc.want == BusyHost) {
-				t.Errorf("Diagnose: got busy %+v, want busy %v", d.Busy, tc.want == BusyHost)
-			}
 		})
 	}
 }
 
-// TestREADMEStatesThresholds: the README's list of verdicts states each
-// threshold's value; changing a constant without the README fails here.
-func TestREADMEStatesThresholds(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+// TestGuideStatesThresholds: the verdict's guide (docs/verdict.md) states
+// each threshold's value; changing a constant without the guide fails
+// here.
+func TestGuideStatesThresholds(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "verdict.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := strings.Join(strings.Fields(string(b)), " ")
+	readme := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "*", "")), " ")
 	for _, want := range []string{
 		fmt.Sprintf("gets at least %gx shared's throughput", BottleneckRatio),
 		fmt.Sprintf("connections that reach %g%% of the best", 100*EnoughOfBest),
@@ -309,10 +315,11 @@ func TestREADMEStatesThresholds(t *testing.T) {
 		fmt.Sprintf("more than %g%% below its peak", 100*Fall),
 		fmt.Sprintf("other work took more than %g%% of the CPUs", 100*OtherWorkShare),
 		fmt.Sprintf("an RPC in flight for %v or more when its interval ended", StallAge),
+		fmt.Sprintf("grew by %gx or more", Growth),
 		"gRFC A105 (`max_connections_per_subchannel`)",
 	} {
 		if !strings.Contains(readme, want) {
-			t.Errorf("README.md does not say %q", want)
+			t.Errorf("docs/verdict.md does not say %q", want)
 		}
 	}
 }
@@ -367,7 +374,7 @@ func TestVerdictAdvisesAdaptivePool(t *testing.T) {
 	if len(vs) != 1 || vs[0].Kind != ConnBottleneck {
 		t.Fatalf("got %+v, want one connection-bottleneck verdict", vs)
 	}
-	if want := "use the adaptive pool (pool:auto:1:8, which sized itself to 3 connections"; !strings.Contains(vs[0].Text, want) {
+	if want := "use the adaptive pool (pool:auto:1:8, which sized itself to 3 connections here, at least matching the best fixed layout; it reached 100% of pool:4; package pool"; !strings.Contains(vs[0].Text, want) {
 		t.Errorf("got %q, want it to contain %q", vs[0].Text, want)
 	}
 }

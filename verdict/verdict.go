@@ -1,9 +1,9 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
 // Package verdict is the one place that judges result records: whether the
-// client's connection layout is the bottleneck of a sweep (Verdicts), what
-// rpclab doctor's study found (Diagnose), which layout to advise (Advise,
-// the one rule both use), and whether an open-loop step met a latency
+// client's connection layout is the bottleneck (Verdicts, the one judge
+// that rpclab sweep, doctor, report and compare all print), which layout
+// to advise (Advise), and whether an open-loop step met a latency
 // objective (SLO). It reads records only; it measures nothing and formats
 // no tables (package report does).
 package verdict
@@ -39,8 +39,12 @@ import "time"
 //     their connections. Every rule counts a layout's connections as the
 //     OS saw them (conns_observed), as requested only when the count could
 //     not be read, and then says so.
-//  5. inconclusive: anything else (or no in-flight-1 step to draw the ideal
-//     line from, or fewer than MinInflights common in-flight counts where
+//  5. inconclusive: not settled when, short of a bottleneck, the best
+//     layout still grew by Growth or more from the next lower compared
+//     in-flight count and pulled further ahead of shared there (the climb
+//     ended before the layouts flattened: no verdict clears the
+//     connection, and none says every layout flattens together); anything
+//     else (or no in-flight-1 step to draw the ideal line from, or fewer than MinInflights common in-flight counts where
 //     a bottleneck would otherwise be called).
 //  7. busy-host, said first, before any of the above: on some of the
 //     group's steps other work (busy CPU time the kernel counted on the
@@ -85,8 +89,9 @@ const (
 	// a run are read alike.
 	ServerCPUBusy = ClientCPUBusy
 	// Growth: a layout whose throughput at twice the in-flight count is
-	// below Growth times the previous one has stopped growing (rpclab
-	// doctor stops raising its in-flight count there; see Grew).
+	// below Growth times the previous one has stopped growing (see Grew;
+	// rpclab doctor ends a layout's climb after doctor.FlatSteps such
+	// steps in a row).
 	Growth = 1.10
 	// MinInflights: a bottleneck is called only from layouts measured at
 	// this many in-flight counts at least. At in-flight 1 a pool can use
@@ -159,9 +164,6 @@ const (
 	ClientCPUBound Kind = "client-cpu-bound"
 	// Scales: throughput still grows with in-flight on one connection.
 	Scales Kind = "scales"
-	// NotConnection: doctor's study found no pool reaching BottleneckRatio
-	// times the shared connection: the connection is not the limit.
-	NotConnection Kind = "not-connection"
 	// Trap: a layout asked for more connections than the operating system
 	// saw (identical channel arguments sharing one subchannel in C-core
 	// stacks and grpc-js): it did not measure what it is named after.

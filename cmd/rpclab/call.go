@@ -6,6 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"google.golang.org/protobuf/proto"
@@ -95,6 +99,7 @@ func (cf *callFlags) check(ctx context.Context) error {
 		cf.files, err = anycall.LoadProtoset(cf.protoset)
 	case len(cf.protos) > 0:
 		cf.files, err = anycall.LoadProto(ctx, cf.protos, cf.importPaths)
+		err = importHint(err, cf.protos, cf.importPaths)
 	}
 	if err != nil {
 		return usage.Wrap(err)
@@ -113,6 +118,32 @@ func (cf *callFlags) check(ctx context.Context) error {
 	}
 	cf.checked = true
 	return nil
+}
+
+// importHint adds to a --proto error that a file was not found what
+// --import-path is for: an import is looked up in the import paths (by
+// default each --proto file's own folder), which a missing one usually
+// means were not given.
+func importHint(err error, protos, importPaths []string) error {
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	searched := importPaths
+	if len(searched) == 0 {
+		for _, p := range protos {
+			searched = appendNew(searched, filepath.Dir(p))
+		}
+	}
+	return fmt.Errorf("%w; if an import was not found, give the folder its path is relative to with --import-path (searched: %s)",
+		err, strings.Join(searched, ", "))
+}
+
+// appendNew appends s to list unless it is there.
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 // resolve finds --call (in the files check loaded, or by reflection) and

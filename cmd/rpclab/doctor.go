@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -19,7 +20,6 @@ import (
 	"github.com/rpclab/rpclab/loadgen/extclient"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/verdict"
 )
 
 // doctorCmdFlags are doctor's flags.
@@ -39,11 +39,16 @@ func newDoctorCmd() *cobra.Command {
 		Use:   "doctor",
 		Short: "A one-minute study of your service: is the client's connection the bottleneck?",
 		Long: `Measure your service in a closed loop on one shared connection, on pools of
-2, 4 and 8 connections and on an adaptive pool of 1 to 8 (pool:auto), at doubling in-flight counts until throughput stops
-growing (each at two in-flight counts at least), then say whether the single
-connection is the bottleneck, the pool to use (the fewest connections reaching
-90% of the best pool's throughput, as rpclab sweep advises; the adaptive pool
-when it matches the best fixed pool), and the code change.
+2, 4 and 8 connections and on an adaptive pool of 1 to 8 (pool:auto), in rounds
+of doubling in-flight counts: at each count the shared connection and every pool
+still climbing, so layouts are compared at the counts they share; a pool's climb
+ends after two steps in a row that add less than 10%. Then it measures the
+deciding comparison again, in interleaved rounds, until its ratio's range clears
+the 1.3x line or the budget ends, and prints the verdict rpclab sweep and
+rpclab report give for the same records (docs/verdict.md): whether the single
+connection is the bottleneck, with the ratio's range, the pool to use (the
+fewest connections reaching 90% of the best pool's throughput; the adaptive
+pool when it matches the best fixed pool), and the code change.
 
 It takes about --budget (1 minute), and never sends faster than --max-rps nor
 keeps more than --max-inflight RPCs in flight: it is aimed at real services.
@@ -191,34 +196,48 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 		o.Call, o.Request = m, req
 	}
 	var jsonl *result.Writer
+	var out *os.File
 	if df.out != "" {
 		f, err := os.Create(df.out)
 		if err != nil {
 			return usage.Wrap(fmt.Errorf("--out: %w", err))
 		}
 		defer f.Close()
-		jsonl = result.NewWriter(f)
+		out, jsonl = f, result.NewWriter(f)
 	}
-	o.Step = func(r *result.Record) {
-		settled := ""
-		if r.Spec.ConnMode == verdict.AutoPoolMode {
-			settled = fmt.Sprintf("  (after %v of warm-up to settle)", time.Duration(r.Spec.WarmupNS))
+	o.Step = func(r *result.Record) error {
+		doctorStep(stderr, r)
+		if jsonl == nil {
+			return nil
 		}
-		fmt.Fprintf(stderr, "rpclab doctor: %-7s in-flight %-3d %8.0f req/s  p99 %.1f µs  %s%s\n",
-			verdict.ConnLabel(r), r.Spec.Inflight, r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.Status, settled)
-		if jsonl != nil {
-			_ = jsonl.Write(r)
+		if err := jsonl.Write(r); err != nil {
+			return fmt.Errorf("--out %s: %w", df.out, err)
 		}
+		return nil
 	}
-	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v with the %s client\n", o.Target, o.Budget, df.client)
-	if o.Adaptive {
-		r := o.AdaptiveRule()
-		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: a %v trial + %v cooldown + %v decision), then on while a trial is under way, at most %v\n",
-			r.Min, r.Max, r.SettleTime(o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval, r.SettleWait())
-	}
+	doctorStart(ctx, stderr, o, df.client)
 	d, err := doctor.Run(ctx, *o)
-	if d != nil && len(d.Records) > 0 && err == nil {
-		report.DoctorText(stdout, &d.Diagnosis, d.Capped)
+	if out != nil {
+		if cerr := out.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("--out %s: %w", df.out, cerr)
+		}
+	}
+	if d == nil {
+		return err
+	}
+	if err == nil && len(d.Records) > 0 {
+		report.DoctorText(stdout, d.Records, d.Notes)
+	}
+	if err != nil && len(d.Records) > 0 {
+		kept := fmt.Sprintf("%d records kept", len(d.Records))
+		if df.out != "" {
+			kept += " in " + df.out
+		}
+		what := "the study stopped"
+		if errors.Is(err, context.Canceled) {
+			what = "interrupted"
+		}
+		fmt.Fprintf(stderr, "rpclab doctor: %s: %s\n", what, kept)
 	}
 	return err
 }

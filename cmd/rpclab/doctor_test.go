@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/server"
 )
 
 // TestDoctorClientBadFlags: rpclab doctor --client refuses, naming the
@@ -59,5 +63,72 @@ func TestDoctorClientBadFlags(t *testing.T) {
 				t.Errorf("got exit %d and %q, want exit %d and a message with %q", code, stderr, tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// verdictAfter is the verdict text that follows head in out: its lines up
+// to the first line that is not the verdict's (doctor's code change or
+// notes, or the next file's verdict).
+func verdictAfter(out, head string) string {
+	i := strings.Index(out, head)
+	if i < 0 {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(out[i+len(head):], "\n") {
+		if l == "" || strings.HasPrefix(l, "The change") || strings.HasPrefix(l, "Note:") || strings.HasPrefix(l, "Verdict on ") || strings.HasPrefix(l, "report written") {
+			break
+		}
+		lines = append(lines, l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestDoctorThenReportSameVerdict: rpclab doctor against an in-process
+// server whose connections each carry at most 500 RPCs/s (a 2 ms think
+// time, one stream per connection: a connection limit with a known
+// answer), then rpclab report on doctor's records: both print the same
+// verdict, word for word, and it is a connection bottleneck that advises
+// the pool of 4.
+func TestDoctorThenReportSameVerdict(t *testing.T) {
+	addr := testutil.Serve(t, server.New(server.Options{Delay: 2 * time.Millisecond, MaxConcurrentStreams: 1}))
+	dir := t.TempDir()
+	recs := filepath.Join(dir, "doctor.jsonl")
+	code, stdout, stderr := runInProcess("doctor", "--target", addr, "--pools", "4", "--adaptive=false",
+		"--budget", "12s", "--max-inflight", "4", "--out", recs)
+	if code != 0 {
+		t.Fatalf("doctor: exit %d: %s", code, stderr)
+	}
+	doc := verdictAfter(stdout, "Verdict:\n")
+	code, rout, rerr := runInProcess("report", recs, "-o", filepath.Join(dir, "report.html"))
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, rerr)
+	}
+	rep := verdictAfter(rout, "Verdict on doctor.jsonl:\n")
+	if doc == "" || doc != rep {
+		t.Fatalf("doctor's verdict and report's differ:\ndoctor: %q\nreport: %q", doc, rep)
+	}
+	if strings.HasPrefix(doc, "Other processes took") {
+		t.Skipf("the host was busy, so the rules' reading is not checked: %s", doc)
+	}
+	if want := "Client-side connection bottleneck: use 4 connections (pool:4"; !strings.Contains(doc, want) {
+		t.Errorf("got verdict %q, want it to contain %q", doc, want)
+	}
+}
+
+// TestDoctorOutFull: a records file that cannot be written (/dev/full)
+// ends the study at its first step with a non-zero exit naming --out.
+func TestDoctorOutFull(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	addr := testutil.Serve(t, server.New(server.Options{}))
+	code, stdout, stderr := runInProcess("doctor", "--target", addr, "--pools", "2", "--adaptive=false",
+		"--budget", "8s", "--max-inflight", "2", "--out", "/dev/full", "--force")
+	if code != exitFailure || !strings.Contains(stderr, "--out /dev/full") || strings.Contains(stdout, "Verdict") {
+		t.Errorf("got exit %d, stdout %q, stderr %q; want exit %d naming --out and no verdict", code, stdout, stderr, exitFailure)
+	}
+	if n := strings.Count(stderr, "rpclab doctor: shared "); n != 1 {
+		t.Errorf("got %d steps printed, want the study to end at its first (stderr %q)", n, stderr)
 	}
 }

@@ -40,6 +40,7 @@ func runLab(cmd *cobra.Command, spec *loadgen.Spec, sf *sweepFlags) (err error) 
 		return err
 	}
 	d := newDrawer(stderr, compare)
+	d.openLoop(open, sf.open.objective)
 	defer d.stop()
 	opts, err := sf.sessionOptions(cmd, d.event)
 	if err != nil {
@@ -157,6 +158,11 @@ func (sf *sweepFlags) labClients(s *lab.Session, spec *loadgen.Spec, open *loadg
 			lc.LoadModel = "open"
 			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
 				return sf.open.sweep(ctx, spec, open, o, sink, prog)
+			}
+		case sf.open.call != "":
+			d = lc.Spec.Duration(o.AdaptiveRule)
+			lc.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
+				return sf.open.closedSweep(ctx, spec, o, sink, prog)
 			}
 		default:
 			d = lc.Spec.Duration(o.AdaptiveRule)

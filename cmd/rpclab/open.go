@@ -53,11 +53,15 @@ func (of *openFlags) register(f *pflag.FlagSet) flagGroup {
 	local := addGroup(f, func(f *pflag.FlagSet) {
 		f.StringVar(&of.pacing, "pacing", loadgen.PrecisePacing, "open loop: how the scheduler waits for each send: precise (a Go timer, with a kernel timer armed for the same time so that an idle client wakes then: sends leave within tens of µs of their time, at the cost of a wake-up of their own) or timer (Go's timers only: an idle client wakes up to about 1 ms late, which shows as schedule lag and in the latency, and the sends due within that millisecond share one wake-up)")
 		f.IntVar(&of.maxOutstanding, "max-outstanding", loadgen.DefaultMaxOutstanding, "open loop: most RPCs in flight, 1..100000; a send that finds this many waits, and the record counts it (max_outstanding_hits)")
-		of.callFlags.register(f, "open loop: call this method of the target instead of the ping, as package.Service/Method (found by server reflection, or --protoset)")
 		f.StringVar(&of.slo, "slo", "", "open loop: latency objective such as p99=1ms; each layout's rates stop at the first one missing it, and the highest sustained rate is printed")
 	})
+	// --call and its flags: the Go client on this machine, in the open
+	// loop or the closed one.
+	call := addGroup(f, func(f *pflag.FlagSet) {
+		of.callFlags.register(f, "call this method of the target instead of the ping, as package.Service/Method (found by server reflection, or --protoset or --proto), in the closed loop or the open one (--rps)")
+	})
 	of.needsRPS = append(arrival, local...)
-	return local
+	return append(local, call...)
 }
 
 // open maps the flags to a loadgen.OpenSpec; nil without --rate.
@@ -65,7 +69,13 @@ func (of *openFlags) register(f *pflag.FlagSet) flagGroup {
 // openPerWorkerConns: it is only the connection count of per-worker.
 func (of *openFlags) open(ctx context.Context, fs *pflag.FlagSet, sf *sweepFlags, spec *loadgen.Spec) (*loadgen.OpenSpec, error) {
 	if !fs.Changed("rps") {
-		return nil, of.needsRPS.refuse(fs, "needs --rps (the open loop)")
+		if err := of.needsRPS.refuse(fs, "needs --rps (the open loop)"); err != nil {
+			return nil, err
+		}
+		if of.call != "" && (sf.client != "go" || len(sf.clients) > 0) {
+			return nil, usage.Wrap(errors.New("--call: a method is called by the go client only"))
+		}
+		return nil, of.checkCall(ctx, fs)
 	}
 	if sf.client != "go" {
 		return nil, usage.Wrap(errors.New("--rps: the open loop runs in the go client only"))
@@ -87,28 +97,71 @@ func (of *openFlags) open(ctx context.Context, fs *pflag.FlagSet, sf *sweepFlags
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	return o, of.checkCall(ctx, fs)
+}
+
+// checkCall checks --call and the flags around it, before anything runs.
+func (of *openFlags) checkCall(ctx context.Context, fs *pflag.FlagSet) error {
 	if of.call == "" {
 		for _, name := range callFlagNames {
 			if fs.Changed(name) {
-				return nil, usage.Wrap(errors.New("--" + name + " needs --call"))
+				return usage.Wrap(errors.New("--" + name + " needs --call"))
 			}
 		}
 	}
 	if fs.Changed("protoset") && fs.Changed("proto") {
-		return nil, usage.Wrap(errors.New("--proto and --protoset are exclusive"))
+		return usage.Wrap(errors.New("--proto and --protoset are exclusive"))
 	}
 	if fs.Changed("data") && fs.Changed("data-file") {
-		return nil, usage.Wrap(errors.New("--data and --data-file are exclusive"))
+		return usage.Wrap(errors.New("--data and --data-file are exclusive"))
 	}
 	if _, err := of.conn.DialOptions(); err != nil {
-		return nil, usage.Wrap(err)
+		return usage.Wrap(err)
 	}
 	if of.call != "" {
-		if err := of.callFlags.check(ctx); err != nil {
-			return nil, err
+		return of.callFlags.check(ctx)
+	}
+	return nil
+}
+
+// closedSweep resolves --call against the target, then runs spec's steps
+// in the closed loop, each calling it, with the TLS and metadata dial
+// options: as loadgen.Sweep does the ping, each record to sink as it is
+// measured, and an error when a step failed.
+func (of *openFlags) closedSweep(ctx context.Context, spec *loadgen.Spec, o loadgen.Options, sink func(*result.Record) error, prog loadgen.Progress) error {
+	dial, err := of.conn.DialOptions()
+	if err != nil {
+		return usage.Wrap(err)
+	}
+	o.DialOptions = append(append([]grpc.DialOption(nil), o.DialOptions...), dial...)
+	m, req, err := of.resolve(ctx, spec)
+	if err != nil {
+		return err
+	}
+	w := loadgen.CallWorkload(m, req)
+	steps := spec.Steps()
+	failed := 0
+	for i, st := range steps {
+		prog.Started(i, len(steps), st)
+		rec, err := loadgen.RunLoad(ctx, spec, st, w, loadgen.Load{}, o)
+		if err != nil {
+			return err
+		}
+		if err := sink(rec); err != nil {
+			return err
+		}
+		if rec.Status == result.StatusFailed || rec.Status == result.StatusStalled {
+			failed++
+		}
+		prog.Ended(i, len(steps), st, rec)
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
-	return o, nil
+	if failed > 0 {
+		return fmt.Errorf("sweep: %d of %d steps failed or stalled", failed, len(steps))
+	}
+	return nil
 }
 
 // sweep resolves --call (if given) against the target, then runs the

@@ -66,6 +66,13 @@ func TestOpenLoopEndToEnd(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
+	// Progress names an open-loop step by its rate and connections, not
+	// by an in-flight count it does not have.
+	for _, want := range []string{"shared     unary     rate=100/s conns=1", "pool:2     unary     rate=200/s conns=2"} {
+		if !strings.Contains(e.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e.String())
+		}
+	}
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +96,22 @@ func TestOpenLoopEndToEnd(t *testing.T) {
 	}
 	if n != 4 {
 		t.Errorf("got %d records, want 4", n)
+	}
+}
+
+// TestOpenLoopSkippedRates: a layout whose step misses --slo skips its
+// higher rates, and the progress says which and why.
+func TestOpenLoopSkippedRates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	cmd := rpclabCmd(ctx, "sweep", "--rps", "100,200,300", "--conn", "shared", "--warmup", "50ms", "--interval", "200ms", "--slo", "p50=1ns")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sweep: %v; stderr:\n%s", err, e.String())
+	}
+	if want := "rpclab: shared: skipped rates 200/s, 300/s: the step at 100/s missed p50=1ns ("; !strings.Contains(e.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, e.String())
 	}
 }
 
@@ -207,5 +230,40 @@ func TestSweepCallByReflection(t *testing.T) {
 		if !errors.As(err, &xe) || xe.ExitCode() != exitUsage || !strings.Contains(e.String(), "anycall") {
 			t.Errorf("%v: got %v and %q, want exit %d with an anycall error", tc.args, err, e.String(), exitUsage)
 		}
+	}
+}
+
+// TestSweepCallClosedLoop: sweep --call without --rps calls the method in
+// the closed loop, one record per layout and in-flight count, each naming
+// the method; another stack's client cannot.
+func TestSweepCallClosedLoop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "call.jsonl")
+	cmd := rpclabCmd(ctx, "sweep", "--conn", "shared,pool:2", "--inflight", "1,4", "--warmup", "50ms", "--interval", "200ms",
+		"--call", "grpc.testing.BenchmarkService/UnaryCall", "--data", `{"response_size": 5}`, "-o", out)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("sweep --call: %v; stderr:\n%s", err, e.String())
+	}
+	recs, err := result.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 4 {
+		t.Fatalf("got %d records, want 4", len(recs))
+	}
+	for _, r := range recs {
+		if r.Spec.Call != "grpc.testing.BenchmarkService/UnaryCall" || r.Spec.LoadModel != "closed" || r.Status != result.StatusOK {
+			t.Errorf("got call %q, load model %q, status %q; want the method, closed, ok", r.Spec.Call, r.Spec.LoadModel, r.Status)
+		}
+	}
+	if !strings.Contains(o.String(), "go unary grpc.testing.BenchmarkService/UnaryCall, in-flight 4:") {
+		t.Errorf("the verdict does not name the method:\n%s", o.String())
+	}
+	code, _, stderr := runInProcess("sweep", "--client", "python", "--call", "grpc.testing.BenchmarkService/UnaryCall")
+	if code != exitUsage || !strings.Contains(stderr, "--call: a method is called by the go client only") {
+		t.Errorf("--client python --call: got exit %d, %q; want a usage error", code, stderr)
 	}
 }

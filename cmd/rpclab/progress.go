@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 // drawer draws a session's events on stderr: a line when a child starts,
@@ -24,6 +26,26 @@ type drawer struct {
 	bar     *bar // nil when w is not a terminal
 	compare bool // say which client starts (rpclab compare)
 	started time.Time
+	// rates are an open loop's offered rates, ascending (nil: a closed
+	// loop), and slo its objective (nil: none); rate is the index of the
+	// running step's rate, prev its step and last its last record, so
+	// that a layout's rates left unmeasured are said with their reason.
+	rates []float64
+	slo   *verdict.SLO
+	rate  int
+	prev  *loadgen.Step
+	last  *result.Record
+}
+
+// openLoop makes d draw an open loop's steps: each by its rate and
+// connections, and the rates a layout skips with why.
+func (d *drawer) openLoop(open *loadgen.OpenSpec, slo *verdict.SLO) {
+	if open == nil {
+		return
+	}
+	d.rates = slices.Clone(open.Rates)
+	slices.Sort(d.rates)
+	d.slo = slo
 }
 
 func newDrawer(w io.Writer, compare bool) *drawer {
@@ -50,14 +72,16 @@ func (d *drawer) event(e lab.Event) {
 		d.stop()
 		fmt.Fprintf(d.w, "rpclab: the %s client: %v\n", e.Client, e.Err)
 	case lab.StepStarted:
+		d.nextRate(e.Step)
 		d.started = time.Now()
 		if d.bar != nil {
 			d.bar.start(e.I, e.N, e.Step)
 			return
 		}
-		fmt.Fprintf(d.w, "%s started\n", stepHead(e.I, e.N, e.Step))
+		fmt.Fprintf(d.w, "%s started\n", d.head(e.I, e.N, e.Step))
 	case lab.StepEnded:
-		line := stepLine(e.I, e.N, e.Step, e.Record)
+		d.last = e.Record
+		line := stepLine(d.head(e.I, e.N, e.Step), e.Record)
 		if !d.started.IsZero() {
 			line += fmt.Sprintf("  (%.1fs)", time.Since(d.started).Seconds())
 			d.started = time.Time{}
@@ -70,11 +94,70 @@ func (d *drawer) event(e lab.Event) {
 	}
 }
 
-// stop clears the bar, if any (at the end of each client's sweep).
+// stop clears the bar, if any (at the end of each client's sweep), and
+// says which rates the last layout skipped.
 func (d *drawer) stop() {
 	if d.bar != nil {
 		d.bar.stop()
 	}
+	d.skipped()
+	d.prev = nil
+}
+
+// nextRate moves to the rate of the open-loop step st starts: the next
+// of the same step, or the first of a new one (saying which rates the
+// previous one skipped).
+func (d *drawer) nextRate(st loadgen.Step) {
+	if d.rates == nil {
+		return
+	}
+	if d.prev != nil && *d.prev == st {
+		d.rate++
+		return
+	}
+	d.skipped()
+	d.prev, d.rate = &st, 0
+}
+
+// skipped says, when the running open-loop layout stopped before its
+// highest rate, which rates it skipped and why.
+func (d *drawer) skipped() {
+	if d.prev == nil || d.rate >= len(d.rates)-1 {
+		return
+	}
+	if d.bar != nil {
+		d.bar.stop()
+	}
+	why := "its step stopped the sweep"
+	if d.last != nil && d.slo != nil {
+		if ok, w := d.slo.Sustained(d.last); !ok {
+			why = fmt.Sprintf("the step at %.0f/s missed %s (%s)", d.rates[d.rate], d.slo, w)
+		}
+	}
+	left := make([]string, 0, len(d.rates)-d.rate-1)
+	for _, r := range d.rates[d.rate+1:] {
+		left = append(left, fmt.Sprintf("%.0f/s", r))
+	}
+	fmt.Fprintf(d.w, "rpclab: %s: skipped rates %s: %s\n", d.prev.Conn, strings.Join(left, ", "), why)
+	d.rate = len(d.rates)
+}
+
+// head names step i of n: a closed loop's by its in-flight count, an
+// open loop's by its rate and connections.
+func (d *drawer) head(i, n int, s loadgen.Step) string {
+	if d.rates == nil || d.rate >= len(d.rates) {
+		return stepHead(i, n, s)
+	}
+	conns := "1"
+	switch s.Conn.Kind {
+	case loadgen.PerWorker:
+		conns = fmt.Sprint(s.Inflight)
+	case loadgen.Pooled:
+		conns = fmt.Sprint(s.Conn.N)
+	case loadgen.AutoPool:
+		conns = fmt.Sprintf("%d-%d", s.Conn.Min, s.Conn.N)
+	}
+	return fmt.Sprintf("[%d/%d] %-10s %-9s rate=%.0f/s conns=%s", i+1, n, s.Conn, s.RPC, d.rates[d.rate], conns)
 }
 
 func pinNote(cpus []int) string {
@@ -89,9 +172,9 @@ func stepHead(i, n int, s loadgen.Step) string {
 	return fmt.Sprintf("[%d/%d] %-10s %-9s inflight=%-4d", i+1, n, s.Conn, s.RPC, s.Inflight)
 }
 
-// stepLine describes a finished step.
-func stepLine(i, n int, s loadgen.Step, r *result.Record) string {
-	line := stepHead(i, n, s)
+// stepLine describes a finished step, after its head.
+func stepLine(head string, r *result.Record) string {
+	line := head
 	switch r.Status {
 	case result.StatusOK:
 		line += fmt.Sprintf(" %9.0f req/s  p99 %7.1f µs  conns %d", r.ThroughputRPS, float64(r.Latency.P99NS)/1e3, r.ConnsObserved)

@@ -13,6 +13,7 @@ import (
 	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/report"
+	"github.com/rpclab/rpclab/verdict"
 )
 
 func newReportCmd() *cobra.Command {
@@ -72,6 +73,7 @@ the file and line.`,
 			for _, w := range warnings {
 				fmt.Fprintln(stderr, "rpclab: warning:", w)
 			}
+			printRunVerdicts(cmd.OutOrStdout(), res)
 			if out != "" {
 				if err := writeHTML(out, func(w io.Writer) error { return report.HTML(w, res, warnings) }); err != nil {
 					return err
@@ -94,6 +96,15 @@ the file and line.`,
 	cmd.Flags().StringVar(&pngDir, "png", "", "also write every chart as a PNG file in this directory")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing -o file (never a records file)")
 	return cmd
+}
+
+// printRunVerdicts prints each file's verdict on its ping records, word
+// for word what rpclab sweep and rpclab doctor print for the same records
+// (verdict.Verdicts: one judge).
+func printRunVerdicts(w io.Writer, res *report.Results) {
+	for _, run := range res.Runs {
+		fmt.Fprintf(w, "Verdict on %s:\n%s\n", run.Name, verdict.Text(verdict.Verdicts(run.Records)))
+	}
 }
 
 // writeHTML renders a whole report with render into the file, replacing

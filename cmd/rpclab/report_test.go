@@ -153,7 +153,9 @@ func TestReportOverlaysPublished(t *testing.T) {
 	}
 	var got []string
 	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
-		got = append(got, filepath.Base(strings.TrimPrefix(l, "chart written to ")))
+		if p, ok := strings.CutPrefix(l, "chart written to "); ok {
+			got = append(got, filepath.Base(p))
+		}
 	}
 	var want []string
 	for _, k := range report.OverlayFigureKinds {
