@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/stats"
 )
 
 const unaryPath = "/grpc.testing.BenchmarkService/UnaryCall"
@@ -164,17 +164,13 @@ func summarize(tool string, runs []lgRow) lgRow {
 	return s
 }
 
-// medianOf is the median of v (NaN when v is empty); v is sorted in place.
+// medianOf is stats.Median of v, or NaN when v is empty (a figure no run
+// gave, printed as NaN in the table).
 func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
+	if m, ok := stats.Median(v); ok {
+		return m
 	}
-	sort.Float64s(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return math.NaN()
 }
 
 // rotated is the tools in the order repeat rep runs them: each repeat
