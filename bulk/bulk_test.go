@@ -17,12 +17,11 @@ import (
 
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/internal/testserver"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
-
-const defaultTestTimeout = time.Minute
 
 // With this variable set the test binary is an rpclab bulk server, so the
 // tests run the server as a separate process, as rpclab does.
@@ -53,7 +52,7 @@ func startServer(ctx context.Context, t *testing.T) *server.Process {
 }
 
 func TestEveryTransportMoves64MiBIntact(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	p := startServer(ctx, t)
 	spec := &bulk.Spec{Target: p.Addr, Transports: bulk.Transports, Sizes: []int64{64 << 20},
@@ -119,7 +118,7 @@ func TestServerKilledMidTransfer(t *testing.T) {
 	}
 	for _, tr := range bulk.Transports {
 		t.Run(tr, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+			ctx, cancel := context.WithCancel(testutil.LongContext(t))
 			defer cancel()
 			p := startServer(ctx, t)
 			killed := make(chan struct{})
@@ -135,7 +134,7 @@ func TestServerKilledMidTransfer(t *testing.T) {
 				p.Kill()
 			}()
 			spec := &bulk.Spec{Target: p.Addr, Transports: []string{tr}, Sizes: []int64{1 << 40 / 1024},
-				Chunks: []int{64 << 10}, MinDuration: defaultTestTimeout, Warmup: 0}
+				Chunks: []int{64 << 10}, MinDuration: testutil.LongTimeout, Warmup: 0}
 			var recs []result.BulkRecord
 			err := bulk.Run(ctx, spec, bulk.Options{}, func(r *result.BulkRecord) error {
 				recs = append(recs, *r)

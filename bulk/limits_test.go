@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -30,8 +31,7 @@ func TestOverCapErrorNamesLimit(t *testing.T) {
 		{bulk.HTTP2, "holds 2 connections, its cap"},
 	} {
 		t.Run(tc.transport, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-			defer cancel()
+			ctx := testutil.LongContext(t)
 			lis, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)

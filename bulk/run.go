@@ -290,8 +290,82 @@ type worker struct {
 	err      error
 }
 
+// runStep runs one step: it dials the step's streams, warms them up,
+// measures the interval, and returns the step's record (marked failed or
+// interrupted on an error, with the bytes moved until then).
 func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceClient, ep endpoints, st Step) *result.BulkRecord {
-	rec := &result.BulkRecord{
+	rec := newStepRecord(spec, o, ep, st)
+	fail := func(err error) *result.BulkRecord {
+		rec.Status = result.StatusFailed
+		if ctx.Err() != nil {
+			rec.Status = result.StatusInterrupted
+		}
+		rec.Error = err.Error()
+		return rec
+	}
+	warm := warmupBytes(spec, st)
+	rec.Spec.WarmupBytes = warm
+	// Computed before the interval, not in it.
+	for _, n := range []int64{st.Size, warm} {
+		if _, err := ExpectedCRC(ctx, n); err != nil {
+			return fail(err)
+		}
+	}
+
+	ws, err := dialWorkers(st, ep, spec.MaxMessage)
+	defer closeWorkers(ws)
+	if err != nil {
+		return fail(err)
+	}
+	if err := warmUp(ctx, ws, st, warm); err != nil {
+		return fail(err)
+	}
+
+	runtime.GC() // start the interval with a clean heap on this side
+	s0, err := askInfo(ctx, ctl, true)
+	if err != nil {
+		return fail(fmt.Errorf("server usage before the step: %w", err))
+	}
+	procstat.ResetPeakRSS()
+	c0, err := procstat.ReadUsage()
+	if err != nil {
+		return fail(err)
+	}
+	t0 := time.Now()
+	runErr := parallel(ctx, ws, func(ctx context.Context, w *worker) error {
+		return downloadLoop(ctx, spec, st, w, t0.Add(spec.MinDuration))
+	})
+	elapsed := time.Since(t0)
+	c1, cerr := procstat.ReadUsage()
+	s1, serr := askInfo(context.WithoutCancel(ctx), ctl, false)
+
+	for _, w := range ws {
+		rec.Requests += w.requests
+		rec.Bytes += w.bytes
+	}
+	rec.DurationNS = int64(elapsed)
+	if elapsed > 0 {
+		rec.ThroughputBytesPerS = float64(rec.Bytes) / elapsed.Seconds()
+	}
+	if cerr == nil {
+		recordClientUsage(rec, c0, c1)
+	}
+	if serr == nil && s1.GetPid() == s0.GetPid() {
+		recordServerUsage(rec, s0, s1)
+	}
+	if runErr != nil {
+		return fail(fmt.Errorf("%s: %w", st.Transport, runErr))
+	}
+	if serr != nil {
+		return fail(fmt.Errorf("server usage after the step: %w", serr))
+	}
+	return rec
+}
+
+// newStepRecord is the record of step st before it runs: its spec, its
+// environment, and -1 (not measured) in every usage figure.
+func newStepRecord(spec *Spec, o Options, ep endpoints, st Step) *result.BulkRecord {
+	return &result.BulkRecord{
 		SchemaVersion: result.SchemaVersion,
 		Kind:          result.KindBulk,
 		Status:        result.StatusOK,
@@ -312,125 +386,109 @@ func runStep(ctx context.Context, spec *Spec, o Options, ctl bulkpb.BulkServiceC
 		ClientPeakRSSBytes:     -1,
 		ServerPeakRSSBytes:     -1,
 	}
-	fail := func(err error) *result.BulkRecord {
-		rec.Status = result.StatusFailed
-		if ctx.Err() != nil {
-			rec.Status = result.StatusInterrupted
-		}
-		rec.Error = err.Error()
-		return rec
-	}
-	warm := spec.Warmup
-	if warm < 0 {
-		warm = min(st.Size, 8<<20)
-	}
-	rec.Spec.WarmupBytes = warm
-	// Computed before the interval, not in it.
-	for _, n := range []int64{st.Size, warm} {
-		if _, err := ExpectedCRC(ctx, n); err != nil {
-			return fail(err)
-		}
-	}
+}
 
+// warmupBytes is what each stream of st downloads before the interval:
+// spec.Warmup, or min(size, 8 MiB) when it is -1 (the default).
+func warmupBytes(spec *Spec, st Step) int64 {
+	if spec.Warmup < 0 {
+		return min(st.Size, 8<<20)
+	}
+	return spec.Warmup
+}
+
+// dialWorkers connects the step's streams, one downloader each. On an error
+// it returns the workers dialed so far, for closeWorkers.
+func dialWorkers(st Step, ep endpoints, maxMessage int) ([]*worker, error) {
 	ws := make([]*worker, st.Streams)
-	defer func() {
-		for _, w := range ws {
-			if w != nil {
-				_ = w.d.close()
-			}
-		}
-	}()
 	for i := range ws {
-		d, err := dial(st.Transport, ep, spec.MaxMessage)
+		d, err := dial(st.Transport, ep, maxMessage)
 		if err != nil {
-			return fail(fmt.Errorf("%s: connect: %w", st.Transport, err))
+			return ws, fmt.Errorf("%s: connect: %w", st.Transport, err)
 		}
 		ws[i] = &worker{d: d}
 	}
-	if warm > 0 {
-		if err := parallel(ctx, ws, func(ctx context.Context, w *worker) error {
-			var v verifier
-			return fetch(ctx, w.d, warm, st.Chunk, &v)
-		}); err != nil {
-			return fail(fmt.Errorf("%s: warm-up: %w", st.Transport, err))
+	return ws, nil
+}
+
+// closeWorkers closes every dialed worker's downloader.
+func closeWorkers(ws []*worker) {
+	for _, w := range ws {
+		if w != nil {
+			_ = w.d.close()
 		}
 	}
+}
 
-	runtime.GC() // start the interval with a clean heap on this side
-	s0, err := askInfo(ctx, ctl, true)
-	if err != nil {
-		return fail(fmt.Errorf("server usage before the step: %w", err))
+// warmUp has every stream download warm bytes, unmeasured (none when warm
+// is 0).
+func warmUp(ctx context.Context, ws []*worker, st Step, warm int64) error {
+	if warm <= 0 {
+		return nil
 	}
-	procstat.ResetPeakRSS()
-	c0, err := procstat.ReadUsage()
-	if err != nil {
-		return fail(err)
+	if err := parallel(ctx, ws, func(ctx context.Context, w *worker) error {
+		var v verifier
+		return fetch(ctx, w.d, warm, st.Chunk, &v)
+	}); err != nil {
+		return fmt.Errorf("%s: warm-up: %w", st.Transport, err)
 	}
-	t0 := time.Now()
-	deadline := t0.Add(spec.MinDuration)
-	runErr := parallel(ctx, ws, func(ctx context.Context, w *worker) error {
-		for n := 0; ; n++ {
-			if spec.MinDuration > 0 {
-				if n > 0 && !time.Now().Before(deadline) {
-					return nil
-				}
-			} else if n == spec.RequestsPerStream {
+	return nil
+}
+
+// downloadLoop is one stream's measured work: downloads until deadline
+// (when spec.MinDuration is set, at least one) or spec.RequestsPerStream of
+// them, counting requests and bytes (a failed download's too) in w.
+func downloadLoop(ctx context.Context, spec *Spec, st Step, w *worker, deadline time.Time) error {
+	for n := 0; ; n++ {
+		if spec.MinDuration > 0 {
+			if n > 0 && !time.Now().Before(deadline) {
 				return nil
 			}
-			var v verifier
-			err := fetch(ctx, w.d, st.Size, st.Chunk, &v)
-			w.bytes += v.n
-			if err != nil {
-				return fmt.Errorf("request %d: %w", n+1, err)
-			}
-			w.requests++
+		} else if n == spec.RequestsPerStream {
+			return nil
 		}
-	})
-	elapsed := time.Since(t0)
-	c1, cerr := procstat.ReadUsage()
-	s1, serr := askInfo(context.WithoutCancel(ctx), ctl, false)
-
-	for _, w := range ws {
-		rec.Requests += w.requests
-		rec.Bytes += w.bytes
+		var v verifier
+		err := fetch(ctx, w.d, st.Size, st.Chunk, &v)
+		w.bytes += v.n
+		if err != nil {
+			return fmt.Errorf("request %d: %w", n+1, err)
+		}
+		w.requests++
 	}
-	rec.DurationNS = int64(elapsed)
+}
+
+// recordClientUsage fills rec's client figures from this process's usage
+// before (c0) and after (c1) the interval.
+func recordClientUsage(rec *result.BulkRecord, c0, c1 procstat.Usage) {
 	gib := float64(rec.Bytes) / (1 << 30)
 	mib := float64(rec.Bytes) / (1 << 20)
-	if elapsed > 0 {
-		rec.ThroughputBytesPerS = float64(rec.Bytes) / elapsed.Seconds()
+	rec.ClientCPUNS = int64(c1.CPU - c0.CPU)
+	rec.ClientPeakRSSBytes = c1.PeakRSS
+	if gib > 0 {
+		rec.ClientCPUSPerGiB = (c1.CPU - c0.CPU).Seconds() / gib
+		rec.ClientAllocBytesPerMiB = float64(c1.AllocBytes-c0.AllocBytes) / mib
 	}
-	if cerr == nil {
-		rec.ClientCPUNS = int64(c1.CPU - c0.CPU)
-		rec.ClientPeakRSSBytes = c1.PeakRSS
-		if gib > 0 {
-			rec.ClientCPUSPerGiB = (c1.CPU - c0.CPU).Seconds() / gib
-			rec.ClientAllocBytesPerMiB = float64(c1.AllocBytes-c0.AllocBytes) / mib
-		}
-		if rec.Requests > 0 {
-			rec.ClientAllocsPerRequest = float64(c1.Allocs-c0.Allocs) / float64(rec.Requests)
-		}
+	if rec.Requests > 0 {
+		rec.ClientAllocsPerRequest = float64(c1.Allocs-c0.Allocs) / float64(rec.Requests)
 	}
-	if serr == nil && s1.GetPid() == s0.GetPid() {
-		rec.ServerCPUNS = s1.GetCpuNs() - s0.GetCpuNs()
-		rec.ServerAllocBytes = int64(s1.GetAllocBytes() - s0.GetAllocBytes())
-		rec.ServerAllocs = int64(s1.GetAllocs() - s0.GetAllocs())
-		rec.ServerPeakRSSBytes = s1.GetPeakRssBytes()
-		if gib > 0 {
-			rec.ServerCPUSPerGiB = float64(rec.ServerCPUNS) / 1e9 / gib
-			rec.ServerAllocBytesPerMiB = float64(rec.ServerAllocBytes) / mib
-		}
-		if rec.Requests > 0 {
-			rec.ServerAllocsPerRequest = float64(rec.ServerAllocs) / float64(rec.Requests)
-		}
+}
+
+// recordServerUsage fills rec's server figures from the server's usage
+// before (s0) and after (s1) the interval, both from one server process.
+func recordServerUsage(rec *result.BulkRecord, s0, s1 *bulkpb.InfoResponse) {
+	gib := float64(rec.Bytes) / (1 << 30)
+	mib := float64(rec.Bytes) / (1 << 20)
+	rec.ServerCPUNS = s1.GetCpuNs() - s0.GetCpuNs()
+	rec.ServerAllocBytes = int64(s1.GetAllocBytes() - s0.GetAllocBytes())
+	rec.ServerAllocs = int64(s1.GetAllocs() - s0.GetAllocs())
+	rec.ServerPeakRSSBytes = s1.GetPeakRssBytes()
+	if gib > 0 {
+		rec.ServerCPUSPerGiB = float64(rec.ServerCPUNS) / 1e9 / gib
+		rec.ServerAllocBytesPerMiB = float64(rec.ServerAllocBytes) / mib
 	}
-	if runErr != nil {
-		return fail(fmt.Errorf("%s: %w", st.Transport, runErr))
+	if rec.Requests > 0 {
+		rec.ServerAllocsPerRequest = float64(rec.ServerAllocs) / float64(rec.Requests)
 	}
-	if serr != nil {
-		return fail(fmt.Errorf("server usage after the step: %w", serr))
-	}
-	return rec
 }
 
 // fetch downloads size bytes and checks their length and CRC-32C.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -34,8 +35,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // download's sidechannel beside the two gRPC channels (the run's control
 // channel and the stream's).
 func TestSidechannelSharesGRPCPort(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	defer cancel()
+	ctx := testutil.LongContext(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

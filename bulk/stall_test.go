@@ -3,11 +3,12 @@
 package bulk
 
 import (
-	"context"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // TestRawClientsGiveUpOnStalledServer: a server that accepts and never
@@ -15,8 +16,7 @@ import (
 // fails a raw download after stallTimeout, naming the stall, rather than
 // hanging it.
 func TestRawClientsGiveUpOnStalledServer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testutil.LongContext(t)
 	old := stallTimeout
 	stallTimeout = 20 * time.Millisecond
 	defer func() { stallTimeout = old }()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rpclab/rpclab/bulk"
 	"github.com/rpclab/rpclab/internal/selfcert"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 	"github.com/rpclab/rpclab/sidechannel"
@@ -160,7 +161,7 @@ func tlsHandshake(b []byte) bool { return len(b) >= 3 && b[0] == 0x16 && b[1] ==
 // sidechannel's right after its magic), and no 4 KiB run of the stream
 // ever crossed in the clear.
 func TestEveryTransportOverTLS(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	target, clientTLS := tlsServer(ctx, t)
 
@@ -214,7 +215,7 @@ func TestEveryTransportOverTLS(t *testing.T) {
 // plaintext server: each run ends at once with an error naming the cause,
 // not a hang and not a record.
 func TestTLSMismatchFailsClearly(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	tlsTarget, _ := tlsServer(ctx, t)
 	plain := startServer(ctx, t)

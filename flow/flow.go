@@ -27,6 +27,7 @@ import (
 	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/stats"
 )
 
 // Transports, result's names (their doc comments say what each is).
@@ -160,12 +161,7 @@ func Steady(r *result.FlowRecord) {
 	if n <= FirstRPCs {
 		from = n / 2
 	}
-	tail := slices.Clone(r.RPCNS[from:])
-	slices.Sort(tail)
-	r.SteadyNS = tail[len(tail)/2]
-	if len(tail)%2 == 0 {
-		r.SteadyNS = (tail[len(tail)/2-1] + tail[len(tail)/2]) / 2
-	}
+	r.SteadyNS, _ = stats.Median(r.RPCNS[from:])
 	r.SteadyFrom = from + 1
 }
 

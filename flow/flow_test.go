@@ -3,16 +3,14 @@
 package flow
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/result"
 )
-
-const defaultTestTimeout = time.Minute
 
 func smallSpec() *Spec {
 	return &Spec{
@@ -28,8 +26,7 @@ func smallSpec() *Spec {
 // TestRunAllTransports runs every transport through the emulated network
 // and checks each cell's record.
 func TestRunAllTransports(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	defer cancel()
+	ctx := testutil.LongContext(t)
 	s := smallSpec()
 	var recs []*result.FlowRecord
 	var seen []Cell
@@ -76,8 +73,7 @@ func TestRunAllTransports(t *testing.T) {
 // TestBudgetTruncates: a fixed 64 KiB window over 20 ms RTT needs 16
 // round trips per MiB, so a short budget ends the cell early.
 func TestBudgetTruncates(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	defer cancel()
+	ctx := testutil.LongContext(t)
 	s := &Spec{Transports: []string{GRPCFixed}, Payloads: []int64{4 << 20}, RTTs: []time.Duration{20 * time.Millisecond},
 		RPCs: 50, Budget: 300 * time.Millisecond, FixedWindow: 64 << 10}
 	var rec *result.FlowRecord

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/netem"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
@@ -22,7 +23,7 @@ import (
 // half as many. Removing the fixed window settings on either side, or turning BDP
 // estimation off for grpc-dynamic, makes this fail.
 func TestWindowsHoldAndGrow(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	const (
 		rtt     = 40 * time.Millisecond // long beside the CPU a 1 MiB RPC costs, even under -race
@@ -122,7 +123,7 @@ func durations(ns []int64) []time.Duration {
 // A run stopped in the middle of a cell keeps the RPCs that cell measured,
 // marked interrupted, and hands it to the sink before returning.
 func TestRunKeepsTheInterruptedCell(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	rctx, stop := context.WithCancel(ctx)
 	s := &Spec{

@@ -53,13 +53,9 @@ func ParseBenchmain(data []byte, o Options) ([]result.Record, error) {
 		if cur == nil {
 			return nil
 		}
-		if cur.Requests <= 0 || cur.Latency.P50NS <= 0 {
-			return fmt.Errorf("%w: line %d: benchmain run without latencies or a request count", ErrBadInput, curLine)
+		if err := completeBenchmainRun(cur, curLine); err != nil {
+			return err
 		}
-		if l := cur.Latency; l.P90NS < l.P50NS || l.P99NS < l.P90NS {
-			return fmt.Errorf("%w: line %d: benchmain run's 50, 90 and 99_Latency out of order (%d, %d, %d ns) or missing", ErrBadInput, curLine, l.P50NS, l.P90NS, l.P99NS)
-		}
-		cur.ThroughputRPS = float64(cur.Requests) / time.Duration(cur.DurationNS).Seconds()
 		recs = append(recs, *cur)
 		cur = nil
 		return nil
@@ -75,65 +71,19 @@ func ParseBenchmain(data []byte, o Options) ([]result.Record, error) {
 			if err := finish(); err != nil {
 				return nil, err
 			}
-			if m[1] == "Unconstrained" {
-				return nil, fmt.Errorf("%w: line %d: an Unconstrained benchmain run has no latencies to import", ErrBadInput, line)
+			r, err := benchmainRun(m[1], m[2], line, o)
+			if err != nil {
+				return nil, err
 			}
-			r := base(o)
-			r.Spec.Target = or(o.Target, "benchmain (client and server in one process)")
-			if m[1] == "Stream" {
-				r.Spec.RPC = "streaming"
-			}
-			bt, ok := feature(m[2], "benchTime")
-			d, err := time.ParseDuration(bt)
-			if !ok || err != nil || d <= 0 {
-				return nil, fmt.Errorf("%w: line %d: no benchTime_<duration> in the features", ErrBadInput, line)
-			}
-			calls, err1 := intFeature(m[2], "maxConcurrentCalls")
-			conns, err2 := intFeature(m[2], "connections")
-			if err1 != nil || calls < 1 {
-				return nil, fmt.Errorf("%w: line %d: no maxConcurrentCalls_<n> of 1 or more in the features", ErrBadInput, line)
-			}
-			if err2 != nil || conns < 1 {
-				conns = 1
-			}
-			if req, err := intFeature(m[2], "reqSize"); err == nil {
-				r.Spec.PayloadBytes = req
-			}
-			r.Spec.Inflight = calls * conns
-			if conns > 1 {
-				r.Spec.ConnMode, r.Spec.ConnsRequested, r.Spec.Pick = "pool", conns, "round-robin"
-			}
-			r.Spec.IntervalNS, r.DurationNS = int64(d), int64(d)
 			r.Env = result.Env{Language: "go", GRPCImpl: "grpc-go", GRPCVersion: grpcVer, RuntimeVersion: goVer}
-			cur, curLine = &r, line
+			cur, curLine = r, line
 			continue
 		}
 		if cur == nil {
 			continue
 		}
-		for _, m := range bmLatency.FindAllStringSubmatch(t, -1) {
-			x, err := strconv.ParseFloat(m[2], 64)
-			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 || x*unitNS(m[3]) > maxValue*1e3 {
-				return nil, fmt.Errorf("%w: line %d, column %d: %s_Latency %q is not a latency", ErrBadInput, line, utf8.RuneCountInString(t[:strings.Index(t, m[0])])+1, m[1], m[2]+m[3])
-			}
-			ns := int64(x * unitNS(m[3]))
-			switch m[1] {
-			case "50":
-				cur.Latency.P50NS = ns
-			case "90":
-				cur.Latency.P90NS = ns
-			case "99":
-				cur.Latency.P99NS = ns
-			case "Avg":
-				cur.Latency.MeanNS = float64(ns)
-			}
-		}
-		if m := bmRequests.FindStringSubmatch(t); m != nil {
-			n, err := strconv.ParseInt(m[1], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%w: line %d: number of requests %q", ErrBadInput, line, m[1])
-			}
-			cur.Requests = n
+		if err := readBenchmainLine(cur, t, line); err != nil {
+			return nil, err
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -146,6 +96,84 @@ func ParseBenchmain(data []byte, o Options) ([]result.Record, error) {
 		return nil, fmt.Errorf("%w: no benchmain run (a Unary-... or Stream-... features line) found", ErrBadInput)
 	}
 	return recs, nil
+}
+
+// completeBenchmainRun checks that the run begun at line has latencies in
+// order and a request count, and sets its throughput.
+func completeBenchmainRun(cur *result.Record, line int) error {
+	if cur.Requests <= 0 || cur.Latency.P50NS <= 0 {
+		return fmt.Errorf("%w: line %d: benchmain run without latencies or a request count", ErrBadInput, line)
+	}
+	if l := cur.Latency; l.P90NS < l.P50NS || l.P99NS < l.P90NS {
+		return fmt.Errorf("%w: line %d: benchmain run's 50, 90 and 99_Latency out of order (%d, %d, %d ns) or missing", ErrBadInput, line, l.P50NS, l.P90NS, l.P99NS)
+	}
+	cur.ThroughputRPS = float64(cur.Requests) / time.Duration(cur.DurationNS).Seconds()
+	return nil
+}
+
+// benchmainRun begins the record of the run whose features line (at line)
+// has the given kind (Unary, Stream or Unconstrained) and features.
+func benchmainRun(kind, features string, line int, o Options) (*result.Record, error) {
+	if kind == "Unconstrained" {
+		return nil, fmt.Errorf("%w: line %d: an Unconstrained benchmain run has no latencies to import", ErrBadInput, line)
+	}
+	r := base(o)
+	r.Spec.Target = or(o.Target, "benchmain (client and server in one process)")
+	if kind == "Stream" {
+		r.Spec.RPC = "streaming"
+	}
+	bt, ok := feature(features, "benchTime")
+	d, err := time.ParseDuration(bt)
+	if !ok || err != nil || d <= 0 {
+		return nil, fmt.Errorf("%w: line %d: no benchTime_<duration> in the features", ErrBadInput, line)
+	}
+	calls, err1 := intFeature(features, "maxConcurrentCalls")
+	conns, err2 := intFeature(features, "connections")
+	if err1 != nil || calls < 1 {
+		return nil, fmt.Errorf("%w: line %d: no maxConcurrentCalls_<n> of 1 or more in the features", ErrBadInput, line)
+	}
+	if err2 != nil || conns < 1 {
+		conns = 1
+	}
+	if req, err := intFeature(features, "reqSize"); err == nil {
+		r.Spec.PayloadBytes = req
+	}
+	r.Spec.Inflight = calls * conns
+	if conns > 1 {
+		r.Spec.ConnMode, r.Spec.ConnsRequested, r.Spec.Pick = "pool", conns, "round-robin"
+	}
+	r.Spec.IntervalNS, r.DurationNS = int64(d), int64(d)
+	return &r, nil
+}
+
+// readBenchmainLine reads the latencies and the request count that line t
+// (at line) of a run's block holds, if any, into cur.
+func readBenchmainLine(cur *result.Record, t string, line int) error {
+	for _, m := range bmLatency.FindAllStringSubmatch(t, -1) {
+		x, err := strconv.ParseFloat(m[2], 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 || x*unitNS(m[3]) > maxValue*1e3 {
+			return fmt.Errorf("%w: line %d, column %d: %s_Latency %q is not a latency", ErrBadInput, line, utf8.RuneCountInString(t[:strings.Index(t, m[0])])+1, m[1], m[2]+m[3])
+		}
+		ns := int64(x * unitNS(m[3]))
+		switch m[1] {
+		case "50":
+			cur.Latency.P50NS = ns
+		case "90":
+			cur.Latency.P90NS = ns
+		case "99":
+			cur.Latency.P99NS = ns
+		case "Avg":
+			cur.Latency.MeanNS = float64(ns)
+		}
+	}
+	if m := bmRequests.FindStringSubmatch(t); m != nil {
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		if err != nil {
+			return fmt.Errorf("%w: line %d: number of requests %q", ErrBadInput, line, m[1])
+		}
+		cur.Requests = n
+	}
+	return nil
 }
 
 func intFeature(line, name string) (int, error) {

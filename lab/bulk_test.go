@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
 )
@@ -32,7 +33,7 @@ func bulkSession(t *testing.T, ctx context.Context) (s *Session, out string) {
 // TestRunBulkKeepsEveryRecord: every step's record names the session's
 // target and server, and goes to the records file as well as to the caller.
 func TestRunBulkKeepsEveryRecord(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	s, out := bulkSession(t, ctx)
 	spec := &bulk.Spec{Transports: []string{bulk.GRPC, bulk.TCP}, Sizes: []int64{1 << 20}, Chunks: []int{64 << 10}}
@@ -62,7 +63,7 @@ func TestRunBulkKeepsEveryRecord(t *testing.T) {
 // 2 of 3 starts: step 2 is kept as failed naming the signal (returned and
 // written), step 3 does not run, and the error wraps ErrServerExited.
 func TestRunBulkKeepsTheStepTheServerDiedIn(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	s, out := bulkSession(t, ctx)
 	spec := &bulk.Spec{Transports: []string{bulk.GRPC, bulk.TCP, bulk.HTTP1}, Sizes: []int64{1 << 20}, Chunks: []int{64 << 10},

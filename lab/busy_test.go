@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
 )
 
 // With this variable set the test binary is a CPU hog: it spins on one
-// thread until it is killed, or for defaultTestTimeout at most.
+// thread until it is killed, or for testutil.LongTimeout at most.
 const asHog = "LAB_TEST_AS_HOG"
 
 func hog() {
 	runtime.GOMAXPROCS(1)
-	end := time.Now().Add(defaultTestTimeout)
+	end := time.Now().Add(testutil.LongTimeout)
 	for time.Now().Before(end) {
 	}
 	os.Exit(0)
@@ -65,7 +66,7 @@ func TestBusyHostVerdict(t *testing.T) {
 		_ = procstat.Pin(0, cpus)
 		runtime.GOMAXPROCS(procs)
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	s, err := New(WithServer(testServer(t)), WithPin(true))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
@@ -47,7 +48,7 @@ func netemMain(args []string) int {
 // and the signal, and step 2's record says so, not "target unreachable:
 // nothing listens there".
 func TestRunNamesTheDeadProxy(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	var sp *Session

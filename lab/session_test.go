@@ -15,11 +15,10 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/rpclab/rpclab/internal/testserver"
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
 )
-
-const defaultTestTimeout = time.Minute
 
 // The test binary doubles as a ping and bulk server: with this variable set
 // it serves on a free loopback port, as "rpclab serve" does.
@@ -86,7 +85,7 @@ func session(t *testing.T, ctx context.Context, onStep func(s *Session, i int)) 
 // Run must return at once with an error naming the signal, keep step 2 as
 // failed (in what it returns and in the records file), and run no step 3.
 func TestRunEndsWhenTheServerDies(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	var killed time.Time
 	s, out := session(t, ctx, func(s *Session, i int) {
@@ -121,7 +120,7 @@ func TestRunEndsWhenTheServerDies(t *testing.T) {
 // has measured RPCs: step 2 is kept as failed with what it
 // measured before the death, and Run returns at once.
 func TestRunKeepsWhatTheDeadServerServed(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	// The client kills the server once step 2 has measured RPCs: 50
 	// pings ended after the step's CPU read, which begins its interval.
@@ -159,7 +158,7 @@ func TestRunKeepsWhatTheDeadServerServed(t *testing.T) {
 // starts: step 2 is kept, marked interrupted, and the server's exit (our
 // own stop) is not reported as a death.
 func TestRunKeepsTheInterruptedStep(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	rctx, interrupt := context.WithCancel(ctx)
 	s, _ := session(t, ctx, func(_ *Session, i int) {

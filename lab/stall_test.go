@@ -40,8 +40,7 @@ func TestSessionMarksStall(t *testing.T) {
 		{"open loop, healthy server", open, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-			defer cancel()
+			ctx := testutil.LongContext(t)
 			s, err := New(WithTarget(testutil.ServeGate(t, tc.stalled)))
 			if err != nil {
 				t.Fatal(err)

@@ -158,7 +158,15 @@ func (s *scheduler) run(ctx context.Context, start time.Time) scheduleResult {
 			r.lag.Record(lastSent.Sub(at), codes.OK)
 		}
 	}
-	// The interval ends on the clock, not at the last send.
+	s.finish(ctx, &r, endAt, stopAt, unsentFrom, lastSent)
+	return r
+}
+
+// finish waits on the clock for the interval's end (the interval ends
+// there, not at the last send), then sets when the schedule stopped and,
+// when it was cut at the send at unsentFrom (-1: it was not), how many
+// sends of the interval it did not make.
+func (s *scheduler) finish(ctx context.Context, r *scheduleResult, endAt, stopAt time.Time, unsentFrom time.Duration, lastSent time.Time) {
 	if !r.interrupted && !s.clock.sleepUntil(ctx, endAt) {
 		r.interrupted = true
 	}
@@ -178,7 +186,6 @@ func (s *scheduler) run(ctx context.Context, start time.Time) scheduleResult {
 	if unsentFrom >= 0 {
 		r.unsent = s.unsent(unsentFrom)
 	}
-	return r
 }
 
 // maxLate is how long past its interval an open-loop step may keep making

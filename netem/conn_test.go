@@ -20,13 +20,10 @@ import (
 	"github.com/rpclab/rpclab/server"
 )
 
-const defaultTestTimeout = 30 * time.Second
-
 // TestGRPCThroughWrappedListener serves rpclab's ping service on a
 // listener wrapped in a 50 µs link and calls it with a plain client.
 func TestGRPCThroughWrappedListener(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	defer cancel()
+	ctx := testutil.Context(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +52,7 @@ func TestGRPCThroughWrappedListener(t *testing.T) {
 
 // TestGRPCThroughWrappedDialer wraps the client end instead.
 func TestGRPCThroughWrappedDialer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	defer cancel()
+	ctx := testutil.Context(t)
 	target := testutil.Serve(t, server.New(server.Options{}))
 
 	dial := netem.Symmetric(netem.Link{Delay: 100 * time.Microsecond, Jitter: 50 * time.Microsecond}).Dialer(nil)
@@ -100,7 +96,7 @@ func TestConnBytesAndHalfClose(t *testing.T) {
 	}
 	c := netem.Symmetric(netem.Link{Delay: 200 * time.Microsecond, RateBps: 10e9}).Conn(raw)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(defaultTestTimeout))
+	c.SetDeadline(time.Now().Add(testutil.DefaultTimeout))
 	sent := make([]byte, n)
 	for i := range sent {
 		sent[i] = byte(i * 7 % 251)

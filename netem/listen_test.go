@@ -3,7 +3,6 @@
 package netem
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -17,8 +16,7 @@ import (
 // (issue 25: 11,000 connections ended rpclab netem), the proxy keeps
 // serving: the next client's bytes reach the upstream and come back.
 func TestProxySurvivesAcceptError(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	defer cancel()
+	ctx := testutil.Context(t)
 	up := listen(t, func(c net.Conn) { io.Copy(c, c) })
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-const defaultTestTimeout = 30 * time.Second
+	"github.com/rpclab/rpclab/internal/testutil"
+)
 
 // startProxy runs a proxy to upstream through n until the test ends.
 func startProxy(t *testing.T, upstream string, n Network, opts ...Option) *Proxy {
@@ -26,7 +26,7 @@ func startProxy(t *testing.T, upstream string, n Network, opts ...Option) *Proxy
 	if err != nil {
 		t.Fatalf("Listen: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(ctx) }()
 	t.Cleanup(func() {
@@ -153,7 +153,7 @@ func TestProxyPipes64MiBBothWays(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(defaultTestTimeout))
+	c.SetDeadline(time.Now().Add(testutil.DefaultTimeout))
 	sendErr := make(chan error, 1)
 	go func() {
 		err := sendStream(c, 1, n)
@@ -198,7 +198,7 @@ func TestProxyPlainTCPClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(defaultTestTimeout))
+	c.SetDeadline(time.Now().Add(testutil.DefaultTimeout))
 	r := bufio.NewReader(c)
 	for _, tc := range tests {
 		fmt.Fprintf(c, "%s\n", tc.in)
@@ -233,7 +233,7 @@ func TestProxyUpstreamDown(t *testing.T) {
 		if err != nil {
 			t.Fatalf("connection %d: the proxy stopped accepting: %v", i, err)
 		}
-		c.SetDeadline(time.Now().Add(defaultTestTimeout))
+		c.SetDeadline(time.Now().Add(testutil.DefaultTimeout))
 		if b, err := io.ReadAll(c); len(b) != 0 || (err != nil && !isReset(err)) {
 			t.Errorf("connection %d: got %q, %v; want the connection closed", i, b, err)
 		}
@@ -261,7 +261,7 @@ func TestProxyUpstreamDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(defaultTestTimeout))
+	c.SetDeadline(time.Now().Add(testutil.DefaultTimeout))
 	if b, err := io.ReadAll(c); err != nil || string(b) != "back" {
 		t.Errorf("after the upstream returned: got %q, %v; want %q", b, err, "back")
 	}
@@ -305,7 +305,7 @@ func TestProxyCloseEndsConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- p.Serve(ctx) }()
@@ -319,15 +319,14 @@ func TestProxyCloseEndsConnections(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Serve after ctx ended: got %v, want nil", err)
 	}
-	c.SetReadDeadline(time.Now().Add(defaultTestTimeout))
+	c.SetReadDeadline(time.Now().Add(testutil.DefaultTimeout))
 	if _, err := c.Read(make([]byte, 1)); err == nil {
 		t.Errorf("client read after the proxy stopped: got no error, want EOF")
 	}
 }
 
 func TestSelfTestSmall(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	defer cancel()
+	ctx := testutil.Context(t)
 	res, err := SelfTest(ctx, SelfTestConfig{RTTs: []time.Duration{0, time.Millisecond}, Pings: 20, Budget: time.Second, BulkBytes: 4 << 20})
 	if err != nil {
 		t.Fatal(err)

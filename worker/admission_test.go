@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/workerpb"
 )
@@ -45,7 +46,7 @@ func withPayload(cfg *pb.ClientConfig, n int32) *pb.ClientConfig {
 // real WorkerService stream with a status naming the field and the limit,
 // and the worker runs the next, normal config.
 func TestRunClientRefusesWhatItCannotHold(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	w, err := New(Options{ServerHost: "127.0.0.1", DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestRunClientRefusesWhatItCannotHold(t *testing.T) {
 func TestRunWithoutSetupTimesOut(t *testing.T) {
 	for _, kind := range []string{"client", "server"} {
 		t.Run(kind, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testutil.LongContext(t)
 			w, err := New(Options{ServerHost: "127.0.0.1", DialTimeout: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
@@ -164,7 +165,7 @@ func TestRunWithoutSetupTimesOut(t *testing.T) {
 // TestMarkDetailKeepsLastMarks: over a real stream, a run marked more than
 // KeptMarks times keeps the detail of the last KeptMarks marks only.
 func TestMarkDetailKeepsLastMarks(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	w, err := New(Options{ServerHost: "127.0.0.1", DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
 )
@@ -70,7 +71,7 @@ func TestSweepRefusesImpossibleWorkerFigures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := testutil.LongContext(t)
 			target, _ := startPing(t)
 			st := good()
 			tc.spoil(st)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/result"
 )
@@ -118,11 +119,6 @@ func benchmarksVersion(t *testing.T, cp string) string {
 	return ""
 }
 
-// javaTestTimeout bounds a test of grpc-java's worker once its JVM is
-// started (the class path fetch has its own bound): the JVM's start on a
-// busy 2-core machine took most of the 30 s every other test gets.
-const javaTestTimeout = 3 * time.Minute
-
 // startJava runs grpc-java's LoadWorker on free loopback ports until the
 // test ends and returns its driver address; its output is logged if the
 // test fails.
@@ -168,15 +164,16 @@ func startJava(t *testing.T) string {
 // counted, and the record is the exact merge of both workers' figures.
 func TestSweepJavaAndRPCLabWorker(t *testing.T) {
 	jw := startJava(t) // may first fetch the class path, under its own bound
-	// The test's bound starts once the JVM is started: a cold JVM on a
-	// busy 2-core machine takes seconds to listen and more to make its
-	// first RPCs, and nothing below waits on a clock but this bound.
-	ctx, cancel := context.WithTimeout(context.Background(), javaTestTimeout)
+	// The test's bound (testutil.LongTimeout) starts once the JVM is
+	// started: a cold JVM on a busy 2-core machine takes seconds to listen
+	// and more to make its first RPCs, and nothing below waits on a clock
+	// but this bound.
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	rl, _ := startWorker(t)
 	target, served := startPing(t)
 	// Dial waits for the JVM to listen.
-	remotes, err := Connect(ctx, []string{jw, rl}, javaTestTimeout)
+	remotes, err := Connect(ctx, []string{jw, rl}, testutil.LongTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -97,7 +98,7 @@ func startOfficial(t *testing.T, ctx context.Context) string {
 // rpclab's Geometry reads (the official worker's min and max fall in its
 // first and last non-empty buckets). Only rpclab's worker has WorkerDetail.
 func TestDriveOfficialAndRPCLabWorkers(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	offAddr := startOfficial(t, ctx)
 	rlAddr, _ := startWorker(t)
 	target, served := startPing(t)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/loadgen"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/result"
@@ -75,7 +76,7 @@ func checkMerged(t *testing.T, rec *result.Record) {
 // the workers' figures exactly, CPU is summed, and each worker's share is
 // kept; progress is told each step's start and, with its record, its end.
 func TestSweepOnTwoWorkers(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	target, _ := startPing(t)
 	remotes := twoWorkers(t, ctx)
 	var recs []*result.Record
@@ -133,7 +134,7 @@ func TestSweepOnTwoWorkers(t *testing.T) {
 // an rpclab worker; the official worker's buckets are converted (their
 // error stated), and the record is the merge of both.
 func TestSweepOfficialAndRPCLabWorker(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	off := startOfficial(t, ctx)
 	rl, _ := startWorker(t)
 	target, _ := startPing(t)
@@ -209,7 +210,7 @@ func TestToHDR(t *testing.T) {
 // step is kept with the survivor's figures, marked partial; the second
 // step runs on the survivor (partial again); Sweep returns an error.
 func TestSweepWorkerLostMidStep(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	target, _ := startPing(t)
 	a, _, aMarks, _ := startWatchedWorker(t)
 	b, _, kill := startKillableWorker(t)
@@ -245,7 +246,7 @@ func TestSweepWorkerLostMidStep(t *testing.T) {
 // record (interrupted, with what was measured), ends every worker's run
 // (each is free again at once) and runs no further step.
 func TestSweepStopped(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	target, served := startPing(t)
 	a, _, aMarks, _ := startWatchedWorker(t)
 	b, _, bMarks, _ := startWatchedWorker(t)
@@ -292,7 +293,7 @@ func TestSweepStopped(t *testing.T) {
 // TestConnectUnreachable: one unreachable worker among reachable ones is
 // an error naming it, and nothing is run.
 func TestConnectUnreachable(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	a, _ := startWorker(t)
 	dead := closedAddr(t)
 	_, err := Connect(ctx, []string{a, dead}, 300*time.Millisecond)
@@ -349,7 +350,7 @@ func TestClientConfigLayouts(t *testing.T) {
 // TestSweepStoppedInWarmup: a stop during the warm-up keeps a record that
 // says nothing was measured (the warm-up's RPCs are not counted).
 func TestSweepStoppedInWarmup(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	target, served := startPing(t)
 	a, _ := startWorker(t)
 	remotes, err := Connect(ctx, []string{a}, 5*time.Second)
@@ -411,7 +412,7 @@ func TestMergeFlagsBusyWorker(t *testing.T) {
 // well past spec.Interval; a busy machine may leave an open loop below its
 // rate, never far above it, where a closed loop would be).
 func TestSweepOpenOnTwoWorkers(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	target, _ := startPing(t)
 	remotes := twoWorkers(t, ctx)
 	spec := sweepSpec(target, 3, 1)
@@ -530,7 +531,7 @@ func TestControlTimeout(t *testing.T) {
 			t.Errorf("ControlTimeout %v: got %v, want %v", tc.set, got, tc.want)
 		}
 	}
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	target, _ := startPing(t)
 	addr, _ := startWorker(t)
 	r := dial(t, ctx, addr)

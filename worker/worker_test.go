@@ -25,17 +25,6 @@ import (
 	"github.com/rpclab/rpclab/stats"
 )
 
-// defaultTestTimeout bounds a test: generous, as a race-built worker on a
-// busy 2-core machine takes seconds per mark (DefaultControlTimeout).
-const defaultTestTimeout = 3 * time.Minute
-
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // startPing serves rpclab's ping on a free loopback port and counts the
 // unary calls it answered.
 func startPing(t *testing.T) (string, *atomic.Int64) { return testserver.CountingPing(t) }
@@ -161,7 +150,7 @@ func okCount(s *pb.ClientStats) int64 {
 // most what the server answered); rpclab.conn=pool:3 opens 3 connections
 // as the kernel sees them.
 func TestRunClientMarksAndResets(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	target, served := startPing(t)
 	addr, _ := startWorker(t)
 	r := dial(t, ctx, addr)
@@ -248,7 +237,7 @@ func TestRunClientMarksAndResets(t *testing.T) {
 // ping service: every RPC fails with Unimplemented, counted in
 // request_results and absent from the latency histogram.
 func TestRunClientErrorsCounted(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	target := serve(t, grpc.NewServer())
 	addr, _ := startWorker(t)
 	run, err := dial(t, ctx, addr).StartClient(ctx, closedLoop(target, 1, 2))
@@ -280,7 +269,7 @@ func TestRunClientErrorsCounted(t *testing.T) {
 // TestRunClientPoissonIsPaced asks for 100 RPCs per second: a worker that
 // ignored the rate would make thousands on loopback.
 func TestRunClientPoissonIsPaced(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	target, served := startPing(t)
 	addr, _ := startWorker(t)
 	cfg := closedLoop(target, 1, 4)
@@ -305,7 +294,7 @@ func TestRunClientPoissonIsPaced(t *testing.T) {
 // TestRunClientBadConfig: a config the worker cannot run ends RunClient
 // with InvalidArgument naming the field.
 func TestRunClientBadConfig(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	addr, _ := startWorker(t)
 	r := dial(t, ctx, addr)
 	cfg := closedLoop("127.0.0.1:1", 1, 1)
@@ -327,7 +316,7 @@ func TestRunClientBadConfig(t *testing.T) {
 // it reports and stops when the driver closes the stream; CoreCount
 // answers; QuitWorker ends Serve.
 func TestRunServerCoreCountQuit(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	addr, done := startWorker(t)
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -397,7 +386,7 @@ func TestRunServerCoreCountQuit(t *testing.T) {
 
 // TestMarkDetailUnknownMark: a mark that does not exist is NotFound.
 func TestMarkDetailUnknownMark(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	addr, _ := startWorker(t)
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -412,7 +401,7 @@ func TestMarkDetailUnknownMark(t *testing.T) {
 
 // TestDialUnreachable: a worker that does not answer is an error naming it.
 func TestDialUnreachable(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testutil.LongContext(t)
 	addr := closedAddr(t)
 	_, err := Dial(ctx, addr, 300*time.Millisecond)
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), addr) {

@@ -191,28 +191,10 @@ func RunRamp(ctx context.Context, target string, pol Policy, spec RampSpec) (Ram
 	out.Events = st.Events
 
 	for i := range steps {
-		s := &steps[i]
-		sum := d.sets[i].Merge()
-		s.OK, s.Failed = sum.OK(), sum.Total()-sum.OK()
-		s.Achieved = float64(s.OK) / spec.Step.Seconds()
-		if s.OK > 0 {
-			s.P99 = time.Duration(sum.Hist.ValueAtQuantile(99))
-		}
-		s.Conns = ends[i]
 		from := start.Add(time.Duration(i) * spec.Step)
-		to := from.Add(spec.Step)
-		s.MaxConns = s.Conns
-		if out.Adaptive {
-			s.MaxConns = max(sizeAt(st.Events, from), s.Conns)
-		}
-		for _, e := range st.Events {
-			if e.From != e.To && e.At.After(from) && !e.At.After(to) {
-				s.Resizes++
-				s.MaxConns = max(s.MaxConns, e.To)
-			}
-		}
-		if s.Resizes > 0 {
-			out.FailedAtResize += s.Failed
+		summarizeStep(&steps[i], &d.sets[i], ends[i], from, spec.Step, out.Adaptive, st.Events)
+		if steps[i].Resizes > 0 {
+			out.FailedAtResize += steps[i].Failed
 		}
 	}
 	out.Steps = steps
@@ -227,6 +209,31 @@ func RunRamp(ctx context.Context, target string, pol Policy, spec RampSpec) (Ram
 		}
 	}
 	return out, nil
+}
+
+// summarizeStep fills s, the step that began at from and lasted step, from
+// what its recorder set holds, the pool's size at its end (conns) and the
+// pool's history (events): the most connections the pool had during the
+// step and its changes of size in it.
+func summarizeStep(s *RampStep, set *stats.Set, conns int, from time.Time, step time.Duration, adaptive bool, events []pool.Event) {
+	sum := set.Merge()
+	s.OK, s.Failed = sum.OK(), sum.Total()-sum.OK()
+	s.Achieved = float64(s.OK) / step.Seconds()
+	if s.OK > 0 {
+		s.P99 = time.Duration(sum.Hist.ValueAtQuantile(99))
+	}
+	s.Conns = conns
+	to := from.Add(step)
+	s.MaxConns = s.Conns
+	if adaptive {
+		s.MaxConns = max(sizeAt(events, from), s.Conns)
+	}
+	for _, e := range events {
+		if e.From != e.To && e.At.After(from) && !e.At.After(to) {
+			s.Resizes++
+			s.MaxConns = max(s.MaxConns, e.To)
+		}
+	}
 }
 
 // fallAt is the offset of the start of the first step after the highest

@@ -3,15 +3,13 @@
 package accept
 
 import (
-	"context"
 	"errors"
 	"net"
 	"syscall"
 	"testing"
-	"time"
-)
 
-const defaultTestTimeout = 30 * time.Second
+	"github.com/rpclab/rpclab/internal/testutil"
+)
 
 // failing fails its first n Accepts with err, then accepts.
 type failing struct {
@@ -42,8 +40,7 @@ func TestNext(t *testing.T) {
 		{"closed", 1, net.ErrClosed, 0, net.ErrClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-			defer cancel()
+			ctx := testutil.Context(t)
 			lis, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)

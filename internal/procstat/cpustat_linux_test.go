@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // statFixture is /proc/stat of a 2-CPU VM, shortened (the intr line).
@@ -116,7 +118,7 @@ func TestReadCPUStat(t *testing.T) {
 			t.Errorf("cpu%d: got %+v, want time since boot", c, s.PerCPU[c])
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithCancel(testutil.Context(t))
 	defer cancel()
 	spin, stop := context.WithCancel(ctx)
 	done := make(chan struct{})

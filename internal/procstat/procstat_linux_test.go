@@ -15,11 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/testutil"
+
 	"golang.org/x/sys/unix"
 )
-
-// defaultTestTimeout bounds every wait of a test.
-const defaultTestTimeout = 10 * time.Second
 
 func TestParseHexAddr(t *testing.T) {
 	tests := []struct {
@@ -189,7 +188,7 @@ func TestSelfCountSkipsWhatIsNotAnEstablishedTCPConnection(t *testing.T) {
 	defer closed.Close()
 	// Wait until the server's close reached the client's end (a read sees
 	// EOF), leaving it in CLOSE_WAIT, still with a peer.
-	_ = closed.SetReadDeadline(time.Now().Add(defaultTestTimeout))
+	_ = closed.SetReadDeadline(time.Now().Add(testutil.DefaultTimeout))
 	if _, err := closed.Read(make([]byte, 1)); err == nil {
 		t.Fatal("read on the connection the server closed: got data, want EOF")
 	}

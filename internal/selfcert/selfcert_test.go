@@ -3,25 +3,21 @@
 package selfcert_test
 
 import (
-	"context"
 	"crypto/tls"
 	"net"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/rpclab/rpclab/internal/selfcert"
+	"github.com/rpclab/rpclab/internal/testutil"
 )
-
-const defaultTestTimeout = time.Minute
 
 // TestClientTrustsExactlyItsCert: a server loading the written files is
 // trusted by its own cert's client config, under the certified name only,
 // and not by a client trusting another fresh certificate; the files are
 // private to the owner.
 func TestClientTrustsExactlyItsCert(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
-	defer cancel()
+	ctx := testutil.LongContext(t)
 	cert, err := selfcert.New("127.0.0.1", "localhost")
 	if err != nil {
 		t.Fatal(err)

@@ -20,13 +20,30 @@ import (
 	"google.golang.org/grpc"
 )
 
-// DefaultTimeout bounds the context of a test (Context).
+// DefaultTimeout bounds the context of a test (Context), and any other
+// wait of a test that needs the duration itself (a connection's deadline).
 const DefaultTimeout = 30 * time.Second
+
+// LongTimeout bounds a test whose work is long by design (LongContext): a
+// race-built worker or server process it starts, downloads of many
+// megabytes, a real gRPC stack of another language, on a busy 2-core
+// machine.
+const LongTimeout = 3 * time.Minute
 
 // Context is a context that ends with the test, or after DefaultTimeout.
 func Context(t testing.TB) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+	return contextWithin(t, DefaultTimeout)
+}
+
+// LongContext is a context that ends with the test, or after LongTimeout.
+func LongContext(t testing.TB) context.Context {
+	t.Helper()
+	return contextWithin(t, LongTimeout)
+}
+
+func contextWithin(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
 }

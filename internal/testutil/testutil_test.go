@@ -78,3 +78,22 @@ func TestContextEnds(t *testing.T) {
 		t.Errorf("got deadline %v (%v), want one within %v", dl, ok, testutil.DefaultTimeout)
 	}
 }
+
+// TestLongContextEnds: LongContext has a deadline past DefaultTimeout and
+// within LongTimeout, and ends with its test.
+func TestLongContextEnds(t *testing.T) {
+	var ctx context.Context
+	t.Run("inner", func(t *testing.T) {
+		ctx = testutil.LongContext(t)
+		dl, ok := ctx.Deadline()
+		if !ok || time.Until(dl) > testutil.LongTimeout || time.Until(dl) <= testutil.DefaultTimeout {
+			t.Errorf("got deadline %v (%v), want one within %v and past %v", dl, ok, testutil.LongTimeout, testutil.DefaultTimeout)
+		}
+		if ctx.Err() != nil {
+			t.Errorf("the context ended during its test: %v", ctx.Err())
+		}
+	})
+	if ctx.Err() == nil {
+		t.Error("the context outlived its test")
+	}
+}

@@ -172,19 +172,74 @@ func (e *External) Sweep(ctx context.Context, spec *loadgen.Spec, sink func(*res
 	// order; each appends its record to tmp.
 	clientCPUs, _ := procstat.AllowedCPUs() // the client inherits this process's pin
 	stepSpecs := Steps(spec, e.Conns, clientCPUs, tmp.Name())
-	stepsFile, err := os.CreateTemp("", "rpclab-"+e.Lang+"-*.steps.jsonl")
+	stepsName, err := e.writeStepsFile(stepSpecs)
+	if stepsName != "" {
+		defer os.Remove(stepsName)
+	}
+	if err != nil {
+		return err
+	}
+	c, err := e.start(stepsName)
+	if err != nil {
+		return err
+	}
+
+	smp := &sampler{}
+	go smp.run(c.done, c.cmd.Process.Pid, loadgen.HostPort(spec.Target), e.SampleEvery)
+
+	f, err := os.Open(tmp.Name())
 	if err != nil {
 		return fmt.Errorf("extclient: %w", err)
 	}
-	defer os.Remove(stepsFile.Name())
-	if err := WriteSteps(stepsFile, stepSpecs); err != nil {
-		stepsFile.Close()
+	defer f.Close()
+	rr := &recordRelay{
+		tail: &tailer{r: bufio.NewReader(f)}, smp: smp, sink: sink, prog: prog,
+		steps: stepSpecs, clientCPUs: clientCPUs, serverCPUs: e.ServerCPUs,
+	}
+	rr.begin()
+	interrupted, err := c.follow(ctx, rr.emit)
+	if err != nil {
 		return err
 	}
-	if err := stepsFile.Close(); err != nil {
-		return fmt.Errorf("extclient: %w", err)
+	rr.tail.final = true
+	if err := rr.emit(); err != nil {
+		return err
 	}
-	cmd := exec.Command(filepath.Join(e.Dir, "rpclab-client"), "--steps", stepsFile.Name())
+	if interrupted {
+		return ctx.Err()
+	}
+	return e.outcome(c.werr, rr.failedSteps, rr.n)
+}
+
+// writeStepsFile writes the client's step specs to a temporary file and
+// returns its name (empty when it was not created); the caller removes it.
+func (e *External) writeStepsFile(stepSpecs []StepSpec) (string, error) {
+	stepsFile, err := os.CreateTemp("", "rpclab-"+e.Lang+"-*.steps.jsonl")
+	if err != nil {
+		return "", fmt.Errorf("extclient: %w", err)
+	}
+	if err := WriteSteps(stepsFile, stepSpecs); err != nil {
+		stepsFile.Close()
+		return stepsFile.Name(), err
+	}
+	if err := stepsFile.Close(); err != nil {
+		return stepsFile.Name(), fmt.Errorf("extclient: %w", err)
+	}
+	return stepsFile.Name(), nil
+}
+
+// clientProc is a started client process. done closes when it has exited
+// and its output is flushed; werr is then its Wait error.
+type clientProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	werr error
+}
+
+// start starts clients/<lang>/rpclab-client on the steps file, in its own
+// process group, relaying its output whole lines at a time to e.Stderr.
+func (e *External) start(stepsName string) (*clientProc, error) {
+	cmd := exec.Command(filepath.Join(e.Dir, "rpclab-client"), "--steps", stepsName)
 	cmd.Dir = e.Dir
 	// The client's lines are relayed whole: a client may print one line in
 	// several writes (Java's printf does), and our own progress lines go to
@@ -195,106 +250,130 @@ func (e *External) Sweep(ctx context.Context, spec *loadgen.Spec, sink func(*res
 	cmd.WaitDelay = 2 * time.Second
 	cmd.SysProcAttr = procstat.DieWithParent(&syscall.SysProcAttr{Setpgid: true})
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("extclient: start the %s client: %w", e.Lang, err)
+		return nil, fmt.Errorf("extclient: start the %s client: %w", e.Lang, err)
 	}
-	done := make(chan struct{})
-	var werr error
+	c := &clientProc{cmd: cmd, done: make(chan struct{})}
 	go func() {
-		werr = cmd.Wait()
-		if errors.Is(werr, exec.ErrWaitDelay) {
-			werr = nil // the client exited 0; only a straggler's output is cut
+		c.werr = cmd.Wait()
+		if errors.Is(c.werr, exec.ErrWaitDelay) {
+			c.werr = nil // the client exited 0; only a straggler's output is cut
 		}
 		relay.Flush()
-		close(done)
+		close(c.done)
 	}()
+	return c, nil
+}
 
-	smp := &sampler{}
-	go smp.run(done, cmd.Process.Pid, loadgen.HostPort(spec.Target), e.SampleEvery)
-
-	f, err := os.Open(tmp.Name())
-	if err != nil {
-		return fmt.Errorf("extclient: %w", err)
-	}
-	defer f.Close()
-	tail := &tailer{r: bufio.NewReader(f)}
-	steps := len(stepSpecs)
-	// The step at index i, for progress before its record arrives.
-	stepAt := func(i int) loadgen.Step {
-		st := stepSpecs[i]
-		m, err := loadgen.ParseConnMode(st.Conn)
-		if err != nil { // a C-core layout: no ConnMode of the Go client
-			m = loadgen.ConnMode{Kind: loadgen.ConnKind(st.Conn)}
-		}
-		return loadgen.Step{Conn: m, RPC: st.RPC, Inflight: st.Inflight}
-	}
-	if steps > 0 {
-		prog.Started(0, steps, stepAt(0))
-	}
-	n, failedSteps := 0, 0
-	emit := func() error {
-		recs, err := tail.next()
-		for i := range recs {
-			r := &recs[i]
-			r.ConnsObserved = smp.maxIn(r.StartedAt, time.Duration(r.DurationNS), r.ConnsObserved)
-			if r.HostCPU == nil {
-				cpus := r.Env.ClientCPUs
-				if len(cpus) == 0 {
-					cpus = clientCPUs
-				}
-				s0, s1 := smp.hostAt(r.StartedAt, time.Duration(r.DurationNS))
-				r.HostCPU = loadgen.HostCPU(s0, s1, cpus, e.ServerCPUs)
-			}
-			if r.Status == result.StatusFailed {
-				failedSteps++
-			}
-			if serr := sink(r); serr != nil {
-				return serr
-			}
-			prog.Ended(n, steps, loadgen.Step{Conn: loadgen.ConnModeOf(r.Spec), RPC: r.Spec.RPC, Inflight: r.Spec.Inflight}, r)
-			n++
-			if n < steps {
-				prog.Started(n, steps, stepAt(n))
-			}
-		}
-		return err
-	}
+// follow calls emit every 100ms until the client exits. When ctx ends it
+// sends the client's group SIGTERM, then SIGKILL 5s later if it is still
+// running, and reports interrupted; when emit fails it kills the group
+// and returns emit's error once the client has exited.
+func (c *clientProc) follow(ctx context.Context, emit func() error) (interrupted bool, err error) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	interrupted := false
-loop:
 	for {
 		select {
 		case <-tick.C:
 			if err := emit(); err != nil {
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				<-done
-				return err
+				_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+				<-c.done
+				return interrupted, err
 			}
-		case <-done:
-			break loop
+		case <-c.done:
+			return interrupted, nil
 		case <-ctx.Done():
 			if !interrupted {
 				interrupted = true
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-				go func() {
-					t := time.NewTimer(5 * time.Second)
-					defer t.Stop()
-					select {
-					case <-done:
-					case <-t.C:
-						_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-					}
-				}()
+				_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+				go c.killAfter(5 * time.Second)
 			}
 		}
 	}
-	tail.final = true
-	if err := emit(); err != nil {
-		return err
+}
+
+// killAfter sends the client's group SIGKILL unless it exits within d.
+func (c *clientProc) killAfter(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.done:
+	case <-t.C:
+		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
 	}
-	if interrupted {
-		return ctx.Err()
+}
+
+// recordRelay passes the records the client appends on to sink, each with
+// the connections and host CPU the sampler saw in its interval, and tells
+// prog of each step's start and end.
+type recordRelay struct {
+	tail       *tailer
+	smp        *sampler
+	sink       func(*result.Record) error
+	prog       loadgen.Progress
+	steps      []StepSpec
+	clientCPUs []int
+	serverCPUs []int
+
+	n           int // records passed on
+	failedSteps int // of them, failed
+}
+
+// stepAt is the step at index i, for progress before its record arrives.
+func (rr *recordRelay) stepAt(i int) loadgen.Step {
+	st := rr.steps[i]
+	m, err := loadgen.ParseConnMode(st.Conn)
+	if err != nil { // a C-core layout: no ConnMode of the Go client
+		m = loadgen.ConnMode{Kind: loadgen.ConnKind(st.Conn)}
 	}
+	return loadgen.Step{Conn: m, RPC: st.RPC, Inflight: st.Inflight}
+}
+
+// begin tells prog that the first step started.
+func (rr *recordRelay) begin() {
+	if len(rr.steps) > 0 {
+		rr.prog.Started(0, len(rr.steps), rr.stepAt(0))
+	}
+}
+
+// emit passes on every complete record written since the last call.
+func (rr *recordRelay) emit() error {
+	steps := len(rr.steps)
+	recs, err := rr.tail.next()
+	for i := range recs {
+		r := &recs[i]
+		rr.observe(r)
+		if r.Status == result.StatusFailed {
+			rr.failedSteps++
+		}
+		if serr := rr.sink(r); serr != nil {
+			return serr
+		}
+		rr.prog.Ended(rr.n, steps, loadgen.Step{Conn: loadgen.ConnModeOf(r.Spec), RPC: r.Spec.RPC, Inflight: r.Spec.Inflight}, r)
+		rr.n++
+		if rr.n < steps {
+			rr.prog.Started(rr.n, steps, rr.stepAt(rr.n))
+		}
+	}
+	return err
+}
+
+// observe sets r's conns_observed from the sampler and, when the client did
+// not, its host_cpu from the host's CPU times around its interval.
+func (rr *recordRelay) observe(r *result.Record) {
+	r.ConnsObserved = rr.smp.maxIn(r.StartedAt, time.Duration(r.DurationNS), r.ConnsObserved)
+	if r.HostCPU == nil {
+		cpus := r.Env.ClientCPUs
+		if len(cpus) == 0 {
+			cpus = rr.clientCPUs
+		}
+		s0, s1 := rr.smp.hostAt(r.StartedAt, time.Duration(r.DurationNS))
+		r.HostCPU = loadgen.HostCPU(s0, s1, cpus, rr.serverCPUs)
+	}
+}
+
+// outcome is a finished client's error from its Wait error werr and the
+// failed steps of its n records (docs/clients.md, "Exit codes").
+func (e *External) outcome(werr error, failedSteps, n int) error {
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
 		code := ee.ExitCode()

@@ -105,7 +105,7 @@ func runNetem(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("direct round trips: %w", err)
 	}
-	base := median(direct)
+	base := quantile(direct, 0.5) // nearest rank, as the table's err p50
 	fmt.Fprintf(stdout, "emulators: added delay's error (RTT through the proxy - direct RTT %v - 2 x delay) over %d-byte round trips, and the proxy's CPU per GiB pushed one way; proxies on CPUs %s\n",
 		base.Round(100*time.Nanosecond), c.msg, c.proxyCPUs)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -444,8 +444,6 @@ func push(ctx context.Context, up *upstream, addr string, d time.Duration) (int6
 		return 0, ctx.Err()
 	}
 }
-
-func median(sorted []time.Duration) time.Duration { return quantile(sorted, 0.5) }
 
 // quantile returns the q-quantile of sorted (nearest rank).
 func quantile(sorted []time.Duration, q float64) time.Duration {
