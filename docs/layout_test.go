@@ -11,8 +11,9 @@ import (
 
 // covered are the folders whose Go packages one entry covers: proto/ (the
 // generated code), clients/ (clients/<lang>/ and the conformance tests),
-// scripts/ and docs/.
-var covered = []string{"proto", "clients/", "scripts/", "docs"}
+// scripts/, docs/, and pool's sub-packages (pool/'s paragraph and line
+// cover them).
+var covered = []string{"proto", "clients/", "scripts/", "docs", "pool/adaptive", "pool/internal/"}
 
 // TestLayoutDocsMatchTheTree: every Go package of the module has its
 // paragraph in docs/architecture.md and its line in the README's Layout

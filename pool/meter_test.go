@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/grpc/connectivity"
 
 	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/pool/internal/adapt"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -98,100 +98,12 @@ func TestSignalsIdleConnection(t *testing.T) {
 	// wait the meter reports. Idle means none.
 	waitFor(ctx, t, "the connection's last write to end", func() bool { return c.wm.writing.Load() == 0 })
 	idle := p.sample(fc.advance(time.Second))
-	want := ConnSignals{Ready: true}
+	want := adapt.ConnSignals{Ready: true}
 	if got := idle.Conns[0]; got != want {
 		t.Errorf("signals of an idle connection: got %+v, want %+v", got, want)
 	}
 	if got := idle.Throughput(); got != 0 {
 		t.Errorf("throughput of an idle pool: got %v, want 0", got)
-	}
-}
-
-// A goroutine spinning on the CPU shows as busy CPU; a process waiting on
-// a timer shows as nearly idle. GOMAXPROCS is 1, so one spinning
-// goroutine is all the CPU the process may use: its thread either runs or
-// waits for a CPU (on a shared machine), and both count as busy.
-func TestCPUBusy(t *testing.T) {
-	if _, _, ok := processCPU(); !ok {
-		t.Skip("no process CPU time on this platform")
-	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	m := newCPUMeter(processCPU)
-
-	// Idle: the only goroutine waits on a timer (a measurement window, not
-	// a synchronization). Other work of this process can fall in one
-	// window: a collection of the earlier tests' garbage, or their
-	// goroutines ending, and on a busy machine (CI runs packages side by
-	// side) those threads wait for a CPU too, which the meter rightly
-	// counts as busy. So the quietest of up to twenty windows is the idle
-	// reading: a meter that could not read idle fails all twenty.
-	runtime.GC()
-	m.sample()
-	idle, idleCPU := 2.0, time.Duration(0)
-	for i := 0; i < 20 && idle > 0.25; i++ {
-		timer := time.NewTimer(50 * time.Millisecond)
-		<-timer.C
-		b, c := m.sample()
-		if b >= 0 && b < idle {
-			idle, idleCPU = b, c
-		}
-		if i > 0 {
-			t.Logf("idle window %d: busy %.2f (%v)", i+1, b, c)
-		}
-	}
-	m.sample()
-
-	// Busy: spin until the process has used 50ms of CPU (bounded by work
-	// done, not by wall time).
-	start, _, _ := processCPU()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		x := 0
-		for {
-			for i := 0; i < 1_000_000; i++ {
-				x += i
-			}
-			if now, _, _ := processCPU(); now-start >= 50*time.Millisecond {
-				_ = x
-				return
-			}
-		}
-	}()
-	<-done
-	busy, busyCPU := m.sample()
-	t.Logf("CPU busy: idle %.2f (%v), spinning %.2f (%v)", idle, idleCPU, busy, busyCPU)
-	if busyCPU < 50*time.Millisecond {
-		t.Errorf("CPU used over a sample that spun for 50ms of CPU: got %v", busyCPU)
-	}
-	if idleCPU < 0 || idleCPU >= busyCPU {
-		t.Errorf("CPU used while waiting on a timer: got %v, want from 0 to below the spinning sample's %v", idleCPU, busyCPU)
-	}
-	if idle > 0.25 {
-		t.Errorf("CPU busy while waiting on a timer: got %.2f, want at most 0.25", idle)
-	}
-	if busy < 0.5 {
-		t.Errorf("CPU busy while a goroutine spins at GOMAXPROCS 1: got %.2f, want at least 0.5", busy)
-	}
-}
-
-func TestCPUBusyArithmetic(t *testing.T) {
-	tests := []struct {
-		cpu, wall time.Duration
-		procs     int
-		want      float64
-	}{
-		{time.Second, time.Second, 1, 1},
-		{time.Second, time.Second, 2, 0.5},
-		{0, time.Second, 4, 0},
-		{3 * time.Second, 2 * time.Second, 2, 0.75},
-		{time.Second, 0, 1, -1},
-		{time.Second, time.Second, 0, -1},
-	}
-	for _, tc := range tests {
-		if got := cpuBusy(tc.cpu, tc.wall, tc.procs); got != tc.want {
-			t.Errorf("cpuBusy(%v, %v, %d): got %v, want %v", tc.cpu, tc.wall, tc.procs, got, tc.want)
-		}
 	}
 }
 
@@ -206,7 +118,7 @@ func TestWriteWaitFailedRPC(t *testing.T) {
 	addr := lis.Addr().String()
 	_ = lis.Close() // every dial is refused
 	fc := newFakeClock()
-	p := newPool(t, addr, WithAdaptiveRule(testRule(1, 1)), fc.option())
+	p := newPool(t, addr, withRule(testRule(1, 1)), fc.option())
 	waitFor(ctx, t, "the connection to fail", func() bool {
 		return p.list()[0].cur.Load().cc.GetState() == connectivity.TransientFailure
 	})
@@ -240,7 +152,7 @@ func TestAdaptiveDialerTargets(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testutil.Context(t)
-			p := newPool(t, tc.target, WithAdaptiveRule(testRule(1, 1)), newFakeClock().option())
+			p := newPool(t, tc.target, withRule(testRule(1, 1)), newFakeClock().option())
 			if err := ping(ctx, p); err != nil {
 				t.Fatalf("RPC to %s: %v", tc.target, err)
 			}
@@ -281,7 +193,7 @@ func TestCallerDialer(t *testing.T) {
 
 	t.Run("in WithDialOptions", func(t *testing.T) {
 		fc := newFakeClock()
-		p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), fc.option(), WithDialOptions(grpc.WithContextDialer(dial)))
+		p := newPool(t, srv.addr, withRule(testRule(1, 1)), fc.option(), WithDialOptions(grpc.WithContextDialer(dial)))
 		if err := ping(testutil.Context(t), p); err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +211,7 @@ func TestCallerDialer(t *testing.T) {
 	})
 	t.Run("WithDialer", func(t *testing.T) {
 		calls.Store(0)
-		p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), newFakeClock().option(), WithDialer(dial))
+		p := newPool(t, srv.addr, withRule(testRule(1, 1)), newFakeClock().option(), WithDialer(dial))
 		if err := ping(testutil.Context(t), p); err != nil {
 			t.Fatal(err)
 		}

@@ -54,14 +54,22 @@
 //
 // # Adaptive size
 //
-// WithAdaptive makes the pool size itself between a min and a max: it
-// measures each connection (RPCs in flight, time RPCs wait before their
-// connection's next socket write, RPCs completed) and the process's CPU,
-// and a pure policy (Rule.Decide) adds a connection only when one is the
-// limit, keeps it only if it pays (on a busy CPU: only if throughput
-// rose), and gives
-// connections back when they sit idle. Stats().Events records why. The
-// measuring on the RPC path is atomics only: no lock, no allocation.
+// WithAdaptive(min, max) makes the pool size itself. Once a second it
+// reads, per connection, the RPCs in flight, the RPCs completed and how
+// long RPCs waited before the connection's next socket write. When more
+// than one RPC is in flight per connection and RPCs waited 100µs or more
+// to be written, a connection is the limit: the pool adds one and puts it
+// on trial. For 12 seconds it runs in blocks of four seconds with the new
+// connection, without it (parked: no new RPC picks it), without, and
+// with again, so the host's drift weighs on both sides alike. It keeps
+// the connection only if the throughput with it beat the throughput
+// without by 5% in each half, or the RPCs' time in flight fell as much;
+// otherwise it gives it back and waits a back-off that doubles from 5s to
+// 5 minutes. Seconds in which the host's steal jumps are left out of a
+// trial, and RPCs queueing while the connection is parked keep it at
+// once. Once fewer RPCs are in flight than connections for 30 seconds,
+// it gives one back, and so on down to min. Stats().Events records every
+// decision and why; the measuring on the RPC path is atomics only.
 //
 // Apart from that, the pool only makes, picks and closes connections.
 package pool
@@ -89,7 +97,7 @@ type Pool struct {
 	slots atomic.Pointer[[]*slot]
 	// active, when above 0 and below the slots, is how many of the first
 	// slots take new RPCs: an adaptive pool's trial parks its newest
-	// connections for part of its measurement (State.Trial).
+	// connection for part of its measurement.
 	active atomic.Int32
 	nextID int           // the next slot's id; under mu
 	next   atomic.Uint64 // RoundRobin's counter
@@ -127,8 +135,7 @@ type conn struct {
 	inflight  atomic.Int64
 	completed atomic.Uint64 // RPCs ended on it
 	// spent sums the time in flight (ns) of the RPCs ended on it: adaptive
-	// pools only (the trial's latency, Rule.Decide), read against
-	// completed.
+	// pools only (a trial's time in flight), read against completed.
 	spent   atomic.Int64
 	state   atomic.Int32 // connectivity.State, as the watcher last saw it
 	retired atomic.Bool  // replaced; close once no RPC is left on it
@@ -188,7 +195,7 @@ func New(target string, opts ...Option) (*Pool, error) {
 		p.wg.Add(1)
 		go p.watch(s, c)
 	}
-	if cfg.adaptive != nil {
+	if cfg.adaptive {
 		p.startControl()
 	}
 	return p, nil
@@ -207,7 +214,7 @@ func (p *Pool) dial() (*conn, error) {
 	c := &conn{pool: p}
 	opts := p.cfg.dialOpts
 	switch {
-	case p.cfg.adaptive != nil:
+	case p.cfg.adaptive:
 		c.wm = &writeMeter{dial: p.cfg.dialer}
 		// First, so that a dialer of the caller's wins (the meter then
 		// measures nothing: writeMeter.dialed).

@@ -8,17 +8,16 @@ import (
 	"github.com/rpclab/rpclab/internal/procstat"
 )
 
-// MinStealTime is the least CPU time the host's CPUs must have counted
+// minStealTime is the least CPU time the host's CPUs must have counted
 // between two samples for a steal share to be read from them: below it
 // one clock tick (10ms) of steal would read as several percent
 // (Signals.Steal is then unknown). A second on one CPU counts a second.
-const MinStealTime = 500 * time.Millisecond
+const minStealTime = 500 * time.Millisecond
 
 // stealMeter measures the share of the host's CPU time the hypervisor
 // took between samples (steal): time this machine's CPUs could not run at
-// all. On the 2-core VMs rpclab is measured on, steal came in bursts of
-// seconds that took 20-40% of each CPU and moved a paired trial's two
-// sides apart (docs/measured/2026-11-29/adaptive-d).
+// all. Steal that comes in bursts of seconds, as on shared VMs, slows
+// one side of a paired trial and not the other.
 type stealMeter struct {
 	read       func() (steal, total time.Duration, ok bool) // so far
 	lastSteal  time.Duration
@@ -34,11 +33,11 @@ func newStealMeter(read func() (steal, total time.Duration, ok bool)) *stealMete
 
 // sample returns the steal share since the previous sample, in [0, 1], or
 // -1 when it cannot tell (no /proc/stat, a counter that went back, or
-// less than MinStealTime between the samples).
+// less than minStealTime between the samples).
 func (m *stealMeter) sample() float64 {
 	steal, total, ok := m.read()
 	share := -1.0
-	if ok && m.lastSample && total >= m.lastTotal+MinStealTime && steal >= m.lastSteal {
+	if ok && m.lastSample && total >= m.lastTotal+minStealTime && steal >= m.lastSteal {
 		share = min(float64(steal-m.lastSteal)/float64(total-m.lastTotal), 1)
 	}
 	m.lastSteal, m.lastTotal, m.lastSample = steal, total, ok

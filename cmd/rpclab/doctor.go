@@ -50,10 +50,10 @@ keeps more than --max-inflight RPCs in flight: it is aimed at real services.
 The adaptive pool (pool:auto) runs after the fixed layouts, at the two largest
 in-flight counts they reached, on top of --budget: each of its steps first warms
 up for as long as the pool needs to grow to the most connections it can use at
-that count (pool.DefaultRule adds one at most every 12 s trial + 5 s cooldown +
-1 s decision: 2m7s from 1 to 8 connections), then on while a trial is under way
-(at most 31 s), so that it measures the size the pool settles at; about five
-and a half minutes more at most. --adaptive=false
+that count (the adaptive pool adds one at most every 12 s trial + 1 s
+decision: 1m32s from 1 to 8 connections), then on while a trial is under way
+(at most 24 s), so that it measures the size the pool settles at; about four
+minutes more at most. --adaptive=false
 leaves it out.
 Without --call it sends the BenchmarkService ping. An existing records file
 given to --out is kept unless --force.
@@ -213,8 +213,8 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v with the %s client\n", o.Target, o.Budget, df.client)
 	if o.Adaptive {
 		r := o.AdaptiveRule()
-		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: a %v trial + %v cooldown + %v decision), then on while a trial is under way, at most %v\n",
-			r.Min, r.Max, r.SettleTime(o.MaxInflight), r.Interval, r.TrialTime()+r.Cooldown+r.Interval, r.TrialTime(), r.Cooldown, r.Interval, r.SettleWait())
+		fmt.Fprintf(stderr, "rpclab doctor: plus the adaptive pool's settling: each of its steps first warms up until pool:auto:%d:%d can grow to the connections its in-flight count can use, up to %v (%v, then %v a connection: a %v trial + %v decision), then on while a trial is under way, at most %v\n",
+			r.Min, r.Max, r.SettleTime(o.MaxInflight), r.Interval, r.TrialTime()+r.Interval, r.TrialTime(), r.Interval, r.SettleWait())
 	}
 	d, err := doctor.Run(ctx, *o)
 	if d != nil && len(d.Records) > 0 && err == nil {
