@@ -247,18 +247,31 @@ func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts 
 	if p.closed.Load() {
 		return ErrClosed
 	}
+	c, start := p.begin()
+	err := c.cc.Invoke(ctx, method, args, reply, opts...)
+	c.end(start)
+	return err
+}
+
+// begin picks the connection of one RPC and, in an adaptive pool, stamps
+// its start for the write meter; end counts it done. Both read and write
+// atomics only: no lock, no allocation (TestRPCPathAllocs).
+func (p *Pool) begin() (*conn, int64) {
 	c := p.pick()
 	if c.wm == nil {
-		err := c.cc.Invoke(ctx, method, args, reply, opts...)
-		c.release()
-		return err
+		return c, 0
 	}
 	t := mono()
 	c.wm.queuedAt(t)
-	err := c.cc.Invoke(ctx, method, args, reply, opts...)
-	c.spent.Add(mono() - t)
+	return c, t
+}
+
+// end ends the RPC begin started at start.
+func (c *conn) end(start int64) {
+	if c.wm != nil {
+		c.spent.Add(mono() - start)
+	}
 	c.release()
-	return err
 }
 
 // NewStream opens a stream on a connection chosen by the pool's policy. The
