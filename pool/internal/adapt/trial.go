@@ -43,15 +43,32 @@ type Side struct {
 	Spent time.Duration
 }
 
-func (d Side) rate() float64                   { return rate(d.RPCs, d.Time) }
-func (d Side) latency() time.Duration          { return perRPC(d.Spent, d.RPCs) }
-func (d Side) measured() bool                  { return d.Time > 0 && d.RPCs >= 1 }
-func (d Side) plus(e Side) Side                { return Side{d.RPCs + e.RPCs, d.Time + e.Time, d.Spent + e.Spent} }
-func (t TrialState) parkLimit() int64          { return 2*t.StartPeak + BacklogSlack }
-func (t TrialState) parked() bool              { return parkedAt(t.K) }
-func (t TrialState) done(r Rule) bool          { return time.Duration(t.K)*r.Interval >= r.TrialTime() }
-func parkedAt(k int) bool                      { return k%4 == 1 || k%4 == 2 }
+func (d Side) rate() float64          { return rate(d.RPCs, d.Time) }
+func (d Side) latency() time.Duration { return perRPC(d.Spent, d.RPCs) }
+func (d Side) measured() bool         { return d.Time > 0 && d.RPCs >= 1 }
+func (d Side) plus(e Side) Side       { return Side{d.RPCs + e.RPCs, d.Time + e.Time, d.Spent + e.Spent} }
+
 func newTrial(base int, peak int64) TrialState { return TrialState{Base: base, StartPeak: peak} }
+
+// parkLimit is the RPCs in flight past which the park guard gives a
+// parked connection back: twice the start's peak, plus BacklogSlack.
+func (t TrialState) parkLimit() int64 {
+	return 2*t.StartPeak + BacklogSlack
+}
+
+// parked reports whether the trial's next interval runs without its new
+// connection.
+func (t TrialState) parked() bool { return parkedAt(t.K) }
+
+// done reports whether the trial has measured TrialTime.
+func (t TrialState) done(r Rule) bool { return time.Duration(t.K)*r.Interval >= r.TrialTime() }
+
+// parkedAt reports whether a trial's interval k (from 0) runs with the
+// base only: the middle two of each block of four, B A A B, so that a
+// drift linear in time weighs the same on both sizes.
+func parkedAt(k int) bool {
+	return k%4 == 1 || k%4 == 2
+}
 
 // pairOf is the pair (0: B A, 1: A B of each block) and side (0: every
 // connection, 1: the base) of interval k.
