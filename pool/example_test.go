@@ -84,8 +84,8 @@ func ExampleWithPolicy() {
 
 // An adaptive pool starts with min connections and sizes itself up to max:
 // it adds one only when RPCs wait to be written, keeps it only on a
-// measured gain, and gives connections back once fewer RPCs are in flight
-// than connections. Stats().Events says why it has the connections it has.
+// measured gain, and gives connections back once the RPCs in flight would
+// fit one connection fewer. Stats().Events says why it has the connections it has.
 func ExampleWithAdaptive() {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -140,8 +140,8 @@ func WithSize(n int) Option {
 // WithAdaptive makes the pool size itself between minConns and maxConns
 // connections, starting with minConns, by the policy in the package doc:
 // it adds a connection when RPCs wait to be written, keeps it only if a
-// paired trial measures a gain, and gives connections back once fewer
-// RPCs are in flight than connections. Without it the pool keeps a fixed
+// paired trial measures a gain, and gives connections back once the RPCs
+// in flight would fit one connection fewer, at most one each. Without it the pool keeps a fixed
 // size. Stats().Events tells every decision and why. New rejects
 // minConns < 1, maxConns < minConns, maxConns > MaxSize, and
 // WithAdaptive together with WithSize.

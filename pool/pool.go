@@ -63,12 +63,13 @@
 // connection, without it (parked: no new RPC picks it), without, and
 // with again, so the host's drift weighs on both sides alike. It keeps
 // the connection only if the throughput with it beat the throughput
-// without by 5% in each half, or the RPCs' time in flight fell as much;
-// otherwise it gives it back and waits a back-off that doubles from 5s to
-// 5 minutes. Seconds in which the host's steal jumps are left out of a
+// without by 5% (and by half that in the first halves of the blocks and
+// in their second halves alike), or the
+// RPCs' time in flight fell as much; otherwise it gives it back and waits
+// a back-off that doubles from 5s to 5 minutes. Seconds in which the host's steal jumps are left out of a
 // trial, and RPCs queueing while the connection is parked keep it at
-// once. Once fewer RPCs are in flight than connections for 30 seconds,
-// it gives one back, and so on down to min. Stats().Events records every
+// once. Once the RPCs in flight would fit one connection fewer, at most
+// one each, for 30 seconds, it gives one back, and so on down to min. Stats().Events records every
 // decision and why; the measuring on the RPC path is atomics only.
 //
 // Apart from that, the pool only makes, picks and closes connections.

@@ -10,8 +10,8 @@ import (
 // Rule is the adaptive pool's policy and its settings. The pool grows by
 // one connection when RPCs wait to be written on a pool with more than
 // one RPC in flight per connection, keeps it only if a paired trial
-// measures a gain, and gives connections back once fewer RPCs are in
-// flight than connections. Decide is a pure function; the pool calls it
+// measures a gain, and gives connections back once the RPCs in flight
+// would fit one connection fewer, at most one each. Decide is a pure function; the pool calls it
 // once per Interval.
 type Rule struct {
 	// Min and Max bound the number of connections.
@@ -39,7 +39,7 @@ type Rule struct {
 	// many times those of the trial that failed (default 1.5; 0 never):
 	// that trial judged a load that has passed.
 	LoadRise float64
-	// IdleFor is how long fewer RPCs must be in flight than connections
+	// IdleFor is how long the RPCs in flight must fit one connection fewer
 	// before the pool gives one back (default 30s).
 	IdleFor time.Duration
 	// StealBand: a trial leaves out an interval whose host steal strays
@@ -119,12 +119,12 @@ func (r Rule) SettleWait() time.Duration { return 2 * r.TrialTime() }
 type Phase int
 
 const (
-	// Steady: the size holds; a limit starts a trial, fewer RPCs in
-	// flight than connections start giving back.
+	// Steady: the size holds; a limit starts a trial, RPCs in flight
+	// that fit one connection fewer start giving back.
 	Steady Phase = iota
 	// Trial: the newest connection is on trial (State.T).
 	Trial
-	// GivingBack: fewer RPCs in flight than connections since
+	// GivingBack: the RPCs in flight fit one connection fewer since
 	// State.IdleSince; one connection goes back each IdleFor.
 	GivingBack
 )
@@ -188,7 +188,7 @@ func (r Rule) notReady(st State) (Decision, State) {
 }
 
 // steady: a limit starts a trial of one more connection, unless the pool
-// is at Max or a back-off holds; fewer RPCs in flight than connections
+// is at Max or a back-off holds; RPCs in flight that fit one connection fewer
 // start giving back.
 func (r Rule) steady(now time.Time, s Signals, st State) (Decision, State) {
 	n := len(s.Conns)
@@ -291,7 +291,7 @@ func (r Rule) backOff(now time.Time, st State, inflight float64) State {
 	return st
 }
 
-// givingBack: while fewer RPCs stay in flight than connections, one
+// givingBack: while the RPCs in flight fit one connection fewer, one
 // connection goes back each IdleFor (each Cooldown once no RPC is left at
 // all); a load that returns, or the min, ends it.
 func (r Rule) givingBack(now time.Time, s Signals, st State) (Decision, State) {

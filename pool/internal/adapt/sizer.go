@@ -60,8 +60,8 @@ const (
 	ReasonAtMax      = "RPCs wait to be written but the pool is at its max"
 	ReasonBackoff    = "RPCs wait to be written but the back-off has not passed"
 	ReasonNotReady   = "a connection is not ready: nothing judged"
-	ReasonIdleWait   = "fewer RPCs in flight than connections: waiting"
-	ReasonIdle       = "given back: fewer RPCs in flight than connections"
+	ReasonIdleWait   = "the RPCs in flight fit one connection fewer: waiting"
+	ReasonIdle       = "given back: the RPCs in flight fit one connection fewer"
 	ReasonGrowFailed = "new connection not ready in time"
 )
 
