@@ -214,16 +214,15 @@ func (p *Pool) sample(now time.Time) adapt.Signals {
 	ctl.last = now
 	for i, s := range slots {
 		c := s.cur.Load()
-		done, spent := c.completed.Load(), c.spent.Load()
+		done := c.completed.Load()
 		inflight := c.inflight.Load()
 		sig.Conns[i] = adapt.ConnSignals{
 			Ready:     c.cc.GetState() == connectivity.Ready,
 			InFlight:  inflight,
 			WriteWait: c.wm.sample(m, inflight == 0),
 			Completed: done - c.lastCompleted,
-			Spent:     time.Duration(spent - c.lastSpent),
 		}
-		c.lastCompleted, c.lastSpent = done, spent
+		c.lastCompleted = done
 	}
 	return sig
 }

@@ -52,6 +52,15 @@ type writeMeter struct {
 	lastSum, lastWaits int64
 }
 
+// queued notes that an RPC started on the connection now: the stamp of
+// the oldest RPC not yet followed by a write. While one is set, later RPCs
+// read no clock.
+func (m *writeMeter) queued() {
+	if m.queuedSince.Load() == 0 {
+		m.queuedAt(mono())
+	}
+}
+
 // queuedAt notes that an RPC started on the connection at t (mono).
 func (m *writeMeter) queuedAt(t int64) {
 	if m.queuedSince.Load() == 0 {

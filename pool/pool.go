@@ -135,19 +135,14 @@ type slot struct {
 type conn struct {
 	inflight  atomic.Int64
 	completed atomic.Uint64 // RPCs ended on it
-	// spent sums the time in flight (ns) of the RPCs ended on it: adaptive
-	// pools only (a trial's time in flight), read against completed.
-	spent   atomic.Int64
-	state   atomic.Int32 // connectivity.State, as the watcher last saw it
-	retired atomic.Bool  // replaced; close once no RPC is left on it
-	closing atomic.Bool  // Close has been called (exactly once)
-	cc      *grpc.ClientConn
-	pool    *Pool
-	wm      *writeMeter // adaptive pools only, else nil
-	// lastCompleted and lastSpent are the control loop's previous
-	// readings of completed and spent.
+	state     atomic.Int32  // connectivity.State, as the watcher last saw it
+	retired   atomic.Bool   // replaced; close once no RPC is left on it
+	closing   atomic.Bool   // Close has been called (exactly once)
+	cc        *grpc.ClientConn
+	pool      *Pool
+	wm        *writeMeter // adaptive pools only, else nil
+	// lastCompleted is the control loop's previous reading of completed.
 	lastCompleted uint64
-	lastSpent     int64
 	// Pad to 128 bytes, two cache lines, so that the counters of
 	// connections allocated next to each other do not share a line.
 	_ [64]byte
@@ -248,31 +243,22 @@ func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts 
 	if p.closed.Load() {
 		return ErrClosed
 	}
-	c, start := p.begin()
+	c := p.begin()
 	err := c.cc.Invoke(ctx, method, args, reply, opts...)
-	c.end(start)
+	c.release()
 	return err
 }
 
-// begin picks the connection of one RPC and, in an adaptive pool, stamps
-// its start for the write meter; end counts it done. Both read and write
-// atomics only: no lock, no allocation (TestRPCPathAllocs).
-func (p *Pool) begin() (*conn, int64) {
+// begin picks the connection of one RPC and, in an adaptive pool, notes
+// it for the write meter (a clock read only when no earlier RPC waits to
+// be written); release ends it. Both read and write atomics only: no lock,
+// no allocation (TestRPCPathAllocs).
+func (p *Pool) begin() *conn {
 	c := p.pick()
-	if c.wm == nil {
-		return c, 0
-	}
-	t := mono()
-	c.wm.queuedAt(t)
-	return c, t
-}
-
-// end ends the RPC begin started at start.
-func (c *conn) end(start int64) {
 	if c.wm != nil {
-		c.spent.Add(mono() - start)
+		c.wm.queued()
 	}
-	c.release()
+	return c
 }
 
 // NewStream opens a stream on a connection chosen by the pool's policy. The
@@ -282,12 +268,8 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 	if p.closed.Load() {
 		return nil, ErrClosed
 	}
-	c := p.pick()
+	c := p.begin()
 	e := &streamEnd{c: c}
-	if c.wm != nil {
-		e.start = mono()
-		c.wm.queuedAt(e.start)
-	}
 	// grpc-go calls OnFinish exactly once when the stream ends, however it
 	// ends (status received, error, context done). The guard covers the
 	// paths where an interceptor fails before grpc-go sees the stream.
@@ -302,16 +284,12 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 
 // streamEnd releases a stream's connection once.
 type streamEnd struct {
-	c     *conn
-	start int64 // mono at the stream's start; adaptive pools only
-	done  atomic.Bool
+	c    *conn
+	done atomic.Bool
 }
 
 func (e *streamEnd) finish(error) {
 	if e.done.CompareAndSwap(false, true) {
-		if e.c.wm != nil {
-			e.c.spent.Add(mono() - e.start)
-		}
 		e.c.release()
 	}
 }

@@ -11,11 +11,11 @@ import (
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // sig is one second's signals of n ready connections with mean RPCs in
-// flight, a write wait, and rps RPCs completed taking spent in all.
-func sig(n int, mean float64, wait time.Duration, rps float64, spent time.Duration) Signals {
+// flight, a write wait, and rps RPCs completed.
+func sig(n int, mean float64, wait time.Duration, rps float64) Signals {
 	s := Signals{Interval: time.Second, Reads: 20, MeanInFlight: mean, PeakInFlight: int64(math.Ceil(mean))}
 	for i := 0; i < n; i++ {
-		c := ConnSignals{Ready: true, WriteWait: wait, Completed: uint64(rps) / uint64(n), Spent: spent / time.Duration(n)}
+		c := ConnSignals{Ready: true, WriteWait: wait, Completed: uint64(rps) / uint64(n)}
 		s.Conns = append(s.Conns, c)
 	}
 	return s
@@ -25,7 +25,7 @@ func TestSteady(t *testing.T) {
 	r := DefaultRule(1, 4)
 	w := r.WriteWait
 	backedOff := State{NextGrow: t0.Add(time.Second), Backoff: 5 * time.Second, FailedInFlight: 4}
-	notReady := sig(2, 4, w, 1000, 0)
+	notReady := sig(2, 4, w, 1000)
 	notReady.Conns[1].Ready = false
 	for _, tc := range []struct {
 		name  string
@@ -34,15 +34,15 @@ func TestSteady(t *testing.T) {
 		want  Decision
 		phase Phase
 	}{
-		{"RPCs wait to be written, two a connection: a trial", sig(1, 2, w, 1000, 0), State{}, Decision{Grow, ReasonLimit}, Trial},
-		{"a wait just short of WriteWait: balanced", sig(1, 2, w-1, 1000, 0), State{}, Decision{Hold, ReasonBalanced}, Steady},
-		{"one RPC a connection, waiting: nothing to spread", sig(2, 2, w, 1000, 0), State{}, Decision{Hold, ReasonBalanced}, Steady},
-		{"at max", sig(4, 8, w, 1000, 0), State{}, Decision{Hold, ReasonAtMax}, Steady},
-		{"in the back-off", sig(1, 5.9, w, 1000, 0), backedOff, Decision{Hold, ReasonBackoff}, Steady},
-		{"the load rose by LoadRise: the back-off waived", sig(1, 6, w, 1000, 0), backedOff, Decision{Grow, ReasonLimit}, Trial},
-		{"fewer RPCs than connections, one fewer would do: giving back", sig(3, 2, 0, 1000, 0), State{}, Decision{Hold, ReasonIdleWait}, GivingBack},
-		{"past one fewer: balanced", sig(3, 2.01, 0, 1000, 0), State{}, Decision{Hold, ReasonBalanced}, Steady},
-		{"idle at min", sig(1, 0, 0, 0, 0), State{}, Decision{Hold, ReasonBalanced}, Steady},
+		{"RPCs wait to be written, two a connection: a trial", sig(1, 2, w, 1000), State{}, Decision{Grow, ReasonLimit}, Trial},
+		{"a wait just short of WriteWait: balanced", sig(1, 2, w-1, 1000), State{}, Decision{Hold, ReasonBalanced}, Steady},
+		{"one RPC a connection, waiting: nothing to spread", sig(2, 2, w, 1000), State{}, Decision{Hold, ReasonBalanced}, Steady},
+		{"at max", sig(4, 8, w, 1000), State{}, Decision{Hold, ReasonAtMax}, Steady},
+		{"in the back-off", sig(1, 5.9, w, 1000), backedOff, Decision{Hold, ReasonBackoff}, Steady},
+		{"the load rose by LoadRise: the back-off waived", sig(1, 6, w, 1000), backedOff, Decision{Grow, ReasonLimit}, Trial},
+		{"fewer RPCs than connections, one fewer would do: giving back", sig(3, 2, 0, 1000), State{}, Decision{Hold, ReasonIdleWait}, GivingBack},
+		{"past one fewer: balanced", sig(3, 2.01, 0, 1000), State{}, Decision{Hold, ReasonBalanced}, Steady},
+		{"idle at min", sig(1, 0, 0, 0), State{}, Decision{Hold, ReasonBalanced}, Steady},
 		{"a connection not ready: nothing judged", notReady, State{}, Decision{Hold, ReasonNotReady}, Steady},
 	} {
 		d, st := r.Decide(t0, tc.s, tc.st)
@@ -51,7 +51,7 @@ func TestSteady(t *testing.T) {
 		}
 	}
 	// The back-off ends at NextGrow exactly.
-	if d, _ := r.Decide(t0.Add(time.Second), sig(1, 2, w, 1000, 0), backedOff); d.Action != Grow {
+	if d, _ := r.Decide(t0.Add(time.Second), sig(1, 2, w, 1000), backedOff); d.Action != Grow {
 		t.Errorf("at NextGrow: got %v %q, want a growth", d.Action, d.Reason)
 	}
 }
@@ -63,7 +63,7 @@ func TestSteady(t *testing.T) {
 func runTrial(t *testing.T, r Rule, with, without [2]float64, latWith, latWithout time.Duration) ([]Decision, State) {
 	t.Helper()
 	now := t0
-	d, st := r.Decide(now, sig(1, 4, r.WriteWait, 1000, 0), State{})
+	d, st := r.Decide(now, sig(1, 4, r.WriteWait, 1000), State{})
 	if d.Action != Grow {
 		t.Fatalf("start: got %v %q", d.Action, d.Reason)
 	}
@@ -78,7 +78,8 @@ func runTrial(t *testing.T, r Rule, with, without [2]float64, latWith, latWithou
 			t.Fatalf("interval %d: active %d, want the base (1) only in the block's middle two", k, got)
 		}
 		now = now.Add(time.Second)
-		d, st = r.Decide(now, sig(n, 4, 0, rps, time.Duration(rps)*lat), st)
+		// Little's law: the mean in flight is the rate times the time.
+		d, st = r.Decide(now, sig(n, rps*lat.Seconds(), 0, rps), st)
 		ds = append(ds, d)
 	}
 	return ds, st
@@ -86,8 +87,8 @@ func runTrial(t *testing.T, r Rule, with, without [2]float64, latWith, latWithou
 
 func TestTrialJudged(t *testing.T) {
 	r := DefaultRule(1, 4)
-	r.Trial = 4 * time.Second // one block
-	ms := time.Millisecond
+	r.Trial = 4 * time.Second  // one block
+	ms := 4 * time.Millisecond // 4 RPCs in flight at 1000 RPC/s
 	for _, tc := range []struct {
 		name          string
 		with, without [2]float64
@@ -99,8 +100,8 @@ func TestTrialJudged(t *testing.T) {
 		{"10% more in both pairs: kept", [2]float64{1100, 1100}, [2]float64{1000, 1000}, ms, ms, Decision{Hold, ReasonGain}, Steady, 0},
 		{"4% more: given back", [2]float64{1040, 1040}, [2]float64{1000, 1000}, ms, ms, Decision{Shrink, ReasonNoGain}, Steady, r.Cooldown},
 		{"10% more overall, one pair only 2%: given back", [2]float64{1180, 1020}, [2]float64{1000, 1000}, ms, ms, Decision{Shrink, ReasonNoGain}, Steady, r.Cooldown},
-		{"the same throughput, RPCs 10% quicker in both pairs: kept", [2]float64{1000, 1000}, [2]float64{1000, 1000}, 900 * time.Microsecond, ms, Decision{Hold, ReasonFaster}, Steady, 0},
-		{"the same throughput, RPCs 4% quicker: given back", [2]float64{1000, 1000}, [2]float64{1000, 1000}, 960 * time.Microsecond, ms, Decision{Shrink, ReasonNoGain}, Steady, r.Cooldown},
+		{"the same throughput, RPCs 10% quicker in both pairs: kept", [2]float64{1000, 1000}, [2]float64{1000, 1000}, 3600 * time.Microsecond, ms, Decision{Hold, ReasonFaster}, Steady, 0},
+		{"the same throughput, RPCs 4% quicker: given back", [2]float64{1000, 1000}, [2]float64{1000, 1000}, 3840 * time.Microsecond, ms, Decision{Shrink, ReasonNoGain}, Steady, r.Cooldown},
 	} {
 		ds, st := runTrial(t, r, tc.with, tc.without, tc.latW, tc.latWO)
 		for _, d := range ds[:3] {
@@ -108,8 +109,8 @@ func TestTrialJudged(t *testing.T) {
 				t.Errorf("%s: got %v %q inside the trial, want %q", tc.name, d.Action, d.Reason, ReasonTrial)
 			}
 		}
-		if got := ds[3]; got.Action == Shrink && st.FailedInFlight != 4 {
-			t.Errorf("%s: a failed trial at 4 in flight noted %v in flight, want 4 (LoadRise)", tc.name, st.FailedInFlight)
+		if got := ds[3]; got.Action == Shrink && math.Abs(st.FailedInFlight-4) > 0.25 {
+			t.Errorf("%s: a failed trial at 4 in flight noted %v in flight, want about 4 (LoadRise)", tc.name, st.FailedInFlight)
 		}
 		if got := ds[3]; got != tc.want || st.Phase != tc.phase || st.Backoff != tc.backoff || !st.Verdict.Judged {
 			t.Errorf("%s: got %v %q, phase %v, back-off %v, verdict %+v; want %v %q, %v, %v", tc.name, got.Action, got.Reason, st.Phase, st.Backoff, st.Verdict, tc.want.Action, tc.want.Reason, tc.phase, tc.backoff)
@@ -138,12 +139,12 @@ func TestBackoff(t *testing.T) {
 // outside a parked interval it is ignored.
 func TestTrialQueued(t *testing.T) {
 	r := DefaultRule(1, 4)
-	_, st := r.Decide(t0, sig(1, 4, r.WriteWait, 1000, 0), State{})
-	_, st = r.Decide(t0.Add(time.Second), sig(2, 4, 0, 1000, 0), st) // B: next interval parked
+	_, st := r.Decide(t0, sig(1, 4, r.WriteWait, 1000), State{})
+	_, st = r.Decide(t0.Add(time.Second), sig(2, 4, 0, 1000), st) // B: next interval parked
 	if limit := st.T.parkLimit(); limit != 2*4+BacklogSlack {
 		t.Errorf("park limit: got %d, want twice the start's peak plus %d", limit, BacklogSlack)
 	}
-	s := sig(2, 40, 0, 1000, 0)
+	s := sig(2, 40, 0, 1000)
 	s.Unparked = true
 	d, st := r.Decide(t0.Add(2*time.Second), s, st)
 	if d != (Decision{Hold, ReasonQueued}) || st.Phase != Steady || st.active() != 0 {
@@ -156,7 +157,7 @@ func TestTrialSteal(t *testing.T) {
 	r := DefaultRule(1, 4)
 	r.StealBand = 0.25 // exact in binary, as are the shares below
 	mid := State{Phase: Trial, T: TrialState{Base: 1, K: 1, StealLo: 0.5, StealHi: 0.5, StealSeen: true}}
-	at := func(steal float64) Signals { s := sig(2, 4, 0, 1000, 0); s.Steal = steal; return s }
+	at := func(steal float64) Signals { s := sig(2, 4, 0, 1000); s.Steal = steal; return s }
 	for _, tc := range []struct {
 		name   string
 		steal  float64
@@ -194,7 +195,7 @@ func TestTrialNotReady(t *testing.T) {
 	r := DefaultRule(1, 4)
 	st := State{Phase: Trial, T: TrialState{Base: 1, K: 3, StartPeak: 4}}
 	st.T.Pairs[0][0] = Side{RPCs: 1000, Time: time.Second}
-	s := sig(2, 4, 0, 1000, 0)
+	s := sig(2, 4, 0, 1000)
 	s.Conns[1].Ready = false
 	d, st := r.Decide(t0, s, st)
 	if d.Reason != ReasonNotReady || st.Phase != Trial || st.T.K != 0 || st.T.Pairs != [2][2]Side{} || st.T.StartPeak != 4 {
@@ -204,31 +205,31 @@ func TestTrialNotReady(t *testing.T) {
 
 func TestGivingBack(t *testing.T) {
 	r := DefaultRule(1, 4)
-	_, st := r.Decide(t0, sig(4, 1, 0, 1000, 0), State{})
+	_, st := r.Decide(t0, sig(4, 1, 0, 1000), State{})
 	if st.Phase != GivingBack {
 		t.Fatalf("phase %v, want giving back", st.Phase)
 	}
-	if d, _ := r.Decide(t0.Add(r.IdleFor-time.Nanosecond), sig(4, 1, 0, 1000, 0), st); d != (Decision{Hold, ReasonIdleWait}) {
+	if d, _ := r.Decide(t0.Add(r.IdleFor-time.Nanosecond), sig(4, 1, 0, 1000), st); d != (Decision{Hold, ReasonIdleWait}) {
 		t.Errorf("before IdleFor: got %v %q", d.Action, d.Reason)
 	}
 	now := t0.Add(r.IdleFor)
-	d, st := r.Decide(now, sig(4, 1, 0, 1000, 0), st)
+	d, st := r.Decide(now, sig(4, 1, 0, 1000), st)
 	if d != (Decision{Shrink, ReasonIdle}) || !st.IdleSince.Equal(now) {
 		t.Errorf("at IdleFor: got %v %q, idle since %v; want a give-back and IdleFor again", d.Action, d.Reason, st.IdleSince.Sub(t0))
 	}
 	// No RPC at all: the next waits only a Cooldown.
 	now = now.Add(r.IdleFor)
-	_, st = r.Decide(now, sig(3, 0, 0, 0, 0), st)
-	if d, _ := r.Decide(now.Add(r.Cooldown), sig(2, 0, 0, 0, 0), st); d != (Decision{Shrink, ReasonIdle}) {
+	_, st = r.Decide(now, sig(3, 0, 0, 0), st)
+	if d, _ := r.Decide(now.Add(r.Cooldown), sig(2, 0, 0, 0), st); d != (Decision{Shrink, ReasonIdle}) {
 		t.Errorf("a Cooldown after a give-back with no RPC: got %v %q", d.Action, d.Reason)
 	}
 	// The load returns: steady again, and a limit starts a trial at once.
-	if d, st := r.Decide(now.Add(time.Second), sig(2, 3, r.WriteWait, 1000, 0), st); d.Action != Grow || st.Phase != Trial {
+	if d, st := r.Decide(now.Add(time.Second), sig(2, 3, r.WriteWait, 1000), st); d.Action != Grow || st.Phase != Trial {
 		t.Errorf("load back: got %v %q in phase %v, want a trial", d.Action, d.Reason, st.Phase)
 	}
 	// The last give-back to min ends the phase.
 	last := State{Phase: GivingBack, IdleSince: t0}
-	if d, st := r.Decide(t0.Add(r.IdleFor), sig(2, 0, 0, 0, 0), last); d.Action != Shrink || st.Phase != Steady {
+	if d, st := r.Decide(t0.Add(r.IdleFor), sig(2, 0, 0, 0), last); d.Action != Shrink || st.Phase != Steady {
 		t.Errorf("down to min: got %v in phase %v, want a shrink and steady", d.Action, st.Phase)
 	}
 }
@@ -252,8 +253,7 @@ func TestKnownAnswer(t *testing.T) {
 			if load > taking {
 				wait = 2 * time.Millisecond
 			}
-			spent := time.Duration(load) * time.Second // Little's law: each caller always in flight
-			d, next := r.Decide(now, sig(n, float64(load), wait, rps, spent), st)
+			d, next := r.Decide(now, sig(n, float64(load), wait, rps), st)
 			st = next
 			switch d.Action {
 			case Grow:
@@ -332,5 +332,23 @@ func TestValidate(t *testing.T) {
 		if err := r.Validate(1024); err == nil {
 			t.Errorf("%s: got no error", tc.name)
 		}
+	}
+}
+
+// TestLatency: the RPCs' mean time in flight is the mean in flight times
+// the interval over the RPCs completed (Little's law), the count at the
+// interval's end standing for the mean when the pool took no read.
+func TestLatency(t *testing.T) {
+	s := Signals{Interval: 2 * time.Second, Reads: 10, MeanInFlight: 3, Conns: []ConnSignals{{Completed: 400, InFlight: 9}, {Completed: 200}}}
+	if got, want := s.Latency(), 10*time.Millisecond; got != want {
+		t.Errorf("3 in flight over 2 s, 600 completed: got %v, want %v", got, want)
+	}
+	s.Reads = 0
+	if got, want := s.Latency(), 30*time.Millisecond; got != want {
+		t.Errorf("no read, 9 in flight at the end: got %v, want %v", got, want)
+	}
+	s.Conns = []ConnSignals{{InFlight: 9}}
+	if got := s.Latency(); got != 0 {
+		t.Errorf("none completed: got %v, want 0", got)
 	}
 }

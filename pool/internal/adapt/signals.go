@@ -39,18 +39,17 @@ type ConnSignals struct {
 	// writes, or the age of the oldest RPC still waiting (or of a write
 	// still blocked) if that is longer. Zero when no RPC waited.
 	WriteWait time.Duration
-	// Completed counts the RPCs that ended on it during the interval, and
-	// Spent sums their times in flight (from the pick to the end).
+	// Completed counts the RPCs that ended on it during the interval.
 	Completed uint64
-	Spent     time.Duration
 }
 
 // Throughput is the RPCs completed per second over the interval, all
 // connections together.
 func (s Signals) Throughput() float64 { return rate(float64(s.completed()), s.Interval) }
 
-// Latency is the mean time in flight of the RPCs completed over the
-// interval (0 when none completed).
+// Latency is the mean time in flight of the RPCs over the interval (0
+// when none completed): their summed time in flight over the RPCs
+// completed.
 func (s Signals) Latency() time.Duration { return perRPC(s.spent(), float64(s.completed())) }
 
 func (s Signals) completed() uint64 {
@@ -61,13 +60,11 @@ func (s Signals) completed() uint64 {
 	return n
 }
 
-func (s Signals) spent() time.Duration {
-	var d time.Duration
-	for _, c := range s.Conns {
-		d += c.Spent
-	}
-	return d
-}
+// spent is the RPCs' summed time in flight over the interval: the mean
+// RPCs in flight times the interval (Little's law). The pool reads the
+// count several times an interval rather than time each RPC, which would
+// cost two clock reads per RPC on the RPC path.
+func (s Signals) spent() time.Duration { return time.Duration(s.Mean() * float64(s.Interval)) }
 
 // MaxWriteWait is the longest WriteWait of the connections.
 func (s Signals) MaxWriteWait() time.Duration {
