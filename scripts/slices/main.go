@@ -2,7 +2,7 @@
 
 // Command slices measures what an adaptive pool's paired trial measures,
 // by hand: one pool of two connections under a closed loop of -inflight
-// callers, the second connection parked (pool.WithSizer's Active) or not,
+// callers, the second connection parked (adaptive.WithSizer's Active) or not,
 // interval by interval, in long slices (6 intervals on one connection, 6 on
 // two) and in the trial's short ones (both, one, one, both: Rule's B A A B
 // order), -rounds times. It prints each interval's throughput, so the two
