@@ -3,9 +3,10 @@
 package pool
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"time"
-
-	"github.com/rpclab/rpclab/internal/procstat"
 )
 
 // minStealTime is the least CPU time the host's CPUs must have counted
@@ -45,12 +46,41 @@ func (m *stealMeter) sample() float64 {
 }
 
 // hostSteal is the host's steal and total CPU time so far, all its CPUs
-// together (procstat.ReadCPUStat: /proc/stat on Linux, unknown elsewhere).
+// together: /proc/stat's first line (Linux; elsewhere, or unreadable, ok
+// is false).
 func hostSteal() (steal, total time.Duration, ok bool) {
-	s, err := procstat.ReadCPUStat()
+	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, 0, false
 	}
-	t := s.Sum(nil)
-	return t.Steal, t.Total(), true
+	line, _, _ := strings.Cut(string(b), "\n")
+	return parseCPULine(line)
+}
+
+// userHZ is the unit of /proc/stat's times: USER_HZ, 100 on every Linux
+// architecture Go supports.
+const userHZ = 100
+
+// parseCPULine reads /proc/stat's "cpu" line: user nice system idle
+// iowait irq softirq steal (guest time is inside user and nice already),
+// in USER_HZ ticks. Its total is the eight summed.
+func parseCPULine(line string) (steal, total time.Duration, ok bool) {
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0, false
+	}
+	var ticks [8]uint64
+	for i := range ticks {
+		v, err := strconv.ParseUint(f[i+1], 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		ticks[i] = v
+	}
+	var sum uint64
+	for _, v := range ticks {
+		sum += v
+	}
+	tick := time.Second / userHZ
+	return time.Duration(ticks[7]) * tick, time.Duration(sum) * tick, true
 }

@@ -98,3 +98,24 @@ func TestSignalsSteal(t *testing.T) {
 		t.Errorf("signals: got steal %v, want 0.3", s.Steal)
 	}
 }
+
+func TestParseCPULine(t *testing.T) {
+	const tick = 10 * time.Millisecond
+	for _, tc := range []struct {
+		line         string
+		steal, total time.Duration
+		ok           bool
+	}{
+		{"cpu  100 2 30 400 5 6 7 8 9 10", 8 * tick, 558 * tick, true},
+		{"cpu  100 2 30 400 5 6 7 0", 0, 550 * tick, true},
+		{"cpu  100 2 30 400 5 6 7", 0, 0, false},
+		{"cpu0 100 2 30 400 5 6 7 8", 0, 0, false},
+		{"cpu  100 2 x 400 5 6 7 8", 0, 0, false},
+		{"", 0, 0, false},
+	} {
+		steal, total, ok := parseCPULine(tc.line)
+		if steal != tc.steal || total != tc.total || ok != tc.ok {
+			t.Errorf("%q: got %v of %v, %v; want %v of %v, %v", tc.line, steal, total, ok, tc.steal, tc.total, tc.ok)
+		}
+	}
+}
