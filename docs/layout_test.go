@@ -12,8 +12,9 @@ import (
 
 // covered are the folders whose Go packages one entry covers: proto/ (the
 // generated code), clients/ (clients/<lang>/ and the conformance tests),
-// scripts/, experiments/ and docs/.
-var covered = []string{"proto", "clients/", "scripts/", "experiments/", "docs"}
+// scripts/, experiments/, docs/, and pool's sub-packages (pool/'s paragraph
+// and line cover them).
+var covered = []string{"proto", "clients/", "scripts/", "experiments/", "docs", "pool/adaptive", "pool/internal/"}
 
 // TestLayoutDocsMatchTheTree: every Go package of the module has its
 // paragraph in docs/architecture.md, and every top-level folder its line in

@@ -26,8 +26,6 @@ const (
 // files ("file") known to be over the limits, each being split; entries
 // leave the list as they are. Paths are from the repository's root.
 var oversize = map[string]bool{
-	"pool/adaptive.go":                      true,
-	"pool/adaptive.go Rule.Decide":          true,
 	"report/figure.go":                      true,
 	"verdict/bottleneck.go judgeMulti":      true,
 	"bench/peers/policies.go RunPolicyOver": true,

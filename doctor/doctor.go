@@ -23,6 +23,7 @@ import (
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/loadgen/extclient"
 	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/verdict"
 )
@@ -56,9 +57,9 @@ type Options struct {
 	// the best fixed layout's (verdict.Advise). It runs at the two largest
 	// in-flight counts the fixed layouts reached, each step first warming
 	// up for as long as the pool needs to settle at that count
-	// (the SettleTime of AdaptiveRule; up to 2m7s with the default rule
-	// and MAX 8), then on while a trial is under way (pool.Rule.SettleWait,
-	// 31 s), on top of Budget: about five and a half minutes more at most.
+	// (the SettleTime of AdaptiveRule; up to 1m32s with the default rule
+	// and MAX 8), then on while a trial is under way (adaptive.Rule.SettleWait,
+	// 24 s), on top of Budget: about four minutes more at most.
 	Adaptive bool
 	// Warmup and Interval of each step (default 500 ms and 1.5 s).
 	Warmup, Interval time.Duration
@@ -196,11 +197,11 @@ func (o *Options) workload() loadgen.Workload {
 }
 
 // AdaptiveRule is the rule the study's adaptive pool runs: o.Load's
-// AdaptiveRule if set, else pool.DefaultRule, between 1 and the largest of
+// AdaptiveRule if set, else adaptive.DefaultRule, between 1 and the largest of
 // Pools.
-func (o *Options) AdaptiveRule() pool.Rule {
+func (o *Options) AdaptiveRule() adaptive.Rule {
 	maxConns := slices.Max(append([]int{1}, o.Pools...))
-	r := pool.DefaultRule(1, maxConns)
+	r := adaptive.DefaultRule(1, maxConns)
 	if o.Load.AdaptiveRule != nil {
 		r = *o.Load.AdaptiveRule
 		r.Min, r.Max = 1, maxConns

@@ -24,7 +24,7 @@ import (
 	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/netem"
-	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/report"
 	"github.com/rpclab/rpclab/result"
@@ -34,13 +34,13 @@ import (
 
 const defaultTestTimeout = 30 * time.Second
 
-// quickRule is pool.DefaultRule on a short clock (it decides every 10 ms
+// quickRule is adaptive.DefaultRule on a short clock (it decides every 10 ms
 // and settles, cools down and shrinks within tens of ms), so that the
 // adaptive pool's steps, which warm up until the pool can settle, take
 // milliseconds here rather than doctor's real tens of seconds.
-func quickRule() *pool.Rule {
-	r := pool.DefaultRule(1, 1) // doctor sets Min and Max
-	r.Interval, r.Settle, r.Cooldown, r.IdleFor = 10*time.Millisecond, 40*time.Millisecond, 30*time.Millisecond, 60*time.Millisecond
+func quickRule() *adaptive.Rule {
+	r := adaptive.DefaultRule(1, 1) // doctor sets Min and Max
+	r.Interval, r.Trial, r.Cooldown, r.IdleFor = 10*time.Millisecond, 40*time.Millisecond, 30*time.Millisecond, 60*time.Millisecond
 	return &r
 }
 
@@ -276,17 +276,17 @@ func TestDoctorEveryRPCFailed(t *testing.T) {
 	}
 }
 
-// TestStepWarmup: doctor's own adaptive pool runs pool.DefaultRule
+// TestStepWarmup: doctor's own adaptive pool runs adaptive.DefaultRule
 // between 1 and the largest pool, and its step warms up for that rule's
 // SettleTime; a fixed layout's for the study's warm-up.
 func TestStepWarmup(t *testing.T) {
-	def := pool.DefaultRule(1, 8)
-	perConn := def.TrialTime() + def.Cooldown + def.Interval
-	// doctor's own adaptive pool runs pool.DefaultRule between 1 and the
+	def := adaptive.DefaultRule(1, 8)
+	perConn := def.TrialTime() + def.Interval
+	// doctor's own adaptive pool runs adaptive.DefaultRule between 1 and the
 	// largest pool.
 	o := doctor.DefaultOptions("127.0.0.1:1")
-	if got, want := o.AdaptiveRule(), pool.DefaultRule(1, 8); got != want {
-		t.Errorf("got rule %+v, want pool.DefaultRule(1, 8) %+v", got, want)
+	if got, want := o.AdaptiveRule(), adaptive.DefaultRule(1, 8); got != want {
+		t.Errorf("got rule %+v, want adaptive.DefaultRule(1, 8) %+v", got, want)
 	}
 	auto := loadgen.ConnMode{Kind: loadgen.AutoPool, Min: 1, N: 8}
 	if got, want := o.StepWarmup(auto, 64), def.Interval+7*perConn; got != want {
@@ -300,7 +300,7 @@ func TestStepWarmup(t *testing.T) {
 // TestDoctorAdaptiveStepsWarmUpToSettle: in a study, each adaptive-pool
 // step warms up for its rule's settling time at its in-flight count (or
 // the study's warm-up when that is longer), then on while a trial is
-// under way (at most pool.Rule.SettleWait), every other step for the
+// under way (at most adaptive.Rule.SettleWait), every other step for the
 // study's warm-up.
 func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
@@ -345,9 +345,9 @@ func TestDoctorAdaptiveStepsWarmUpToSettle(t *testing.T) {
 		t.Errorf("adaptive steps at in-flight %v, want the fixed layouts' top %v (of %v)", autoN, want, fixedN)
 	}
 	// At in-flight 2 the quick rule's pool can reach 2: 10 ms, then a 40
-	// ms trial (one block of four intervals) + 30 + 10 ms for the one
+	// ms trial (one block of four intervals) + 10 ms for the one
 	// connection it adds, longer than o.Warmup.
-	if got, want := rule.SettleTime(2), 90*time.Millisecond; got != want {
+	if got, want := rule.SettleTime(2), 60*time.Millisecond; got != want {
 		t.Errorf("quick rule at in-flight 2: got %v, want %v", got, want)
 	}
 }
@@ -396,7 +396,7 @@ func TestDoctorMarksStall(t *testing.T) {
 // ErrTargetGone that says why (connection refused), and every record
 // measured, the failed step's included, is kept.
 func TestDoctorTargetGone(t *testing.T) {
-	ctx := testutil.Context(t)
+	ctx := testutil.LongContext(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +433,7 @@ func TestDoctorTargetGone(t *testing.T) {
 // (FlatSteps) that did not grow by verdict.Growth over its best before
 // them.
 func TestDoctorClimbsLikeWithLike(t *testing.T) {
-	ctx := testutil.Context(t)
+	ctx := testutil.LongContext(t)
 	o := doctor.DefaultOptions(testutil.Serve(t, server.New(server.Options{Delay: 2 * time.Millisecond, MaxConcurrentStreams: 1})))
 	o.Budget, o.MaxInflight, o.Pools, o.Adaptive = 60*time.Second, 64, []int{2}, false
 	o.Warmup, o.Interval = 50*time.Millisecond, 300*time.Millisecond
@@ -475,7 +475,7 @@ func TestDoctorClimbsLikeWithLike(t *testing.T) {
 // TestDoctorInterruptedKeepsRecords: a study stopped mid-way returns
 // ctx's error and every record measured until then.
 func TestDoctorInterruptedKeepsRecords(t *testing.T) {
-	ctx, cancel := context.WithCancel(testutil.Context(t))
+	ctx, cancel := context.WithCancel(testutil.LongContext(t))
 	defer cancel()
 	o := doctor.DefaultOptions(startServer(t))
 	o.Budget, o.MaxInflight, o.Pools, o.Adaptive = 20*time.Second, 8, []int{2}, false

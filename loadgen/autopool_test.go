@@ -15,6 +15,7 @@ import (
 
 	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/server"
 )
@@ -55,15 +56,16 @@ func TestAutoPoolStep(t *testing.T) {
 func TestPoolSizes(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	ev := func(s, from, to int, a pool.Action, r pool.Reason) pool.Event {
-		return pool.Event{At: at(s), From: from, To: to, Action: a, Reason: r}
+	const limit, trial, noGain, idle = "limit", "trial", "no gain", "idle"
+	ev := func(s, from, to int, r string) pool.Event {
+		return pool.Event{At: at(s), From: from, To: to, Reason: r}
 	}
 	events := []pool.Event{
-		ev(1, 1, 2, pool.Grow, pool.ReasonLimit),
-		ev(2, 2, 2, pool.Hold, pool.ReasonSettling),
-		ev(5, 2, 3, pool.Grow, pool.ReasonLimit),
-		ev(8, 3, 2, pool.Shrink, pool.ReasonNoGain),
-		ev(20, 2, 1, pool.Shrink, pool.ReasonIdle),
+		ev(1, 1, 2, limit),
+		ev(2, 2, 2, trial),
+		ev(5, 2, 3, limit),
+		ev(8, 3, 2, noGain),
+		ev(20, 2, 1, idle),
 	}
 	tests := []struct {
 		name       string
@@ -71,7 +73,7 @@ func TestPoolSizes(t *testing.T) {
 		want       []result.PoolSize
 	}{
 		{"before any resize", at(0), at(1).Add(-1), []result.PoolSize{{TNS: 0, Size: 1, Reason: "start"}}},
-		{"from the first resize on", at(1), at(10), []result.PoolSize{{TNS: 0, Size: 2, Reason: "start"}, {TNS: 4e9, Size: 3, Reason: pool.ReasonLimit.String()}, {TNS: 7e9, Size: 2, Reason: pool.ReasonNoGain.String()}}},
+		{"from the first resize on", at(1), at(10), []result.PoolSize{{TNS: 0, Size: 2, Reason: "start"}, {TNS: 4e9, Size: 3, Reason: limit}, {TNS: 7e9, Size: 2, Reason: noGain}}},
 		{"after every resize", at(30), at(40), []result.PoolSize{{TNS: 0, Size: 1, Reason: "start"}}},
 	}
 	for _, tc := range tests {
@@ -83,7 +85,7 @@ func TestPoolSizes(t *testing.T) {
 	}
 	var many []pool.Event
 	for i := range 2 * result.MaxPoolSizes {
-		many = append(many, ev(i+1, 1+i%2, 2-i%2, pool.Grow, pool.ReasonLimit))
+		many = append(many, ev(i+1, 1+i%2, 2-i%2, limit))
 	}
 	if got, want := len(PoolSizes(many, 1, t0, at(10*result.MaxPoolSizes))), result.MaxPoolSizes; got != want {
 		t.Errorf("bounded: got %d entries, want %d", got, want)
@@ -91,7 +93,7 @@ func TestPoolSizes(t *testing.T) {
 }
 
 // TestAutoPoolStepRule: Options.AdaptiveRule sizes a pool:auto step in
-// place of pool.DefaultRule, within the layout's bounds, not the rule's:
+// place of adaptive.DefaultRule, within the layout's bounds, not the rule's:
 // a rule that decides every 10 ms and takes any RPC in flight as the
 // limit resizes the pool within a 300 ms interval (DefaultRule decides
 // once a second), and never past the layout's max of 3.
@@ -105,13 +107,13 @@ func TestAutoPoolStepRule(t *testing.T) {
 	// the settled back-off) would make no resize in the interval, which
 	// is what this test reads the rule by.
 	spec.AutoWarmup = spec.Warmup
-	rule := pool.DefaultRule(1, 100) // Min and Max give way to the layout's
-	rule.Interval, rule.WriteWaitHigh, rule.WriteWaitBusy, rule.InFlightPerConn = 10*time.Millisecond, 0, 0, 0
-	rule.Settle, rule.Cooldown, rule.IdleFor = 20*time.Millisecond, 10*time.Millisecond, time.Second
+	rule := adaptive.DefaultRule(1, 100) // Min and Max give way to the layout's
+	rule.Interval, rule.WriteWait = 10*time.Millisecond, 0
+	rule.Trial, rule.Cooldown, rule.IdleFor = 20*time.Millisecond, 10*time.Millisecond, time.Second
 	// Trials that fail (one process serves its own loopback: a second
-	// connection need not gain) try again every 20 ms at most and never
-	// settle, so the pool resizes in the interval whatever they measure.
-	rule.MaxBackoff, rule.SettleAfter = 20*time.Millisecond, 0
+	// connection need not gain) try again every 20 ms at most, so the
+	// pool resizes in the interval whatever they measure.
+	rule.MaxBackoff = 20 * time.Millisecond
 	var recs []*result.Record
 	if err := Sweep(testutil.Context(t), spec, Options{AdaptiveRule: &rule}, func(r *result.Record) error { recs = append(recs, r); return nil }, nil); err != nil {
 		t.Fatal(err)
@@ -131,13 +133,13 @@ func TestAutoPoolStepRule(t *testing.T) {
 
 // TestStepWarmup: a fixed layout's step warms up for Warmup; a pool:auto
 // step for AutoWarmup when given, else for the longer of Warmup and the
-// settling time of its rule (pool.DefaultRule, or Options.AdaptiveRule)
+// settling time of its rule (adaptive.DefaultRule, or Options.AdaptiveRule)
 // between the layout's own bounds; Duration adds the steps up, and a
 // negative AutoWarmup is refused naming it.
 func TestStepWarmup(t *testing.T) {
-	def18, def12 := pool.DefaultRule(1, 8), pool.DefaultRule(1, 2)
-	quick := pool.DefaultRule(1, 100) // bounds give way to the layout's
-	quick.Interval, quick.Settle, quick.Cooldown = 10*time.Millisecond, 20*time.Millisecond, 10*time.Millisecond
+	def18, def12 := adaptive.DefaultRule(1, 8), adaptive.DefaultRule(1, 2)
+	quick := adaptive.DefaultRule(1, 100) // bounds give way to the layout's
+	quick.Interval, quick.Trial, quick.Cooldown = 10*time.Millisecond, 20*time.Millisecond, 10*time.Millisecond
 	quick13 := quick
 	quick13.Min, quick13.Max = 1, 3
 	auto := func(lo, hi int) ConnMode { return ConnMode{Kind: AutoPool, Min: lo, N: hi, Pick: pool.RoundRobin} }
@@ -146,7 +148,7 @@ func TestStepWarmup(t *testing.T) {
 		name           string
 		warmup, autoWU time.Duration
 		step           Step
-		rule           *pool.Rule
+		rule           *adaptive.Rule
 		want           time.Duration
 	}{
 		{"fixed pool", 2 * time.Second, 0, Step{Conn: fixed, Inflight: 64}, nil, 2 * time.Second},
@@ -166,7 +168,7 @@ func TestStepWarmup(t *testing.T) {
 			}
 		})
 	}
-	if d := def18.SettleTime(64); d != time.Second+7*(def18.TrialTime()+def18.Cooldown+def18.Interval) || d < time.Minute {
+	if d := def18.SettleTime(64); d != time.Second+7*(def18.TrialTime()+def18.Interval) || d < time.Minute {
 		t.Errorf("default settling at 64 in flight: got %v, want a minute and more", d)
 	}
 	s := &Spec{Conns: []ConnMode{{Kind: Shared}, auto(1, 8)}, RPCs: []string{Unary}, Inflight: []int{1, 64}, Warmup: time.Second, Interval: 2 * time.Second}
@@ -190,8 +192,8 @@ func TestAutoPoolStepWarmsUpToSettle(t *testing.T) {
 	spec.Warmup = 20 * time.Millisecond
 	spec.Conns = []ConnMode{{Kind: Shared}, {Kind: AutoPool, Min: 1, N: 3, Pick: pool.RoundRobin}}
 	spec.Inflight = []int{8}
-	rule := pool.DefaultRule(1, 100)
-	rule.Interval, rule.Settle, rule.Cooldown = 50*time.Millisecond, 200*time.Millisecond, 50*time.Millisecond
+	rule := adaptive.DefaultRule(1, 100)
+	rule.Interval, rule.Trial, rule.Cooldown = 50*time.Millisecond, 200*time.Millisecond, 50*time.Millisecond
 	settle := spec.StepWarmup(Step{Conn: spec.Conns[1], Inflight: 8}, &rule)
 	if settle < 500*time.Millisecond {
 		t.Fatalf("the rule settles in %v: want it well past Warmup", settle)
@@ -213,7 +215,7 @@ func TestAutoPoolStepWarmsUpToSettle(t *testing.T) {
 		t.Errorf("shared: got warmup_ns %v, want %v", got, spec.Warmup)
 	}
 	// Past settle, the step waits out a change of size under way, at most
-	// pool.Rule.SettleWait (TestWaitSettled).
+	// adaptive.Rule.SettleWait (TestWaitSettled).
 	wu, most := time.Duration(recs[1].Spec.WarmupNS), settle+autoRule(spec.Conns[1], &rule).SettleWait()
 	if wu < settle || wu > most {
 		t.Errorf("pool:auto: got warmup_ns %v, want %v to %v", wu, settle, most)
@@ -245,7 +247,7 @@ func TestWaitSettled(t *testing.T) {
 	if _, ok := waitSettled(cctx, func() bool { return true }, time.Millisecond, time.Hour); ok {
 		t.Errorf("context ended: got true, want false")
 	}
-	if got, want := pool.DefaultRule(1, 8).SettleWait(), 31*time.Second; got != want {
+	if got, want := adaptive.DefaultRule(1, 8).SettleWait(), 24*time.Second; got != want {
 		t.Errorf("DefaultRule(1, 8).SettleWait(): got %v, want %v", got, want)
 	}
 }
@@ -258,11 +260,11 @@ type changingSizer struct {
 	settled atomic.Int64
 }
 
-func (s *changingSizer) Size(time.Time, pool.Signals) pool.Decision {
+func (s *changingSizer) Size(time.Time, adaptive.Signals) adaptive.Decision {
 	if s.left.Add(-1) == 0 {
 		s.settled.Store(time.Now().UnixNano())
 	}
-	return pool.Decision{Action: pool.Hold, Reason: pool.ReasonSettling}
+	return adaptive.Decision{Action: adaptive.Hold, Reason: "changing"}
 }
 
 func (s *changingSizer) GrowFailed(time.Time) {}
@@ -276,12 +278,12 @@ func (s *changingSizer) Changing() bool       { return s.left.Load() > 0 }
 // warm-up, and never changes again: nothing here races the interval.
 func TestWarmUpWaitsOutChange(t *testing.T) {
 	target := testutil.Serve(t, server.New(server.Options{}))
-	rule := pool.DefaultRule(1, 1)
-	rule.Interval, rule.Settle = 10*time.Millisecond, 5*time.Second // SettleWait 10 s
+	rule := adaptive.DefaultRule(1, 1)
+	rule.Interval, rule.Trial = 10*time.Millisecond, 5*time.Second // SettleWait 10 s
 	for _, auto := range []time.Duration{0, 20 * time.Millisecond} {
 		sz := &changingSizer{}
 		sz.left.Store(10)
-		p, err := pool.New(target, pool.WithSizer(1, 1, rule.Interval, sz),
+		p, err := pool.New(target, adaptive.WithSizer(1, 1, rule.Interval, sz),
 			pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials())))
 		if err != nil {
 			t.Fatal(err)

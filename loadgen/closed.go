@@ -13,6 +13,7 @@ import (
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -26,9 +27,9 @@ type Options struct {
 	// on this host (lab's child server), for the record's host_cpu.
 	ServerCPUs []int
 	// AdaptiveRule, if set, sizes an AutoPool layout in place of
-	// pool.DefaultRule (its Min and Max are replaced by the layout's);
+	// adaptive.DefaultRule (its Min and Max are replaced by the layout's);
 	// nil: pool.WithAdaptive's DefaultRule.
-	AdaptiveRule *pool.Rule
+	AdaptiveRule *adaptive.Rule
 	// PoolEvents, if set, is called once for every step of an AutoPool
 	// layout, as its pool closes, with the pool's decisions over the whole
 	// step, warm-up included (rpclab sweep --pool-events). It is called

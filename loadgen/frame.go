@@ -17,6 +17,7 @@ import (
 
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 	"github.com/rpclab/rpclab/proto/usagepb"
 	"github.com/rpclab/rpclab/result"
 	"github.com/rpclab/rpclab/stats"
@@ -293,20 +294,20 @@ func PoolSizes(events []pool.Event, minConns int, start, end time.Time) []result
 		case e.At.After(end) || len(out) >= result.MaxPoolSizes:
 			return out
 		default:
-			out = append(out, result.PoolSize{TNS: int64(e.At.Sub(start)), Size: e.To, Reason: e.Reason.String()})
+			out = append(out, result.PoolSize{TNS: int64(e.At.Sub(start)), Size: e.To, Reason: e.Reason})
 		}
 	}
 	return out
 }
 
 // openLayout opens step's pools; an AutoPool's is sized by rule (nil:
-// pool.DefaultRule) between the layout's min and max.
-func openLayout(target string, step Step, rule *pool.Rule, dial []grpc.DialOption) ([]*pool.Pool, error) {
+// adaptive.DefaultRule) between the layout's min and max.
+func openLayout(target string, step Step, rule *adaptive.Rule, dial []grpc.DialOption) ([]*pool.Pool, error) {
 	var pools []*pool.Pool
 	add := func(size int) error {
 		sizing := pool.WithSize(size)
 		if step.Conn.Kind == AutoPool {
-			sizing = pool.WithAdaptiveRule(autoRule(step.Conn, rule))
+			sizing = adaptive.WithRule(autoRule(step.Conn, rule))
 		}
 		p, err := pool.New(target, sizing, pool.WithPolicy(step.Conn.Pick), pool.WithDialOptions(dial...))
 		if err != nil {
@@ -429,7 +430,7 @@ func HostPort(target string) string {
 // warmUp runs the step's warm-up (Spec.StepWarmup). An AutoPool step
 // whose warm-up its rule sets (Spec.AutoWarmup zero) then waits on while
 // its pool is part-way through a change of size (pool.Pool.Settling), at
-// most the rule's pool.Rule.SettleWait: a trial under way when the warm-up ends
+// most the rule's adaptive.Rule.SettleWait: a trial under way when the warm-up ends
 // would put its parked intervals, on fewer connections, into the
 // measured one. The record's warm-up is the time it took. warmUp reports
 // false if ctx ended first.

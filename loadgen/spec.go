@@ -21,6 +21,7 @@ import (
 
 	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -196,11 +197,11 @@ type Spec struct {
 	Warmup       time.Duration
 	// AutoWarmup is the warm-up of an AutoPool step in place of Warmup.
 	// Zero: long enough for the pool to settle at the step's in-flight
-	// count (its rule's pool.Rule.SettleTime, at least Warmup), so that
+	// count (its rule's adaptive.Rule.SettleTime, at least Warmup), so that
 	// the step measures the pool it settles at, not one still growing,
 	// while the fixed layouts beside it keep a short Warmup (see
 	// StepWarmup); the step then also waits out a change of size under
-	// way, at most pool.Rule.SettleWait, and its record's warm-up says how long it
+	// way, at most adaptive.Rule.SettleWait, and its record's warm-up says how long it
 	// ran in all.
 	AutoWarmup time.Duration
 	Interval   time.Duration
@@ -312,8 +313,8 @@ type Step struct {
 // AutoWarmup, or when that is zero the longer of Warmup and the
 // SettleTime at step's in-flight count of the rule that sizes the step's
 // pool (rule with the layout's min and max, as Options.AdaptiveRule; nil:
-// pool.DefaultRule).
-func (s *Spec) StepWarmup(step Step, rule *pool.Rule) time.Duration {
+// adaptive.DefaultRule).
+func (s *Spec) StepWarmup(step Step, rule *adaptive.Rule) time.Duration {
 	switch {
 	case step.Conn.Kind != AutoPool:
 		return s.Warmup
@@ -324,10 +325,10 @@ func (s *Spec) StepWarmup(step Step, rule *pool.Rule) time.Duration {
 }
 
 // autoRule is the rule that sizes an AutoPool layout m: rule (nil:
-// pool.DefaultRule) between m's min and max.
-func autoRule(m ConnMode, rule *pool.Rule) pool.Rule {
+// adaptive.DefaultRule) between m's min and max.
+func autoRule(m ConnMode, rule *adaptive.Rule) adaptive.Rule {
 	if rule == nil {
-		return pool.DefaultRule(m.Min, m.N)
+		return adaptive.DefaultRule(m.Min, m.N)
 	}
 	r := *rule
 	r.Min, r.Max = m.Min, m.N

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 	"github.com/rpclab/rpclab/result"
 )
 
@@ -69,7 +69,7 @@ func notMeasured(rec *result.Record) bool {
 
 // Duration is how long spec takes to run, connection set-up aside, its
 // AutoPool steps sized by rule (see StepWarmup).
-func (s *Spec) Duration(rule *pool.Rule) time.Duration {
+func (s *Spec) Duration(rule *adaptive.Rule) time.Duration {
 	var d time.Duration
 	for _, st := range s.Steps() {
 		d += s.StepWarmup(st, rule) + s.Interval

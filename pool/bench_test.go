@@ -132,9 +132,8 @@ func benchUnary(ctx context.Context, b *testing.B, cc grpc.ClientConnInterface, 
 // BenchmarkPick measures the pick path alone (pick and release, no RPC) on
 // a pool of 4 ready connections, from 1 to 64 goroutines: a fixed pool
 // (WithSize(4)) beside an adaptive one held at 4 (WithAdaptive(4, 4)),
-// whose pick also does what Invoke adds around the RPC: it reads the clock,
-// stamps the connection's write meter and adds the time to the
-// connection's spent sum.
+// whose begin also stamps the connection's write meter (reading the clock
+// when no stamp is set: here the first RPC's stays, as no write clears it).
 // Without a lock the time per pick stays flat as goroutines are added.
 func BenchmarkPick(b *testing.B) {
 	srv := startServer(b)
@@ -154,13 +153,7 @@ func BenchmarkPick(b *testing.B) {
 					b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
 						b.ReportAllocs()
 						spread(b, g, func() error {
-							c := p.pick()
-							if c.wm != nil {
-								t := mono()
-								c.wm.queuedAt(t)
-								c.spent.Add(mono() - t)
-							}
-							c.release()
+							p.begin().release()
 							return nil
 						})
 					})

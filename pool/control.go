@@ -4,70 +4,49 @@ package pool
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/connectivity"
+
+	"github.com/rpclab/rpclab/pool/internal/adapt"
 )
 
-// MaxEvents bounds the adaptive pool's event history (Stats().Events): the
+// maxEvents bounds the adaptive pool's history (Stats().Events): the
 // oldest events are dropped first.
-const MaxEvents = 256
+const maxEvents = 256
 
-// Event is one decision of an adaptive pool, with the signals it was
-// taken on.
-type Event struct {
-	At       time.Time
-	From, To int // the size before and after
-	Action   Action
-	Reason   Reason
-	// The signals of the interval the decision was taken on: the RPCs in
-	// flight at its end and their mean over it (Signals.MeanInFlight).
-	InFlight     int64
-	MeanInFlight float64
-	MaxWriteWait time.Duration
-	CPUBusy      float64 // negative: unknown
-	Steal        float64 // the host's steal share (Signals.Steal); negative: unknown
-	Throughput   float64 // RPCs completed per second
-	// Backoff is the wait before the next growth after a failed trial
-	// (zero after a trial that gained).
-	Backoff time.Duration
-	// Baseline and Tried are, on the decision that judged a trial, the
-	// throughputs (RPC/s) it was judged on, measured side by side: with
-	// the size before the trial (or the climb) and with the trial's
-	// connection; zero on other decisions. BaseLatency and TriedLatency
-	// are the mean times in flight of the RPCs completed on each side,
-	// BaseCPU and TriedCPU the process's CPU time per RPC on each (zero
-	// when unknown).
-	Baseline, Tried           float64
-	BaseLatency, TriedLatency time.Duration
-	BaseCPU, TriedCPU         time.Duration
-}
+// samplesPerInterval is how many times per interval the pool reads the
+// RPCs in flight (their mean and peak), and the park guard checks them
+// while a trial's connection is parked.
+const samplesPerInterval = 20
 
-// control is an adaptive pool's control loop: it samples the signals once
-// per Rule.Interval, calls Rule.Decide and applies its decision.
+// guardReads is how many reads in a row the RPCs in flight must be past
+// the park limit before the guard unparks: a backlog persists, while an
+// open loop near a connection's capacity swings past it now and then.
+const guardReads = 3
+
+// control is an adaptive pool's control loop: once per interval it
+// samples the signals, asks the sizer and applies its decision.
 type control struct {
-	rule Rule // its Min, Max and Interval bound and pace any Sizer
-	// Only the loop's goroutine touches sizer, cpu, steal and last.
-	sizer Sizer
-	cpu   *cpuMeter
+	rule adapt.Rule // its Min, Max and Interval bound and pace any sizer
+	// Only the loop's goroutine touches sizer, steal and last.
+	sizer adapt.Sizer
 	steal *stealMeter
 	last  time.Time // when the previous sample was taken
 
 	mu     sync.Mutex // guards the history
-	events []Event    // a ring of at most MaxEvents
+	events []Event    // a ring of at most maxEvents
 	head   int        // index of the oldest event once the ring is full
 
-	changing atomic.Bool   // the sizer was part-way through a change after the last decision (Pool.Settling)
+	changing atomic.Bool   // the sizer was part-way through a change after the last decision
 	steps    atomic.Uint64 // decisions taken, for tests
-	samplers atomic.Uint64 // reads the samplers took, for tests
+	samples  atomic.Uint64 // reads the sampler took, for tests
 
-	// The sampler of the interval under way (nil: none), what it read,
-	// and whether, as the park guard, it ended a park early
-	// (Signals.Unparked). reads is written by the sampler and read by the
-	// loop once it has stopped.
+	// The sampler of the interval under way (nil: none) and what it read;
+	// reads is written by the sampler and read by the loop once it has
+	// stopped. unparked: the guard ended a park early.
 	sampler    chan struct{} // closed to stop it
 	samplerEnd chan struct{} // closed when it has stopped
 	reads      inFlightReads
@@ -75,9 +54,9 @@ type control struct {
 }
 
 func (p *Pool) startControl() {
-	p.ctl = &control{rule: *p.cfg.adaptive, sizer: p.cfg.sizer, cpu: newCPUMeter(processCPU), steal: newStealMeter(p.cfg.steal), last: p.cfg.now()}
+	p.ctl = &control{rule: p.cfg.rule, sizer: p.cfg.sizer, steal: newStealMeter(p.cfg.steal), last: p.cfg.now()}
 	if p.ctl.sizer == nil {
-		p.ctl.sizer = &ruleSizer{r: *p.cfg.adaptive}
+		p.ctl.sizer = &adapt.RuleSizer{R: p.cfg.rule}
 	}
 	tick, stop := p.cfg.newTicker(p.ctl.rule.Interval)
 	p.wg.Add(1)
@@ -112,23 +91,23 @@ func (p *Pool) step() {
 	from := len(sig.Conns)
 	to := from
 	switch d.Action {
-	case Grow:
+	case adapt.Grow:
 		switch {
 		case from >= ctl.rule.Max:
-			d = Decision{Hold, ReasonAtMax}
+			d = adapt.Decision{Action: adapt.Hold, Reason: adapt.ReasonAtMax}
 		case p.grow():
 			to++
 		default:
 			ctl.sizer.GrowFailed(now)
-			d = Decision{Hold, ReasonGrowFailed}
+			d = adapt.Decision{Action: adapt.Hold, Reason: adapt.ReasonGrowFailed}
 		}
-	case Shrink:
+	case adapt.Shrink:
 		if p.shrink() {
 			to--
 		}
 	}
 	active, limit := 0, int64(0)
-	if a, ok := ctl.sizer.(activer); ok {
+	if a, ok := ctl.sizer.(adapt.Parker); ok {
 		active, limit = a.Active(), a.ParkLimit()
 	}
 	p.active.Store(int32(active))
@@ -136,35 +115,21 @@ func (p *Pool) step() {
 		limit = 0
 	}
 	p.startSampler(limit)
-	if c, ok := ctl.sizer.(changer); ok {
+	if c, ok := ctl.sizer.(adapt.Changer); ok {
 		ctl.changing.Store(c.Changing())
 	}
-	if ctl.record(now, from, to, d, sig) && d.Action != Hold {
-		p.cfg.logger.Info("pool: resized", "target", p.target, "from", from, "to", to, "reason", d.Reason.String())
+	if ctl.record(now, from, to, d, sig) && to != from {
+		p.cfg.logger.Info("pool: resized", "target", p.target, "from", from, "to", to, "reason", d.Reason)
 	}
 	ctl.steps.Add(1)
 }
 
 // Settling reports that an adaptive pool is part-way through a change of
-// size as of its last decision (State.Changing): a trial under way, whose
-// parked intervals run on fewer connections, or a climb still growing or
-// giving back. A measurement of the pool waits until it is false, so that
-// it measures the size the pool settled at (rpclab sweep does, for a
-// pool:auto step past its warm-up). False for a fixed size, before the
-// first decision, and for a Sizer (WithSizer) without a Changing method.
-// It reads one atomic.
+// size as of its last decision: a trial under way, whose parked intervals
+// run on fewer connections. A measurement of the pool waits until it is
+// false, so that it measures the size the pool settled at. False for a
+// fixed size and before the first decision. It reads one atomic.
 func (p *Pool) Settling() bool { return p.ctl != nil && p.ctl.changing.Load() }
-
-// GuardChecks is how many times per Rule.Interval the pool reads the RPCs
-// in flight (Signals.MeanInFlight), and the park guard checks them while a
-// trial's connection is parked.
-const GuardChecks = 20
-
-// GuardReads is how many reads in a row the RPCs in flight must be past
-// the park limit before the guard unparks: a backlog persists, while an
-// open loop near a connection's capacity swings past twice its mean for
-// a read now and then with no connection parked.
-const GuardReads = 3
 
 // inFlightReads is what the sampler read over one interval.
 type inFlightReads struct {
@@ -172,20 +137,19 @@ type inFlightReads struct {
 	sum, peak int64 // of the RPCs in flight
 }
 
-// startSampler reads the RPCs in flight GuardChecks times over the
-// interval that starts now, for its mean and peak. With limit > 0 the
+// startSampler reads the RPCs in flight samplesPerInterval times over the
+// interval that starts now, for their mean and peak. With limit > 0 the
 // interval runs with connections parked and the sampler is also the park
-// guard: once the reads stay past limit for GuardReads reads (an open
-// loop's offered load queueing on the base size), it gives every
-// connection back to the pick at once and notes it for the next sample,
-// instead of letting the queue grow until the interval ends. It reads
-// atomics on a timer, off the RPC path.
+// guard: once the reads stay past limit for guardReads reads in a row (an
+// open loop's load queueing on the base size), it gives every connection
+// back to the pick at once, instead of letting the queue grow until the
+// interval ends. It reads atomics on a timer, off the RPC path.
 func (p *Pool) startSampler(limit int64) {
 	ctl := p.ctl
 	stop, end := make(chan struct{}), make(chan struct{})
 	ctl.sampler, ctl.samplerEnd = stop, end
 	ctl.reads = inFlightReads{}
-	t := time.NewTicker(ctl.rule.Interval / GuardChecks)
+	t := time.NewTicker(ctl.rule.Interval / samplesPerInterval)
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -206,11 +170,11 @@ func (p *Pool) startSampler(limit int64) {
 			}
 			r := &ctl.reads
 			r.n, r.sum, r.peak = r.n+1, r.sum+n, max(r.peak, n)
-			ctl.samplers.Add(1)
+			ctl.samples.Add(1)
 			if limit == 0 {
 				continue
 			}
-			if over = pastLimit(over, n, limit); over >= GuardReads {
+			if over = pastLimit(over, n, limit); over >= guardReads {
 				p.active.Store(0)
 				ctl.unparked.Store(true)
 				limit = 0 // unparked: go on reading
@@ -241,27 +205,24 @@ func (ctl *control) stopSampler() inFlightReads {
 }
 
 // sample reads the signals of the interval ending now.
-func (p *Pool) sample(now time.Time) Signals {
+func (p *Pool) sample(now time.Time) adapt.Signals {
 	ctl := p.ctl
 	slots := p.list()
 	m := mono()
-	sig := Signals{Interval: now.Sub(ctl.last), Conns: make([]ConnSignals, len(slots))}
-	sig.CPUBusy, sig.CPU = ctl.cpu.sample()
-	sig.Procs = runtime.GOMAXPROCS(0)
+	sig := adapt.Signals{Interval: now.Sub(ctl.last), Conns: make([]adapt.ConnSignals, len(slots))}
 	sig.Steal = ctl.steal.sample()
 	ctl.last = now
 	for i, s := range slots {
 		c := s.cur.Load()
-		done, spent := c.completed.Load(), c.spent.Load()
+		done := c.completed.Load()
 		inflight := c.inflight.Load()
-		sig.Conns[i] = ConnSignals{
+		sig.Conns[i] = adapt.ConnSignals{
 			Ready:     c.cc.GetState() == connectivity.Ready,
 			InFlight:  inflight,
 			WriteWait: c.wm.sample(m, inflight == 0),
 			Completed: done - c.lastCompleted,
-			Spent:     time.Duration(spent - c.lastSpent),
 		}
-		c.lastCompleted, c.lastSpent = done, spent
+		c.lastCompleted = done
 	}
 	return sig
 }
@@ -327,33 +288,28 @@ func (p *Pool) shrink() bool {
 
 // record adds the decision to the history unless it holds for the same
 // reason as the last recorded one; it reports whether it added it.
-func (ctl *control) record(now time.Time, from, to int, d Decision, s Signals) bool {
+func (ctl *control) record(now time.Time, from, to int, d adapt.Decision, s adapt.Signals) bool {
 	ctl.mu.Lock()
 	defer ctl.mu.Unlock()
-	if n := len(ctl.events); d.Action == Hold && n > 0 {
+	if n := len(ctl.events); from == to && n > 0 {
 		last := ctl.events[(ctl.head+n-1)%n]
-		if last.Action == Hold && last.Reason == d.Reason {
+		if last.From == last.To && last.Reason == d.Reason {
 			return false
 		}
 	}
 	e := Event{
-		At: now, From: from, To: to, Action: d.Action, Reason: d.Reason,
-		InFlight: s.InFlight(), MeanInFlight: s.meanInFlight(), MaxWriteWait: s.MaxWriteWait(), CPUBusy: s.CPUBusy,
-		Steal: s.Steal, Throughput: s.Throughput(),
+		At: now, From: from, To: to, Reason: d.Reason,
+		MeanInFlight: s.Mean(), WriteWait: s.MaxWriteWait(), Throughput: s.Throughput(),
 	}
-	if rs, ok := ctl.sizer.(*ruleSizer); ok {
-		e.Backoff = rs.st.Backoff
-		if rs.st.Judged {
-			e.Baseline, e.Tried = rs.st.Baseline, rs.st.Tried
-			e.BaseLatency, e.TriedLatency = rs.st.BaseLatency, rs.st.TriedLatency
-			e.BaseCPU, e.TriedCPU = rs.st.BaseCPUPerRPC, rs.st.TriedCPUPerRPC
-		}
+	if j, ok := ctl.sizer.(adapt.Judger); ok {
+		e.Backoff = j.Backoff()
+		e.With, e.Without, _ = j.Judged()
 	}
-	if len(ctl.events) < MaxEvents {
+	if len(ctl.events) < maxEvents {
 		ctl.events = append(ctl.events, e)
 	} else {
 		ctl.events[ctl.head] = e
-		ctl.head = (ctl.head + 1) % MaxEvents
+		ctl.head = (ctl.head + 1) % maxEvents
 	}
 	return true
 }

@@ -5,9 +5,6 @@ package pool
 import (
 	"context"
 	"io"
-	"net"
-	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/pool/internal/adapt"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -29,6 +27,9 @@ type fakeClock struct {
 	now  time.Time
 	tick chan time.Time
 }
+
+// t0 is the fake clock's start.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newFakeClock() *fakeClock { return &fakeClock{now: t0, tick: make(chan time.Time)} }
 
@@ -71,38 +72,32 @@ func (fc *fakeClock) step(ctx context.Context, t testing.TB, p *Pool) Event {
 	return ev[len(ev)-1]
 }
 
-// ruleM is DefaultRule as it was up to rule m (2026-11-30): the CPU busy
-// at 0.8, 4 s trials, three connections of a climb on trust, a jump to one
-// connection per RPC in flight, every costly gain given back. The
-// tests of the busy branches, of climbs and jumps, and of a 4 s trial's
-// phases run on it; TestDefaultRuleP checks the default's own values.
-func ruleM(minConns, maxConns int) Rule {
-	r := DefaultRule(minConns, maxConns)
-	r.CPUBusyMax = 0.8
-	r.Settle = 4 * time.Second
-	r.PlateauSteps = 3
-	r.Jump, r.JumpPerRPC = true, 1
-	r.CostlyCPU = 0
-	return r
-}
-
-// testRule is a Rule for tests on a loaded, shared machine: any write wait
-// counts (the meter tests check the wait itself), the CPU is ignored (as
-// DefaultRule ignores it: CPUBusyMax 0), and
-// the periods are a few fake seconds.
-func testRule(minConns, maxConns int) Rule {
-	r := DefaultRule(minConns, maxConns)
-	r.WriteWaitHigh = time.Nanosecond
-	r.Probe = false // growth by the measured write wait only, as the tests' events expect
-	r.Settle = time.Second
+// testRule is the policy for tests on a loaded, shared machine: any write
+// wait counts (the meter tests check the wait itself), and the periods are
+// a few fake seconds.
+func testRule(minConns, maxConns int) adapt.Rule {
+	r := adapt.DefaultRule(minConns, maxConns)
+	r.WriteWait = time.Nanosecond
+	r.Trial = time.Second // one block of four intervals
 	r.Cooldown = 2 * time.Second
 	r.MaxBackoff = 16 * time.Second
 	r.IdleFor = 2 * time.Second
-	// On the fake clock an interval's RPCs are those the test let run
-	// between two steps, not a rate: the load would seem to move.
-	r.LoadMoved = 0
 	return r
 }
+
+// withRule is pool/adaptive's WithRule, which this package's tests cannot
+// import (it imports pool).
+func withRule(r adapt.Rule) Option { return adapt.NewOption(r, nil, false).(Option) }
+
+// withSizer is pool/adaptive's WithSizer.
+func withSizer(minConns, maxConns int, interval time.Duration, s adapt.Sizer) Option {
+	r := adapt.DefaultRule(minConns, maxConns)
+	r.Interval = interval
+	return adapt.NewOption(r, s, true).(Option)
+}
+
+func grew(e Event) bool   { return e.To > e.From }
+func shrank(e Event) bool { return e.To < e.From }
 
 // loader keeps g unary RPCs in flight until stopped, counting outcomes.
 type loader struct {
@@ -174,7 +169,7 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	fc := newFakeClock()
 	r := testRule(1, 2)
 	r.MinGain = 100 // no trial can pay
-	p := newPool(t, srv.addr, WithAdaptiveRule(r), fc.option())
+	p := newPool(t, srv.addr, withRule(r), fc.option())
 	if err := p.Connect(ctx); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -185,12 +180,12 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	if p.Settling() {
 		t.Errorf("Settling before any growth: got true, want false")
 	}
-	grew := fc.stepUntil(ctx, t, p, "a growth", 20, func(e Event) bool { return e.Action == Grow })
+	grew := fc.stepUntil(ctx, t, p, "a growth", 20, grew)
 	if !p.Settling() {
 		t.Errorf("Settling with the trial's connection just added: got false, want true")
 	}
-	if grew.From != 1 || grew.To != 2 || grew.Reason != ReasonLimit || grew.InFlight <= 1 {
-		t.Errorf("growth event: got %+v, want 1→2 for %v with more than 1 in flight", grew, ReasonLimit)
+	if grew.From != 1 || grew.To != 2 || grew.Reason != adapt.ReasonLimit || grew.MeanInFlight <= 1 {
+		t.Errorf("growth event: got %+v, want 1→2 for %v with more than 1 in flight", grew, adapt.ReasonLimit)
 	}
 	st := p.Stats()
 	if got := len(st.Conns); got != 2 {
@@ -207,38 +202,15 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	}
 	takes("the new connection to take RPCs")
 
-	// The trial is measured B A A B: over the middle two intervals the new
-	// connection is parked (no new RPC picks it), then it takes RPCs again.
-	if ev := fc.step(ctx, t, p); ev.Reason != ReasonSettling || ev.To != 2 {
-		t.Fatalf("first interval of the trial: got %+v, want %v at 2", ev, ReasonSettling)
-	}
-	for i := 0; i < 2; i++ {
-		// An RPC that read the slots just before the park may still land
-		// on it: at most one per caller.
-		n, base := newest.completed.Load(), p.list()[0].cur.Load()
-		b := base.completed.Load()
-		waitFor(ctx, t, "RPCs on the base connection", func() bool { return base.completed.Load() > b+200 })
-		if got := newest.completed.Load() - n; got > 8 {
-			t.Errorf("base interval %d: the parked connection completed %d RPCs while the base one did 200, want at most 8", i+1, got)
-		}
-		if ev := fc.step(ctx, t, p); ev.Reason != ReasonSettling {
-			t.Fatalf("interval %d of the trial: got %+v, want %v", i+2, ev, ReasonSettling)
-		}
-		if !p.Settling() {
-			t.Errorf("Settling in interval %d of the trial: got false, want true", i+2)
-		}
-	}
+	parkedBlock(ctx, t, fc, p, newest)
 	takes("the unparked connection to take RPCs again")
 
 	back := fc.step(ctx, t, p)
-	if back.Action != Shrink || back.Reason != ReasonNoGain || back.To != 1 || back.Backoff != r.Cooldown {
-		t.Errorf("trial end: got %+v, want a shrink to 1 for %v with back-off %v", back, ReasonNoGain, r.Cooldown)
+	if !shrank(back) || back.Reason != adapt.ReasonNoGain || back.To != 1 || back.Backoff != r.Cooldown {
+		t.Errorf("trial end: got %+v, want a shrink to 1 for %v with back-off %v", back, adapt.ReasonNoGain, r.Cooldown)
 	}
-	if back.Baseline <= 0 || back.Tried <= 0 {
-		t.Errorf("trial end: got throughputs %v with the base and %v with the trial, want both measured", back.Baseline, back.Tried)
-	}
-	if _, _, ok := processCPU(); ok && (back.BaseCPU <= 0 || back.TriedCPU <= 0) {
-		t.Errorf("trial end: got CPU per RPC %v with the base and %v with the trial, want both measured", back.BaseCPU, back.TriedCPU)
+	if back.Without <= 0 || back.With <= 0 {
+		t.Errorf("trial end: got throughputs %v without the new connection and %v with it, want both measured", back.Without, back.With)
 	}
 	if got := p.Size(); got != 1 {
 		t.Errorf("size after the give-back: got %d, want 1", got)
@@ -249,8 +221,8 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	n := l.ok.Load()
 	waitFor(ctx, t, "RPCs on the one connection left", func() bool { return l.ok.Load() > n+20 })
 	hold := fc.step(ctx, t, p)
-	if hold.Action != Hold || hold.Reason != ReasonCooldown {
-		t.Errorf("decision within the back-off: got %v/%v, want %v/%v", hold.Action, hold.Reason, Hold, ReasonCooldown)
+	if hold.To != hold.From || hold.Reason != adapt.ReasonBackoff {
+		t.Errorf("decision within the back-off: got %+v, want a hold for %q", hold, adapt.ReasonBackoff)
 	}
 	waitFor(ctx, t, "the given-back connection to close", func() bool { return len(p.retiredConns()) == 0 })
 	l.stop()
@@ -259,6 +231,33 @@ func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	}
 	if st := p.Stats(); !st.Adaptive || st.Min != 1 || st.Max != 2 {
 		t.Errorf("Stats: got adaptive %v min %d max %d, want true 1 2", st.Adaptive, st.Min, st.Max)
+	}
+}
+
+// parkedBlock steps a trial's first three intervals (B A A): over the
+// middle two the new connection is parked (no new RPC picks it).
+func parkedBlock(ctx context.Context, t *testing.T, fc *fakeClock, p *Pool, newest *conn) {
+	t.Helper()
+	// The trial is measured B A A B: over the middle two intervals the new
+	// connection is parked (no new RPC picks it), then it takes RPCs again.
+	if ev := fc.step(ctx, t, p); ev.Reason != adapt.ReasonTrial || ev.To != 2 {
+		t.Fatalf("first interval of the trial: got %+v, want %v at 2", ev, adapt.ReasonTrial)
+	}
+	for i := 0; i < 2; i++ {
+		// An RPC that read the slots just before the park may still land
+		// on it: at most one per caller.
+		n, base := newest.completed.Load(), p.list()[0].cur.Load()
+		b := base.completed.Load()
+		waitFor(ctx, t, "RPCs on the base connection", func() bool { return base.completed.Load() > b+200 })
+		if got := newest.completed.Load() - n; got > 8 {
+			t.Errorf("base interval %d: the parked connection completed %d RPCs while the base one did 200, want at most 8", i+1, got)
+		}
+		if ev := fc.step(ctx, t, p); ev.Reason != adapt.ReasonTrial {
+			t.Fatalf("interval %d of the trial: got %+v, want %v", i+2, ev, adapt.ReasonTrial)
+		}
+		if !p.Settling() {
+			t.Errorf("Settling in interval %d of the trial: got false, want true", i+2)
+		}
 	}
 }
 
@@ -271,19 +270,19 @@ func TestParkGuardEndsBacklog(t *testing.T) {
 	ctx := testutil.Context(t)
 	fc := newFakeClock()
 	r := testRule(1, 2)
-	r.Settle = 4 * time.Second
-	p := newPool(t, srv.addr, WithAdaptiveRule(r), fc.option())
+	r.Trial = 4 * time.Second
+	p := newPool(t, srv.addr, withRule(r), fc.option())
 	if err := p.Connect(ctx); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
 	l := startLoad(ctx, p, 2)
 	defer l.stop()
 	waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 20 })
-	fc.stepUntil(ctx, t, p, "a growth", 20, func(e Event) bool { return e.Action == Grow })
-	if ev := fc.step(ctx, t, p); ev.Reason != ReasonSettling || p.active.Load() != 1 {
-		t.Fatalf("first interval of the trial: got %+v and %d active, want %v and the trial's connection parked", ev, p.active.Load(), ReasonSettling)
+	fc.stepUntil(ctx, t, p, "a growth", 20, grew)
+	if ev := fc.step(ctx, t, p); ev.Reason != adapt.ReasonTrial || p.active.Load() != 1 {
+		t.Fatalf("first interval of the trial: got %+v and %d active, want %v and the trial's connection parked", ev, p.active.Load(), adapt.ReasonTrial)
 	}
-	limit := p.ctl.sizer.(*ruleSizer).st.parkLimit()
+	limit := p.ctl.sizer.(adapt.Parker).ParkLimit()
 	surge := startLoad(ctx, p, int(limit)+20)
 	defer surge.stop()
 	// No tick: the guard, not the control loop's next decision, unparks.
@@ -292,8 +291,8 @@ func TestParkGuardEndsBacklog(t *testing.T) {
 	n := newest.completed.Load()
 	waitFor(ctx, t, "the unparked connection to take RPCs", func() bool { return newest.completed.Load() > n+10 })
 	ev := fc.step(ctx, t, p)
-	if ev.Reason != ReasonBacklog || ev.To != 2 {
-		t.Errorf("after the surge: got %+v, want %v keeping 2 connections", ev, ReasonBacklog)
+	if ev.Reason != adapt.ReasonQueued || ev.To != 2 {
+		t.Errorf("after the surge: got %+v, want %v keeping 2 connections", ev, adapt.ReasonQueued)
 	}
 	surge.stop()
 	l.stop()
@@ -316,9 +315,9 @@ func TestSamplerReadsInFlight(t *testing.T) {
 		defer func() { _ = st.CloseSend() }()
 	}
 	// No tick comes from the fake clock: the test runs the interval.
-	n := p.ctl.samplers.Load()
+	n := p.ctl.samples.Load()
 	p.startSampler(0)
-	waitFor(ctx, t, "five reads", func() bool { return p.ctl.samplers.Load() >= n+5 })
+	waitFor(ctx, t, "five reads", func() bool { return p.ctl.samples.Load() >= n+5 })
 	r := p.ctl.stopSampler()
 	if r.n < 5 || r.sum != 3*int64(r.n) || r.peak != 3 {
 		t.Errorf("three streams open: got %d reads summing %d, peak %d; want at least 5 reads of 3 each", r.n, r.sum, r.peak)
@@ -328,7 +327,7 @@ func TestSamplerReadsInFlight(t *testing.T) {
 	}
 }
 
-// TestGuardReadsInARow: the park guard unparks only once GuardReads reads
+// TestGuardReadsInARow: the park guard unparks only once guardReads reads
 // in a row are past the limit; a read at the limit, or one swing past it,
 // starts the count again.
 func TestGuardReadsInARow(t *testing.T) {
@@ -346,12 +345,12 @@ func TestGuardReadsInARow(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			over, at := 0, 0
 			for i, n := range tc.reads {
-				if over = pastLimit(over, n, limit); over >= GuardReads && at == 0 {
+				if over = pastLimit(over, n, limit); over >= guardReads && at == 0 {
 					at = i + 1
 				}
 			}
 			if at != tc.at {
-				t.Errorf("reads %v past %d: unparked at read %d, want %d (GuardReads %d)", tc.reads, limit, at, tc.at, GuardReads)
+				t.Errorf("reads %v past %d: unparked at read %d, want %d (guardReads %d)", tc.reads, limit, at, tc.at, guardReads)
 			}
 		})
 	}
@@ -365,13 +364,13 @@ func TestAdaptiveDrainsRetired(t *testing.T) {
 	fc := newFakeClock()
 	r := testRule(1, 2)
 	r.MinGain = 100
-	p := newPool(t, srv.addr, WithAdaptiveRule(r), fc.option())
+	p := newPool(t, srv.addr, withRule(r), fc.option())
 	if err := p.Connect(ctx); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
 	l := startLoad(ctx, p, 8)
 	waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 20 })
-	fc.stepUntil(ctx, t, p, "a growth", 20, func(e Event) bool { return e.Action == Grow })
+	fc.stepUntil(ctx, t, p, "a growth", 20, grew)
 	for i := 0; i < 3; i++ { // the trial's first three intervals (B A A)
 		fc.step(ctx, t, p)
 	}
@@ -394,7 +393,7 @@ func TestAdaptiveDrainsRetired(t *testing.T) {
 	s := streams[len(streams)-1]
 
 	back := fc.step(ctx, t, p)
-	if back.Action != Shrink {
+	if !shrank(back) {
 		t.Fatalf("trial end: got %+v, want a shrink", back)
 	}
 	if got := p.Size(); got != 1 {
@@ -434,201 +433,19 @@ func TestAdaptiveDrainsRetired(t *testing.T) {
 	}
 }
 
-// A new connection that does not get READY within the re-dial delay is
-// closed, the size stays, and the next growth waits the back-off.
-func TestAdaptiveGrowFailed(t *testing.T) {
-	srv := startServer(t)
-	ctx := testutil.Context(t)
-	proxy := startProxy(t, srv.addr)
-	fc := newFakeClock()
-	r := testRule(1, 2)
-	p := newPool(t, proxy.addr(), WithAdaptiveRule(r), fc.option(), WithRedialAfter(50*time.Millisecond))
-	if err := p.Connect(ctx); err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	l := startLoad(ctx, p, 8)
-	defer l.stop()
-	_ = proxy.lis.Close() // the open connection goes on; new ones are refused
-
-	failed := fc.stepUntil(ctx, t, p, "a failed growth", 20, func(e Event) bool { return e.Reason == ReasonGrowFailed })
-	if failed.Action != Hold || failed.From != 1 || failed.To != 1 || failed.Backoff != r.Cooldown {
-		t.Errorf("failed growth: got %+v, want a hold at 1 with back-off %v", failed, r.Cooldown)
-	}
-	if got := p.Size(); got != 1 {
-		t.Errorf("size: got %d, want 1", got)
-	}
-	if hold := fc.step(ctx, t, p); hold.Reason != ReasonCooldown {
-		t.Errorf("decision within the back-off: got %v, want %v", hold.Reason, ReasonCooldown)
-	}
-}
-
-// The server is killed while a connection is on trial and restarted:
-// RPCs (wait-for-ready) fail only if they were in flight on a dead
-// connection, the pool judges nothing while a connection is down, and it
-// recovers its size with every connection READY.
-func TestAdaptiveServerKilledWhileGrowing(t *testing.T) {
-	srv := startServer(t)
-	ctx := testutil.Context(t)
-	fc := newFakeClock()
-	r := testRule(2, 4)
-	r.Settle = time.Hour // the trial stays open for the whole test
-	p := newPool(t, srv.addr, WithAdaptiveRule(r), fc.option(), WithRedialAfter(100*time.Millisecond))
-	if err := p.Connect(ctx); err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	const callers = 8
-	l := startLoad(ctx, p, callers, grpc.WaitForReady(true))
-	defer l.stop()
-	waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 20 })
-	fc.stepUntil(ctx, t, p, "a growth", 20, func(e Event) bool { return e.Action == Grow })
-	if got := p.Size(); got != 3 {
-		t.Fatalf("size after the growth: got %d, want 3", got)
-	}
-
-	srv.stop()
-	waitFor(ctx, t, "the connections to notice", func() bool { return p.Stats().Ready() == 0 })
-	if ev := fc.step(ctx, t, p); ev.Reason != ReasonNotReady || ev.To != 3 {
-		t.Errorf("decision while the server is down: got %v at %d, want %v at 3", ev.Reason, ev.To, ReasonNotReady)
-	}
-	okBefore := l.ok.Load()
-	srv.restart(ctx, t)
-	waitFor(ctx, t, "every connection to be ready again", func() bool {
-		st := p.Stats()
-		return len(st.Conns) == 3 && st.Ready() == 3
-	})
-	waitFor(ctx, t, "RPCs to succeed after the restart", func() bool { return l.ok.Load() > okBefore+20 })
-	if ev := fc.step(ctx, t, p); ev.Reason != ReasonSettling || ev.To != 3 {
-		t.Errorf("decision after the restart: got %v at %d, want %v at 3", ev.Reason, ev.To, ReasonSettling)
-	}
-	l.stop()
-	// Every failure is an RPC that was on the wire when its connection
-	// died: grpc-go reports the read error. As the server closes its 3
-	// connections one after the other, a caller whose RPC failed on one
-	// may have its next RPC fail on the next one: at most callers x 3.
-	n, byCode := l.failures()
-	t.Logf("ok %d, failed %v", l.ok.Load(), byCode)
-	if n > callers*3 {
-		t.Errorf("failed RPCs: got %d, want at most %d (those in flight on a dying connection)", n, callers*3)
-	}
-	for _, err := range l.errs {
-		if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "error reading from server") {
-			t.Errorf("RPC failed with %v, want only %v for a read error (in flight on a dead connection)", err, codes.Unavailable)
-		}
-	}
-	for _, e := range p.Stats().Events {
-		if e.Action == Shrink {
-			t.Errorf("the pool shrank around the outage: %+v", e)
-		}
-	}
-}
-
-// countingListener counts the server's open connections.
-type countingListener struct {
-	net.Listener
-	open atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	l.open.Add(1)
-	return &countedConn{Conn: c, l: l}, nil
-}
-
-type countedConn struct {
-	net.Conn
-	l    *countingListener
-	once sync.Once
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(func() { c.l.open.Add(-1) })
-	return c.Conn.Close()
-}
-
-// Load rises and falls ten times: the size never leaves min..max, the
-// back-off shows in the history, the pool is back at min after each fall,
-// and after Close no goroutine or connection is left.
-func TestAdaptiveLoadRisesAndFalls(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	counted := &countingListener{Listener: lis}
-	srv := &testServer{addr: lis.Addr().String()}
-	srv.serve(counted)
-	t.Cleanup(srv.stop)
-	ctx := testutil.Context(t)
-	goroutines := runtime.NumGoroutine()
-
-	fc := newFakeClock()
-	r := testRule(1, 3)
-	r.MinGain = 0 // a trial is kept when throughput rises at all
-	p, err := New(srv.addr, plaintext, WithAdaptiveRule(r), fc.option())
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if err := p.Connect(ctx); err != nil {
-		t.Fatalf("Connect: %v", err)
-	}
-	peak := 0
-	for cycle := 0; cycle < 10; cycle++ {
-		l := startLoad(ctx, p, 8)
-		waitFor(ctx, t, "RPCs to run", func() bool { return l.ok.Load() > 10 })
-		for i := 0; i < 6; i++ {
-			fc.step(ctx, t, p)
-			n := p.Size()
-			if n < r.Min || n > r.Max {
-				t.Fatalf("cycle %d: size %d, want %d..%d", cycle, n, r.Min, r.Max)
-			}
-			peak = max(peak, n)
-		}
-		l.stop()
-		if n, byCode := l.failures(); n != 0 {
-			t.Fatalf("cycle %d: RPCs failed: %v (%v)", cycle, byCode, l.errs)
-		}
-		fc.stepUntil(ctx, t, p, "the pool to shrink to min", 12, func(Event) bool { return p.Size() == r.Min })
-	}
-	var grows, cooldowns int
-	events := p.Stats().Events
-	for _, e := range events {
-		if e.To > r.Max || e.To < r.Min {
-			t.Errorf("event outside %d..%d: %+v", r.Min, r.Max, e)
-		}
-		switch {
-		case e.Action == Grow:
-			grows++
-		case e.Reason == ReasonCooldown:
-			cooldowns++
-		}
-	}
-	t.Logf("peak size %d, %d growths, %d cooldown holds, %d events", peak, grows, cooldowns, len(events))
-	if grows == 0 || cooldowns == 0 {
-		t.Errorf("history: got %d growths and %d cooldown holds, want both > 0", grows, cooldowns)
-	}
-
-	if err := p.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	waitFor(ctx, t, "the server's connections to close", func() bool { return counted.open.Load() == 0 })
-	checkNoWatchers(t)
-	waitFor(ctx, t, "the goroutines to end", func() bool { return runtime.NumGoroutine() <= goroutines })
-}
-
-// The history keeps the last MaxEvents decisions, oldest first, and holds
+// The history keeps the last maxEvents decisions, oldest first, and holds
 // for an unchanged reason only once.
 func TestHistoryBounded(t *testing.T) {
 	ctl := &control{}
-	s := sig(1, 0, 0, 0, 0)
-	for i := 0; i < MaxEvents+10; i++ {
-		ctl.record(t0.Add(time.Duration(i)), 1, 1, Decision{Hold, Reason(i % 2)}, s)
-		ctl.record(t0.Add(time.Duration(i)), 1, 1, Decision{Hold, Reason(i % 2)}, s) // repeated: dropped
+	s := adapt.Signals{Conns: make([]adapt.ConnSignals, 1)}
+	reasons := []string{"a", "b"}
+	for i := 0; i < maxEvents+10; i++ {
+		ctl.record(t0.Add(time.Duration(i)), 1, 1, adapt.Decision{Action: adapt.Hold, Reason: reasons[i%2]}, s)
+		ctl.record(t0.Add(time.Duration(i)), 1, 1, adapt.Decision{Action: adapt.Hold, Reason: reasons[i%2]}, s) // repeated: dropped
 	}
 	h := ctl.history()
-	if len(h) != MaxEvents {
-		t.Fatalf("events: got %d, want %d", len(h), MaxEvents)
+	if len(h) != maxEvents {
+		t.Fatalf("events: got %d, want %d", len(h), maxEvents)
 	}
 	for i, e := range h {
 		if want := t0.Add(time.Duration(i + 10)); !e.At.Equal(want) {

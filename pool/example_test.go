@@ -83,9 +83,9 @@ func ExampleWithPolicy() {
 }
 
 // An adaptive pool starts with min connections and sizes itself up to max:
-// it adds one only when a connection is the measured limit and the CPU is
-// free, and gives it back when it does not pay. Stats().Events says why it
-// has the connections it has.
+// it adds one only when RPCs wait to be written, keeps it only on a
+// measured gain, and gives connections back once the RPCs in flight would
+// fit one connection fewer. Stats().Events says why it has the connections it has.
 func ExampleWithAdaptive() {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -116,6 +116,6 @@ func ExampleWithAdaptive() {
 	st := p.Stats()
 	fmt.Printf("connections: %d (adaptive %v, %d..%d)\n", len(st.Conns), st.Adaptive, st.Min, st.Max)
 	// st.Events lists each decision: its time, the size from and to, its
-	// Reason and the signals it was taken on.
+	// reason in words and what the interval it was taken on measured.
 	// Output: connections: 1 (adaptive true, 1..4)
 }

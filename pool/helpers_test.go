@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/pool/internal/adapt"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/server"
 )
@@ -151,12 +152,12 @@ func ping(ctx context.Context, cc grpc.ClientConnInterface, opts ...grpc.CallOpt
 
 // adaptivePool is an adaptive pool under r, driven by a fake clock (no
 // decision until the test steps it), connected to a server of its own.
-func adaptivePool(t *testing.T, r Rule) (*Pool, *fakeClock, context.Context) {
+func adaptivePool(t *testing.T, r adapt.Rule) (*Pool, *fakeClock, context.Context) {
 	t.Helper()
 	srv := startServer(t)
 	ctx := testutil.Context(t)
 	fc := newFakeClock()
-	p := newPool(t, srv.addr, WithAdaptiveRule(r), fc.option())
+	p := newPool(t, srv.addr, withRule(r), fc.option())
 	if err := p.Connect(ctx); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}

@@ -5,7 +5,6 @@ package pool
 import (
 	"context"
 	"net"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -51,6 +50,15 @@ type writeMeter struct {
 	dial func(context.Context, string) (net.Conn, error)
 	// The sampler's previous totals; only the control loop touches them.
 	lastSum, lastWaits int64
+}
+
+// queued notes that an RPC started on the connection now: the stamp of
+// the oldest RPC not yet followed by a write. While one is set, later RPCs
+// read no clock.
+func (m *writeMeter) queued() {
+	if m.queuedSince.Load() == 0 {
+		m.queuedAt(mono())
+	}
 }
 
 // queuedAt notes that an RPC started on the connection at t (mono).
@@ -149,61 +157,3 @@ func (c *meteredConn) SyscallConn() (syscall.RawConn, error) {
 }
 
 var errNoSyscallConn = &net.OpError{Op: "syscallconn", Err: syscall.EINVAL}
-
-// cpuMeter measures the CPU the process used, and the time its threads
-// waited for a CPU while runnable, between samples, against the CPU time
-// GOMAXPROCS threads could use in the same wall time: how far the process
-// is from getting more CPU.
-//
-// Why both: on a machine shared with other processes a thread that would
-// run may wait in the kernel's run queue; its CPU use then stays low
-// although no CPU is free for another connection's goroutines. Linux
-// counts that wait per thread (/proc/self/task/*/schedstat); elsewhere
-// only the CPU used is known.
-//
-// Why getrusage and not runtime/metrics' /cpu/classes: the runtime updates
-// those classes only at garbage collections (runtime/metrics.go,
-// cpuStatsAggregate.compute), so a process that allocates little would
-// read stale values for seconds. getrusage is the kernel's count, current
-// at every call.
-type cpuMeter struct {
-	read     func() (used, waited time.Duration, ok bool) // so far
-	lastUsed time.Duration
-	lastWait time.Duration
-	lastWall int64
-	ok       bool
-}
-
-func newCPUMeter(read func() (used, waited time.Duration, ok bool)) *cpuMeter {
-	m := &cpuMeter{read: read}
-	m.lastUsed, m.lastWait, m.ok = read()
-	m.lastWall = mono()
-	return m
-}
-
-// sample returns the busy fraction since the previous sample (0 idle, 1
-// GOMAXPROCS CPUs' worth used or waited for; more when threads outside
-// GOMAXPROCS run too), or -1 when unknown, and the CPU time the process
-// used since then (negative when unknown).
-func (m *cpuMeter) sample() (busy float64, cpu time.Duration) {
-	used, waited, ok := m.read()
-	wall := mono()
-	busy, cpu = -1, -1
-	if ok && m.ok && wall > m.lastWall {
-		// A thread that exits takes its wait count with it: never
-		// let the sum go back.
-		dw := max(waited-m.lastWait, 0)
-		cpu = max(used-m.lastUsed, 0)
-		busy = cpuBusy(cpu+dw, time.Duration(wall-m.lastWall), runtime.GOMAXPROCS(0))
-	}
-	m.lastUsed, m.lastWait, m.lastWall, m.ok = used, waited, wall, ok
-	return busy, cpu
-}
-
-// cpuBusy is cpu over procs times wall.
-func cpuBusy(cpu, wall time.Duration, procs int) float64 {
-	if wall <= 0 || procs < 1 {
-		return -1
-	}
-	return cpu.Seconds() / (wall.Seconds() * float64(procs))
-}

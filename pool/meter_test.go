@@ -5,9 +5,7 @@ package pool
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"google.golang.org/grpc/connectivity"
 
 	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/pool/internal/adapt"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -98,100 +97,12 @@ func TestSignalsIdleConnection(t *testing.T) {
 	// wait the meter reports. Idle means none.
 	waitFor(ctx, t, "the connection's last write to end", func() bool { return c.wm.writing.Load() == 0 })
 	idle := p.sample(fc.advance(time.Second))
-	want := ConnSignals{Ready: true}
+	want := adapt.ConnSignals{Ready: true}
 	if got := idle.Conns[0]; got != want {
 		t.Errorf("signals of an idle connection: got %+v, want %+v", got, want)
 	}
 	if got := idle.Throughput(); got != 0 {
 		t.Errorf("throughput of an idle pool: got %v, want 0", got)
-	}
-}
-
-// A goroutine spinning on the CPU shows as busy CPU; a process waiting on
-// a timer shows as nearly idle. GOMAXPROCS is 1, so one spinning
-// goroutine is all the CPU the process may use: its thread either runs or
-// waits for a CPU (on a shared machine), and both count as busy.
-func TestCPUBusy(t *testing.T) {
-	if _, _, ok := processCPU(); !ok {
-		t.Skip("no process CPU time on this platform")
-	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	m := newCPUMeter(processCPU)
-
-	// Idle: the only goroutine waits on a timer (a measurement window, not
-	// a synchronization). Other work of this process can fall in one
-	// window: a collection of the earlier tests' garbage, or their
-	// goroutines ending, and on a busy machine (CI runs packages side by
-	// side) those threads wait for a CPU too, which the meter rightly
-	// counts as busy. So the quietest of up to twenty windows is the idle
-	// reading: a meter that could not read idle fails all twenty.
-	runtime.GC()
-	m.sample()
-	idle, idleCPU := 2.0, time.Duration(0)
-	for i := 0; i < 20 && idle > 0.25; i++ {
-		timer := time.NewTimer(50 * time.Millisecond)
-		<-timer.C
-		b, c := m.sample()
-		if b >= 0 && b < idle {
-			idle, idleCPU = b, c
-		}
-		if i > 0 {
-			t.Logf("idle window %d: busy %.2f (%v)", i+1, b, c)
-		}
-	}
-	m.sample()
-
-	// Busy: spin until the process has used 50ms of CPU (bounded by work
-	// done, not by wall time).
-	start, _, _ := processCPU()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		x := 0
-		for {
-			for i := 0; i < 1_000_000; i++ {
-				x += i
-			}
-			if now, _, _ := processCPU(); now-start >= 50*time.Millisecond {
-				_ = x
-				return
-			}
-		}
-	}()
-	<-done
-	busy, busyCPU := m.sample()
-	t.Logf("CPU busy: idle %.2f (%v), spinning %.2f (%v)", idle, idleCPU, busy, busyCPU)
-	if busyCPU < 50*time.Millisecond {
-		t.Errorf("CPU used over a sample that spun for 50ms of CPU: got %v", busyCPU)
-	}
-	if idleCPU < 0 || idleCPU >= busyCPU {
-		t.Errorf("CPU used while waiting on a timer: got %v, want from 0 to below the spinning sample's %v", idleCPU, busyCPU)
-	}
-	if idle > 0.25 {
-		t.Errorf("CPU busy while waiting on a timer: got %.2f, want at most 0.25", idle)
-	}
-	if busy < 0.5 {
-		t.Errorf("CPU busy while a goroutine spins at GOMAXPROCS 1: got %.2f, want at least 0.5", busy)
-	}
-}
-
-func TestCPUBusyArithmetic(t *testing.T) {
-	tests := []struct {
-		cpu, wall time.Duration
-		procs     int
-		want      float64
-	}{
-		{time.Second, time.Second, 1, 1},
-		{time.Second, time.Second, 2, 0.5},
-		{0, time.Second, 4, 0},
-		{3 * time.Second, 2 * time.Second, 2, 0.75},
-		{time.Second, 0, 1, -1},
-		{time.Second, time.Second, 0, -1},
-	}
-	for _, tc := range tests {
-		if got := cpuBusy(tc.cpu, tc.wall, tc.procs); got != tc.want {
-			t.Errorf("cpuBusy(%v, %v, %d): got %v, want %v", tc.cpu, tc.wall, tc.procs, got, tc.want)
-		}
 	}
 }
 
@@ -206,7 +117,7 @@ func TestWriteWaitFailedRPC(t *testing.T) {
 	addr := lis.Addr().String()
 	_ = lis.Close() // every dial is refused
 	fc := newFakeClock()
-	p := newPool(t, addr, WithAdaptiveRule(testRule(1, 1)), fc.option())
+	p := newPool(t, addr, withRule(testRule(1, 1)), fc.option())
 	waitFor(ctx, t, "the connection to fail", func() bool {
 		return p.list()[0].cur.Load().cc.GetState() == connectivity.TransientFailure
 	})
@@ -240,7 +151,7 @@ func TestAdaptiveDialerTargets(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testutil.Context(t)
-			p := newPool(t, tc.target, WithAdaptiveRule(testRule(1, 1)), newFakeClock().option())
+			p := newPool(t, tc.target, withRule(testRule(1, 1)), newFakeClock().option())
 			if err := ping(ctx, p); err != nil {
 				t.Fatalf("RPC to %s: %v", tc.target, err)
 			}
@@ -281,7 +192,7 @@ func TestCallerDialer(t *testing.T) {
 
 	t.Run("in WithDialOptions", func(t *testing.T) {
 		fc := newFakeClock()
-		p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), fc.option(), WithDialOptions(grpc.WithContextDialer(dial)))
+		p := newPool(t, srv.addr, withRule(testRule(1, 1)), fc.option(), WithDialOptions(grpc.WithContextDialer(dial)))
 		if err := ping(testutil.Context(t), p); err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +210,7 @@ func TestCallerDialer(t *testing.T) {
 	})
 	t.Run("WithDialer", func(t *testing.T) {
 		calls.Store(0)
-		p := newPool(t, srv.addr, WithAdaptiveRule(testRule(1, 1)), newFakeClock().option(), WithDialer(dial))
+		p := newPool(t, srv.addr, withRule(testRule(1, 1)), newFakeClock().option(), WithDialer(dial))
 		if err := ping(testutil.Context(t), p); err != nil {
 			t.Fatal(err)
 		}
@@ -328,59 +239,5 @@ func TestCallerDialer(t *testing.T) {
 	})
 	if _, err := New(srv.addr, WithDialer(nil)); !errors.Is(err, ErrInvalidOption) {
 		t.Errorf("WithDialer(nil): got %v, want ErrInvalidOption", err)
-	}
-}
-
-// TestSignalsSpent: the time in flight a connection reports is the RPCs'
-// own. Unary RPCs timed from outside add up to at least what the pool
-// counts; a stream the test holds open counts at least the time between
-// its opening and its closing, and at most the time around both.
-func TestSignalsSpent(t *testing.T) {
-	p, fc, ctx := adaptivePool(t, testRule(1, 1))
-	p.sample(fc.advance(time.Second)) // from here on
-
-	const rpcs = 20
-	var outside time.Duration
-	for i := 0; i < rpcs; i++ {
-		a := mono()
-		if err := ping(ctx, p); err != nil {
-			t.Fatalf("RPC: %v", err)
-		}
-		outside += time.Duration(mono() - a)
-	}
-	s := p.sample(fc.advance(time.Second))
-	if c := s.Conns[0]; c.Completed != rpcs || c.Spent <= 0 || c.Spent > outside {
-		t.Errorf("%d unary RPCs taking %v timed from outside: got %d completed in %v, want %d in (0, %v]", rpcs, outside, c.Completed, c.Spent, rpcs, outside)
-	}
-	if got, want := s.Latency(), s.Conns[0].Spent/rpcs; got != want {
-		t.Errorf("latency: got %v, want %v (spent over completed)", got, want)
-	}
-
-	a := mono()
-	st, err := pb.NewBenchmarkServiceClient(p).StreamingCall(ctx)
-	if err != nil {
-		t.Fatalf("StreamingCall: %v", err)
-	}
-	b := mono()
-	for i := 0; i < 50; i++ { // hold it open for 50 round trips
-		if err := st.Send(&pb.SimpleRequest{ResponseSize: 1}); err != nil {
-			t.Fatalf("Send: %v", err)
-		}
-		if _, err := st.Recv(); err != nil {
-			t.Fatalf("Recv: %v", err)
-		}
-	}
-	c := mono()
-	if err := st.CloseSend(); err != nil {
-		t.Fatalf("CloseSend: %v", err)
-	}
-	if _, err := st.Recv(); !errors.Is(err, io.EOF) {
-		t.Fatalf("Recv after CloseSend: got %v, want EOF", err)
-	}
-	d := mono()
-	s = p.sample(fc.advance(time.Second))
-	lo, hi := time.Duration(c-b), time.Duration(d-a)
-	if got := s.Conns[0]; got.Completed != 1 || got.Spent < lo || got.Spent > hi {
-		t.Errorf("a stream held open: got %d completed in %v, want 1 in [%v, %v]", got.Completed, got.Spent, lo, hi)
 	}
 }

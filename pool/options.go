@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+
+	"github.com/rpclab/rpclab/pool/internal/adapt"
 )
 
 // Option configures a Pool. Options are applied in order; New validates the
@@ -29,9 +31,10 @@ type config struct {
 	// dialer is WithDialer's (nil: grpc-go's, or the meter's TCP dial).
 	dialer func(context.Context, string) (net.Conn, error)
 
-	sizeSet  bool  // WithSize was given
-	adaptive *Rule // nil: a fixed size
-	sizer    Sizer // WithSizer's, in place of adaptive's Decide; nil: the Rule's
+	sizeSet  bool        // WithSize was given
+	adaptive bool        // sized by rule (or sizer) between its Min and Max
+	rule     adapt.Rule  // WithAdaptive's, or pool/adaptive's
+	sizer    adapt.Sizer // pool/adaptive's WithSizer, in place of rule's policy; nil: the rule's
 	// The adaptive control loop's clock and ticker (tests replace them).
 	now       func() time.Time
 	newTicker func(time.Duration) (<-chan time.Time, func())
@@ -40,11 +43,11 @@ type config struct {
 	steal func() (steal, total time.Duration, ok bool)
 }
 
-// MaxSize bounds WithSize. Each connection is a TCP connection with its
-// own HTTP/2 transport, buffers and goroutines, and a file descriptor:
-// 1024 is a process's default soft limit on open files (ulimit -n) and
-// far past the 2..8 connections DefaultSize picks (its doc cites the
-// measurement).
+// MaxSize bounds every way of sizing a pool: WithSize and WithAdaptive's
+// max. Each connection is a TCP connection with its own HTTP/2 transport,
+// buffers and goroutines, and a file descriptor: 1024 is a process's
+// default soft limit on open files (ulimit -n) and far past the 2..8
+// connections DefaultSize picks.
 const MaxSize = 1024
 
 // Bounds of DefaultSize.
@@ -77,8 +80,8 @@ const maxRedialAfter = 2 * time.Minute
 // worker. At least 2, so that one broken or stalled connection never leaves
 // the pool without a ready one (2 cost 4% more CPU per RPC than 1); at most
 // 8, because each connection costs the server memory and a file
-// descriptor. Only the one-core end of this rule was measured (see the
-// README); size a pool for a many-core client with rpclab sweep.
+// descriptor. Only the one-core end of this rule was measured; size a
+// pool for a many-core client with rpclab sweep, or use WithAdaptive.
 func DefaultSize() int {
 	return clampSize(runtime.GOMAXPROCS(0))
 }
@@ -115,90 +118,56 @@ func (c *config) validate() error {
 	if c.redialAfter <= 0 {
 		return fmt.Errorf("%w: redial delay %v must be positive", ErrInvalidOption, c.redialAfter)
 	}
-	if c.adaptive != nil {
+	if c.adaptive {
 		if c.sizeSet {
 			return fmt.Errorf("%w: WithSize and WithAdaptive both given (an adaptive pool sizes itself)", ErrInvalidOption)
 		}
-		if err := c.adaptive.validate(); err != nil {
-			return err
+		if err := c.rule.Validate(MaxSize); err != nil {
+			return fmt.Errorf("%w: WithAdaptive %v", ErrInvalidOption, err)
 		}
-		c.size = c.adaptive.Min
+		c.size = c.rule.Min
 	}
 	return nil
 }
 
 // WithSize sets the number of connections (default DefaultSize()). New
-// rejects values below 1 or above MaxSize.
+// rejects values below 1 or above MaxSize, and WithSize together with
+// WithAdaptive.
 func WithSize(n int) Option {
 	return func(c *config) error { c.size, c.sizeSet = n, true; return nil }
 }
 
 // WithAdaptive makes the pool size itself between minConns and maxConns
-// connections, by DefaultRule(minConns, maxConns). It starts with minConns.
-// Once per second it measures, per connection, the RPCs in flight, how
-// long RPCs wait in the client before their connection's next socket
-// write, and the RPCs completed, and the process's CPU use. It adds one
-// connection on trial when RPCs wait to be written or, as a probe, when
-// more than one RPC is in flight per connection (and, after a trial that
-// paid, while more than one RPC is in flight at all). It measures a trial
-// paired: for 4 s it runs with the new connection, then without it (the
-// connection parked: no new RPC picks it), then without, then with, and
-// compares the two sizes' throughputs side by side, so the host's drift
-// weighs on both alike. It keeps the connection if throughput rose (or,
-// for a measured wait, the wait went away while the CPU stayed free); a
-// probe that held the throughput without raising it is kept on trust and
-// the next one probed at once (Rule.PlateauSteps), each judged against
-// the size from before the climb, and every connection on trust given
-// back if the top did not gain. A failed trial doubles the back-off. The
-// pool retires one connection after it has sat idle. A new connection
-// takes RPCs only once READY; a retired one takes no new RPC and closes
-// when its last RPC ends. Stats().Events tells every decision and why, and
-// on each decision that judged a trial the two throughputs.
+// connections, starting with minConns, by the policy in the package doc:
+// it adds a connection when RPCs wait to be written, keeps it only if a
+// paired trial measures a gain, and gives connections back once the RPCs
+// in flight would fit one connection fewer, at most one each. Without it the pool keeps a fixed
+// size. Stats().Events tells every decision and why. New rejects
+// minConns < 1, maxConns < minConns, maxConns > MaxSize, and
+// WithAdaptive together with WithSize.
 //
 // To time socket writes the pool dials each connection itself, over TCP
-// or a Unix socket, or with the caller's WithDialer, and wraps the
-// net.Conn (grpc.WithContextDialer, placed before the caller's dial
-// options). A grpc.WithContextDialer of the caller's in WithDialOptions
-// replaces it: RPCs then run, but the pool sees no write wait and grows
-// only on probes; pass such a dialer as WithDialer. As with any custom
-// dialer, grpc-go then applies no proxy from the environment.
-//
-// A pool without WithSize or WithAdaptive keeps a fixed DefaultSize():
-// the adaptive mode is not the default until measurements show it matches
-// the best fixed size at every load (scripts/adaptive.sh; the README has
-// the figures). New rejects minConns < 1,
-// maxConns < minConns, and WithAdaptive together with WithSize.
+// or a Unix socket, or with WithDialer's dialer, and wraps the net.Conn.
+// A grpc.WithContextDialer in WithDialOptions replaces that wrapper: RPCs
+// run, but the pool sees no write wait and never grows; pass such a
+// dialer as WithDialer. As with any custom dialer, grpc-go then applies
+// no proxy from the environment.
 func WithAdaptive(minConns, maxConns int) Option {
 	return func(c *config) error {
-		r := DefaultRule(minConns, maxConns)
-		c.adaptive, c.sizer = &r, nil
+		c.adaptive, c.rule, c.sizer = true, adapt.DefaultRule(minConns, maxConns), nil
 		return nil
 	}
 }
 
-// WithAdaptiveRule is WithAdaptive with every threshold of the rule given
-// (Rule's fields document their defaults). New validates it as
-// WithAdaptive's bounds.
-func WithAdaptiveRule(r Rule) Option {
-	return func(c *config) error { c.adaptive, c.sizer = &r, nil; return nil }
-}
-
-// WithSizer makes the pool adaptive, between minConns and maxConns
-// connections (starting with minConns), sized by s in place of rpclab's
-// Rule: s decides once per interval from the same signals (see Sizer). It
-// is the hook for comparing other pools' policies with Rule on the same
-// pool (bench/peers); most users want WithAdaptive. New rejects a nil s,
-// minConns < 1, maxConns < minConns, interval <= 0, and WithSizer together
-// with WithSize.
-func WithSizer(minConns, maxConns int, interval time.Duration, s Sizer) Option {
-	return func(c *config) error {
-		if s == nil {
-			return fmt.Errorf("%w: nil Sizer", ErrInvalidOption)
-		}
-		r := DefaultRule(minConns, maxConns)
-		r.Interval = interval
-		c.adaptive, c.sizer = &r, s
-		return nil
+func init() {
+	adapt.NewOption = func(r adapt.Rule, s adapt.Sizer, sizer bool) any {
+		return Option(func(c *config) error {
+			if sizer && s == nil {
+				return fmt.Errorf("%w: nil Sizer", ErrInvalidOption)
+			}
+			c.adaptive, c.rule, c.sizer = true, r, s
+			return nil
+		})
 	}
 }
 
@@ -206,13 +175,15 @@ func WithSizer(minConns, maxConns int, interval time.Duration, s Sizer) Option {
 // credentials, interceptors, keepalive, a custom dialer. Nothing is assumed
 // or hard-coded: as with grpc.NewClient, credentials must be given (for
 // plaintext, grpc.WithTransportCredentials(insecure.NewCredentials())).
-// Options accumulate over several calls. Interceptors see the pool's
-// ClientConn for each RPC, so they can tell the connections apart.
+// Options accumulate over several calls (default: none). Interceptors see
+// the pool's ClientConn for each RPC, so they can tell the connections
+// apart. A bad option fails New with an error wrapping ErrDial.
 func WithDialOptions(opts ...grpc.DialOption) Option {
 	return func(c *config) error { c.dialOpts = append(c.dialOpts, opts...); return nil }
 }
 
 // WithPolicy sets how an RPC picks its connection (default RoundRobin).
+// New rejects a Policy that is neither RoundRobin nor LeastLoaded.
 func WithPolicy(p Policy) Option {
 	return func(c *config) error { c.policy = p; return nil }
 }

@@ -54,14 +54,23 @@
 //
 // # Adaptive size
 //
-// WithAdaptive makes the pool size itself between a min and a max: it
-// measures each connection (RPCs in flight, time RPCs wait before their
-// connection's next socket write, RPCs completed) and the process's CPU,
-// and a pure policy (Rule.Decide) adds a connection only when one is the
-// limit, keeps it only if it pays (on a busy CPU: only if throughput
-// rose), and gives
-// connections back when they sit idle. Stats().Events records why. The
-// measuring on the RPC path is atomics only: no lock, no allocation.
+// WithAdaptive(min, max) makes the pool size itself. Once a second it
+// reads, per connection, the RPCs in flight, the RPCs completed and how
+// long RPCs waited before the connection's next socket write. When more
+// than one RPC is in flight per connection and RPCs waited 100µs or more
+// to be written, a connection is the limit: the pool adds one and puts it
+// on trial. For 12 seconds it runs in blocks of four seconds with the new
+// connection, without it (parked: no new RPC picks it), without, and
+// with again, so the host's drift weighs on both sides alike. It keeps
+// the connection only if the throughput with it beat the throughput
+// without by 5% (and by half that in the first halves of the blocks and
+// in their second halves alike), or the
+// RPCs' time in flight fell as much; otherwise it gives it back and waits
+// a back-off that doubles from 5s to 5 minutes. Seconds in which the host's steal jumps are left out of a
+// trial, and RPCs queueing while the connection is parked keep it at
+// once. Once the RPCs in flight would fit one connection fewer, at most
+// one each, for 30 seconds, it gives one back, and so on down to min. Stats().Events records every
+// decision and why; the measuring on the RPC path is atomics only.
 //
 // Apart from that, the pool only makes, picks and closes connections.
 package pool
@@ -89,7 +98,7 @@ type Pool struct {
 	slots atomic.Pointer[[]*slot]
 	// active, when above 0 and below the slots, is how many of the first
 	// slots take new RPCs: an adaptive pool's trial parks its newest
-	// connections for part of its measurement (State.Trial).
+	// connection for part of its measurement.
 	active atomic.Int32
 	nextID int           // the next slot's id; under mu
 	next   atomic.Uint64 // RoundRobin's counter
@@ -126,20 +135,14 @@ type slot struct {
 type conn struct {
 	inflight  atomic.Int64
 	completed atomic.Uint64 // RPCs ended on it
-	// spent sums the time in flight (ns) of the RPCs ended on it: adaptive
-	// pools only (the trial's latency, Rule.Decide), read against
-	// completed.
-	spent   atomic.Int64
-	state   atomic.Int32 // connectivity.State, as the watcher last saw it
-	retired atomic.Bool  // replaced; close once no RPC is left on it
-	closing atomic.Bool  // Close has been called (exactly once)
-	cc      *grpc.ClientConn
-	pool    *Pool
-	wm      *writeMeter // adaptive pools only, else nil
-	// lastCompleted and lastSpent are the control loop's previous
-	// readings of completed and spent.
+	state     atomic.Int32  // connectivity.State, as the watcher last saw it
+	retired   atomic.Bool   // replaced; close once no RPC is left on it
+	closing   atomic.Bool   // Close has been called (exactly once)
+	cc        *grpc.ClientConn
+	pool      *Pool
+	wm        *writeMeter // adaptive pools only, else nil
+	// lastCompleted is the control loop's previous reading of completed.
 	lastCompleted uint64
-	lastSpent     int64
 	// Pad to 128 bytes, two cache lines, so that the counters of
 	// connections allocated next to each other do not share a line.
 	_ [64]byte
@@ -188,7 +191,7 @@ func New(target string, opts ...Option) (*Pool, error) {
 		p.wg.Add(1)
 		go p.watch(s, c)
 	}
-	if cfg.adaptive != nil {
+	if cfg.adaptive {
 		p.startControl()
 	}
 	return p, nil
@@ -207,7 +210,7 @@ func (p *Pool) dial() (*conn, error) {
 	c := &conn{pool: p}
 	opts := p.cfg.dialOpts
 	switch {
-	case p.cfg.adaptive != nil:
+	case p.cfg.adaptive:
 		c.wm = &writeMeter{dial: p.cfg.dialer}
 		// First, so that a dialer of the caller's wins (the meter then
 		// measures nothing: writeMeter.dialed).
@@ -240,18 +243,22 @@ func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts 
 	if p.closed.Load() {
 		return ErrClosed
 	}
-	c := p.pick()
-	if c.wm == nil {
-		err := c.cc.Invoke(ctx, method, args, reply, opts...)
-		c.release()
-		return err
-	}
-	t := mono()
-	c.wm.queuedAt(t)
+	c := p.begin()
 	err := c.cc.Invoke(ctx, method, args, reply, opts...)
-	c.spent.Add(mono() - t)
 	c.release()
 	return err
+}
+
+// begin picks the connection of one RPC and, in an adaptive pool, notes
+// it for the write meter (a clock read only when no earlier RPC waits to
+// be written); release ends it. Both read and write atomics only: no lock,
+// no allocation (TestRPCPathAllocs).
+func (p *Pool) begin() *conn {
+	c := p.pick()
+	if c.wm != nil {
+		c.wm.queued()
+	}
+	return c
 }
 
 // NewStream opens a stream on a connection chosen by the pool's policy. The
@@ -261,12 +268,8 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 	if p.closed.Load() {
 		return nil, ErrClosed
 	}
-	c := p.pick()
+	c := p.begin()
 	e := &streamEnd{c: c}
-	if c.wm != nil {
-		e.start = mono()
-		c.wm.queuedAt(e.start)
-	}
 	// grpc-go calls OnFinish exactly once when the stream ends, however it
 	// ends (status received, error, context done). The guard covers the
 	// paths where an interceptor fails before grpc-go sees the stream.
@@ -281,16 +284,12 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 
 // streamEnd releases a stream's connection once.
 type streamEnd struct {
-	c     *conn
-	start int64 // mono at the stream's start; adaptive pools only
-	done  atomic.Bool
+	c    *conn
+	done atomic.Bool
 }
 
 func (e *streamEnd) finish(error) {
 	if e.done.CompareAndSwap(false, true) {
-		if e.c.wm != nil {
-			e.c.spent.Add(mono() - e.start)
-		}
 		e.c.release()
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/pool/internal/adapt"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -48,12 +49,15 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"adaptive min negative", "127.0.0.1:1", []Option{plaintext, WithAdaptive(-1, 4)}, ErrInvalidOption, "WithAdaptive min -1"},
 		{"adaptive max below min", "127.0.0.1:1", []Option{plaintext, WithAdaptive(4, 3)}, ErrInvalidOption, "WithAdaptive max 3 must be at least min 4"},
 		{"adaptive and size", "127.0.0.1:1", []Option{plaintext, WithSize(2), WithAdaptive(1, 4)}, ErrInvalidOption, "WithSize and WithAdaptive"},
-		{"adaptive zero interval", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.Interval = 0; return r }())}, ErrInvalidOption, "interval"},
-		{"adaptive negative busy write wait", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.WriteWaitBusy = -1; return r }())}, ErrInvalidOption, "durations must not be negative"},
-		{"adaptive load rise at 1", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadRise = 1; return r }())}, ErrInvalidOption, "load rise 1"},
-		{"adaptive load rise NaN", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadRise = math.NaN(); return r }())}, ErrInvalidOption, "load rise NaN"},
-		{"adaptive load moved at 1", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadMoved = 1; return r }())}, ErrInvalidOption, "load moved 1"},
-		{"adaptive load moved NaN", "127.0.0.1:1", []Option{plaintext, WithAdaptiveRule(func() Rule { r := DefaultRule(1, 2); r.LoadMoved = math.NaN(); return r }())}, ErrInvalidOption, "load moved NaN"},
+		{"adaptive max past the maximum", "127.0.0.1:1", []Option{plaintext, WithAdaptive(1, 1025)}, ErrInvalidOption, "max 1025 is above 1024"},
+		{"adaptive max at MaxInt", "127.0.0.1:1", []Option{plaintext, WithAdaptive(1, math.MaxInt)}, ErrInvalidOption, "is above 1024 (MaxSize)"},
+		{"adaptive zero interval", "127.0.0.1:1", []Option{plaintext, withRule(func() adapt.Rule { r := adapt.DefaultRule(1, 2); r.Interval = 0; return r }())}, ErrInvalidOption, "interval"},
+		{"adaptive negative write wait", "127.0.0.1:1", []Option{plaintext, withRule(func() adapt.Rule { r := adapt.DefaultRule(1, 2); r.WriteWait = -1; return r }())}, ErrInvalidOption, "durations must not be negative"},
+		{"adaptive max back-off below cooldown", "127.0.0.1:1", []Option{plaintext, withRule(func() adapt.Rule { r := adapt.DefaultRule(1, 2); r.MaxBackoff = time.Second; return r }())}, ErrInvalidOption, "max back-off 1s is below the cooldown 5s"},
+		{"adaptive negative min gain", "127.0.0.1:1", []Option{plaintext, withRule(func() adapt.Rule { r := adapt.DefaultRule(1, 2); r.MinGain = -0.1; return r }())}, ErrInvalidOption, "min gain"},
+		{"adaptive load rise at 1", "127.0.0.1:1", []Option{plaintext, withRule(func() adapt.Rule { r := adapt.DefaultRule(1, 2); r.LoadRise = 1; return r }())}, ErrInvalidOption, "load rise 1"},
+		{"adaptive load rise NaN", "127.0.0.1:1", []Option{plaintext, withRule(func() adapt.Rule { r := adapt.DefaultRule(1, 2); r.LoadRise = math.NaN(); return r }())}, ErrInvalidOption, "load rise NaN"},
+		{"adaptive steal band above 1", "127.0.0.1:1", []Option{plaintext, withRule(func() adapt.Rule { r := adapt.DefaultRule(1, 2); r.StealBand = 1.5; return r }())}, ErrInvalidOption, "steal band 1.5"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

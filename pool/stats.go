@@ -3,8 +3,6 @@
 package pool
 
 import (
-	"fmt"
-	"strconv"
 	"time"
 
 	"google.golang.org/grpc/connectivity"
@@ -25,8 +23,30 @@ type Stats struct {
 	Min, Max int
 	// Events are the adaptive pool's decisions, oldest first: every
 	// change of size and every change of the reason for holding, the last
-	// MaxEvents of them. Nil for a fixed size.
+	// 256 of them. Nil for a fixed size.
 	Events []Event
+}
+
+// Event is one decision of an adaptive pool: when, the size before and
+// after, why in a few words, and what the interval it was taken on
+// measured.
+type Event struct {
+	At       time.Time
+	From, To int
+	Reason   string
+	// MeanInFlight is the mean RPCs in flight over the interval,
+	// WriteWait the longest wait of RPCs before their connection's next
+	// socket write, Throughput the RPCs completed per second.
+	MeanInFlight float64
+	WriteWait    time.Duration
+	Throughput   float64
+	// With and Without are, on a decision that judged a trial, the
+	// throughputs (RPC/s) measured side by side with the trial's
+	// connection and without it; zero on other decisions.
+	With, Without float64
+	// Backoff is the wait before the next trial after one that did not
+	// pay (zero after one that did).
+	Backoff time.Duration
 }
 
 // ConnStats describes one connection of a pool.
@@ -77,24 +97,4 @@ func (p *Pool) Stats() Stats {
 		st.Events = p.ctl.history()
 	}
 	return st
-}
-
-// EventColumns names the fields Event.Columns gives, in order: a header
-// for a table of an adaptive pool's decisions (rpclab sweep
-// --pool-events, peers ramp --events).
-var EventColumns = []string{"at s", "from", "to", "action", "reason", "in flight", "mean in flight",
-	"max write wait µs", "cpu busy", "rpc/s", "baseline rpc/s", "tried rpc/s", "baseline µs", "tried µs",
-	"baseline cpu µs/rpc", "tried cpu µs/rpc", "steal"}
-
-// Columns is the event as the text fields EventColumns names, its time in
-// seconds after start (negative before it); a trial's two sides are zero
-// on decisions that did not judge one.
-func (e Event) Columns(start time.Time) []string {
-	f := func(format string, v any) string { return fmt.Sprintf(format, v) }
-	return []string{
-		f("%.1f", e.At.Sub(start).Seconds()), strconv.Itoa(e.From), strconv.Itoa(e.To), e.Action.String(), e.Reason.String(),
-		strconv.FormatInt(e.InFlight, 10), f("%.1f", e.MeanInFlight), f("%.0f", float64(e.MaxWriteWait)/1e3), f("%.2f", e.CPUBusy),
-		f("%.0f", e.Throughput), f("%.0f", e.Baseline), f("%.0f", e.Tried), f("%.0f", float64(e.BaseLatency)/1e3), f("%.0f", float64(e.TriedLatency)/1e3),
-		f("%.1f", float64(e.BaseCPU)/1e3), f("%.1f", float64(e.TriedCPU)/1e3), f("%.2f", e.Steal),
-	}
 }

@@ -194,7 +194,7 @@ type PoolSize struct {
 	TNS int64 `json:"t_ns"`
 	// Size is the number of connections taking RPCs.
 	Size int `json:"size"`
-	// Reason is why the pool took this size (pool.Reason's words; "start"
+	// Reason is why the pool took this size (pool.Event.Reason; "start"
 	// for the size it entered the interval with).
 	Reason string `json:"reason"`
 }

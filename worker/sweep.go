@@ -186,7 +186,7 @@ type part struct {
 
 // RunStep runs one step on all remotes at once: each starts a client
 // with its share of the in-flight count, warms up (spec.StepWarmup: an
-// adaptive pool's under pool.DefaultRule, as each worker sizes its own),
+// adaptive pool's under adaptive.DefaultRule, as each worker sizes its own),
 // is marked with a reset, measures for spec.Interval, and is marked
 // again.
 func RunStep(ctx context.Context, remotes []*Remote, spec *loadgen.Spec, st loadgen.Step) *result.Record {

@@ -16,11 +16,12 @@ import (
 
 	"github.com/rpclab/rpclab/netem"
 	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/stats"
 )
 
-// A Policy sizes rpclab's pool: rpclab's own Rule, or an anchor's Sizer.
+// A Policy sizes rpclab's pool: rpclab's own policy, or an anchor's Sizer.
 // Every policy runs on the same pool between 1 and max connections, so
 // only the policy differs.
 type Policy struct {
@@ -33,63 +34,15 @@ type Policy struct {
 // Policies returns rpclab's policy first (the base of the comparison),
 // then Spanner's, gRFC A105's and yarpc's.
 func Policies() []Policy {
-	sizer := func(s func() pool.Sizer) func(int) pool.Option {
-		return func(maxConns int) pool.Option { return pool.WithSizer(1, maxConns, SizerInterval, s()) }
+	sizer := func(s func() adaptive.Sizer) func(int) pool.Option {
+		return func(maxConns int) pool.Option { return adaptive.WithSizer(1, maxConns, SizerInterval, s()) }
 	}
 	return []Policy{
 		{Name: "rpclab", Option: func(maxConns int) pool.Option { return pool.WithAdaptive(1, maxConns) }},
-		{Name: "spanner", Option: sizer(func() pool.Sizer { return NewSpanner() })},
-		{Name: "a105", Option: sizer(func() pool.Sizer { return NewStreamSlots() })},
-		{Name: "yarpc", Option: sizer(func() pool.Sizer { return NewYarpc() })},
+		{Name: "spanner", Option: sizer(func() adaptive.Sizer { return NewSpanner() })},
+		{Name: "a105", Option: sizer(func() adaptive.Sizer { return NewStreamSlots() })},
+		{Name: "yarpc", Option: sizer(func() adaptive.Sizer { return NewYarpc() })},
 	}
-}
-
-// Controls returns policies that are not anchors and not run by default,
-// only when named: rpclab's earlier rules, to tell a host's noise from a
-// rule's change when both are measured in one session. "rpclab-p" is rule
-// p, WithAdaptive's default before rule q (no jump to several connections
-// per RPC in flight, a costly gain given back whatever CPU the client has
-// spare, one connection at a time under a backlog, a held limit trial kept
-// whatever its CPU): DefaultRule with Jump off, CostlyCPU 0, BacklogStep 1
-// and HeldCostly off. "rpclab-q" is rule q, the default before rule r
-// (2026-12-01 evening): DefaultRule with BacklogStep 1 and HeldCostly off.
-// "rpclab-r" is rule r, the default before rule s (2026-12-02): DefaultRule
-// with LimitOnRise off. Each earlier rule has the later ones' switches off.
-func Controls() []Policy {
-	return []Policy{
-		{Name: "rpclab-p", Option: func(maxConns int) pool.Option { return pool.WithAdaptiveRule(RuleP(1, maxConns)) }},
-		{Name: "rpclab-q", Option: func(maxConns int) pool.Option { return pool.WithAdaptiveRule(RuleQ(1, maxConns)) }},
-		{Name: "rpclab-r", Option: func(maxConns int) pool.Option { return pool.WithAdaptiveRule(RuleR(1, maxConns)) }},
-	}
-}
-
-// RuleR is rule r between minConns and maxConns: pool.DefaultRule
-// without rule s's LimitOnRise (a probe the load rose under goes back
-// even with RPCs waiting to be written, and the cooldown after it holds
-// a limit).
-func RuleR(minConns, maxConns int) pool.Rule {
-	r := pool.DefaultRule(minConns, maxConns)
-	r.LimitOnRise = false
-	return r
-}
-
-// RuleP is rule p between minConns and maxConns: rule q (RuleQ) without
-// its jump (Jump false) and with every costly gain given back (CostlyCPU
-// 0).
-func RuleP(minConns, maxConns int) pool.Rule {
-	r := RuleQ(minConns, maxConns)
-	r.Jump, r.CostlyCPU = false, 0
-	return r
-}
-
-// RuleQ is rule q between minConns and maxConns: rule r (RuleR)
-// without its backlog step (BacklogStep 1: one connection at a time
-// under a backlog too) and with a held limit trial kept whatever its CPU
-// per RPC (HeldCostly off).
-func RuleQ(minConns, maxConns int) pool.Rule {
-	r := RuleR(minConns, maxConns)
-	r.BacklogStep, r.HeldCostly = 1, false
-	return r
 }
 
 // PolicyRun is one closed-loop run of a policy.

@@ -4,12 +4,10 @@ package peers
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/rpclab/rpclab/netem"
-	"github.com/rpclab/rpclab/pool"
 )
 
 // TestPoliciesRunRealServer: every policy sizes rpclab's pool against a
@@ -20,7 +18,7 @@ func TestPoliciesRunRealServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const maxConns = 3
-	for _, pol := range append(Policies(), Controls()...) {
+	for _, pol := range Policies() {
 		t.Run(pol.Name, func(t *testing.T) {
 			r, err := RunPolicy(ctx, target, pol, maxConns, 4, 50*time.Millisecond, 200*time.Millisecond)
 			if err != nil {
@@ -39,48 +37,6 @@ func TestPoliciesRunRealServer(t *testing.T) {
 	}
 	if got, want := Policies()[0].Name, "rpclab"; got != want {
 		t.Errorf("first policy: got %s, want %s (the comparison's base)", got, want)
-	}
-}
-
-// TestRuleP: the control rpclab-p is the default rule with rule q's jump
-// off, every costly gain given back and no backlog step, rpclab-q the
-// default without its backlog step, and rpclab-r the default without
-// LimitOnRise (off in all three); nothing else changed; they run only
-// when named.
-func TestRuleP(t *testing.T) {
-	p, q, rr, d := RuleP(1, 8), RuleQ(1, 8), RuleR(1, 8), pool.DefaultRule(1, 8)
-	if !d.LimitOnRise || p.LimitOnRise || q.LimitOnRise || rr.LimitOnRise {
-		t.Errorf("LimitOnRise: default %v, rules p %v, q %v, r %v; want only the default's on", d.LimitOnRise, p.LimitOnRise, q.LimitOnRise, rr.LimitOnRise)
-	}
-	rr.LimitOnRise = d.LimitOnRise
-	if rr != d {
-		t.Errorf("rule r differs from the default in more than LimitOnRise:\n%+v\n%+v", rr, d)
-	}
-	p.LimitOnRise, q.LimitOnRise = d.LimitOnRise, d.LimitOnRise
-	if p.Jump || p.CostlyCPU != 0 || p.BacklogStep != 1 || p.HeldCostly {
-		t.Errorf("rule p: Jump %v, CostlyCPU %v, BacklogStep %v, HeldCostly %v; want false, 0, 1, false", p.Jump, p.CostlyCPU, p.BacklogStep, p.HeldCostly)
-	}
-	if q.BacklogStep != 1 || q.HeldCostly || !q.Jump || q.CostlyCPU == 0 {
-		t.Errorf("rule q: BacklogStep %v, HeldCostly %v, Jump %v, CostlyCPU %v; want 1, false, with the jump and CPU gate", q.BacklogStep, q.HeldCostly, q.Jump, q.CostlyCPU)
-	}
-	if !d.Jump || d.CostlyCPU == 0 || !(d.BacklogStep > 1) || !d.HeldCostly {
-		t.Fatalf("the default rule: Jump %v, CostlyCPU %v, BacklogStep %v, HeldCostly %v; want rule q's jump and CPU gate, rule r's backlog step and held cost", d.Jump, d.CostlyCPU, d.BacklogStep, d.HeldCostly)
-	}
-	p.Jump, p.CostlyCPU, p.BacklogStep, p.HeldCostly = d.Jump, d.CostlyCPU, d.BacklogStep, d.HeldCostly
-	if p != d {
-		t.Errorf("rule p differs from the default in more than Jump, CostlyCPU, BacklogStep and HeldCostly:\n%+v\n%+v", p, d)
-	}
-	q.BacklogStep, q.HeldCostly = d.BacklogStep, d.HeldCostly
-	if q != d {
-		t.Errorf("rule q differs from the default in more than BacklogStep and HeldCostly:\n%+v\n%+v", q, d)
-	}
-	if got := Controls(); len(got) != 3 || got[0].Name != "rpclab-p" || got[1].Name != "rpclab-q" || got[2].Name != "rpclab-r" {
-		t.Fatalf("controls: %+v, want rpclab-p, rpclab-q, rpclab-r", got)
-	}
-	for _, pol := range Policies() {
-		if strings.HasPrefix(pol.Name, "rpclab-") {
-			t.Errorf("%s is among the default policies; it runs only when named", pol.Name)
-		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 	"github.com/rpclab/rpclab/server"
 )
 
@@ -46,10 +47,10 @@ func startBusyServer(t *testing.T, work time.Duration) string {
 // shrink.
 func quickRule(maxConns int) Policy {
 	return Policy{Name: "quick-rule", Option: func(int) pool.Option {
-		r := pool.DefaultRule(1, maxConns)
-		r.Interval, r.WriteWaitHigh, r.WriteWaitBusy = 10*time.Millisecond, time.Nanosecond, time.Nanosecond
-		r.Settle, r.Cooldown, r.MaxBackoff, r.IdleFor = 50*time.Millisecond, 30*time.Millisecond, 200*time.Millisecond, 60*time.Millisecond
-		return pool.WithAdaptiveRule(r)
+		r := adaptive.DefaultRule(1, maxConns)
+		r.Interval, r.WriteWait = 10*time.Millisecond, time.Nanosecond
+		r.Trial, r.Cooldown, r.MaxBackoff, r.IdleFor = 50*time.Millisecond, 30*time.Millisecond, 200*time.Millisecond, 60*time.Millisecond
+		return adaptive.WithRule(r)
 	}}
 }
 

@@ -6,15 +6,23 @@ import (
 	"math"
 	"time"
 
-	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 )
 
-// The anchors of issue 27: the sizing policies that ship in other pools,
+// The reasons the anchors' Sizers give, in words.
+const (
+	reasonAbove    = "load above the policy's grow watermark"
+	reasonBelow    = "load below the policy's shrink watermark"
+	reasonBalanced = "load between the watermarks"
+	reasonIdleWait = "load below the shrink watermark: waiting"
+)
+
+// The anchors: the sizing policies that ship in other pools,
 // written here from their documented thresholds (not their code) as
-// pool.Sizers, so that each runs on rpclab's pool with the same
+// adaptive.Sizers, so that each runs on rpclab's pool with the same
 // connections, pick and signals as rpclab's own Rule, and only the policy
 // differs. Each reads the RPCs in flight per connection at the end of each
-// interval (pool.Signals); none reads write wait or CPU, as none of the
+// interval (adaptive.Signals); none reads write wait or CPU, as none of the
 // originals does.
 
 // SizerInterval is how often the anchors' Sizers decide. The originals
@@ -57,7 +65,7 @@ func NewSpanner() *Spanner {
 		CheckEvery: 3 * time.Minute, LowChecks: 3, MaxScaleUpShare: 0.3, MaxRemove: 2}
 }
 
-var _ pool.Sizer = (*Spanner)(nil)
+var _ adaptive.Sizer = (*Spanner)(nil)
 
 // target is the channel count the in-flight load asks for.
 func (p *Spanner) target(load int64) int {
@@ -66,53 +74,53 @@ func (p *Spanner) target(load int64) int {
 }
 
 // Size decides one tick.
-func (p *Spanner) Size(now time.Time, s pool.Signals) pool.Decision {
+func (p *Spanner) Size(now time.Time, s adaptive.Signals) adaptive.Decision {
 	switch {
 	case p.pending > 0:
 		p.pending--
-		return pool.Decision{Action: pool.Grow, Reason: pool.ReasonAboveWatermark}
+		return adaptive.Decision{Action: adaptive.Grow, Reason: reasonAbove}
 	case p.pending < 0:
 		p.pending++
-		return pool.Decision{Action: pool.Shrink, Reason: pool.ReasonBelowWatermark}
+		return adaptive.Decision{Action: adaptive.Shrink, Reason: reasonBelow}
 	}
 	n := len(s.Conns)
 	if n == 0 {
-		return pool.Decision{Action: pool.Hold, Reason: pool.ReasonBalanced}
+		return adaptive.Decision{Action: adaptive.Hold, Reason: reasonBalanced}
 	}
 	load := s.InFlight()
 	var busiest int64
 	for _, c := range s.Conns {
 		busiest = max(busiest, c.InFlight)
 	}
-	hot := float64(busiest) > p.MaxRPCPerChannel || s.InFlightPerConn() > p.MaxRPCPerChannel
+	hot := float64(busiest) > p.MaxRPCPerChannel || perConn(s) > p.MaxRPCPerChannel
 	if hot && (p.lastUp.IsZero() || now.Sub(p.lastUp) >= p.ScaleUpCooldown) {
 		add := min(p.target(load)-n, max(2, int(math.Ceil(float64(n)*p.MaxScaleUpShare))))
 		if add > 0 {
 			p.lastUp, p.pending = now, add-1
-			return pool.Decision{Action: pool.Grow, Reason: pool.ReasonAboveWatermark}
+			return adaptive.Decision{Action: adaptive.Grow, Reason: reasonAbove}
 		}
 	}
 	if p.lastCheck.IsZero() {
 		p.lastCheck = now
 	}
 	if now.Sub(p.lastCheck) < p.CheckEvery {
-		return pool.Decision{Action: pool.Hold, Reason: pool.ReasonBalanced}
+		return adaptive.Decision{Action: adaptive.Hold, Reason: reasonBalanced}
 	}
 	p.lastCheck = now
-	if s.InFlightPerConn() > p.MinRPCPerChannel {
+	if perConn(s) > p.MinRPCPerChannel {
 		p.lowRuns = 0
-		return pool.Decision{Action: pool.Hold, Reason: pool.ReasonBalanced}
+		return adaptive.Decision{Action: adaptive.Hold, Reason: reasonBalanced}
 	}
 	if p.lowRuns++; p.lowRuns < p.LowChecks {
-		return pool.Decision{Action: pool.Hold, Reason: pool.ReasonIdleWait}
+		return adaptive.Decision{Action: adaptive.Hold, Reason: reasonIdleWait}
 	}
 	p.lowRuns = 0
 	remove := min(n-max(p.target(load), 1), p.MaxRemove)
 	if remove <= 0 {
-		return pool.Decision{Action: pool.Hold, Reason: pool.ReasonBalanced}
+		return adaptive.Decision{Action: adaptive.Hold, Reason: reasonBalanced}
 	}
 	p.pending = -(remove - 1)
-	return pool.Decision{Action: pool.Shrink, Reason: pool.ReasonBelowWatermark}
+	return adaptive.Decision{Action: adaptive.Shrink, Reason: reasonBelow}
 }
 
 // GrowFailed drops the rest of the step.
@@ -133,19 +141,19 @@ type StreamSlots struct {
 // NewStreamSlots is StreamSlots for a server of 100 streams.
 func NewStreamSlots() *StreamSlots { return &StreamSlots{MaxStreams: 100} }
 
-var _ pool.Sizer = (*StreamSlots)(nil)
+var _ adaptive.Sizer = (*StreamSlots)(nil)
 
 // Size grows when no connection has a free slot.
-func (p *StreamSlots) Size(_ time.Time, s pool.Signals) pool.Decision {
+func (p *StreamSlots) Size(_ time.Time, s adaptive.Signals) adaptive.Decision {
 	if len(s.Conns) == 0 {
-		return pool.Decision{Action: pool.Hold, Reason: pool.ReasonBalanced}
+		return adaptive.Decision{Action: adaptive.Hold, Reason: reasonBalanced}
 	}
 	for _, c := range s.Conns {
 		if c.InFlight < p.MaxStreams {
-			return pool.Decision{Action: pool.Hold, Reason: pool.ReasonBalanced}
+			return adaptive.Decision{Action: adaptive.Hold, Reason: reasonBalanced}
 		}
 	}
-	return pool.Decision{Action: pool.Grow, Reason: pool.ReasonAboveWatermark}
+	return adaptive.Decision{Action: adaptive.Grow, Reason: reasonAbove}
 }
 
 // GrowFailed needs nothing: the next tick tries again.
@@ -167,13 +175,13 @@ type Yarpc struct {
 // NewYarpc is Yarpc with its documented defaults.
 func NewYarpc() *Yarpc { return &Yarpc{MaxStreams: 100, Ratio: 0.7, ShrinkEvery: 30 * time.Second} }
 
-var _ pool.Sizer = (*Yarpc)(nil)
+var _ adaptive.Sizer = (*Yarpc)(nil)
 
 // Size decides one tick.
-func (p *Yarpc) Size(now time.Time, s pool.Signals) pool.Decision {
+func (p *Yarpc) Size(now time.Time, s adaptive.Signals) adaptive.Decision {
 	n := len(s.Conns)
 	if n == 0 {
-		return pool.Decision{Action: pool.Hold, Reason: pool.ReasonBalanced}
+		return adaptive.Decision{Action: adaptive.Hold, Reason: reasonBalanced}
 	}
 	watermark := p.Ratio * float64(p.MaxStreams)
 	least := s.Conns[0].InFlight
@@ -181,20 +189,29 @@ func (p *Yarpc) Size(now time.Time, s pool.Signals) pool.Decision {
 		least = min(least, c.InFlight)
 	}
 	if float64(least) >= watermark {
-		return pool.Decision{Action: pool.Grow, Reason: pool.ReasonAboveWatermark}
+		return adaptive.Decision{Action: adaptive.Grow, Reason: reasonAbove}
 	}
 	if p.lastShrink.IsZero() {
 		p.lastShrink = now
 	}
 	if now.Sub(p.lastShrink) < p.ShrinkEvery {
-		return pool.Decision{Action: pool.Hold, Reason: pool.ReasonBalanced}
+		return adaptive.Decision{Action: adaptive.Hold, Reason: reasonBalanced}
 	}
 	p.lastShrink = now
 	if n > 1 && float64(s.InFlight()) < watermark*float64(n-1) {
-		return pool.Decision{Action: pool.Shrink, Reason: pool.ReasonBelowWatermark}
+		return adaptive.Decision{Action: adaptive.Shrink, Reason: reasonBelow}
 	}
-	return pool.Decision{Action: pool.Hold, Reason: pool.ReasonBalanced}
+	return adaptive.Decision{Action: adaptive.Hold, Reason: reasonBalanced}
 }
 
 // GrowFailed needs nothing: the next tick tries again.
 func (*Yarpc) GrowFailed(time.Time) {}
+
+// perConn is the RPCs in flight per connection at the interval's end (0
+// for none).
+func perConn(s adaptive.Signals) float64 {
+	if len(s.Conns) == 0 {
+		return 0
+	}
+	return float64(s.InFlight()) / float64(len(s.Conns))
+}

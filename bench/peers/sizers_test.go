@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 )
 
 var t0 = time.Unix(1_000_000, 0)
 
 // conns is the signals of connections with these RPCs in flight.
-func conns(inflight ...int64) pool.Signals {
-	s := pool.Signals{Interval: SizerInterval}
+func conns(inflight ...int64) adaptive.Signals {
+	s := adaptive.Signals{Interval: SizerInterval}
 	for _, n := range inflight {
-		s.Conns = append(s.Conns, pool.ConnSignals{Ready: true, InFlight: n})
+		s.Conns = append(s.Conns, adaptive.ConnSignals{Ready: true, InFlight: n})
 	}
 	return s
 }
@@ -26,7 +26,7 @@ func conns(inflight ...int64) pool.Signals {
 func TestSpannerGrow(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		sig   pool.Signals
+		sig   adaptive.Signals
 		grows int // Grow decisions in a row before a Hold
 	}{
 		{"25 per channel: at the watermark", conns(25, 25), 0},
@@ -43,7 +43,7 @@ func TestSpannerGrow(t *testing.T) {
 			got := 0
 			for ; got < 20; got++ {
 				now = now.Add(SizerInterval)
-				if d := p.Size(now, tc.sig); d.Action != pool.Grow {
+				if d := p.Size(now, tc.sig); d.Action != adaptive.Grow {
 					break
 				}
 			}
@@ -54,10 +54,10 @@ func TestSpannerGrow(t *testing.T) {
 			if tc.grows == 0 {
 				return
 			}
-			if d := p.Size(now.Add(p.ScaleUpCooldown-time.Nanosecond), tc.sig); d.Action == pool.Grow {
+			if d := p.Size(now.Add(p.ScaleUpCooldown-time.Nanosecond), tc.sig); d.Action == adaptive.Grow {
 				t.Errorf("grew again within the cooldown")
 			}
-			if d := p.Size(now.Add(p.ScaleUpCooldown), tc.sig); d.Action != pool.Grow {
+			if d := p.Size(now.Add(p.ScaleUpCooldown), tc.sig); d.Action != adaptive.Grow {
 				t.Errorf("got %v after the cooldown, want grow", d)
 			}
 		})
@@ -70,7 +70,7 @@ func TestSpannerGrow(t *testing.T) {
 func TestSpannerShrink(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		sig     pool.Signals
+		sig     adaptive.Signals
 		shrinks int
 	}{
 		{"16 per channel: above the low watermark", conns(16, 16, 16, 16), 0},
@@ -83,16 +83,16 @@ func TestSpannerShrink(t *testing.T) {
 			now := t0
 			for i := 1; i < p.LowChecks; i++ {
 				now = now.Add(p.CheckEvery)
-				if d := p.Size(now, tc.sig); d.Action != pool.Hold {
+				if d := p.Size(now, tc.sig); d.Action != adaptive.Hold {
 					t.Fatalf("check %d: got %v, want hold before %d low checks", i, d, p.LowChecks)
 				}
 			}
-			if d := p.Size(now.Add(p.CheckEvery-time.Nanosecond), tc.sig); d.Action != pool.Hold {
+			if d := p.Size(now.Add(p.CheckEvery-time.Nanosecond), tc.sig); d.Action != adaptive.Hold {
 				t.Fatalf("got %v before the check interval passed, want hold", d)
 			}
 			now = now.Add(p.CheckEvery)
 			got := 0
-			for d := p.Size(now, tc.sig); d.Action == pool.Shrink && got < 10; d = p.Size(now, tc.sig) {
+			for d := p.Size(now, tc.sig); d.Action == adaptive.Shrink && got < 10; d = p.Size(now, tc.sig) {
 				got++
 				now = now.Add(SizerInterval)
 			}
@@ -108,12 +108,12 @@ func TestSpannerShrink(t *testing.T) {
 func TestStreamSlots(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		sig  pool.Signals
-		want pool.Action
+		sig  adaptive.Signals
+		want adaptive.Action
 	}{
-		{"one slot free", conns(100, 99), pool.Hold},
-		{"every slot taken", conns(100, 100), pool.Grow},
-		{"idle: never shrinks", conns(0, 0, 0), pool.Hold},
+		{"one slot free", conns(100, 99), adaptive.Hold},
+		{"every slot taken", conns(100, 100), adaptive.Grow},
+		{"idle: never shrinks", conns(0, 0, 0), adaptive.Hold},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := NewStreamSlots()
@@ -132,16 +132,16 @@ func TestStreamSlots(t *testing.T) {
 func TestYarpc(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		sig  pool.Signals
+		sig  adaptive.Signals
 		at   time.Duration // since the first call
-		want pool.Action
+		want adaptive.Action
 	}{
-		{"least loaded at 69", conns(69, 100), 0, pool.Hold},
-		{"least loaded at 70", conns(70, 100), 0, pool.Grow},
-		{"light load before 30 s", conns(10, 10), 30*time.Second - 1, pool.Hold},
-		{"light load at 30 s", conns(10, 10), 30 * time.Second, pool.Shrink},
-		{"the others would pass the watermark", conns(60, 60), 30 * time.Second, pool.Hold},
-		{"one connection: never below it", conns(0), time.Hour, pool.Hold},
+		{"least loaded at 69", conns(69, 100), 0, adaptive.Hold},
+		{"least loaded at 70", conns(70, 100), 0, adaptive.Grow},
+		{"light load before 30 s", conns(10, 10), 30*time.Second - 1, adaptive.Hold},
+		{"light load at 30 s", conns(10, 10), 30 * time.Second, adaptive.Shrink},
+		{"the others would pass the watermark", conns(60, 60), 30 * time.Second, adaptive.Hold},
+		{"one connection: never below it", conns(0), time.Hour, adaptive.Hold},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := NewYarpc()

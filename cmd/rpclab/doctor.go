@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -55,10 +56,10 @@ keeps more than --max-inflight RPCs in flight: it is aimed at real services.
 The adaptive pool (pool:auto) runs after the fixed layouts, at the two largest
 in-flight counts they reached, on top of --budget: each of its steps first warms
 up for as long as the pool needs to grow to the most connections it can use at
-that count (pool.DefaultRule adds one at most every 12 s trial + 5 s cooldown +
-1 s decision: 2m7s from 1 to 8 connections), then on while a trial is under way
-(at most 31 s), so that it measures the size the pool settles at; about five
-and a half minutes more at most. --adaptive=false
+that count (the adaptive pool adds one at most every 12 s trial + 1 s
+decision: 1m32s from 1 to 8 connections), then on while a trial is under way
+(at most 24 s), so that it measures the size the pool settles at; about four
+minutes more at most. --adaptive=false
 leaves it out.
 Without --call it sends the BenchmarkService ping. An existing records file
 given to --out is kept unless --force.
@@ -171,29 +172,8 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	if err := lab.CheckOutputs(df.call.inputs(), df.force, lab.Output{Name: "--out", Path: df.out, Keep: true}); err != nil {
 		return usage.Wrap(err)
 	}
-	if ext != nil {
-		fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", ext.Lang)
-		if err := ext.Build(ctx); err != nil {
-			return err
-		}
-	}
-	if ext == nil { // another stack's client dials plaintext itself
-		dial, err := df.call.conn.DialOptions()
-		if err != nil {
-			return usage.Wrap(err)
-		}
-		o.Load.DialOptions = dial
-	}
-	if df.call.call != "" {
-		spec := &loadgen.Spec{Target: o.Target, DialTimeout: o.DialTimeout}
-		if spec.DialTimeout == 0 {
-			spec.DialTimeout = 5 * time.Second
-		}
-		m, req, err := df.call.resolve(ctx, spec)
-		if err != nil {
-			return err
-		}
-		o.Call, o.Request = m, req
+	if err := doctorPrepare(ctx, stderr, df, ext); err != nil {
+		return err
 	}
 	var jsonl *result.Writer
 	var out *os.File
@@ -222,22 +202,59 @@ func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 			err = fmt.Errorf("--out %s: %w", df.out, cerr)
 		}
 	}
-	if d == nil {
+	doctorEnd(stdout, stderr, df.out, d, err)
+	return err
+}
+
+// doctorPrepare builds another stack's client, or sets the Go client's dial
+// options, and resolves --call: everything a study needs before its first
+// step.
+func doctorPrepare(ctx context.Context, stderr io.Writer, df *doctorCmdFlags, ext *extclient.External) error {
+	o := &df.o
+	if ext != nil {
+		fmt.Fprintf(stderr, "rpclab: building the %s client if needed\n", ext.Lang)
+		if err := ext.Build(ctx); err != nil {
+			return err
+		}
+	} else { // another stack's client dials plaintext itself
+		dial, err := df.call.conn.DialOptions()
+		if err != nil {
+			return usage.Wrap(err)
+		}
+		o.Load.DialOptions = dial
+	}
+	if df.call.call == "" {
+		return nil
+	}
+	spec := &loadgen.Spec{Target: o.Target, DialTimeout: o.DialTimeout}
+	if spec.DialTimeout == 0 {
+		spec.DialTimeout = 5 * time.Second
+	}
+	m, req, err := df.call.resolve(ctx, spec)
+	if err != nil {
 		return err
 	}
-	if err == nil && len(d.Records) > 0 {
+	o.Call, o.Request = m, req
+	return nil
+}
+
+// doctorEnd prints the verdict of a study that ended well, or what a study
+// that stopped kept.
+func doctorEnd(stdout, stderr io.Writer, out string, d *doctor.Diagnosis, err error) {
+	if d == nil || len(d.Records) == 0 {
+		return
+	}
+	if err == nil {
 		report.DoctorText(stdout, d.Records, d.Notes)
+		return
 	}
-	if err != nil && len(d.Records) > 0 {
-		kept := fmt.Sprintf("%d records kept", len(d.Records))
-		if df.out != "" {
-			kept += " in " + df.out
-		}
-		what := "the study stopped"
-		if errors.Is(err, context.Canceled) {
-			what = "interrupted"
-		}
-		fmt.Fprintf(stderr, "rpclab doctor: %s: %s\n", what, kept)
+	kept := fmt.Sprintf("%d records kept", len(d.Records))
+	if out != "" {
+		kept += " in " + out
 	}
-	return err
+	what := "the study stopped"
+	if errors.Is(err, context.Canceled) {
+		what = "interrupted"
+	}
+	fmt.Fprintf(stderr, "rpclab doctor: %s: %s\n", what, kept)
 }

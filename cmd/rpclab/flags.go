@@ -11,7 +11,7 @@ import (
 	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/lab"
 	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 )
 
 // The sweep commands (sweep, demo, compare) compose their command lines of
@@ -89,7 +89,7 @@ type sweepDefaults struct {
 }
 
 func (sf *stepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
-	auto := pool.DefaultRule(loadgen.DefaultAutoMin, loadgen.DefaultAutoMax)
+	auto := adaptive.DefaultRule(loadgen.DefaultAutoMin, loadgen.DefaultAutoMax)
 	f.IntSliceVar(&sf.inflight, "inflight", d.inflight, "in-flight counts to sweep (comma-separated; one worker per in-flight RPC)")
 	f.IntVar(&sf.minInflight, "min-inflight", 0, "sweep in-flight from this count (instead of --inflight)")
 	f.IntVar(&sf.maxInflight, "max-inflight", 0, "... up to this count")
@@ -97,8 +97,8 @@ func (sf *stepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 	f.StringSliceVar(&sf.conns, "conn", d.conns, "connection layouts: shared (one connection), per-worker (one per worker), pool:N (N connections round-robin, N at most 1024), pool:N:least-loaded, pool:auto (a pool that sizes itself, pool.WithAdaptive, between 1 and 8 connections: 8 is the lab's largest fixed pool) or pool:auto:MIN:MAX (1 <= MIN <= MAX <= 1024)")
 	f.StringSliceVar(&sf.rpcs, "rpc", []string{"unary"}, "RPC kinds: unary, streaming (bidi ping-pong, one stream per worker)")
 	f.DurationVar(&sf.warmup, "warmup", d.warmup, "warm-up per step, not recorded (fresh connections every step)")
-	f.DurationVar(&sf.autoWarmup, "auto-warmup", 0, fmt.Sprintf("warm-up of a pool:auto step in place of --warmup (0: until the pool can settle at the step's in-flight count, at least --warmup: %v for pool:auto:%d:%d at 2 or more in flight, a %v decision then %v per connection added, then on while a trial is under way, at most %v more; Go client)",
-		auto.SettleTime(2), auto.Min, auto.Max, auto.Interval, auto.TrialTime()+auto.Cooldown+auto.Interval, auto.SettleWait()))
+	f.DurationVar(&sf.autoWarmup, "auto-warmup", 0, fmt.Sprintf("warm-up of a pool:auto step in place of --warmup (0: until the pool can settle at the step's in-flight count, at least --warmup: %v for pool:auto:%d:%d at %d or more in flight, a %v decision then %v per connection added, then on while a trial is under way, at most %v more; Go client)",
+		auto.SettleTime(auto.Max), auto.Min, auto.Max, auto.Max, auto.Interval, auto.TrialTime()+auto.Interval, auto.SettleWait()))
 	f.DurationVar(&sf.interval, "interval", d.interval, "measured time per step")
 }
 

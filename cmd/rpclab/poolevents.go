@@ -8,15 +8,32 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rpclab/rpclab/internal/usage"
 	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/pool"
 )
 
-// poolEventsHeader heads --pool-events: the step, then pool.EventColumns,
-// each event timed from the step's interval (negative in its warm-up).
-var poolEventsHeader = strings.Join(append([]string{"conn", "rpc", "inflight", "rate rpc/s", "phase"}, pool.EventColumns...), "\t")
+// eventColumns names the fields eventRow gives of a pool.Event, in order.
+var eventColumns = []string{"at s", "from", "to", "reason", "mean in flight", "max write wait µs", "rpc/s",
+	"with rpc/s", "without rpc/s", "back-off s"}
+
+// eventRow is e as the text fields eventColumns names, its time in seconds
+// after start (negative before it); the trial's two throughputs are zero
+// on decisions that did not judge one.
+func eventRow(e pool.Event, start time.Time) []string {
+	f := func(format string, v any) string { return fmt.Sprintf(format, v) }
+	return []string{
+		f("%.1f", e.At.Sub(start).Seconds()), strconv.Itoa(e.From), strconv.Itoa(e.To), e.Reason,
+		f("%.1f", e.MeanInFlight), f("%.0f", float64(e.WriteWait)/1e3), f("%.0f", e.Throughput),
+		f("%.0f", e.With), f("%.0f", e.Without), f("%.0f", e.Backoff.Seconds()),
+	}
+}
+
+// poolEventsHeader heads --pool-events: the step, then eventColumns, each
+// event timed from the step's interval (negative in its warm-up).
+var poolEventsHeader = strings.Join(append([]string{"conn", "rpc", "inflight", "rate rpc/s", "phase"}, eventColumns...), "\t")
 
 // poolEvents writes every pool:auto step's decisions to w as tab-separated
 // lines, a step at a time as each ends (so Ctrl-C keeps those written):
@@ -53,7 +70,7 @@ func (p *poolEvents) write(h loadgen.PoolHistory) {
 		case h.Record.DurationNS > 0 && e.At.Sub(h.Measured).Nanoseconds() > h.Record.DurationNS:
 			phase = "after"
 		}
-		b.WriteString(strings.Join(append(append(step[:4:4], phase), e.Columns(start)...), "\t") + "\n")
+		b.WriteString(strings.Join(append(append(step[:4:4], phase), eventRow(e, start)...), "\t") + "\n")
 	}
 	_, p.err = io.WriteString(p.w, b.String())
 }

@@ -83,7 +83,7 @@ func workersClient(stderr io.Writer, remotes []*worker.Remote, spec *loadgen.Spe
 		fmt.Fprintf(stderr, "rpclab: worker %s: %s, %d cores\n", r.Addr, impl, r.Cores)
 	}
 	c := lab.Client{Name: "go", Conns: conns, Spec: *spec, LoadModel: "closed"}
-	steps, about := len(spec.Steps()), spec.Duration(nil) // each worker sizes its pool:auto by pool.DefaultRule
+	steps, about := len(spec.Steps()), spec.Duration(nil) // each worker sizes its pool:auto by adaptive.DefaultRule
 	if open == nil {
 		c.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
 			return worker.Sweep(ctx, remotes, spec, sink, prog)

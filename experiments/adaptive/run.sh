@@ -6,9 +6,9 @@
 # The fixed layouts get FIXED_WARMUP (default 10s; 5s with ORDER=process); pool:auto one long
 # enough for its trials (AUTO_WARMUP: a trial is measured for
 # Rule.TrialTime = 12s, the pool running with and without the trial
-# connection in turn, then Rule.Cooldown = 5s passes before the next, so
-# 1 -> 3 connections needs about 37 s, 1 -> 8 about 2m7s:
-# pool.Rule.SettleTime; under rule m, 4 s trials, 21 s and 71 s).
+# connection in turn, then a decision interval before the next, so
+# 1 -> 3 connections needs about 27 s, 1 -> 8 about 1m32s:
+# adaptive.Rule.SettleTime).
 # ORDER=count (the default) interleaves per in-flight count: each count's
 # fixed sweep and pool:auto run back to back, which goes first alternating,
 # each a fresh process, so the two sides of a ratio are measured minutes
@@ -25,8 +25,8 @@
 # shared,pool:2,pool:4,pool:8,pool:auto) one count at a time, their order
 # rotated by one at each count and repeat: the fixed layouts warm up for
 # FIXED_WARMUP (default 5s), pool:auto until it can settle at the count
-# (rpclab sweep's --auto-warmup default: pool.Rule.SettleTime, 2m7s at 2 or
-# more in flight), so the five sides of a count's ratios are measured
+# (rpclab sweep's --auto-warmup default: adaptive.Rule.SettleTime, 1m32s at 8
+# or more in flight), so the five sides of a count's ratios are measured
 # within three and a half minutes in one process. Files: one-RUN-REP-COUNT.
 # Each pool:auto run's decisions (rpclab sweep --pool-events) are kept beside
 # its records as auto-RUN-REP-COUNT-events.tsv.

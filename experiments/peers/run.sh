@@ -4,8 +4,8 @@
 #
 #   experiments/peers/run.sh [loadgen|pools|netem|all]   (default all)
 #   experiments/peers/run.sh policies   rpclab's pool under each sizing policy (rpclab's, Spanner's,
-#                                   A105's, yarpc's; not part of all: about 3.5 hours at the defaults,
-#                                   about 28 minutes with POLICY_PRESET=quick)
+#                                   A105's, yarpc's; not part of all: about 2.6 hours at the defaults,
+#                                   about 20 minutes with POLICY_PRESET=quick)
 #   experiments/peers/run.sh ramp       an open-loop ramp up and back down on ONE pool per policy and per
 #                                   fixed size 1, 2, 4, 8 (not part of all: about 45 minutes at the defaults)
 #
@@ -28,24 +28,20 @@
 #   POOL_BENCH=Pools       pools: Pools (calls) or Pick (the pick alone) or 'Pools|Pick'
 #   NETEM_DELAYS=50us,1ms,16ms  NETEM_SAMPLES=2000  NETEM_RTT_BUDGET=20s  NETEM_BULK=5s
 #   POLICY_INFLIGHT=1,2,4,8,16,32,64  POLICY_MAX=8  POLICY_INTERVAL=20s  POLICY_REPEATS=3
-#   POLICY_WARMUP          unset: bin/peers policies' own default, pool.Rule.SettleTime from 1 to 8 (2m7s)
+#   POLICY_WARMUP          unset: bin/peers policies' own default, adaptive.Rule.SettleTime from 1 to 8 (1m32s)
 #   POLICY_RATE=0  POLICY_DELAY=0s  POLICY_PAYLOAD=0   each connection's emulated bandwidth and delay
 #                          (each way), and the pings' payload in bytes (peers policies --rate ...)
 #   POLICY_POLICIES=rpclab,spanner,a105,yarpc   policies: the sizing policies (the first is every
-#                          ratio's base; also the controls rpclab-p, rule p, rpclab-q, rule q,
-#                          and rpclab-r, rule r, each the default before the next)
+#                          ratio's base)
 #   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_INTERVAL=10s
-#                          POLICY_REPEATS=1: 12 runs of 137 s, about 28 minutes (a POLICY_* given beside it
-#                          still wins). The 2m7s warm-up lets rpclab's rule grow 1 -> 8 connections
-#                          (pool.Rule.SettleTime, 2m7s: a 1 s decision, then 18 s a connection, pool.DefaultRule's
-#                          12 s trial + 5 s cooldown + 1 s decision); one repeat has no median: a smoke run, not a figure
+#                          POLICY_REPEATS=1: 12 runs of 102 s, about 20 minutes (a POLICY_* given beside it
+#                          still wins). The 1m32s warm-up lets rpclab's rule grow 1 -> 8 connections
+#                          (adaptive.Rule.SettleTime, 1m32s: a 1 s decision, then 13 s a connection, a 12 s
+#                          trial + 1 s decision); one repeat has no median: a smoke run, not a figure
 #   RAMP_RATES=5000,10000,20000,40000,60000,80000   ramp: the rising rates (RPC/s); the ramp then falls
 #                          back through them (11 steps)
 #   RAMP_WARMUP=5s  RAMP_STEP=20s  RAMP_TAIL=4m  RAMP_MAX=8  RAMP_MAX_OUTSTANDING=2000  RAMP_FIXED=1,2,4,8
-#   RAMP_POLICIES=rpclab,spanner,a105,yarpc  RAMP_REPEATS=1   (also the controls rpclab-p: rule p,
-#                          the default before rule q, rpclab-q: rule q, the default before rule r, and
-#                          rpclab-r: rule r, the default before rule s, to tell a host's noise
-#                          from the rule's change)
+#   RAMP_POLICIES=rpclab,spanner,a105,yarpc  RAMP_REPEATS=1
 #                          ramp: the first rate runs RAMP_WARMUP unrecorded, then each rate is held
 #                          RAMP_STEP; after the last the load stops and an adaptive
 #                          pool gets up to RAMP_TAIL to be back at its min (rpclab's rule retires one

@@ -2,7 +2,7 @@
 
 // Command slices measures what an adaptive pool's paired trial measures,
 // by hand: one pool of two connections under a closed loop of -inflight
-// callers, the second connection parked (pool.WithSizer's Active) or not,
+// callers, the second connection parked (adaptive.WithSizer's Active) or not,
 // interval by interval, in long slices (6 intervals on one connection, 6 on
 // two) and in the trial's short ones (both, one, one, both: Rule's B A A B
 // order), -rounds times. It prints each interval's throughput, so the two
@@ -35,12 +35,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -48,13 +50,14 @@ import (
 // is the Active of one interval (N: N connections take new RPCs; 0: all).
 // done is closed once every interval of plan has been logged.
 type alt struct {
-	mu   sync.Mutex
-	max  int
-	k    int
-	plan []int
-	cur  int
-	got  []sample // one per interval of plan
-	done chan struct{}
+	mu      sync.Mutex
+	max     int
+	k       int
+	plan    []int
+	cur     int
+	got     []sample      // one per interval of plan
+	lastCPU time.Duration // processCPU at the previous interval's end
+	done    chan struct{}
 }
 
 // sample is what one interval of the plan measured.
@@ -62,26 +65,32 @@ type sample struct {
 	active   int
 	rps      float64
 	inFlight float64       // the mean RPCs in flight
-	cpuBusy  float64       // Signals.CPUBusy
+	cpuBusy  float64       // the process's CPU time over the interval's wall time
 	cpu      time.Duration // the process's CPU time per RPC; negative: unknown
 }
 
-func (a *alt) Size(now time.Time, s pool.Signals) pool.Decision {
+func (a *alt) Size(now time.Time, s adaptive.Signals) adaptive.Decision {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(s.Conns) < a.max {
-		return pool.Decision{Action: pool.Grow}
+		return adaptive.Decision{Action: adaptive.Grow}
 	}
 	if a.k > 0 {
 		var done uint64
 		for _, c := range s.Conns {
 			done += c.Completed
 		}
-		cpu := time.Duration(-1)
-		if s.CPU >= 0 && done > 0 {
-			cpu = s.CPU / time.Duration(done)
+		used := processCPU()
+		spent := used - a.lastCPU
+		a.lastCPU = used
+		cpu, busy := time.Duration(-1), -1.0
+		if used >= 0 && done > 0 {
+			cpu = spent / time.Duration(done)
 		}
-		a.got = append(a.got, sample{active: a.cur, rps: s.Throughput(), inFlight: s.MeanInFlight, cpuBusy: s.CPUBusy, cpu: cpu})
+		if used >= 0 && s.Interval > 0 {
+			busy = spent.Seconds() / s.Interval.Seconds()
+		}
+		a.got = append(a.got, sample{active: a.cur, rps: s.Throughput(), inFlight: s.MeanInFlight, cpuBusy: busy, cpu: cpu})
 	}
 	if a.k < len(a.plan) {
 		a.cur = a.plan[a.k]
@@ -92,11 +101,21 @@ func (a *alt) Size(now time.Time, s pool.Signals) pool.Decision {
 		close(a.done)
 	}
 	a.k++
-	return pool.Decision{Action: pool.Hold}
+	return adaptive.Decision{Action: adaptive.Hold}
 }
 func (a *alt) GrowFailed(time.Time) {}
-func (a *alt) Active() int          { a.mu.Lock(); defer a.mu.Unlock(); return a.cur }
-func (a *alt) ParkLimit() int64     { return 0 }
+
+// processCPU is the process's user and system CPU time so far; negative
+// when unknown.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+func (a *alt) Active() int      { a.mu.Lock(); defer a.mu.Unlock(); return a.cur }
+func (a *alt) ParkLimit() int64 { return 0 }
 
 func main() {
 	target := flag.String("target", "", "the server, HOST:PORT (rpclab serve)")
@@ -127,7 +146,7 @@ func main() {
 	} else {
 		a.plan = trialPlan(*rounds)
 	}
-	p, err := pool.New(*target, pool.WithSizer(1, a.max, *interval, a), pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	p, err := pool.New(*target, adaptive.WithSizer(1, a.max, *interval, a), pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials())))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/rpclab/rpclab/bench/peers"
 	"github.com/rpclab/rpclab/netem"
-	"github.com/rpclab/rpclab/pool"
+	"github.com/rpclab/rpclab/pool/adaptive"
 )
 
 // polConfig is what `peers policies` runs.
@@ -38,9 +38,9 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	fs.StringVar(&c.rpclab, "rpclab", "", "rpclab binary (the server, as `rpclab serve`)")
 	fs.StringVar(&c.serverCPUs, "server-cpus", "1", "CPUs of the server (taskset list)")
 	inflight := fs.String("inflight", "1,2,4,8,16,32,64", "in-flight counts (comma-separated)")
-	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated; the first is every ratio's base; also the controls \"rpclab-p\", rule p, the default before rule q, \"rpclab-q\", rule q, the default before rule r, and \"rpclab-r\", rule r, the default before rule s)")
+	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated; the first is every ratio's base)")
 	fs.IntVar(&c.maxConns, "max", 8, "the most connections any policy may open (every policy starts at 1)")
-	fs.DurationVar(&c.warmup, "warmup", pool.DefaultRule(1, 8).SettleTime(2), "unmeasured time each run gives its policy to settle (the default is rpclab's rule's pool.Rule.SettleTime from 1 to 8 connections: a 1 s decision, then 18 s per connection it adds, a 12 s trial, 5 s cooldown and 1 s decision)")
+	fs.DurationVar(&c.warmup, "warmup", adaptive.DefaultRule(1, 8).SettleTime(8), "unmeasured time each run gives its policy to settle (the default is rpclab's rule's adaptive.Rule.SettleTime from 1 to 8 connections: a 1 s decision, then 13 s per connection it adds, a 12 s trial and a 1 s decision)")
 	fs.DurationVar(&c.interval, "interval", 20*time.Second, "measured time per run")
 	fs.IntVar(&c.repeats, "repeats", 3, "runs of every policy per in-flight count, the policies in rotating order each repeat; the table gives medians")
 	rate := fs.String("rate", "0", "emulated bandwidth of each connection, each way, as tc writes it (100mbit, 1gbit; 0: unlimited): a per-connection limit, as a per-flow shaper's or one TCP flow's window over a long path, which more connections lift")
@@ -174,10 +174,10 @@ func namesOf(pols []peers.Policy) []string {
 	return names
 }
 
-// parsePolicies reads --policies: names of peers.Policies or
-// peers.Controls, comma-separated.
+// parsePolicies reads --policies: names of peers.Policies,
+// comma-separated.
 func parsePolicies(s string) ([]peers.Policy, error) {
-	all := append(peers.Policies(), peers.Controls()...)
+	all := peers.Policies()
 	names := namesOf(all)
 	var out []peers.Policy
 	for _, name := range strings.Split(s, ",") {
@@ -195,7 +195,7 @@ func parsePolicies(s string) ([]peers.Policy, error) {
 // from the run's measured interval (negative: its warm-up).
 func writePolicyEvents(path string, runs []peers.PolicyRun) error {
 	var b strings.Builder
-	fmt.Fprintln(&b, "policy\tinflight\trepeat\t"+strings.Join(pool.EventColumns, "\t"))
+	fmt.Fprintln(&b, "policy\tinflight\trepeat\t"+strings.Join(peers.EventColumns, "\t"))
 	type cell struct {
 		policy   string
 		inflight int
@@ -205,7 +205,7 @@ func writePolicyEvents(path string, runs []peers.PolicyRun) error {
 		k := cell{r.Policy, r.Inflight}
 		repeat[k]++
 		for _, e := range r.Events {
-			fmt.Fprintf(&b, "%s\t%d\t%d\t%s\n", r.Policy, r.Inflight, repeat[k], strings.Join(e.Columns(r.Start), "\t"))
+			fmt.Fprintf(&b, "%s\t%d\t%d\t%s\n", r.Policy, r.Inflight, repeat[k], strings.Join(peers.EventRow(e, r.Start), "\t"))
 		}
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {

@@ -58,17 +58,18 @@ func TestPoliciesBadFlags(t *testing.T) {
 // warm-up's negative.
 func TestWritePolicyEvents(t *testing.T) {
 	start := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	ev := func(at time.Duration, from, to int, a pool.Action, r pool.Reason) pool.Event {
-		return pool.Event{At: start.Add(at), From: from, To: to, Action: a, Reason: r, InFlight: 64, MeanInFlight: 63.5, Throughput: 2300}
+	const limit, noGain, settled, gain = "limit", "no gain", "settled", "gain"
+	ev := func(at time.Duration, from, to int, r string) pool.Event {
+		return pool.Event{At: start.Add(at), From: from, To: to, Reason: r, MeanInFlight: 63.5, Throughput: 2300}
 	}
 	runs := []peers.PolicyRun{
-		{Policy: "rpclab", Inflight: 64, Start: start, Events: []pool.Event{ev(-90*time.Second, 1, 2, pool.Grow, pool.ReasonLimit)}},
+		{Policy: "rpclab", Inflight: 64, Start: start, Events: []pool.Event{ev(-90*time.Second, 1, 2, limit)}},
 		{Policy: "spanner", Inflight: 64, Start: start},
 		{Policy: "rpclab", Inflight: 64, Start: start.Add(time.Hour), Events: []pool.Event{
-			ev(time.Hour-3*time.Second, 8, 7, pool.Shrink, pool.ReasonHeldCostly),
-			ev(time.Hour+2*time.Second, 7, 7, pool.Hold, pool.ReasonSettled),
+			ev(time.Hour-3*time.Second, 8, 7, noGain),
+			ev(time.Hour+2*time.Second, 7, 7, settled),
 		}},
-		{Policy: "rpclab", Inflight: 8, Start: start, Events: []pool.Event{ev(time.Second, 5, 5, pool.Hold, pool.ReasonGain)}},
+		{Policy: "rpclab", Inflight: 8, Start: start, Events: []pool.Event{ev(time.Second, 5, 5, gain)}},
 	}
 	path := filepath.Join(t.TempDir(), "events.tsv")
 	if err := writePolicyEvents(path, runs); err != nil {
@@ -83,8 +84,8 @@ func TestWritePolicyEvents(t *testing.T) {
 		t.Fatalf("got %d lines, want a header naming the run and 4 events:\n%s", len(lines), b)
 	}
 	for i, want := range []string{
-		"rpclab\t64\t1\t-90.0\t1\t2\tgrow\t" + pool.ReasonLimit.String() + "\t64\t63.5\t",
-		"rpclab\t64\t2\t-3.0\t8\t7\tshrink\t" + pool.ReasonHeldCostly.String() + "\t",
+		"rpclab\t64\t1\t-90.0\t1\t2\tgrow\t" + limit + "\t63.5\t",
+		"rpclab\t64\t2\t-3.0\t8\t7\tshrink\t" + noGain + "\t",
 		"rpclab\t64\t2\t2.0\t7\t7\thold\t",
 		"rpclab\t8\t1\t1.0\t5\t5\thold\t",
 	} {

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/bench/peers"
-	"github.com/rpclab/rpclab/pool"
 )
 
 // rampConfig is what `peers ramp` runs.
@@ -37,7 +36,7 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 	fs.StringVar(&c.rpclab, "rpclab", "", "rpclab binary (the server, as `rpclab serve`)")
 	fs.StringVar(&c.serverCPUs, "server-cpus", "1", "CPUs of the server (taskset list)")
 	rates := fs.String("rates", "5000,10000,20000,40000,60000,80000", "offered RPC/s of the rising steps (comma-separated); the ramp then falls back through them")
-	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated; also the controls \"rpclab-p\", rule p, the default before rule q, \"rpclab-q\", rule q, the default before rule r, and \"rpclab-r\", rule r, the default before rule s)")
+	pols := fs.String("policies", strings.Join(policyNames(), ","), "sizing policies to run (comma-separated)")
 	fixed := fs.String("fixed", "1,2,4,8", "fixed pool sizes to run through the same ramp (comma-separated; \"\" for none)")
 	fs.DurationVar(&c.spec.Warmup, "warmup", 5*time.Second, "the first rate, unrecorded, before the first step (the client's start is not measured)")
 	fs.DurationVar(&c.spec.Step, "step", 20*time.Second, "how long each rate is held")
@@ -158,7 +157,7 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 // numbered by the step under way), with the signals each was taken on.
 func writeRampEvents(path string, byRun [][]peers.Ramp, step time.Duration) error {
 	var b strings.Builder
-	fmt.Fprintln(&b, "run\trepeat\tstep\t"+strings.Join(pool.EventColumns, "\t"))
+	fmt.Fprintln(&b, "run\trepeat\tstep\t"+strings.Join(peers.EventColumns, "\t"))
 	for _, rs := range byRun {
 		for j, r := range rs {
 			if !r.Adaptive {
@@ -174,7 +173,7 @@ func writeRampEvents(path string, byRun [][]peers.Ramp, step time.Duration) erro
 				default:
 					k = strconv.Itoa(i + 1)
 				}
-				fmt.Fprintf(&b, "%s\t%d\t%s\t%s\n", r.Policy, j+1, k, strings.Join(e.Columns(r.Start), "\t"))
+				fmt.Fprintf(&b, "%s\t%d\t%s\t%s\n", r.Policy, j+1, k, strings.Join(peers.EventRow(e, r.Start), "\t"))
 			}
 		}
 	}

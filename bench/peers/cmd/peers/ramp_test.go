@@ -52,19 +52,14 @@ func TestRampBadFlags(t *testing.T) {
 	}
 }
 
-// TestParsePoliciesControl: --policies takes the controls rpclab-p (rule
-// p, no jump) and rpclab-q (rule q, the default before rule r) by name, while the
-// default list is the anchors' without them.
-func TestParsePoliciesControl(t *testing.T) {
-	pols, err := parsePolicies("rpclab,rpclab-p,rpclab-q")
-	if err != nil {
-		t.Fatal(err)
+// TestParsePoliciesRetired: --policies refuses the names of retired
+// controls (rpclab's earlier rules are gone) naming the flag.
+func TestParsePoliciesRetired(t *testing.T) {
+	if _, err := parsePolicies("rpclab,rpclab-p"); err == nil || !strings.Contains(err.Error(), "--policies") {
+		t.Errorf("got %v, want an error naming --policies", err)
 	}
-	if len(pols) != 3 || pols[0].Name != "rpclab" || pols[1].Name != "rpclab-p" || pols[2].Name != "rpclab-q" {
-		t.Fatalf("got %+v, want rpclab, rpclab-p, rpclab-q", pols)
-	}
-	if names := strings.Join(policyNames(), ","); strings.Contains(names, "rpclab-") {
-		t.Errorf("default policies %v include a control", names)
+	if names := strings.Join(policyNames(), ","); names != "rpclab,spanner,a105,yarpc" {
+		t.Errorf("default policies: got %v", names)
 	}
 }
 
@@ -162,20 +157,20 @@ func hasRow(out, run, field string) bool {
 func TestWriteRampEvents(t *testing.T) {
 	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
 	steps := make([]peers.RampStep, 3)
-	ev := func(at time.Duration, from, to int, a pool.Action, r pool.Reason) pool.Event {
-		return pool.Event{At: start.Add(at), From: from, To: to, Action: a, Reason: r, InFlight: 7, MeanInFlight: 6.5, Throughput: 5000, Baseline: 4000, Tried: 4500,
-			BaseLatency: 300 * time.Microsecond, TriedLatency: 250 * time.Microsecond,
-			BaseCPU: 20 * time.Microsecond, TriedCPU: 21500 * time.Nanosecond, Steal: 0.12}
+	const limit, gain, idle = "limit", "gain", "idle"
+	ev := func(at time.Duration, from, to int, r string) pool.Event {
+		return pool.Event{At: start.Add(at), From: from, To: to, Reason: r, MeanInFlight: 6.5, Throughput: 5000, With: 4500, Without: 4000,
+			Backoff: 5 * time.Second}
 	}
 	byRun := [][]peers.Ramp{
 		{{Policy: "pool:2", Steps: steps, Start: start}},
 		{
 			{Policy: "rpclab", Adaptive: true, Steps: steps, Start: start, Events: []pool.Event{
-				ev(-2*time.Second, 1, 2, pool.Grow, pool.ReasonProbe),
-				ev(9*time.Second, 2, 2, pool.Hold, pool.ReasonGain),
+				ev(-2*time.Second, 1, 2, limit),
+				ev(9*time.Second, 2, 2, gain),
 			}},
 			{Policy: "rpclab", Adaptive: true, Steps: steps, Start: start, Events: []pool.Event{
-				ev(31*time.Second, 2, 1, pool.Shrink, pool.ReasonIdle),
+				ev(31*time.Second, 2, 1, idle),
 			}},
 		},
 	}
@@ -192,15 +187,15 @@ func TestWriteRampEvents(t *testing.T) {
 		t.Fatalf("got %d lines, want a header and 3 events:\n%s", len(lines), b)
 	}
 	for i, want := range []string{
-		"rpclab\t1\twarm-up\t-2.0\t1\t2\tgrow\t" + pool.ReasonProbe.String() + "\t7\t6.5\t",
-		"rpclab\t1\t2\t9.0\t2\t2\thold\t" + pool.ReasonGain.String() + "\t7\t6.5\t",
+		"rpclab\t1\twarm-up\t-2.0\t1\t2\tgrow\t" + limit + "\t6.5\t",
+		"rpclab\t1\t2\t9.0\t2\t2\thold\t" + gain + "\t6.5\t",
 		"rpclab\t2\ttail\t31.0\t2\t1\tshrink\t",
 	} {
 		if !strings.HasPrefix(lines[i+1], want) {
 			t.Errorf("line %d: got %q, want it to start %q", i+1, lines[i+1], want)
 		}
 	}
-	if !strings.HasSuffix(lines[2], "\t5000\t4000\t4500\t300\t250\t20.0\t21.5\t0.12") {
-		t.Errorf("got %q, want the throughput, then the trial's two sides' throughputs, latencies and CPU per RPC, then the host's steal", lines[2])
+	if !strings.HasSuffix(lines[2], "\t5000\t4500\t4000\t5") {
+		t.Errorf("got %q, want the throughput, then the trial's throughputs with and without its connection, then the back-off", lines[2])
 	}
 }
