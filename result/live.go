@@ -20,11 +20,11 @@ const (
 
 // Stacks a LiveProcess names, from what the process maps and carries.
 const (
-	StackGo      = "grpc-go"  // a Go binary with google.golang.org/grpc in its build info
+	StackGo      = "grpc-go"   // a Go binary with google.golang.org/grpc in its build info
 	StackJava    = "grpc-java" // a JVM
-	StackCCore   = "c-core"   // libgrpc in the mappings, or grpc's core symbols in the binary
-	StackNode    = "grpc-js"  // a node binary
-	StackTonic   = "tonic"    // a Rust binary naming tonic or h2
+	StackCCore   = "c-core"    // libgrpc in the mappings, or grpc's core symbols in the binary
+	StackNode    = "grpc-js"   // a node binary
+	StackTonic   = "tonic"     // a Rust binary naming tonic or h2
 	StackUnknown = "unknown"
 )
 
@@ -186,6 +186,12 @@ type LiveChannel struct {
 	CallsSucceeded int64   `json:"calls_succeeded"`
 	CallsFailed    int64   `json:"calls_failed"`
 	Subchannels    []int64 `json:"subchannels"`
+	// Samples counts the reads that listed it; InFlightMax and InFlightSum
+	// its calls in flight (started - succeeded - failed: those on a stream
+	// and those waiting for one) over them.
+	Samples     int   `json:"samples"`
+	InFlightMax int64 `json:"in_flight_max"`
+	InFlightSum int64 `json:"in_flight_sum"`
 }
 
 // LiveSubchannel is one subchannel and its sockets.

@@ -183,6 +183,8 @@ type czWindow struct {
 	firstSockets map[int64]czSocket
 	sockets      map[int64]*result.LiveChannelzSocket
 	sockOrder    []int64
+	// inflight holds each channel's calls in flight over the reads.
+	inflight map[int64]*result.LiveChannel
 }
 
 // add folds one read in and returns its streams in flight per socket.
@@ -190,10 +192,25 @@ func (w *czWindow) add(s *czSnapshot) []result.LiveStreams {
 	if w.first == nil {
 		w.first, w.firstSockets, w.sockets = map[int64]czChannel{}, map[int64]czSocket{}, map[int64]*result.LiveChannelzSocket{}
 	}
+	if w.inflight == nil {
+		w.inflight = map[int64]*result.LiveChannel{}
+	}
 	for _, ch := range s.channels {
 		if _, ok := w.first[ch.id]; !ok {
 			w.first[ch.id] = ch
 		}
+		c := w.inflight[ch.id]
+		if c == nil {
+			if len(w.inflight) >= MaxChannelzChannels {
+				continue
+			}
+			c = &result.LiveChannel{}
+			w.inflight[ch.id] = c
+		}
+		in := max(ch.started-ch.succeeded-ch.failed, 0)
+		c.Samples++
+		c.InFlightSum += in
+		c.InFlightMax = max(c.InFlightMax, in)
 	}
 	w.last, w.subs = s.channels, s.subchannels
 	var out []result.LiveStreams
@@ -241,6 +258,10 @@ func (w *czWindow) record() *result.LiveChannelz {
 			ID: ch.id, Target: ch.target, CallsStarted: ch.started - f.started, CallsSucceeded: ch.succeeded - f.succeeded,
 			CallsFailed: ch.failed - f.failed, Subchannels: append([]int64{}, ch.subchannels...),
 		})
+		if c := w.inflight[ch.id]; c != nil {
+			o := &out.Channels[len(out.Channels)-1]
+			o.Samples, o.InFlightMax, o.InFlightSum = c.Samples, c.InFlightMax, c.InFlightSum
+		}
 	}
 	ids := make([]int64, 0, len(w.subs))
 	for id := range w.subs {
