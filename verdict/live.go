@@ -69,8 +69,12 @@ const (
 	// LiveLimitedShare: a busy connection limited by rwnd or sndbuf at
 	// least this share of its busy time is limited by them.
 	LiveLimitedShare = 0.5
-	// LiveCwndShare: a connection busy at least this share of the window
-	// and not app-limited is limited by its congestion window.
+	// LiveCwndShare: a connection busy at least this share of the window,
+	// not app-limited, with bytes left unsent in the socket (more than its
+	// congestion window let out) is limited by its congestion window.
+	// Busy alone is not enough: a request whose reply the server delays
+	// stays unacknowledged (its ACK rides on the reply), so request and
+	// reply traffic reads busy all the time.
 	LiveCwndShare = 0.9
 	// LiveRetransShare: retransmitted bytes at least this share of bytes
 	// sent are loss.
@@ -389,8 +393,8 @@ func liveNetwork(r *result.LiveRecord, t LiveTarget, v *LiveVerdict) bool {
 		why = fmt.Sprintf("the client's send buffer: sndbuf-limited %.0f%% of its busy time", 100*float64(c.SndbufLimitedUS)/float64(c.BusyUS))
 	case c.BytesSent > 0 && float64(c.BytesRetrans) >= LiveRetransShare*float64(c.BytesSent):
 		why = fmt.Sprintf("loss: %.1f%% of the bytes sent were sent again", 100*float64(c.BytesRetrans)/float64(c.BytesSent))
-	case busy >= LiveCwndShare && !appLimited:
-		why = fmt.Sprintf("its congestion window (cwnd %d segments, RTT %v): busy and not app-limited", c.SndCwnd, time.Duration(c.RTTUS)*time.Microsecond)
+	case busy >= LiveCwndShare && !appLimited && c.NotsentMaxBytes > 0:
+		why = fmt.Sprintf("its congestion window (cwnd %d segments, RTT %v): busy, not app-limited, up to %d bytes waiting unsent", c.SndCwnd, time.Duration(c.RTTUS)*time.Microsecond, c.NotsentMaxBytes)
 	default:
 		return false
 	}
@@ -410,13 +414,17 @@ func liveWaiting(r *result.LiveRecord, t LiveTarget, v *LiveVerdict) {
 		used = float64(r.CPU.ProcessNS) / d / r.CPU.AllowedCPUs
 	}
 	idle := 0
+	var busy float64
 	for _, c := range t.Conns {
+		if d > 0 {
+			busy += float64(c.BusyUS) * 1e3 / d / float64(len(t.Conns))
+		}
 		if (c.Samples > 0 && float64(c.AppLimited) >= LiveAppLimitedShare*float64(c.Samples)) || d <= 0 || float64(c.BusyUS)*1e3/d < LiveBusyShare {
 			idle++
 		}
 	}
 	v.Evidence = []string{
-		fmt.Sprintf("sock_diag: %d of %d connection(s) to %s app-limited or mostly idle", idle, len(t.Conns), t.Remote),
+		fmt.Sprintf("sock_diag: %d of %d connection(s) to %s app-limited or mostly idle; data unacknowledged %.0f%% of the window, none limited by rwnd, sndbuf, cwnd or loss", idle, len(t.Conns), t.Remote, 100*busy),
 		fmt.Sprintf("/proc: the process used %.0f%% of the CPUs it may use (below %.0f%%)", 100*used, 100*ClientCPUBusy),
 	}
 	v.Next = LiveStudy(r, t.Remote)

@@ -132,8 +132,11 @@ func TestLiveNetwork(t *testing.T) {
 	wantKind(t, "rwnd under half, app-limited", r, LiveCannotTell)
 	c.RwndLimitedUS, c.SndbufLimitedUS = 0, busy/2
 	wantKind(t, "sndbuf half", r, LiveNetwork)
-	c.SndbufLimitedUS, c.AppLimited, c.BusyUS = 0, 0, uint64(LiveCwndShare*float64(busy))
+	c.SndbufLimitedUS, c.AppLimited, c.BusyUS, c.NotsentMaxBytes = 0, 0, uint64(LiveCwndShare*float64(busy)), 1
 	wantKind(t, "cwnd", r, LiveNetwork)
+	c.NotsentMaxBytes = 0
+	wantKind(t, "busy, nothing unsent (a delayed reply's ACK)", r, LiveCannotTell)
+	c.NotsentMaxBytes = 1
 	c.BusyUS = uint64((LiveCwndShare - 0.01) * float64(busy))
 	wantKind(t, "under cwnd share", r, LiveCannotTell)
 	c.BytesSent, c.BytesRetrans = 10000, 100
