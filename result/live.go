@@ -88,6 +88,9 @@ type LiveCPU struct {
 	// HostBusyNS the busy time of every CPU of the host (steal included).
 	ProcessNS  int64 `json:"process_ns"`
 	HostBusyNS int64 `json:"host_busy_ns"`
+	// WaitNS is the time its threads were runnable and waited for a CPU
+	// (schedstat), summed over them: CPU it wanted and did not get.
+	WaitNS int64 `json:"wait_ns"`
 	// ThreadCount is the process's threads at the end; Threads the
 	// busiest, at most MaxLiveThreads, busiest first.
 	ThreadCount int          `json:"thread_count"`

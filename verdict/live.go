@@ -317,11 +317,18 @@ func liveClientCPU(r *result.LiveRecord, _ LiveTarget, v *LiveVerdict) bool {
 		return false
 	}
 	used := float64(r.CPU.ProcessNS) / d
-	share := used / r.CPU.AllowedCPUs
+	waited := float64(r.CPU.WaitNS) / d
+	// Demand is the CPU it used and the CPU it waited for: on a host
+	// whose other work takes the CPUs, a saturated client runs less than
+	// its allowed CPUs and waits the rest, capped at what it may use.
+	share := min(used+waited, r.CPU.AllowedCPUs) / r.CPU.AllowedCPUs
 	if share >= ClientCPUBusy {
 		v.Kind = LiveClientCPU
-		v.Text = fmt.Sprintf("the client's CPU is the limit: the process used %.2f of the %.2f CPUs it may use; more connections cannot help until it has CPU to spare", used, r.CPU.AllowedCPUs)
-		v.Evidence = []string{fmt.Sprintf("/proc: %.0f%% of its allowed CPUs busy (at or above %.0f%%): %s", 100*share, 100*ClientCPUBusy, allowedText(r.CPU))}
+		v.Text = fmt.Sprintf("the client's CPU is the limit: the process used %.2f and waited for %.2f more of the %.2f CPUs it may use; more connections cannot help until it has CPU to spare", used, waited, r.CPU.AllowedCPUs)
+		v.Evidence = []string{fmt.Sprintf("/proc: CPU used and waited for at %.0f%% of its allowed CPUs (at or above %.0f%%): %s", 100*share, 100*ClientCPUBusy, allowedText(r.CPU))}
+		if waited > 0.1*used {
+			v.Evidence = append(v.Evidence, fmt.Sprintf("schedstat: its threads waited %.2f CPUs' worth for a CPU: other work on its CPUs takes what it would use", waited))
+		}
 		if len(r.CPU.Threads) > 0 {
 			th := r.CPU.Threads[0]
 			v.Evidence = append(v.Evidence, fmt.Sprintf("busiest thread %q (%d): %.2f of a core", th.Name, th.TID, float64(th.CPUNS)/d))

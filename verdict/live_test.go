@@ -101,6 +101,11 @@ func TestLiveClientCPU(t *testing.T) {
 	wantKind(t, "at the edge", r, LiveClientCPU)
 	r.CPU.ProcessNS = int64((ClientCPUBusy - 0.01) * 2 * float64(liveWin))
 	wantKind(t, "below the edge", r, LiveCannotTell)
+	r.CPU.ProcessNS = int64(0.3 * 2 * float64(liveWin))
+	r.CPU.WaitNS = int64(ClientCPUBusy*2*float64(liveWin)) - r.CPU.ProcessNS + 1 // float rounding
+	wantKind(t, "used and waited at the edge", r, LiveClientCPU)
+	r.CPU.WaitNS -= int64(0.01 * 2 * float64(liveWin))
+	wantKind(t, "used and waited below the edge", r, LiveCannotTell)
 	r = liveRec(1)
 	r.CPU.AllowedCPUs, r.CPU.QuotaCPUs, r.CPU.ProcessNS = 0.5, 0.5, liveWin/2
 	v := wantKind(t, "at a half-CPU quota", r, LiveClientCPU)

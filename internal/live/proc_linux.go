@@ -113,7 +113,7 @@ func readProcess(pid int) (name string, cpu time.Duration, threads []thread, err
 			continue // the thread ended
 		}
 		if n, c, ok := statCPU(b); ok {
-			threads = append(threads, thread{tid, n, c})
+			threads = append(threads, thread{tid: tid, name: n, cpu: c, wait: schedWait(dir + "/" + t + "/schedstat")})
 		}
 	}
 	return name, cpu, threads, nil
@@ -189,4 +189,22 @@ func quotaAt(path string, v1 bool) float64 {
 		return 0
 	}
 	return q / p
+}
+
+// schedWait reads a thread's run-queue wait from its schedstat ("run_ns
+// wait_ns slices"); 0 when the kernel keeps none.
+func schedWait(path string) time.Duration {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	w, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(w)
 }

@@ -154,6 +154,9 @@ type thread struct {
 	tid  int
 	name string
 	cpu  time.Duration
+	// wait is the time it was runnable and waited for a CPU
+	// (/proc/PID/task/TID/schedstat's second field).
+	wait time.Duration
 }
 
 // snapshot is one read of the process.

@@ -148,12 +148,16 @@ func (s *Sampler) addThreads(snap *snapshot, first bool) []result.LiveThread {
 	}
 	clear(s.threadsPrev)
 	all := make([]result.LiveThread, 0, len(snap.threads))
+	var wait time.Duration
 	for _, t := range snap.threads {
 		s.threadsPrev[t.tid] = t
 		if b, ok := s.threads0[t.tid]; ok {
 			all = append(all, result.LiveThread{TID: t.tid, Name: t.name, CPUNS: int64(max(t.cpu-b.cpu, 0))})
+			wait += max(t.wait-b.wait, 0)
 		}
 	}
+	// Threads that ended keep the wait they had.
+	r.CPU.WaitNS = max(r.CPU.WaitNS, int64(wait))
 	busiest := func(ts []result.LiveThread, n int) []result.LiveThread {
 		slices.SortFunc(ts, func(a, b result.LiveThread) int {
 			return cmp.Or(cmp.Compare(b.CPUNS, a.CPUNS), cmp.Compare(a.TID, b.TID))
