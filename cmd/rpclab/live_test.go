@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -141,5 +142,41 @@ func TestLiveServerOnly(t *testing.T) {
 	code, stdout, stderr := runInProcess("doctor", "--pid", strconv.Itoa(cmd.Process.Pid), "--window", "1s")
 	if code != 0 || !strings.Contains(stdout, "Verdict (server-only)") {
 		t.Errorf("exit %d: %s%s", code, stdout, stderr)
+	}
+}
+
+// TestLiveWatchCtrlC: --watch redraws until an interrupt, then prints the
+// verdict over what it saw and exits 0.
+func TestLiveWatchCtrlC(t *testing.T) {
+	ctx := testutil.Context(t)
+	cmd := rpclabCmd(ctx, "doctor", "--pid", strconv.Itoa(os.Getpid()), "--watch")
+	r, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := &strings.Builder{}
+	buf := make([]byte, 4096)
+	for !strings.Contains(out.String(), "CPU: the process") { // the first frame
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatalf("no frame: %v: %s %s", err, out, stderr.String())
+		}
+		out.Write(buf[:n])
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(r)
+	out.Write(rest)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v: %s", err, stderr.String())
+	}
+	if !strings.Contains(out.String(), "\nVerdict (") {
+		t.Errorf("no verdict after Ctrl-C:\n%s", out)
 	}
 }
