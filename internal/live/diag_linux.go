@@ -67,33 +67,43 @@ type sock struct {
 	info          netlink.TCPInfo
 }
 
-// sockets returns the established sockets whose inode is in inodes and
-// the listening addresses among them.
-func (d *diag) sockets(inodes map[uint32]bool) (estab []sock, listening []string, err error) {
+// dump returns the namespace's established and listening TCP sockets.
+func (d *diag) dump() ([]*netlink.InetDiagTCPInfoResp, error) {
+	var out []*netlink.InetDiagTCPInfoResp
 	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		resp, err := d.h.SocketDiagTCPInfo(fam)
 		if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
-			return nil, nil, fmt.Errorf("live: sock_diag: %w", err)
+			return nil, fmt.Errorf("live: sock_diag: %w", err)
 		}
 		for _, r := range resp {
-			m := r.InetDiagMsg
-			if m == nil || !inodes[m.INode] {
-				continue
-			}
-			local := addrPort(m.ID.Source, m.ID.SourcePort)
-			switch m.State {
-			case tcpListen:
-				listening = append(listening, local)
-			case tcpEstablished:
-				s := sock{inode: m.INode, local: local, remote: addrPort(m.ID.Destination, m.ID.DestinationPort)}
-				if r.TCPInfo != nil {
-					s.info = *r.TCPInfo
-				}
-				estab = append(estab, s)
+			if m := r.InetDiagMsg; m != nil && (m.State == tcpEstablished || m.State == tcpListen) {
+				out = append(out, r)
 			}
 		}
 	}
-	return estab, listening, nil
+	return out, nil
+}
+
+// mine returns the sockets of dump whose inode is in inodes: the
+// established ones with TCP_INFO, and the listening addresses.
+func mine(dump []*netlink.InetDiagTCPInfoResp, inodes map[uint32]bool) (estab []sock, listening []string) {
+	for _, r := range dump {
+		m := r.InetDiagMsg
+		if !inodes[m.INode] {
+			continue
+		}
+		local := addrPort(m.ID.Source, m.ID.SourcePort)
+		if m.State == tcpListen {
+			listening = append(listening, local)
+			continue
+		}
+		k := sock{inode: m.INode, local: local, remote: addrPort(m.ID.Destination, m.ID.DestinationPort)}
+		if r.TCPInfo != nil {
+			k.info = *r.TCPInfo
+		}
+		estab = append(estab, k)
+	}
+	return estab, listening
 }
 
 // addrPort formats an address as host:port, an IPv4-mapped IPv6 address

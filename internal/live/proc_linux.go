@@ -66,6 +66,20 @@ func socketInodes(pid int) (map[uint32]bool, error) {
 	return out, nil
 }
 
+// fdNames lists pid's descriptor numbers, in the kernel's order.
+func fdNames(pid int) ([]string, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return nil, procErr(pid, "file descriptors (/proc/PID/fd)", err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(maxFDs)
+	if err != nil && len(names) == 0 {
+		return nil, procErr(pid, "file descriptors (/proc/PID/fd)", err)
+	}
+	return names, nil
+}
+
 // statCPU parses a /proc/.../stat line: its command name and utime+stime.
 func statCPU(b []byte) (name string, cpu time.Duration, ok bool) {
 	s := string(b)

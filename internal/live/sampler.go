@@ -53,6 +53,7 @@ type Sampler struct {
 	threads0, threadsPrev map[int]thread
 	cpu0, host0           time.Duration
 	dropped               int
+	fds                   fdCache
 }
 
 // Open checks that pid exists and may be read, opens sock_diag in its
