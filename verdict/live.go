@@ -251,16 +251,22 @@ func liveStreamLimit(r *result.LiveRecord, t LiveTarget, v *LiveVerdict) bool {
 	if len(socks) == 0 {
 		return false
 	}
-	var calls, streams float64
+	var calls, streams, queued float64
 	for _, ch := range chans {
-		calls += mean(ch.InFlightSum, ch.Samples)
+		c := mean(ch.InFlightSum, ch.Samples)
+		calls += c
+		queued += max(c-channelStreams(r.Channelz, ch, t.Remote), 0)
 	}
+	// Calls wait when a channel holds more calls than its sockets hold
+	// streams, by LiveQueuedCalls a channel: a call counted between its
+	// start and its stream's makes a small difference on any channel.
+	queued /= float64(len(chans))
 	atLimit, perSocket := 0, int64(0)
 	var limit int64
 	for _, s := range socks {
 		m := mean(s.InFlightSum, s.Samples)
 		streams += m
-		flat := s.InFlightMax > 0 && float64(s.InFlightMax)-m < 0.5
+		flat := s.InFlightMax > 0 && float64(s.InFlightMax)-m < max(0.25, 0.05*float64(s.InFlightMax))
 		switch {
 		case s.PeerMaxStreams > 0 && s.Samples > 0 && float64(s.AtLimit) >= LiveAtLimitShare*float64(s.Samples):
 			atLimit++
@@ -271,7 +277,6 @@ func liveStreamLimit(r *result.LiveRecord, t LiveTarget, v *LiveVerdict) bool {
 			perSocket = max(perSocket, s.InFlightMax)
 		}
 	}
-	queued := calls - streams
 	if atLimit < len(socks) || perSocket == 0 || (limit == 0 && queued < LiveQueuedCalls) {
 		return false
 	}
@@ -284,10 +289,33 @@ func liveStreamLimit(r *result.LiveRecord, t LiveTarget, v *LiveVerdict) bool {
 	v.Text = fmt.Sprintf("RPCs queue in the client for a stream: the %d connection(s) to %s are at their stream limit; use %d connections", len(socks), t.Remote, v.Conns)
 	v.Evidence = []string{
 		fmt.Sprintf("channelz: streams in flight sat at %s in at least %.0f%% of the samples on every socket", lim, 100*LiveAtLimitShare),
-		fmt.Sprintf("channelz: %.1f calls in flight on the channels against %.1f streams on their sockets: %.1f calls waited for a stream", calls, streams, max(queued, 0)),
+		fmt.Sprintf("channelz: %.1f calls in flight on %d channel(s) against %.1f streams on their sockets: %.1f calls a channel waited for a stream", calls, len(chans), streams, queued),
 		fmt.Sprintf("%d connections carry %.1f calls at %d streams each", v.Conns, calls, perSocket),
 	}
 	return true
+}
+
+// channelStreams is the mean streams in flight on ch's sockets to target.
+func channelStreams(cz *result.LiveChannelz, ch result.LiveChannel, target string) float64 {
+	subs := map[int64]bool{}
+	for _, id := range ch.Subchannels {
+		subs[id] = true
+	}
+	mine := map[int64]bool{}
+	for _, sc := range cz.Subchannels {
+		if subs[sc.ID] {
+			for _, id := range sc.Sockets {
+				mine[id] = true
+			}
+		}
+	}
+	n := 0.0
+	for _, s := range cz.Sockets {
+		if mine[s.ID] && s.Remote == target {
+			n += mean(s.InFlightSum, s.Samples)
+		}
+	}
+	return n
 }
 
 // liveTrapChannelz: more channels carrying calls than sockets to a target.
@@ -435,10 +463,10 @@ func liveWaiting(r *result.LiveRecord, t LiveTarget, v *LiveVerdict) {
 		fmt.Sprintf("/proc: the process used %.0f%% of the CPUs it may use (below %.0f%%)", 100*used, 100*ClientCPUBusy),
 	}
 	v.Next = LiveStudy(r, t.Remote)
-	if r.Channelz != nil && idle == len(t.Conns) {
+	if r.Channelz != nil {
 		if chans, socks := channelsTo(r.Channelz, t.Remote); len(socks) > 0 {
 			v.Kind = LiveNotClient
-			v.Text = fmt.Sprintf("not the client: its connections to %s are idle or app-limited, its CPU is spare and no call waits for a stream: the time goes to waiting for the server", t.Remote)
+			v.Text = fmt.Sprintf("not the client: its CPU is spare, its connections to %s are limited by neither the network nor the peer's window, and no call waits for a stream: the time goes to waiting for the server", t.Remote)
 			v.Evidence = append(v.Evidence, fmt.Sprintf("channelz: %d channel(s), %d socket(s), no call waiting for a stream", len(chans), len(socks)))
 			v.Next = ""
 			return

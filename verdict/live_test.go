@@ -68,6 +68,17 @@ func TestLiveStreamLimit(t *testing.T) {
 	}
 	wantKind(t, "calls just at the queue edge", withChannelz(liveRec(1), 1, 1+LiveQueuedCalls, 1, 0, 0), LiveStreamLimit)
 	wantKind(t, "calls below the queue edge", withChannelz(liveRec(1), 1, 1.4, 1, 0, 0), LiveNotClient)
+	// 8 channels of one call on 8 sockets caught between calls (0.8
+	// streams each): 1.6 calls over streams in all, 0.2 a channel.
+	perWorker := liveRec(8)
+	perWorker.Channelz = &result.LiveChannelz{Addr: "127.0.0.1:1"}
+	for i := range 8 {
+		id := int64(i)
+		perWorker.Channelz.Channels = append(perWorker.Channelz.Channels, result.LiveChannel{ID: id, Subchannels: []int64{100 + id}, Samples: 5, InFlightSum: 5, InFlightMax: 1})
+		perWorker.Channelz.Subchannels = append(perWorker.Channelz.Subchannels, result.LiveSubchannel{ID: 100 + id, Sockets: []int64{200 + id}})
+		perWorker.Channelz.Sockets = append(perWorker.Channelz.Sockets, result.LiveChannelzSocket{ID: 200 + id, Remote: "10.0.0.1:443", Samples: 5, InFlightSum: 4, InFlightMax: 1})
+	}
+	wantKind(t, "a channel a worker, between calls", perWorker, LiveNotClient)
 	wantKind(t, "at the peer limit half the samples", withChannelz(liveRec(1), 1, 100, 100, 100, 5), LiveStreamLimit)
 	wantKind(t, "at the peer limit under half", withChannelz(liveRec(1), 1, 100, 100, 100, 4), LiveNotClient)
 }
