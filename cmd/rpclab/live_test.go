@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	channelzsvc "google.golang.org/grpc/channelz/service"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/server"
@@ -178,5 +180,31 @@ func TestLiveWatchCtrlC(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "\nVerdict (") {
 		t.Errorf("no verdict after Ctrl-C:\n%s", out)
+	}
+}
+
+// TestLiveClientCPUKnownAnswer: a Go client pinned to one CPU, in a closed
+// loop of 64 calls on 64 connections to a server in this process, wants
+// all of its one CPU (used, or waited for on a shared host): doctor --pid
+// says the client's CPU, not the connection.
+func TestLiveClientCPUKnownAnswer(t *testing.T) {
+	ctx := testutil.Context(t)
+	target := testutil.Serve(t, server.New(server.Options{}))
+	cmd := rpclabCmd(ctx, "sweep", "--target", target, "--conn", "per-worker", "--inflight", "64", "--warmup", "0s", "--interval", "60s")
+	r, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pinned, err := procstat.StartPinned(cmd, []int{0}); err != nil || !pinned {
+		t.Skipf("cannot start a client pinned to CPU 0: pinned %v, %v", pinned, err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(r)
+	for sc.Scan() && !strings.Contains(sc.Text(), "started") { // the step runs
+	}
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	code, stdout, stderr := runInProcess("doctor", "--pid", strconv.Itoa(cmd.Process.Pid), "--window", "2s")
+	if code != 0 || !strings.Contains(stdout, "Verdict (client-cpu)") || !strings.Contains(stdout, "1 CPUs in its affinity") {
+		t.Errorf("exit %d: %s%s", code, stdout, stderr)
 	}
 }
