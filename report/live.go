@@ -103,7 +103,8 @@ func liveCPU(w io.Writer, r *result.LiveRecord, secs float64) {
 	if c.QuotaCPUs > 0 {
 		allowed += fmt.Sprintf(", a cgroup quota of %.2f", c.QuotaCPUs)
 	}
-	fmt.Fprintf(w, "CPU: the process used %.2f of the %.2f CPUs it may use (%s), %d threads; busiest:", float64(c.ProcessNS)/1e9/secs, c.AllowedCPUs, allowed, c.ThreadCount)
+	fmt.Fprintf(w, "CPU: the process used %.2f (and waited %.2f for a CPU) of the %.2f CPUs it may use (%s), %d threads; busiest:",
+		float64(c.ProcessNS)/1e9/secs, float64(c.WaitNS)/1e9/secs, c.AllowedCPUs, allowed, c.ThreadCount)
 	for i, t := range c.Threads {
 		if i == 5 {
 			break

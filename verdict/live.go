@@ -188,7 +188,7 @@ func liveNotes(r *result.LiveRecord) []string {
 	if d > 0 && r.CPU.HostCPUs > 0 {
 		other := (float64(r.CPU.HostBusyNS) - float64(r.CPU.ProcessNS)) / (d * float64(r.CPU.HostCPUs))
 		if other >= OtherWorkShare {
-			notes = append(notes, fmt.Sprintf("the host is busy: other work took %.0f%% of its %d CPUs (at or above %.0f%%): the process's CPU and the connections' timing share the host with it", 100*other, r.CPU.HostCPUs, 100*OtherWorkShare))
+			notes = append(notes, fmt.Sprintf("the host is busy: other work took %.0f%% of its %d CPUs (at or above %.0f%%): the process's CPU and the connections' timing share the host with it", 100*min(other, 1), r.CPU.HostCPUs, 100*OtherWorkShare))
 		}
 	}
 	if r.Channelz != nil && r.Channelz.Error != "" {
