@@ -18,7 +18,7 @@ import (
 // tried.
 const (
 	// LiveTrap: more channels than sockets to one target (channelz), or a
-	// C-core process carrying a target's RPCs on one connection. Said
+	// C-core or grpc-js process carrying a target's RPCs on one connection. Said
 	// before the stream limit: calls from channels that share a socket
 	// queue at its limit too, and the fix is the channels' own
 	// connections.
@@ -168,7 +168,7 @@ func Live(r *result.LiveRecord) LiveVerdict {
 	main := v.Targets[0]
 	v.Target = main.Remote
 	for _, rule := range []func(*result.LiveRecord, LiveTarget, *LiveVerdict) bool{
-		liveTrapChannelz, liveStreamLimit, liveClientCPU, liveTrapCCore, liveNetwork,
+		liveTrapChannelz, liveStreamLimit, liveClientCPU, liveTrapShared, liveNetwork,
 	} {
 		if rule(r, main, &v) {
 			return v
@@ -387,14 +387,15 @@ func allowedText(c result.LiveCPU) string {
 	return s
 }
 
-// liveTrapCCore: a C-core process with one connection to its target
-// carrying its RPCs.
-func liveTrapCCore(r *result.LiveRecord, t LiveTarget, v *LiveVerdict) bool {
-	if r.Process.Stack != result.StackCCore || r.Channelz != nil || len(t.Conns) != 1 || t.Bytes() == 0 {
+// liveTrapShared: a C-core or grpc-js process with one connection to its
+// target carrying its RPCs: both stacks hand channels with equal
+// arguments one subchannel from a global pool.
+func liveTrapShared(r *result.LiveRecord, t LiveTarget, v *LiveVerdict) bool {
+	if (r.Process.Stack != result.StackCCore && r.Process.Stack != result.StackNode) || r.Channelz != nil || len(t.Conns) != 1 || t.Bytes() == 0 {
 		return false
 	}
 	v.Kind = LiveTrap
-	v.Text = fmt.Sprintf("likely the connection-count trap: this C-core process carries all its RPCs to %s on one connection; C-core shares it among channels with equal arguments, so channels opened per thread do not add connections", t.Remote)
+	v.Text = fmt.Sprintf("likely the connection-count trap: this %s process carries all its RPCs to %s on one connection; %s shares it among channels with equal arguments (its global subchannel pool), so channels opened per worker do not add connections", r.Process.Stack, t.Remote, r.Process.Stack)
 	v.Evidence = []string{
 		fmt.Sprintf("the stack: %s (%s)", r.Process.Stack, r.Process.StackDetail),
 		fmt.Sprintf("sock_diag: 1 connection to %s moved %s in the window", t.Remote, result.FormatBytes(int64(t.Bytes()))),

@@ -84,7 +84,8 @@ func TestLiveStreamLimit(t *testing.T) {
 }
 
 // TestLiveTrap: more channels than sockets is the trap, as many as sockets
-// is not; a C-core process with one busy connection is, with two is not.
+// is not; a C-core or grpc-js process with one busy connection is, a JVM or
+// two connections are not.
 func TestLiveTrap(t *testing.T) {
 	v := wantKind(t, "4 channels, 1 socket", withChannelz(liveRec(1), 4, 1, 1, 0, 0), LiveTrap)
 	if v.Conns != 4 {
@@ -97,6 +98,10 @@ func TestLiveTrap(t *testing.T) {
 	if !strings.Contains(v.Next, "--client python") {
 		t.Errorf("next %q, want the study in python", v.Next)
 	}
+	r.Process.Stack, r.Process.Language = result.StackNode, "node"
+	wantKind(t, "grpc-js, one connection", r, LiveTrap)
+	r.Process.Stack, r.Process.Language = result.StackJava, "java"
+	wantKind(t, "grpc-java, one connection", r, LiveCannotTell)
 	r = liveRec(2)
 	r.Process.Stack = result.StackCCore
 	wantKind(t, "C-core, two connections", r, LiveCannotTell)
