@@ -398,7 +398,7 @@ func liveTrapShared(r *result.LiveRecord, t LiveTarget, v *LiveVerdict) bool {
 	v.Text = fmt.Sprintf("likely the connection-count trap: this %s process carries all its RPCs to %s on one connection; %s shares it among channels with equal arguments (its global subchannel pool), so channels opened per worker do not add connections", r.Process.Stack, t.Remote, r.Process.Stack)
 	v.Evidence = []string{
 		fmt.Sprintf("the stack: %s (%s)", r.Process.Stack, r.Process.StackDetail),
-		fmt.Sprintf("sock_diag: 1 connection to %s moved %s in the window", t.Remote, result.FormatBytes(int64(t.Bytes()))),
+		fmt.Sprintf("sock_diag: 1 connection to %s moved %d bytes in the window", t.Remote, t.Bytes()),
 		"channelz (--channelz) would show whether several channels share it",
 	}
 	v.Next = LiveStudy(r, t.Remote)
