@@ -29,7 +29,7 @@ func TestChannelzWindow(t *testing.T) {
 	channelzsvc.RegisterChannelzServiceToServer(cz)
 	czAddr := testutil.Serve(t, cz)
 	dialN(t, addr, 1)
-	s, err := Open(ctx, os.Getpid(), Options{Channelz: czAddr})
+	s, err := Open(ctx, os.Getpid(), Options{Channelz: czAddr, ChannelzTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,9 @@ func TestChannelzHuge(t *testing.T) {
 	s := grpc.NewServer()
 	channelzpb.RegisterChannelzServer(s, hugeChannelz{})
 	addr := testutil.Serve(t, s)
-	_, err := Open(testutil.Context(t), os.Getpid(), Options{Channelz: addr})
+	// The reply of 100,000 references takes a while to build under -race
+	// on a busy host: the bound, not the time, must refuse it.
+	_, err := Open(testutil.Context(t), os.Getpid(), Options{Channelz: addr, ChannelzTimeout: time.Minute})
 	if !errors.Is(err, ErrChannelz) || !strings.Contains(err.Error(), "more than 10000 sockets") {
 		t.Fatalf("got %v, want ErrChannelz naming the bound", err)
 	}
