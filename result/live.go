@@ -32,6 +32,10 @@ const (
 // last MaxLiveSamples samples (the window's totals still cover it all).
 const MaxLiveSamples = 3600
 
+// MaxLiveSampleEntries bounds the connections and the sockets one sample
+// names: the busiest of its interval.
+const MaxLiveSampleEntries = 64
+
 // LiveRecord is one window of rpclab doctor --pid over a running process:
 // what the kernel (sock_diag's TCP_INFO, /proc) and, when asked, channelz
 // showed of it. Totals cover the whole window; Samples are its time line,
@@ -231,6 +235,9 @@ func checkLive(r *LiveRecord) error {
 		return fmt.Errorf("%d samples, above %d", len(r.Samples), MaxLiveSamples)
 	}
 	for i, s := range r.Samples {
+		if len(s.Conns) > MaxLiveSampleEntries || len(s.Streams) > MaxLiveSampleEntries {
+			return fmt.Errorf("samples[%d] names %d connections and %d sockets, above %d", i, len(s.Conns), len(s.Streams), MaxLiveSampleEntries)
+		}
 		for _, c := range s.Conns {
 			if c.Conn >= len(r.Conns) {
 				return fmt.Errorf("samples[%d] names conn %d of %d", i, c.Conn, len(r.Conns))

@@ -49,9 +49,14 @@ func (s *Sampler) add(snap *snapshot) {
 		sample.HostBusyNS = int64(max(snap.hostBusy-s.prev.hostBusy, 0))
 	}
 	s.addConns(snap, at, first, &sample)
+	sample.Conns = busiestConns(sample.Conns)
 	sample.Threads = s.addThreads(snap, first)
 	if s.czw != nil && snap.cz != nil {
 		sample.Streams = s.czw.add(snap.cz)
+		if len(sample.Streams) > result.MaxLiveSampleEntries {
+			slices.SortStableFunc(sample.Streams, func(a, b result.LiveStreams) int { return cmp.Compare(b.InFlight, a.InFlight) })
+			sample.Streams = sample.Streams[:result.MaxLiveSampleEntries]
+		}
 	}
 	if !first {
 		r.Samples = append(r.Samples, sample)
@@ -106,6 +111,19 @@ func (s *Sampler) addConns(snap *snapshot, at int64, first bool, sample *result.
 			sample.Conns = append(sample.Conns, cs)
 		}
 	}
+}
+
+// busiestConns keeps a sample's MaxLiveSampleEntries connections that
+// moved the most bytes, so a window's time line stays bounded however
+// many connections the process holds (the window's totals keep them all).
+func busiestConns(cs []result.LiveConnSample) []result.LiveConnSample {
+	if len(cs) <= result.MaxLiveSampleEntries {
+		return cs
+	}
+	slices.SortStableFunc(cs, func(a, b result.LiveConnSample) int {
+		return cmp.Compare(b.BytesAcked+b.BytesReceived, a.BytesAcked+a.BytesReceived)
+	})
+	return cs[:result.MaxLiveSampleEntries]
 }
 
 // fillTotals sets a connection's window totals from its first and last
