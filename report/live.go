@@ -3,9 +3,12 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,30 +26,110 @@ var _ Section = LiveSection{}
 // Kind is result.KindLive.
 func (LiveSection) Kind() string { return result.KindLive }
 
-// Table writes each window as LiveText prints it.
+// Table writes each window as LiveText prints it, and its time line.
 func (s LiveSection) Table(w io.Writer) error {
 	for i := range s.Records {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		LiveText(w, &s.Records[i])
+		LiveTimeline(w, &s.Records[i])
 	}
 	return nil
 }
 
-// Charts: a live window's figures are its time lines (LiveTimeline).
-func (s LiveSection) Charts() []Chart { return nil }
+// Charts returns each window's time lines, named "live-<pid>-<n>-bytes"
+// (each connection's bytes a second, the 8 busiest), "-cpu" (the
+// process's and its busiest thread's CPU) and, with channelz, "-streams"
+// (each socket's streams in flight).
+func (s LiveSection) Charts() []Chart {
+	var out []Chart
+	for i := range s.Records {
+		r := &s.Records[i]
+		name := fmt.Sprintf("live-%d-%d", r.Process.PID, i+1)
+		out = append(out, Chart{Name: name + "-bytes", Figure: liveBytesFigure(r)}, Chart{Name: name + "-cpu", Figure: liveCPUFigure(r)})
+		if f, ok := liveStreamsFigure(r); ok {
+			out = append(out, Chart{Name: name + "-streams", Figure: f})
+		}
+	}
+	return out
+}
 
 func (s LiveSection) html() (template.HTML, error) {
-	var b strings.Builder
-	b.WriteString("<h2>Live process</h2>\n")
-	for i := range s.Records {
-		var t strings.Builder
-		LiveText(&t, &s.Records[i])
-		LiveTimeline(&t, &s.Records[i])
-		b.WriteString("<pre>" + template.HTMLEscapeString(t.String()) + "</pre>\n")
+	return kindHTML(s, fmt.Sprintf("Live processes (rpclab doctor --pid): %d windows", len(s.Records)),
+		"Each window: the connections the kernel saw, the CPU, channelz, the verdict and its time line (docs/live.md).")
+}
+
+// liveBytesFigure charts the 8 connections that moved the most bytes.
+func liveBytesFigure(r *result.LiveRecord) Figure {
+	f := Figure{Kind: "live-bytes", Title: fmt.Sprintf("pid %d (%s): bytes a second per connection", r.Process.PID, r.Process.Comm),
+		XLabel: "seconds", YLabel: "KiB/s sent + received"}
+	idx := make([]int, len(r.Conns))
+	for i := range idx {
+		idx[i] = i
 	}
-	return template.HTML(b.String()), nil
+	moved := func(i int) uint64 { return r.Conns[i].BytesAcked + r.Conns[i].BytesReceived }
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(moved(b), moved(a)) })
+	series := map[int]int{}
+	for _, c := range idx[:min(len(idx), 8)] {
+		series[c] = len(f.Series)
+		f.Series = append(f.Series, Series{Label: r.Conns[c].Local + " -> " + r.Conns[c].Remote, Color: len(f.Series), Shape: len(f.Series)})
+	}
+	prev := int64(0)
+	for _, smp := range r.Samples {
+		secs := float64(smp.AtNS-prev) / 1e9
+		prev = smp.AtNS
+		if secs <= 0 {
+			continue
+		}
+		for _, c := range smp.Conns {
+			if j, ok := series[c.Conn]; ok {
+				f.Series[j].Points = append(f.Series[j].Points, Point{X: liveX(smp.AtNS), Y: float64(c.BytesAcked+c.BytesReceived) / 1024 / secs})
+			}
+		}
+	}
+	return f
+}
+
+// liveCPUFigure charts the process's CPU and its busiest thread's.
+func liveCPUFigure(r *result.LiveRecord) Figure {
+	f := Figure{Kind: "live-cpu", Title: fmt.Sprintf("pid %d (%s): CPU (of %.2f it may use)", r.Process.PID, r.Process.Comm, r.CPU.AllowedCPUs),
+		XLabel: "seconds", YLabel: "CPUs", Series: []Series{{Label: "process"}, {Label: "busiest thread", Color: 1, Shape: 1}}}
+	prev := int64(0)
+	for _, smp := range r.Samples {
+		secs := float64(smp.AtNS-prev) / 1e9
+		prev = smp.AtNS
+		if secs <= 0 {
+			continue
+		}
+		x := liveX(smp.AtNS)
+		f.Series[0].Points = append(f.Series[0].Points, Point{X: x, Y: float64(smp.CPUNS) / 1e9 / secs})
+		top := 0.0
+		if len(smp.Threads) > 0 {
+			top = float64(smp.Threads[0].CPUNS) / 1e9 / secs
+		}
+		f.Series[1].Points = append(f.Series[1].Points, Point{X: x, Y: top})
+	}
+	return f
+}
+
+// liveStreamsFigure charts each channelz socket's streams in flight.
+func liveStreamsFigure(r *result.LiveRecord) (Figure, bool) {
+	f := Figure{Kind: "live-streams", Title: fmt.Sprintf("pid %d (%s): streams in flight per socket (channelz)", r.Process.PID, r.Process.Comm),
+		XLabel: "seconds", YLabel: "streams in flight"}
+	series := map[int64]int{}
+	for _, smp := range r.Samples {
+		for _, st := range smp.Streams {
+			j, ok := series[st.Socket]
+			if !ok {
+				j = len(f.Series)
+				series[st.Socket] = j
+				f.Series = append(f.Series, Series{Label: fmt.Sprintf("socket %d", st.Socket), Color: j, Shape: j})
+			}
+			f.Series[j].Points = append(f.Series[j].Points, Point{X: liveX(smp.AtNS), Y: float64(st.InFlight)})
+		}
+	}
+	return f, len(f.Series) > 0
 }
 
 // LiveFrame writes a window's process, connections per target, CPU and
@@ -217,3 +300,6 @@ func liveBytes(n int64) string {
 	}
 	return ""
 }
+
+// liveX is a sample's time in seconds, to a tenth (the charts' ticks).
+func liveX(atNS int64) float64 { return math.Round(float64(atNS)/1e8) / 10 }

@@ -43,4 +43,15 @@ func TestLiveText(t *testing.T) {
 	if err != nil || !strings.Contains(string(h), "time line") {
 		t.Errorf("html: %v, %.200s", err, h)
 	}
+	charts := secs[0].Charts()
+	var names []string
+	for _, c := range charts {
+		names = append(names, c.Name)
+		if len(c.Series) == 0 || len(c.Series[0].Points) == 0 {
+			t.Errorf("chart %s has no points", c.Name)
+		}
+	}
+	if len(charts) != 3 || !strings.HasSuffix(names[2], "-streams") {
+		t.Errorf("charts %q, want bytes, cpu and streams", names)
+	}
 }
