@@ -5,8 +5,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -183,26 +186,75 @@ func TestLiveWatchCtrlC(t *testing.T) {
 	}
 }
 
-// TestLiveClientCPUKnownAnswer: a Go client pinned to one CPU, in a closed
-// loop of 64 calls on 64 connections to a server in this process, wants
+// spinChild marks the test binary run as a CPU-bound client: it holds a
+// TCP connection to the address in the variable and spins one goroutine
+// until its stdin closes.
+const spinChild = "RPCLAB_TEST_LIVE_SPIN"
+
+// TestLiveSpinChild is the CPU-bound client when run as spinChild; a
+// no-op otherwise.
+func TestLiveSpinChild(t *testing.T) {
+	addr := os.Getenv(spinChild)
+	if addr == "" {
+		return
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(done) }()
+	fmt.Println("spinning")
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+	}
+}
+
+// TestLiveClientCPUKnownAnswer: a client pinned to one CPU and saturating
+// it (one goroutine spinning, GOMAXPROCS 1) beside its connection wants
 // all of its one CPU (used, or waited for on a shared host): doctor --pid
 // says the client's CPU, not the connection.
 func TestLiveClientCPUKnownAnswer(t *testing.T) {
 	ctx := testutil.Context(t)
-	target := testutil.Serve(t, server.New(server.Options{}))
-	cmd := rpclabCmd(ctx, "sweep", "--target", target, "--conn", "per-worker", "--inflight", "64", "--warmup", "0s", "--interval", "60s")
-	r, err := cmd.StderrPipe()
+	lis := testutil.Listen(t)
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := lis.Accept()
+		if err != nil {
+			close(accepted)
+			return
+		}
+		_, _ = c.Write([]byte("x")) // bytes on the connection
+		accepted <- c
+	}()
+	t.Cleanup(func() {
+		lis.Close()
+		if c, ok := <-accepted; ok {
+			c.Close()
+		}
+	})
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestLiveSpinChild$")
+	cmd.Env = append(os.Environ(), spinChild+"="+lis.Addr().String(), "GOMAXPROCS=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pinned, err := procstat.StartPinned(cmd, []int{0}); err != nil || !pinned {
 		t.Skipf("cannot start a client pinned to CPU 0: pinned %v, %v", pinned, err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	sc := bufio.NewScanner(r)
-	for sc.Scan() && !strings.Contains(sc.Text(), "started") { // the step runs
+	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "spinning\n" {
+		t.Fatalf("child: %q, %v", line, err)
 	}
-	go func() { _, _ = io.Copy(io.Discard, r) }()
 	code, stdout, stderr := runInProcess("doctor", "--pid", strconv.Itoa(cmd.Process.Pid), "--window", "2s")
 	if code != 0 || !strings.Contains(stdout, "Verdict (client-cpu)") || !strings.Contains(stdout, "1 CPUs in its affinity") {
 		t.Errorf("exit %d: %s%s", code, stdout, stderr)
