@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,15 +204,10 @@ func TestLiveSpinChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	done := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(done) }()
+	var done atomic.Bool
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); done.Store(true) }()
 	fmt.Println("spinning")
-	for {
-		select {
-		case <-done:
-			return
-		default:
-		}
+	for !done.Load() { // the CPU-bound work; preemption lets the reader run
 	}
 }
 
