@@ -21,6 +21,11 @@ var BulkSchema []byte
 //go:embed flow.schema.json
 var FlowSchema []byte
 
+// LiveSchema is docs/live.schema.json, the schema of kind "live" records.
+//
+//go:embed live.schema.json
+var LiveSchema []byte
+
 // StepSchema is docs/step.schema.json, the schema of one line of the steps
 // file a driver hands a client (docs/clients.md, "The step spec").
 //

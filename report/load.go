@@ -65,6 +65,7 @@ func Load(ctx context.Context, paths []string) (res *Results, warnings []string,
 		}
 		res.Bulk = append(res.Bulk, set.Bulk...)
 		res.Flow = append(res.Flow, set.Flow...)
+		res.Live = append(res.Live, set.Live...)
 		recs := set.Ping
 		if w := clampedWarning(p, recs); w != "" {
 			warnings = append(warnings, w)

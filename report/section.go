@@ -53,6 +53,7 @@ type Results struct {
 	Runs  []Run
 	Bulk  []result.BulkRecord
 	Flow  []result.FlowRecord
+	Live  []result.LiveRecord
 }
 
 // Sections returns a Section per kind present: ping, then bulk, then flow.
@@ -66,6 +67,9 @@ func (r *Results) Sections() []Section {
 	}
 	if len(r.Flow) > 0 {
 		out = append(out, FlowSection{Records: r.Flow})
+	}
+	if len(r.Live) > 0 {
+		out = append(out, LiveSection{Records: r.Live})
 	}
 	return out
 }

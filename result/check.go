@@ -78,6 +78,8 @@ func checkFigures(r Kinded) error {
 		if len(r.RPCNS) > r.RPCsRequested {
 			return fmt.Errorf("%d rpc_ns values for %d rpcs_requested", len(r.RPCNS), r.RPCsRequested)
 		}
+	case *LiveRecord:
+		return checkLive(r)
 	}
 	return nil
 }

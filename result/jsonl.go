@@ -50,6 +50,7 @@ type Set struct {
 	Ping []Record
 	Bulk []BulkRecord
 	Flow []FlowRecord
+	Live []LiveRecord
 	// kinds lists the kinds present, in order of first appearance, and
 	// counts the records of each.
 	kinds  []string
@@ -79,7 +80,7 @@ func (s *Set) noteKind(k string) {
 	}
 	s.counts[k]++
 	if s.drop {
-		s.Ping, s.Bulk, s.Flow = s.Ping[:0], s.Bulk[:0], s.Flow[:0]
+		s.Ping, s.Bulk, s.Flow, s.Live = s.Ping[:0], s.Bulk[:0], s.Flow[:0], s.Live[:0]
 	}
 	for _, have := range s.kinds {
 		if have == k {
@@ -263,6 +264,11 @@ func parse(set *Set, b []byte, only string) error {
 		var r FlowRecord
 		if err = unmarshalChecked(b, &r); err == nil {
 			set.Flow = append(set.Flow, r)
+		}
+	case KindLive:
+		var r LiveRecord
+		if err = unmarshalChecked(b, &r); err == nil {
+			set.Live = append(set.Live, r)
 		}
 	}
 	if err != nil {

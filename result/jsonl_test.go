@@ -163,6 +163,7 @@ func TestCommittedRecordsValidate(t *testing.T) {
 		seen[KindPing] += len(set.Ping)
 		seen[KindBulk] += len(set.Bulk)
 		seen[KindFlow] += len(set.Flow)
+		seen[KindLive] += len(set.Live)
 	}
 	for _, k := range Kinds {
 		if seen[k] == 0 {

@@ -31,7 +31,7 @@ const (
 )
 
 // Kinds lists every record kind this code reads and writes.
-var Kinds = []string{KindPing, KindBulk, KindFlow}
+var Kinds = []string{KindPing, KindBulk, KindFlow, KindLive}
 
 // Kinded is a record of any kind: *Record, *BulkRecord or *FlowRecord.
 // Writer writes any of them.

@@ -23,6 +23,7 @@ var schemaSource = map[string]struct {
 	KindPing: {docs.ResultSchema, "docs/result.schema.json"},
 	KindBulk: {docs.BulkSchema, "docs/bulk.schema.json"},
 	KindFlow: {docs.FlowSchema, "docs/flow.schema.json"},
+	KindLive: {docs.LiveSchema, "docs/live.schema.json"},
 }
 
 // schemas compiles every kind's schema once.

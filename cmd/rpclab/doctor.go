@@ -32,6 +32,7 @@ type doctorCmdFlags struct {
 	// client is the stack whose client runs the study ("go": in process),
 	// clientsDir the clients/ folder it is built in.
 	client, clientsDir string
+	live               liveFlags
 }
 
 func newDoctorCmd() *cobra.Command {
@@ -91,6 +92,7 @@ pool is Go's only: with --client other than go there is no pool:auto layout.`,
 	df.call.register(f, "method to call instead of the ping, as package.Service/Method")
 	f.StringVar(&df.client, "client", "go", "client stack that runs the study: go (in process), or cpp, java, rust, python, node (clients/<lang>, built on first use; the ping only, closed loop, plaintext, no adaptive pool)")
 	f.StringVar(&df.clientsDir, "clients-dir", "", "the clients/ folder of an rpclab checkout (default: found above the working directory)")
+	df.live.register(f)
 	return cmd
 }
 
@@ -154,6 +156,9 @@ func doctorClient(cmd *cobra.Command, df *doctorCmdFlags) (*extclient.External, 
 func runDoctor(cmd *cobra.Command, df *doctorCmdFlags) error {
 	ctx, o := cmd.Context(), &df.o
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if cmd.Flags().Changed("pid") {
+		return runLive(cmd, &df.live, df.out, df.force)
+	}
 	if o.Target == "" {
 		return usage.Wrap(errors.New("--target: required (host:port of your service)"))
 	}

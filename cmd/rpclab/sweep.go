@@ -20,9 +20,11 @@ type sweepFlags struct {
 	clients []string
 	// poolEvents is --pool-events: a file for pool:auto's decisions.
 	poolEvents string
-	netem      netemFlags
-	open       openFlags
-	workers    workerFlags
+	// channelzPort serves this process's channelz (Go client; 0: off).
+	channelzPort int
+	netem        netemFlags
+	open         openFlags
+	workers      workerFlags
 	// local are the groups only a run from this machine reads (its child
 	// server, its netem proxy, its client, its open loop's dispatcher and
 	// --call): a sweep on workers refuses them.
@@ -39,6 +41,7 @@ func (sf *sweepFlags) register(f *pflag.FlagSet, d sweepDefaults) {
 		addGroup(f, sf.serverFlags.register),
 		addGroup(f, func(f *pflag.FlagSet) {
 			f.StringVar(&sf.client, "client", "go", "client stack: go (in process), or cpp, java, rust, python, node (clients/<lang>, built on first use)")
+			f.IntVar(&sf.channelzPort, "channelz-port", 0, "serve this process's channelz (grpc.channelz.v1) on 127.0.0.1:PORT for rpclab doctor --pid --channelz (Go client; 0: off)")
 			f.StringVar(&sf.poolEvents, "pool-events", "", "write every pool:auto step's decisions (each resize and change of reason, with the signals it was taken on, warm-up included) to this file as tab-separated lines (Go client)")
 		}),
 		addGroup(f, sf.netem.register),
@@ -99,6 +102,11 @@ each record merges their figures with a per-worker breakdown (docs/workers.md).`
 			if err != nil {
 				return err
 			}
+			stop, err := serveChannelz(sf.channelzPort, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stop()
 			return runLab(cmd, spec, &sf)
 		},
 	}

@@ -24,7 +24,7 @@ const protoLoader = require('@grpc/proto-loader');
 const { ChannelPool, LOCAL_SUBCHANNEL_POOL } = require('../pool');
 const { CODES, HIGHEST, Record, detectEnv, newHistogram, nowUs } = require('./record');
 const { establishedTo } = require('./sockets');
-const { USAGE, UsageError, parse } = require('./steps');
+const { USAGE, UsageError, channelzPort, parse } = require('./steps');
 
 const PROTO_DIR = path.resolve(__dirname, '..', '..', '..', 'proto');
 
@@ -406,10 +406,25 @@ async function run(steps) {
   return failed > 0 ? 1 : 0;
 }
 
+/** Serves grpc-js's channelz (on by default in grpc-js) on 127.0.0.1:port, so rpclab doctor --pid can read this process's channels. */
+function serveChannelz(port) {
+  const server = new grpc.Server();
+  grpc.addAdminServicesToServer(server);
+  server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+    if (err) {
+      log(`--channelz-port: ${err.message}`);
+      process.exit(2);
+    }
+    log(`channelz on 127.0.0.1:${bound}`);
+  });
+}
+
 function main() {
   let steps;
+  let czPort = 0;
   try {
     steps = parse(process.argv.slice(2));
+    czPort = channelzPort(process.argv.slice(2));
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     log(e.message);
@@ -420,6 +435,7 @@ function main() {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
+  if (czPort > 0) serveChannelz(czPort);
   process.on('SIGINT', () => stop.abort());
   process.on('SIGTERM', () => stop.abort());
   run(steps).then(

@@ -95,6 +95,8 @@ Humans run it through \`rpclab sweep --client node\`, which writes the steps fil
 
   --steps FILE  the steps to run: JSON Lines, one step per line
                 (docs/clients.md, docs/step.schema.json)
+  --channelz-port PORT  serve grpc-js's channelz (grpc.channelz.v1) on 127.0.0.1:PORT,
+                for rpclab doctor --pid --channelz (default: off)
   -h, --help    this text
 
 exit codes: 0 every step ok, 1 a step failed, 2 bad input (flags or steps file)`;
@@ -102,11 +104,22 @@ exit codes: 0 every step ok, 1 a step failed, 2 bad input (flags or steps file)`
 /** A bad command line or steps file: main prints it and USAGE and exits 2. */
 class UsageError extends Error {}
 
+const OPTIONS = { steps: { type: 'string' }, 'channelz-port': { type: 'string' }, help: { type: 'boolean', short: 'h' } };
+
+/** argv's --channelz-port: a TCP port, or 0 when not given. Throws UsageError. */
+function channelzPort(argv) {
+  const v = parseArgs({ args: argv, options: OPTIONS }).values['channelz-port'];
+  if (v === undefined) return 0;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError(`--channelz-port: ${v} is not a TCP port`);
+  return n;
+}
+
 /** The steps of argv's --steps FILE (argv without node and the script), or null for --help. Throws UsageError. */
 function parse(argv) {
   let a;
   try {
-    a = parseArgs({ args: argv, options: { steps: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }).values;
+    a = parseArgs({ args: argv, options: OPTIONS }).values;
   } catch (e) {
     if (!String(e.code).startsWith('ERR_PARSE_ARGS_')) throw e;
     throw new UsageError(e.message);
@@ -120,4 +133,4 @@ function parse(argv) {
   }
 }
 
-module.exports = { SCHEMA, StepError, USAGE, UsageError, connsRequested, loadSteps, parse };
+module.exports = { SCHEMA, StepError, USAGE, UsageError, channelzPort, connsRequested, loadSteps, parse };

@@ -11,7 +11,7 @@ const os = require('node:os');
 const path = require('node:path');
 const test = require('node:test');
 
-const { SCHEMA, StepError, USAGE, UsageError, connsRequested, loadSteps, parse } = require('../src/steps');
+const { SCHEMA, StepError, USAGE, UsageError, channelzPort, connsRequested, loadSteps, parse } = require('../src/steps');
 
 const MAX_PAYLOAD = SCHEMA.properties.payload_bytes.maximum;
 
@@ -117,6 +117,16 @@ test('a good command line gives the steps file\'s steps; --help gives null', (t)
   assert.deepEqual(parse(['--steps', p]), loadSteps(p));
   assert.equal(parse(['--help']), null);
   for (const want of ['rpclab sweep --client node', 'docs/step.schema.json', '2 bad input']) assert.ok(USAGE.includes(want), want);
+});
+
+test('--channelz-port: off by default, a TCP port, anything else a usage error', (t) => {
+  const p = write(t, `${JSON.stringify(GOOD)}\n`);
+  assert.equal(channelzPort(['--steps', p]), 0);
+  assert.equal(channelzPort(['--steps', p, '--channelz-port', '9000']), 9000);
+  assert.deepEqual(parse(['--steps', p, '--channelz-port', '9000']), loadSteps(p));
+  for (const bad of ['0', '65536', 'x', '1.5']) {
+    assert.throws(() => channelzPort(['--channelz-port', bad]), (e) => e instanceof UsageError && e.message.includes('--channelz-port'), bad);
+  }
 });
 
 test('connections requested per layout', (t) => {

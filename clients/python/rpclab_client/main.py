@@ -81,8 +81,32 @@ class Stop:
         return False
 
 
+def serve_channelz(port):
+    """Serves grpcio's channelz (collected by default in C-core) on
+    127.0.0.1:port, so rpclab doctor --pid can read this process's channels.
+    Exits 2 when grpcio-channelz is not installed."""
+    try:
+        from concurrent import futures
+
+        from grpc_channelz.v1 import channelz
+    except ImportError:
+        need = "grpcio-channelz (pip install 'rpclab-client[channelz]')"
+        print(f"rpclab-client: --channelz-port needs {need}", file=sys.stderr)
+        sys.exit(2)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    channelz.add_channelz_servicer(server)
+    if server.add_insecure_port(f"127.0.0.1:{port}") == 0:
+        print(f"rpclab-client: --channelz-port: cannot listen on 127.0.0.1:{port}", file=sys.stderr)
+        sys.exit(2)
+    server.start()
+    print(f"rpclab-client: channelz on 127.0.0.1:{port}", file=sys.stderr)
+    return server
+
+
 def main():
     steps = st.parse(sys.argv[1:])
+    port = st.channelz_port(sys.argv[1:])
+    channelz_server = serve_channelz(port) if port else None  # noqa: F841 (kept alive until exit)
     stop = Stop()
     stop.install()
     code = run(steps, stop)

@@ -121,9 +121,18 @@ def load(path):
     return steps
 
 
-def parse(argv):
-    """The steps of the command line's --steps FILE. Exits 2 with argparse's
-    error and usage on a bad command line or steps file."""
+def _port(v):
+    """A TCP port, for --channelz-port."""
+    try:
+        n = int(v)
+    except ValueError:
+        n = -1
+    if not 1 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"{v} is not a TCP port")
+    return n
+
+
+def _parser():
     p = argparse.ArgumentParser(
         prog="rpclab-client",
         allow_abbrev=False,
@@ -135,6 +144,23 @@ def parse(argv):
         "--steps", required=True, metavar="FILE",
         help="the steps to run: JSON Lines, one step per line (docs/clients.md, docs/step.schema.json)",
     )  # fmt: skip
+    p.add_argument(
+        "--channelz-port", type=_port, default=0, metavar="PORT",
+        help="serve grpcio's channelz (grpc.channelz.v1) on 127.0.0.1:PORT for rpclab doctor --pid --channelz "
+        "(needs grpcio-channelz: the package's channelz extra; default: off)",
+    )  # fmt: skip
+    return p
+
+
+def channelz_port(argv):
+    """The command line's --channelz-port, 0 when not given. Exits 2 on a bad one."""
+    return _parser().parse_args(argv).channelz_port
+
+
+def parse(argv):
+    """The steps of the command line's --steps FILE. Exits 2 with argparse's
+    error and usage on a bad command line or steps file."""
+    p = _parser()
     try:
         return load(p.parse_args(argv).steps)
     except StepError as e:

@@ -9,7 +9,7 @@ import os
 import tempfile
 import unittest
 
-from rpclab_client.steps import FIELDS, Conn, Step, StepError, load, parse
+from rpclab_client.steps import FIELDS, Conn, Step, StepError, channelz_port, load, parse
 
 MAX_PAYLOAD = FIELDS["payload_bytes"]["maximum"]
 
@@ -130,6 +130,16 @@ class CommandLineTest(unittest.TestCase):
         path = self.write(json.dumps(GOOD) + "\n")
         got, _, _ = run_parse(["--steps", path])
         self.assertEqual(got, load(path), f"got {got}, want the steps of {path}")
+
+    def test_channelz_port(self):
+        path = self.write(json.dumps(GOOD) + "\n")
+        self.assertEqual(channelz_port(["--steps", path]), 0)
+        self.assertEqual(channelz_port(["--steps", path, "--channelz-port", "9000"]), 9000)
+        self.assertEqual(run_parse(["--steps", path, "--channelz-port", "9000"])[0], load(path))
+        for bad in ("0", "65536", "x"):
+            with self.subTest(port=bad):
+                code, _, err = run_parse(["--steps", path, "--channelz-port", bad])
+                self.assertEqual((code, "--channelz-port" in err), (2, True), f"got {code} {err!r}")
 
     def test_help(self):
         code, out, _ = run_parse(["--help"])

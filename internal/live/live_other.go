@@ -1,0 +1,37 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+//go:build !linux
+
+package live
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vishvananda/netlink"
+)
+
+func (s *Sampler) read() (*snapshot, error) { return nil, fmt.Errorf("live: %w", ErrUnsupported) }
+
+type diag struct{}
+
+type sock struct {
+	inode         uint32
+	local, remote string
+	info          netlink.TCPInfo
+}
+
+func openDiag(int) (*diag, error) { return nil, fmt.Errorf("live: %w", ErrUnsupported) }
+func (*diag) close()              {}
+
+func readProcess(int) (string, time.Duration, []thread, error) {
+	return "", 0, nil, fmt.Errorf("live: %w", ErrUnsupported)
+}
+
+func socketInodes(int) (map[uint32]bool, error) { return nil, fmt.Errorf("live: %w", ErrUnsupported) }
+
+func allowedCPUs(int) (int, float64) { return 0, 0 }
+
+func addrPort(ip []byte, port uint16) string { return fmt.Sprintf("%v:%d", ip, port) }
+
+type fdCache struct{}
