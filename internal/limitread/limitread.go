@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"time"
 )
 
 // ErrNoReader is wrapped by OpenFile's error for a FIFO opened to write
@@ -64,10 +65,6 @@ func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os
 	default:
 		missing, wake = ErrNoWriter, os.O_WRONLY
 	}
-	type opened struct {
-		f   *os.File
-		err error
-	}
 	done := make(chan opened, 1)
 	go func() {
 		f, err := os.OpenFile(path, flag, perm) // blocks until the other end opens
@@ -78,23 +75,58 @@ func OpenFile(ctx context.Context, path string, flag int, perm os.FileMode) (*os
 		return o.f, o.err
 	case <-ctx.Done():
 	}
-	// Wake the blocked open: the other end, opened without blocking (the
-	// waiting open counts as its partner), and closed at once. Without
-	// the right to open it, the open stays blocked until a partner comes,
-	// and its file is closed then.
-	if w, err := os.OpenFile(path, wake|syscall.O_NONBLOCK, 0); err == nil {
-		w.Close()
-		if o := <-done; o.f != nil { // returns at once: it had its partner
-			o.f.Close()
-		}
-	} else {
-		go func() {
-			if o := <-done; o.f != nil {
-				o.f.Close()
-			}
-		}()
-	}
+	wakeOpen(path, wake, done)
 	return nil, fmt.Errorf("open %s: %w: stopped waiting: %w", path, missing, context.Cause(ctx))
+}
+
+// wakeTries bounds how long wakeOpen tries to open a FIFO's other end: the
+// waiting open reaches open(2) within a scheduling delay, and a process
+// without the right to open the other end never will.
+const (
+	wakeTries = 200
+	wakeEvery = 5 * time.Millisecond
+)
+
+// wakeOpen ends an open of a FIFO blocked in a goroutine (its result comes
+// on done): it opens the other end without blocking (the waiting open
+// counts as its partner) and holds it until the waiting open returns, then
+// closes both. Opening a write end without blocking fails (ENXIO) until the
+// waiting reader is inside open(2), which the goroutine may not have
+// reached yet, so that open is retried, every wakeEvery, at most wakeTries
+// times; no fixed wait could tell when a goroutine has reached a system
+// call. Past that, the waiting open is left to its partner, if one comes,
+// and its file is closed then.
+func wakeOpen(path string, wake int, done <-chan opened) {
+	tick := time.NewTicker(wakeEvery)
+	defer tick.Stop()
+	for range wakeTries {
+		if w, err := os.OpenFile(path, wake|syscall.O_NONBLOCK, 0); err == nil {
+			o := <-done // returns once it has its partner
+			w.Close()
+			o.close()
+			return
+		}
+		select {
+		case o := <-done:
+			o.close()
+			return
+		case <-tick.C:
+		}
+	}
+	go func() { (<-done).close() }()
+}
+
+// opened is an open's result.
+type opened struct {
+	f   *os.File
+	err error
+}
+
+// close closes o's file, if it has one.
+func (o opened) close() {
+	if o.f != nil {
+		o.f.Close()
+	}
 }
 
 // ErrTooLarge is wrapped by the error of a file longer than its limit.
