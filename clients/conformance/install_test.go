@@ -98,3 +98,62 @@ func TestCppPoolInstall(t *testing.T) {
 		t.Fatalf("pool-example: %s", out)
 	}
 }
+
+// TestJavaPoolInstall runs `mvn install` of the pool library (and its
+// parent pom) into a temporary local repository, builds pool/example as a
+// project of its own against that repository, and runs it against rpclab
+// serve: 200 unary calls over a pool of 4. Maven reads every other artifact
+// from ~/.m2/repository through a mirror (so the temporary repository holds
+// what a stranger's would, without fetching the world again); a first step
+// with the ordinary repository puts the plugins install needs there.
+func TestJavaPoolInstall(t *testing.T) {
+	selected(t, "java")
+	if _, err := exec.LookPath("mvn"); err != nil {
+		t.Skip("mvn not found: no Java toolchain")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	java, err := filepath.Abs(filepath.Join("..", "java"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := append([]string{"-q", "-B", "-Dstyle.color=never"}, strings.Fields(os.Getenv("RPCLAB_MVN_FLAGS"))...)
+	mvn := func(dir string, args ...string) string {
+		return runIn(t, dir, 10*time.Minute, nil, "mvn", append(append([]string(nil), flags...), args...)...)
+	}
+	mvn(java, "-f", "parent/pom.xml", "-pl", ":rpclab-pool", "-am", "-DskipTests", "package", "install:help")
+
+	settings := filepath.Join(tmp, "settings.xml")
+	mirror := "<settings><mirrors><mirror><id>home-cache</id><mirrorOf>*</mirrorOf><url>file://" +
+		filepath.Join(home, ".m2", "repository") + "</url></mirror></mirrors></settings>\n"
+	if err := os.WriteFile(settings, []byte(mirror), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	repo := "-Dmaven.repo.local=" + filepath.Join(tmp, "m2")
+	mvn(java, "-s", settings, repo, "-f", "parent/pom.xml", "-pl", ":rpclab-pool", "-am", "-DskipTests", "install")
+	for _, f := range []string{"rpclab-pool-0.1.0.jar", "rpclab-pool-0.1.0-sources.jar", "rpclab-pool-0.1.0-javadoc.jar", "rpclab-pool-0.1.0.pom"} {
+		if _, err := os.Stat(filepath.Join(tmp, "m2", "io", "rpclab", "rpclab-pool", "0.1.0", f)); err != nil {
+			t.Errorf("installed: %v", err)
+		}
+	}
+	app := filepath.Join(tmp, "app")
+	if err := os.CopyFS(app, os.DirFS(filepath.Join(java, "pool", "example"))); err != nil {
+		t.Fatal(err)
+	}
+	mvn(app, "-s", settings, repo, "compile", "dependency:build-classpath", "-Dmdep.outputFile=cp.txt")
+	cp, err := os.ReadFile(filepath.Join(app, "cp.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cp), filepath.Join(tmp, "m2", "io", "rpclab", "rpclab-pool")) {
+		t.Fatalf("the example's class path does not take rpclab-pool from the temporary repository: %s", cp)
+	}
+	addr := serveRpclab(t)
+	out := runIn(t, app, 2*time.Minute, nil, "java", "-cp", "target/classes:"+strings.TrimSpace(string(cp)), "example.PoolExample", addr, "200")
+	if !strings.Contains(out, "ok 200") {
+		t.Fatalf("PoolExample: %s", out)
+	}
+}
