@@ -157,3 +157,41 @@ func TestJavaPoolInstall(t *testing.T) {
 		t.Fatalf("PoolExample: %s", out)
 	}
 }
+
+// TestRustPoolPackage packs clients/rust/pool with `cargo package`, unpacks
+// the .crate into a temporary directory, builds pool/example there as a
+// crate of its own depending on the unpacked package by path (so the packed
+// crate is built alone, reaching nothing outside it: cargo package's own
+// verify build, a second debug build of every dependency, is skipped), and
+// runs it against rpclab serve: 200 unary calls over a pool of 4. Compiled
+// dependencies are shared with clients/rust's target directory.
+func TestRustPoolPackage(t *testing.T) {
+	selected(t, "rust")
+	rust, err := filepath.Abs(filepath.Join("..", "rust"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := []string{"CARGO_TARGET_DIR=" + filepath.Join(rust, "target")}
+	runIn(t, rust, 15*time.Minute, target, "cargo", "package", "-q", "-p", "rpclab-pool", "--allow-dirty", "--no-verify")
+	tmp := t.TempDir()
+	crate := filepath.Join(rust, "target", "package", "rpclab-pool-0.1.0.crate")
+	runIn(t, tmp, time.Minute, nil, "tar", "-xzf", crate)
+	for _, f := range []string{"Cargo.toml", "README.md", "src/lib.rs", "tests/pool.rs"} {
+		if _, err := os.Stat(filepath.Join(tmp, "rpclab-pool-0.1.0", f)); err != nil {
+			t.Errorf("packed crate: %v", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "rpclab-pool-0.1.0", "build.rs")); err == nil {
+		t.Errorf("packed crate: has a build.rs")
+	}
+	app := filepath.Join(tmp, "app")
+	if err := os.CopyFS(app, os.DirFS(filepath.Join(rust, "pool", "example"))); err != nil {
+		t.Fatal(err)
+	}
+	runIn(t, app, 15*time.Minute, target, "cargo", "build", "-q", "--release")
+	addr := serveRpclab(t)
+	bin := filepath.Join(rust, "target", "release", "pool-example")
+	if out := runIn(t, app, time.Minute, nil, bin, addr, "200"); !strings.Contains(out, "ok 200") {
+		t.Fatalf("pool-example: %s", out)
+	}
+}
