@@ -13,6 +13,12 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.metrics.LongCounter;
+import io.opentelemetry.api.metrics.Meter;
+import io.opentelemetry.api.metrics.MeterProvider;
+import io.opentelemetry.api.metrics.ObservableLongGauge;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -77,18 +83,46 @@ public final class ChannelPool extends ManagedChannel {
         return Math.max(2, Math.min(8, Runtime.getRuntime().availableProcessors()));
     }
 
+    /** The attribute that names a channel of the pool (its index) on per-channel metrics. */
+    public static final AttributeKey<Long> CHANNEL = AttributeKey.longKey("rpclab.pool.channel");
+
     private final ManagedChannel[] channels;
     private final AtomicInteger[] inflight;
     private final AtomicInteger next = new AtomicInteger();
     private final Policy policy;
+    private final Attributes[] attrs;
+    private final LongCounter picks;
+    private final List<ObservableLongGauge> gauges;
 
-    private ChannelPool(List<ManagedChannel> channels, Policy policy) {
+    private ChannelPool(List<ManagedChannel> channels, Policy policy, MeterProvider meters) {
         this.channels = channels.toArray(new ManagedChannel[0]);
         this.inflight = new AtomicInteger[channels.size()];
+        this.attrs = new Attributes[channels.size()];
         for (int i = 0; i < inflight.length; i++) {
             inflight[i] = new AtomicInteger();
+            attrs[i] = Attributes.of(CHANNEL, (long) i);
         }
         this.policy = policy;
+        Meter meter = meters.get("io.rpclab.pool");
+        this.picks = meter.counterBuilder("rpclab.pool.picks")
+                .setDescription("Calls the pool sent, per channel")
+                .setUnit("{call}")
+                .build();
+        this.gauges = List.of(
+                meter.gaugeBuilder("rpclab.pool.size")
+                        .setDescription("Channels (connections) in the pool")
+                        .setUnit("{channel}")
+                        .ofLongs()
+                        .buildWithCallback(m -> m.record(this.channels.length)),
+                meter.gaugeBuilder("rpclab.pool.inflight")
+                        .setDescription("RPCs in flight, per channel")
+                        .setUnit("{call}")
+                        .ofLongs()
+                        .buildWithCallback(m -> {
+                            for (int i = 0; i < inflight.length; i++) {
+                                m.record(inflight[i].get(), attrs[i]);
+                            }
+                        }));
     }
 
     /**
@@ -127,6 +161,7 @@ public final class ChannelPool extends ManagedChannel {
         private final Supplier<ManagedChannel> newChannel;
         private int size = defaultSize();
         private Policy policy = Policy.ROUND_ROBIN;
+        private MeterProvider meters = MeterProvider.noop();
 
         private Builder(Supplier<ManagedChannel> newChannel) {
             this.newChannel = newChannel;
@@ -147,6 +182,19 @@ public final class ChannelPool extends ManagedChannel {
                 throw new IllegalArgumentException("pool policy is null (want ROUND_ROBIN or LEAST_LOADED)");
             }
             this.policy = policy;
+            return this;
+        }
+
+        /**
+         * Where the pool reports rpclab.pool.size, rpclab.pool.inflight (per channel) and
+         * rpclab.pool.picks (per channel): e.g. {@code GlobalOpenTelemetry.getMeterProvider()}. No-op
+         * unless given.
+         */
+        public Builder meterProvider(MeterProvider meters) {
+            if (meters == null) {
+                throw new IllegalArgumentException("pool meter provider is null");
+            }
+            this.meters = meters;
             return this;
         }
 
@@ -173,7 +221,7 @@ public final class ChannelPool extends ManagedChannel {
                 made.add(ch);
             }
             made.forEach(ch -> ch.getState(true));
-            return new ChannelPool(made, policy);
+            return new ChannelPool(made, policy, meters);
         }
     }
 
@@ -199,6 +247,7 @@ public final class ChannelPool extends ManagedChannel {
     @Override
     public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
         int i = pick();
+        picks.add(1, attrs[i]);
         return new Counted<>(channels[i].newCall(method, options), inflight[i]);
     }
 
@@ -322,6 +371,7 @@ public final class ChannelPool extends ManagedChannel {
 
     @Override
     public ChannelPool shutdown() {
+        gauges.forEach(ObservableLongGauge::close);
         for (ManagedChannel ch : channels) {
             ch.shutdown();
         }
@@ -330,6 +380,7 @@ public final class ChannelPool extends ManagedChannel {
 
     @Override
     public ChannelPool shutdownNow() {
+        gauges.forEach(ObservableLongGauge::close);
         for (ManagedChannel ch : channels) {
             ch.shutdownNow();
         }

@@ -451,4 +451,46 @@ class ChannelPoolTest {
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
         assertNotEquals("", p.authority());
     }
+
+    /** The pool's OpenTelemetry metrics, read back through the SDK's in-memory reader. */
+    @Test
+    void metricsReadBackThroughOpenTelemetry() throws Exception {
+        Server srv = server(0);
+        io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader reader =
+                io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader.create();
+        io.opentelemetry.sdk.metrics.SdkMeterProvider meters = io.opentelemetry.sdk.metrics.SdkMeterProvider.builder()
+                .registerMetricReader(reader)
+                .build();
+        ChannelPool p =
+                pool(plaintext(srv.target()).size(2).meterProvider(meters).build());
+        awaitReady(p);
+        for (int i = 0; i < 4; i++) {
+            check(p);
+        }
+        java.util.Map<String, io.opentelemetry.sdk.metrics.data.MetricData> got = new java.util.HashMap<>();
+        for (io.opentelemetry.sdk.metrics.data.MetricData m : reader.collectAllMetrics()) {
+            got.put(m.getName(), m);
+        }
+        long picks = got.get("rpclab.pool.picks").getLongSumData().getPoints().stream()
+                .mapToLong(io.opentelemetry.sdk.metrics.data.LongPointData::getValue)
+                .sum();
+        assertEquals(4, picks, "rpclab.pool.picks");
+        assertEquals(
+                2,
+                got.get("rpclab.pool.picks").getLongSumData().getPoints().size(),
+                "rpclab.pool.picks: a point per channel");
+        assertEquals(
+                List.of(2L),
+                got.get("rpclab.pool.size").getLongGaugeData().getPoints().stream()
+                        .map(io.opentelemetry.sdk.metrics.data.LongPointData::getValue)
+                        .toList(),
+                "rpclab.pool.size");
+        assertEquals(
+                List.of(0L, 0L),
+                got.get("rpclab.pool.inflight").getLongGaugeData().getPoints().stream()
+                        .map(io.opentelemetry.sdk.metrics.data.LongPointData::getValue)
+                        .toList(),
+                "rpclab.pool.inflight after the calls");
+        meters.close();
+    }
 }
