@@ -33,12 +33,14 @@ use std::hash::BuildHasher;
 use std::pin::Pin;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
+use opentelemetry::metrics::{Counter, Meter};
+use opentelemetry::KeyValue;
 use tokio::sync::{watch, Notify};
 use tonic::body::Body;
 use tonic::transport::{Channel, Endpoint};
@@ -131,6 +133,9 @@ struct Shared {
     drained: Notify,
     // Set to true when close gives up draining: the RPCs left end.
     cancel: watch::Sender<bool>,
+    // rpclab.pool.picks, once instrumented, and each channel's attribute.
+    picks: OnceLock<Counter<u64>>,
+    attrs: Vec<[KeyValue; 1]>,
 }
 
 /// A pool of tonic channels; a tower `Service` (so tonic's `GrpcService`)
@@ -161,6 +166,7 @@ impl Pool {
         let inflight = channels.iter().map(|_| AtomicUsize::new(0)).collect();
         let failed = channels.iter().map(|_| AtomicBool::new(false)).collect();
         let (cancel, _) = watch::channel(false);
+        let attrs = (0..channels.len()).map(|i| [KeyValue::new("rpclab.pool.channel", i as i64)]).collect();
         Ok(Pool {
             shared: Arc::new(Shared {
                 channels,
@@ -171,6 +177,8 @@ impl Pool {
                 closed: AtomicBool::new(false),
                 drained: Notify::new(),
                 cancel,
+                picks: OnceLock::new(),
+                attrs,
             }),
         })
     }
@@ -248,6 +256,47 @@ impl Pool {
             s.cancel.send_replace(true);
         }
         drained
+    }
+
+    /// Reports the pool's metrics through an OpenTelemetry meter (e.g.
+    /// `opentelemetry::global::meter("rpclab-pool")`): `rpclab.pool.size`
+    /// (gauge), `rpclab.pool.inflight` (gauge per channel) and
+    /// `rpclab.pool.picks` (counter per channel), channels named by the
+    /// attribute `rpclab.pool.channel`. Without it the pool reports nothing.
+    /// Once per pool (later calls do nothing).
+    pub fn instrument(&self, meter: &Meter) {
+        let counter = meter
+            .u64_counter("rpclab.pool.picks")
+            .with_description("RPCs the pool sent, per channel")
+            .with_unit("{call}")
+            .build();
+        if self.shared.picks.set(counter).is_err() {
+            return;
+        }
+        let weak: Weak<Shared> = Arc::downgrade(&self.shared);
+        meter
+            .i64_observable_gauge("rpclab.pool.size")
+            .with_description("Channels (connections) in the pool")
+            .with_unit("{channel}")
+            .with_callback(move |m| {
+                if let Some(s) = weak.upgrade() {
+                    m.observe(s.channels.len() as i64, &[]);
+                }
+            })
+            .build();
+        let weak: Weak<Shared> = Arc::downgrade(&self.shared);
+        meter
+            .i64_observable_gauge("rpclab.pool.inflight")
+            .with_description("RPCs in flight, per channel")
+            .with_unit("{call}")
+            .with_callback(move |m| {
+                if let Some(s) = weak.upgrade() {
+                    for (n, a) in s.inflight.iter().zip(&s.attrs) {
+                        m.observe(n.load(Ordering::Relaxed) as i64, a);
+                    }
+                }
+            })
+            .build();
     }
 
     /// Whether close was called (on this pool or a clone).
@@ -372,6 +421,9 @@ impl Service<http::Request<Body>> for Pool {
         }
         let i = self.pick();
         let shared = self.shared.clone();
+        if let Some(c) = shared.picks.get() {
+            c.add(1, &shared.attrs[i]);
+        }
         shared.inflight[i].fetch_add(1, Ordering::SeqCst);
         let guard = InFlight { shared: shared.clone(), i };
         let call = Oneshot::new(shared.channels[i].clone(), req);

@@ -385,3 +385,47 @@ async fn skips_a_channel_that_failed() {
     }
     srv.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_read_back_through_opentelemetry() {
+    use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+
+    let exporter = InMemoryMetricExporter::default();
+    let provider = SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build();
+    let srv = Running::on_any_port(Debug::default()).await;
+    let pool = within("connect", Pool::connect(srv.endpoint(), 2, Policy::RoundRobin)).await.unwrap();
+    pool.instrument(&provider.meter("rpclab-pool"));
+    let mut client = DebugServiceClient::new(pool.clone());
+    for _ in 0..4 {
+        within("ping", ping(&mut client)).await.unwrap();
+    }
+    provider.force_flush().unwrap();
+    let mut picks = Vec::new();
+    let mut size = Vec::new();
+    let mut inflight = Vec::new();
+    for rm in exporter.get_finished_metrics().unwrap() {
+        for sm in rm.scope_metrics() {
+            for m in sm.metrics() {
+                match (m.name(), m.data()) {
+                    ("rpclab.pool.picks", AggregatedMetrics::U64(MetricData::Sum(s))) => {
+                        picks.extend(s.data_points().map(|p| p.value()))
+                    }
+                    ("rpclab.pool.size", AggregatedMetrics::I64(MetricData::Gauge(g))) => {
+                        size.extend(g.data_points().map(|p| p.value()))
+                    }
+                    ("rpclab.pool.inflight", AggregatedMetrics::I64(MetricData::Gauge(g))) => {
+                        inflight.extend(g.data_points().map(|p| p.value()))
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    picks.sort_unstable();
+    assert_eq!(picks, vec![2, 2], "rpclab.pool.picks per channel");
+    assert_eq!(size, vec![2], "rpclab.pool.size");
+    assert_eq!(inflight, vec![0, 0], "rpclab.pool.inflight after the RPCs");
+    srv.stop().await;
+}
