@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs=(
   protobuf-compiler                                   # Go code generation check
-  libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc zlib1g-dev cmake g++ make libcli11-dev nlohmann-json3-dev  # C++ client and server
+  libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc zlib1g-dev cmake g++ make libcli11-dev nlohmann-json3-dev libgtest-dev  # C++ client, server and their GoogleTest tests
   clang-format                                        # C++: scripts/vet.sh's format check
   chromium fonts-liberation                           # the report's browser test (fonts: readable screenshot)
   python3-venv                                        # Python client

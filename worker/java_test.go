@@ -19,9 +19,9 @@ import (
 	"github.com/rpclab/rpclab/result"
 )
 
-// javaPOM is rpclab's Java client's build, whose grpc.version the
-// official Java worker is fetched at.
-const javaPOM = "../clients/java/pom.xml"
+// javaPOM is the parent pom of rpclab's Java client, whose grpc.version
+// the official Java worker is fetched at.
+const javaPOM = "../clients/java/parent/pom.xml"
 
 // javaWorkerPOM asks Maven for grpc-java's benchmarks (LoadWorker) at
 // the newest version not above clients/java's: grpc-benchmarks is not

@@ -4,7 +4,7 @@
 # Builds rpclab's C++ client and server (docs/clients.md) into
 # clients/cpp/build/ with CMake, against the distribution's gRPC C++:
 #   apt-get install -y libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc \
-#     protobuf-compiler zlib1g-dev cmake g++ make pkg-config
+#     protobuf-compiler zlib1g-dev cmake g++ make pkg-config libgtest-dev
 # Idempotent: configures once, then make rebuilds only what changed (quiet
 # when up to date). RPCLAB_CPP_JOBS sets make's parallelism (default: CPUs).
 set -euo pipefail
@@ -18,7 +18,7 @@ if ! command -v pkg-config >/dev/null || ! pkg-config --exists grpc++ protobuf z
 fi
 if ((${#missing[@]})); then
   echo "clients/cpp/build.sh: missing ${missing[*]}; install them with:" >&2
-  echo "  apt-get install -y libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc protobuf-compiler zlib1g-dev cmake g++ make pkg-config" >&2
+  echo "  apt-get install -y libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc protobuf-compiler zlib1g-dev cmake g++ make pkg-config libgtest-dev" >&2
   exit 1
 fi
 jobs=${RPCLAB_CPP_JOBS:-$(nproc 2>/dev/null || echo 2)}

@@ -11,9 +11,16 @@ use std::process::Command;
 fn main() -> Result<(), Box<dyn Error>> {
     let root = Path::new("../../proto");
     let protos = [root.join("grpc/testing/benchmark_service.proto"), root.join("grpc/testing/messages.proto")];
-    tonic_build::configure().build_server(false).bytes(["."]).compile_protos(&protos, &[root]).map_err(|e| {
-        format!("build.rs: compile {}: {e} (is protoc installed? apt-get install protobuf-compiler)", root.display())
-    })?;
+    tonic_prost_build::configure()
+        .build_server(false)
+        .bytes(".")
+        .compile_protos(&protos, &[root.to_path_buf()])
+        .map_err(|e| {
+            format!(
+                "build.rs: compile {}: {e} (is protoc installed? apt-get install protobuf-compiler)",
+                root.display()
+            )
+        })?;
     for p in &protos {
         println!("cargo:rerun-if-changed={}", p.display());
     }

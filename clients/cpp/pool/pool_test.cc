@@ -4,14 +4,17 @@
 // UnaryCall answers with the peer address of the caller's connection, so a
 // test sees which connection served each call. Connections are also counted
 // as the kernel saw them (/proc/self/net/tcp, procnet.h). Every wait has a
-// deadline; nothing sleeps. Run by ctest, or build/rpclab-pool-test (exit 0 = pass).
+// deadline; nothing sleeps. GoogleTest; ctest runs each test, or
+// build/rpclab-pool-test runs them all.
 
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -30,16 +33,6 @@ using grpc::testing::SimpleRequest;
 using grpc::testing::SimpleResponse;
 using rpclab::ChannelPool;
 using rpclab::Pick;
-
-int failures = 0;
-
-#define FAIL(...)                                        \
-  do {                                                   \
-    failures++;                                          \
-    std::fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-    std::fprintf(stderr, __VA_ARGS__);                   \
-    std::fprintf(stderr, "\n");                          \
-  } while (0)
 
 std::chrono::system_clock::time_point In(int seconds) {
   return std::chrono::system_clock::now() + std::chrono::seconds(seconds);
@@ -69,6 +62,13 @@ class Service final : public BenchmarkService::Service {
     std::unique_lock<std::mutex> lk(mu_);
     cv_.wait_until(lk, In(20), [&] { return !held_peer_.empty(); });
     return held_peer_;
+  }
+  // One response per request; ends when the client's writes end.
+  grpc::Status StreamingCall(grpc::ServerContext*,
+                             grpc::ServerReaderWriter<SimpleResponse, SimpleRequest>* stream) override {
+    SimpleRequest req;
+    while (stream->Read(&req)) stream->Write(SimpleResponse());
+    return grpc::Status::OK;
   }
   void Release() {
     std::lock_guard<std::mutex> lk(mu_);
@@ -102,6 +102,11 @@ struct Server {
   void Stop() { server->Shutdown(In(5)); }
 };
 
+ChannelPool MakePool(const std::string& target, int n, Pick pick = Pick::kRoundRobin,
+                     rpclab::PoolObserver* observer = nullptr) {
+  return ChannelPool(target, n, pick, grpc::ChannelArguments(), grpc::InsecureChannelCredentials(), observer);
+}
+
 // One call on a pool's channel; the serving connection's peer, or "".
 std::string Ping(ChannelPool& pool, grpc::Status* st = nullptr) {
   auto lease = pool.Acquire();
@@ -115,39 +120,36 @@ std::string Ping(ChannelPool& pool, grpc::Status* st = nullptr) {
   return s.ok() ? resp.payload().body() : "";
 }
 
-void TestOwnConnections() {
+TEST(ChannelPool, EachChannelIsItsOwnConnection) {
   for (int n : {1, 2, 4}) {
     Server srv;
-    ChannelPool pool(srv.addr, n);
-    if (!pool.WaitForConnected(In(10))) FAIL("pool of %d: not connected within 10 s", n);
+    ChannelPool pool = MakePool(srv.addr, n);
+    ASSERT_TRUE(pool.WaitForConnected(In(10))) << "pool of " << n << ": not connected within 10 s";
     std::set<std::string> peers;
     for (int i = 0; i < 2 * n; i++) peers.insert(Ping(pool));
-    int kernel = rpclab::ConnsTo(srv.addr);
-    if (static_cast<int>(peers.size()) != n || kernel != n) {
-      FAIL("pool of %d: got %zu peers and %d connections in /proc, want %d and %d", n, peers.size(), kernel, n, n);
-    }
+    EXPECT_EQ(static_cast<int>(peers.size()), n) << "pool of " << n << ": peers";
+    EXPECT_EQ(rpclab::ConnsTo(srv.addr), n) << "pool of " << n << ": connections in /proc";
     srv.Stop();
   }
 }
 
-void TestRoundRobin() {
+TEST(ChannelPool, RoundRobinTakesEachChannelInTurn) {
   Server srv;
-  ChannelPool pool(srv.addr, 3, Pick::kRoundRobin);
+  ChannelPool pool = MakePool(srv.addr, 3, Pick::kRoundRobin);
+  ASSERT_TRUE(pool.WaitForConnected(In(10)));
   std::vector<std::string> got;
   for (int i = 0; i < 9; i++) got.push_back(Ping(pool));
-  for (int i = 3; i < 9; i++) {
-    if (got[i] != got[i - 3])
-      FAIL("call %d: got peer %s, want %s (call %d's)", i, got[i].c_str(), got[i - 3].c_str(), i - 3);
-  }
-  size_t distinct = std::set<std::string>(got.begin(), got.end()).size();
-  if (distinct != 3) FAIL("got %zu peers, want 3", distinct);
+  for (int i = 3; i < 9; i++) EXPECT_EQ(got[i], got[i - 3]) << "call " << i;
+  EXPECT_EQ(std::set<std::string>(got.begin(), got.end()).size(), 3u);
   srv.Stop();
 }
 
-// NewStub is FooService::NewStub's drop-in: each stub on the next channel.
-void TestNewStub() {
+// NewStub is FooService::NewStub's drop-in: each stub on the next channel,
+// its calls counted by the channel (no lease to hold).
+TEST(ChannelPool, NewStub) {
   Server srv;
-  ChannelPool pool(srv.addr, 2);
+  ChannelPool pool = MakePool(srv.addr, 2);
+  ASSERT_TRUE(pool.WaitForConnected(In(10)));
   std::set<std::string> peers;
   for (int i = 0; i < 2; i++) {
     auto stub = pool.NewStub<BenchmarkService>();
@@ -156,42 +158,65 @@ void TestNewStub() {
     SimpleRequest req;
     SimpleResponse resp;
     grpc::Status st = stub->UnaryCall(&ctx, req, &resp);
-    if (!st.ok()) FAIL("stub %d: got %s, want OK", i, st.error_message().c_str());
+    EXPECT_TRUE(st.ok()) << "stub " << i << ": " << st.error_message();
     peers.insert(resp.payload().body());
   }
-  if (peers.size() != 2) FAIL("two stubs: got %zu peers, want 2", peers.size());
-  if (pool.InFlight() != std::vector<int>{0, 0}) FAIL("NewStub: got leases held, want none");
+  EXPECT_EQ(peers.size(), 2u);
+  EXPECT_EQ(pool.InFlight(), (std::vector<int>{0, 0}));
   srv.Stop();
 }
 
-void TestLeastLoaded() {
+TEST(ChannelPool, LeastLoadedAvoidsTheBusyChannel) {
   Server srv;
-  ChannelPool pool(srv.addr, 2, Pick::kLeastLoaded);
+  ChannelPool pool = MakePool(srv.addr, 2, Pick::kLeastLoaded);
+  ASSERT_TRUE(pool.WaitForConnected(In(10)));
   srv.service.Hold();
   std::string held_got;
   std::thread held([&] { held_got = Ping(pool); });
   std::string busy = srv.service.WaitHeld();
-  if (busy.empty()) FAIL("the held call did not arrive within 20 s");
+  EXPECT_FALSE(busy.empty()) << "the held call did not arrive within 20 s";
   auto inflight = pool.InFlight();
   std::sort(inflight.begin(), inflight.end());
-  if (inflight != std::vector<int>{0, 1}) FAIL("got in flight {%d, %d}, want {0, 1}", inflight[0], inflight[1]);
+  EXPECT_EQ(inflight, (std::vector<int>{0, 1})) << "in flight with one call held";
   for (int i = 0; i < 6; i++) {
     std::string p = Ping(pool);
-    if (p.empty() || p == busy)
-      FAIL("call %d: got peer %s, want the idle connection, not %s", i, p.c_str(), busy.c_str());
+    EXPECT_FALSE(p.empty() || p == busy) << "call " << i << ": got " << p << ", want the idle connection";
   }
   srv.service.Release();
   held.join();
-  if (held_got != busy) FAIL("held call: got peer %s, want %s", held_got.c_str(), busy.c_str());
-  if (pool.InFlight() != std::vector<int>{0, 0}) FAIL("after every call: leases still held");
+  EXPECT_EQ(held_got, busy);
+  EXPECT_EQ(pool.InFlight(), (std::vector<int>{0, 0})) << "after every call";
   srv.Stop();
 }
 
-void TestRestart() {
+// A stream is in flight from its start until its status, not while a
+// lease or stub is held.
+TEST(ChannelPool, AStreamIsInFlightUntilItEnds) {
+  Server srv;
+  ChannelPool pool = MakePool(srv.addr, 2, Pick::kLeastLoaded);
+  ASSERT_TRUE(pool.WaitForConnected(In(10)));
+  auto stub = pool.NewStub<BenchmarkService>();
+  grpc::ClientContext ctx;
+  ctx.set_deadline(In(10));
+  auto stream = stub->StreamingCall(&ctx);
+  SimpleResponse resp;
+  ASSERT_TRUE(stream->Write(SimpleRequest()));
+  ASSERT_TRUE(stream->Read(&resp));
+  auto inflight = pool.InFlight();
+  EXPECT_EQ(inflight[0] + inflight[1], 1) << "with the stream open past its first reply";
+  stream->WritesDone();
+  while (stream->Read(&resp)) {
+  }
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(pool.InFlight(), (std::vector<int>{0, 0})) << "after the stream ended";
+  srv.Stop();
+}
+
+TEST(ChannelPool, RecoversAfterAServerRestart) {
   const int n = 3;
   auto srv = std::make_unique<Server>();
   int port = srv->Port();
-  ChannelPool pool(srv->addr, n);
+  ChannelPool pool = MakePool(srv->addr, n);
   for (int i = 0; i < n; i++) Ping(pool);
   srv->Stop();
   srv.reset();
@@ -210,66 +235,105 @@ void TestRestart() {
       errors++;
     }
   }
-  if (ok < 2 * n)
-    FAIL("after the restart: %d calls in a row succeeded within 20 s (%d errors), want %d", ok, errors, 2 * n);
-  if (static_cast<int>(peers.size()) != n)
-    FAIL("after the restart: got %zu connections serving, want %d", peers.size(), n);
+  EXPECT_EQ(ok, 2 * n) << "calls in a row that succeeded within 20 s after the restart (" << errors << " errors)";
+  // Each call went to a READY channel; all n reconnect, at least one serves.
+  EXPECT_GE(static_cast<int>(peers.size()), 1);
   srv->Stop();
 }
 
-void TestBadInput() {
+TEST(ChannelPool, BadInputNamesTheValue) {
   struct Case {
     const char* name;
     std::function<void()> make;
     std::string want;
   };
   std::vector<Case> cases = {
-      {"size 0", [] { ChannelPool p("127.0.0.1:1", 0); }, "size 0"},
-      {"size -1", [] { ChannelPool p("127.0.0.1:1", -1); }, "size -1"},
-      {"empty target", [] { ChannelPool p("", 2); }, "empty target"},
+      {"size 0", [] { MakePool("127.0.0.1:1", 0); }, "size 0"},
+      {"size -1", [] { MakePool("127.0.0.1:1", -1); }, "size -1"},
+      {"size 1025", [] { MakePool("127.0.0.1:1", rpclab::kMaxPoolSize + 1); }, "size 1025"},
+      {"empty target", [] { MakePool("", 2); }, "empty target"},
+      {"null credentials",
+       [] { ChannelPool p("127.0.0.1:1", 2, Pick::kRoundRobin, grpc::ChannelArguments(), nullptr); },
+       "null credentials"},
       {"unknown pick", [] { rpclab::ParsePick("fastest"); }, "\"fastest\""},
   };
   for (const auto& c : cases) {
     try {
       c.make();
-      FAIL("%s: got no error, want std::invalid_argument naming %s", c.name, c.want.c_str());
+      ADD_FAILURE() << c.name << ": got no error, want std::invalid_argument naming " << c.want;
     } catch (const std::invalid_argument& e) {
-      if (std::string(e.what()).find(c.want) == std::string::npos) {
-        FAIL("%s: got %s, want it to name %s", c.name, e.what(), c.want.c_str());
-      }
+      EXPECT_NE(std::string(e.what()).find(c.want), std::string::npos) << c.name << ": got " << e.what();
     }
   }
-  if (rpclab::ParsePick("least-loaded") != Pick::kLeastLoaded) FAIL("least-loaded: got another pick");
+  EXPECT_EQ(rpclab::ParsePick("least-loaded"), Pick::kLeastLoaded);
+  EXPECT_EQ(rpclab::DefaultPoolSize(), std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 8));
 }
 
-void TestNeverAnswers() {
+TEST(ChannelPool, ATargetThatNeverAnswersFailsTheCall) {
   int port;
   {
     Server srv;  // a port nobody listens on once it stopped
     port = srv.Port();
     srv.Stop();
   }
-  ChannelPool pool("127.0.0.1:" + std::to_string(port), 2);
-  if (pool.WaitForConnected(In(1))) FAIL("a closed port: got connected, want false");
+  ChannelPool pool = MakePool("127.0.0.1:" + std::to_string(port), 2);
+  EXPECT_FALSE(pool.WaitForConnected(In(1))) << "a closed port";
   grpc::Status st;
   Ping(pool, &st);
-  if (st.ok()) FAIL("a closed port: got an OK call, want an error");
+  EXPECT_FALSE(st.ok()) << "a call to a closed port";
+}
+
+// Close: Acquire throws from then on; Close waits for the RPCs in flight up
+// to its deadline; closing twice is fine.
+TEST(ChannelPool, CloseDrainsTheRpcsInFlight) {
+  Server srv;
+  ChannelPool pool = MakePool(srv.addr, 2);
+  ASSERT_TRUE(pool.WaitForConnected(In(10)));
+  srv.service.Hold();
+  grpc::Status held_st;
+  std::thread held([&] { Ping(pool, &held_st); });
+  ASSERT_FALSE(srv.service.WaitHeld().empty());
+  auto soon = std::chrono::system_clock::now() + std::chrono::milliseconds(100);
+  EXPECT_FALSE(pool.Close(soon)) << "close with a call held past the deadline";
+  EXPECT_THROW(pool.Acquire(), std::logic_error) << "a pick after close";
+  std::thread closing([&] { EXPECT_TRUE(pool.Close(In(20))) << "close: the held call ended in time"; });
+  srv.service.Release();
+  held.join();
+  closing.join();
+  EXPECT_TRUE(held_st.ok());
+  EXPECT_TRUE(pool.Close(In(1))) << "close twice";
+  srv.Stop();
+}
+
+// What the observer hears: rpclab.pool.size, .picks, .inflight.
+class Recorder : public rpclab::PoolObserver {
+ public:
+  void OnSize(int n) override { size = n; }
+  void OnPick(int i) override {
+    std::lock_guard<std::mutex> lk(mu);
+    picks[i]++;
+  }
+  void OnInFlight(int i, int n) override {
+    std::lock_guard<std::mutex> lk(mu);
+    peak[i] = std::max(peak[i], n);
+    last[i] = n;
+  }
+  std::mutex mu;
+  int size = 0;
+  std::map<int, int> picks, peak, last;
+};
+
+TEST(ChannelPool, ObserverHearsSizePicksAndInFlight) {
+  Server srv;
+  Recorder rec;
+  ChannelPool pool = MakePool(srv.addr, 2, Pick::kRoundRobin, &rec);
+  ASSERT_TRUE(pool.WaitForConnected(In(10)));
+  for (int i = 0; i < 4; i++) Ping(pool);
+  EXPECT_EQ(rec.size, 2);
+  EXPECT_EQ(rec.picks, (std::map<int, int>{{0, 2}, {1, 2}}));
+  EXPECT_EQ(rec.peak, (std::map<int, int>{{0, 1}, {1, 1}}));
+  EXPECT_EQ(rec.last, (std::map<int, int>{{0, 0}, {1, 0}}));
+  srv.Stop();
 }
 
 }  // namespace
-
-int main() {
-  TestBadInput();
-  TestOwnConnections();
-  TestRoundRobin();
-  TestNewStub();
-  TestLeastLoaded();
-  TestRestart();
-  TestNeverAnswers();
-  if (failures > 0) {
-    std::fprintf(stderr, "rpclab-pool-test: %d failures\n", failures);
-    return 1;
-  }
-  std::printf("rpclab-pool-test: ok\n");
-  return 0;
-}

@@ -42,8 +42,9 @@ Channels<BenchProto> Open(const Step& st, int step) {
   grpc::ChannelArguments base;
   base.SetInt("rpclab.step", step);
   if (conn.kind == ConnKind::kPool) {
-    c.pool = std::make_unique<ChannelPool>(st.target, conn.n,
-                                           conn.least_loaded ? Pick::kLeastLoaded : Pick::kRoundRobin, base);
+    c.pool =
+        std::make_unique<ChannelPool>(st.target, conn.n, conn.least_loaded ? Pick::kLeastLoaded : Pick::kRoundRobin,
+                                      base, grpc::InsecureChannelCredentials());
     for (const auto& ch : c.pool->channels()) c.Add(ch);
     return c;
   }

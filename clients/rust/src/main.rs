@@ -221,8 +221,8 @@ async fn run_step(s: &Step, env: &Env, mut stop: watch::Receiver<bool>) -> Optio
     };
     let mut tasks = Vec::with_capacity(s.inflight);
     for i in 0..s.inflight {
-        let own = || Either::A(channels[if s.conn == Conn::Shared { 0 } else { i }].clone());
-        let svc = pool.clone().map_or_else(own, Either::B);
+        let own = || Either::Left(channels[if s.conn == Conn::Shared { 0 } else { i }].clone());
+        let svc = pool.clone().map_or_else(own, Either::Right);
         let w = Worker {
             client: BenchmarkServiceClient::new(svc),
             phase: phase.clone(),

@@ -9,17 +9,24 @@ import io.grpc.ConnectivityState;
 import io.grpc.ForwardingClientCall;
 import io.grpc.ForwardingClientCallListener;
 import io.grpc.Grpc;
-import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.metrics.LongCounter;
+import io.opentelemetry.api.metrics.Meter;
+import io.opentelemetry.api.metrics.MeterProvider;
+import io.opentelemetry.api.metrics.ObservableLongGauge;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -30,12 +37,14 @@ import java.util.function.Supplier;
  * limit stop being every call's bottleneck. It is a {@link ManagedChannel}, so a generated stub takes
  * it as is: {@code FooGrpc.newBlockingStub(pool)}.
  *
- * <p>Each call goes to one channel: the next in turn ({@link Policy#ROUND_ROBIN}) or the one with
- * the fewest calls in flight ({@link Policy#LEAST_LOADED}; counted per channel with an {@link
- * AtomicInteger}, up when a call starts, down when its listener hears {@code onClose}). Either way a
- * channel in TRANSIENT_FAILURE or SHUTDOWN is skipped while another is not; when none is usable the
- * call goes to the chosen channel anyway and fails (or waits, with {@code withWaitForReady}) there.
- * The RPC path takes no lock.
+ * <p>Each call goes to one channel: the next in turn ({@link Policy#ROUND_ROBIN}) or the less
+ * loaded of two ({@link Policy#LEAST_LOADED}, power of two choices: the next in turn and one other at
+ * random, ties to the one in turn; calls in flight
+ * counted per channel with an {@link AtomicInteger}, up when a call starts, down when its listener
+ * hears {@code onClose}, so a stream counts until it ends). Either way only READY channels are
+ * picked while any is READY (CONNECTING, IDLE, TRANSIENT_FAILURE and SHUTDOWN ones are skipped);
+ * when none is, the call goes to the chosen channel anyway and fails (or waits, with {@code
+ * withWaitForReady}) there. The RPC path takes no lock.
  */
 public final class ChannelPool extends ManagedChannel {
     /** How a call picks its channel. */
@@ -52,7 +61,7 @@ public final class ChannelPool extends ManagedChannel {
         /** The policy named as on rpclab's command line ("round-robin", "least-loaded"). */
         public static Policy parse(String name) {
             for (Policy p : values()) {
-                if (p.flag.equals(name) || p.name().equals(name)) {
+                if (p.flag.equals(name)) {
                     return p;
                 }
             }
@@ -66,29 +75,75 @@ public final class ChannelPool extends ManagedChannel {
         }
     }
 
+    /** The most channels a pool may have (as every rpclab pool library). */
+    public static final int MAX_SIZE = 1024;
+
+    /** The size when none is given: the available processors, clamped to 2..8. */
+    public static int defaultSize() {
+        return Math.max(2, Math.min(8, Runtime.getRuntime().availableProcessors()));
+    }
+
+    /** The attribute that names a channel of the pool (its index) on per-channel metrics. */
+    public static final AttributeKey<Long> CHANNEL = AttributeKey.longKey("rpclab.pool.channel");
+
     private final ManagedChannel[] channels;
     private final AtomicInteger[] inflight;
     private final AtomicInteger next = new AtomicInteger();
     private final Policy policy;
+    private final Attributes[] attrs;
+    private final LongCounter picks;
+    private final List<ObservableLongGauge> gauges;
 
-    private ChannelPool(List<ManagedChannel> channels, Policy policy) {
+    private ChannelPool(List<ManagedChannel> channels, Policy policy, MeterProvider meters) {
         this.channels = channels.toArray(new ManagedChannel[0]);
         this.inflight = new AtomicInteger[channels.size()];
+        this.attrs = new Attributes[channels.size()];
         for (int i = 0; i < inflight.length; i++) {
             inflight[i] = new AtomicInteger();
+            attrs[i] = Attributes.of(CHANNEL, (long) i);
         }
         this.policy = policy;
+        Meter meter = meters.get("io.rpclab.pool");
+        this.picks = meter.counterBuilder("rpclab.pool.picks")
+                .setDescription("Calls the pool sent, per channel")
+                .setUnit("{call}")
+                .build();
+        this.gauges = List.of(
+                meter.gaugeBuilder("rpclab.pool.size")
+                        .setDescription("Channels (connections) in the pool")
+                        .setUnit("{channel}")
+                        .ofLongs()
+                        .buildWithCallback(m -> m.record(this.channels.length)),
+                meter.gaugeBuilder("rpclab.pool.inflight")
+                        .setDescription("RPCs in flight, per channel")
+                        .setUnit("{call}")
+                        .ofLongs()
+                        .buildWithCallback(m -> {
+                            for (int i = 0; i < inflight.length; i++) {
+                                m.record(inflight[i].get(), attrs[i]);
+                            }
+                        }));
     }
 
-    /** A pool of plaintext channels to target (as {@link Grpc#newChannelBuilder} takes it). */
-    public static Builder forTarget(String target) {
-        return forTarget(target, InsecureChannelCredentials.create());
-    }
-
-    /** A pool of channels to target with credentials. */
+    /**
+     * A pool of channels to target (as {@link Grpc#newChannelBuilder} takes it) with credentials: give
+     * {@code TlsChannelCredentials.create()} for TLS, {@code InsecureChannelCredentials.create()} for
+     * plaintext; there is no default.
+     */
     public static Builder forTarget(String target, ChannelCredentials credentials) {
         if (target == null || target.isBlank()) {
             throw new IllegalArgumentException("pool target \"" + target + "\" is empty (want HOST:PORT)");
+        }
+        if (credentials == null) {
+            throw new IllegalArgumentException(
+                    "pool credentials are null (want TlsChannelCredentials or InsecureChannelCredentials)");
+        }
+        try {
+            // An unparsable target fails here, naming it, not at the first call (an idle channel
+            // opens no connection).
+            Grpc.newChannelBuilder(target, credentials).build().shutdownNow();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("pool target \"" + target + "\": " + e.getMessage(), e);
         }
         return new Builder(() -> Grpc.newChannelBuilder(target, credentials).build());
     }
@@ -101,30 +156,45 @@ public final class ChannelPool extends ManagedChannel {
         return new Builder(newChannel);
     }
 
-    /** Builds a {@link ChannelPool}: size 2 and round robin unless told otherwise. */
+    /** Builds a {@link ChannelPool}: {@link #defaultSize()} channels, round robin unless told otherwise. */
     public static final class Builder {
         private final Supplier<ManagedChannel> newChannel;
-        private int size = 2;
+        private int size = defaultSize();
         private Policy policy = Policy.ROUND_ROBIN;
+        private MeterProvider meters = MeterProvider.noop();
 
         private Builder(Supplier<ManagedChannel> newChannel) {
             this.newChannel = newChannel;
         }
 
-        /** The number of channels, so connections: at least 1. */
+        /** The number of channels, so connections: 1 to {@link #MAX_SIZE}. */
         public Builder size(int size) {
-            if (size < 1) {
-                throw new IllegalArgumentException("pool size " + size + " is not at least 1");
+            if (size < 1 || size > MAX_SIZE) {
+                throw new IllegalArgumentException("pool size " + size + " is not between 1 and " + MAX_SIZE);
             }
             this.size = size;
             return this;
         }
 
+        /** How a call picks its channel. */
         public Builder policy(Policy policy) {
             if (policy == null) {
                 throw new IllegalArgumentException("pool policy is null (want ROUND_ROBIN or LEAST_LOADED)");
             }
             this.policy = policy;
+            return this;
+        }
+
+        /**
+         * Where the pool reports rpclab.pool.size, rpclab.pool.inflight (per channel) and
+         * rpclab.pool.picks (per channel): e.g. {@code GlobalOpenTelemetry.getMeterProvider()}. No-op
+         * unless given.
+         */
+        public Builder meterProvider(MeterProvider meters) {
+            if (meters == null) {
+                throw new IllegalArgumentException("pool meter provider is null");
+            }
+            this.meters = meters;
             return this;
         }
 
@@ -151,7 +221,7 @@ public final class ChannelPool extends ManagedChannel {
                 made.add(ch);
             }
             made.forEach(ch -> ch.getState(true));
-            return new ChannelPool(made, policy);
+            return new ChannelPool(made, policy, meters);
         }
     }
 
@@ -160,6 +230,7 @@ public final class ChannelPool extends ManagedChannel {
         return List.of(channels);
     }
 
+    /** How a call picks its channel. */
     public Policy policy() {
         return policy;
     }
@@ -176,6 +247,7 @@ public final class ChannelPool extends ManagedChannel {
     @Override
     public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
         int i = pick();
+        picks.add(1, attrs[i]);
         return new Counted<>(channels[i].newCall(method, options), inflight[i]);
     }
 
@@ -184,35 +256,51 @@ public final class ChannelPool extends ManagedChannel {
         return channels[0].authority();
     }
 
-    private static boolean usable(ManagedChannel ch) {
-        ConnectivityState s = ch.getState(false);
-        return s != ConnectivityState.TRANSIENT_FAILURE && s != ConnectivityState.SHUTDOWN;
+    private boolean ready(int i) {
+        return channels[i].getState(false) == ConnectivityState.READY;
     }
 
-    /** The channel for the next call. */
+    /**
+     * The channel for the next call. Round robin: the next READY channel in turn. Least loaded: of the
+     * next READY channel in turn and another READY one at random, the one with fewer calls in flight
+     * (ties to the one in turn). With no channel READY, the next in turn.
+     */
     int pick() {
         int n = channels.length;
         if (n == 1) {
             return 0;
         }
         int start = Math.floorMod(next.getAndIncrement(), n);
-        int best = -1;
-        int load = Integer.MAX_VALUE;
+        if (policy == Policy.ROUND_ROBIN) {
+            for (int k = 0; k < n; k++) {
+                int i = (start + k) % n;
+                if (ready(i)) {
+                    return i;
+                }
+            }
+            return start;
+        }
+        int[] readyIdx = new int[n];
+        int m = 0;
+        int a = -1;
         for (int k = 0; k < n; k++) {
             int i = (start + k) % n;
-            if (!usable(channels[i])) {
-                continue;
-            }
-            if (policy == Policy.ROUND_ROBIN) {
-                return i;
-            }
-            int l = inflight[i].get();
-            if (l < load) {
-                best = i;
-                load = l;
+            if (ready(i)) {
+                if (m == 0) {
+                    a = 0;
+                }
+                readyIdx[m++] = i;
             }
         }
-        return best >= 0 ? best : start;
+        if (m == 0) {
+            return start;
+        }
+        if (m == 1) {
+            return readyIdx[0];
+        }
+        int x = readyIdx[a];
+        int y = readyIdx[1 + ThreadLocalRandom.current().nextInt(m - 1)];
+        return inflight[y].get() < inflight[x].get() ? y : x;
     }
 
     /** A call that counts itself in flight on its channel from start until onClose. */
@@ -283,6 +371,7 @@ public final class ChannelPool extends ManagedChannel {
 
     @Override
     public ChannelPool shutdown() {
+        gauges.forEach(ObservableLongGauge::close);
         for (ManagedChannel ch : channels) {
             ch.shutdown();
         }
@@ -291,6 +380,7 @@ public final class ChannelPool extends ManagedChannel {
 
     @Override
     public ChannelPool shutdownNow() {
+        gauges.forEach(ObservableLongGauge::close);
         for (ManagedChannel ch : channels) {
             ch.shutdownNow();
         }
@@ -315,6 +405,24 @@ public final class ChannelPool extends ManagedChannel {
             }
         }
         return true;
+    }
+
+    /**
+     * Closes the pool: stops new calls (they fail with UNAVAILABLE, as on any shut-down channel), lets
+     * the calls in flight finish for up to drain, then ends those left (with UNAVAILABLE, grpc-java's
+     * status for a call on a channel shut down now), on every channel at once.
+     * Closing again does nothing more.
+     *
+     * @return true if every call finished within drain (none was cancelled)
+     */
+    public boolean close(Duration drain) throws InterruptedException {
+        shutdown();
+        if (awaitTermination(drain.toNanos(), TimeUnit.NANOSECONDS)) {
+            return true;
+        }
+        shutdownNow();
+        awaitTermination(5, TimeUnit.SECONDS);
+        return false;
     }
 
     /** Waits for every channel to terminate, all within one timeout. */

@@ -112,6 +112,22 @@ class ChannelPoolTest {
         return s;
     }
 
+    private static ChannelPool.Builder plaintext(String target) {
+        return ChannelPool.forTarget(target, InsecureChannelCredentials.create());
+    }
+
+    /** Waits (bounded) until every channel of p is READY. */
+    private static void awaitReady(ChannelPool p) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        for (ManagedChannel ch : p.channels()) {
+            ConnectivityState s;
+            while ((s = ch.getState(true)) != ConnectivityState.READY && System.nanoTime() < deadline) {
+                awaitChange(ch, s, deadline);
+            }
+            assertEquals(ConnectivityState.READY, ch.getState(false), "a channel of the pool");
+        }
+    }
+
     private ChannelPool pool(ChannelPool p) {
         pools.add(p);
         return p;
@@ -147,10 +163,9 @@ class ChannelPoolTest {
         for (ChannelPool.Policy policy : ChannelPool.Policy.values()) {
             for (int n : new int[] {1, 2, 4}) {
                 Server srv = server(0);
-                ChannelPool p = pool(ChannelPool.forTarget(srv.target())
-                        .size(n)
-                        .policy(policy)
-                        .build());
+                ChannelPool p =
+                        pool(plaintext(srv.target()).size(n).policy(policy).build());
+                awaitReady(p);
                 for (int i = 0; i < 2 * n; i++) {
                     assertEquals(HealthCheckResponse.ServingStatus.SERVING, check(p).getStatus());
                 }
@@ -170,8 +185,8 @@ class ChannelPoolTest {
     void leastLoadedAvoidsTheBusyChannel() throws Exception {
         for (ChannelPool.Policy policy : ChannelPool.Policy.values()) {
             Server srv = server(0);
-            ChannelPool p = pool(
-                    ChannelPool.forTarget(srv.target()).size(2).policy(policy).build());
+            ChannelPool p = pool(plaintext(srv.target()).size(2).policy(policy).build());
+            awaitReady(p);
             CountDownLatch first = new CountDownLatch(1);
             CountDownLatch closed = new CountDownLatch(1);
             AtomicReference<ClientCallStreamObserver<HealthCheckRequest>> watch = new AtomicReference<>();
@@ -253,7 +268,7 @@ class ChannelPoolTest {
     void survivesAServerRestart() throws Exception {
         Server srv = server(0);
         int port = srv.server.getPort();
-        ChannelPool p = pool(ChannelPool.forTarget(srv.target()).size(3).build());
+        ChannelPool p = pool(plaintext(srv.target()).size(3).build());
         for (int i = 0; i < 3; i++) {
             check(p);
         }
@@ -290,14 +305,15 @@ class ChannelPoolTest {
                 .build();
         pools.add(one);
         Object[][] cases = {
-            {"0", (Runnable) () -> ChannelPool.forTarget("127.0.0.1:1").size(0)},
-            {"-3", (Runnable) () -> ChannelPool.forTarget("127.0.0.1:1").size(-3)},
-            {
-                "\"fastest\"",
-                (Runnable) () -> ChannelPool.forTarget("127.0.0.1:1").policy("fastest")
-            },
-            {"\"\"", (Runnable) () -> ChannelPool.forTarget("")},
-            {"null", (Runnable) () -> ChannelPool.forTarget(null)},
+            {"0", (Runnable) () -> plaintext("127.0.0.1:1").size(0)},
+            {"-3", (Runnable) () -> plaintext("127.0.0.1:1").size(-3)},
+            {"1025", (Runnable) () -> plaintext("127.0.0.1:1").size(ChannelPool.MAX_SIZE + 1)},
+            {"\"ROUND_ROBIN\"", (Runnable) () -> plaintext("127.0.0.1:1").policy("ROUND_ROBIN")},
+            {"dns:///a b", (Runnable) () -> plaintext("dns:///a b")},
+            {"credentials are null", (Runnable) () -> ChannelPool.forTarget("127.0.0.1:1", null)},
+            {"\"fastest\"", (Runnable) () -> plaintext("127.0.0.1:1").policy("fastest")},
+            {"\"\"", (Runnable) () -> plaintext("")},
+            {"null", (Runnable) () -> plaintext(null)},
             {"supplier is null", (Runnable) () -> ChannelPool.forChannels(null)},
             {
                 "the same channel twice",
@@ -315,6 +331,83 @@ class ChannelPoolTest {
         }
         assertEquals(ChannelPool.Policy.LEAST_LOADED, ChannelPool.Policy.parse("least-loaded"));
         assertEquals(ChannelPool.Policy.ROUND_ROBIN, ChannelPool.Policy.parse("round-robin"));
+        int cpus = Runtime.getRuntime().availableProcessors();
+        assertEquals(Math.max(2, Math.min(8, cpus)), ChannelPool.defaultSize(), "default size");
+        assertEquals(
+                ChannelPool.defaultSize(),
+                plaintext("127.0.0.1:1").build().channels().size());
+    }
+
+    /** A channel still CONNECTING (a peer that accepts and never speaks HTTP/2) is skipped. */
+    @Test
+    void skipsAConnectingChannel() throws Exception {
+        Server srv = server(0);
+        try (ServerSocket silent = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            String[] targets = {srv.target(), "127.0.0.1:" + silent.getLocalPort()};
+            AtomicInteger made = new AtomicInteger();
+            for (ChannelPool.Policy policy : ChannelPool.Policy.values()) {
+                made.set(0);
+                ChannelPool p = pool(ChannelPool.forChannels(() -> Grpc.newChannelBuilder(
+                                        targets[made.getAndIncrement() % 2], InsecureChannelCredentials.create())
+                                .build())
+                        .size(2)
+                        .policy(policy)
+                        .build());
+                ManagedChannel good = p.channels().get(0);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                ConnectivityState s;
+                while ((s = good.getState(true)) != ConnectivityState.READY && System.nanoTime() < deadline) {
+                    awaitChange(good, s, deadline);
+                }
+                assertEquals(ConnectivityState.CONNECTING, p.channels().get(1).getState(false), "the silent one");
+                for (int i = 0; i < 6; i++) {
+                    assertEquals(HealthCheckResponse.ServingStatus.SERVING, check(p).getStatus(), policy + ": call");
+                }
+            }
+        }
+    }
+
+    /**
+     * close(drain) with a stream in flight: new calls fail at once with UNAVAILABLE, the stream ends
+     * with UNAVAILABLE when the drain ends, every channel terminates; closing again is fine.
+     */
+    @Test
+    void closeDrainsThenCancels() throws Exception {
+        Server srv = server(0);
+        ChannelPool p = pool(plaintext(srv.target()).size(3).build());
+        awaitReady(p);
+        CountDownLatch first = new CountDownLatch(1);
+        AtomicReference<Status> ended = new AtomicReference<>();
+        CountDownLatch closed = new CountDownLatch(1);
+        HealthGrpc.newStub(p).watch(CHECK, new io.grpc.stub.StreamObserver<HealthCheckResponse>() {
+            @Override
+            public void onNext(HealthCheckResponse r) {
+                first.countDown();
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                ended.set(Status.fromThrowable(t));
+                closed.countDown();
+            }
+
+            @Override
+            public void onCompleted() {
+                ended.set(Status.OK);
+                closed.countDown();
+            }
+        });
+        assertTrue(first.await(20, TimeUnit.SECONDS), "the watch got no status");
+        assertEquals(1, java.util.Arrays.stream(p.inflight()).sum(), "in flight: the watch");
+        assertEquals(false, p.close(java.time.Duration.ofMillis(200)), "close: the watch outlived the drain");
+        assertTrue(closed.await(20, TimeUnit.SECONDS), "the watch did not end");
+        // grpc-java's shutdownNow ends a call with UNAVAILABLE ("Channel shutdownNow invoked").
+        assertEquals(Status.Code.UNAVAILABLE, ended.get().getCode(), "the watch's status");
+        assertTrue(p.isTerminated(), "terminated after close");
+        assertEquals(0, java.util.Arrays.stream(p.inflight()).sum(), "in flight after close");
+        assertEquals(true, p.close(java.time.Duration.ofMillis(200)), "close twice");
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> check(p));
+        assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode(), "a call after close");
     }
 
     /** A target that refuses or never answers fails the call within its deadline: no hang. */
@@ -326,8 +419,7 @@ class ChannelPoolTest {
                 {"127.0.0.1:" + silent.getLocalPort(), Status.Code.DEADLINE_EXCEEDED}, // accepted, never answers
             };
             for (Object[] c : cases) {
-                ChannelPool p =
-                        pool(ChannelPool.forTarget((String) c[0]).size(2).build());
+                ChannelPool p = pool(plaintext((String) c[0]).size(2).build());
                 StatusRuntimeException e =
                         assertThrows(StatusRuntimeException.class, () -> HealthGrpc.newBlockingStub(p)
                                 .withDeadlineAfter(1, TimeUnit.SECONDS)
@@ -343,7 +435,7 @@ class ChannelPoolTest {
     @Test
     void shutdownCoversEveryChannel() throws Exception {
         Server srv = server(0);
-        ChannelPool p = pool(ChannelPool.forTarget(srv.target()).size(3).build());
+        ChannelPool p = pool(plaintext(srv.target()).size(3).build());
         check(p);
         assertEquals(ConnectivityState.READY, p.getState(false));
         assertEquals(false, p.isShutdown());
@@ -358,5 +450,47 @@ class ChannelPoolTest {
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> check(p));
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
         assertNotEquals("", p.authority());
+    }
+
+    /** The pool's OpenTelemetry metrics, read back through the SDK's in-memory reader. */
+    @Test
+    void metricsReadBackThroughOpenTelemetry() throws Exception {
+        Server srv = server(0);
+        io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader reader =
+                io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader.create();
+        io.opentelemetry.sdk.metrics.SdkMeterProvider meters = io.opentelemetry.sdk.metrics.SdkMeterProvider.builder()
+                .registerMetricReader(reader)
+                .build();
+        ChannelPool p =
+                pool(plaintext(srv.target()).size(2).meterProvider(meters).build());
+        awaitReady(p);
+        for (int i = 0; i < 4; i++) {
+            check(p);
+        }
+        java.util.Map<String, io.opentelemetry.sdk.metrics.data.MetricData> got = new java.util.HashMap<>();
+        for (io.opentelemetry.sdk.metrics.data.MetricData m : reader.collectAllMetrics()) {
+            got.put(m.getName(), m);
+        }
+        long picks = got.get("rpclab.pool.picks").getLongSumData().getPoints().stream()
+                .mapToLong(io.opentelemetry.sdk.metrics.data.LongPointData::getValue)
+                .sum();
+        assertEquals(4, picks, "rpclab.pool.picks");
+        assertEquals(
+                2,
+                got.get("rpclab.pool.picks").getLongSumData().getPoints().size(),
+                "rpclab.pool.picks: a point per channel");
+        assertEquals(
+                List.of(2L),
+                got.get("rpclab.pool.size").getLongGaugeData().getPoints().stream()
+                        .map(io.opentelemetry.sdk.metrics.data.LongPointData::getValue)
+                        .toList(),
+                "rpclab.pool.size");
+        assertEquals(
+                List.of(0L, 0L),
+                got.get("rpclab.pool.inflight").getLongGaugeData().getPoints().stream()
+                        .map(io.opentelemetry.sdk.metrics.data.LongPointData::getValue)
+                        .toList(),
+                "rpclab.pool.inflight after the calls");
+        meters.close();
     }
 }
