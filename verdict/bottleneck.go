@@ -245,29 +245,74 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row, round
 	}
 	sort.Ints(common)
 	n := common[len(common)-1]
-	s := shared[n]
-	// The best layout: the highest throughput among those measured in
-	// the most rounds at n, so that a ratio measured in rounds is the one
-	// judged.
-	roundsOf := func(r Row) int { return len(rounds[roundKey{ConnLabel(r.Rec), n}]) }
-	best := multi[n][0]
-	for _, r := range multi[n][1:] {
-		if roundsOf(r) > roundsOf(best) || (roundsOf(r) == roundsOf(best) && r.Rec.ThroughputRPS > best.Rec.ThroughputRPS) {
-			best = r
-		}
-	}
-	v := Verdict{Language: lang, RPC: rpc, Inflight: n, Best: ConnLabel(best.Rec),
-		SharedEfficiency: s.Efficiency, BestEfficiency: best.Efficiency}
-	if s.Rec.ThroughputRPS > 0 {
-		v.Ratio = best.Rec.ThroughputRPS / s.Rec.ThroughputRPS
+	c := comparison{lang: lang, n: n, counts: len(common), s: shared[n], best: bestAt(multi[n], n, rounds)}
+	v := Verdict{Language: lang, RPC: rpc, Inflight: n, Best: ConnLabel(c.best.Rec),
+		SharedEfficiency: c.s.Efficiency, BestEfficiency: c.best.Efficiency}
+	if c.s.Rec.ThroughputRPS > 0 {
+		v.Ratio = c.best.Rec.ThroughputRPS / c.s.Rec.ThroughputRPS
 	}
 	ratioRounds(&v, rounds)
 	cands := make([]*result.Record, len(multi[n]))
 	for i, r := range multi[n] {
 		cands[i] = r.Rec
 	}
-	_, enough := Advise(cands)
-	v.Conns, v.Enough = Conns(enough), ConnLabel(enough)
+	_, c.enough = Advise(cands)
+	v.Conns, v.Enough = Conns(c.enough), ConnLabel(c.enough)
+	c.head = headline(&v, rpc, c)
+	v.head = c.head
+	c.busy = c.s
+	if ClientBusy(c.best.Rec) > ClientBusy(c.s.Rec) {
+		c.busy = c.best
+	}
+	v.ClientBusy, v.BusyLayout = ClientBusy(c.busy.Rec), ConnLabel(c.busy.Rec)
+	// A ratio above the threshold must hold at the next lower in-flight too.
+	if len(common) >= 2 {
+		c.prevN = common[len(common)-2]
+		c.prevRatio = bestRatio(shared[c.prevN], multi[c.prevN])
+	}
+	if c.prevN > 0 && v.Ratio > c.prevRatio {
+		v.Growing = grewFrom(c.best.Rec, multi[c.prevN])
+	}
+	noisy := decide(&v, c)
+	// A lower count's gain is one pair of steps: not said where the rounds
+	// showed this host's noise to be larger than the threshold's margin.
+	if v.Kind != ConnBottleneck && !noisy {
+		peakNote(&v, common[:len(common)-1], shared, multi)
+	}
+	return v, true
+}
+
+// comparison is what judgeMulti compares at one in-flight count n: shared
+// (s), the best multi-connection layout, the fewest connections near it
+// (enough), the layout whose client was busier, and the next lower count
+// both reached with the best ratio there.
+type comparison struct {
+	lang             string
+	n, prevN, counts int
+	prevRatio        float64
+	s, best, busy    Row
+	enough           *result.Record
+	head             string
+}
+
+// bestAt is the best layout at n: the highest throughput among those
+// measured in the most rounds at n, so that a ratio measured in rounds is
+// the one judged.
+func bestAt(rows []Row, n int, rounds map[roundKey][]float64) Row {
+	roundsOf := func(r Row) int { return len(rounds[roundKey{ConnLabel(r.Rec), n}]) }
+	best := rows[0]
+	for _, r := range rows[1:] {
+		if roundsOf(r) > roundsOf(best) || (roundsOf(r) == roundsOf(best) && r.Rec.ThroughputRPS > best.Rec.ThroughputRPS) {
+			best = r
+		}
+	}
+	return best
+}
+
+// headline words what was compared: the layouts, the count, the ratio (with
+// its range over rounds) and each side's share of its ideal line.
+func headline(v *Verdict, rpc string, c comparison) string {
+	lang, n, s, best := c.lang, c.n, c.s, c.best
 	head := fmt.Sprintf("%s %s, in-flight %d: %s gave %.2fx the throughput of one shared connection (%.0f vs %.0f req/s)",
 		lang, rpc, n, v.Best, v.Ratio, best.Rec.ThroughputRPS, s.Rec.ThroughputRPS)
 	if v.Rounds >= 2 {
@@ -280,32 +325,25 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row, round
 			head += fmt.Sprintf(", %s %.0f%%", v.Best, 100*best.Efficiency)
 		}
 	}
-	if best.Rec.ConnsObserved <= 0 || enough.ConnsObserved <= 0 {
+	if best.Rec.ConnsObserved <= 0 || c.enough.ConnsObserved <= 0 {
 		head += "; connections counted as requested (the OS count was not read)"
 	}
-	v.head = head
+	return head
+}
+
+// decide sets v's kind and text from the comparison, and reports whether
+// the rounds showed the host's noise to be larger than the threshold's
+// margin.
+func decide(v *Verdict, c comparison) (noisy bool) {
+	s, best, head, prevN, prevRatio := c.s, c.best, c.head, c.prevN, c.prevRatio
 	hasIdeal := s.IdealRPS > 0 && best.IdealRPS > 0
-	busy := s
-	if ClientBusy(best.Rec) > ClientBusy(s.Rec) {
-		busy = best
-	}
-	v.ClientBusy, v.BusyLayout = ClientBusy(busy.Rec), ConnLabel(busy.Rec)
-	// A ratio above the threshold must hold at the next lower in-flight too.
-	prevN, prevRatio := 0, 0.0
-	if len(common) >= 2 {
-		prevN = common[len(common)-2]
-		prevRatio = bestRatio(shared[prevN], multi[prevN])
-	}
-	if prevN > 0 && v.Ratio > prevRatio {
-		v.Growing = grewFrom(best.Rec, multi[prevN])
-	}
 	unconfirmed := v.Ratio >= BottleneckRatio && prevN > 0 && prevRatio < BottleneckRatio &&
 		!(hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
 	called := v.Ratio >= BottleneckRatio || (hasIdeal && s.Efficiency < FlatEfficiency && best.Efficiency >= ScalingEfficiency)
 	// Rounds at n confirm the ratio by repetition: the call needs their
 	// whole range at or above the threshold, and a range across it is the
 	// host's noise.
-	noisy := v.Rounds >= 2 && v.RatioLow < BottleneckRatio && v.RatioHigh >= BottleneckRatio
+	noisy = v.Rounds >= 2 && v.RatioLow < BottleneckRatio && v.RatioHigh >= BottleneckRatio
 	if v.Rounds >= 2 {
 		unconfirmed, called = false, v.RatioLow >= BottleneckRatio
 	}
@@ -313,53 +351,28 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row, round
 	case noisy:
 		v.Kind = Inconclusive
 		v.Text = head + fmt.Sprintf(". Inconclusive: the layouts differ by less than this host's noise (%.0f%%): over %d rounds the ratio ranged %.2f-%.2fx, across the %.1fx line; more rounds (a longer budget) or a quieter host would settle it.",
-			100*Noise(v), v.Rounds, v.RatioLow, v.RatioHigh, BottleneckRatio)
-	case called && len(common) < MinInflights:
+			100*Noise(*v), v.Rounds, v.RatioLow, v.RatioHigh, BottleneckRatio)
+	case called && c.counts < MinInflights:
 		v.Kind = Inconclusive
-		v.Text = head + fmt.Sprintf(". Inconclusive: needs both layouts measured at %d in-flight counts at least to call a bottleneck (this run has in-flight %d only); sweep more in-flight counts.", MinInflights, n)
+		v.Text = head + fmt.Sprintf(". Inconclusive: needs both layouts measured at %d in-flight counts at least to call a bottleneck (this run has in-flight %d only); sweep more in-flight counts.", MinInflights, c.n)
 	case unconfirmed:
 		v.Kind = Inconclusive
 		v.Text = head + fmt.Sprintf(". But at in-flight %d the best ratio was only %.2fx: one pair of steps is not enough on a noisy machine; repeat the sweep or measure at more in-flight counts.", prevN, prevRatio)
 	case called:
 		v.Kind = ConnBottleneck
-		advice := fmt.Sprintf("use %d connections (%s", v.Conns, v.Enough)
-		if enough.Spec.ConnMode == AutoPoolMode {
-			advice = fmt.Sprintf("use the adaptive pool (%s, which sized itself to %d connections here, at least matching the best fixed layout", v.Enough, v.Conns)
-		}
-		if v.Enough != v.Best {
-			of := fmt.Sprintf(" reached %.0f%% of %s", 100*enough.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
-			if enough.Spec.ConnMode == AutoPoolMode {
-				of = "; it" + of
-			}
-			advice += of
-		}
-		spread := "; package pool spreads RPCs over them)."
-		if lang != "go" {
-			spread = ", each channel with distinct arguments or its own subchannel pool; " + PoolLibrary(lang) + " spreads RPCs over them)."
-		}
-		v.Text = head + ". Client-side connection bottleneck: " + advice + spread
+		v.Text = head + ". Client-side connection bottleneck: " + advice(v, c)
 	case v.ClientBusy >= ClientCPUBusy && !(s.IdealRPS > 0 && s.Efficiency >= ScalingEfficiency):
 		v.Kind = ClientCPUBound
-		cpus := clientCPUs(busy.Rec)
-		v.Text = head + fmt.Sprintf(". The client's own CPU is the limit: %s kept %.0f%% of its %d CPU%s busy at %.1f µs per RPC",
-			v.BusyLayout, 100*v.ClientBusy, cpus, plural(cpus), busy.Rec.ClientCPUNSPerRPC/1e3)
-		other := s
-		if busy.Rec == s.Rec {
-			other = best
-		}
-		if other.Rec.ClientCPUNSPerRPC > 0 {
-			v.Text += fmt.Sprintf(" (%s %.1f µs)", ConnLabel(other.Rec), other.Rec.ClientCPUNSPerRPC/1e3)
-		}
-		v.Text += ", so more connections cannot help until the client has CPU to spare: give it more cores, or cheaper RPCs, and sweep again."
+		v.Text = head + clientCPUText(v, c)
 	case s.IdealRPS > 0 && s.Efficiency >= ScalingEfficiency:
 		v.Kind = Scales
 		v.Text = head + ". Throughput still grows with in-flight on one connection: no bottleneck at these counts."
 	case v.Growing > 0:
 		v.Kind = Inconclusive
 		v.Text = head + fmt.Sprintf(". Not settled: %s was still growing at in-flight %d (%.2fx its throughput at in-flight %d), so the climb ended before the layouts flattened and this run cannot say the connection is not the limit; measure at higher in-flight counts.",
-			v.Best, n, v.Growing, prevN)
+			v.Best, c.n, v.Growing, prevN)
 	case s.IdealRPS > 0 && s.Efficiency < FlatEfficiency:
-		flat(&v, head, s, best)
+		flat(v, head, s, best)
 	default:
 		v.Kind = Inconclusive
 		if v.Ratio >= 1 {
@@ -368,23 +381,63 @@ func judgeMulti(lang, rpc string, shared map[int]Row, multi map[int][]Row, round
 			v.Text = head + ". No clear bottleneck: more connections do not help, yet one connection scales only part of the way; measure at higher in-flight and watch the server's CPU."
 		}
 	}
-	// A lower count's gain is one pair of steps: not said where the rounds
-	// showed this host's noise to be larger than the threshold's margin.
-	if v.Kind != ConnBottleneck && !noisy {
-		for _, m := range common[:len(common)-1] {
-			if r := bestRatio(shared[m], multi[m]); r >= BottleneckRatio && r > v.PeakRatio {
-				v.PeakInflight, v.PeakRatio = m, r
-			}
+	return noisy
+}
+
+// advice words a connection bottleneck's advice: the fewest connections
+// near the best, and the pool that spreads RPCs over them in lang's stack.
+func advice(v *Verdict, c comparison) string {
+	enough, best := c.enough, c.best
+	a := fmt.Sprintf("use %d connections (%s", v.Conns, v.Enough)
+	if enough.Spec.ConnMode == AutoPoolMode {
+		a = fmt.Sprintf("use the adaptive pool (%s, which sized itself to %d connections here, at least matching the best fixed layout", v.Enough, v.Conns)
+	}
+	if v.Enough != v.Best {
+		of := fmt.Sprintf(" reached %.0f%% of %s", 100*enough.ThroughputRPS/best.Rec.ThroughputRPS, v.Best)
+		if enough.Spec.ConnMode == AutoPoolMode {
+			of = "; it" + of
 		}
-		if v.PeakInflight > 0 {
-			capped := "something else capped every layout"
-			if v.Kind == ClientCPUBound {
-				capped = "the client's CPU ran out"
-			}
-			v.Text += fmt.Sprintf(" At in-flight %d, though, more connections gave %.2fx shared's throughput: there one connection was the limit, before %s.", v.PeakInflight, v.PeakRatio, capped)
+		a += of
+	}
+	if c.lang != "go" {
+		return a + ", each channel with distinct arguments or its own subchannel pool; " + PoolLibrary(c.lang) + " spreads RPCs over them)."
+	}
+	return a + "; package pool spreads RPCs over them)."
+}
+
+// clientCPUText words a client-CPU-bound verdict: the busier layout's CPU
+// and each side's CPU per RPC.
+func clientCPUText(v *Verdict, c comparison) string {
+	busy := c.busy
+	cpus := clientCPUs(busy.Rec)
+	t := fmt.Sprintf(". The client's own CPU is the limit: %s kept %.0f%% of its %d CPU%s busy at %.1f µs per RPC",
+		v.BusyLayout, 100*v.ClientBusy, cpus, plural(cpus), busy.Rec.ClientCPUNSPerRPC/1e3)
+	other := c.s
+	if busy.Rec == c.s.Rec {
+		other = c.best
+	}
+	if other.Rec.ClientCPUNSPerRPC > 0 {
+		t += fmt.Sprintf(" (%s %.1f µs)", ConnLabel(other.Rec), other.Rec.ClientCPUNSPerRPC/1e3)
+	}
+	return t + ", so more connections cannot help until the client has CPU to spare: give it more cores, or cheaper RPCs, and sweep again."
+}
+
+// peakNote adds, to a verdict that is not a bottleneck, the lower count
+// (of counts) where more connections still gave BottleneckRatio or more.
+func peakNote(v *Verdict, counts []int, shared map[int]Row, multi map[int][]Row) {
+	for _, m := range counts {
+		if r := bestRatio(shared[m], multi[m]); r >= BottleneckRatio && r > v.PeakRatio {
+			v.PeakInflight, v.PeakRatio = m, r
 		}
 	}
-	return v, true
+	if v.PeakInflight == 0 {
+		return
+	}
+	capped := "something else capped every layout"
+	if v.Kind == ClientCPUBound {
+		capped = "the client's CPU ran out"
+	}
+	v.Text += fmt.Sprintf(" At in-flight %d, though, more connections gave %.2fx shared's throughput: there one connection was the limit, before %s.", v.PeakInflight, v.PeakRatio, capped)
 }
 
 // flat words a verdict where every layout flattens together, by the

@@ -89,17 +89,9 @@ func RunPolicyOver(ctx context.Context, target string, pol Policy, maxConns, inf
 	if link.Payload < 0 {
 		return out, fmt.Errorf("peers: negative payload %d", link.Payload)
 	}
-	popts := []pool.Option{pol.Option(maxConns), pool.WithDialOptions(dialOpts()...)}
-	if !link.Net.IsZero() {
-		if err := link.Net.Validate(); err != nil {
-			return out, fmt.Errorf("peers: link: %w", err)
-		}
-		// pool.WithDialer, not grpc.WithContextDialer: the adaptive
-		// pool wraps it to time socket writes. Until 2026-12-02 a
-		// grpc.WithContextDialer here took the meter out of the path,
-		// and rpclab's rule read a write wait as old as the run.
-		dial := link.Net.Dialer(nil)
-		popts = append(popts, pool.WithDialer(func(ctx context.Context, addr string) (net.Conn, error) { return dial(ctx, "tcp", addr) }))
+	popts, err := policyOptions(pol, maxConns, link)
+	if err != nil {
+		return out, err
 	}
 	p, err := pool.New(target, popts...)
 	if err != nil {
@@ -161,6 +153,23 @@ func RunPolicyOver(ctx context.Context, target string, pol Policy, maxConns, inf
 		}
 	}
 	return out, nil
+}
+
+// policyOptions are the pool options of a run under pol: its sizing, and
+// over a link, a dialer through the emulated link. pool.WithDialer, not
+// grpc.WithContextDialer: the adaptive pool wraps a dialer given this way
+// to time socket writes, and a grpc.WithContextDialer would take its write
+// meter out of the path.
+func policyOptions(pol Policy, maxConns int, link Link) ([]pool.Option, error) {
+	popts := []pool.Option{pol.Option(maxConns), pool.WithDialOptions(dialOpts()...)}
+	if link.Net.IsZero() {
+		return popts, nil
+	}
+	if err := link.Net.Validate(); err != nil {
+		return nil, fmt.Errorf("peers: link: %w", err)
+	}
+	dial := link.Net.Dialer(nil)
+	return append(popts, pool.WithDialer(func(ctx context.Context, addr string) (net.Conn, error) { return dial(ctx, "tcp", addr) })), nil
 }
 
 // sizeAt is the pool's size at t by its history (1, its min, before any
