@@ -4,6 +4,7 @@
 each fixed size, of pool:auto (with the size it ended the interval at), of
 the published policies (with theirs), and pool:auto over the best fixed
 size. Usage: summarize.py records.jsonl anchors.txt"""
+
 import json
 import sys
 
