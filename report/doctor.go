@@ -105,14 +105,13 @@ var poolChanges = map[string]poolChange{
 		"let pool = rpclab_pool::Pool::connect(ep, {N}, rpclab_pool::Policy::RoundRobin).await?;",
 		"let mut client = YourServiceClient::new(pool); // was: YourServiceClient::new(ch)",
 	}, readme: "clients/rust/pool/README.md"},
-	"cpp": {takes: "#include \"channel_pool.h\"", lines: []string{
-		"rpclab::ChannelPool pool(target, {N}, rpclab::Pick::kRoundRobin); // was: auto channel = grpc::CreateChannel(target, creds);",
-		"auto lease = pool.Acquire(); // per call: counts it in flight on its channel until destroyed",
-		"auto stub = YourService::NewStub(lease.channel()); // was: YourService::NewStub(channel)",
+	"cpp": {takes: "#include <rpclab/channel_pool.h>", lines: []string{
+		"rpclab::ChannelPool pool(target, {N}, rpclab::Pick::kLeastLoaded, grpc::ChannelArguments(), creds); // was: auto channel = grpc::CreateChannel(target, creds);",
+		"auto stub = YourService::NewStub(pool.Next()); // was: YourService::NewStub(channel)",
 	}, readme: "clients/cpp/pool/README.md"},
 	"python": {takes: "a ChannelPool is a grpc.Channel a generated stub takes", lines: []string{
 		"import rpclab_pool",
-		"channel = rpclab_pool.ChannelPool(target, {N})  # was: grpc.insecure_channel(target)",
+		"channel = rpclab_pool.ChannelPool(target, {N}, credentials=creds)  # was: grpc.secure_channel(target, creds)",
 		"stub = YourServiceStub(channel)  # unchanged",
 	}, readme: "clients/python/pool/README.md"},
 	"node": {takes: "plugged in through channelOverride", lines: []string{

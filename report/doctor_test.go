@@ -22,8 +22,8 @@ func TestPoolChange(t *testing.T) {
 		{"", []string{"pool.WithSize(7)"}}, // a record without a language is Go's
 		{"java", []string{"io.rpclab.pool.ChannelPool", "ChannelPool.forTarget(target, creds).size(7)", "clients/java/pool/README.md"}},
 		{"rust", []string{"rpclab-pool", "rpclab_pool::Pool::connect(ep, 7,", "clients/rust/pool/README.md"}},
-		{"cpp", []string{"channel_pool.h", "rpclab::ChannelPool pool(target, 7,", "clients/cpp/pool/README.md"}},
-		{"python", []string{"import rpclab_pool", "rpclab_pool.ChannelPool(target, 7)", "clients/python/pool/README.md"}},
+		{"cpp", []string{"rpclab/channel_pool.h", "rpclab::ChannelPool pool(target, 7,", "clients/cpp/pool/README.md"}},
+		{"python", []string{"import rpclab_pool", "rpclab_pool.ChannelPool(target, 7, credentials=creds)", "clients/python/pool/README.md"}},
 		{"node", []string{"@rpclab/grpc-pool", "new ChannelPool(target, grpc.credentials.createInsecure(), { size: 7 })", "channelOverride: pool", "clients/node/pool/README.md"}},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
@@ -62,7 +62,7 @@ func TestDoctorTextPrintsTheRecordsStack(t *testing.T) {
 		want     []string
 		dontWant []string
 	}{
-		{"python bottleneck", "python", 20000, []string{"use 2 connections (pool:2", "rpclab_pool.ChannelPool(target, 2)"}, []string{"pool.WithSize"}},
+		{"python bottleneck", "python", 20000, []string{"use 2 connections (pool:2", "rpclab_pool.ChannelPool(target, 2, credentials=creds)"}, []string{"pool.WithSize"}},
 		{"go bottleneck", "go", 20000, []string{"use 2 connections (pool:2", "pool.WithSize(2)"}, []string{"rpclab_pool"}},
 		{"python no bottleneck", "python", 10000, []string{"No clear bottleneck"}, []string{"rpclab_pool", "The change"}},
 	} {

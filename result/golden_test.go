@@ -70,6 +70,17 @@ var golden = map[string]func(*Set) error{
 		}
 		return nil
 	},
+	// rpclab doctor --pid on a Go sweep at in-flight 8 on one connection to
+	// a server allowing one stream: one window, kept whole.
+	"go-live.jsonl": func(s *Set) error {
+		if len(s.Ping)+len(s.Bulk)+len(s.Flow) > 0 || len(s.Live) != 1 {
+			return fmt.Errorf("got %d ping, %d bulk, %d flow, %d live records, want one live record", len(s.Ping), len(s.Bulk), len(s.Flow), len(s.Live))
+		}
+		if l := s.Live[0]; l.Status != StatusOK || l.Process.Stack != "grpc-go" {
+			return fmt.Errorf("got a live record of status %q and stack %q, want ok and grpc-go", l.Status, l.Process.Stack)
+		}
+		return nil
+	},
 }
 
 // pings checks that s holds ping records only, of the load model given,
@@ -118,6 +129,7 @@ func TestGoldenRecordsOfEveryKind(t *testing.T) {
 		kinds[KindPing] = kinds[KindPing] || len(set.Ping) > 0
 		kinds[KindBulk] = kinds[KindBulk] || len(set.Bulk) > 0
 		kinds[KindFlow] = kinds[KindFlow] || len(set.Flow) > 0
+		kinds[KindLive] = kinds[KindLive] || len(set.Live) > 0
 	}
 	for name := range golden {
 		if !seen[name] {

@@ -15,7 +15,7 @@ done
 # Vet after the builds: the clients' linters (ruff, eslint, clippy, Spotless,
 # clang-format) come with their builds.
 scripts/vet.sh
-go test -race -timeout 30m ./... 2>&1 | tee /tmp/rpclab-test.log
+go test -race -timeout 45m ./... 2>&1 | tee /tmp/rpclab-test.log
 # The peers' comparison module (its own go.mod): its pools and parsers work.
 (cd bench/peers && go test -race -timeout 10m ./...)
 # Every parser of outside input meets new inputs for a bounded time.

@@ -73,8 +73,8 @@ func TestDoctorClient(t *testing.T) {
 	if len(inflights) != 3 {
 		t.Errorf("got layouts %v, want shared, pool:2 and pool:4 only", inflights)
 	}
-	if m := regexp.MustCompile(`Use a pool of (\d+) connections`).FindStringSubmatch(stdout); m != nil {
-		if want := "rpclab_pool.ChannelPool(target, " + m[1] + ")"; !strings.Contains(stdout, want) {
+	if m := regexp.MustCompile(`use (\d+) connections \(pool:`).FindStringSubmatch(stdout); m != nil {
+		if want := "rpclab_pool.ChannelPool(target, " + m[1] + ", credentials=creds)"; !strings.Contains(stdout, want) {
 			t.Errorf("the verdict advises a pool of %s but lacks %q:\n%s", m[1], want, stdout)
 		}
 		if strings.Contains(stdout, "pool.WithSize") {
@@ -83,7 +83,7 @@ func TestDoctorClient(t *testing.T) {
 	} else if strings.Contains(stdout, "rpclab_pool") || strings.Contains(stdout, "The change") {
 		t.Errorf("the verdict advises no pool but prints a change:\n%s", stdout)
 	}
-	if !strings.Contains(stdout, "Verdict: ") {
+	if !strings.Contains(stdout, "Verdict:\n") {
 		t.Errorf("stdout has no verdict:\n%s", stdout)
 	}
 }

@@ -235,10 +235,12 @@ class TestGrowth(unittest.TestCase):
         self.servicer.gate.set()
         for c in calls:
             c.result(TIMEOUT)
-        # Past the idle time, the next pick retires the two grown channels.
-        deadline = time.monotonic() + TIMEOUT
-        while len(p.channels) > 1 and time.monotonic() < deadline:
-            stub.UnaryCall(pb.SimpleRequest(), timeout=TIMEOUT)
+        # Past the idle time (time.sleep never returns early: a bound on the
+        # pool's own monotonic clock, not a guess at another thread's
+        # progress), the next pick retires both grown channels. Picks made
+        # sooner would keep a round robin's channels busy in turn.
+        time.sleep(0.05)
+        stub.UnaryCall(pb.SimpleRequest(), timeout=TIMEOUT)
         self.assertEqual(len(p.channels), 1, "the idle grown channels were not retired")
         self.assertEqual(p.resizes, 4)
 
