@@ -23,7 +23,14 @@ const busySample = 300 * time.Millisecond
 // verdict.OtherWorkShare of them busy; "" when they did not, or when the
 // host's CPU cannot be read (not Linux).
 func warnBusyHost(ctx context.Context) string {
-	cpus, err := procstat.AllowedCPUs()
+	return warnBusyHostFor(ctx, false)
+}
+
+// warnBusyHostFor is warnBusyHost over every CPU of the host when hostWide:
+// a target on this host runs on CPUs this process may not, and work that
+// takes them slows the server as much as work on the client's would.
+func warnBusyHostFor(ctx context.Context, hostWide bool) string {
+	allowed, err := procstat.AllowedCPUs()
 	if err != nil {
 		return ""
 	}
@@ -31,7 +38,16 @@ func warnBusyHost(ctx context.Context) string {
 	if err != nil {
 		return ""
 	}
-	return busyLine(d, cpus, busySample)
+	return busyLine(d, busyCPUs(d, allowed, hostWide), busySample)
+}
+
+// busyCPUs are the CPUs the busy-host check reads: every CPU of d when
+// hostWide, else those this process may use.
+func busyCPUs(d procstat.CPUStat, allowed []int, hostWide bool) []int {
+	if hostWide {
+		return d.CPUs()
+	}
+	return allowed
 }
 
 // busyLine words warnBusyHost's judgement of d, what cpus did over the

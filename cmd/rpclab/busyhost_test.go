@@ -37,3 +37,21 @@ func TestBusyLine(t *testing.T) {
 		})
 	}
 }
+
+// TestBusyCPUsHostWide: with the client allowed CPU 0 only and another
+// process keeping CPU 1 (a local server's) busy, the check over the
+// client's CPUs sees a quiet host, and the host-wide one, which doctor
+// makes for a target on this host, warns.
+func TestBusyCPUsHostWide(t *testing.T) {
+	d := procstat.CPUStat{PerCPU: map[int]procstat.CPUTimes{
+		0: {Busy: 0, Idle: 300 * time.Millisecond},
+		1: {Busy: 300 * time.Millisecond, Idle: 0},
+	}}
+	if got := busyLine(d, busyCPUs(d, []int{0}, false), busySample); got != "" {
+		t.Errorf("over the client's CPU 0: got %q, want no warning", got)
+	}
+	got := busyLine(d, busyCPUs(d, []int{0}, true), busySample)
+	if !strings.Contains(got, "50% of CPUs 0,1") {
+		t.Errorf("host-wide: got %q, want a warning naming 50%% of CPUs 0,1", got)
+	}
+}

@@ -24,13 +24,15 @@ func doctorStep(stderr io.Writer, r *result.Record) {
 }
 
 // doctorStart says, before the study, what it studies and for how long,
-// warns when the host is already busy (as sweep does), and says once when
-// the target's process on this host cannot be read.
+// warns when the host is already busy (as sweep does; over every CPU when
+// the target is on this host, since its server's CPUs count too), and says
+// once when the target's process on this host cannot be read.
 func doctorStart(ctx context.Context, stderr io.Writer, o *doctor.Options, client string) {
-	if w := warnBusyHost(ctx); w != "" {
+	local, err := doctor.FindLocalServer(o.Target)
+	if w := warnBusyHostFor(ctx, local != nil || err != nil); w != "" {
 		fmt.Fprintln(stderr, w)
 	}
-	if _, err := doctor.FindLocalServer(o.Target); err != nil {
+	if err != nil {
 		fmt.Fprintf(stderr, "rpclab doctor: %v: its CPU is unknown, and the verdict will not read it as idle\n", err)
 	}
 	fmt.Fprintf(stderr, "rpclab doctor: studying %s for about %v with the %s client\n", o.Target, o.Budget, client)
