@@ -98,7 +98,19 @@ type oversized struct {
 // over the limits, in the order of a walk of root.
 func oversizeIn(root string) ([]oversized, error) {
 	var out []oversized
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := walkGoFiles(root, func(name string) bool { return !strings.HasSuffix(name, "_test.go") }, func(p, rel string) error {
+		found, err := oversizeInFile(p, rel)
+		out = append(out, found...)
+		return err
+	})
+	return out, err
+}
+
+// walkGoFiles calls visit, in the order of a walk of root, with the path
+// and the slash-separated path from root of every .go file whose name keep
+// accepts, skipping hidden folders and skipDirs.
+func walkGoFiles(root string, keep func(name string) bool, visit func(p, rel string) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -108,18 +120,15 @@ func oversizeIn(root string) ([]oversized, error) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+		if !strings.HasSuffix(p, ".go") || !keep(d.Name()) {
 			return nil
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {
 			return err
 		}
-		found, err := oversizeInFile(p, filepath.ToSlash(rel))
-		out = append(out, found...)
-		return err
+		return visit(p, filepath.ToSlash(rel))
 	})
-	return out, err
 }
 
 // oversizeInFile lists file p (named rel) if it is over maxFileLines, and

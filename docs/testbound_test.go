@@ -6,7 +6,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -78,29 +77,13 @@ func TestOwnTestTimeoutsFound(t *testing.T) {
 // declare a top-level constant named like a test timeout.
 func ownTestTimeouts(root string) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if p != root && (strings.HasPrefix(d.Name(), ".") || skipDirs[d.Name()]) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
+	err := walkGoFiles(root, func(name string) bool { return strings.HasSuffix(name, "_test.go") }, func(p, rel string) error {
 		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
 		if declaresTestTimeout(f) {
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return err
-			}
-			out = append(out, filepath.ToSlash(rel))
+			out = append(out, rel)
 		}
 		return nil
 	})
