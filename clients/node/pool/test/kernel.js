@@ -1,7 +1,7 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-// Connections as the kernel has them, for the scripts clients/conformance
-// runs (streamlimit.js, restart.js).
+// Connections as the kernel has them, for the pool's tests and the scripts
+// clients/conformance runs (streamlimit.js, restart.js).
 
 'use strict';
 

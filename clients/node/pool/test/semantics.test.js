@@ -8,7 +8,6 @@
 'use strict';
 
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 const { test } = require('node:test');
@@ -18,6 +17,7 @@ const protoLoader = require('@grpc/proto-loader');
 const { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } = require('@opentelemetry/sdk-metrics');
 
 const { ChannelPool } = require('..');
+const { connectionsTo } = require('./kernel');
 
 const insecure = grpc.credentials.createInsecure();
 const TIMEOUT_MS = 20000;
@@ -67,27 +67,6 @@ function within(promise, what) {
     timer = setTimeout(() => reject(new Error(`no ${what} within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
   });
   return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
-}
-
-/** This process's ESTABLISHED TCP connections to port (/proc/self/fd and /proc/net/tcp). */
-function connectionsTo(port) {
-  const inodes = new Set();
-  for (const fd of fs.readdirSync('/proc/self/fd')) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/self/fd/${fd}`));
-      if (m) inodes.add(m[1]);
-    } catch {
-      // closed meanwhile
-    }
-  }
-  let n = 0;
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of fs.readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f.length >= 10 && f[3] === '01' && parseInt(f[2].split(':')[1], 16) === port && inodes.has(f[9])) n++;
-    }
-  }
-  return n;
 }
 
 function unary(client, request = {}) {
