@@ -3,51 +3,18 @@
 package conformance
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rpclab/rpclab/internal/testutil"
-	"github.com/rpclab/rpclab/server"
 )
 
 // The pool libraries as a stranger installs them: each test packs or
 // installs the library with its ecosystem's ordinary command into a
 // temporary directory, builds the example project (outside the source tree)
 // against what was installed, and runs it against a real `rpclab serve`.
-
-// serveRpclab starts `rpclab serve` on loopback with extra flags, stopped
-// when t ends, and returns its address.
-func serveRpclab(t *testing.T, extra ...string) string {
-	t.Helper()
-	ctx := testutil.Context(t)
-	srv, err := server.StartProcess(ctx, append([]string{rpclabBin, "serve", "--listen", "127.0.0.1:0"}, extra...), nil, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	return srv.Addr
-}
-
-// runIn runs name args in dir within timeout and returns its output; a
-// failure fails t with the output.
-func runIn(t *testing.T, dir string, timeout time.Duration, env []string, name string, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s in %s: %v\n%s", name, strings.Join(args, " "), dir, err, out)
-	}
-	return string(out)
-}
 
 // copyDir copies the regular files of src (not its subdirectories) into a
 // new directory dst.
@@ -86,15 +53,15 @@ func TestCppPoolInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	prefix, b := filepath.Join(tmp, "prefix"), filepath.Join(tmp, "build")
-	runIn(t, tmp, 5*time.Minute, nil, "cmake", "-S", src, "-B", b, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_INSTALL_PREFIX="+prefix)
-	runIn(t, tmp, 5*time.Minute, nil, "cmake", "--build", b)
-	runIn(t, tmp, time.Minute, nil, "cmake", "--install", b)
+	run(t, 5*time.Minute, tmp, nil, "cmake", "-S", src, "-B", b, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_INSTALL_PREFIX="+prefix)
+	run(t, 5*time.Minute, tmp, nil, "cmake", "--build", b)
+	run(t, time.Minute, tmp, nil, "cmake", "--install", b)
 	app := filepath.Join(tmp, "app")
 	copyDir(t, filepath.Join(src, "example"), app)
-	runIn(t, app, 5*time.Minute, nil, "cmake", "-S", ".", "-B", "build", "-DCMAKE_PREFIX_PATH="+prefix)
-	runIn(t, app, 5*time.Minute, nil, "cmake", "--build", "build")
-	addr := serveRpclab(t)
-	if out := runIn(t, app, time.Minute, nil, "./build/pool-example", addr, "200"); !strings.Contains(out, "ok 200") {
+	run(t, 5*time.Minute, app, nil, "cmake", "-S", ".", "-B", "build", "-DCMAKE_PREFIX_PATH="+prefix)
+	run(t, 5*time.Minute, app, nil, "cmake", "--build", "build")
+	addr := serveRPCLab(t).Addr
+	if out := run(t, time.Minute, app, nil, "./build/pool-example", addr, "200"); !strings.Contains(out, "ok 200") {
 		t.Fatalf("pool-example: %s", out)
 	}
 }
@@ -122,7 +89,7 @@ func TestJavaPoolInstall(t *testing.T) {
 	}
 	flags := append([]string{"-q", "-B", "-Dstyle.color=never"}, strings.Fields(os.Getenv("RPCLAB_MVN_FLAGS"))...)
 	mvn := func(dir string, args ...string) string {
-		return runIn(t, dir, 10*time.Minute, nil, "mvn", append(append([]string(nil), flags...), args...)...)
+		return run(t, 10*time.Minute, dir, nil, "mvn", append(append([]string(nil), flags...), args...)...)
 	}
 	mvn(java, "-f", "parent/pom.xml", "-pl", ":rpclab-pool", "-am", "-DskipTests", "package", "install:help")
 
@@ -151,8 +118,8 @@ func TestJavaPoolInstall(t *testing.T) {
 	if !strings.Contains(string(cp), filepath.Join(tmp, "m2", "io", "rpclab", "rpclab-pool")) {
 		t.Fatalf("the example's class path does not take rpclab-pool from the temporary repository: %s", cp)
 	}
-	addr := serveRpclab(t)
-	out := runIn(t, app, 2*time.Minute, nil, "java", "-cp", "target/classes:"+strings.TrimSpace(string(cp)), "example.PoolExample", addr, "200")
+	addr := serveRPCLab(t).Addr
+	out := run(t, 2*time.Minute, app, nil, "java", "-cp", "target/classes:"+strings.TrimSpace(string(cp)), "example.PoolExample", addr, "200")
 	if !strings.Contains(out, "ok 200") {
 		t.Fatalf("PoolExample: %s", out)
 	}
@@ -172,10 +139,10 @@ func TestRustPoolPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := []string{"CARGO_TARGET_DIR=" + filepath.Join(rust, "target")}
-	runIn(t, rust, 15*time.Minute, target, "cargo", "package", "-q", "-p", "rpclab-pool", "--allow-dirty", "--no-verify")
+	run(t, 15*time.Minute, rust, target, "cargo", "package", "-q", "-p", "rpclab-pool", "--allow-dirty", "--no-verify")
 	tmp := t.TempDir()
 	crate := filepath.Join(rust, "target", "package", "rpclab-pool-0.1.0.crate")
-	runIn(t, tmp, time.Minute, nil, "tar", "-xzf", crate)
+	run(t, time.Minute, tmp, nil, "tar", "-xzf", crate)
 	for _, f := range []string{"Cargo.toml", "README.md", "src/lib.rs", "tests/pool.rs"} {
 		if _, err := os.Stat(filepath.Join(tmp, "rpclab-pool-0.1.0", f)); err != nil {
 			t.Errorf("packed crate: %v", err)
@@ -188,10 +155,10 @@ func TestRustPoolPackage(t *testing.T) {
 	if err := os.CopyFS(app, os.DirFS(filepath.Join(rust, "pool", "example"))); err != nil {
 		t.Fatal(err)
 	}
-	runIn(t, app, 15*time.Minute, target, "cargo", "build", "-q", "--release")
-	addr := serveRpclab(t)
+	run(t, 15*time.Minute, app, target, "cargo", "build", "-q", "--release")
+	addr := serveRPCLab(t).Addr
 	bin := filepath.Join(rust, "target", "release", "pool-example")
-	if out := runIn(t, app, time.Minute, nil, bin, addr, "200"); !strings.Contains(out, "ok 200") {
+	if out := run(t, time.Minute, app, nil, bin, addr, "200"); !strings.Contains(out, "ok 200") {
 		t.Fatalf("pool-example: %s", out)
 	}
 }
