@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,13 +71,18 @@ var cCoreStyle = []Expectation{
 
 // unitTests runs a client's own unit tests: name with args in
 // clients/<lang>, within five minutes; a non-zero exit fails t with the
-// output.
+// output. At the bound the tests get SIGABRT, then SIGKILL 10 s later, so
+// a hang in Python's tests shows where it was: faulthandler, turned on
+// here, prints every thread's stack on SIGABRT.
 func unitTests(t *testing.T, lang, name string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = filepath.Join("..", lang)
+	cmd.Env = append(os.Environ(), "PYTHONFAULTHANDLER=1")
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGABRT) }
+	cmd.WaitDelay = 10 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %v in clients/%s: %v\n%s", name, args, lang, err, out)
 	}

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Sequence
 from typing import Any, Callable
@@ -12,6 +13,8 @@ import grpc
 
 from rpclab_pool import _core
 from rpclab_pool._core import DEFAULT_GRACE, DEFAULT_IDLE_TIMEOUT, DEFAULT_REDIAL_AFTER, Policy
+
+_LOGGER = logging.getLogger(__name__)
 
 _C = grpc.ChannelConnectivity
 
@@ -74,7 +77,7 @@ class ChannelPool(grpc.Channel):
         self._watchers: dict[int, tuple[grpc.Channel, Callable]] = {}
         self._retiring: list[threading.Thread] = []
         self._subscribers: list[list] = []  # [callback, last state delivered]
-        self._deliver = threading.RLock()  # one delivery to subscribers at a time
+        self._delivering = False  # a thread is calling subscribers back
         self._core = _core.Core(
             target,
             core["size"],
@@ -169,16 +172,33 @@ class ChannelPool(grpc.Channel):
         self._notify()
 
     def _notify(self) -> None:
-        with self._deliver:
-            with self._core.lock:
-                agg = _core.aggregate([e.state for e in self._core.entries])
+        # As grpcio delivers a channel's state: one thread at a time calls
+        # subscribers back, holding no lock while it does, and looks again
+        # until none is due; a thread that finds a delivery under way leaves
+        # its part to it. A subscriber may hold its own lock while it
+        # subscribes (grpc.channel_ready_future does), so waiting here for a
+        # delivery that calls it back would deadlock.
+        core = self._core
+        with core.lock:
+            if self._delivering:
+                return
+            self._delivering = True
+        while True:
+            with core.lock:
+                agg = _core.aggregate([e.state for e in core.entries])
                 due = []
                 for sub in self._subscribers:
                     if sub[1] is not agg:
                         sub[1] = agg
                         due.append(sub[0])
+                if not due:
+                    self._delivering = False
+                    return
             for callback in due:
-                callback(agg)
+                try:
+                    callback(agg)
+                except Exception:  # as grpcio does: a bad callback stops no other
+                    _LOGGER.exception("rpclab_pool: a connectivity callback raised")
 
     # grpc.Channel
 

@@ -280,6 +280,44 @@ class TestServer(unittest.TestCase):
         with self.assertRaises(ValueError):  # closed: grpcio's own error
             stub.UnaryCall(req, timeout=TIMEOUT)
 
+    def test_subscribe_while_a_delivery_runs(self):
+        # grpc.channel_ready_future subscribes while it holds its own lock,
+        # and its callback takes that lock. So subscribe must not wait for a
+        # delivery under way (which may call that callback): here one
+        # subscriber's callback is held in another thread while a second
+        # subscribes holding its lock; the second subscribe must return, and
+        # the held delivery then reaches it.
+        p = self.pool(2)
+        p.connect(TIMEOUT)
+        release, first_called = threading.Event(), threading.Event()
+
+        def first(state):
+            first_called.set()
+            release.wait(TIMEOUT)
+
+        self.addCleanup(release.set)
+        threading.Thread(target=p.subscribe, args=(first,), daemon=True).start()
+        self.assertTrue(first_called.wait(TIMEOUT), "the first subscriber was never called")
+        cond, got = threading.Condition(), []
+
+        def second(state):
+            with cond:
+                got.append(state)
+                cond.notify_all()
+
+        def subscribe_holding_lock():
+            with cond:
+                p.subscribe(second)
+
+        t = threading.Thread(target=subscribe_holding_lock, daemon=True)
+        t.start()
+        t.join(TIMEOUT / 4)
+        self.assertFalse(t.is_alive(), "subscribe waited for another subscriber's callback")
+        release.set()
+        with cond:
+            cond.wait_for(lambda: got, TIMEOUT)
+        self.assertEqual(got, [_C.READY], f"the second subscriber got {got}, want [READY]")
+
     def test_round_robin_spreads(self):
         p = self.pool(4)
         p.connect(TIMEOUT)
