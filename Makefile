@@ -27,7 +27,7 @@ vet:
 
 ## bench: the micro-benchmarks (recording path, pool pick path, pool throughput).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./stats ./pool
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/stats ./pool
 
 ## proto: regenerate the Go code from proto/.
 proto:

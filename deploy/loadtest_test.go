@@ -19,10 +19,10 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"gopkg.in/yaml.v3"
 
+	"github.com/rpclab/rpclab/internal/server"
+	"github.com/rpclab/rpclab/internal/worker"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/workerpb"
-	"github.com/rpclab/rpclab/server"
-	"github.com/rpclab/rpclab/worker"
 )
 
 // field is one level of the LoadTest CRD (e2etest.grpc.io/v1), written

@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/pool"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
-	"github.com/rpclab/rpclab/server"
 )
 
 // A generated client takes the pool where it took a *grpc.ClientConn: the

@@ -16,10 +16,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool/internal/adapt"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
-	"github.com/rpclab/rpclab/server"
 )
 
 const unaryMethod = "/grpc.testing.BenchmarkService/UnaryCall"

@@ -11,16 +11,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/peer"
 
+	"github.com/rpclab/rpclab/internal/server"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
-	"github.com/rpclab/rpclab/server"
-)
 
-const defaultTestTimeout = 10 * time.Second
+	"github.com/rpclab/rpclab/internal/testutil"
+)
 
 var (
 	targetFlag = flag.String("peers.target", "", "host:port of a running BenchmarkService server (default: an rpclab server in this process)")
@@ -93,7 +92,7 @@ func benchTarget(b *testing.B) string {
 		}
 		cpus = append(cpus, n)
 	}
-	p, err := server.StartProcess(context.Background(), []string{*serverFlag, "serve", "--listen", "127.0.0.1:0"}, cpus, defaultTestTimeout)
+	p, err := server.StartProcess(context.Background(), []string{*serverFlag, "serve", "--listen", "127.0.0.1:0"}, cpus, testutil.DefaultTimeout)
 	if err != nil {
 		b.Fatalf("start %s: %v", *serverFlag, err)
 	}
@@ -119,7 +118,7 @@ func TestPeersCallRealServer(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.peer.Name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
 			defer cancel()
 			counter.reset()
 			c, err := tc.peer.Open(ctx, addr, conns)
@@ -167,7 +166,7 @@ func TestPeersCallRealServer(t *testing.T) {
 }
 
 func TestPeersRejectZeroConns(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
 	defer cancel()
 	for _, p := range All() {
 		if p.FixedConns {

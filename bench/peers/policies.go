@@ -14,11 +14,11 @@ import (
 
 	"google.golang.org/grpc/status"
 
-	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/internal/netem"
+	"github.com/rpclab/rpclab/internal/stats"
 	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/pool/adaptive"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
-	"github.com/rpclab/rpclab/stats"
 )
 
 // A Policy sizes rpclab's pool: rpclab's own policy, or an anchor's Sizer.

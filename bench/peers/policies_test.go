@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/internal/netem"
 )
 
 // TestPoliciesRunRealServer: every policy sizes rpclab's pool against a

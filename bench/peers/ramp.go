@@ -12,10 +12,10 @@ import (
 
 	"google.golang.org/grpc/status"
 
-	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/stats"
 	"github.com/rpclab/rpclab/pool"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
-	"github.com/rpclab/rpclab/stats"
 )
 
 // ErrRamp is returned for a RampSpec that cannot run.

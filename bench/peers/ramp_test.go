@@ -12,9 +12,9 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/pool/adaptive"
-	"github.com/rpclab/rpclab/server"
 )
 
 // startBusyServer starts an rpclab ping server on loopback whose every

@@ -31,8 +31,8 @@ const (
 // checks (Spanner's shrink, yarpc's) count ticks of it.
 const SizerInterval = 100 * time.Millisecond
 
-// Spanner is the Cloud Spanner client's dynamic channel pool (issue 27's
-// description of google-cloud-go spanner/dynamic_channel_pool.go, with the
+// Spanner is the Cloud Spanner client's dynamic channel pool (as
+// google-cloud-go spanner/dynamic_channel_pool.go describes it, with the
 // same defaults in Java and Rust): grow when a channel, or the channels on
 // average, carry more than MaxRPCPerChannel RPCs in flight, toward
 // ceil(in flight / target) channels with target halfway between the two
@@ -59,7 +59,7 @@ type Spanner struct {
 	lowRuns   int
 }
 
-// NewSpanner is Spanner with issue 27's defaults.
+// NewSpanner is Spanner with the Spanner client's defaults.
 func NewSpanner() *Spanner {
 	return &Spanner{MaxRPCPerChannel: 25, MinRPCPerChannel: 15, ScaleUpCooldown: 10 * time.Second,
 		CheckEvery: 3 * time.Minute, LowChecks: 3, MaxScaleUpShare: 0.3, MaxRemove: 2}
@@ -159,7 +159,7 @@ func (p *StreamSlots) Size(_ time.Time, s adaptive.Signals) adaptive.Decision {
 // GrowFailed needs nothing: the next tick tries again.
 func (*StreamSlots) GrowFailed(time.Time) {}
 
-// Yarpc is yarpc-go's gRPC connection scaling as issue 27 states it: grow
+// Yarpc is yarpc-go's gRPC connection scaling as its docs state it: grow
 // when the least-loaded connection carries at least Ratio x MaxStreams
 // streams; every ShrinkEvery, retire one connection when the others would
 // carry the load below that watermark. (The shrink condition is our

@@ -26,9 +26,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/loadgen/extclient"
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/loadgen/extclient"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 // Expectation is what a language's client must show for one layout.

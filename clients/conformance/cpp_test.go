@@ -19,12 +19,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/loadgen"
 	"github.com/rpclab/rpclab/internal/procstat"
-	"github.com/rpclab/rpclab/loadgen"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/usagepb"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
 )
 
 // gRPC C++ (C-core) shares connections between channels: channels made with

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/server"
 )
 
 // TestDoctorClient runs `rpclab doctor --client python` against `rpclab

@@ -18,10 +18,10 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
-	"github.com/rpclab/rpclab/stats"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/server"
+	"github.com/rpclab/rpclab/internal/stats"
 )
 
 // grpc-java opens a connection per ManagedChannel (each channel has its own

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/internal/server"
 )
 
 // testPoolRestart runs a pool library's restart script (argv, in dir) against

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/internal/server"
 )
 
 // serveRPCLab starts `rpclab serve` on a free loopback port with extra

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
-	"github.com/rpclab/rpclab/stats"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/server"
+	"github.com/rpclab/rpclab/internal/stats"
 )
 
 // grpcio is C-core: channels whose target and arguments are identical share

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 // tonic opens a connection per Channel (Endpoint::connect) and multiplexes

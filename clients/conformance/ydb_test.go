@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/proto/ydbpb"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
 )
 
 // ydbCSVHeader is the header of YDB's "CSV Results:" block, byte for byte.

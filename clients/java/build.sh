@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 stamp=target/.rpclab-built
 if [[ -f $stamp && -f target/classpath.txt ]] &&
-  [[ -z $(find pom.xml parent/pom.xml src/main pool/pom.xml pool/src/main ../../proto/grpc/testing ../../docs/step.schema.json -newer "$stamp" -print -quit) ]]; then
+  [[ -z $(find pom.xml parent/pom.xml src/main pool/pom.xml pool/src/main ../../proto/grpc/testing ../../schema/step.schema.json -newer "$stamp" -print -quit) ]]; then
   exit 0
 fi
 command -v mvn >/dev/null || { echo "clients/java/build.sh: mvn not found (apt-get install maven openjdk-17-jdk-headless)" >&2; exit 1; }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 // bar is the live progress bar on a terminal (step i of n, the last step's

@@ -47,7 +47,7 @@ func TestImpossibleValuesRefused(t *testing.T) {
 	}
 
 	var g map[string]any
-	gb, err := os.ReadFile("../../imports/testdata/ghz.json")
+	gb, err := os.ReadFile("../../internal/foreign/testdata/ghz.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/rpclab/rpclab/anycall"
-	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/bulk"
+	"github.com/rpclab/rpclab/internal/dyncall"
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/report"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/report"
-	"github.com/rpclab/rpclab/result"
 )
 
 // bulkFlags are rpclab bulk's flags.
@@ -187,7 +187,7 @@ func (bf *bulkFlags) register(f *pflag.FlagSet) {
 	f.DurationVar(&bf.spec.MinDuration, "duration", 0, "instead of --requests: keep downloading for this long per step")
 	f.StringVar(&bf.warmup, "warmup", "", "bytes each stream downloads before a step, unmeasured (default: min(size, 8MiB); 0: none)")
 	f.StringVar(&bf.maxMsg, "max-message-size", "", "gRPC client max receive message size (default: grpc-go's 4MiB); raise it for chunks of 4MiB and more")
-	f.StringVar(&bf.out, "out", "", "write the records as JSON Lines to this file (docs/bulk.schema.json); an existing non-empty file is refused unless --force")
+	f.StringVar(&bf.out, "out", "", "write the records as JSON Lines to this file (schema/bulk.schema.json); an existing non-empty file is refused unless --force")
 	f.BoolVar(&bf.force, "force", false, "overwrite an existing --out file")
 	f.StringVar(&bf.charts, "charts", "", "write SVG charts (throughput and CPU per GiB against chunk, server allocation per MiB against size) into this folder")
 	f.BoolVar(&bf.tls.on, "tls", false, "run every transport over TLS (without --target: the child server gets a fresh self-signed certificate, trusted alone)")
@@ -234,7 +234,7 @@ func (bt *bulkTLS) parse(target string) error {
 	if target == "" {
 		return usage.Wrap(errors.New("--cacert needs --target: without one, the child server gets a fresh certificate that rpclab trusts alone"))
 	}
-	pool, err := anycall.LoadCACert(bt.caFile)
+	pool, err := dyncall.LoadCACert(bt.caFile)
 	if err != nil {
 		return usage.Wrap(fmt.Errorf("--cacert: %w", err))
 	}

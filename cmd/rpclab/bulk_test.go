@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/bulk"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/selfcert"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/internal/server"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 func TestBulkBadInputIsAUsageError(t *testing.T) {
@@ -62,7 +64,7 @@ func TestBulkBadInputIsAUsageError(t *testing.T) {
 // TestBulkEndToEnd runs "rpclab bulk" as a user would: it starts "rpclab
 // serve" as a child process and measures every transport.
 func TestBulkEndToEnd(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "bulk.jsonl")
 	cmd := rpclabCmd(ctx, "bulk", "--size", "8MiB", "--chunk", "64KiB,1MiB", "--warmup", "0", "--out", out)
@@ -107,7 +109,7 @@ func TestBulkEndToEnd(t *testing.T) {
 
 // TestBulkThroughNetem puts a netem proxy in front of every listener.
 func TestBulkThroughNetem(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "bulk.jsonl")
 	cmd := rpclabCmd(ctx, "bulk", "--size", "4MiB", "--chunk", "64KiB", "--transport", "grpc,sidechannel,http2",
@@ -137,7 +139,7 @@ func TestBulkThroughNetem(t *testing.T) {
 // the records say so and the table names the transports "+tls" beside
 // TCP over TLS as their reference.
 func TestBulkOverTLSEndToEnd(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "bulk.jsonl")
 	cmd := rpclabCmd(ctx, "bulk", "--tls", "--size", "4MiB", "--chunk", "64KiB", "--warmup", "0", "--out", out)
@@ -170,7 +172,7 @@ func TestBulkOverTLSEndToEnd(t *testing.T) {
 // whose certificate --cacert does not hold fails at once, naming the
 // certificate, with no record.
 func TestBulkTLSWrongCA(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	dir := t.TempDir()
 	served, err := selfcert.New("127.0.0.1")

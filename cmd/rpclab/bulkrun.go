@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/bulk"
+	"github.com/rpclab/rpclab/internal/bulk"
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/selfcert"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/result"
 )
 
 // bulkOutputs are rpclab bulk's outputs.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/procstat"
-	"github.com/rpclab/rpclab/verdict"
+	"github.com/rpclab/rpclab/internal/verdict"
 )
 
 // busySample is how long the host's CPUs are watched before a run, to

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/procstat"
-	"github.com/rpclab/rpclab/verdict"
+	"github.com/rpclab/rpclab/internal/verdict"
 )
 
 // TestBusyLine: the warning before a run comes when other work kept more

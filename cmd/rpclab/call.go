@@ -15,10 +15,10 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	"github.com/rpclab/rpclab/anycall"
+	"github.com/rpclab/rpclab/internal/dyncall"
 	"github.com/rpclab/rpclab/internal/limitread"
+	"github.com/rpclab/rpclab/internal/loadgen"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/loadgen"
 )
 
 // callFlags describe a method to call instead of the ping: --call, its
@@ -33,7 +33,7 @@ type callFlags struct {
 	protoset    string
 	protos      []string
 	importPaths []string
-	conn        anycall.Conn
+	conn        dyncall.Conn
 
 	// Set by check: the files --protoset or --proto define (nil: found
 	// by reflection), the request's JSON, and that check ran.
@@ -79,7 +79,7 @@ const maxDataFileBytes = 16 << 20
 // (each read within its limit), the method in them and its request. It
 // keeps what it read for resolve.
 func (cf *callFlags) check(ctx context.Context) error {
-	if err := anycall.CheckCall(cf.call); err != nil {
+	if err := dyncall.CheckCall(cf.call); err != nil {
 		return usage.Wrap(fmt.Errorf("--call: %w", err))
 	}
 	if cf.data != "" && cf.dataFile != "" {
@@ -96,16 +96,16 @@ func (cf *callFlags) check(ctx context.Context) error {
 	var err error
 	switch {
 	case cf.protoset != "":
-		cf.files, err = anycall.LoadProtoset(cf.protoset)
+		cf.files, err = dyncall.LoadProtoset(cf.protoset)
 	case len(cf.protos) > 0:
-		cf.files, err = anycall.LoadProto(ctx, cf.protos, cf.importPaths)
+		cf.files, err = dyncall.LoadProto(ctx, cf.protos, cf.importPaths)
 		err = importHint(err, cf.protos, cf.importPaths)
 	}
 	if err != nil {
 		return usage.Wrap(err)
 	}
 	if cf.files != nil {
-		m, err := anycall.Find(cf.files, cf.call)
+		m, err := dyncall.Find(cf.files, cf.call)
 		if err != nil {
 			return usage.Wrap(fmt.Errorf("--call: %w", err))
 		}
@@ -148,17 +148,17 @@ func appendNew(list []string, s string) []string {
 
 // resolve finds --call (in the files check loaded, or by reflection) and
 // builds its request from --data or --data-file.
-func (cf *callFlags) resolve(ctx context.Context, spec *loadgen.Spec) (*anycall.Method, proto.Message, error) {
+func (cf *callFlags) resolve(ctx context.Context, spec *loadgen.Spec) (*dyncall.Method, proto.Message, error) {
 	if !cf.checked {
 		if err := cf.check(ctx); err != nil {
 			return nil, nil, err
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, spec.DialTimeout)
-	m, err := anycall.ResolveAt(rctx, spec.Target, cf.conn, cf.files, cf.call)
+	m, err := dyncall.ResolveAt(rctx, spec.Target, cf.conn, cf.files, cf.call)
 	cancel()
 	if err != nil {
-		if errors.Is(err, anycall.ErrUnknownMethod) || errors.Is(err, anycall.ErrBadCall) {
+		if errors.Is(err, dyncall.ErrUnknownMethod) || errors.Is(err, dyncall.ErrBadCall) {
 			return nil, nil, usage.Wrap(err)
 		}
 		return nil, nil, err

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rpclab/rpclab/internal/lab"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
 )
 
 // checkReportOutputs refuses, before any work, a report output that is one

@@ -147,7 +147,7 @@ func TestCSVKeptWhenTheRunFails(t *testing.T) {
 // the records, before the sweep (the working directory is /proc, where
 // nothing can be created, even by root).
 func TestDemoReportInAReadOnlyPlace(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	cmd := rpclabCmd(ctx, "demo", "-o", filepath.Join(t.TempDir(), "r.jsonl"), "--inflight", "1", "--interval", "100ms")
 	cmd.Dir = "/proc"

@@ -9,9 +9,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/loadgen/extclient"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/loadgen/extclient"
 )
 
 // labClient is one client a lab runs: the in-process Go client (ext nil)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/internal/loadgen/extclient"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/loadgen/extclient"
 )
 
 func newCompareCmd() *cobra.Command {

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/rpclab/rpclab/lab"
+	"github.com/rpclab/rpclab/internal/lab"
 )
 
 // The limit scene: a child server that allows one stream per connection

@@ -14,13 +14,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/doctor"
+	"github.com/rpclab/rpclab/internal/doctor"
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/loadgen/extclient"
+	"github.com/rpclab/rpclab/internal/report"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/loadgen/extclient"
-	"github.com/rpclab/rpclab/report"
-	"github.com/rpclab/rpclab/result"
 )
 
 // doctorCmdFlags are doctor's flags.

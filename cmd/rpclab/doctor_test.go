@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/internal/testutil"
-	"github.com/rpclab/rpclab/server"
 )
 
 // TestDoctorClientBadFlags: rpclab doctor --client refuses, naming the

@@ -8,9 +8,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/rpclab/rpclab/doctor"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/verdict"
+	"github.com/rpclab/rpclab/internal/doctor"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/verdict"
 )
 
 // doctorStep prints a step of the study as it ends.

@@ -37,7 +37,7 @@ func TestFIFOsNeverHang(t *testing.T) {
 		{"validate a FIFO", []string{"validate", fifo}, "a FIFO that no process writes"},
 		{"report a FIFO", []string{"report", fifo, "-o", filepath.Join(dir, "r.html")}, "a FIFO that no process writes"},
 		{"import a FIFO", []string{"import", "--format", "ghz-json", fifo, "-o", filepath.Join(dir, "i.jsonl")}, "a FIFO that no process writes"},
-		{"import -o a FIFO", []string{"import", "../../imports/testdata/ghz.json", "-o", fifo, "--force"}, "a FIFO that no process reads"},
+		{"import -o a FIFO", []string{"import", "../../internal/foreign/testdata/ghz.json", "-o", fifo, "--force"}, "a FIFO that no process reads"},
 		{"report -o a FIFO", []string{"report", records, "-o", fifo, "--force"}, "a FIFO that no process reads"},
 		{"sweep --out a FIFO", []string{"sweep", "--inflight", "1", "--out", fifo, "--force"}, "a FIFO that no process reads"},
 	}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/loadgen"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/pool/adaptive"
 )
 

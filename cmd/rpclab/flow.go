@@ -9,12 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/flow"
+	"github.com/rpclab/rpclab/internal/flow"
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/netem"
+	"github.com/rpclab/rpclab/internal/report"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/netem"
-	"github.com/rpclab/rpclab/report"
-	"github.com/rpclab/rpclab/result"
 )
 
 func newFlowCmd() *cobra.Command {

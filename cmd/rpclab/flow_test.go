@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpclab/rpclab/flow"
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/flow"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 func TestFlowBadFlags(t *testing.T) {

@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rpclab/rpclab/flow"
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/netem"
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/flow"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/netem"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 // committedRecords reads the records committed with the
@@ -23,7 +23,7 @@ import (
 func committedRecords(f *testing.F) []result.Set {
 	f.Helper()
 	var sets []result.Set
-	for _, g := range []string{"../../testdata/results/*.jsonl", "../../docs/img/*.jsonl", "../../result/testdata/*.jsonl"} {
+	for _, g := range []string{"../../testdata/results/*.jsonl", "../../docs/img/*.jsonl", "../../internal/result/testdata/*.jsonl"} {
 		files, err := filepath.Glob(g)
 		if err != nil {
 			f.Fatal(err)

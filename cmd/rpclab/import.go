@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/imports"
+	"github.com/rpclab/rpclab/internal/foreign"
+	"github.com/rpclab/rpclab/internal/lab"
 	"github.com/rpclab/rpclab/internal/limitread"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/result"
 )
 
 type importFlags struct {
@@ -85,9 +85,9 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	if f.out == "" {
 		return usage.Wrap(errors.New("--out: required (the records file to write)"))
 	}
-	format := imports.Format(f.format)
+	format := foreign.Format(f.format)
 	if format != "" && !isFormat(format) {
-		return usage.Wrap(fmt.Errorf("--format %q: want one of %s", f.format, imports.Known))
+		return usage.Wrap(fmt.Errorf("--format %q: want one of %s", f.format, foreign.Known))
 	}
 	if f.rpc != "unary" && f.rpc != "streaming" {
 		return usage.Wrap(fmt.Errorf("--rpc %q: want unary or streaming", f.rpc))
@@ -110,7 +110,7 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 		}
 		ff := format
 		if ff == "" {
-			if ff, err = imports.Detect(data); err != nil {
+			if ff, err = foreign.Detect(data); err != nil {
 				return usage.Wrap(fmt.Errorf("%s: %w", file, err))
 			}
 		}
@@ -118,7 +118,7 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 		if src == "" {
 			src = fmt.Sprintf("%s: %s", ff, filepath.Base(file))
 		}
-		recs, err := imports.Parse(data, ff, imports.Options{Source: src, Target: f.target, RPC: f.rpc, ConnMode: f.conn})
+		recs, err := foreign.Parse(data, ff, foreign.Options{Source: src, Target: f.target, RPC: f.rpc, ConnMode: f.conn})
 		if err != nil {
 			return usage.Wrap(fmt.Errorf("%s: %w", file, err))
 		}
@@ -141,8 +141,8 @@ func runImport(cmd *cobra.Command, f importFlags, files []string) error {
 	return nil
 }
 
-func isFormat(f imports.Format) bool {
-	for _, k := range imports.Formats {
+func isFormat(f foreign.Format) bool {
+	for _, k := range foreign.Formats {
 		if k == f {
 			return true
 		}

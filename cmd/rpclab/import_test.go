@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
-func importData(name string) string { return filepath.Join("..", "..", "imports", "testdata", name) }
+func importData(name string) string { return filepath.Join("..", "..", "internal", "foreign", "testdata", name) }
 
 // TestImport: the three formats become one file of valid records, each
 // with its source; report draws the imported records over a local run.

@@ -13,7 +13,7 @@ import (
 func writeMixed(t *testing.T, dir string) string {
 	t.Helper()
 	var b []byte
-	for _, f := range []string{fixturePath("healthy.jsonl"), "../../docs/img/bulk-results.jsonl", "../../result/testdata/flow.jsonl"} {
+	for _, f := range []string{fixturePath("healthy.jsonl"), "../../docs/img/bulk-results.jsonl", "../../internal/result/testdata/flow.jsonl"} {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -68,7 +68,7 @@ func TestValidateAndReportEveryKind(t *testing.T) {
 // both commands, and a bad line is an error naming the file and the line.
 func TestValidateAndReportAgreeOnBadFiles(t *testing.T) {
 	dir := t.TempDir()
-	flow, err := os.ReadFile("../../result/testdata/flow.jsonl")
+	flow, err := os.ReadFile("../../internal/result/testdata/flow.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

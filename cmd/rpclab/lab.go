@@ -13,10 +13,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/result"
 )
 
 // runLab wires a sweep to a lab.Session: the flags become options, the

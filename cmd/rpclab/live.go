@@ -14,12 +14,12 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/rpclab/rpclab/internal/lab"
 	"github.com/rpclab/rpclab/internal/live"
+	"github.com/rpclab/rpclab/internal/report"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/report"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/verdict"
+	"github.com/rpclab/rpclab/internal/verdict"
 )
 
 // liveFlags are doctor's flags for a window over a running process

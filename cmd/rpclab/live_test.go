@@ -23,9 +23,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
-	"github.com/rpclab/rpclab/server"
 )
 
 // queueAtStreamLimit runs, in this process, 8 callers on one connection

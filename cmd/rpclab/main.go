@@ -16,12 +16,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/doctor"
-	"github.com/rpclab/rpclab/flow"
+	"github.com/rpclab/rpclab/internal/doctor"
+	"github.com/rpclab/rpclab/internal/flow"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/loadgen/extclient"
+	"github.com/rpclab/rpclab/internal/netem"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/loadgen/extclient"
-	"github.com/rpclab/rpclab/netem"
 )
 
 // Exit codes.

@@ -20,11 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/testutil"
-	"github.com/rpclab/rpclab/result"
 )
-
-const defaultTestTimeout = time.Minute
 
 // The test binary doubles as rpclab: with this variable set it runs main,
 // so commands that start "rpclab serve" as a child process work in tests.
@@ -128,7 +126,7 @@ func TestUnreachableTarget(t *testing.T) {
 // TestDemoEndToEnd runs the demo as a user would (with short steps): it
 // starts its own server as a child process and ends with a verdict.
 func TestDemoEndToEnd(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	dir := t.TempDir()
 	cmd := rpclabCmd(ctx, "demo", "--inflight", "1,4", "--warmup", "100ms", "--interval", "500ms")
@@ -249,7 +247,7 @@ func startSweep(t *testing.T, ctx context.Context, out string) (cmd *exec.Cmd, s
 // duration is asserted), exit 130, keep step 1's record and step 2's marked interrupted,
 // run no step 3, and stop its child server.
 func TestInterruptKeepsRecordsAndStopsServer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	cmd, serverPid, _, restDone := startSweep(t, ctx, out)
@@ -293,7 +291,7 @@ func TestInterruptKeepsRecordsAndStopsServer(t *testing.T) {
 // timeout of a next step), exit 1 naming the signal, and keep step 2 as
 // failed with the server's exit status; no step 3 runs.
 func TestKilledServerEndsTheSweep(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	cmd, serverPid, rest, restDone := startSweep(t, ctx, out)
@@ -326,7 +324,7 @@ func TestKilledServerEndsTheSweep(t *testing.T) {
 }
 
 func TestServePrintsAddressAndStopsOnSIGTERM(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	cmd := rpclabCmd(ctx, "serve", "--listen", "127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
@@ -355,8 +353,8 @@ func TestServePrintsAddressAndStopsOnSIGTERM(t *testing.T) {
 func TestValidatePicksTheSchemaByKind(t *testing.T) {
 	files := []string{"../../docs/img/demo-results.jsonl", "../../docs/img/bulk-results.jsonl", "../../testdata/results/go-sweep.jsonl",
 		"../../docs/img/compare-results.jsonl", "../../docs/img/pool-results.jsonl", "../../docs/img/rtt0-rtt5-results.jsonl",
-		"../../result/testdata/flow.jsonl"}
-	for _, g := range []string{"../../docs/img/*.jsonl", "../../testdata/results/*.jsonl", "../../result/testdata/*.jsonl"} {
+		"../../internal/result/testdata/flow.jsonl"}
+	for _, g := range []string{"../../docs/img/*.jsonl", "../../testdata/results/*.jsonl", "../../internal/result/testdata/*.jsonl"} {
 		m, _ := filepath.Glob(g)
 		files = append(files, m...) // every committed record file, of every kind
 	}
@@ -378,7 +376,7 @@ func TestValidatePicksTheSchemaByKind(t *testing.T) {
 // client whose build fails leaves it out, measures the others, writes
 // their records and report, and exits 1 naming the one left out.
 func TestCompareGoesOnWithoutAClientThatDoesNotBuild(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	dir := t.TempDir()
 	clients := filepath.Join(dir, "clients")

@@ -10,11 +10,11 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/internal/worker"
 	"github.com/rpclab/rpclab/proto/benchpb"
 	"github.com/rpclab/rpclab/proto/workerpb"
-	"github.com/rpclab/rpclab/server"
-	"github.com/rpclab/rpclab/worker"
 )
 
 // markCounter counts the marks a worker has answered: a driver's mark is

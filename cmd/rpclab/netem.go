@@ -13,12 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/netem"
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/netem"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
 )
 
 func newNetemCmd() *cobra.Command {

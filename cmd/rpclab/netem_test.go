@@ -17,8 +17,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/server"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 func TestNetemBadFlags(t *testing.T) {
@@ -70,7 +72,7 @@ func TestNetemBadFlags(t *testing.T) {
 // TestNetemProxyCommand runs "rpclab netem" as a process in front of a TCP
 // echo server and talks through it with a plain TCP client.
 func TestNetemProxyCommand(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -104,7 +106,7 @@ func TestNetemProxyCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(defaultTestTimeout))
+	c.SetDeadline(time.Now().Add(testutil.LongTimeout))
 	start := time.Now()
 	if _, err := c.Write([]byte("ping through netem")); err != nil {
 		t.Fatal(err)
@@ -161,7 +163,7 @@ func TestSlowRateHint(t *testing.T) {
 // TestSweepSlowRateHints: a sweep whose every step fails behind --rate
 // 2000bit prints the hint, and exits 1 with the failed step kept.
 func TestSweepSlowRateHints(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	cmd := rpclabCmd(ctx, "sweep", "--rate", "2000bit", "--payload", "4KiB", "--conn", "shared", "--inflight", "1",
 		"--warmup", "0s", "--interval", "300ms", "--no-pin")
@@ -176,7 +178,7 @@ func TestSweepSlowRateHints(t *testing.T) {
 // and checks the records: spec.netem is filled in, the target is the
 // proxy (which the client's one connection goes to), and they validate.
 func TestSweepWithDelay(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "netem.jsonl")
 	cmd := rpclabCmd(ctx, "sweep", "--delay", "1ms", "--rate", "1gbit", "--conn", "shared", "--inflight", "2",

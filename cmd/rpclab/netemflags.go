@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/netem"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/netem"
-	"github.com/rpclab/rpclab/result"
 )
 
 // netemFlags describe an emulated network: one-way delay, jitter and rate

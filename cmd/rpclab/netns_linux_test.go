@@ -14,8 +14,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/stats"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/stats"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // requireNetns makes a machine where network namespaces cannot be made a
@@ -136,7 +138,7 @@ func waitLine(t *testing.T, r io.Reader, prefix string) {
 // namespace (pool:2: 2 each, where one process on one host would see all 4).
 func TestSweepAcrossNamespaces(t *testing.T) {
 	h := newHosts(t, 4)
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	srv := h.addr(1) + ":50051"
 	waitLine(t, h.start(ctx, 1, "serve", "--listen", srv), "")

@@ -10,10 +10,10 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/verdict"
+	"github.com/rpclab/rpclab/internal/verdict"
 )
 
 // openPerWorkerConns is the connection count of an open-loop per-worker

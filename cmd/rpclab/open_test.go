@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/internal/testutil"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
 )
 
 func TestOpenLoopBadFlags(t *testing.T) {
@@ -50,7 +50,7 @@ func TestOpenLoopBadFlags(t *testing.T) {
 // and checks the table, the SLO lines and the records.
 func TestOpenLoopEndToEnd(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "open.jsonl")
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	cmd := rpclabCmd(ctx, "sweep", "--rps", "100,200", "--arrival", "poisson", "--conn", "shared,pool:2",
 		"--inflight", "2", "--warmup", "100ms", "--interval", "300ms", "--slo", "p50=10s", "-o", out)
@@ -101,7 +101,7 @@ func TestOpenLoopEndToEnd(t *testing.T) {
 // TestOpenLoopSkippedRates: a layout whose step misses --slo skips its
 // higher rates, and the progress says which and why.
 func TestOpenLoopSkippedRates(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	cmd := rpclabCmd(ctx, "sweep", "--rps", "100,200,300", "--conn", "shared", "--warmup", "50ms", "--interval", "200ms", "--slo", "p50=1ns")
 	var e bytes.Buffer
@@ -120,7 +120,7 @@ func TestOpenLoopSkippedRates(t *testing.T) {
 func TestSweepPoolEvents(t *testing.T) {
 	dir := t.TempDir()
 	events := filepath.Join(dir, "events.tsv")
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	// Four callers on one connection: the pool's first decision (after
 	// its first 1 s interval, inside the warm-up) starts at one
@@ -197,7 +197,7 @@ func TestDoctorBadFlags(t *testing.T) {
 // TestSweepCallByReflection calls the ping by name through the child
 // server's reflection; an unknown method or bad JSON is a usage error.
 func TestSweepCallByReflection(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "call.jsonl")
 	cmd := rpclabCmd(ctx, "sweep", "--rps", "100", "--conn", "shared", "--warmup", "100ms", "--interval", "300ms",
@@ -224,8 +224,8 @@ func TestSweepCallByReflection(t *testing.T) {
 		cmd.Stderr = &e
 		err := cmd.Run()
 		var xe *exec.ExitError
-		if !errors.As(err, &xe) || xe.ExitCode() != exitUsage || !strings.Contains(e.String(), "anycall") {
-			t.Errorf("%v: got %v and %q, want exit %d with an anycall error", tc.args, err, e.String(), exitUsage)
+		if !errors.As(err, &xe) || xe.ExitCode() != exitUsage || !strings.Contains(e.String(), "dyncall") {
+			t.Errorf("%v: got %v and %q, want exit %d with an dyncall error", tc.args, err, e.String(), exitUsage)
 		}
 	}
 }
@@ -234,7 +234,7 @@ func TestSweepCallByReflection(t *testing.T) {
 // the closed loop, one record per layout and in-flight count, each naming
 // the method; another stack's client cannot.
 func TestSweepCallClosedLoop(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "call.jsonl")
 	cmd := rpclabCmd(ctx, "sweep", "--conn", "shared,pool:2", "--inflight", "1,4", "--warmup", "50ms", "--interval", "200ms",

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/loadgen"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/loadgen"
 	"github.com/rpclab/rpclab/pool"
 )
 

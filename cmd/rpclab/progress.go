@@ -12,10 +12,10 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/verdict"
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/verdict"
 )
 
 // drawer draws a session's events on stderr: a line when a child starts,

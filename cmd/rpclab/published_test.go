@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/result"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // published is docs/published: each source's table as its CSV (a copy of
@@ -31,7 +33,7 @@ func folded(t *testing.T, path string) string {
 // readSet reads every record of a JSONL file, whatever its kind.
 func readSet(t *testing.T, path string) *result.Set {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	set, err := result.ReadAllFile(ctx, path)
 	if err != nil {

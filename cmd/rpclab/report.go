@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/report"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/report"
-	"github.com/rpclab/rpclab/verdict"
+	"github.com/rpclab/rpclab/internal/verdict"
 )
 
 func newReportCmd() *cobra.Command {

@@ -11,11 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpclab/rpclab/report"
+	"github.com/rpclab/rpclab/internal/report"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 func fixturePath(name string) string {
-	return filepath.Join("..", "..", "report", "testdata", name)
+	return filepath.Join("..", "..", "internal", "report", "testdata", name)
 }
 
 func TestReportCommand(t *testing.T) {
@@ -106,7 +108,7 @@ func runInDir(t *testing.T, wd string, args ...string) (int, string, string) {
 // with rpclab-report.html, holding the four charts, and names its path;
 // --limit-scene=false leaves the second scene out.
 func TestDemoWritesReport(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	dir := t.TempDir()
 	cmd := rpclabCmd(ctx, "demo", "--inflight", "1,2", "--warmup", "100ms", "--interval", "300ms", "--limit-scene=false")

@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/report"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/verdict"
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/report"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/verdict"
 )
 
 // writeResults prints a sweep's tables and verdict (with compare, the

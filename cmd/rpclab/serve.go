@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/server"
 )
 
 // serveFlags are serve's flags.

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/server"
 )
 
 // serveGo runs rpclab's Go server until the command's context ends.

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/loadgen/extclient"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/loadgen/extclient"
-	"github.com/rpclab/rpclab/result"
 )
 
 // spec maps the flags to a loadgen.Spec: the target group's part and the

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/testutil"
-	"github.com/rpclab/rpclab/result"
 )
 
 // TestCountsSayWhatWasKept: a sweep or bulk run whose records file

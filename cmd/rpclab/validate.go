@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 func newValidateCmd() *cobra.Command {
@@ -16,9 +16,9 @@ func newValidateCmd() *cobra.Command {
 		Use:   "validate FILE.jsonl...",
 		Short: "Check result files against the record schemas",
 		Long: `Check that every line of each JSON Lines file is a result record that matches
-the schema of its kind: docs/result.schema.json for ping records (what every
-rpclab client must write), docs/bulk.schema.json for "rpclab bulk" records,
-docs/flow.schema.json for "rpclab flow" records. A file may mix kinds. Each
+the schema of its kind: schema/result.schema.json for ping records (what every
+rpclab client must write), schema/bulk.schema.json for "rpclab bulk" records,
+schema/flow.schema.json for "rpclab flow" records. A file may mix kinds. Each
 record's own arithmetic is checked too: no more errors than requests, a
 histogram that decodes, a throughput its counts and duration can give. Files
 are read line by line (each line at most 64 MiB), keeping no record, so a file

@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/worker"
+	"github.com/rpclab/rpclab/internal/worker"
 )
 
 func newWorkerCmd() *cobra.Command {

@@ -16,12 +16,12 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/stats"
 	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/internal/verdict"
+	"github.com/rpclab/rpclab/internal/worker"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/stats"
-	"github.com/rpclab/rpclab/verdict"
-	"github.com/rpclab/rpclab/worker"
 )
 
 func TestWorkerBadFlags(t *testing.T) {
@@ -50,7 +50,7 @@ func TestWorkerBadFlags(t *testing.T) {
 // it listens on loopback only, it prints its address, answers a driver as
 // an rpclab worker, and QuitWorker ends it with exit 0.
 func TestWorkerProcessQuits(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	cmd := rpclabCmd(ctx, "worker", "--driver-port", "0")
 	out, err := cmd.StdoutPipe()
@@ -112,7 +112,7 @@ func workerProcess(t *testing.T, ctx context.Context) (string, *exec.Cmd) {
 // workers', the merged histogram the merge of theirs, and each worker's
 // connections counted by its own process (pool:2 each, 4 in all).
 func TestSweepOnWorkerProcesses(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	target := bidiTarget(t)
 	sw := sweepOnTwoWorkers(t, ctx, target, 1, "--conn", "pool:2", "--inflight", "5", "--warmup", "100ms", "--interval", "400ms")
@@ -155,7 +155,7 @@ func TestSweepOnWorkerProcesses(t *testing.T) {
 // per-worker prints the verdict a one-machine sweep prints for the same
 // records (verdict.Text of the records it wrote), and the worker table.
 func TestSweepOnWorkersVerdict(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	target := bidiTarget(t)
 	sw := sweepOnTwoWorkers(t, ctx, target, 4, "--conn", "shared,per-worker", "--inflight", "1,4", "--warmup", "50ms", "--interval", "250ms")
@@ -183,7 +183,7 @@ func TestSweepOnWorkersVerdict(t *testing.T) {
 // TestSweepWorkerUnreachable: an unreachable worker is named, exit 1,
 // nothing run (no record written).
 func TestSweepWorkerUnreachable(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	a, _ := workerProcess(t, ctx)
 	dead := testutil.ClosedAddr(t)
@@ -202,7 +202,7 @@ func TestSweepWorkerUnreachable(t *testing.T) {
 // leaves that step and the next partial (the survivor's figures), the
 // sweep runs both steps, and rpclab exits 1.
 func TestSweepWorkerKilled(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	a, aMarks := markedWorker(t)
 	b, bp := workerProcess(t, ctx)
@@ -271,7 +271,7 @@ func mustJSON(t *testing.T, rec result.Record) []byte {
 // (interrupted, with what was measured), ends every worker's run (each
 // takes a new client at once) and exits 130.
 func TestSweepWorkersCtrlC(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	target, served := countingTarget(t)
 	a, aMarks := markedWorker(t)
@@ -326,7 +326,7 @@ func TestSweepWorkersCtrlC(t *testing.T) {
 // the workers', and about the rate over each worker's interval (a loose
 // bound: counts, not timing).
 func TestSweepOpenOnWorkerProcesses(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	target := bidiTarget(t)
 	sw := sweepOnTwoWorkers(t, ctx, target, 1, "--rps", "200", "--inflight", "4", "--conn", "shared", "--warmup", "300ms", "--interval", "500ms")

@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/lab"
+	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/lab"
-	"github.com/rpclab/rpclab/loadgen"
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/worker"
+	"github.com/rpclab/rpclab/internal/worker"
 )
 
 // runWorkerSweep is rpclab sweep --workers: rpclab as the driver of gRPC's

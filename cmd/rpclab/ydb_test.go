@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/result"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
 // TestSweepYDBDebugService: rpclab sweep --service ydb-debug pings YDB's
@@ -16,7 +18,7 @@ import (
 // streaming; every step is ok and says ydb-debug in spec.service, and
 // carries the server's CPU (rpclab serve answers UsageService).
 func TestSweepYDBDebugService(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), defaultTestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.LongTimeout)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "r.jsonl")
 	cmd := rpclabCmd(ctx, "sweep", "--service", "ydb-debug", "--rpc", "unary,streaming", "--inflight", "1,2", "--conn", "shared",

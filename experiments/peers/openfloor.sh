@@ -18,7 +18,7 @@
 #              docs/peers.md says what a try gave.)
 #   workers:   the real binaries: grpc-go's benchmark worker
 #              (~/.cache/rpclab/grpc-go-benchmark-worker-VERSION, built by
-#              go test ./worker) and rpclab worker, each driven alone by
+#              go test ./internal/worker) and rpclab worker, each driven alone by
 #              rpclab sweep --workers --rps R --arrival poisson: the worker's
 #              CPU per RPC over the interval (its getrusage, as it reports
 #              to the driver). Both run CONNS callers (--inflight CONNS:
@@ -175,7 +175,7 @@ if [ "$what" = workers ] || [ "$what" = all ]; then
   official="${XDG_CACHE_HOME:-$HOME/.cache}/rpclab/grpc-go-benchmark-worker-$ver"
   echo "== the real workers, each driven alone by rpclab sweep --workers --rps R --arrival poisson (warm-up 1 s, interval $seconds s): the worker's CPU per RPC (its getrusage over the interval), $reps A B pairs after one run of grpc-go's to match its achieved rate (grpc-offer: the offered_load of each of its $conns callers)"
   if [ ! -x "$official" ]; then
-    echo "grpc-go's worker $ver: not built ($official; go test ./worker builds it): FAILED"
+    echo "grpc-go's worker $ver: not built ($official; go test ./internal/worker builds it): FAILED"
   else
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     taskset -c "$client_cpus" "$official" -driver_port "$port" >"$work/official.out" 2>&1 &

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rpclab/rpclab/result"
-	"github.com/rpclab/rpclab/verdict"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/stats"
+	"github.com/rpclab/rpclab/internal/verdict"
 )
 
 // bestRow is one (series, in-flight) position of a --best table: the
@@ -38,17 +39,10 @@ type bestRow struct {
 	paired []float64
 }
 
-// median of xs (which it sorts); 0 for none.
+// median of xs; 0 for none.
 func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	slices.Sort(xs)
-	m := len(xs) / 2
-	if len(xs)%2 == 1 {
-		return xs[m]
-	}
-	return (xs[m-1] + xs[m]) / 2
+	m, _ := stats.Median(xs)
+	return m
 }
 
 // layoutKey is one (series, layout, in-flight) position of a --best table.
@@ -92,7 +86,7 @@ func medians(repeats [][]result.Record) layoutMedians {
 	}
 	m := layoutMedians{}
 	for k := range rps {
-		m[k] = layoutMedian{rps: median(slices.Clone(rps[k])), cpu: median(slices.Clone(cpu[k])), n: len(rps[k]),
+		m[k] = layoutMedian{rps: median(rps[k]), cpu: median(cpu[k]), n: len(rps[k]),
 			srv: median(srv[k]), conns: median(conns[k])}
 	}
 	return m
@@ -174,7 +168,7 @@ func pairedText(p []float64) string {
 	case 1:
 		return fmt.Sprintf("%.2f", p[0])
 	}
-	return fmt.Sprintf("%.2f (%.2f-%.2f)", median(slices.Clone(p)), p[0], p[len(p)-1])
+	return fmt.Sprintf("%.2f (%.2f-%.2f)", median(p), p[0], p[len(p)-1])
 }
 
 // sections prints one tab-aligned table per series, each under its title.

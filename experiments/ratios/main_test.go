@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 func rec(conn string, n int, rps float64, status string) result.Record {

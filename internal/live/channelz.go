@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 // Bounds of one channelz read: a service that lists more is refused with

@@ -14,9 +14,9 @@ import (
 	channelzpb "google.golang.org/grpc/channelz/grpc_channelz_v1"
 	channelzsvc "google.golang.org/grpc/channelz/service"
 
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/testserver"
 	"github.com/rpclab/rpclab/internal/testutil"
-	"github.com/rpclab/rpclab/result"
 )
 
 // TestChannelzWindow: this process's channelz lists the channel dialled

@@ -14,10 +14,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rpclab/rpclab/internal/procstat"
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/testserver"
 	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
-	"github.com/rpclab/rpclab/result"
 )
 
 // dialN opens n connections to addr, each carrying one RPC.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/testutil"
-	"github.com/rpclab/rpclab/result"
 )
 
 // nsChild marks the test binary run as a process in its own network

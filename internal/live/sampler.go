@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 // MaxConns bounds the connections a window tracks one by one: a process

@@ -13,7 +13,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 // maxMapsBytes bounds the /proc/PID/maps read for the stack's libraries.

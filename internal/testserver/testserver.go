@@ -20,8 +20,8 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/internal/testutil"
-	"github.com/rpclab/rpclab/server"
 )
 
 // CountingPing serves rpclab's ping on a free loopback port until the

@@ -6,7 +6,7 @@
 // input. SIGINT/SIGTERM end the running step at once; its record
 // ("interrupted") and every earlier one are kept.
 //
-// The steps come from a steps file (--steps, docs/step.schema.json; flags.h),
+// The steps come from a steps file (--steps, schema/step.schema.json; flags.h),
 // which rpclab sweep --client cpp writes; YDB's command line is
 // rpclab-ydb-ping's (ydb.cc), on the same workers (worker.h).
 //

@@ -21,14 +21,14 @@ using nlohmann::json;
 // ConnKind's names (spec.conn_mode), in its order.
 const char* const kKindNames[] = {"shared", "channel-per-worker", "local-pool", "distinct-args", "per-worker", "pool"};
 
-// The one step schema (docs/step.schema.json, embedded at build time).
+// The one step schema (schema/step.schema.json, embedded at build time).
 const json& Schema() {
   static const json schema = json::parse(kStepSchema);
   return schema;
 }
 
 // Why v breaks def, a property of the schema, or "". C++ has no JSON Schema
-// validator package here, so this reads the keywords docs/step.schema.json
+// validator package here, so this reads the keywords schema/step.schema.json
 // uses; a keyword it does not know is an error, so none is skipped silently.
 std::string SchemaError(const json& def, const json& v) {
   static const std::regex kRead("type|enum|minLength|minimum|maximum|pattern|items|description");
@@ -111,7 +111,7 @@ ClientCli::ClientCli()
           "step's out. `rpclab sweep --client cpp` writes the steps file and runs it.",
           "rpclab-client") {
   app.add_option("--steps", steps_file,
-                 "the steps, JSON Lines, one object a line (docs/clients.md, \"The step spec\"; docs/step.schema.json)")
+                 "the steps, JSON Lines, one object a line (docs/clients.md, \"The step spec\"; schema/step.schema.json)")
       ->required()
       ->type_name("FILE");
   AddDuration(app, "--rpc-timeout", rpc_timeout_s,
@@ -140,7 +140,7 @@ std::vector<Step> ReadSteps(const std::string& name, const std::string& text) {
     if (j.is_discarded() || !j.is_object()) throw Usage(where, "not a JSON object");
     auto bad = [&](const std::string& field, const std::string& msg) { return Usage(where, Quote(field) + " " + msg); };
     for (const auto& [key, value] : j.items()) {
-      if (!props.contains(key)) throw bad(key, "is not a field of a step (docs/step.schema.json)");
+      if (!props.contains(key)) throw bad(key, "is not a field of a step (schema/step.schema.json)");
       std::string m = SchemaError(props[key], value);
       if (!m.empty()) throw bad(key, m);
     }

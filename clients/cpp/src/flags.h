@@ -40,10 +40,10 @@ struct Conn {
   int Conns(int inflight) const;
 };
 
-// docs/step.schema.json's maximum of a step's integer field ("inflight").
+// schema/step.schema.json's maximum of a step's integer field ("inflight").
 int64_t SchemaMax(const std::string& field);
 
-// One step (docs/step.schema.json).
+// One step (schema/step.schema.json).
 struct Step {
   std::string target;
   std::string service = "benchmark";  // or "ydb-debug" (rpclab-ydb-ping's records)

@@ -117,7 +117,7 @@ TEST(CppClient, ClientCli) {
   }
   std::string help = cli.app.help();
   for (const char* want :
-       {"--steps", "--rpc-timeout", "rpclab sweep --client cpp", "docs/step.schema.json", "Exit codes"}) {
+       {"--steps", "--rpc-timeout", "rpclab sweep --client cpp", "schema/step.schema.json", "Exit codes"}) {
     if (help.find(want) == std::string::npos) {
       FAILF("--help lacks %s:\n%s\n", want, help.c_str());
     }

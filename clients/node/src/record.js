@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-// One step's result record (docs/results.md, docs/result.schema.json),
+// One step's result record (docs/results.md, schema/result.schema.json),
 // written as one JSON line, the env it carries, and the latency histogram.
 
 'use strict';

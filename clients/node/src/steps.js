@@ -2,7 +2,7 @@
 
 // The command line, --steps FILE (util.parseArgs), and the step spec
 // (docs/clients.md, "The step spec"): one step per line of a JSON Lines file,
-// read with JSON.parse and validated by Ajv against docs/step.schema.json,
+// read with JSON.parse and validated by Ajv against schema/step.schema.json,
 // the one schema, read from the checkout (nothing is copied). Every line is
 // checked before any step runs; a bad one throws a StepError naming the line
 // and the field, on which main exits 2.
@@ -14,7 +14,7 @@ const path = require('node:path');
 const { parseArgs } = require('node:util');
 const Ajv2020 = require('ajv/dist/2020');
 
-const SCHEMA = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'docs', 'step.schema.json'), 'utf8'));
+const SCHEMA = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', '..', 'schema', 'step.schema.json'), 'utf8'));
 const MAX_INFLIGHT = SCHEMA.properties.inflight.maximum;
 const validate = new Ajv2020().compile(SCHEMA);
 
@@ -94,7 +94,7 @@ rpclab's Node client: closed-loop gRPC load on grpc-js, one record per step.
 Humans run it through \`rpclab sweep --client node\`, which writes the steps file.
 
   --steps FILE  the steps to run: JSON Lines, one step per line
-                (docs/clients.md, docs/step.schema.json)
+                (docs/clients.md, schema/step.schema.json)
   --channelz-port PORT  serve grpc-js's channelz (grpc.channelz.v1) on 127.0.0.1:PORT,
                 for rpclab doctor --pid --channelz (default: off)
   -h, --help    this text

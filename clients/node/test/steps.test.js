@@ -116,7 +116,7 @@ test('a good command line gives the steps file\'s steps; --help gives null', (t)
   const p = write(t, `${JSON.stringify(GOOD)}\n`);
   assert.deepEqual(parse(['--steps', p]), loadSteps(p));
   assert.equal(parse(['--help']), null);
-  for (const want of ['rpclab sweep --client node', 'docs/step.schema.json', '2 bad input']) assert.ok(USAGE.includes(want), want);
+  for (const want of ['rpclab sweep --client node', 'schema/step.schema.json', '2 bad input']) assert.ok(USAGE.includes(want), want);
 });
 
 test('--channelz-port: off by default, a TCP port, anything else a usage error', (t) => {

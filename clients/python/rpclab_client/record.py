@@ -1,5 +1,5 @@
 # Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
-"""One step's result record (docs/results.md, docs/result.schema.json),
+"""One step's result record (docs/results.md, schema/result.schema.json),
 written as one JSON line, and the env it carries."""
 
 import json

@@ -1,7 +1,7 @@
 # Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 """The command line, --steps FILE (argparse), and the step spec
 (docs/clients.md, "The step spec"): one Step per line of a JSON Lines file,
-read with json and validated by jsonschema against docs/step.schema.json,
+read with json and validated by jsonschema against schema/step.schema.json,
 the one schema, read from the checkout (nothing is copied). Every line is
 checked before any step runs; a bad one raises StepError naming the line
 and the field, on which parse exits 2."""
@@ -15,8 +15,8 @@ from typing import Optional
 from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
 
-# clients/python/rpclab_client/steps.py -> the checkout's docs/.
-SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "docs" / "step.schema.json").read_text("utf-8"))
+# clients/python/rpclab_client/steps.py -> the checkout's schema/.
+SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "schema" / "step.schema.json").read_text("utf-8"))
 FIELDS = SCHEMA["properties"]
 MAX_INFLIGHT = FIELDS["inflight"]["maximum"]
 _validator = validator_for(SCHEMA)(SCHEMA)
@@ -142,7 +142,7 @@ def _parser():
     )
     p.add_argument(
         "--steps", required=True, metavar="FILE",
-        help="the steps to run: JSON Lines, one step per line (docs/clients.md, docs/step.schema.json)",
+        help="the steps to run: JSON Lines, one step per line (docs/clients.md, schema/step.schema.json)",
     )  # fmt: skip
     p.add_argument(
         "--channelz-port", type=_port, default=0, metavar="PORT",

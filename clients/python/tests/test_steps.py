@@ -143,7 +143,7 @@ class CommandLineTest(unittest.TestCase):
 
     def test_help(self):
         code, out, _ = run_parse(["--help"])
-        for want in ("rpclab sweep --client python", "docs/step.schema.json", "2 bad input"):
+        for want in ("rpclab sweep --client python", "schema/step.schema.json", "2 bad input"):
             self.assertTrue(code == 0 and want in out, f"got exit {code} and {out!r}, want 0 and {want!r}")
 
     def test_conns_requested(self):

@@ -54,7 +54,7 @@ const DIAL_TIMEOUT: Duration = Duration::from_secs(5);
 )]
 struct Cli {
     /// The steps, JSON Lines, one step object per line: docs/clients.md ("The step spec") and
-    /// docs/step.schema.json
+    /// schema/step.schema.json
     #[arg(long, value_name = "FILE")]
     steps: String,
 }
@@ -381,7 +381,7 @@ mod tests {
     #[test]
     fn command_line() {
         Cli::command().debug_assert();
-        let help = ["rpclab sweep --client rust", "docs/clients.md", "docs/step.schema.json", "2 bad flags"];
+        let help = ["rpclab sweep --client rust", "docs/clients.md", "schema/step.schema.json", "2 bad flags"];
         // The arguments; the error's kind (None: parsed) and exit code; what the
         // steps path (parsed) or the message (an error) says.
         let cases: [(&str, Option<ErrorKind>, i32, &[&str]); 5] = [

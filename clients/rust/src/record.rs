@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-//! One step's result record (docs/results.md, docs/result.schema.json),
+//! One step's result record (docs/results.md, schema/result.schema.json),
 //! written as one JSON line, and the env it carries.
 
 use std::collections::BTreeMap;
@@ -86,7 +86,7 @@ pub fn cpu_list(s: &str) -> Vec<usize> {
     out
 }
 
-/// One step's record, serialised by serde_json as docs/result.schema.json has it.
+/// One step's record, serialised by serde_json as schema/result.schema.json has it.
 #[derive(Default, Serialize)]
 pub struct Record {
     schema_version: u32,

@@ -1,7 +1,7 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
 //! One step of a run (docs/clients.md, "The step spec"), and the steps file:
-//! JSON Lines, each line validated against docs/step.schema.json (embedded
+//! JSON Lines, each line validated against schema/step.schema.json (embedded
 //! at build time) by the jsonschema crate, then read with serde into a typed
 //! step; the whole file is checked before any step runs.
 
@@ -11,7 +11,7 @@ use rpclab_pool::Policy;
 use serde::Deserialize;
 
 /// The one step schema, from the repository's docs at build time.
-const SCHEMA: &str = include_str!("../../../docs/step.schema.json");
+const SCHEMA: &str = include_str!("../../../schema/step.schema.json");
 
 /// A connection layout.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,7 +83,7 @@ pub enum Service {
     Benchmark,
 }
 
-/// One step, one line of a steps file (docs/step.schema.json).
+/// One step, one line of a steps file (schema/step.schema.json).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
@@ -110,8 +110,8 @@ fn conn<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Conn, D::Error> {
 fn validator() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
     V.get_or_init(|| {
-        let schema = serde_json::from_str(SCHEMA).expect("docs/step.schema.json is JSON");
-        jsonschema::validator_for(&schema).expect("docs/step.schema.json is a JSON schema")
+        let schema = serde_json::from_str(SCHEMA).expect("schema/step.schema.json is JSON");
+        jsonschema::validator_for(&schema).expect("schema/step.schema.json is a JSON schema")
     })
 }
 

@@ -41,6 +41,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/rpclab/rpclab/internal/stats"
 	"github.com/rpclab/rpclab/pool"
 	"github.com/rpclab/rpclab/pool/adaptive"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
@@ -305,12 +306,8 @@ func summarize(w io.Writer, sizes []int, got []sample, slice, skip int) {
 
 // median of xs (NaN when empty).
 func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
+	if m, ok := stats.Median(xs); ok {
+		return m
 	}
-	s := slices.Sorted(slices.Values(xs))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return math.NaN()
 }

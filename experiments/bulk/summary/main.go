@@ -31,8 +31,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/rpclab/rpclab/report"
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/report"
+	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/stats"
 )
 
 func main() {
@@ -219,24 +220,10 @@ func rounds(rs [][]result.BulkRecord) (groups []group, rows map[group][]*row) {
 	return groups, rows
 }
 
-// median is the middle value of v (the mean of the two middle ones when
-// their number is even); ok is false for no value.
-func median(v []float64) (m float64, ok bool) {
-	if len(v) == 0 {
-		return 0, false
-	}
-	s := slices.Sorted(slices.Values(v))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2], true
-	}
-	return (s[n/2-1] + s[n/2]) / 2, true
-}
-
 // spread formats the median and the range of v with prec decimals:
 // "0.85 (0.81-0.90)", "0.85" for one value, "-" for none.
 func spread(v []float64, prec int) string {
-	m, ok := median(v)
+	m, ok := stats.Median(v)
 	if !ok {
 		return "-"
 	}

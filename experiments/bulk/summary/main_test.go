@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/result"
+	"github.com/rpclab/rpclab/internal/result"
 )
 
 // bulkRec is an ok step moving size bytes at mbps MB/s for cpu client and
@@ -104,26 +104,6 @@ func TestRoundsRatiosPerRoundMedianAndRange(t *testing.T) {
 				t.Errorf("got %d rounds, %d without tcp; want %d, %d", got.rounds, got.tcpMissing, tc.rounds, tc.nt)
 			}
 		})
-	}
-}
-
-func TestMedian(t *testing.T) {
-	tests := []struct {
-		v    []float64
-		want float64
-		ok   bool
-	}{
-		{nil, 0, false},
-		{[]float64{3}, 3, true},
-		{[]float64{3, 1}, 2, true},
-		{[]float64{5, 1, 3}, 3, true},
-		{[]float64{4, 1, 3, 10}, 3.5, true},
-	}
-	for _, tc := range tests {
-		got, ok := median(tc.v)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("median(%v): got %v, %v; want %v, %v", tc.v, got, ok, tc.want, tc.ok)
-		}
 	}
 }
 

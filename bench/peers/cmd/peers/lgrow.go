@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rpclab/rpclab/stats"
+	"github.com/rpclab/rpclab/internal/stats"
 )
 
 // lgRow is one tool's figures in one cell.

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/procstat"
-	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/internal/server"
 )
 
 const unaryPath = "/grpc.testing.BenchmarkService/UnaryCall"

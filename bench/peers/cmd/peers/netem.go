@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/procstat"
-	"github.com/rpclab/rpclab/server"
+	"github.com/rpclab/rpclab/internal/server"
 )
 
 // neConfig is the emulator comparison's command line.

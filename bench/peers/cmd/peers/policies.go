@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/bench/peers"
-	"github.com/rpclab/rpclab/netem"
+	"github.com/rpclab/rpclab/internal/netem"
 	"github.com/rpclab/rpclab/pool/adaptive"
 )
 

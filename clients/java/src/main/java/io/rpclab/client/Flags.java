@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
                     + " grpc.testing.BenchmarkService server, and appends the step's JSON record to the step's out.",
             "rpclab drives it: `rpclab sweep --client java` (or `rpclab compare`) writes the steps file.",
             "The steps file is JSON Lines, one step object a line: docs/clients.md (\"The step spec\"),"
-                    + " docs/step.schema.json.",
+                    + " schema/step.schema.json.",
         },
         exitCodeListHeading = "Exit codes:%n",
         exitCodeList = {

@@ -23,7 +23,7 @@ import java.util.zip.Deflater;
 import org.HdrHistogram.Histogram;
 
 /**
- * One step's result record (docs/results.md, docs/result.schema.json), written as one JSON line.
+ * One step's result record (docs/results.md, schema/result.schema.json), written as one JSON line.
  */
 final class Record {
     /** Status code names as the schema spells them (grpc-go's codes.Code.String), by code value. */
@@ -53,7 +53,7 @@ final class Record {
     @JsonIgnore
     private final Env env;
 
-    // What Jackson writes, by field (snake_case), in docs/result.schema.json's order.
+    // What Jackson writes, by field (snake_case), in schema/result.schema.json's order.
     final int schemaVersion = 1;
     final String kind = "ping";
     String status = "ok";

@@ -22,7 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One step a driver hands the client (docs/clients.md, "The step spec"; docs/step.schema.json),
+ * One step a driver hands the client (docs/clients.md, "The step spec"; schema/step.schema.json),
  * durations in nanoseconds.
  */
 record StepSpec(
@@ -60,7 +60,7 @@ record StepSpec(
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .build();
 
-    /** docs/step.schema.json, which pom.xml embeds in the classes at build time. */
+    /** schema/step.schema.json, which pom.xml embeds in the classes at build time. */
     private static final JsonSchema SCHEMA;
 
     static {
@@ -106,7 +106,7 @@ record StepSpec(
 
     /**
      * The first problem with a step as JSON, as {field, why} (field "" for the whole line), or null:
-     * what docs/step.schema.json refuses, then what it cannot say: a HOST:PORT target grpc-java's
+     * what schema/step.schema.json refuses, then what it cannot say: a HOST:PORT target grpc-java's
      * resolver would choke on, and a service or layout this client lacks.
      */
     static String[] problem(JsonNode step) {

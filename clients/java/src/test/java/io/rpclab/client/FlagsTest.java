@@ -43,7 +43,7 @@ class FlagsTest {
                     "--steps=FILE",
                     "rpclab sweep --client java",
                     "docs/clients.md",
-                    "docs/step.schema.json",
+                    "schema/step.schema.json",
                     "Exit codes:",
                     "2   bad input",
                     "--jit-warmup-ms",

@@ -12,7 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The steps file (docs/step.schema.json): read into typed steps, every bad line refused. */
+/** The steps file (schema/step.schema.json): read into typed steps, every bad line refused. */
 class StepSpecTest {
     static final String GOOD =
             "{\"target\":\"127.0.0.1:50051\",\"service\":\"benchmark\",\"rpc\":\"unary\",\"conn\":\"shared\","
