@@ -11,7 +11,9 @@ import (
 	"github.com/rpclab/rpclab/internal/result"
 )
 
-func importData(name string) string { return filepath.Join("..", "..", "internal", "foreign", "testdata", name) }
+func importData(name string) string {
+	return filepath.Join("..", "..", "internal", "foreign", "testdata", name)
+}
 
 // TestImport: the three formats become one file of valid records, each
 // with its source; report draws the imported records over a local run.
