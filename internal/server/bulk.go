@@ -63,10 +63,7 @@ type Bulk struct {
 	closeOnce sync.Once
 	quit      chan struct{} // closed by Close
 
-	mu       sync.Mutex
-	conns    map[net.Conn]struct{} // open raw connections, closed by Close
-	refusing int                   // raw connections being refused
-	closed   bool
+	tcp, http *cappedListener // set up by StartBulk before it returns
 }
 
 var _ bulkpb.BulkServiceServer = (*Bulk)(nil)
@@ -159,17 +156,19 @@ func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, err
 	b.info.TcpAddr = lis[1].Addr().String()
 	b.info.HttpAddr = lis[2].Addr().String()
 
+	b.tcp = newCappedListener(lis[1], b.cfg.maxConns)
+	b.http = newCappedListener(lis[2], b.cfg.maxConns)
 	topts := TunedOptions()
-	rawLis := lis[1]
+	var rawLis net.Listener = b.tcp
 	if b.cfg.tls != nil {
 		topts = append(topts, grpc.Creds(credentials.NewTLS(b.cfg.tls)))
-		rawLis = tls.NewListener(lis[1], b.cfg.tls) // each handshake runs in its conn's first read, under its deadline
+		rawLis = tls.NewListener(b.tcp, b.cfg.tls) // each handshake runs in its conn's first read, under its deadline
 	}
 	tuned := grpc.NewServer(topts...)
 	RegisterBulk(tuned, b)
 	b.goServe(func() { _ = tuned.Serve(lis[0]) }, tuned.Stop)
 
-	b.goServe(func() { b.acceptLoop(rawLis, b.serveTCP) }, func() { lis[1].Close() })
+	b.goServe(func() { b.acceptLoop(rawLis, b.serveTCP) }, func() { b.tcp.Close() })
 
 	// An idle keep-alive connection is closed after the read timeout, so
 	// idle clients cannot hold every slot under the cap.
@@ -178,22 +177,18 @@ func StartBulk(ctx context.Context, host string, opts ...BulkOption) (*Bulk, err
 		ReadHeaderTimeout: b.cfg.readTimeout,
 		IdleTimeout:       b.cfg.readTimeout,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			if tc, ok := c.(*tls.Conn); ok {
-				c = tc.NetConn() // the listener's, which knows whether it is over the cap
-			}
-			return context.WithValue(ctx, connKey{}, c)
+			return context.WithValue(ctx, overCapKey{}, overCap(c))
 		},
 	}
 	hs.Protocols = new(http.Protocols)
 	hs.Protocols.SetHTTP1(true)
-	hl := &httpLimit{Listener: lis[2], max: b.cfg.maxConns}
 	if b.cfg.tls != nil {
 		hs.Protocols.SetHTTP2(true) // h2 by ALPN
 		hs.TLSConfig = b.cfg.tls.Clone()
-		b.goServe(func() { _ = hs.ServeTLS(hl, "", "") }, func() { hs.Close() })
+		b.goServe(func() { _ = hs.ServeTLS(b.http, "", "") }, func() { hs.Close() })
 	} else {
 		hs.Protocols.SetUnencryptedHTTP2(true)
-		b.goServe(func() { _ = hs.Serve(hl) }, func() { hs.Close() })
+		b.goServe(func() { _ = hs.Serve(b.http) }, func() { hs.Close() })
 	}
 
 	context.AfterFunc(ctx, b.Close)
@@ -217,15 +212,10 @@ func (b *Bulk) Close() {
 		for _, c := range b.closers {
 			c()
 		}
-		b.mu.Lock()
-		b.closed = true
-		open := make([]net.Conn, 0, len(b.conns))
-		for c := range b.conns {
-			open = append(open, c)
-		}
-		b.mu.Unlock()
-		for _, c := range open {
-			c.Close()
+		for _, l := range []*cappedListener{b.tcp, b.http} {
+			if l != nil {
+				l.closeAll()
+			}
 		}
 		b.wg.Wait()
 	})
@@ -242,63 +232,18 @@ func (b *Bulk) acceptLoop(lis net.Listener, handle func(net.Conn)) {
 		if err != nil {
 			return
 		}
-		b.mu.Lock()
-		if b.closed {
-			b.mu.Unlock()
-			c.Close()
-			return
-		}
-		if b.conns == nil {
-			b.conns = map[net.Conn]struct{}{}
-		}
-		if len(b.conns) >= b.cfg.maxConns { // refuse, not queue: a raw peer reads why
-			refuse := b.refusing < maxRefusing
-			if refuse {
-				b.refusing++
-			}
-			b.mu.Unlock()
-			if !refuse { // a flood: no word for each
-				c.Close()
-				continue
-			}
-			conns.Add(1)
-			go func() {
-				defer conns.Done()
-				writeRefusal(c, fmt.Sprintf("server: the bulk tcp listener holds %d connections, its cap: try again when one closes", b.cfg.maxConns))
-				b.mu.Lock()
-				b.refusing--
-				b.mu.Unlock()
-			}()
-			continue
-		}
-		tc := &trackedConn{Conn: c, b: b}
-		b.conns[tc] = struct{}{}
-		b.mu.Unlock()
 		conns.Add(1)
 		go func() {
 			defer conns.Done()
-			handle(tc)
+			if overCap(c) { // refuse, not queue: a raw peer reads why
+				writeRefusal(c, fmt.Sprintf("server: the bulk tcp listener holds %d connections, its cap: try again when one closes", b.cfg.maxConns))
+				return
+			}
+			handle(c)
 		}()
 	}
 }
 
-// trackedConn leaves Bulk's set of open connections when it is closed.
-type trackedConn struct {
-	net.Conn
-	b    *Bulk
-	once sync.Once
-}
-
-func (t *trackedConn) Close() error {
-	t.once.Do(func() {
-		t.b.mu.Lock()
-		delete(t.b.conns, t)
-		t.b.mu.Unlock()
-	})
-	return t.Conn.Close()
-}
-
-// checkSizes checks a request against bulk.CheckSizes and this server's
 // maximum size per request.
 func (b *Bulk) checkSizes(size int64, chunk int) error {
 	if err := bulk.CheckSizes(size, chunk); err != nil {
@@ -449,9 +394,9 @@ func (b *Bulk) serveTCP(c net.Conn) {
 // serveHTTP answers GET /bulk?size=N&chunk=C with N bytes of the stream,
 // written C bytes at a time (HTTP/1.1 or h2c).
 func (b *Bulk) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if oc, ok := r.Context().Value(connKey{}).(*overConn); ok {
+	if over, _ := r.Context().Value(overCapKey{}).(bool); over {
 		w.Header().Set("Connection", "close")
-		http.Error(w, fmt.Sprintf("server: the bulk http listener holds %d connections, its cap: try again when one closes", oc.max), http.StatusServiceUnavailable)
+		http.Error(w, fmt.Sprintf("server: the bulk http listener holds %d connections, its cap: try again when one closes", b.cfg.maxConns), http.StatusServiceUnavailable)
 		return
 	}
 	if r.URL.Path != "/bulk" || r.Method != http.MethodGet {
@@ -473,90 +418,6 @@ func (b *Bulk) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = writeStream(w, size, chunk)
 }
 
-// maxRefusing bounds the connections past the cap a listener answers with
-// a refusal at once (each for at most refusalWait); past it, one is closed
-// unanswered.
-const maxRefusing = 64
-
-// refusalWait bounds how long a refused raw connection is kept to read
-// what its peer sent: closing it unread would reset it, and a reset may
-// discard the refusal before the peer reads it.
-const refusalWait = time.Second
-
-// writeRefusal writes a bulk.RefusalMagic message on c, half-closes it,
-// reads what the peer sent (at most refusalWait) and closes it.
-func writeRefusal(c net.Conn, msg string) {
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(refusalWait))
-	if _, err := c.Write(bulk.EncodeRefusal(msg)); err != nil {
-		return
-	}
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-	} else if tc, ok := c.(*trackedConn); ok {
-		if cw, ok := tc.Conn.(interface{ CloseWrite() error }); ok {
-			_ = cw.CloseWrite()
-		}
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
-}
-
-// connKey is the context key of the HTTP request's connection.
-type connKey struct{}
-
-// httpLimit caps the HTTP listener's open connections: past the cap, up to
-// maxRefusing more are accepted as overConns, answered 503 and closed
-// within refusalWait; past that, closed unanswered.
-type httpLimit struct {
-	net.Listener
-	max int
-
-	mu         sync.Mutex
-	open, over int
-}
-
-func (l *httpLimit) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err // http.Server backs off and retries
-		}
-		l.mu.Lock()
-		switch {
-		case l.open < l.max:
-			l.open++
-			l.mu.Unlock()
-			return &countedConn{Conn: c, n: &l.open, mu: &l.mu}, nil
-		case l.over < maxRefusing:
-			l.over++
-			l.mu.Unlock()
-			_ = c.SetDeadline(time.Now().Add(refusalWait))
-			return &overConn{countedConn: countedConn{Conn: c, n: &l.over, mu: &l.mu}, max: l.max}, nil
-		}
-		l.mu.Unlock()
-		c.Close()
-	}
-}
-
-// countedConn leaves its count when closed.
-type countedConn struct {
-	net.Conn
-	mu   *sync.Mutex
-	n    *int
-	once sync.Once
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(func() {
-		c.mu.Lock()
-		*c.n--
-		c.mu.Unlock()
-	})
-	return c.Conn.Close()
-}
-
-// overConn is an HTTP connection past the cap.
-type overConn struct {
-	countedConn
-	max int
-}
+// overCapKey is the context key of whether an HTTP request's connection is
+// past the listener's cap.
+type overCapKey struct{}
