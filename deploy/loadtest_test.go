@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"gopkg.in/yaml.v3"
 
+	"github.com/rpclab/rpclab/internal/driver"
 	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/internal/worker"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
@@ -218,7 +219,7 @@ func TestScenarioRunsOnRPCLabWorker(t *testing.T) {
 		go func() { _ = w.Serve(wctx, lis); close(done) }()
 		return func() { wcancel(); <-done }
 	})
-	r, err := worker.Dial(ctx, addr, 5*time.Second)
+	r, err := driver.Dial(ctx, addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

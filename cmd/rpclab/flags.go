@@ -18,7 +18,7 @@ import (
 // flag groups, each mapping to one part of a run: targetFlags and
 // stepFlags to the loadgen.Spec, outputFlags to the session's outputs,
 // serverFlags to its child server, netemFlags to its proxy, openFlags to
-// a loadgen.OpenSpec (or a worker.Open), --workers to the remotes. A
+// a loadgen.OpenSpec (or a driver.Open), --workers to the remotes. A
 // command registers only the groups it reads.
 
 // flagGroup is the names of the flags one group registered, so that a

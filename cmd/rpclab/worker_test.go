@@ -16,11 +16,11 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/driver"
 	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/stats"
 	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/internal/verdict"
-	"github.com/rpclab/rpclab/internal/worker"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -69,7 +69,7 @@ func TestWorkerProcessQuits(t *testing.T) {
 	if host, _, _ := net.SplitHostPort(addr); host != "127.0.0.1" {
 		t.Errorf("got the worker listening on %s with no --host, want 127.0.0.1 (loopback)", addr)
 	}
-	r, err := worker.Dial(ctx, addr, 5*time.Second)
+	r, err := driver.Dial(ctx, addr, 5*time.Second)
 	if err != nil {
 		cmd.Process.Kill()
 		t.Fatal(err)
@@ -306,7 +306,7 @@ func TestSweepWorkersCtrlC(t *testing.T) {
 		t.Fatalf("got %d records (%v), want 1 interrupted with what was measured", len(recs), err)
 	}
 	for _, w := range []string{a, b} {
-		r, err := worker.Dial(ctx, w, 5*time.Second)
+		r, err := driver.Dial(ctx, w, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rpclab/rpclab/internal/driver"
 	"github.com/rpclab/rpclab/internal/lab"
 	"github.com/rpclab/rpclab/internal/loadgen"
 	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/usage"
-	"github.com/rpclab/rpclab/internal/worker"
 )
 
 // runWorkerSweep is rpclab sweep --workers: rpclab as the driver of gRPC's
@@ -42,7 +42,7 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) (err error) {
 		return labError(err)
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	remotes, err := worker.Connect(ctx, sf.workers.addrs, sf.dialTimeout)
+	remotes, err := driver.Connect(ctx, sf.workers.addrs, sf.dialTimeout)
 	if err != nil {
 		return fmt.Errorf("%w (nothing was run)", err)
 	}
@@ -74,7 +74,7 @@ func runWorkerSweep(cmd *cobra.Command, sf *sweepFlags) (err error) {
 // open loop when open is not nil), after checking open against them (an
 // error then says nothing was run). It tells stderr about the workers and
 // the plan.
-func workersClient(stderr io.Writer, remotes []*worker.Remote, spec *loadgen.Spec, open *worker.Open, conns []string) (lab.Client, error) {
+func workersClient(stderr io.Writer, remotes []*driver.Remote, spec *loadgen.Spec, open *driver.Open, conns []string) (lab.Client, error) {
 	for _, r := range remotes {
 		impl := "official"
 		if r.RPCLab {
@@ -86,7 +86,7 @@ func workersClient(stderr io.Writer, remotes []*worker.Remote, spec *loadgen.Spe
 	steps, about := len(spec.Steps()), spec.Duration(nil) // each worker sizes its pool:auto by adaptive.DefaultRule
 	if open == nil {
 		c.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
-			return worker.Sweep(ctx, remotes, spec, sink, prog)
+			return driver.Sweep(ctx, remotes, spec, sink, prog)
 		}
 	} else {
 		if err := open.Validate(remotes); err != nil {
@@ -100,7 +100,7 @@ func workersClient(stderr io.Writer, remotes []*worker.Remote, spec *loadgen.Spe
 		about *= time.Duration(len(open.Rates))
 		c.LoadModel = "open"
 		c.Sweep = func(ctx context.Context, spec *loadgen.Spec, sink func(*result.Record) error, prog loadgen.Progress) error {
-			return worker.SweepOpen(ctx, remotes, spec, *open, sink, prog)
+			return driver.SweepOpen(ctx, remotes, spec, *open, sink, prog)
 		}
 	}
 	fmt.Fprintf(stderr, "rpclab: %d steps on %d workers against %s, about %v\n", steps, len(remotes), spec.Target,
@@ -120,7 +120,7 @@ func workersClient(stderr io.Writer, remotes []*worker.Remote, spec *loadgen.Spe
 // target, steps, outputs, --workers, --rps and --arrival groups and
 // refuses the groups only this machine reads (sf.local), and maps them
 // onto a spec, and an open loop when --rps is given.
-func (sf *sweepFlags) workersSpec(fs *pflag.FlagSet) (*loadgen.Spec, *worker.Open, error) {
+func (sf *sweepFlags) workersSpec(fs *pflag.FlagSet) (*loadgen.Spec, *driver.Open, error) {
 	for _, g := range sf.local {
 		if err := g.refuse(fs, "is not supported with --workers (the workers run rpclab's or official clients against --target, closed loop or --rps)"); err != nil {
 			return nil, nil, err
@@ -153,7 +153,7 @@ func (sf *sweepFlags) workersSpec(fs *pflag.FlagSet) (*loadgen.Spec, *worker.Ope
 	if err := checkRates(sf.open.rates); err != nil {
 		return nil, nil, err
 	}
-	open := &worker.Open{Rates: sf.open.rates, Arrival: sf.open.arrival}
+	open := &driver.Open{Rates: sf.open.rates, Arrival: sf.open.arrival}
 	if err := open.Validate(nil); err != nil {
 		return nil, nil, err
 	}

@@ -170,13 +170,20 @@ func TestMarkDetailKeepsLastMarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := dial(t, ctx, startWorkerWith(t, w))
+	addr := startWorkerWith(t, w)
+	r := dial(t, ctx, addr)
 	target, _ := startPing(t)
 	run, err := r.StartClient(ctx, closedLoop(target, 1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer run.Close(ctx)
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	wd := workerpb.NewWorkerDetailClient(cc)
 	const marks = KeptMarks + 5
 	for range marks {
 		if _, err := run.Mark(ctx, true); err != nil {
@@ -193,7 +200,7 @@ func TestMarkDetailKeepsLastMarks(t *testing.T) {
 		{marks, codes.OK},
 		{marks + 1, codes.NotFound},
 	} {
-		d, err := r.wd.MarkDetail(ctx, &workerpb.MarkDetailRequest{Mark: tc.mark})
+		d, err := wd.MarkDetail(ctx, &workerpb.MarkDetailRequest{Mark: tc.mark})
 		if got := status.Code(err); got != tc.code || err == nil && d.GetMark() != tc.mark {
 			t.Errorf("mark %d: got %v (mark %d), want %v", tc.mark, err, d.GetMark(), tc.code)
 		}

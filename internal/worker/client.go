@@ -98,7 +98,7 @@ func (m *marker) mark(reset bool) markSnap {
 		m.clock = newCPUClock()
 	}
 	cs := &pb.ClientStats{
-		Latencies:   m.run.geom.histogramData(s.Hist),
+		Latencies:   m.run.geom.HistogramData(s.Hist),
 		TimeElapsed: s.Elapsed.Seconds(),
 		TimeUser:    user.Seconds(),
 		TimeSystem:  sys.Seconds(),

@@ -7,24 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/benchwire"
 	"github.com/rpclab/rpclab/internal/loadgen"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
-)
-
-// Channel arguments rpclab's worker reads (ChannelArg.name). Other names
-// are other stacks' (grpc.*) and are left alone; an unknown rpclab.* name
-// is an error.
-const (
-	// ArgConn is a connection layout in rpclab sweep --conn's syntax
-	// ("shared", "per-worker", "pool:4"); it replaces the layout that
-	// client_channels gives.
-	ArgConn = "rpclab.conn"
-	// ArgRPCTimeout is a deadline on each RPC in milliseconds (int_value).
-	ArgRPCTimeout = "rpclab.rpc_timeout_ms"
-	// ArgArrival is the arrival process of a load_params.poisson run
-	// (str_value "poisson", the default, or "constant": sends evenly spaced
-	// at offered_load, as rpclab sweep --rps --arrival constant sends).
-	ArgArrival = "rpclab.arrival"
 )
 
 // clientRun is what a ClientConfig asks rpclab's engine for.
@@ -35,7 +20,7 @@ type clientRun struct {
 	// at arrival's times (loadgen.Poisson unless rpclab.arrival says).
 	rate    float64
 	arrival string
-	geom    Geometry
+	geom    benchwire.Geometry
 }
 
 // clientRunOf maps cfg onto rpclab's engine. Layout: client_channels
@@ -77,8 +62,8 @@ func clientRunOf(cfg *pb.ClientConfig, dialTimeout time.Duration) (*clientRun, e
 		return nil, err
 	}
 	var err error
-	if r.geom, err = geometryOf(cfg.GetHistogramParams()); err != nil {
-		return nil, err
+	if r.geom, err = benchwire.GeometryOf(cfg.GetHistogramParams()); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := r.channelArgs(cfg.GetChannelArgs()); err != nil {
 		return nil, err
@@ -86,7 +71,7 @@ func clientRunOf(cfg *pb.ClientConfig, dialTimeout time.Duration) (*clientRun, e
 	if r.arrival == "" {
 		r.arrival = loadgen.Poisson
 	} else if r.rate == 0 {
-		return nil, fmt.Errorf("%w: channel_args %s=%q: an arrival process needs load_params.poisson (an offered load)", ErrConfig, ArgArrival, r.arrival)
+		return nil, fmt.Errorf("%w: channel_args %s=%q: an arrival process needs load_params.poisson (an offered load)", ErrConfig, benchwire.ArgArrival, r.arrival)
 	}
 	r.spec.Conns, r.spec.RPCs, r.spec.Inflight, r.spec.Interval = []loadgen.ConnMode{r.step.Conn}, []string{r.step.RPC}, []int{r.step.Inflight}, time.Second
 	if err := r.spec.Validate(); err != nil {
@@ -132,19 +117,19 @@ func (r *clientRun) payload(p *pb.PayloadConfig) error {
 func (r *clientRun) channelArgs(args []*pb.ChannelArg) error {
 	for _, a := range args {
 		switch name := a.GetName(); {
-		case name == ArgConn:
+		case name == benchwire.ArgConn:
 			m, err := loadgen.ParseConnMode(a.GetStrValue())
 			if err != nil {
 				return fmt.Errorf("%w: channel_args %s=%q: %w", ErrConfig, name, a.GetStrValue(), err)
 			}
 			r.step.Conn = m
-		case name == ArgRPCTimeout:
+		case name == benchwire.ArgRPCTimeout:
 			ms := a.GetIntValue()
 			if ms <= 0 {
 				return fmt.Errorf("%w: channel_args %s=%d: want a positive int_value in milliseconds", ErrConfig, name, ms)
 			}
 			r.spec.RPCTimeout = time.Duration(ms) * time.Millisecond
-		case name == ArgArrival:
+		case name == benchwire.ArgArrival:
 			switch v := a.GetStrValue(); v {
 			case loadgen.Poisson, loadgen.Constant:
 				r.arrival = v
@@ -152,7 +137,7 @@ func (r *clientRun) channelArgs(args []*pb.ChannelArg) error {
 				return fmt.Errorf("%w: channel_args %s=%q: want %q or %q", ErrConfig, name, v, loadgen.Poisson, loadgen.Constant)
 			}
 		case strings.HasPrefix(name, "rpclab."):
-			return fmt.Errorf("%w: channel_args: unknown %q (rpclab's are %s, %s and %s)", ErrConfig, name, ArgConn, ArgRPCTimeout, ArgArrival)
+			return fmt.Errorf("%w: channel_args: unknown %q (rpclab's are %s, %s and %s)", ErrConfig, name, benchwire.ArgConn, benchwire.ArgRPCTimeout, benchwire.ArgArrival)
 		}
 	}
 	return nil

@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/rpclab/rpclab/internal/benchwire"
 	"github.com/rpclab/rpclab/internal/loadgen"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
@@ -40,17 +39,17 @@ func TestClientRunOf(t *testing.T) {
 		{name: "otherwise a pool of the channels", edit: func(c *pb.ClientConfig) { c.ClientChannels, c.OutstandingRpcsPerChannel = 3, 5 }, wantConn: "pool:3", wantIn: 15, wantRPC: loadgen.Unary, wantBytes: 16},
 		{name: "rpclab.conn replaces the layout", edit: func(c *pb.ClientConfig) {
 			c.ClientChannels, c.OutstandingRpcsPerChannel = 1, 8
-			c.ChannelArgs = []*pb.ChannelArg{str("grpc.some_arg", "x"), str(ArgConn, "pool:4:least-loaded")}
+			c.ChannelArgs = []*pb.ChannelArg{str("grpc.some_arg", "x"), str(benchwire.ArgConn, "pool:4:least-loaded")}
 		}, wantConn: "pool:4:least-loaded", wantIn: 8, wantRPC: loadgen.Unary, wantBytes: 16},
 		{name: "streaming, poisson, payload, deadline", edit: func(c *pb.ClientConfig) {
 			c.RpcType = pb.RpcType_STREAMING
 			c.PayloadConfig = &pb.PayloadConfig{Payload: &pb.PayloadConfig_SimpleParams{SimpleParams: &pb.SimpleProtoParams{ReqSize: 1024, RespSize: 1024}}}
 			c.LoadParams = &pb.LoadParams{Load: &pb.LoadParams_Poisson{Poisson: &pb.PoissonParams{OfferedLoad: 250}}}
-			c.ChannelArgs = []*pb.ChannelArg{num(ArgRPCTimeout, 1500)}
+			c.ChannelArgs = []*pb.ChannelArg{num(benchwire.ArgRPCTimeout, 1500)}
 		}, wantConn: "pool:2", wantIn: 6, wantRPC: loadgen.Streaming, wantRate: 250, wantBytes: 1024, wantTimout: 1500 * time.Millisecond, wantArr: loadgen.Poisson},
 		{name: "rpclab.arrival constant", edit: func(c *pb.ClientConfig) {
 			c.LoadParams = &pb.LoadParams{Load: &pb.LoadParams_Poisson{Poisson: &pb.PoissonParams{OfferedLoad: 100}}}
-			c.ChannelArgs = []*pb.ChannelArg{str(ArgArrival, loadgen.Constant)}
+			c.ChannelArgs = []*pb.ChannelArg{str(benchwire.ArgArrival, loadgen.Constant)}
 		}, wantConn: "pool:2", wantIn: 6, wantRPC: loadgen.Unary, wantRate: 100, wantBytes: 16, wantArr: loadgen.Constant},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,17 +108,17 @@ func TestClientRunOfErrors(t *testing.T) {
 			c.HistogramParams = &pb.HistogramParams{Resolution: 5e-324, MaxPossible: 60e9}
 		}, "needs infinitely many buckets"},
 		{"bad rpclab.conn", func(c *pb.ClientConfig) {
-			c.ChannelArgs = []*pb.ChannelArg{{Name: ArgConn, Value: &pb.ChannelArg_StrValue{StrValue: "pool:0"}}}
+			c.ChannelArgs = []*pb.ChannelArg{{Name: benchwire.ArgConn, Value: &pb.ChannelArg_StrValue{StrValue: "pool:0"}}}
 		}, "rpclab.conn"},
 		{"bad deadline", func(c *pb.ClientConfig) {
-			c.ChannelArgs = []*pb.ChannelArg{{Name: ArgRPCTimeout, Value: &pb.ChannelArg_IntValue{IntValue: -1}}}
+			c.ChannelArgs = []*pb.ChannelArg{{Name: benchwire.ArgRPCTimeout, Value: &pb.ChannelArg_IntValue{IntValue: -1}}}
 		}, "rpclab.rpc_timeout_ms"},
 		{"bad rpclab.arrival", func(c *pb.ClientConfig) {
 			c.LoadParams = &pb.LoadParams{Load: &pb.LoadParams_Poisson{Poisson: &pb.PoissonParams{OfferedLoad: 100}}}
-			c.ChannelArgs = []*pb.ChannelArg{{Name: ArgArrival, Value: &pb.ChannelArg_StrValue{StrValue: "uniform"}}}
+			c.ChannelArgs = []*pb.ChannelArg{{Name: benchwire.ArgArrival, Value: &pb.ChannelArg_StrValue{StrValue: "uniform"}}}
 		}, "rpclab.arrival"},
 		{"rpclab.arrival on a closed loop", func(c *pb.ClientConfig) {
-			c.ChannelArgs = []*pb.ChannelArg{{Name: ArgArrival, Value: &pb.ChannelArg_StrValue{StrValue: loadgen.Constant}}}
+			c.ChannelArgs = []*pb.ChannelArg{{Name: benchwire.ArgArrival, Value: &pb.ChannelArg_StrValue{StrValue: loadgen.Constant}}}
 		}, "rpclab.arrival"},
 		{"unknown rpclab arg", func(c *pb.ClientConfig) {
 			c.ChannelArgs = []*pb.ChannelArg{{Name: "rpclab.inflight", Value: &pb.ChannelArg_IntValue{IntValue: 1}}}
@@ -133,51 +132,5 @@ func TestClientRunOfErrors(t *testing.T) {
 				t.Errorf("got %v, want ErrConfig naming %s", err, tc.want)
 			}
 		})
-	}
-}
-
-// TestGeometry: the driver's buckets are gRPC's C++ histogram's, bucket
-// i = floor(ln(v)/ln(1+resolution)), values clamped to [1, max_possible].
-func TestGeometry(t *testing.T) {
-	g := Geometry{Resolution: 0.01, MaxPossible: 60e9}
-	if got := g.Buckets(); got != 2495 {
-		t.Errorf("got %d buckets for 1%% up to 60 s, want 2495", got)
-	}
-	for _, tc := range []struct {
-		v    float64
-		want int
-	}{{0, 0}, {1, 0}, {1.0099, 0}, {1.0101, 1}, {1000, 694}, {1e6, 1388}, {1e12, 2494}} {
-		if got := g.bucketOf(tc.v); got != tc.want {
-			t.Errorf("bucketOf(%v): got %d, want %d", tc.v, got, tc.want)
-		}
-	}
-	if got := g.BucketStart(694); got > 1000 || g.BucketStart(695) <= 1000 {
-		t.Errorf("bucket 694 starts at %v and 695 at %v, want 1000 between them", got, g.BucketStart(695))
-	}
-}
-
-// TestHistogramData converts an HDR histogram into the driver's buckets:
-// counts land in the bucket of their value, min and max are exact, the sum
-// is within the HDR resolution.
-func TestHistogramData(t *testing.T) {
-	g := Geometry{Resolution: 0.01, MaxPossible: 60e9}
-	h := hdrhistogram.New(1, int64(100*time.Second), 3)
-	for _, v := range []int64{1000, 1000, 1000, 1_000_000} {
-		if err := h.RecordValue(v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d := g.histogramData(h)
-	if d.Bucket[694] != 3 || d.Bucket[1388] != 1 || d.Count != 4 || bucketSum(d) != 4 {
-		t.Errorf("got buckets 694: %d, 1388: %d, count %v, sum of buckets %d; want 3, 1, 4, 4", d.Bucket[694], d.Bucket[1388], d.Count, bucketSum(d))
-	}
-	if d.MinSeen != 1000 || d.MaxSeen < 1_000_000 || d.MaxSeen > 1_001_000 {
-		t.Errorf("got min %v, max %v; want 1000 and 1e6 (within 0.1%%)", d.MinSeen, d.MaxSeen)
-	}
-	if want := 1_003_000.0; d.Sum < want*0.999 || d.Sum > want*1.001 {
-		t.Errorf("got sum %v, want %v within 0.1%%", d.Sum, want)
-	}
-	if e := g.histogramData(hdrhistogram.New(1, 10, 1)); e.Count != 0 || len(e.Bucket) != 2495 {
-		t.Errorf("empty: got count %v with %d buckets, want 0 with 2495", e.Count, len(e.Bucket))
 	}
 }

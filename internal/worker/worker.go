@@ -235,3 +235,13 @@ func (c cpuClock) since() (wall, user, sys time.Duration) {
 	u, s := rusage()
 	return time.Since(c.start), u - c.user, s - c.sys
 }
+
+// Marks is how many marks the current (or last) client run has taken: a
+// mark counts once its figures are taken (and, for a step's first, reset),
+// so a driver's test that waits for one knows the step's interval has
+// begun on this worker.
+func (w *Worker) Marks() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.marks
+}

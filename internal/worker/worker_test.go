@@ -18,6 +18,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/rpclab/rpclab/internal/benchwire"
+	"github.com/rpclab/rpclab/internal/driver"
 	"github.com/rpclab/rpclab/internal/stats"
 	"github.com/rpclab/rpclab/internal/testserver"
 	"github.com/rpclab/rpclab/internal/testutil"
@@ -66,32 +68,12 @@ func startWatchedWorker(t *testing.T) (string, <-chan error, func() int64, func(
 	finished := make(chan struct{})
 	go func() { done <- w.Serve(ctx, lis); close(finished) }()
 	t.Cleanup(func() { cancel(); <-finished })
-	marks := func() int64 {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return w.marks
-	}
-	return lis.Addr().String(), done, marks, func() { cancel(); <-finished }
+	return lis.Addr().String(), done, w.Marks, func() { cancel(); <-finished }
 }
 
-// waitUntil polls cond (no event says when it holds) until it does or ctx
-// ends; it reports whether cond held.
-func waitUntil(ctx context.Context, cond func() bool) bool {
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
-	return true
-}
-
-func dial(t *testing.T, ctx context.Context, addr string) *Remote {
+func dial(t *testing.T, ctx context.Context, addr string) *driver.Remote {
 	t.Helper()
-	r, err := Dial(ctx, addr, 5*time.Second)
+	r, err := driver.Dial(ctx, addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,12 +139,12 @@ func TestRunClientMarksAndResets(t *testing.T) {
 	if !r.RPCLab || r.Cores < 1 {
 		t.Fatalf("got RPCLab %v, Cores %d; want an rpclab worker with at least one core", r.RPCLab, r.Cores)
 	}
-	cfg := closedLoop(target, 2, 2, &pb.ChannelArg{Name: ArgConn, Value: &pb.ChannelArg_StrValue{StrValue: "pool:3"}})
+	cfg := closedLoop(target, 2, 2, &pb.ChannelArg{Name: benchwire.ArgConn, Value: &pb.ChannelArg_StrValue{StrValue: "pool:3"}})
 	run, err := r.StartClient(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := run.Detail(ctx); !errors.Is(err, ErrNoDetail) {
+	if _, err := run.Detail(ctx); !errors.Is(err, driver.ErrNoDetail) {
 		t.Errorf("Detail before a mark: got %v, want ErrNoDetail", err)
 	}
 	waitServed(t, ctx, served, 200)
@@ -184,7 +166,7 @@ func TestRunClientMarksAndResets(t *testing.T) {
 		t.Errorf("mark 1: got OK %d, histogram count %v, bucket sum %d, HDR count %d, detail OK %d; want all equal and at least 150",
 			n, lat.GetCount(), bucketSum(lat), h1.TotalCount(), d1.GetRequestsByCode()["OK"])
 	}
-	if got, want := len(lat.GetBucket()), (Geometry{Resolution: 0.01, MaxPossible: 60e9}).Buckets(); got != want {
+	if got, want := len(lat.GetBucket()), (benchwire.Geometry{Resolution: 0.01, MaxPossible: 60e9}).Buckets(); got != want {
 		t.Errorf("got %d buckets, want the driver's %d", got, want)
 	}
 	if lat.GetMinSeen() != float64(h1.Min()) || lat.GetMaxSeen() != float64(h1.Max()) {
@@ -403,9 +385,9 @@ func TestMarkDetailUnknownMark(t *testing.T) {
 func TestDialUnreachable(t *testing.T) {
 	ctx := testutil.LongContext(t)
 	addr := closedAddr(t)
-	_, err := Dial(ctx, addr, 300*time.Millisecond)
-	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), addr) {
-		t.Errorf("got %v, want ErrUnreachable naming %s", err, addr)
+	_, err := driver.Dial(ctx, addr, 300*time.Millisecond)
+	if !errors.Is(err, driver.ErrUnreachable) || !strings.Contains(err.Error(), addr) {
+		t.Errorf("got %v, want driver.ErrUnreachable naming %s", err, addr)
 	}
 }
 

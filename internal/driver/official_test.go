@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package worker
+package driver
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/benchwire"
 	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
@@ -136,7 +137,7 @@ func TestDriveOfficialAndRPCLabWorkers(t *testing.T) {
 		}
 	}
 	end := served.Load()
-	g := Geometry{Resolution: 0.01, MaxPossible: 60e9}
+	g := benchwire.Geometry{Resolution: 0.01, MaxPossible: 60e9}
 	var total int64
 	for i, s := range stats {
 		lat := s.GetLatencies()
@@ -160,9 +161,9 @@ func TestDriveOfficialAndRPCLabWorkers(t *testing.T) {
 		// neighbour (seen: max in 1710 here, 1709 there), so one bucket apart
 		// is the same geometry, and a wrong geometry is hundreds apart.
 		near := func(a, b int) bool { return a-b <= 1 && b-a <= 1 }
-		if !near(g.bucketOf(lat.GetMinSeen()), first) || !near(g.bucketOf(lat.GetMaxSeen()), last) {
+		if !near(g.BucketOf(lat.GetMinSeen()), first) || !near(g.BucketOf(lat.GetMaxSeen()), last) {
 			t.Errorf("%s: min %v and max %v fall in buckets %d and %d, want the first and last non-empty ones (or a neighbour), %d and %d",
-				remotes[i].Addr, lat.GetMinSeen(), lat.GetMaxSeen(), g.bucketOf(lat.GetMinSeen()), g.bucketOf(lat.GetMaxSeen()), first, last)
+				remotes[i].Addr, lat.GetMinSeen(), lat.GetMaxSeen(), g.BucketOf(lat.GetMinSeen()), g.BucketOf(lat.GetMaxSeen()), first, last)
 		}
 	}
 	if total > end {

@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package worker
+package driver
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/benchwire"
 	"github.com/rpclab/rpclab/internal/loadgen"
 	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/stats"
@@ -189,12 +190,12 @@ func TestSweepOfficialAndRPCLabWorker(t *testing.T) {
 // TestToHDR: a bucket histogram converts with every count kept, each
 // value within half a bucket of where it was, min and max kept.
 func TestToHDR(t *testing.T) {
-	g := Geometry{Resolution: 0.01, MaxPossible: 60e9}
+	g := benchwire.Geometry{Resolution: 0.01, MaxPossible: 60e9}
 	d := &pb.HistogramData{Bucket: make([]uint32, g.Buckets()), MinSeen: 1003, MaxSeen: 2_000_000, Count: 6}
-	d.Bucket[g.bucketOf(1003)] = 3
-	d.Bucket[g.bucketOf(50_000)] = 2
-	d.Bucket[g.bucketOf(2_000_000)] = 1
-	h, rel := g.toHDR(d)
+	d.Bucket[g.BucketOf(1003)] = 3
+	d.Bucket[g.BucketOf(50_000)] = 2
+	d.Bucket[g.BucketOf(2_000_000)] = 1
+	h, rel := g.ToHDR(d)
 	if h.TotalCount() != 6 || rel != 0.005 {
 		t.Fatalf("got %d values and error %v, want 6 and 0.005", h.TotalCount(), rel)
 	}
@@ -382,10 +383,10 @@ func TestSweepStoppedInWarmup(t *testing.T) {
 // and cores is above BusyLimit is flagged as the generator being the
 // limit; CPU is summed; an official worker's buckets are counted as OK.
 func TestMergeFlagsBusyWorker(t *testing.T) {
-	g := Geometry{Resolution: DefaultResolution, MaxPossible: DefaultMaxPossible}
+	g := benchwire.Geometry{Resolution: benchwire.DefaultResolution, MaxPossible: benchwire.DefaultMaxPossible}
 	stat := func(user float64) *pb.ClientStats {
 		d := &pb.HistogramData{Bucket: make([]uint32, g.Buckets()), MinSeen: 1000, MaxSeen: 1000, Count: 10}
-		d.Bucket[g.bucketOf(1000)] = 10
+		d.Bucket[g.BucketOf(1000)] = 10
 		return &pb.ClientStats{Latencies: d, TimeElapsed: 1, TimeUser: user}
 	}
 	parts := []*part{
@@ -490,12 +491,12 @@ func TestOpenLoopConfig(t *testing.T) {
 		}
 		var arrival string
 		for _, a := range cfg.GetChannelArgs() {
-			if a.GetName() == ArgArrival {
+			if a.GetName() == benchwire.ArgArrival {
 				arrival = a.GetStrValue()
 			}
 		}
 		if want := map[bool]string{true: loadgen.Constant}[rpclab]; arrival != want {
-			t.Errorf("rpclab %v: got %s=%q, want %q", rpclab, ArgArrival, arrival, want)
+			t.Errorf("rpclab %v: got %s=%q, want %q", rpclab, benchwire.ArgArrival, arrival, want)
 		}
 	}
 	cfg := closedLoop("127.0.0.1:1", 1, 4)

@@ -1,6 +1,11 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package worker
+// Package driver is the driver's side of gRPC's benchmark worker protocol
+// (grpc.testing.WorkerService): it dials workers (rpclab's or any stack's
+// official one), runs a sweep's steps on all of them at once, and merges
+// their figures into one record per step with a per-worker breakdown, so
+// that rpclab sweep --workers runs as one more client of a lab session.
+package driver
 
 import (
 	"context"
@@ -13,6 +18,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"google.golang.org/grpc/codes"
 
+	"github.com/rpclab/rpclab/internal/benchwire"
 	"github.com/rpclab/rpclab/internal/loadgen"
 	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/stats"
@@ -293,11 +299,11 @@ func clientConfig(spec *loadgen.Spec, st loadgen.Step, share int, rpclab bool) (
 		ClientType:      pb.ClientType_ASYNC_CLIENT,
 		LoadParams:      &pb.LoadParams{Load: &pb.LoadParams_ClosedLoop{ClosedLoop: &pb.ClosedLoopParams{}}},
 		PayloadConfig:   &pb.PayloadConfig{Payload: &pb.PayloadConfig_SimpleParams{SimpleParams: &pb.SimpleProtoParams{ReqSize: int32(spec.PayloadBytes), RespSize: int32(spec.PayloadBytes)}}},
-		HistogramParams: &pb.HistogramParams{Resolution: DefaultResolution, MaxPossible: DefaultMaxPossible},
-		ChannelArgs:     []*pb.ChannelArg{{Name: ArgConn, Value: &pb.ChannelArg_StrValue{StrValue: st.Conn.String()}}},
+		HistogramParams: &pb.HistogramParams{Resolution: benchwire.DefaultResolution, MaxPossible: benchwire.DefaultMaxPossible},
+		ChannelArgs:     []*pb.ChannelArg{{Name: benchwire.ArgConn, Value: &pb.ChannelArg_StrValue{StrValue: st.Conn.String()}}},
 	}
 	if spec.RPCTimeout > 0 {
-		cfg.ChannelArgs = append(cfg.ChannelArgs, &pb.ChannelArg{Name: ArgRPCTimeout, Value: &pb.ChannelArg_IntValue{IntValue: int32(max(spec.RPCTimeout.Milliseconds(), 1))}})
+		cfg.ChannelArgs = append(cfg.ChannelArgs, &pb.ChannelArg{Name: benchwire.ArgRPCTimeout, Value: &pb.ChannelArg_IntValue{IntValue: int32(max(spec.RPCTimeout.Milliseconds(), 1))}})
 	}
 	switch st.RPC {
 	case loadgen.Unary:
@@ -336,7 +342,7 @@ func openLoop(cfg *pb.ClientConfig, rate float64, arrival string, rpclab bool) {
 	}
 	cfg.LoadParams = &pb.LoadParams{Load: &pb.LoadParams_Poisson{Poisson: &pb.PoissonParams{OfferedLoad: rate}}}
 	if rpclab && arrival != "" {
-		cfg.ChannelArgs = append(cfg.ChannelArgs, &pb.ChannelArg{Name: ArgArrival, Value: &pb.ChannelArg_StrValue{StrValue: arrival}})
+		cfg.ChannelArgs = append(cfg.ChannelArgs, &pb.ChannelArg{Name: benchwire.ArgArrival, Value: &pb.ChannelArg_StrValue{StrValue: arrival}})
 	}
 }
 
@@ -437,8 +443,8 @@ func share(w *result.WorkerShare, p *part) (*hdrhistogram.Histogram, map[string]
 			return h, p.detail.GetRequestsByCode()
 		}
 	}
-	g := Geometry{Resolution: DefaultResolution, MaxPossible: DefaultMaxPossible}
-	h, rel := g.toHDR(p.stats.GetLatencies())
+	g := benchwire.Geometry{Resolution: benchwire.DefaultResolution, MaxPossible: benchwire.DefaultMaxPossible}
+	h, rel := g.ToHDR(p.stats.GetLatencies())
 	w.HistogramRelError = rel
 	byCode := map[string]int64{}
 	for _, r := range p.stats.GetRequestResults() {
@@ -487,22 +493,4 @@ func finish(rec *result.Record, parts []*part, interrupted bool) {
 		rec.Status = result.StatusFailed
 		rec.Error = fmt.Sprintf("%d of %d RPCs failed", rec.Requests-ok, rec.Requests)
 	}
-}
-
-// toHDR converts the driver's bucket histogram into rpclab's HDR
-// geometry: each bucket's count at the bucket's midpoint, kept within the
-// seen min and max. It returns the bound on the relative error of each
-// value so placed (half the resolution).
-func (g Geometry) toHDR(d *pb.HistogramData) (*hdrhistogram.Histogram, float64) {
-	h := stats.Merge().Hist
-	for i, c := range d.GetBucket() {
-		if c == 0 {
-			continue
-		}
-		v := (g.BucketStart(i) + g.BucketStart(i+1)) / 2
-		v = min(max(v, d.GetMinSeen()), d.GetMaxSeen())
-		iv := min(max(int64(v), stats.LowestDiscernible), stats.HighestTrackable)
-		_ = h.RecordValues(iv, int64(c)) // in range by construction
-	}
-	return h, g.Resolution / 2
 }

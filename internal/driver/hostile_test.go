@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package worker
+package driver
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/rpclab/rpclab/internal/benchwire"
 	"github.com/rpclab/rpclab/internal/result"
 	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
@@ -49,10 +50,10 @@ func (h *hostileWorker) RunClient(stream grpc.BidiStreamingServer[pb.ClientArgs,
 // code gives a failed step naming it, and the record written is one
 // result.Check and the reader accept: the file stays usable.
 func TestSweepRefusesImpossibleWorkerFigures(t *testing.T) {
-	g := Geometry{Resolution: DefaultResolution, MaxPossible: DefaultMaxPossible}
+	g := benchwire.Geometry{Resolution: benchwire.DefaultResolution, MaxPossible: benchwire.DefaultMaxPossible}
 	good := func() *pb.ClientStats {
 		d := &pb.HistogramData{Bucket: make([]uint32, g.Buckets()), MinSeen: 1e6, MaxSeen: 1e6, Count: 10}
-		d.Bucket[g.bucketOf(1e6)] = 10
+		d.Bucket[g.BucketOf(1e6)] = 10
 		return &pb.ClientStats{Latencies: d, TimeElapsed: 0.3, TimeUser: 0.1,
 			RequestResults: []*pb.RequestResultCount{{StatusCode: 0, Count: 10}}}
 	}
