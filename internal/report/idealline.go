@@ -34,20 +34,19 @@ func offeredLine(lines []*line) Series {
 	return s
 }
 
-// runBases picks, per run, the step its ideal line and speed-up start
-// from: the in-flight-1 step of the run's shared layout, else of its first
-// layout with a successful in-flight-1 step. A run without one is absent.
+// runBases gives, per run, the step its ideal line and speed-up start
+// from (verdict.Base of the run's rows). A run without one is absent.
 func runBases(lines []*line) map[string]*verdict.Row {
-	out := map[string]*verdict.Row{}
+	rows := map[string][]*verdict.Row{}
 	for _, m := range lines {
 		for i := range m.rows {
-			r := &m.rows[i]
-			if r.Rec.Spec.Inflight != 1 || r.Rec.ThroughputRPS <= 0 {
-				continue
-			}
-			if base := out[m.run]; base == nil || (m.conn == "shared" && verdict.ConnLabel(base.Rec) != "shared") {
-				out[m.run] = r
-			}
+			rows[m.run] = append(rows[m.run], &m.rows[i])
+		}
+	}
+	out := map[string]*verdict.Row{}
+	for run, rs := range rows {
+		if b := verdict.Base(rs); b != nil {
+			out[run] = b
 		}
 	}
 	return out

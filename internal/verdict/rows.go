@@ -69,6 +69,23 @@ func Rows(recs []result.Record) []Row {
 	return rows
 }
 
+// Base picks, among the steps of one run (rows, in the order drawn), the
+// step its ideal line and speed-up start from: the in-flight-1 step of the
+// shared layout, else the first in-flight-1 step with throughput; nil when
+// none has.
+func Base(rows []*Row) *Row {
+	var base *Row
+	for _, r := range rows {
+		if r.Rec.Spec.Inflight != 1 || r.Rec.ThroughputRPS <= 0 {
+			continue
+		}
+		if base == nil || (ConnLabel(r.Rec) == "shared" && ConnLabel(base.Rec) != "shared") {
+			base = r
+		}
+	}
+	return base
+}
+
 // ClientBusy is the share of the client's CPUs (those it was pinned to, else
 // the host's; on a sweep on workers, theirs together) that its process
 // kept busy over r's interval; 0 when unknown.
