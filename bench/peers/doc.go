@@ -7,11 +7,8 @@
 // call), one bare ClientConn, and one ClientConn per goroutine.
 //
 // It is its own Go module, so rpclab's module never depends on the peers.
-// It also holds the sizing policies of other self-sizing pools (Spanner's,
-// gRFC A105's, yarpc's) as pool.Sizers, run beside rpclab's own on
-// rpclab's pool in a closed loop (Policies, RunPolicy; `peers policies`)
-// and, beside fixed sizes (FixedPolicy), in an open-loop ramp up and down
-// on one pool (RunRamp; `peers ramp`).
+// The evaluation of self-sizing policies on rpclab's pool is apart, in
+// package policy and the policies command.
 //
 // The comparison is `go test -bench Pools` here (see docs/peers.md); the
 // tests check that every peer works against a real rpclab server, so the

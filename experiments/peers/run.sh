@@ -28,9 +28,9 @@
 #   POOL_BENCH=Pools       pools: Pools (calls) or Pick (the pick alone) or 'Pools|Pick'
 #   NETEM_DELAYS=50us,1ms,16ms  NETEM_SAMPLES=2000  NETEM_RTT_BUDGET=20s  NETEM_BULK=5s
 #   POLICY_INFLIGHT=1,2,4,8,16,32,64  POLICY_MAX=8  POLICY_INTERVAL=20s  POLICY_REPEATS=3
-#   POLICY_WARMUP          unset: bin/peers policies' own default, adaptive.Rule.SettleTime from 1 to 8 (1m32s)
+#   POLICY_WARMUP          unset: bin/policies run's own default, adaptive.Rule.SettleTime from 1 to 8 (1m32s)
 #   POLICY_RATE=0  POLICY_DELAY=0s  POLICY_PAYLOAD=0   each connection's emulated bandwidth and delay
-#                          (each way), and the pings' payload in bytes (peers policies --rate ...)
+#                          (each way), and the pings' payload in bytes (policies run --rate ...)
 #   POLICY_POLICIES=rpclab,spanner,a105,yarpc   policies: the sizing policies (the first is every
 #                          ratio's base)
 #   POLICY_PRESET=quick    policies: the defaults become POLICY_INFLIGHT=1,8,64 POLICY_INTERVAL=10s
@@ -96,7 +96,7 @@ aptinstall() { # aptinstall CMD PACKAGE
 }
 
 go build -o bin/rpclab ./cmd/rpclab
-(cd bench/peers && go build -o "$root/bin/peers" ./cmd/peers)
+(cd bench/peers && go build -o "$root/bin/peers" ./cmd/peers && go build -o "$root/bin/policies" ./cmd/policies)
 
 run_loadgen() {
   local ghz grpcclient
@@ -141,7 +141,7 @@ run_policies() {
   [ "${POLICY_PRESET:-}" = quick ] && inflight=1,8,64 interval=10s repeats=1
   # The server is rpclab serve on the server CPU; every pool and its
   # callers on the client CPUs.
-  taskset -c "$client_cpus" bin/peers policies --rpclab bin/rpclab --server-cpus "$server_cpus" \
+  taskset -c "$client_cpus" bin/policies run --rpclab bin/rpclab --server-cpus "$server_cpus" \
     --inflight "${POLICY_INFLIGHT:-$inflight}" --max "${POLICY_MAX:-8}" ${POLICY_WARMUP:+--warmup "$POLICY_WARMUP"} \
     --interval "${POLICY_INTERVAL:-$interval}" --repeats "${POLICY_REPEATS:-$repeats}" \
     --rate "${POLICY_RATE:-0}" --delay "${POLICY_DELAY:-0s}" --payload "${POLICY_PAYLOAD:-0}" \
@@ -151,7 +151,7 @@ run_policies() {
 run_ramp() {
   # The server is rpclab serve on the server CPU; the pool, its pacer and
   # its senders on the client CPUs.
-  taskset -c "$client_cpus" bin/peers ramp --rpclab bin/rpclab --server-cpus "$server_cpus" \
+  taskset -c "$client_cpus" bin/policies ramp --rpclab bin/rpclab --server-cpus "$server_cpus" \
     --rates "${RAMP_RATES:-5000,10000,20000,40000,60000,80000}" --warmup "${RAMP_WARMUP:-5s}" \
     --step "${RAMP_STEP:-20s}" --tail "${RAMP_TAIL:-4m}" \
     --max "${RAMP_MAX:-8}" --max-outstanding "${RAMP_MAX_OUTSTANDING:-2000}" --fixed "${RAMP_FIXED-1,2,4,8}" \

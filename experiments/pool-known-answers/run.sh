@@ -7,7 +7,7 @@
 # most 500 RPC/s and the right size is the number of RPCs in flight.
 # Runs pool:auto:1:8 beside the fixed sizes 1, 2, 4 and 8 (rpclab sweep),
 # then the published policies (Spanner's, gRFC A105's, yarpc's) on the
-# same pool (bench/peers' `peers policies`), at 1, 2, 4 and 8 in flight,
+# same pool (bench/peers' `policies run`), at 1, 2, 4 and 8 in flight,
 # and prints one table (summarize.py).
 #
 #   experiments/pool-known-answers/run.sh            # OUT=/tmp/pool-known-answers
@@ -32,7 +32,7 @@ fi
 bin="$OUT/bin"
 mkdir -p "$bin"
 (cd "$root" && go build -o "$bin/rpclab" ./cmd/rpclab)
-(cd "$root/bench/peers" && go build -o "$bin/peers" ./cmd/peers)
+(cd "$root/bench/peers" && go build -o "$bin/policies" ./cmd/policies)
 
 # The capped server, as a command peers can start as its "rpclab serve".
 cat >"$bin/rpclab-capped" <<WRAP
@@ -55,7 +55,7 @@ taskset -c "$CLIENT_CPU" "$bin/rpclab" sweep --target "127.0.0.1:$port" \
   --warmup "$WARMUP" --interval "$INTERVAL" \
   -o "$OUT/records.jsonl" --pool-events "$OUT/pool-events.tsv" >"$OUT/sweep.txt" 2>"$OUT/sweep.log"
 
-taskset -c "$CLIENT_CPU" "$bin/peers" policies --rpclab "$bin/rpclab-capped" --server-cpus "$SERVER_CPU" \
+taskset -c "$CLIENT_CPU" "$bin/policies" run --rpclab "$bin/rpclab-capped" --server-cpus "$SERVER_CPU" \
   --policies spanner,a105,yarpc --inflight "$INFLIGHT" --repeats 1 \
   --warmup "$ANCHOR_WARMUP" --interval "$INTERVAL" >"$OUT/anchors.txt" 2>"$OUT/anchors.log"
 

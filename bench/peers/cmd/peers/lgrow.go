@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rpclab/rpclab/internal/stats"
+	"github.com/rpclab/rpclab/bench/peers/internal/cli"
 )
 
 // lgRow is one tool's figures in one cell.
@@ -56,7 +56,7 @@ func (r lgRow) perRPC(callgrind bool) float64 {
 				v = append(v, x.perRPC(callgrind))
 			}
 		}
-		return medianOf(v)
+		return cli.MedianOf(v)
 	}
 	if callgrind {
 		return r.instrPerRPC()
@@ -123,27 +123,18 @@ func summarize(tool string, runs []lgRow) lgRow {
 		s.err = fmt.Sprintf("every one of %d repeats failed: %s", len(runs), strings.Join(errs, "; "))
 		return s
 	}
-	s.requests, s.rps, s.srvCPU = int64(math.Round(medianOf(req))), medianOf(rps), time.Duration(medianOf(srv))
+	s.requests, s.rps, s.srvCPU = int64(math.Round(cli.MedianOf(req))), cli.MedianOf(rps), time.Duration(cli.MedianOf(srv))
 	if len(p50) > 0 {
-		s.p50 = time.Duration(medianOf(p50))
+		s.p50 = time.Duration(cli.MedianOf(p50))
 	}
 	if len(p99) > 0 {
-		s.p99 = time.Duration(medianOf(p99))
+		s.p99 = time.Duration(cli.MedianOf(p99))
 	}
 	if len(errs) > 0 {
 		notes = append(notes, fmt.Sprintf("%d of %d repeats failed (%s)", len(errs), len(runs), strings.Join(errs, "; ")))
 	}
 	s.note = strings.Join(notes, "; ")
 	return s
-}
-
-// medianOf is stats.Median of v, or NaN when v is empty (a figure no run
-// gave, printed as NaN in the table).
-func medianOf(v []float64) float64 {
-	if m, ok := stats.Median(v); ok {
-		return m
-	}
-	return math.NaN()
 }
 
 // repeatsNote says how a cell's figures were taken when there were repeats.

@@ -9,13 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/rpclab/rpclab/bench/peers/internal/cli"
 	"github.com/rpclab/rpclab/internal/procstat"
-	"github.com/rpclab/rpclab/internal/server"
 )
 
 const unaryPath = "/grpc.testing.BenchmarkService/UnaryCall"
@@ -38,17 +37,6 @@ type lgConfig struct {
 	repeats                                 int
 	tools                                   []string
 	work                                    string
-}
-
-// rotated is the tools in the order repeat rep runs them: each repeat
-// starts one tool later, so no tool always runs first (after the idle
-// start) or right after the same neighbour.
-func rotated(tools []string, rep int) []string {
-	out := make([]string, 0, len(tools))
-	for i := range tools {
-		out = append(out, tools[(i+rep)%len(tools)])
-	}
-	return out
 }
 
 var allTools = []string{"rpclab", "ghz", "grpc-client", "h2load"}
@@ -74,55 +62,43 @@ func parseLoadgenFlags(args []string, stderr io.Writer) (*lgConfig, error) {
 	tools := fs.String("tools", strings.Join(allTools, ","), "tools to run (comma-separated)")
 	fs.StringVar(&c.work, "work", "", "folder for temporary files (default: a new one under $TMPDIR)")
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	var err error
-	if c.inflight, err = parseInts("--inflight", *inflight); err != nil {
+	if c.inflight, err = cli.ParseInts("--inflight", *inflight); err != nil {
 		return nil, err
 	}
 	for _, l := range strings.Split(*layouts, ",") {
 		if l != "shared" && l != "per-worker" {
-			return nil, fmt.Errorf("%w: --layouts: unknown layout %q (want shared or per-worker)", errUsage, l)
+			return nil, fmt.Errorf("%w: --layouts: unknown layout %q (want shared or per-worker)", cli.ErrUsage, l)
 		}
 		c.layouts = append(c.layouts, l)
 	}
 	for _, t := range strings.Split(*tools, ",") {
 		if !contains(allTools, t) {
-			return nil, fmt.Errorf("%w: --tools: unknown tool %q (want some of %s)", errUsage, t, strings.Join(allTools, ","))
+			return nil, fmt.Errorf("%w: --tools: unknown tool %q (want some of %s)", cli.ErrUsage, t, strings.Join(allTools, ","))
 		}
 		c.tools = append(c.tools, t)
 	}
 	if c.seconds < 1 {
-		return nil, fmt.Errorf("%w: --seconds %d: want at least 1", errUsage, c.seconds)
+		return nil, fmt.Errorf("%w: --seconds %d: want at least 1", cli.ErrUsage, c.seconds)
 	}
 	if c.repeats < 1 {
-		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", errUsage, c.repeats)
+		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", cli.ErrUsage, c.repeats)
 	}
 	if c.callgrindRPCs < 1 {
-		return nil, fmt.Errorf("%w: --callgrind-rpcs %d: want at least 1", errUsage, c.callgrindRPCs)
+		return nil, fmt.Errorf("%w: --callgrind-rpcs %d: want at least 1", cli.ErrUsage, c.callgrindRPCs)
 	}
-	if _, err := parseCPUList(c.serverCPUs); err != nil {
+	if _, err := cli.ParseCPUList(c.serverCPUs); err != nil {
 		return nil, fmt.Errorf("--server-cpus: %w", err)
 	}
-	if _, err := parseCPUList(c.clientCPUs); err != nil {
+	if _, err := cli.ParseCPUList(c.clientCPUs); err != nil {
 		return nil, fmt.Errorf("--client-cpus: %w", err)
 	}
-	if why := executable(c.rpclab); why != "" {
-		return nil, fmt.Errorf("%w: --rpclab: %s (the server and the base of every ratio)", errUsage, why)
+	if why := cli.Executable(c.rpclab); why != "" {
+		return nil, fmt.Errorf("%w: --rpclab: %s (the server and the base of every ratio)", cli.ErrUsage, why)
 	}
 	return c, nil
-}
-
-// startServe starts "rpclab serve" on a free loopback port, pinned to
-// serverCPUs (checked by the flags' parser), for the runs that measure
-// against rpclab's own server.
-func startServe(ctx context.Context, rpclab, serverCPUs string) (*server.Process, error) {
-	cpus, _ := parseCPUList(serverCPUs)
-	srv, err := server.StartProcess(ctx, []string{rpclab, "serve", "--listen", "127.0.0.1:0"}, cpus, 10*time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("start the server: %w", err)
-	}
-	return srv, nil
 }
 
 func runLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -140,14 +116,14 @@ func runLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := os.WriteFile(reqFile, grpcRequest, 0o644); err != nil {
 		return err
 	}
-	srv, err := startServe(ctx, c.rpclab, c.serverCPUs)
+	srv, err := cli.StartServe(ctx, c.rpclab, c.serverCPUs)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = srv.Stop() }()
 
 	h2ok := ""
-	if contains(c.tools, "h2load") && c.nghttp != "" && executable(c.nghttp) == "" {
+	if contains(c.tools, "h2load") && c.nghttp != "" && cli.Executable(c.nghttp) == "" {
 		h2ok = checkH2Request(ctx, c, srv.Addr, reqFile)
 	}
 
@@ -163,7 +139,7 @@ func runLoadgen(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, n := range c.inflight {
 			runs := map[string][]lgRow{}
 			for rep := range c.repeats {
-				for _, t := range rotated(c.tools, rep) {
+				for _, t := range cli.Rotated(c.tools, rep) {
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
@@ -234,18 +210,6 @@ func checkH2Request(ctx context.Context, c *lgConfig, addr, reqFile string) stri
 		return "request check: the server did not answer grpc-status 0: " + tail(o.stdout, 200)
 	}
 	return ""
-}
-
-func parseInts(flagName, s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%w: %s: %q is not a count of at least 1", errUsage, flagName, f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 func contains(list []string, s string) bool {

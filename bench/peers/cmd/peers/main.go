@@ -8,8 +8,6 @@
 //	peers loadgen [flags]   rpclab sweep, ghz, grpc-go's benchmark client, h2load
 //	peers netem [flags]     rpclab netem against toxiproxy's latency toxic
 //	peers pooltable         formats `go test -bench Pools` output read on stdin
-//	peers policies [flags]  rpclab's pool under each sizing policy: rpclab's, Spanner's, A105's, yarpc's
-//	peers ramp [flags]      an open-loop ramp up and down on one pool per policy and per fixed size
 package main
 
 import (
@@ -20,10 +18,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-)
 
-// errUsage marks a bad command line (exit 2).
-var errUsage = errors.New("usage")
+	"github.com/rpclab/rpclab/bench/peers/internal/cli"
+)
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -33,7 +30,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "peers: want a command: loadgen, netem, pooltable, policies or ramp")
+		fmt.Fprintln(stderr, "peers: want a command: loadgen, netem or pooltable")
 		return 2
 	}
 	var err error
@@ -44,17 +41,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runNetem(ctx, args[1:], stdout, stderr)
 	case "pooltable":
 		err = runPoolTable(stdin, stdout)
-	case "policies":
-		err = runPolicies(ctx, args[1:], stdout, stderr)
-	case "ramp":
-		err = runRamp(ctx, args[1:], stdout, stderr)
 	default:
-		err = fmt.Errorf("%w: unknown command %q (want loadgen, netem, pooltable, policies or ramp)", errUsage, args[0])
+		err = fmt.Errorf("%w: unknown command %q (want loadgen, netem or pooltable)", cli.ErrUsage, args[0])
 	}
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errUsage):
+	case errors.Is(err, cli.ErrUsage):
 		fmt.Fprintln(stderr, "peers:", err)
 		return 2
 	default:

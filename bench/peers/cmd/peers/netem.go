@@ -21,6 +21,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rpclab/rpclab/bench/peers/internal/cli"
 	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/internal/server"
 )
@@ -67,25 +68,25 @@ func parseNetemFlags(args []string, stderr io.Writer) (*neConfig, error) {
 	fs.StringVar(&c.proxyCPUs, "proxy-cpus", "1", "CPUs of both proxies (taskset list); run this program on the others")
 	fs.IntVar(&c.msg, "msg", 64, "bytes of each round trip's message")
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	for _, f := range strings.Split(*delays, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(f))
 		if err != nil || d < 0 {
-			return nil, fmt.Errorf("%w: --delays: %q is not a duration of 0 or more", errUsage, f)
+			return nil, fmt.Errorf("%w: --delays: %q is not a duration of 0 or more", cli.ErrUsage, f)
 		}
 		c.delays = append(c.delays, d)
 	}
 	if c.samples < 10 {
-		return nil, fmt.Errorf("%w: --samples %d: want at least 10", errUsage, c.samples)
+		return nil, fmt.Errorf("%w: --samples %d: want at least 10", cli.ErrUsage, c.samples)
 	}
 	if c.msg < 1 || c.msg > 1<<20 {
-		return nil, fmt.Errorf("%w: --msg %d: want 1..1048576", errUsage, c.msg)
+		return nil, fmt.Errorf("%w: --msg %d: want 1..1048576", cli.ErrUsage, c.msg)
 	}
 	if c.rttBudget <= 0 || c.bulk <= 0 {
-		return nil, fmt.Errorf("%w: --rtt-seconds and --bulk must be positive", errUsage)
+		return nil, fmt.Errorf("%w: --rtt-seconds and --bulk must be positive", cli.ErrUsage)
 	}
-	if _, err := parseCPUList(c.proxyCPUs); err != nil {
+	if _, err := cli.ParseCPUList(c.proxyCPUs); err != nil {
 		return nil, fmt.Errorf("--proxy-cpus: %w", err)
 	}
 	return c, nil
@@ -207,10 +208,10 @@ func measureProxy(ctx context.Context, c *neConfig, name string, d time.Duration
 }
 
 func startRPCLabNetem(ctx context.Context, c *neConfig, upstream string, d time.Duration) (*proxy, error) {
-	if why := executable(c.rpclab); why != "" {
+	if why := cli.Executable(c.rpclab); why != "" {
 		return nil, errors.New(why)
 	}
-	cpus, _ := parseCPUList(c.proxyCPUs)
+	cpus, _ := cli.ParseCPUList(c.proxyCPUs)
 	p, err := server.StartProcess(ctx, []string{c.rpclab, "netem", "--listen", "127.0.0.1:0", "--upstream", upstream,
 		"--delay", d.String()}, cpus, 10*time.Second)
 	if err != nil {
@@ -231,7 +232,7 @@ type toxi struct {
 
 func newToxi(ctx context.Context, c *neConfig) *toxi {
 	t := &toxi{done: make(chan struct{})}
-	if why := executable(c.toxiproxy); why != "" {
+	if why := cli.Executable(c.toxiproxy); why != "" {
 		t.err = errors.New(why)
 		return t
 	}

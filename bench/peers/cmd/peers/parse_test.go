@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpclab/rpclab/bench/peers/internal/cli"
 )
 
 func TestParseGRPCClient(t *testing.T) {
@@ -142,9 +144,9 @@ func TestParseCPUList(t *testing.T) {
 		wantErr bool
 	}{{"0", 1, false}, {"0-2,5", 4, false}, {"2-1", 0, true}, {"x", 0, true}}
 	for _, tc := range tests {
-		got, err := parseCPUList(tc.in)
+		got, err := cli.ParseCPUList(tc.in)
 		if (err != nil) != tc.wantErr || len(got) != tc.want {
-			t.Errorf("parseCPUList(%q): got %v, %v, want %d CPUs, error %v", tc.in, got, err, tc.want, tc.wantErr)
+			t.Errorf("cli.ParseCPUList(%q): got %v, %v, want %d CPUs, error %v", tc.in, got, err, tc.want, tc.wantErr)
 		}
 	}
 }
@@ -284,8 +286,8 @@ func TestRotated(t *testing.T) {
 		{3, "a b c"},
 	}
 	for _, tc := range tests {
-		if got := strings.Join(rotated(tools, tc.rep), " "); got != tc.want {
-			t.Errorf("rotated(%v, %d): got %q, want %q", tools, tc.rep, got, tc.want)
+		if got := strings.Join(cli.Rotated(tools, tc.rep), " "); got != tc.want {
+			t.Errorf("cli.Rotated(%v, %d): got %q, want %q", tools, tc.rep, got, tc.want)
 		}
 	}
 }

@@ -6,9 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -50,41 +48,4 @@ func tail(s string, n int) string {
 		s = "..." + s[len(s)-n:]
 	}
 	return strings.ReplaceAll(s, "\n", " | ")
-}
-
-// executable reports why path cannot be run ("" when it can).
-func executable(path string) string {
-	if path == "" {
-		return "not installed (no path given)"
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return "not installed: " + err.Error()
-	}
-	if st.Mode()&0o111 == 0 {
-		return "not executable: " + path
-	}
-	return ""
-}
-
-// parseCPUList checks a taskset CPU list such as "0" or "0-2,5".
-func parseCPUList(s string) ([]int, error) {
-	var cpus []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("%w: CPU list %q: bad CPU %q", errUsage, s, lo)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("%w: CPU list %q: bad range %q", errUsage, s, part)
-			}
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus, nil
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/rpclab/rpclab/bench/peers/internal/cli"
 )
 
 // tool is one load generator of the comparison: the command that runs it
@@ -84,7 +86,7 @@ func runTool(ctx context.Context, c *lgConfig, name, addr, layout string, n int,
 		r.err = "unknown tool"
 		return r
 	}
-	if why := executable(t.binary()); why != "" {
+	if why := cli.Executable(t.binary()); why != "" {
 		r.err = why
 		return r
 	}

@@ -15,22 +15,23 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/rpclab/rpclab/bench/peers"
+	"github.com/rpclab/rpclab/bench/peers/internal/cli"
+	"github.com/rpclab/rpclab/bench/peers/policy"
 )
 
-// rampConfig is what `peers ramp` runs.
+// rampConfig is what `policies ramp` runs.
 type rampConfig struct {
 	rpclab     string
 	serverCPUs string
-	runs       []peers.Policy // the fixed sizes first, then the policies
-	fixed      int            // how many of runs are fixed sizes
+	runs       []policy.Policy // the fixed sizes first, then the policies
+	fixed      int             // how many of runs are fixed sizes
 	repeats    int
 	events     string // a file for the adaptive runs' decisions ("" none)
-	spec       peers.RampSpec
+	spec       policy.RampSpec
 }
 
 func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
-	fs := flag.NewFlagSet("peers ramp", flag.ContinueOnError)
+	fs := flag.NewFlagSet("policies ramp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := &rampConfig{}
 	fs.StringVar(&c.rpclab, "rpclab", "", "rpclab binary (the server, as `rpclab serve`)")
@@ -46,24 +47,24 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 	fs.StringVar(&c.events, "events", "", "write every adaptive run's decisions (each resize and change of reason, with the signals it was taken on) to this file")
 	fs.IntVar(&c.spec.MaxOutstanding, "max-outstanding", 2000, "the most RPCs in flight; a send that finds them all taken waits, its latency still from its intended time")
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	var up []float64
 	for _, f := range strings.Split(*rates, ",") {
 		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || !(r > 0) || math.IsInf(r, 0) {
-			return nil, fmt.Errorf("%w: --rates: %q is not a positive number of RPCs per second", errUsage, f)
+			return nil, fmt.Errorf("%w: --rates: %q is not a positive number of RPCs per second", cli.ErrUsage, f)
 		}
 		up = append(up, r)
 	}
-	c.spec.Rates = peers.Mirror(up)
+	c.spec.Rates = policy.Mirror(up)
 	if *fixed != "" {
-		sizes, err := parseInts("--fixed", *fixed)
+		sizes, err := cli.ParseInts("--fixed", *fixed)
 		if err != nil {
 			return nil, err
 		}
 		for _, n := range sizes {
-			c.runs = append(c.runs, peers.FixedPolicy(n))
+			c.runs = append(c.runs, policy.FixedPolicy(n))
 		}
 	}
 	c.fixed = len(c.runs)
@@ -74,29 +75,29 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 	c.runs = append(c.runs, policies...)
 	switch {
 	case c.spec.Step <= 0:
-		return nil, fmt.Errorf("%w: --step %v: want a positive duration", errUsage, c.spec.Step)
+		return nil, fmt.Errorf("%w: --step %v: want a positive duration", cli.ErrUsage, c.spec.Step)
 	case c.spec.Tail < 0:
-		return nil, fmt.Errorf("%w: --tail %v: want 0 or more", errUsage, c.spec.Tail)
+		return nil, fmt.Errorf("%w: --tail %v: want 0 or more", cli.ErrUsage, c.spec.Tail)
 	case c.spec.Warmup < 0:
-		return nil, fmt.Errorf("%w: --warmup %v: want 0 or more", errUsage, c.spec.Warmup)
+		return nil, fmt.Errorf("%w: --warmup %v: want 0 or more", cli.ErrUsage, c.spec.Warmup)
 	case c.spec.MaxConns < 1:
-		return nil, fmt.Errorf("%w: --max %d: want at least 1", errUsage, c.spec.MaxConns)
+		return nil, fmt.Errorf("%w: --max %d: want at least 1", cli.ErrUsage, c.spec.MaxConns)
 	case c.spec.MaxOutstanding < 1:
-		return nil, fmt.Errorf("%w: --max-outstanding %d: want at least 1", errUsage, c.spec.MaxOutstanding)
+		return nil, fmt.Errorf("%w: --max-outstanding %d: want at least 1", cli.ErrUsage, c.spec.MaxOutstanding)
 	case c.repeats < 1:
-		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", errUsage, c.repeats)
+		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", cli.ErrUsage, c.repeats)
 	}
 	if c.events != "" {
 		// Found out now, not after the ramps have run.
 		if err := os.WriteFile(c.events, nil, 0o644); err != nil {
-			return nil, fmt.Errorf("%w: --events: %v", errUsage, err)
+			return nil, fmt.Errorf("%w: --events: %v", cli.ErrUsage, err)
 		}
 	}
-	if _, err := parseCPUList(c.serverCPUs); err != nil {
-		return nil, fmt.Errorf("%w: --server-cpus: %v", errUsage, err)
+	if _, err := cli.ParseCPUList(c.serverCPUs); err != nil {
+		return nil, fmt.Errorf("%w: --server-cpus: %v", cli.ErrUsage, err)
 	}
-	if why := executable(c.rpclab); why != "" {
-		return nil, fmt.Errorf("%w: --rpclab: %s (the server)", errUsage, why)
+	if why := cli.Executable(c.rpclab); why != "" {
+		return nil, fmt.Errorf("%w: --rpclab: %s (the server)", cli.ErrUsage, why)
 	}
 	return c, nil
 }
@@ -109,7 +110,7 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	srv, err := startServe(ctx, c.rpclab, c.serverCPUs)
+	srv, err := cli.StartServe(ctx, c.rpclab, c.serverCPUs)
 	if err != nil {
 		return err
 	}
@@ -117,12 +118,12 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	// byRun[i] holds c.runs[i]'s ramps, one per repeat; each repeat takes
 	// the runs in an order rotated by one, so that none always follows
 	// the same run.
-	byRun := make([][]peers.Ramp, len(c.runs))
+	byRun := make([][]policy.Ramp, len(c.runs))
 	for rep := range c.repeats {
 		for k := range c.runs {
 			i := (k + rep) % len(c.runs)
-			fmt.Fprintf(stderr, "peers ramp: %s (repeat %d of %d)\n", c.runs[i].Name, rep+1, c.repeats)
-			r, err := peers.RunRamp(ctx, srv.Addr, c.runs[i], c.spec)
+			fmt.Fprintf(stderr, "policies ramp: %s (repeat %d of %d)\n", c.runs[i].Name, rep+1, c.repeats)
+			r, err := policy.RunRamp(ctx, srv.Addr, c.runs[i], c.spec)
 			if err != nil {
 				return err
 			}
@@ -142,7 +143,7 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		c.spec.MaxConns, c.serverCPUs, c.spec.Warmup, c.spec.Step, c.spec.MaxOutstanding, c.spec.Tail)
 	if c.repeats == 1 {
 		fmt.Fprintln(stdout)
-		ramps := make([]peers.Ramp, len(byRun))
+		ramps := make([]policy.Ramp, len(byRun))
 		for i, rs := range byRun {
 			ramps[i] = rs[0]
 		}
@@ -155,9 +156,9 @@ func runRamp(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 // writeRampEvents writes the decisions of every adaptive ramp in byRun to
 // path, one line each, timed from the ramp's first recorded step (and
 // numbered by the step under way), with the signals each was taken on.
-func writeRampEvents(path string, byRun [][]peers.Ramp, step time.Duration) error {
+func writeRampEvents(path string, byRun [][]policy.Ramp, step time.Duration) error {
 	var b strings.Builder
-	fmt.Fprintln(&b, "run\trepeat\tstep\t"+strings.Join(peers.EventColumns, "\t"))
+	fmt.Fprintln(&b, "run\trepeat\tstep\t"+strings.Join(policy.EventColumns, "\t"))
 	for _, rs := range byRun {
 		for j, r := range rs {
 			if !r.Adaptive {
@@ -173,12 +174,12 @@ func writeRampEvents(path string, byRun [][]peers.Ramp, step time.Duration) erro
 				default:
 					k = strconv.Itoa(i + 1)
 				}
-				fmt.Fprintf(&b, "%s\t%d\t%s\t%s\n", r.Policy, j+1, k, strings.Join(peers.EventRow(e, r.Start), "\t"))
+				fmt.Fprintf(&b, "%s\t%d\t%s\t%s\n", r.Policy, j+1, k, strings.Join(policy.EventRow(e, r.Start), "\t"))
 			}
 		}
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("peers ramp: --events: %w", err)
+		return fmt.Errorf("policies ramp: --events: %w", err)
 	}
 	return nil
 }
@@ -186,7 +187,7 @@ func writeRampEvents(path string, byRun [][]peers.Ramp, step time.Duration) erro
 // printRamps prints the steps of every run, rate by rate, with each P99
 // over the best (least) P99 of the fixed sizes (the first fixed of ramps)
 // at that step, then one summary row per run.
-func printRamps(w io.Writer, ramps []peers.Ramp, fixed int) error {
+func printRamps(w io.Writer, ramps []policy.Ramp, fixed int) error {
 	p99s := make([][]time.Duration, len(ramps))
 	for k, r := range ramps {
 		for _, s := range r.Steps {
@@ -224,7 +225,7 @@ func printRamps(w io.Writer, ramps []peers.Ramp, fixed int) error {
 // achieved rate, the P99's range over the repeats, and its median over
 // the least median of the fixed sizes; counts are summed over the
 // repeats, sizes listed per repeat.
-func printRampMedians(w io.Writer, byRun [][]peers.Ramp, fixed int) error {
+func printRampMedians(w io.Writer, byRun [][]policy.Ramp, fixed int) error {
 	p99s := make([][]time.Duration, len(byRun))
 	for k, rs := range byRun {
 		for i := range rs[0].Steps {
@@ -232,7 +233,7 @@ func printRampMedians(w io.Writer, byRun [][]peers.Ramp, fixed int) error {
 			for j, r := range rs {
 				v[j] = float64(r.Steps[i].P99)
 			}
-			p99s[k] = append(p99s[k], time.Duration(medianOf(v)))
+			p99s[k] = append(p99s[k], time.Duration(cli.MedianOf(v)))
 		}
 	}
 	best := bestFixed(p99s, fixed)
@@ -253,7 +254,7 @@ func printRampMedians(w io.Writer, byRun [][]peers.Ramp, fixed int) error {
 				conns = append(conns, strconv.Itoa(s.Conns))
 			}
 			fmt.Fprintf(tw, "%d\t%.0f\t%s\t%.0f\t%.0f\t%.0f-%.0f\t%s\t%d\t%d\t%d\t%s\t%d\t\n", i+1, rs[0].Steps[i].Offered, rs[0].Policy,
-				medianOf(ach), float64(p99s[k][i])/1e3, float64(lo)/1e3, float64(hi)/1e3, p99Ratio(p99s[k][i], best[i]),
+				cli.MedianOf(ach), float64(p99s[k][i])/1e3, float64(lo)/1e3, float64(hi)/1e3, p99Ratio(p99s[k][i], best[i]),
 				failed, unsent, hits, strings.Join(conns, ","), resizes)
 		}
 	}
@@ -332,7 +333,7 @@ func perRepeat(vals []string) string {
 
 // backAtMin says when the adaptive ramp r, which had at most most
 // connections, was back at its min after the load fell.
-func backAtMin(r peers.Ramp, most int) string {
+func backAtMin(r policy.Ramp, most int) string {
 	switch {
 	case !r.Adaptive:
 		return "- (fixed)"

@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package peers
+package policy
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/netem"
+	"github.com/rpclab/rpclab/internal/testserver"
 )
 
 // TestPoliciesRunRealServer: every policy sizes rpclab's pool against a
 // real server in a short closed loop: RPCs succeed, none fails, and the
 // pool stays within 1..max.
 func TestPoliciesRunRealServer(t *testing.T) {
-	target, _ := startServer(t)
+	target, _ := testserver.CountingPing(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const maxConns = 3
@@ -48,7 +49,7 @@ func TestPoliciesRunRealServer(t *testing.T) {
 // at most that, where the same run without the link measures far more. A
 // negative payload is refused.
 func TestRunPolicyOverLink(t *testing.T) {
-	target, _ := startServer(t)
+	target, _ := testserver.CountingPing(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	spanner := Policies()[1]

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/bench/peers"
+	"github.com/rpclab/rpclab/bench/peers/policy"
 	"github.com/rpclab/rpclab/pool"
 )
 
-// TestRampBadFlags: each bad `peers ramp` flag is a usage error (exit 2)
+// TestRampBadFlags: each bad `policies ramp` flag is a usage error (exit 2)
 // naming it, before any server starts.
 func TestRampBadFlags(t *testing.T) {
 	self, err := os.Executable() // any executable stands for --rpclab
@@ -42,7 +42,7 @@ func TestRampBadFlags(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"ramp", "--rpclab", self}, tc.args...)
 			var stdout, stderr bytes.Buffer
-			if code := run(args, nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			if code := run(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("got exit %d, %q; want exit 2 naming %s", code, stderr.String(), tc.want)
 			}
 			if stdout.Len() != 0 {
@@ -67,15 +67,15 @@ func TestParsePoliciesRetired(t *testing.T) {
 // fixed sizes at that step, and the summary says when an adaptive pool
 // was back at its min.
 func TestPrintRampsRatio(t *testing.T) {
-	step := func(p99 time.Duration, conns int) peers.RampStep {
-		return peers.RampStep{Offered: 1000, Achieved: 1000, P99: p99, Conns: conns, MaxConns: conns}
+	step := func(p99 time.Duration, conns int) policy.RampStep {
+		return policy.RampStep{Offered: 1000, Achieved: 1000, P99: p99, Conns: conns, MaxConns: conns}
 	}
-	ramps := []peers.Ramp{
-		{Policy: "pool:1", Steps: []peers.RampStep{step(200*time.Microsecond, 1)}},
-		{Policy: "pool:2", Steps: []peers.RampStep{step(100*time.Microsecond, 2)}},
-		{Policy: "rpclab", Steps: []peers.RampStep{step(110*time.Microsecond, 2)}, Adaptive: true, Min: 1, BackAtMin: true, BackToMin: 1500 * time.Millisecond},
-		{Policy: "a105", Steps: []peers.RampStep{step(300*time.Microsecond, 1)}, Adaptive: true, Min: 1},
-		{Policy: "yarpc", Steps: []peers.RampStep{step(300*time.Microsecond, 1)}, Adaptive: true, Min: 1, BackAtMin: true},
+	ramps := []policy.Ramp{
+		{Policy: "pool:1", Steps: []policy.RampStep{step(200*time.Microsecond, 1)}},
+		{Policy: "pool:2", Steps: []policy.RampStep{step(100*time.Microsecond, 2)}},
+		{Policy: "rpclab", Steps: []policy.RampStep{step(110*time.Microsecond, 2)}, Adaptive: true, Min: 1, BackAtMin: true, BackToMin: 1500 * time.Millisecond},
+		{Policy: "a105", Steps: []policy.RampStep{step(300*time.Microsecond, 1)}, Adaptive: true, Min: 1},
+		{Policy: "yarpc", Steps: []policy.RampStep{step(300*time.Microsecond, 1)}, Adaptive: true, Min: 1, BackAtMin: true},
 	}
 	var out bytes.Buffer
 	if err := printRamps(&out, ramps, 2); err != nil {
@@ -103,15 +103,15 @@ func TestPrintRampsRatio(t *testing.T) {
 // summed, and the summary counts the steps within 10% of the best fixed
 // size.
 func TestPrintRampMedians(t *testing.T) {
-	ramp := func(policy string, adaptive bool, conns int, failed int64, p99 ...time.Duration) peers.Ramp {
-		r := peers.Ramp{Policy: policy, Adaptive: adaptive, Min: 1, BackAtMin: adaptive, BackToMin: 2 * time.Second}
+	ramp := func(name string, adaptive bool, conns int, failed int64, p99 ...time.Duration) policy.Ramp {
+		r := policy.Ramp{Policy: name, Adaptive: adaptive, Min: 1, BackAtMin: adaptive, BackToMin: 2 * time.Second}
 		for _, p := range p99 {
-			r.Steps = append(r.Steps, peers.RampStep{Offered: 1000, Achieved: 1000, P99: p, Conns: conns, MaxConns: conns, Failed: failed})
+			r.Steps = append(r.Steps, policy.RampStep{Offered: 1000, Achieved: 1000, P99: p, Conns: conns, MaxConns: conns, Failed: failed})
 		}
 		return r
 	}
 	us := time.Microsecond
-	byRun := [][]peers.Ramp{
+	byRun := [][]policy.Ramp{
 		// pool:1's medians: 100 then 200 µs (its first repeat's: 1000 and 150).
 		{ramp("pool:1", false, 1, 0, 1000*us, 150*us), ramp("pool:1", false, 1, 0, 100*us, 200*us), ramp("pool:1", false, 1, 0, 90*us, 250*us)},
 		// rpclab's medians: 105 (1.05, within 10%) then 300 µs (1.50).
@@ -156,13 +156,13 @@ func hasRow(out, run, field string) bool {
 // fixed size's.
 func TestWriteRampEvents(t *testing.T) {
 	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-	steps := make([]peers.RampStep, 3)
+	steps := make([]policy.RampStep, 3)
 	const limit, gain, idle = "limit", "gain", "idle"
 	ev := func(at time.Duration, from, to int, r string) pool.Event {
 		return pool.Event{At: start.Add(at), From: from, To: to, Reason: r, MeanInFlight: 6.5, Throughput: 5000, With: 4500, Without: 4000,
 			Backoff: 5 * time.Second}
 	}
-	byRun := [][]peers.Ramp{
+	byRun := [][]policy.Ramp{
 		{{Policy: "pool:2", Steps: steps, Start: start}},
 		{
 			{Policy: "rpclab", Adaptive: true, Steps: steps, Start: start, Events: []pool.Event{

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/bench/peers"
+	"github.com/rpclab/rpclab/bench/peers/policy"
 	"github.com/rpclab/rpclab/pool"
 )
 
-// TestPoliciesBadFlags: each bad `peers policies` flag is a usage error
+// TestPoliciesBadFlags: each bad `policies run` flag is a usage error
 // (exit 2) naming it, before any server starts.
 func TestPoliciesBadFlags(t *testing.T) {
 	self, err := os.Executable() // any executable stands for --rpclab
@@ -40,9 +40,9 @@ func TestPoliciesBadFlags(t *testing.T) {
 		{"events file in no directory", []string{"--events", "/nonexistent/dir/events.tsv"}, "--events"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"policies", "--rpclab", self}, tc.args...)
+			args := append([]string{"run", "--rpclab", self}, tc.args...)
 			var stdout, stderr bytes.Buffer
-			if code := run(args, nil, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			if code := run(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("got exit %d, %q; want exit 2 naming %s", code, stderr.String(), tc.want)
 			}
 			if stdout.Len() != 0 {
@@ -62,7 +62,7 @@ func TestWritePolicyEvents(t *testing.T) {
 	ev := func(at time.Duration, from, to int, r string) pool.Event {
 		return pool.Event{At: start.Add(at), From: from, To: to, Reason: r, MeanInFlight: 63.5, Throughput: 2300}
 	}
-	runs := []peers.PolicyRun{
+	runs := []policy.PolicyRun{
 		{Policy: "rpclab", Inflight: 64, Start: start, Events: []pool.Event{ev(-90*time.Second, 1, 2, limit)}},
 		{Policy: "spanner", Inflight: 64, Start: start},
 		{Policy: "rpclab", Inflight: 64, Start: start.Add(time.Hour), Events: []pool.Event{

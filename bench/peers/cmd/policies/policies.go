@@ -13,26 +13,27 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/rpclab/rpclab/bench/peers"
+	"github.com/rpclab/rpclab/bench/peers/internal/cli"
+	"github.com/rpclab/rpclab/bench/peers/policy"
 	"github.com/rpclab/rpclab/internal/netem"
 	"github.com/rpclab/rpclab/pool/adaptive"
 )
 
-// polConfig is what `peers policies` runs.
+// polConfig is what `policies run` runs.
 type polConfig struct {
 	rpclab           string
 	serverCPUs       string
 	inflight         []int
-	policies         []peers.Policy
+	policies         []policy.Policy
 	maxConns         int
 	warmup, interval time.Duration
 	repeats          int
-	link             peers.Link // each connection's emulated link and the pings' payload
-	events           string     // a file for every run's decisions ("" none)
+	link             policy.Link // each connection's emulated link and the pings' payload
+	events           string      // a file for every run's decisions ("" none)
 }
 
 func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
-	fs := flag.NewFlagSet("peers policies", flag.ContinueOnError)
+	fs := flag.NewFlagSet("policies run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := &polConfig{}
 	fs.StringVar(&c.rpclab, "rpclab", "", "rpclab binary (the server, as `rpclab serve`)")
@@ -48,16 +49,16 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	fs.IntVar(&c.link.Payload, "payload", 0, "request and response payload of each ping, bytes")
 	fs.StringVar(&c.events, "events", "", "write every run's decisions (each resize and change of reason, with the signals it was taken on; timed from the run's measured interval, warm-up negative) to this file")
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	if c.events != "" {
-		// Refused before anything is measured, as peers ramp does.
+		// Refused before anything is measured, as policies ramp does.
 		if err := os.WriteFile(c.events, nil, 0o644); err != nil {
-			return nil, fmt.Errorf("%w: --events: %v", errUsage, err)
+			return nil, fmt.Errorf("%w: --events: %v", cli.ErrUsage, err)
 		}
 	}
 	var err error
-	if c.inflight, err = parseInts("--inflight", *inflight); err != nil {
+	if c.inflight, err = cli.ParseInts("--inflight", *inflight); err != nil {
 		return nil, err
 	}
 	if c.policies, err = parsePolicies(*pols); err != nil {
@@ -65,28 +66,28 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	}
 	bps, err := netem.ParseRate(*rate)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --rate: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: --rate: %v", cli.ErrUsage, err)
 	}
 	c.link.Net = netem.Symmetric(netem.Link{Delay: *delay, RateBps: bps})
 	if err := c.link.Net.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: --rate %s, --delay %v: %v", errUsage, *rate, *delay, err)
+		return nil, fmt.Errorf("%w: --rate %s, --delay %v: %v", cli.ErrUsage, *rate, *delay, err)
 	}
 	if c.link.Payload < 0 || c.link.Payload > 4<<20 {
-		return nil, fmt.Errorf("%w: --payload %d: want 0 to 4 MiB (gRPC's default message limit)", errUsage, c.link.Payload)
+		return nil, fmt.Errorf("%w: --payload %d: want 0 to 4 MiB (gRPC's default message limit)", cli.ErrUsage, c.link.Payload)
 	}
 	switch {
 	case c.maxConns < 1:
-		return nil, fmt.Errorf("%w: --max %d: want at least 1", errUsage, c.maxConns)
+		return nil, fmt.Errorf("%w: --max %d: want at least 1", cli.ErrUsage, c.maxConns)
 	case c.warmup < 0 || c.interval <= 0:
-		return nil, fmt.Errorf("%w: --warmup %v, --interval %v: want a warm-up of 0 or more and a positive interval", errUsage, c.warmup, c.interval)
+		return nil, fmt.Errorf("%w: --warmup %v, --interval %v: want a warm-up of 0 or more and a positive interval", cli.ErrUsage, c.warmup, c.interval)
 	case c.repeats < 1:
-		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", errUsage, c.repeats)
+		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", cli.ErrUsage, c.repeats)
 	}
-	if _, err := parseCPUList(c.serverCPUs); err != nil {
-		return nil, fmt.Errorf("%w: --server-cpus: %v", errUsage, err)
+	if _, err := cli.ParseCPUList(c.serverCPUs); err != nil {
+		return nil, fmt.Errorf("%w: --server-cpus: %v", cli.ErrUsage, err)
 	}
-	if why := executable(c.rpclab); why != "" {
-		return nil, fmt.Errorf("%w: --rpclab: %s (the server)", errUsage, why)
+	if why := cli.Executable(c.rpclab); why != "" {
+		return nil, fmt.Errorf("%w: --rpclab: %s (the server)", cli.ErrUsage, why)
 	}
 	return c, nil
 }
@@ -98,7 +99,7 @@ func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if err != nil {
 		return err
 	}
-	srv, err := startServe(ctx, c.rpclab, c.serverCPUs)
+	srv, err := cli.StartServe(ctx, c.rpclab, c.serverCPUs)
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "inflight\tpolicy\trpc/s\tx base\tp99 µs\tcpu µs/rpc\tconns\tmost conns\tresizes\tfailed\t")
-	var all []peers.PolicyRun // for --events, in the order they ran
+	var all []policy.PolicyRun // for --events, in the order they ran
 	if c.events != "" {
 		// Also when a run fails or Ctrl-C stops them: every run that
 		// ended is kept.
@@ -122,11 +123,11 @@ func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		}()
 	}
 	for _, n := range c.inflight {
-		runs := map[string][]peers.PolicyRun{}
+		runs := map[string][]policy.PolicyRun{}
 		for rep := range c.repeats {
 			for i := range c.policies {
 				pol := c.policies[(i+rep)%len(c.policies)]
-				r, err := peers.RunPolicyOver(ctx, srv.Addr, pol, c.maxConns, n, c.warmup, c.interval, c.link)
+				r, err := policy.RunPolicyOver(ctx, srv.Addr, pol, c.maxConns, n, c.warmup, c.interval, c.link)
 				if err != nil {
 					return err
 				}
@@ -146,27 +147,27 @@ func runPolicies(ctx context.Context, args []string, stdout, stderr io.Writer) (
 
 // medianRun is the runs' medians, figure by figure (counts: the median
 // run's by throughput).
-func medianRun(runs []peers.PolicyRun) peers.PolicyRun {
+func medianRun(runs []policy.PolicyRun) policy.PolicyRun {
 	rps, p99, cpu := make([]float64, len(runs)), make([]float64, len(runs)), make([]float64, len(runs))
 	mid := runs[0]
 	for i, r := range runs {
 		rps[i], p99[i], cpu[i] = r.RPS, float64(r.P99), float64(r.CPUPerRPC)
 	}
-	m := medianOf(rps)
+	m := cli.MedianOf(rps)
 	for _, r := range runs {
 		if r.RPS == m {
 			mid = r
 		}
 	}
-	mid.RPS, mid.P99, mid.CPUPerRPC = m, time.Duration(medianOf(p99)), time.Duration(medianOf(cpu))
+	mid.RPS, mid.P99, mid.CPUPerRPC = m, time.Duration(cli.MedianOf(p99)), time.Duration(cli.MedianOf(cpu))
 	return mid
 }
 
-// policyNames names peers.Policies, rpclab's first.
-func policyNames() []string { return namesOf(peers.Policies()) }
+// policyNames names policy.Policies, rpclab's first.
+func policyNames() []string { return namesOf(policy.Policies()) }
 
 // namesOf names pols, in order.
-func namesOf(pols []peers.Policy) []string {
+func namesOf(pols []policy.Policy) []string {
 	var names []string
 	for _, p := range pols {
 		names = append(names, p.Name)
@@ -174,16 +175,16 @@ func namesOf(pols []peers.Policy) []string {
 	return names
 }
 
-// parsePolicies reads --policies: names of peers.Policies,
+// parsePolicies reads --policies: names of policy.Policies,
 // comma-separated.
-func parsePolicies(s string) ([]peers.Policy, error) {
-	all := peers.Policies()
+func parsePolicies(s string) ([]policy.Policy, error) {
+	all := policy.Policies()
 	names := namesOf(all)
-	var out []peers.Policy
+	var out []policy.Policy
 	for _, name := range strings.Split(s, ",") {
 		i := slices.Index(names, name)
 		if i < 0 {
-			return nil, fmt.Errorf("%w: --policies: unknown policy %q (want some of %s)", errUsage, name, strings.Join(names, ","))
+			return nil, fmt.Errorf("%w: --policies: unknown policy %q (want some of %s)", cli.ErrUsage, name, strings.Join(names, ","))
 		}
 		out = append(out, all[i])
 	}
@@ -193,9 +194,9 @@ func parsePolicies(s string) ([]peers.Policy, error) {
 // writePolicyEvents writes the decisions of every run in runs to path, one
 // line each, under the run's policy, in-flight count and repeat, timed
 // from the run's measured interval (negative: its warm-up).
-func writePolicyEvents(path string, runs []peers.PolicyRun) error {
+func writePolicyEvents(path string, runs []policy.PolicyRun) error {
 	var b strings.Builder
-	fmt.Fprintln(&b, "policy\tinflight\trepeat\t"+strings.Join(peers.EventColumns, "\t"))
+	fmt.Fprintln(&b, "policy\tinflight\trepeat\t"+strings.Join(policy.EventColumns, "\t"))
 	type cell struct {
 		policy   string
 		inflight int
@@ -205,11 +206,11 @@ func writePolicyEvents(path string, runs []peers.PolicyRun) error {
 		k := cell{r.Policy, r.Inflight}
 		repeat[k]++
 		for _, e := range r.Events {
-			fmt.Fprintf(&b, "%s\t%d\t%d\t%s\n", r.Policy, r.Inflight, repeat[k], strings.Join(peers.EventRow(e, r.Start), "\t"))
+			fmt.Fprintf(&b, "%s\t%d\t%d\t%s\n", r.Policy, r.Inflight, repeat[k], strings.Join(policy.EventRow(e, r.Start), "\t"))
 		}
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("peers policies: --events: %w", err)
+		return fmt.Errorf("policies run: --events: %w", err)
 	}
 	return nil
 }

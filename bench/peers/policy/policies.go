@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package peers
+package policy
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/internal/netem"
@@ -87,7 +89,7 @@ func RunPolicyOver(ctx context.Context, target string, pol Policy, maxConns, inf
 		return out, ErrConns
 	}
 	if link.Payload < 0 {
-		return out, fmt.Errorf("peers: negative payload %d", link.Payload)
+		return out, fmt.Errorf("policy: negative payload %d", link.Payload)
 	}
 	popts, err := policyOptions(pol, maxConns, link)
 	if err != nil {
@@ -95,11 +97,11 @@ func RunPolicyOver(ctx context.Context, target string, pol Policy, maxConns, inf
 	}
 	p, err := pool.New(target, popts...)
 	if err != nil {
-		return out, fmt.Errorf("peers: policy %s: %w", pol.Name, err)
+		return out, fmt.Errorf("policy: policy %s: %w", pol.Name, err)
 	}
 	defer func() { _ = p.Close() }()
 	if err := p.Connect(ctx); err != nil {
-		return out, fmt.Errorf("peers: policy %s: %w", pol.Name, err)
+		return out, fmt.Errorf("policy: policy %s: %w", pol.Name, err)
 	}
 	client := pb.NewBenchmarkServiceClient(p)
 	runCtx, stop := context.WithCancel(ctx)
@@ -137,7 +139,7 @@ func RunPolicyOver(ctx context.Context, target string, pol Policy, maxConns, inf
 	}
 	sum := stats.Merge(recs...)
 	if sum.OK() == 0 {
-		return out, errors.New("peers: policy " + pol.Name + ": no RPC succeeded")
+		return out, errors.New("policy: policy " + pol.Name + ": no RPC succeeded")
 	}
 	out.RPS = float64(sum.OK()) / end.Sub(start).Seconds()
 	out.P99 = time.Duration(sum.Hist.ValueAtQuantile(99))
@@ -161,12 +163,12 @@ func RunPolicyOver(ctx context.Context, target string, pol Policy, maxConns, inf
 // to time socket writes, and a grpc.WithContextDialer would take its write
 // meter out of the path.
 func policyOptions(pol Policy, maxConns int, link Link) ([]pool.Option, error) {
-	popts := []pool.Option{pol.Option(maxConns), pool.WithDialOptions(dialOpts()...)}
+	popts := []pool.Option{pol.Option(maxConns), pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials()))}
 	if link.Net.IsZero() {
 		return popts, nil
 	}
 	if err := link.Net.Validate(); err != nil {
-		return nil, fmt.Errorf("peers: link: %w", err)
+		return nil, fmt.Errorf("policy: link: %w", err)
 	}
 	dial := link.Net.Dialer(nil)
 	return append(popts, pool.WithDialer(func(ctx context.Context, addr string) (net.Conn, error) { return dial(ctx, "tcp", addr) })), nil

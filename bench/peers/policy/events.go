@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package peers
+package policy
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 )
 
 // EventColumns names the fields EventRow gives of an adaptive pool's
-// decision, in order: a header for `peers policies --events` and
-// `peers ramp --events`.
+// decision, in order: a header for `policies run --events` and
+// `policies ramp --events`.
 var EventColumns = []string{"at s", "from", "to", "action", "reason", "mean in flight", "max write wait µs", "rpc/s",
 	"with rpc/s", "without rpc/s", "back-off s"}
 

@@ -1,6 +1,6 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
-package peers
+package policy
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/internal/loadgen"
@@ -19,7 +21,7 @@ import (
 )
 
 // ErrRamp is returned for a RampSpec that cannot run.
-var ErrRamp = errors.New("peers: bad ramp")
+var ErrRamp = errors.New("policy: bad ramp")
 
 // FixedPolicy is a pool of n connections that never resizes, run through
 // the same code as the sizing policies, so that "P99 within 10% of the
@@ -149,13 +151,13 @@ func RunRamp(ctx context.Context, target string, pol Policy, spec RampSpec) (Ram
 	if err := spec.validate(); err != nil {
 		return out, err
 	}
-	p, err := pool.New(target, pol.Option(spec.MaxConns), pool.WithDialOptions(dialOpts()...))
+	p, err := pool.New(target, pol.Option(spec.MaxConns), pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials())))
 	if err != nil {
-		return out, fmt.Errorf("peers: ramp %s: %w", pol.Name, err)
+		return out, fmt.Errorf("policy: ramp %s: %w", pol.Name, err)
 	}
 	defer func() { _ = p.Close() }()
 	if err := p.Connect(ctx); err != nil {
-		return out, fmt.Errorf("peers: ramp %s: %w", pol.Name, err)
+		return out, fmt.Errorf("policy: ramp %s: %w", pol.Name, err)
 	}
 	st0 := p.Stats()
 	out.Adaptive, out.Min = st0.Adaptive, st0.Min
@@ -171,13 +173,13 @@ func RunRamp(ctx context.Context, target string, pol Policy, spec RampSpec) (Ram
 	if spec.Warmup > 0 {
 		if err := d.schedule(ctx, wait, start.Add(-spec.Warmup), spec.Warmup, spec.Rates[0], -1, &RampStep{}); err != nil {
 			d.stop()
-			return out, fmt.Errorf("peers: ramp %s: %w", pol.Name, err)
+			return out, fmt.Errorf("policy: ramp %s: %w", pol.Name, err)
 		}
 	}
 	for i, rate := range spec.Rates {
 		if err := d.schedule(ctx, wait, start.Add(time.Duration(i)*spec.Step), spec.Step, rate, i, &steps[i]); err != nil {
 			d.stop()
-			return out, fmt.Errorf("peers: ramp %s: %w", pol.Name, err)
+			return out, fmt.Errorf("policy: ramp %s: %w", pol.Name, err)
 		}
 		ends[i] = p.Size()
 	}
