@@ -1,23 +1,21 @@
 // Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
 
 // rpclab::ChannelPool: N gRPC C++ channels to one target, each with its own
-// subchannel (so its own TCP connection), handed out round robin or least
-// loaded (power of two choices) over the READY ones. C-core shares one
-// subchannel, one connection, between channels made with identical
-// arguments (the global subchannel pool); the pool gives channel i the
-// distinct argument "rpclab.pool.channel"=i. Each channel counts its RPCs in
-// flight with a client interceptor, from the start of the call until its
-// status arrives (a stream: until it ends). See README.md.
+// subchannel (so its own TCP connection), behind one grpc::ChannelInterface
+// (channel()) that picks a channel for each RPC as docs/pool.md says: round
+// robin or least loaded (power of two choices) over the READY and IDLE
+// channels, optionally growing at a configured per-connection stream limit,
+// replacing a channel stuck in TRANSIENT_FAILURE, and closing with a drain
+// then a cancel. Each channel counts its RPCs in flight with a client
+// interceptor, from the start of the call until its status arrives (a
+// stream: until it ends). See README.md.
 #ifndef RPCLAB_POOL_CHANNEL_POOL_H_
 #define RPCLAB_POOL_CHANNEL_POOL_H_
 
 #include <grpcpp/grpcpp.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,9 +23,8 @@ namespace rpclab {
 
 // How a pool picks a channel.
 enum class Pick {
-  kRoundRobin,   // each READY channel in turn
-  kLeastLoaded,  // power of two choices: the next READY channel in turn against another READY one at random,
-                 // the one with fewer RPCs in flight (ties to the one in turn)
+  kRoundRobin,   // the candidate channels in turn
+  kLeastLoaded,  // power of two choices: two different candidates at random, the one with fewer RPCs in flight
 };
 
 // ParsePick reads "round-robin" or "least-loaded"; else throws
@@ -35,99 +32,115 @@ enum class Pick {
 Pick ParsePick(const std::string& s);
 const char* PickName(Pick p);
 
-// The most channels a pool may have (as every rpclab pool library).
+// The most channels a pool may have, and the most max_connections (as every
+// rpclab pool library).
 inline constexpr int kMaxPoolSize = 1024;
 // The size to use when none is given: the available CPUs clamped to 2..8.
 int DefaultPoolSize();
 
 // What a pool tells an observer (an OpenTelemetry adapter, say): the
-// metrics named in docs/pool.md, rpclab.pool.size, rpclab.pool.inflight
-// (per channel), rpclab.pool.picks. Called on the RPC path: keep it cheap.
+// metrics named in docs/pool.md. Called on the RPC path, some with the
+// pool's lock held: keep it cheap and do not call back into the pool.
 class PoolObserver {
  public:
   virtual ~PoolObserver() = default;
-  virtual void OnSize(int channels) = 0;                   // rpclab.pool.size
+  virtual void OnSize(int channels) = 0;                   // rpclab.pool.size (the new value)
   virtual void OnPick(int channel) = 0;                    // rpclab.pool.picks
-  virtual void OnInFlight(int channel, int inflight) = 0;  // rpclab.pool.inflight
+  virtual void OnInFlight(int channel, int inflight) = 0;  // rpclab.pool.inflight (the new value)
+  virtual void OnRedial() {}                               // rpclab.pool.redials
+  virtual void OnResize(const char* /*direction*/) {}      // rpclab.pool.resizes: "grow" or "shrink"
+};
+
+// A pool's options. Growth at the server's stream limit is on when
+// max_connections is above size; gRPC C++ 1.51 does not expose the peer's
+// SETTINGS_MAX_CONCURRENT_STREAMS, so the limit is configured.
+struct PoolOptions {
+  int size = DefaultPoolSize();  // 1..kMaxPoolSize channels, never fewer
+  Pick pick = Pick::kRoundRobin;
+  int max_connections = 0;         // 0: size (growth off); else size..kMaxPoolSize
+  int streams_per_connection = 0;  // RPCs in flight per channel before growing; needed when growth is on
+  std::chrono::milliseconds idle_timeout = std::chrono::seconds(30);  // a grown channel idle this long is retired
+  std::chrono::milliseconds redial_after = std::chrono::seconds(5);   // TRANSIENT_FAILURE this long: replaced
+  grpc::ChannelArguments args;                                        // every channel's arguments
+  PoolObserver* observer = nullptr;  // must outlive the pool and the channels taken from it
 };
 
 class ChannelPool {
  public:
-  // The channel a pick chose: its index in channels(), and the channel.
-  // (RPCs are counted by the channel itself, not by holding a Lease.)
+  // The channel a pick chose: its index (its rpclab.pool.connection), and
+  // the channel. RPCs are counted by the channel itself, from their start
+  // until their status, not by holding a Lease. After close: index -1 and a
+  // channel whose calls fail with UNAVAILABLE.
   class Lease {
    public:
     Lease() = default;
+    Lease(int index, std::shared_ptr<grpc::Channel> ch) : index_(index), channel_(std::move(ch)) {}
     int index() const { return index_; }
     const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
    private:
-    friend class ChannelPool;
-    Lease(int index, std::shared_ptr<grpc::Channel> ch) : index_(index), channel_(std::move(ch)) {}
     int index_ = 0;
     std::shared_ptr<grpc::Channel> channel_;
   };
 
-  // size channels to target with creds (grpc::SslCredentials for TLS;
-  // grpc::InsecureChannelCredentials() only when plaintext is meant), each
-  // made with args plus its own "rpclab.pool.channel" argument. Throws
-  // std::invalid_argument naming the value when size is not 1..kMaxPoolSize,
-  // target is empty, or creds is null.
+  // Channels to target with creds (grpc::SslCredentials for TLS;
+  // grpc::InsecureChannelCredentials() only when plaintext is meant). Throws
+  // std::invalid_argument naming the value, before any channel is made, when
+  // target is empty or unparsable, creds is null, or an option is out of
+  // range (size, max_connections, streams_per_connection, idle_timeout,
+  // redial_after).
+  ChannelPool(const std::string& target, std::shared_ptr<grpc::ChannelCredentials> creds, PoolOptions options);
   ChannelPool(const std::string& target, int size, Pick pick, const grpc::ChannelArguments& args,
               std::shared_ptr<grpc::ChannelCredentials> creds, PoolObserver* observer = nullptr);
+  // Closes the pool with a drain of 0 if it is still open.
   ~ChannelPool();
   ChannelPool(const ChannelPool&) = delete;
   ChannelPool& operator=(const ChannelPool&) = delete;
 
-  // The channel for the next call. Lock-free. Throws std::logic_error once
-  // the pool is closed.
-  Lease Acquire();
-  // The next channel (as Acquire picks).
-  std::shared_ptr<grpc::Channel> Next() { return Acquire().channel(); }
-  // A new stub of Service on the next channel: FooService::NewStub's drop-in.
+  // The pool as a channel: each RPC started on it (a generated stub's, a
+  // grpc::GenericStub's; blocking, async or callback) picks its channel
+  // when it starts, and a stream stays on it. It outlives the pool; after
+  // close its RPCs fail with UNAVAILABLE.
+  std::shared_ptr<grpc::ChannelInterface> channel() const { return channel_; }
+  // A stub whose every RPC picks its channel: FooService::NewStub's drop-in.
   template <typename Service>
-  std::unique_ptr<typename Service::Stub> NewStub() {
-    return Service::NewStub(Next());
+  std::unique_ptr<typename Service::Stub> NewStub() const {
+    return Service::NewStub(channel_);
   }
+
+  // Picks a channel now (as an RPC on channel() would, without counting
+  // it): for a caller that keeps a stub per channel. With growth on, picks
+  // through channel() are the ones that count at the moment of the pick.
+  Lease Acquire();
+  std::shared_ptr<grpc::Channel> Next() { return Acquire().channel(); }
 
   // Waits until every channel is READY (connecting idle ones); false if one
   // is not by deadline.
   bool WaitForConnected(std::chrono::system_clock::time_point deadline);
 
-  // Closes the pool: Acquire throws from now on; waits until the RPCs in
-  // flight end or deadline, and returns whether they all ended. gRPC C++
-  // has no way to cancel another's call from a channel, so RPCs still
-  // running at the deadline run on (their stubs keep their channels). Closing
-  // again returns at once when nothing is in flight.
-  bool Close(std::chrono::system_clock::time_point deadline);
-  bool closed() const { return closed_.load(); }
+  // Closes the pool: it takes no RPC from now on (they fail with
+  // UNAVAILABLE), RPCs in flight may finish until drain_deadline, those
+  // still running then are cancelled (CANCELLED), and the pool lets go of
+  // every channel at once. Returns whether everything ended by the drain
+  // deadline. Closing again returns true at once and does nothing.
+  bool Close(std::chrono::system_clock::time_point drain_deadline);
+  bool Close();  // a drain of 5 s
+  bool closed() const;
 
-  int size() const { return static_cast<int>(channels_.size()); }
-  Pick pick() const { return pick_; }
-  const std::vector<std::shared_ptr<grpc::Channel>>& channels() const { return channels_; }
-  // The RPCs in flight per channel (a snapshot).
+  // The pool's channels now (a snapshot: growth and redial change them).
+  std::vector<std::shared_ptr<grpc::Channel>> channels() const;
+  int size() const;
+  Pick pick() const;
+  // The RPCs in flight per channel, in the order of channels().
   std::vector<int> InFlight() const;
+  int redials() const;  // channels replaced after TRANSIENT_FAILURE so far
+  int resizes() const;  // channels added or retired by growth so far
 
-  // Shared with each channel's interceptors, which may outlive the pool.
-  struct Counts {
-    explicit Counts(int n, PoolObserver* o) : inflight(new std::atomic<int>[n]), observer(o) {
-      for (int i = 0; i < n; i++) inflight[i] = 0;
-    }
-    std::unique_ptr<std::atomic<int>[]> inflight;
-    PoolObserver* observer;
-    std::atomic<int> total{0};
-    std::mutex mu;
-    std::condition_variable drained;
-    void Add(int i, int d);
-  };
+  class Core;
 
  private:
-  int Choose();
-  Pick pick_;
-  std::vector<std::shared_ptr<grpc::Channel>> channels_;
-  std::shared_ptr<Counts> counts_;
-  std::atomic<uint64_t> next_{0};
-  std::atomic<bool> closed_{false};
+  std::shared_ptr<Core> core_;
+  std::shared_ptr<grpc::ChannelInterface> channel_;
 };
 
 }  // namespace rpclab

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -33,35 +34,43 @@ using grpc::testing::SimpleRequest;
 using grpc::testing::SimpleResponse;
 using rpclab::ChannelPool;
 using rpclab::Pick;
+using rpclab::PoolOptions;
 
 std::chrono::system_clock::time_point In(int seconds) {
   return std::chrono::system_clock::now() + std::chrono::seconds(seconds);
 }
 
-// Answers UnaryCall with the caller's peer address; when held, the first
-// call waits (at most 20 s) until Release.
+// Answers UnaryCall with the caller's peer address; Hold(n) makes the next
+// n calls wait (at most 30 s) until Release.
 class Service final : public BenchmarkService::Service {
  public:
   grpc::Status UnaryCall(grpc::ServerContext* ctx, const SimpleRequest*, SimpleResponse* resp) override {
     std::unique_lock<std::mutex> lk(mu_);
-    if (hold_) {
-      hold_ = false;
-      held_peer_ = ctx->peer();
+    if (to_hold_ > 0) {
+      to_hold_--;
+      held_peers_.push_back(ctx->peer());
       cv_.notify_all();
-      cv_.wait_until(lk, In(20), [&] { return released_; });
+      cv_.wait_until(lk, In(30), [&] { return released_ || ctx->IsCancelled(); });
     }
     resp->mutable_payload()->set_body(ctx->peer());
     return grpc::Status::OK;
   }
-  void Hold() {
+  void Hold(int n = 1) {
     std::lock_guard<std::mutex> lk(mu_);
-    hold_ = true;
+    to_hold_ = n;
+    released_ = false;
+    held_peers_.clear();
   }
-  // The held call's peer, once it arrived; "" if not within 20 s.
-  std::string WaitHeld() {
+  // The first held call's peer, once it arrived; "" if not within 20 s.
+  std::string WaitHeld() { return WaitHeld(1) ? held_peers_[0] : ""; }
+  // Whether n calls are held within 20 s.
+  bool WaitHeld(int n) {
     std::unique_lock<std::mutex> lk(mu_);
-    cv_.wait_until(lk, In(20), [&] { return !held_peer_.empty(); });
-    return held_peer_;
+    return cv_.wait_until(lk, In(20), [&] { return static_cast<int>(held_peers_.size()) >= n; });
+  }
+  int Held() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return static_cast<int>(held_peers_.size());
   }
   // One response per request; ends when the client's writes end.
   grpc::Status StreamingCall(grpc::ServerContext*,
@@ -73,14 +82,16 @@ class Service final : public BenchmarkService::Service {
   void Release() {
     std::lock_guard<std::mutex> lk(mu_);
     released_ = true;
+    to_hold_ = 0;
     cv_.notify_all();
   }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  bool hold_ = false, released_ = false;
-  std::string held_peer_;
+  int to_hold_ = 0;
+  bool released_ = false;
+  std::vector<std::string> held_peers_;
 };
 
 struct Server {
@@ -88,29 +99,49 @@ struct Server {
   std::unique_ptr<grpc::Server> server;
   std::string addr;
 
-  // Listens on 127.0.0.1:port (0: any).
-  explicit Server(int port = 0) {
+  // Listens on 127.0.0.1:port (0: any); max_streams > 0 sets the server's
+  // SETTINGS_MAX_CONCURRENT_STREAMS.
+  explicit Server(int port = 0, int max_streams = 0) {
     grpc::ServerBuilder b;
     int got = 0;
     b.AddListeningPort("127.0.0.1:" + std::to_string(port), grpc::InsecureServerCredentials(), &got);
     b.RegisterService(&service);
+    if (max_streams > 0) b.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, max_streams);
     server = b.BuildAndStart();
     if (!server || got == 0) throw std::runtime_error("cannot listen on 127.0.0.1:" + std::to_string(port));
     addr = "127.0.0.1:" + std::to_string(got);
   }
+  ~Server() {
+    service.Release();
+    Stop();
+  }
   int Port() const { return std::stoi(addr.substr(addr.rfind(':') + 1)); }
-  void Stop() { server->Shutdown(In(5)); }
+  void Stop() {
+    if (server) server->Shutdown(In(5));
+  }
 };
+
+// Waits until pred holds, reading it every 10 ms, for at most seconds.
+bool Eventually(const std::function<bool()>& pred, int seconds = 20) {
+  std::mutex mu;
+  std::condition_variable never;
+  auto deadline = In(seconds);
+  std::unique_lock<std::mutex> lk(mu);
+  while (!pred()) {
+    if (std::chrono::system_clock::now() >= deadline) return false;
+    never.wait_for(lk, std::chrono::milliseconds(10));
+  }
+  return true;
+}
 
 ChannelPool MakePool(const std::string& target, int n, Pick pick = Pick::kRoundRobin,
                      rpclab::PoolObserver* observer = nullptr) {
   return ChannelPool(target, n, pick, grpc::ChannelArguments(), grpc::InsecureChannelCredentials(), observer);
 }
 
-// One call on a pool's channel; the serving connection's peer, or "".
-std::string Ping(ChannelPool& pool, grpc::Status* st = nullptr) {
-  auto lease = pool.Acquire();
-  auto stub = BenchmarkService::NewStub(lease.channel());
+// One call on ch; the serving connection's peer, or "".
+std::string PingOn(const std::shared_ptr<grpc::ChannelInterface>& ch, grpc::Status* st = nullptr) {
+  auto stub = BenchmarkService::NewStub(ch);
   grpc::ClientContext ctx;
   ctx.set_deadline(In(10));
   SimpleRequest req;
@@ -118,6 +149,23 @@ std::string Ping(ChannelPool& pool, grpc::Status* st = nullptr) {
   grpc::Status s = stub->UnaryCall(&ctx, req, &resp);
   if (st != nullptr) *st = s;
   return s.ok() ? resp.payload().body() : "";
+}
+
+// One call through the pool as a channel (its pick made as the call starts).
+std::string Ping(ChannelPool& pool, grpc::Status* st = nullptr) { return PingOn(pool.channel(), st); }
+
+PoolOptions Growth(int max, int limit) {
+  PoolOptions o;
+  o.size = 1;
+  o.max_connections = max;
+  o.streams_per_connection = limit;
+  return o;
+}
+
+ChannelPool Make(const std::string& target, const std::function<void(PoolOptions&)>& set) {
+  PoolOptions o;
+  set(o);
+  return ChannelPool(target, grpc::InsecureChannelCredentials(), o);
 }
 
 TEST(ChannelPool, EachChannelIsItsOwnConnection) {
@@ -256,6 +304,22 @@ TEST(ChannelPool, BadInputNamesTheValue) {
        [] { ChannelPool p("127.0.0.1:1", 2, Pick::kRoundRobin, grpc::ChannelArguments(), nullptr); },
        "null credentials"},
       {"unknown pick", [] { rpclab::ParsePick("fastest"); }, "\"fastest\""},
+      {"unparsable target", [] { MakePool("127.0.0.1:0", 2); }, "port \"0\""},
+      {"port above 65535", [] { MakePool("host:99999", 2); }, "port \"99999\""},
+      {"empty host", [] { MakePool("dns:///", 2); }, "empty host"},
+      {"whitespace", [] { MakePool("a b:1", 2); }, "whitespace"},
+      {"max below size", [] { Make("127.0.0.1:1", [](PoolOptions& o) { o.size = 4, o.max_connections = 2; }); },
+       "max_connections 2"},
+      {"max above 1024", [] { Make("127.0.0.1:1", [](PoolOptions& o) { o.size = 1, o.max_connections = 1025; }); },
+       "max_connections 1025"},
+      {"growth without a limit", [] { Make("127.0.0.1:1", [](PoolOptions& o) { o.size = 1, o.max_connections = 8; }); },
+       "streams_per_connection 0"},
+      {"negative limit", [] { Make("127.0.0.1:1", [](PoolOptions& o) { o.streams_per_connection = -1; }); },
+       "streams_per_connection -1"},
+      {"idle 0", [] { Make("127.0.0.1:1", [](PoolOptions& o) { o.idle_timeout = std::chrono::milliseconds(0); }); },
+       "idle_timeout 0ms"},
+      {"redial -1", [] { Make("127.0.0.1:1", [](PoolOptions& o) { o.redial_after = std::chrono::milliseconds(-1); }); },
+       "redial_after -1ms"},
   };
   for (const auto& c : cases) {
     try {
@@ -283,32 +347,86 @@ TEST(ChannelPool, ATargetThatNeverAnswersFailsTheCall) {
   EXPECT_FALSE(st.ok()) << "a call to a closed port";
 }
 
-// Close: Acquire throws from then on; Close waits for the RPCs in flight up
-// to its deadline; closing twice is fine.
-TEST(ChannelPool, CloseDrainsTheRpcsInFlight) {
+// Close: RPCs in flight may finish until the drain deadline, then are
+// cancelled (CANCELLED); the pool takes no RPC from then on (UNAVAILABLE,
+// through the pool and through a lease); closing twice returns at once;
+// nothing the pool made stays: no connection as the kernel sees them.
+TEST(ChannelPool, CloseDrainsThenCancels) {
   Server srv;
   ChannelPool pool = MakePool(srv.addr, 2);
   ASSERT_TRUE(pool.WaitForConnected(In(10)));
-  srv.service.Hold();
+  ASSERT_EQ(rpclab::ConnsTo(srv.addr), 2);
+  srv.service.Hold(2);
+  grpc::Status held_st[2];
+  std::thread held[2];
+  for (int i = 0; i < 2; i++) held[i] = std::thread([&, i] { Ping(pool, &held_st[i]); });
+  ASSERT_TRUE(srv.service.WaitHeld(2));
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(pool.Close(std::chrono::system_clock::now() + std::chrono::milliseconds(200)))
+      << "close with two calls held past the drain deadline";
+  auto took = std::chrono::steady_clock::now() - t0;
+  for (auto& t : held) t.join();
+  for (const auto& st : held_st) EXPECT_EQ(st.error_code(), grpc::StatusCode::CANCELLED) << st.error_message();
+  EXPECT_LT(took, std::chrono::seconds(5)) << "close took past its drain deadline and the cancel";
+  EXPECT_TRUE(pool.closed());
+
+  grpc::Status after;
+  Ping(pool, &after);
+  EXPECT_EQ(after.error_code(), grpc::StatusCode::UNAVAILABLE) << "a call through the pool after close";
+  auto lease = pool.Acquire();
+  EXPECT_EQ(lease.index(), -1);
+  PingOn(lease.channel(), &after);
+  EXPECT_EQ(after.error_code(), grpc::StatusCode::UNAVAILABLE) << "a call on a lease taken after close";
+  auto stub = pool.NewStub<BenchmarkService>();
+  grpc::ClientContext ctx;
+  ctx.set_deadline(In(10));
+  auto stream = stub->StreamingCall(&ctx);
+  EXPECT_FALSE(stream->Write(SimpleRequest())) << "a stream after close";
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNAVAILABLE) << "a stream after close";
+
+  t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(pool.Close(In(20))) << "close twice";
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1)) << "close twice returns at once";
+  EXPECT_EQ(pool.size(), 0);
+  EXPECT_TRUE(Eventually([&] { return rpclab::ConnsTo(srv.addr) == 0; }))
+      << "connections left after close: " << rpclab::ConnsTo(srv.addr);
+}
+
+// A drain that ends in time: close returns true once the held call ends.
+TEST(ChannelPool, CloseWaitsForTheDrain) {
+  Server srv;
+  ChannelPool pool = MakePool(srv.addr, 2);
+  srv.service.Hold(1);
   grpc::Status held_st;
   std::thread held([&] { Ping(pool, &held_st); });
-  ASSERT_FALSE(srv.service.WaitHeld().empty());
-  auto soon = std::chrono::system_clock::now() + std::chrono::milliseconds(100);
-  EXPECT_FALSE(pool.Close(soon)) << "close with a call held past the deadline";
-  EXPECT_THROW(pool.Acquire(), std::logic_error) << "a pick after close";
+  ASSERT_TRUE(srv.service.WaitHeld(1));
   std::thread closing([&] { EXPECT_TRUE(pool.Close(In(20))) << "close: the held call ended in time"; });
+  EXPECT_TRUE(Eventually([&] { return pool.closed(); }));
   srv.service.Release();
   held.join();
   closing.join();
-  EXPECT_TRUE(held_st.ok());
-  EXPECT_TRUE(pool.Close(In(1))) << "close twice";
-  srv.Stop();
+  EXPECT_TRUE(held_st.ok()) << held_st.error_message();
 }
 
-// What the observer hears: rpclab.pool.size, .picks, .inflight.
+// In flight means from the RPC's start to its end: a lease held counts
+// nothing.
+TEST(ChannelPool, ALeaseCountsNothing) {
+  Server srv;
+  ChannelPool pool = MakePool(srv.addr, 2);
+  auto a = pool.Acquire(), b = pool.Acquire();
+  EXPECT_EQ(pool.InFlight(), (std::vector<int>{0, 0}));
+  EXPECT_NE(a.index(), b.index());
+}
+
+// What the observer hears: rpclab.pool.size, .picks, .inflight, .redials,
+// .resizes.
 class Recorder : public rpclab::PoolObserver {
  public:
-  void OnSize(int n) override { size = n; }
+  void OnSize(int n) override {
+    std::lock_guard<std::mutex> lk(mu);
+    size = n;
+    cv.notify_all();
+  }
   void OnPick(int i) override {
     std::lock_guard<std::mutex> lk(mu);
     picks[i]++;
@@ -318,9 +436,25 @@ class Recorder : public rpclab::PoolObserver {
     peak[i] = std::max(peak[i], n);
     last[i] = n;
   }
+  void OnRedial() override {
+    std::lock_guard<std::mutex> lk(mu);
+    redials++;
+    cv.notify_all();
+  }
+  void OnResize(const char* direction) override {
+    std::lock_guard<std::mutex> lk(mu);
+    resizes[direction]++;
+  }
+  // Waits (at most seconds) until pred holds, read under mu on each report.
+  bool Wait(const std::function<bool()>& pred, int seconds = 20) {
+    std::unique_lock<std::mutex> lk(mu);
+    return cv.wait_until(lk, In(seconds), pred);
+  }
   std::mutex mu;
-  int size = 0;
+  std::condition_variable cv;
+  int size = 0, redials = 0;
   std::map<int, int> picks, peak, last;
+  std::map<std::string, int> resizes;
 };
 
 TEST(ChannelPool, ObserverHearsSizePicksAndInFlight) {
@@ -333,7 +467,136 @@ TEST(ChannelPool, ObserverHearsSizePicksAndInFlight) {
   EXPECT_EQ(rec.picks, (std::map<int, int>{{0, 2}, {1, 2}}));
   EXPECT_EQ(rec.peak, (std::map<int, int>{{0, 1}, {1, 1}}));
   EXPECT_EQ(rec.last, (std::map<int, int>{{0, 0}, {1, 0}}));
-  srv.Stop();
+  pool.Close();
+  EXPECT_EQ(rec.size, 0) << "rpclab.pool.size after close";
+}
+
+// 16 calls held by a server that allows 4 streams per connection, through
+// a pool of size 1. Returns the connections as the kernel saw them while
+// the 16 were in flight, and the pool's in-flight counts then.
+std::pair<int, std::vector<int>> Run16(Server& srv, ChannelPool& pool, int reach_server) {
+  srv.service.Hold(16);
+  std::vector<std::thread> calls;
+  std::vector<grpc::Status> st(16);
+  for (int i = 0; i < 16; i++) calls.emplace_back([&, i] { Ping(pool, &st[i]); });
+  EXPECT_TRUE(srv.service.WaitHeld(reach_server)) << "only " << srv.service.Held() << " calls reached the server";
+  EXPECT_TRUE(Eventually([&] {
+    auto f = pool.InFlight();
+    return std::accumulate(f.begin(), f.end(), 0) == 16;
+  })) << "the pool never had 16 in flight";
+  int conns = rpclab::ConnsTo(srv.addr);
+  auto inflight = pool.InFlight();
+  srv.service.Release();
+  for (auto& t : calls) t.join();
+  for (int i = 0; i < 16; i++) EXPECT_TRUE(st[i].ok()) << "call " << i << ": " << st[i].error_message();
+  return {conns, inflight};
+}
+
+// Growth at the stream limit (docs/pool.md): every channel at the limit,
+// the pool adds one, up to max_connections; the kernel sees 4 connections.
+TEST(ChannelPoolGrowth, GrowsToTheStreamLimit) {
+  Server srv(0, 4);
+  Recorder rec;
+  PoolOptions o = Growth(8, 4);
+  o.observer = &rec;
+  ChannelPool pool(srv.addr, grpc::InsecureChannelCredentials(), o);
+  auto [conns, inflight] = Run16(srv, pool, 16);
+  EXPECT_EQ(conns, 4) << "connections at 16 in flight with 4 streams each";
+  EXPECT_EQ(inflight, (std::vector<int>{4, 4, 4, 4}));
+  EXPECT_EQ(pool.size(), 4);
+  EXPECT_EQ(pool.resizes(), 3);
+  std::lock_guard<std::mutex> lk(rec.mu);
+  EXPECT_EQ(rec.resizes, (std::map<std::string, int>{{"grow", 3}}));
+  EXPECT_EQ(rec.size, 4);
+  int picks = 0;
+  for (auto [i, n] : rec.picks) picks += n;
+  EXPECT_EQ(picks, 16);
+}
+
+// Off by default: one connection, the 12 calls over the server's limit
+// wait in the client (16 in flight as the pool counts them).
+TEST(ChannelPoolGrowth, OffByDefault) {
+  Server srv(0, 4);
+  ChannelPool pool = MakePool(srv.addr, 1);
+  auto [conns, inflight] = Run16(srv, pool, 4);
+  EXPECT_EQ(conns, 1);
+  EXPECT_EQ(inflight, (std::vector<int>{16}));
+  EXPECT_EQ(pool.resizes(), 0);
+}
+
+// At max_connections the pool picks among all by its policy (skipping a
+// channel still CONNECTING while the other is READY): 16 over 2, each with
+// at least its 4.
+TEST(ChannelPoolGrowth, AtMaxPicksAmongAll) {
+  Server srv(0, 4);
+  ChannelPool pool(srv.addr, grpc::InsecureChannelCredentials(), Growth(2, 4));
+  auto [conns, inflight] = Run16(srv, pool, 8);
+  EXPECT_EQ(conns, 2);
+  ASSERT_EQ(inflight.size(), 2u);
+  EXPECT_EQ(inflight[0] + inflight[1], 16);
+  EXPECT_GE(inflight[0], 4);
+  EXPECT_GE(inflight[1], 4);
+}
+
+// A grown channel with nothing in flight for the idle time is retired (by
+// the pool's watcher, with no RPC to notice); the pool keeps its size.
+TEST(ChannelPoolGrowth, RetiresIdleExtras) {
+  Server srv;
+  Recorder rec;
+  PoolOptions o = Growth(4, 1);
+  o.idle_timeout = std::chrono::milliseconds(50);
+  o.observer = &rec;
+  ChannelPool pool(srv.addr, grpc::InsecureChannelCredentials(), o);
+  srv.service.Hold(3);
+  std::vector<std::thread> calls;
+  for (int i = 0; i < 3; i++) calls.emplace_back([&] { Ping(pool); });
+  ASSERT_TRUE(srv.service.WaitHeld(3));
+  EXPECT_EQ(pool.size(), 3);
+  EXPECT_EQ(rpclab::ConnsTo(srv.addr), 3);
+  srv.service.Release();
+  for (auto& t : calls) t.join();
+  EXPECT_TRUE(rec.Wait([&] { return rec.size == 1; })) << "the idle grown channels were not retired";
+  EXPECT_EQ(pool.size(), 1);
+  EXPECT_EQ(pool.resizes(), 4);
+  {
+    std::lock_guard<std::mutex> lk(rec.mu);
+    EXPECT_EQ(rec.resizes, (std::map<std::string, int>{{"grow", 2}, {"shrink", 2}}));
+  }
+  EXPECT_TRUE(Eventually([&] { return rpclab::ConnsTo(srv.addr) == 1; }))
+      << "connections after the retire: " << rpclab::ConnsTo(srv.addr);
+  EXPECT_FALSE(Ping(pool).empty()) << "the pool still serves";
+}
+
+// Redial: a channel in TRANSIENT_FAILURE for the redial delay is replaced
+// by a new one (a refusing port); once a server listens there, calls
+// succeed.
+TEST(ChannelPoolRedial, ReplacesAFailedChannel) {
+  int port;
+  {
+    Server srv;  // a port nobody listens on once it stopped
+    port = srv.Port();
+  }
+  Recorder rec;
+  PoolOptions o;
+  o.size = 1;
+  o.redial_after = std::chrono::milliseconds(50);
+  o.observer = &rec;
+  ChannelPool pool("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), o);
+  auto first = pool.channels()[0];
+  grpc::Status st;
+  Ping(pool, &st);  // makes the channel connect, and fail
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE) << st.error_message();
+  EXPECT_TRUE(rec.Wait([&] { return rec.redials >= 1; })) << "no redial";
+  EXPECT_GE(pool.redials(), 1);
+  EXPECT_NE(pool.channels()[0].get(), first.get()) << "the channel was not replaced";
+  Server srv(port);
+  bool ok = Eventually([&] {
+    grpc::Status s;
+    Ping(pool, &s);
+    return s.ok();
+  });
+  EXPECT_TRUE(ok) << "no call succeeded once the server listened";
+  EXPECT_EQ(rpclab::ConnsTo(srv.addr), 1);
 }
 
 }  // namespace

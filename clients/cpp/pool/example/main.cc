@@ -3,7 +3,8 @@
 // pool-example TARGET [CALLS]: a pool of 4 connections to TARGET (e.g.
 // `rpclab serve`'s address) that sends CALLS unary calls of
 // grpc.testing.BenchmarkService/UnaryCall (an empty SimpleRequest, through
-// grpc::GenericStub, so this example needs no generated code) and prints
+// one grpc::GenericStub on the pool as a channel, so this example needs no
+// generated code; each call picks its channel), closes the pool and prints
 // "ok N" when all succeeded.
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -22,8 +23,8 @@ int main(int argc, char** argv) {
   int calls = argc > 2 ? std::atoi(argv[2]) : 100;
   rpclab::ChannelPool pool(argv[1], 4, rpclab::Pick::kLeastLoaded, grpc::ChannelArguments(),
                            grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(pool.channel());
   for (int i = 0; i < calls; i++) {
-    grpc::GenericStub stub(pool.Next());
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     grpc::Slice empty("");  // an empty message: a SimpleRequest with every field unset
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (!pool.Close()) return 1;
   std::printf("ok %d\n", calls);
   return 0;
 }
