@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool/internal/adapt"
+	testutil "github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // A new connection that does not get READY within the re-dial delay is

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/rpclab/rpclab/internal/testutil"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
+	testutil "github.com/rpclab/rpclab/pool/internal/pooltest"
+	pb "google.golang.org/grpc/interop/grpc_testing"
 )
 
 // spread runs b.N calls of op over exactly g goroutines (b.RunParallel

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/rpclab/rpclab/internal/testutil"
+	testutil "github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // Kill the server while RPCs run and restart it on the same port: RPCs

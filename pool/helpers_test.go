@@ -16,10 +16,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool/internal/adapt"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
-	"github.com/rpclab/rpclab/server"
+	testutil "github.com/rpclab/rpclab/pool/internal/pooltest"
+	pb "google.golang.org/grpc/interop/grpc_testing"
 )
 
 const unaryMethod = "/grpc.testing.BenchmarkService/UnaryCall"
@@ -47,7 +46,7 @@ func startServer(t testing.TB) *testServer {
 func (s *testServer) serve(lis net.Listener) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.srv = server.New(server.Options{})
+	s.srv = testutil.NewServer(nil)
 	s.done = make(chan struct{})
 	srv, done := s.srv, s.done
 	go func() {

@@ -5,7 +5,7 @@ package pool
 import (
 	"testing"
 
-	"github.com/rpclab/rpclab/internal/testutil"
+	testutil "github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // TestRPCPathAllocs: the pool's part of a unary RPC (begin: the pick and

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool/internal/adapt"
+	testutil "github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // scripted is a Sizer that returns its decisions in order (Hold after
