@@ -257,11 +257,12 @@ func (p *Pool) grow() bool {
 		return false
 	}
 	old := p.list()
-	s := p.newSlot(c)
+	s := p.newSlotID(c, freeID(old, 0))
 	next := append(old[:len(old):len(old)], s) // a new array: readers keep theirs
 	p.slots.Store(&next)
 	p.wg.Add(1)
 	go p.watch(s, c)
+	p.met.resized(+1)
 	return true
 }
 
@@ -281,6 +282,7 @@ func (p *Pool) shrink() bool {
 	c := s.cur.Load()
 	p.retired[c] = struct{}{}
 	s.cancel()
+	p.met.resized(-1)
 	p.mu.Unlock()
 	c.retire()
 	return true

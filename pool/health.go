@@ -84,8 +84,10 @@ func (p *Pool) replace(s *slot, old *conn, why string) bool {
 		return false
 	}
 	p.retired[old] = struct{}{}
+	c.id = s.id
 	s.cur.Store(c)
 	s.redials.Add(1)
+	p.met.redialed()
 	if !p.cfg.lazy {
 		c.cc.Connect()
 	}

@@ -22,6 +22,8 @@ func TestRPCPathAllocs(t *testing.T) {
 	}{
 		{"fixed round-robin", []Option{WithSize(4)}},
 		{"fixed least-loaded", []Option{WithSize(4), WithPolicy(LeastLoaded)}},
+		{"growth round-robin", []Option{WithSize(4), WithStreamLimit(100, 8)}},
+		{"growth least-loaded", []Option{WithSize(4), WithStreamLimit(100, 8), WithPolicy(LeastLoaded)}},
 		{"adaptive round-robin", []Option{WithAdaptive(4, 4)}},
 		{"adaptive least-loaded", []Option{WithAdaptive(4, 4), WithPolicy(LeastLoaded)}},
 	} {
