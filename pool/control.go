@@ -251,8 +251,8 @@ func (p *Pool) grow() bool {
 	}
 	c.state.Store(int32(connectivity.Ready))
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed.Load() {
+		p.mu.Unlock()
 		_ = c.close()
 		return false
 	}
@@ -262,6 +262,7 @@ func (p *Pool) grow() bool {
 	p.slots.Store(&next)
 	p.wg.Add(1)
 	go p.watch(s, c)
+	p.mu.Unlock()
 	p.met.resized(+1)
 	return true
 }
@@ -282,8 +283,8 @@ func (p *Pool) shrink() bool {
 	c := s.cur.Load()
 	p.retired[c] = struct{}{}
 	s.cancel()
-	p.met.resized(-1)
 	p.mu.Unlock()
+	p.met.resized(-1)
 	c.retire()
 	return true
 }

@@ -6,7 +6,7 @@ require (
 	go.opentelemetry.io/otel v1.40.0
 	go.opentelemetry.io/otel/metric v1.40.0
 	go.opentelemetry.io/otel/sdk/metric v1.40.0
-	google.golang.org/grpc v1.79.0
+	google.golang.org/grpc v1.79.3
 )
 
 require (

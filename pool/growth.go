@@ -150,16 +150,18 @@ func nthInTier(slots []*slot, t tier, k int, limit int64) *slot {
 // be created.
 func (p *Pool) growSlot(seen int) (s *slot, again bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	old := p.list()
 	if p.closed.Load() || len(old) >= p.cfg.maxConns {
+		p.mu.Unlock()
 		return nil, false
 	}
 	if len(old) != seen {
+		p.mu.Unlock()
 		return nil, true
 	}
 	c, err := p.dial()
 	if err != nil {
+		p.mu.Unlock()
 		p.cfg.logger.Warn("pool: grow at the stream limit", "target", p.target, "err", err)
 		return nil, false
 	}
@@ -172,6 +174,7 @@ func (p *Pool) growSlot(seen int) (s *slot, again bool) {
 	}
 	p.wg.Add(1)
 	go p.watch(s, c)
+	p.mu.Unlock()
 	p.met.resized(+1)
 	p.cfg.logger.Info("pool: grew at the stream limit", "target", p.target, "conn", s.id, "size", len(next))
 	return s, false
@@ -267,8 +270,8 @@ func (p *Pool) retireSlot(s *slot, c *conn) bool {
 	p.slots.Store(&next)
 	p.retired[c] = struct{}{}
 	s.cancel()
-	p.met.resized(-1)
 	p.mu.Unlock()
+	p.met.resized(-1)
 	c.retire()
 	p.cfg.logger.Info("pool: retired an idle grown connection", "target", p.target, "conn", s.id, "size", len(next))
 	return true

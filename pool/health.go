@@ -87,13 +87,13 @@ func (p *Pool) replace(s *slot, old *conn, why string) bool {
 	c.id = s.id
 	s.cur.Store(c)
 	s.redials.Add(1)
-	p.met.redialed()
 	if !p.cfg.lazy {
 		c.cc.Connect()
 	}
 	p.wg.Add(1)
 	go p.watch(s, c)
 	p.mu.Unlock()
+	p.met.redialed()
 	old.retire()
 	p.cfg.logger.Info("pool: re-created connection", "target", p.target, "conn", s.id, "reason", why, "redials", s.redials.Load())
 	return true

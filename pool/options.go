@@ -308,10 +308,24 @@ func WithGrowthIdle(d time.Duration) Option {
 	return func(c *config) error { c.growthIdle, c.growthIdleSet = d, true; return nil }
 }
 
-// WithMeterProvider sets where the pool reports its OpenTelemetry metrics
-// (the package doc lists them). Default: otel.GetMeterProvider(), the
-// global provider, which is a no-op until the application installs one.
-// nil is an error.
+// WithMeterProvider sets where the pool reports its OpenTelemetry metrics.
+// Default: otel.GetMeterProvider(), the global provider, which is a no-op
+// until the application installs one (before or after New). nil is an
+// error. The meter is named "github.com/rpclab/rpclab/pool", with the
+// module's version as the build records it:
+//
+//	rpclab.pool.size      UpDownCounter  {connection}  rpclab.pool.target
+//	rpclab.pool.inflight  UpDownCounter  {request}     rpclab.pool.target, rpclab.pool.connection
+//	rpclab.pool.picks     Counter        {pick}        rpclab.pool.target, rpclab.pool.connection
+//	rpclab.pool.redials   Counter        {redial}      rpclab.pool.target
+//	rpclab.pool.resizes   Counter        {resize}      rpclab.pool.target, rpclab.pool.direction
+//
+// rpclab.pool.connection is the connection's index (0..size-1, then the
+// added ones, an index reused once its connection retired);
+// rpclab.pool.direction is "grow" or "shrink" (growth at the stream limit
+// and WithAdaptive both count). inflight and picks are asynchronous
+// (observable) instruments, read at collection from the counters the pick
+// keeps anyway; they export as the same sums. size returns to 0 at Close.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) error {
 		if mp == nil {

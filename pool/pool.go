@@ -72,6 +72,25 @@
 // one each, for 30 seconds, it gives one back, and so on down to min. Stats().Events records every
 // decision and why; the measuring on the RPC path is atomics only.
 //
+// # Growth at the server's stream limit
+//
+// A server or proxy often limits the streams of one connection
+// (SETTINGS_MAX_CONCURRENT_STREAMS), and grpc-go queues the RPCs past it
+// in the client. WithStreamLimit(streamsPerConn, maxConns) makes the pool
+// add a connection when every connection carries streamsPerConn RPCs, up
+// to maxConns, and close an added connection once it has carried no RPC
+// for WithGrowthIdle (default 30s). The limit is configured: grpc-go does
+// not expose the peer's setting. Off by default; not with WithAdaptive.
+//
+// # Metrics
+//
+// The pool reports OpenTelemetry metrics through the API package
+// go.opentelemetry.io/otel/metric, to otel.GetMeterProvider() or to
+// WithMeterProvider's provider; with no SDK installed they cost nothing.
+// WithMeterProvider lists the instruments (rpclab.pool.size, inflight,
+// picks, redials, resizes). inflight and picks are read at collection from
+// the counters the pick keeps anyway: the RPC path does no metrics work.
+//
 // Apart from that, the pool only makes, picks and closes connections.
 package pool
 
