@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	testutil "github.com/rpclab/rpclab/pool/internal/pooltest"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // holdServer is a grpc-go server on loopback that lets each connection
@@ -27,7 +27,7 @@ type holdServer struct {
 func startHoldServer(t *testing.T, streams uint32) *holdServer {
 	t.Helper()
 	h := &holdServer{release: make(chan struct{})}
-	ping := &testutil.Ping{Hold: func(ctx context.Context) {
+	ping := &pooltest.Ping{Hold: func(ctx context.Context) {
 		h.held.Add(1)
 		defer h.held.Add(-1)
 		select {
@@ -35,7 +35,7 @@ func startHoldServer(t *testing.T, streams uint32) *holdServer {
 		case <-ctx.Done():
 		}
 	}}
-	h.addr = testutil.Serve(t, testutil.NewServer(ping, grpc.MaxConcurrentStreams(streams)))
+	h.addr = pooltest.Serve(t, pooltest.NewServer(ping, grpc.MaxConcurrentStreams(streams)))
 	t.Cleanup(h.unblock)
 	return h
 }
@@ -45,7 +45,7 @@ func (h *holdServer) unblock() { h.once.Do(func() { close(h.release) }) }
 // conns is the pool's connections to h as the kernel sees them.
 func (h *holdServer) conns(t *testing.T) int {
 	t.Helper()
-	n, err := testutil.ConnsTo(h.addr)
+	n, err := pooltest.ConnsTo(h.addr)
 	if err != nil {
 		t.Fatalf("count connections: %v", err)
 	}
@@ -83,34 +83,12 @@ func holdCalls(ctx context.Context, t *testing.T, p *Pool, n int) func() {
 // connection and the server holds only 4 calls (the rest queue in
 // grpc-go).
 func TestGrowthAtStreamLimit(t *testing.T) {
-	t.Run("on", func(t *testing.T) {
-		srv := startHoldServer(t, 4)
-		ctx := testutil.Context(t)
-		p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 8), WithGrowthIdle(200*time.Millisecond))
-		if err := p.Connect(ctx); err != nil {
-			t.Fatal(err)
-		}
-		wait := holdCalls(ctx, t, p, 16)
-		waitFor(ctx, t, "16 calls held by the server", func() bool { return srv.held.Load() == 16 })
-		if got := srv.conns(t); got != 4 {
-			t.Errorf("connections as the kernel sees them with 16 held calls: got %d, want 4", got)
-		}
-		st := p.Stats()
-		if len(st.Conns) != 4 {
-			t.Errorf("pool size with 16 held calls: got %d, want 4", len(st.Conns))
-		}
-		for i, c := range st.Conns {
-			if c.InFlight != 4 {
-				t.Errorf("connection %d: %d RPCs in flight, want 4 (the limit)", i, c.InFlight)
-			}
-		}
-		srv.unblock()
-		wait()
-		waitFor(ctx, t, "the grown connections retired", func() bool { return p.Size() == 1 && srv.conns(t) == 1 })
-	})
+	for _, policy := range []Policy{RoundRobin, LeastLoaded} {
+		t.Run("on "+policy.String(), func(t *testing.T) { testGrowthOn(t, policy) })
+	}
 	t.Run("off", func(t *testing.T) {
 		srv := startHoldServer(t, 4)
-		ctx := testutil.Context(t)
+		ctx := pooltest.Context(t)
 		p := newPool(t, srv.addr, WithSize(1))
 		if err := p.Connect(ctx); err != nil {
 			t.Fatal(err)
@@ -133,7 +111,7 @@ func TestGrowthAtStreamLimit(t *testing.T) {
 // them and the calls past the limit wait in grpc-go for a free stream.
 func TestGrowthAtMax(t *testing.T) {
 	srv := startHoldServer(t, 4)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 2), WithPolicy(LeastLoaded))
 	wait := holdCalls(ctx, t, p, 12)
 	waitFor(ctx, t, "8 calls held by the server", func() bool { return srv.held.Load() == 8 })
@@ -143,4 +121,31 @@ func TestGrowthAtMax(t *testing.T) {
 	}
 	srv.unblock()
 	wait()
+}
+
+// testGrowthOn is TestGrowthAtStreamLimit with growth on under policy.
+func testGrowthOn(t *testing.T, policy Policy) {
+	srv := startHoldServer(t, 4)
+	ctx := pooltest.Context(t)
+	p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 8), WithGrowthIdle(200*time.Millisecond), WithPolicy(policy))
+	if err := p.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wait := holdCalls(ctx, t, p, 16)
+	waitFor(ctx, t, "16 calls held by the server", func() bool { return srv.held.Load() == 16 })
+	if got := srv.conns(t); got != 4 {
+		t.Errorf("connections as the kernel sees them with 16 held calls: got %d, want 4", got)
+	}
+	st := p.Stats()
+	if len(st.Conns) != 4 {
+		t.Errorf("pool size with 16 held calls: got %d, want 4", len(st.Conns))
+	}
+	for i, c := range st.Conns {
+		if c.InFlight != 4 {
+			t.Errorf("connection %d: %d RPCs in flight, want 4 (the limit)", i, c.InFlight)
+		}
+	}
+	srv.unblock()
+	wait()
+	waitFor(ctx, t, "the grown connections retired", func() bool { return p.Size() == 1 && srv.conns(t) == 1 })
 }

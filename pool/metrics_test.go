@@ -12,7 +12,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	testutil "github.com/rpclab/rpclab/pool/internal/pooltest"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // reading is one collection of the pool's metrics: each instrument's
@@ -68,7 +68,7 @@ func (r reading) at(name string, kv ...attribute.KeyValue) (int64, bool) {
 // per connection, resizes by growth both ways, redials, their units and
 // kinds, and size back to 0 at Close.
 func TestMetrics(t *testing.T) {
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	srv := startHoldServer(t, 4)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -137,8 +137,8 @@ func TestMetrics(t *testing.T) {
 // TestMetricsRedials: a connection replaced after TRANSIENT_FAILURE counts
 // in rpclab.pool.redials.
 func TestMetricsRedials(t *testing.T) {
-	ctx := testutil.Context(t)
-	lis := testutil.Listen(t)
+	ctx := pooltest.Context(t)
+	lis := pooltest.Listen(t)
 	addr := lis.Addr().String()
 	lis.Close() // nothing listens: every dial is refused
 	reader := sdkmetric.NewManualReader()
@@ -153,15 +153,19 @@ func TestMetricsRedials(t *testing.T) {
 }
 
 // TestMetricsGlobalProvider: without WithMeterProvider the pool reports
-// to OpenTelemetry's global provider, installed before or after New.
+// to OpenTelemetry's global provider.
 func TestMetricsGlobalProvider(t *testing.T) {
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	srv := startServer(t)
-	p := newPool(t, srv.addr, WithSize(2))
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	prev := otel.GetMeterProvider()
 	otel.SetMeterProvider(mp)
+	t.Cleanup(func() {
+		otel.SetMeterProvider(prev)
+		_ = mp.Shutdown(context.Background())
+	})
+	p := newPool(t, srv.addr, WithSize(2))
 	for range 3 {
 		if err := ping(ctx, p); err != nil {
 			t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rpclab/rpclab/pool/internal/adapt"
-	testutil "github.com/rpclab/rpclab/pool/internal/pooltest"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
 	pb "google.golang.org/grpc/interop/grpc_testing"
 )
 
@@ -87,7 +87,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 // A dial option that only fails when dialling (a dialer that errors): New
 // succeeds, as grpc.NewClient does, and Connect and RPCs report it.
 func TestDialerThatFails(t *testing.T) {
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	dialer := grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) {
 		return nil, errors.New("dialer refuses")
 	})
@@ -154,7 +154,7 @@ func TestStubsAndSpread(t *testing.T) {
 	srv := startServer(t)
 	for _, pol := range []Policy{RoundRobin, LeastLoaded} {
 		t.Run(pol.String(), func(t *testing.T) {
-			ctx := testutil.Context(t)
+			ctx := pooltest.Context(t)
 			var mu sync.Mutex
 			used := map[*grpc.ClientConn]int{}
 			count := grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
@@ -205,7 +205,7 @@ func TestStubsAndSpread(t *testing.T) {
 // connection it was opened on.
 func TestStreamInFlight(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	p := newPool(t, srv.addr, WithSize(2))
 	if err := p.Connect(ctx); err != nil {
 		t.Fatalf("Connect: %v", err)
@@ -268,7 +268,7 @@ func TestStreamInFlight(t *testing.T) {
 // panics; Stats still works.
 func TestUseAfterClose(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	p, err := New(srv.addr, plaintext, WithSize(3))
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -325,7 +325,7 @@ func TestUseAfterClose(t *testing.T) {
 // Close and RPCs racing each other: no panic, no race, only Canceled.
 func TestCloseDuringRPCs(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	p, err := New(srv.addr, plaintext, WithSize(2), WithPolicy(LeastLoaded))
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -370,7 +370,7 @@ func TestCloseDuringRPCs(t *testing.T) {
 // The logger option receives the pool's replacement messages.
 func TestLoggerSeesRedial(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	var buf syncBuffer
 	p := newPool(t, srv.addr, WithSize(1), WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	if err := p.Connect(ctx); err != nil {
@@ -409,7 +409,7 @@ func (s *syncBuffer) String() string {
 func TestLazyAndEager(t *testing.T) {
 	srv := startServer(t)
 	t.Run("eager", func(t *testing.T) {
-		ctx := testutil.Context(t)
+		ctx := pooltest.Context(t)
 		proxy := startProxy(t, srv.addr)
 		p := newPool(t, proxy.addr(), WithSize(3))
 		waitFor(ctx, t, "3 connections to be ready without an RPC", func() bool { return p.Stats().Ready() == 3 })
@@ -418,7 +418,7 @@ func TestLazyAndEager(t *testing.T) {
 		}
 	})
 	t.Run("lazy", func(t *testing.T) {
-		ctx := testutil.Context(t)
+		ctx := pooltest.Context(t)
 		proxy := startProxy(t, srv.addr)
 		p := newPool(t, proxy.addr(), WithSize(3), WithLazy())
 		for i, c := range p.Stats().Conns {

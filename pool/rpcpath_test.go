@@ -5,7 +5,7 @@ package pool
 import (
 	"testing"
 
-	testutil "github.com/rpclab/rpclab/pool/internal/pooltest"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // TestRPCPathAllocs: the pool's part of a unary RPC (begin: the pick and
@@ -15,7 +15,7 @@ import (
 // mutex and its history's: a path that took either would never finish.
 func TestRPCPathAllocs(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	for _, tc := range []struct {
 		name string
 		opts []Option
