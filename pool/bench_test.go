@@ -140,7 +140,10 @@ func BenchmarkPick(b *testing.B) {
 	sizes := []struct {
 		name string
 		opt  Option
-	}{{"fixed", WithSize(4)}, {"adaptive", WithAdaptive(4, 4)}}
+	}{{"fixed", WithSize(4)}, {"adaptive", WithAdaptive(4, 4)}, {"growth", Option(func(c *config) error {
+		c.size, c.streamLimit, c.maxConns = 4, 1000, 8 // growth on, never needed
+		return nil
+	})}}
 	for _, pol := range []Policy{RoundRobin, LeastLoaded} {
 		for _, size := range sizes {
 			b.Run("policy="+pol.String()+"/size="+size.name, func(b *testing.B) {
