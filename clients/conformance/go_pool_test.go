@@ -98,10 +98,26 @@ func TestGoPoolInstall(t *testing.T) {
 	run(t, time.Minute, app, env, "go", "mod", "edit",
 		"-require=github.com/rpclab/rpclab/pool@v0.0.0", "-replace=github.com/rpclab/rpclab/pool=../pool")
 	run(t, 5*time.Minute, app, env, "go", "mod", "tidy")
+	// The app builds with the grpc-go the pool requires, not a newer one.
+	var req struct {
+		Require []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal([]byte(run(t, time.Minute, filepath.Join(tmp, "pool"), env, "go", "mod", "edit", "-json")), &req); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, r := range req.Require {
+		want[r.Path] = r.Version
+	}
 	mods := run(t, time.Minute, app, env, "go", "list", "-m", "all")
 	for _, l := range strings.Split(mods, "\n") {
-		if f := strings.Fields(l); len(f) > 0 && f[0] == "github.com/rpclab/rpclab" {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 0:
+		case f[0] == "github.com/rpclab/rpclab":
 			t.Errorf("the app's module graph holds the rpclab module: %s", l)
+		case f[0] == "google.golang.org/grpc" && (len(f) < 2 || f[1] != want[f[0]]):
+			t.Errorf("the app selected %s, want grpc-go %s as pool/go.mod requires", l, want[f[0]])
 		}
 	}
 	run(t, 5*time.Minute, app, env, "go", "build", "-o", "app", ".")
