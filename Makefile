@@ -27,7 +27,8 @@ vet:
 
 ## bench: the micro-benchmarks (recording path, pool pick path, pool throughput).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/stats ./pool
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/stats
+	cd pool && $(GO) test -run '^$$' -bench . -benchmem .
 
 ## proto: regenerate the Go code from proto/.
 proto:

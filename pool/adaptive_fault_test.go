@@ -15,15 +15,15 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool/internal/adapt"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // A new connection that does not get READY within the re-dial delay is
 // closed, the size stays, and the next growth waits the back-off.
 func TestAdaptiveGrowFailed(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	proxy := startProxy(t, srv.addr)
 	fc := newFakeClock()
 	r := testRule(1, 2)
@@ -53,7 +53,7 @@ func TestAdaptiveGrowFailed(t *testing.T) {
 // recovers its size with every connection READY.
 func TestAdaptiveServerKilledWhileGrowing(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	fc := newFakeClock()
 	r := testRule(2, 4)
 	r.Trial = time.Hour // the trial stays open for the whole test
@@ -145,7 +145,7 @@ func TestAdaptiveLoadRisesAndFalls(t *testing.T) {
 	srv := &testServer{addr: lis.Addr().String()}
 	srv.serve(counted)
 	t.Cleanup(srv.stop)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	goroutines := runtime.NumGoroutine()
 
 	fc := newFakeClock()

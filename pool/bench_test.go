@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/rpclab/rpclab/internal/testutil"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
+	pb "google.golang.org/grpc/interop/grpc_testing"
 )
 
 // spread runs b.N calls of op over exactly g goroutines (b.RunParallel
@@ -58,7 +58,7 @@ func BenchmarkUnary(b *testing.B) {
 	for _, n := range []int{1, 2, 4, 8} {
 		for _, par := range benchParallel {
 			b.Run(fmt.Sprintf("conns=%d/parallel=%d", n, par), func(b *testing.B) {
-				ctx := testutil.Context(b)
+				ctx := pooltest.Context(b)
 				p := newPool(b, srv.addr, WithSize(n))
 				if err := p.Connect(ctx); err != nil {
 					b.Fatal(err)
@@ -88,7 +88,7 @@ func BenchmarkUnaryHeld(b *testing.B) {
 				opt  Option
 			}{{"fixed", WithSize(n)}, {"adaptive", WithAdaptive(n, n)}} {
 				b.Run(fmt.Sprintf("conns=%d/parallel=%d/%s", n, par, mode.name), func(b *testing.B) {
-					ctx := testutil.Context(b)
+					ctx := pooltest.Context(b)
 					p := newPool(b, srv.addr, mode.opt)
 					if err := p.Connect(ctx); err != nil {
 						b.Fatal(err)
@@ -104,7 +104,7 @@ func BenchmarkUnaryClientConn(b *testing.B) {
 	srv := startServer(b)
 	for _, par := range benchParallel {
 		b.Run(fmt.Sprintf("parallel=%d", par), func(b *testing.B) {
-			ctx := testutil.Context(b)
+			ctx := pooltest.Context(b)
 			cc, err := grpc.NewClient(srv.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {
 				b.Fatal(err)
@@ -140,11 +140,14 @@ func BenchmarkPick(b *testing.B) {
 	sizes := []struct {
 		name string
 		opt  Option
-	}{{"fixed", WithSize(4)}, {"adaptive", WithAdaptive(4, 4)}}
+	}{{"fixed", WithSize(4)}, {"adaptive", WithAdaptive(4, 4)}, {"growth", Option(func(c *config) error {
+		c.size, c.streamLimit, c.maxConns = 4, 1000, 8 // growth on, never needed
+		return nil
+	})}}
 	for _, pol := range []Policy{RoundRobin, LeastLoaded} {
 		for _, size := range sizes {
 			b.Run("policy="+pol.String()+"/size="+size.name, func(b *testing.B) {
-				ctx := testutil.Context(b)
+				ctx := pooltest.Context(b)
 				p := newPool(b, srv.addr, size.opt, WithPolicy(pol))
 				if err := p.Connect(ctx); err != nil {
 					b.Fatal(err)

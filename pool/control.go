@@ -251,17 +251,19 @@ func (p *Pool) grow() bool {
 	}
 	c.state.Store(int32(connectivity.Ready))
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed.Load() {
+		p.mu.Unlock()
 		_ = c.close()
 		return false
 	}
 	old := p.list()
-	s := p.newSlot(c)
+	s := p.newSlotID(c, freeID(old, 0))
 	next := append(old[:len(old):len(old)], s) // a new array: readers keep theirs
 	p.slots.Store(&next)
 	p.wg.Add(1)
 	go p.watch(s, c)
+	p.mu.Unlock()
+	p.met.resized(+1)
 	return true
 }
 
@@ -282,6 +284,7 @@ func (p *Pool) shrink() bool {
 	p.retired[c] = struct{}{}
 	s.cancel()
 	p.mu.Unlock()
+	p.met.resized(-1)
 	c.retire()
 	return true
 }

@@ -15,9 +15,9 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
-	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool/internal/adapt"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
+	pb "google.golang.org/grpc/interop/grpc_testing"
 )
 
 // fakeClock drives an adaptive pool's control loop: the test advances the
@@ -165,7 +165,7 @@ func (fc *fakeClock) stepUntil(ctx context.Context, t testing.TB, p *Pool, what 
 // RPC fails because of a resize.
 func TestAdaptiveGrowsAndGivesBack(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	fc := newFakeClock()
 	r := testRule(1, 2)
 	r.MinGain = 100 // no trial can pay
@@ -267,7 +267,7 @@ func parkedBlock(ctx context.Context, t *testing.T, fc *fakeClock, p *Pool, newe
 // the interval ends, and the next decision keeps it for the backlog.
 func TestParkGuardEndsBacklog(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	fc := newFakeClock()
 	r := testRule(1, 2)
 	r.Trial = 4 * time.Second
@@ -360,7 +360,7 @@ func TestGuardReadsInARow(t *testing.T) {
 // before it closes.
 func TestAdaptiveDrainsRetired(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	fc := newFakeClock()
 	r := testRule(1, 2)
 	r.MinGain = 100

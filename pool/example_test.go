@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/rpclab/rpclab/internal/server"
 	"github.com/rpclab/rpclab/pool"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
+	pb "google.golang.org/grpc/interop/grpc_testing"
 )
 
 // A generated client takes the pool where it took a *grpc.ClientConn: the
@@ -26,7 +26,7 @@ func Example() {
 		fmt.Println("listen:", err)
 		return
 	}
-	srv := server.New(server.Options{})
+	srv := pooltest.NewServer(nil)
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
 
@@ -92,7 +92,7 @@ func ExampleWithAdaptive() {
 		fmt.Println("listen:", err)
 		return
 	}
-	srv := server.New(server.Options{})
+	srv := pooltest.NewServer(nil)
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
 

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // Kill the server while RPCs run and restart it on the same port: RPCs
@@ -25,7 +25,7 @@ func TestServerKilledAndRestarted(t *testing.T) {
 	for _, pol := range []Policy{RoundRobin, LeastLoaded} {
 		t.Run(pol.String(), func(t *testing.T) {
 			srv := startServer(t)
-			ctx := testutil.Context(t)
+			ctx := pooltest.Context(t)
 			p := newPool(t, srv.addr, WithSize(3), WithPolicy(pol), WithRedialAfter(100*time.Millisecond))
 			if err := p.Connect(ctx); err != nil {
 				t.Fatalf("Connect: %v", err)
@@ -85,7 +85,7 @@ func TestServerKilledAndRestarted(t *testing.T) {
 // A connection stuck in TRANSIENT_FAILURE is re-created in the background,
 // and the pool connects once the target listens.
 func TestRedialInTransientFailure(t *testing.T) {
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen: %v", err)
@@ -133,7 +133,7 @@ func TestStalledConnection(t *testing.T) {
 	srv := startServer(t)
 	for _, tc := range tests {
 		t.Run(tc.policy.String(), func(t *testing.T) {
-			ctx := testutil.Context(t)
+			ctx := pooltest.Context(t)
 			proxy := startProxy(t, srv.addr)
 			// The interceptor tells the test which connection an RPC took.
 			where := grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
@@ -207,7 +207,7 @@ func TestPicksRaceRedials(t *testing.T) {
 	srv := startServer(t)
 	for _, pol := range []Policy{RoundRobin, LeastLoaded} {
 		t.Run(pol.String(), func(t *testing.T) {
-			ctx := testutil.Context(t)
+			ctx := pooltest.Context(t)
 			p := newPool(t, srv.addr, WithSize(3), WithPolicy(pol))
 			if err := p.Connect(ctx); err != nil {
 				t.Fatalf("Connect: %v", err)

@@ -84,6 +84,7 @@ func (p *Pool) replace(s *slot, old *conn, why string) bool {
 		return false
 	}
 	p.retired[old] = struct{}{}
+	c.id = s.id
 	s.cur.Store(c)
 	s.redials.Add(1)
 	if !p.cfg.lazy {
@@ -92,6 +93,7 @@ func (p *Pool) replace(s *slot, old *conn, why string) bool {
 	p.wg.Add(1)
 	go p.watch(s, c)
 	p.mu.Unlock()
+	p.met.redialed()
 	old.retire()
 	p.cfg.logger.Info("pool: re-created connection", "target", p.target, "conn", s.id, "reason", why, "redials", s.redials.Load())
 	return true

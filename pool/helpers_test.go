@@ -16,10 +16,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/rpclab/rpclab/internal/server"
-	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool/internal/adapt"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
+	pb "google.golang.org/grpc/interop/grpc_testing"
 )
 
 const unaryMethod = "/grpc.testing.BenchmarkService/UnaryCall"
@@ -37,7 +36,7 @@ type testServer struct {
 // startServer serves on 127.0.0.1:0 until the test ends.
 func startServer(t testing.TB) *testServer {
 	t.Helper()
-	lis := testutil.Listen(t)
+	lis := pooltest.Listen(t)
 	s := &testServer{addr: lis.Addr().String()}
 	s.serve(lis)
 	t.Cleanup(s.stop)
@@ -47,7 +46,7 @@ func startServer(t testing.TB) *testServer {
 func (s *testServer) serve(lis net.Listener) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.srv = server.New(server.Options{})
+	s.srv = pooltest.NewServer(nil)
 	s.done = make(chan struct{})
 	srv, done := s.srv, s.done
 	go func() {
@@ -120,7 +119,8 @@ func checkNoWatchers(t testing.TB) {
 }
 
 // watchers counts the pool's background goroutines still running: the
-// connections' watchers and the adaptive control loop.
+// connections' watchers, the adaptive control loop and the retirer of
+// grown connections.
 func watchers() int {
 	buf := make([]byte, 1<<20)
 	for {
@@ -131,7 +131,8 @@ func watchers() int {
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	return strings.Count(string(buf), "pool.(*Pool).watch(") + strings.Count(string(buf), "pool.(*Pool).control(")
+	return strings.Count(string(buf), "pool.(*Pool).watch(") + strings.Count(string(buf), "pool.(*Pool).control(") +
+		strings.Count(string(buf), "pool.(*Pool).retireIdle(")
 }
 
 // waitFor polls cond until it holds or ctx ends.
@@ -155,7 +156,7 @@ func ping(ctx context.Context, cc grpc.ClientConnInterface, opts ...grpc.CallOpt
 func adaptivePool(t *testing.T, r adapt.Rule) (*Pool, *fakeClock, context.Context) {
 	t.Helper()
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	fc := newFakeClock()
 	p := newPool(t, srv.addr, withRule(r), fc.option())
 	if err := p.Connect(ctx); err != nil {
@@ -183,7 +184,7 @@ type link struct {
 
 func startProxy(t testing.TB, backend string) *stallProxy {
 	t.Helper()
-	lis := testutil.Listen(t)
+	lis := pooltest.Listen(t)
 	p := &stallProxy{lis: lis, backend: backend, links: map[string]*link{}}
 	p.wg.Add(1)
 	go p.accept()

@@ -13,9 +13,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 
-	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool/internal/adapt"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
+	pb "google.golang.org/grpc/interop/grpc_testing"
 )
 
 // A connection whose socket write blocks (nobody reads the other end of
@@ -23,7 +23,7 @@ import (
 // that started meanwhile waits as long; once the write goes through and
 // nothing is queued, the wait is gone.
 func TestWriteWaitBlockedWrite(t *testing.T) {
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	client, server := net.Pipe()
 	defer client.Close()
 	defer server.Close()
@@ -109,7 +109,7 @@ func TestSignalsIdleConnection(t *testing.T) {
 // An RPC that fails before any byte is written (nothing listens) leaves no
 // stale wait behind: once nothing is in flight, nothing waits.
 func TestWriteWaitFailedRPC(t *testing.T) {
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestAdaptiveDialerTargets(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := testutil.Context(t)
+			ctx := pooltest.Context(t)
 			p := newPool(t, tc.target, withRule(testRule(1, 1)), newFakeClock().option())
 			if err := ping(ctx, p); err != nil {
 				t.Fatalf("RPC to %s: %v", tc.target, err)
@@ -179,7 +179,7 @@ func TestCallerDialer(t *testing.T) {
 	// An RPC held in flight (a stream opened and left open) across a
 	// second of the fake clock.
 	held := func(t *testing.T, p *Pool, fc *fakeClock) time.Duration {
-		ctx := testutil.Context(t)
+		ctx := pooltest.Context(t)
 		p.sample(fc.advance(time.Second))
 		stream, err := pb.NewBenchmarkServiceClient(p).StreamingCall(ctx)
 		if err != nil {
@@ -193,7 +193,7 @@ func TestCallerDialer(t *testing.T) {
 	t.Run("in WithDialOptions", func(t *testing.T) {
 		fc := newFakeClock()
 		p := newPool(t, srv.addr, withRule(testRule(1, 1)), fc.option(), WithDialOptions(grpc.WithContextDialer(dial)))
-		if err := ping(testutil.Context(t), p); err != nil {
+		if err := ping(pooltest.Context(t), p); err != nil {
 			t.Fatal(err)
 		}
 		if calls.Load() == 0 {
@@ -211,7 +211,7 @@ func TestCallerDialer(t *testing.T) {
 	t.Run("WithDialer", func(t *testing.T) {
 		calls.Store(0)
 		p := newPool(t, srv.addr, withRule(testRule(1, 1)), newFakeClock().option(), WithDialer(dial))
-		if err := ping(testutil.Context(t), p); err != nil {
+		if err := ping(pooltest.Context(t), p); err != nil {
 			t.Fatal(err)
 		}
 		m := p.list()[0].cur.Load().wm
@@ -227,10 +227,10 @@ func TestCallerDialer(t *testing.T) {
 	t.Run("WithDialer, a fixed pool", func(t *testing.T) {
 		calls.Store(0)
 		p := newPool(t, srv.addr, WithSize(2), WithDialer(dial))
-		if err := ping(testutil.Context(t), p); err != nil {
+		if err := ping(pooltest.Context(t), p); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Connect(testutil.Context(t)); err != nil {
+		if err := p.Connect(pooltest.Context(t)); err != nil {
 			t.Fatal(err)
 		}
 		if calls.Load() < 2 {

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
 	"google.golang.org/grpc"
 
 	"github.com/rpclab/rpclab/pool/internal/adapt"
@@ -30,6 +31,16 @@ type config struct {
 
 	// dialer is WithDialer's (nil: grpc-go's, or the meter's TCP dial).
 	dialer func(context.Context, string) (net.Conn, error)
+
+	// Growth at the server's stream limit (WithStreamLimit): off while
+	// streamLimit is 0.
+	streamLimit   int
+	maxConns      int
+	growthIdle    time.Duration
+	growthIdleSet bool // WithGrowthIdle was given
+
+	// meters is WithMeterProvider's (default: OpenTelemetry's global).
+	meters metric.MeterProvider
 
 	sizeSet  bool        // WithSize was given
 	adaptive bool        // sized by rule (or sizer) between its Min and Max
@@ -60,6 +71,11 @@ const (
 // TRANSIENT_FAILURE before the pool re-creates it, when WithRedialAfter is
 // not given.
 const DefaultRedialAfter = 5 * time.Second
+
+// DefaultGrowthIdle is how long a connection added by WithStreamLimit
+// may carry no RPC before the pool closes it, when WithGrowthIdle is not
+// given.
+const DefaultGrowthIdle = 30 * time.Second
 
 // maxRedialAfter caps the doubling of the re-dial delay while a target
 // stays down.
@@ -95,6 +111,7 @@ func defaultConfig() *config {
 		size:        DefaultSize(),
 		policy:      RoundRobin,
 		redialAfter: DefaultRedialAfter,
+		growthIdle:  DefaultGrowthIdle,
 		logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		now:         time.Now,
 		newTicker: func(d time.Duration) (<-chan time.Time, func()) {
@@ -117,6 +134,25 @@ func (c *config) validate() error {
 	}
 	if c.redialAfter <= 0 {
 		return fmt.Errorf("%w: redial delay %v must be positive", ErrInvalidOption, c.redialAfter)
+	}
+	if c.streamLimit != 0 || c.maxConns != 0 {
+		if c.adaptive {
+			return fmt.Errorf("%w: WithStreamLimit and WithAdaptive both given (choose one way to add connections)", ErrInvalidOption)
+		}
+		if c.streamLimit < 1 {
+			return fmt.Errorf("%w: WithStreamLimit: streams per connection %d must be at least 1", ErrInvalidOption, c.streamLimit)
+		}
+		if c.maxConns < c.size {
+			return fmt.Errorf("%w: WithStreamLimit: max connections %d is below the size %d", ErrInvalidOption, c.maxConns, c.size)
+		}
+		if c.maxConns > MaxSize {
+			return fmt.Errorf("%w: WithStreamLimit: max connections %d is above %d (MaxSize)", ErrInvalidOption, c.maxConns, MaxSize)
+		}
+	} else if c.growthIdleSet {
+		return fmt.Errorf("%w: WithGrowthIdle without WithStreamLimit (only grown connections retire)", ErrInvalidOption)
+	}
+	if c.growthIdle <= 0 {
+		return fmt.Errorf("%w: WithGrowthIdle: idle time %v must be positive", ErrInvalidOption, c.growthIdle)
 	}
 	if c.adaptive {
 		if c.sizeSet {
@@ -234,6 +270,68 @@ func WithDialer(dial func(ctx context.Context, addr string) (net.Conn, error)) O
 			return fmt.Errorf("%w: WithDialer: nil dialer", ErrInvalidOption)
 		}
 		c.dialer = dial
+		return nil
+	}
+}
+
+// WithStreamLimit turns on growth at the server's stream limit: a server
+// or proxy often lets one HTTP/2 connection carry only so many streams
+// at once (SETTINGS_MAX_CONCURRENT_STREAMS, often 100 or 128), and
+// grpc-go queues the RPCs past it inside the client, silently. With
+// growth on, an RPC goes to a connection with fewer than streamsPerConn
+// RPCs in flight, chosen by the pick policy among those; when every
+// connection carries streamsPerConn, the pool adds a connection, up to
+// maxConns in all, and the RPC goes to it. At maxConns the policy picks
+// among all connections and the RPC waits in grpc-go for a free stream.
+// A connection added this way that carries no RPC for the idle time
+// (WithGrowthIdle, default DefaultGrowthIdle) is closed; the pool never
+// shrinks below its size (WithSize).
+//
+// streamsPerConn is the server's limit as configured here: grpc-go does
+// not expose the peer's MAX_CONCURRENT_STREAMS outside its internals, so
+// the pool does not learn it. Give the limit the server announces (for
+// grpc-go servers, grpc.MaxConcurrentStreams; the default is unlimited,
+// where growth is not needed).
+//
+// Off by default: the size is fixed. New rejects streamsPerConn < 1,
+// maxConns below the size or above MaxSize, and WithStreamLimit together
+// with WithAdaptive. maxConns equal to the size keeps the size fixed
+// (and the pick still prefers connections below the limit).
+func WithStreamLimit(streamsPerConn, maxConns int) Option {
+	return func(c *config) error { c.streamLimit, c.maxConns = streamsPerConn, maxConns; return nil }
+}
+
+// WithGrowthIdle sets how long a connection added by WithStreamLimit may
+// carry no RPC before the pool closes it (default DefaultGrowthIdle). New
+// rejects d <= 0, and WithGrowthIdle without WithStreamLimit.
+func WithGrowthIdle(d time.Duration) Option {
+	return func(c *config) error { c.growthIdle, c.growthIdleSet = d, true; return nil }
+}
+
+// WithMeterProvider sets where the pool reports its OpenTelemetry metrics.
+// Default: otel.GetMeterProvider(), the global provider, which is a no-op
+// until the application installs one (before or after New). nil is an
+// error. The meter is named "github.com/rpclab/rpclab/pool", with the
+// module's version as the build records it:
+//
+//	rpclab.pool.size      UpDownCounter  {connection}  rpclab.pool.target
+//	rpclab.pool.inflight  UpDownCounter  {request}     rpclab.pool.target, rpclab.pool.connection
+//	rpclab.pool.picks     Counter        {pick}        rpclab.pool.target, rpclab.pool.connection
+//	rpclab.pool.redials   Counter        {redial}      rpclab.pool.target
+//	rpclab.pool.resizes   Counter        {resize}      rpclab.pool.target, rpclab.pool.direction
+//
+// rpclab.pool.connection is the connection's index (0..size-1, then the
+// added ones, an index reused once its connection retired);
+// rpclab.pool.direction is "grow" or "shrink" (growth at the stream limit
+// and WithAdaptive both count). inflight and picks are asynchronous
+// (observable) instruments, read at collection from the counters the pick
+// keeps anyway; they export as the same sums. size returns to 0 at Close.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) error {
+		if mp == nil {
+			return fmt.Errorf("%w: nil MeterProvider", ErrInvalidOption)
+		}
+		c.meters = mp
 		return nil
 	}
 }

@@ -49,23 +49,18 @@ func usable(s connectivity.State) bool {
 // pick chooses a connection for one RPC and counts it as in flight. The
 // caller must call c.release() when the RPC ends. pick takes no lock: it
 // reads the slots' current connections, their cached states and their
-// in-flight counters atomically.
+// in-flight counters atomically. With growth on (WithStreamLimit) it is
+// pickGrowth, which takes the pool's lock only to add a connection.
 func (p *Pool) pick() *conn {
+	if p.cfg.streamLimit > 0 {
+		return p.pickGrowth()
+	}
 	for {
 		slots := p.list()
 		if a := int(p.active.Load()); a > 0 && a < len(slots) {
 			slots = slots[:a]
 		}
-		var s *slot
-		switch {
-		case len(slots) == 1:
-			s = slots[0]
-		case p.cfg.policy == LeastLoaded:
-			s = pickLeastLoaded(slots)
-		default:
-			s = p.pickRoundRobin(slots)
-		}
-		c := s.cur.Load()
+		c := p.byPolicy(slots).cur.Load()
 		c.inflight.Add(1)
 		// A connection retired between the load and the increment may
 		// already be closed (see conn.retire); take the slot's new one,
@@ -74,6 +69,18 @@ func (p *Pool) pick() *conn {
 			return c
 		}
 		c.leave()
+	}
+}
+
+// byPolicy picks among slots by the pool's policy.
+func (p *Pool) byPolicy(slots []*slot) *slot {
+	switch {
+	case len(slots) == 1:
+		return slots[0]
+	case p.cfg.policy == LeastLoaded:
+		return pickLeastLoaded(slots)
+	default:
+		return p.pickRoundRobin(slots)
 	}
 }
 

@@ -72,6 +72,25 @@
 // one each, for 30 seconds, it gives one back, and so on down to min. Stats().Events records every
 // decision and why; the measuring on the RPC path is atomics only.
 //
+// # Growth at the server's stream limit
+//
+// A server or proxy often limits the streams of one connection
+// (SETTINGS_MAX_CONCURRENT_STREAMS), and grpc-go queues the RPCs past it
+// in the client. WithStreamLimit(streamsPerConn, maxConns) makes the pool
+// add a connection when every connection carries streamsPerConn RPCs, up
+// to maxConns, and close an added connection once it has carried no RPC
+// for WithGrowthIdle (default 30s). The limit is configured: grpc-go does
+// not expose the peer's setting. Off by default; not with WithAdaptive.
+//
+// # Metrics
+//
+// The pool reports OpenTelemetry metrics through the API package
+// go.opentelemetry.io/otel/metric, to otel.GetMeterProvider() or to
+// WithMeterProvider's provider; with no SDK installed they cost nothing.
+// WithMeterProvider lists the instruments (rpclab.pool.size, inflight,
+// picks, redials, resizes). inflight and picks are read at collection from
+// the counters the pick keeps anyway: the RPC path does no metrics work.
+//
 // Apart from that, the pool only makes, picks and closes connections.
 package pool
 
@@ -115,6 +134,11 @@ type Pool struct {
 	// connection.
 	mu      sync.Mutex
 	retired map[*conn]struct{}
+	// donePicks is, per slot id, the RPCs started on connections closed
+	// since (the metrics' picks); under mu.
+	donePicks map[int]uint64
+
+	met *metrics // OpenTelemetry instruments
 }
 
 var _ grpc.ClientConnInterface = (*Pool)(nil)
@@ -126,6 +150,9 @@ type slot struct {
 	cancel  context.CancelFunc // drops the slot's watcher
 	cur     atomic.Pointer[conn]
 	redials atomic.Uint64
+	// grown marks a slot added by growth at the stream limit: only such a
+	// slot retires when idle. Set before the slot is published.
+	grown bool
 	// delay is the slot's current re-dial delay; only the slot's watcher
 	// touches it (handed from one watcher to the next by the go statement).
 	delay time.Duration
@@ -140,6 +167,7 @@ type conn struct {
 	closing   atomic.Bool   // Close has been called (exactly once)
 	cc        *grpc.ClientConn
 	pool      *Pool
+	id        int         // its slot's id: rpclab.pool.connection
 	wm        *writeMeter // adaptive pools only, else nil
 	// lastCompleted is the control loop's previous reading of completed.
 	lastCompleted uint64
@@ -168,13 +196,19 @@ func New(target string, opts ...Option) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{target: target, cfg: cfg, retired: map[*conn]struct{}{}}
+	p := &Pool{target: target, cfg: cfg, retired: map[*conn]struct{}{}, donePicks: map[int]uint64{}}
+	met, err := newMetrics(p)
+	if err != nil {
+		return nil, err
+	}
+	p.met = met
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	slots := make([]*slot, cfg.size)
 	for i := range slots {
 		c, err := p.dial()
 		if err != nil {
 			p.cancel()
+			p.met.unregister()
 			for _, s := range slots[:i] {
 				_ = s.cur.Load().close()
 			}
@@ -191,17 +225,29 @@ func New(target string, opts ...Option) (*Pool, error) {
 		p.wg.Add(1)
 		go p.watch(s, c)
 	}
+	p.met.sized(len(slots))
 	if cfg.adaptive {
 		p.startControl()
+	}
+	if cfg.streamLimit > 0 && cfg.maxConns > cfg.size {
+		p.wg.Add(1)
+		go p.retireIdle()
 	}
 	return p, nil
 }
 
 // newSlot makes the next slot, holding c.
 func (p *Pool) newSlot(c *conn) *slot {
-	s := &slot{id: p.nextID, delay: p.cfg.redialAfter}
+	s := p.newSlotID(c, p.nextID)
 	p.nextID++
+	return s
+}
+
+// newSlotID makes a slot with the given id, holding c.
+func (p *Pool) newSlotID(c *conn, id int) *slot {
+	s := &slot{id: id, delay: p.cfg.redialAfter}
 	s.ctx, s.cancel = context.WithCancel(p.ctx)
+	c.id = id
 	s.cur.Store(c)
 	return s
 }
@@ -327,7 +373,10 @@ func (c *conn) closeRetired() {
 	err := c.close()
 	p := c.pool
 	p.mu.Lock()
-	delete(p.retired, c)
+	if _, ok := p.retired[c]; ok {
+		p.donePicks[c.id] += c.completed.Load()
+		delete(p.retired, c)
+	}
 	p.mu.Unlock()
 	if err != nil && !errors.Is(err, errAlreadyClosing) {
 		p.cfg.logger.Warn("pool: close replaced connection", "target", p.target, "err", err)
@@ -420,6 +469,8 @@ func (p *Pool) Close() error {
 	//lint:ignore SA2001 the empty section is the barrier
 	p.mu.Unlock()
 	p.wg.Wait()
+	p.met.sized(-len(p.list()))
+	p.met.unregister()
 
 	var errs []error
 	for i, s := range p.list() {

@@ -21,9 +21,9 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
-	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool/internal/adapt"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
+	pb "google.golang.org/grpc/interop/grpc_testing"
 )
 
 func TestNewRejectsBadInput(t *testing.T) {
@@ -45,6 +45,13 @@ func TestNewRejectsBadInput(t *testing.T) {
 		{"nil logger", "127.0.0.1:1", []Option{plaintext, WithLogger(nil)}, ErrInvalidOption, "nil logger"},
 		{"no credentials", "127.0.0.1:1", nil, ErrDial, "no transport security"},
 		{"option fails", "127.0.0.1:1", []Option{failing}, nil, "boom"},
+		{"stream limit zero", "127.0.0.1:1", []Option{plaintext, WithSize(1), WithStreamLimit(0, 8)}, ErrInvalidOption, "streams per connection 0"},
+		{"stream limit max below size", "127.0.0.1:1", []Option{plaintext, WithSize(2), WithStreamLimit(4, 1)}, ErrInvalidOption, "max connections 1 is below the size 2"},
+		{"stream limit max past the maximum", "127.0.0.1:1", []Option{plaintext, WithSize(1), WithStreamLimit(4, 1025)}, ErrInvalidOption, "max connections 1025 is above 1024"},
+		{"stream limit and adaptive", "127.0.0.1:1", []Option{plaintext, WithAdaptive(1, 4), WithStreamLimit(4, 8)}, ErrInvalidOption, "WithStreamLimit and WithAdaptive"},
+		{"growth idle zero", "127.0.0.1:1", []Option{plaintext, WithSize(1), WithStreamLimit(4, 8), WithGrowthIdle(0)}, ErrInvalidOption, "idle time 0s"},
+		{"growth idle without a limit", "127.0.0.1:1", []Option{plaintext, WithGrowthIdle(time.Second)}, ErrInvalidOption, "WithGrowthIdle without WithStreamLimit"},
+		{"nil meter provider", "127.0.0.1:1", []Option{plaintext, WithMeterProvider(nil)}, ErrInvalidOption, "nil MeterProvider"},
 		{"adaptive min zero", "127.0.0.1:1", []Option{plaintext, WithAdaptive(0, 4)}, ErrInvalidOption, "WithAdaptive min 0"},
 		{"adaptive min negative", "127.0.0.1:1", []Option{plaintext, WithAdaptive(-1, 4)}, ErrInvalidOption, "WithAdaptive min -1"},
 		{"adaptive max below min", "127.0.0.1:1", []Option{plaintext, WithAdaptive(4, 3)}, ErrInvalidOption, "WithAdaptive max 3 must be at least min 4"},
@@ -80,7 +87,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 // A dial option that only fails when dialling (a dialer that errors): New
 // succeeds, as grpc.NewClient does, and Connect and RPCs report it.
 func TestDialerThatFails(t *testing.T) {
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	dialer := grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) {
 		return nil, errors.New("dialer refuses")
 	})
@@ -147,7 +154,7 @@ func TestStubsAndSpread(t *testing.T) {
 	srv := startServer(t)
 	for _, pol := range []Policy{RoundRobin, LeastLoaded} {
 		t.Run(pol.String(), func(t *testing.T) {
-			ctx := testutil.Context(t)
+			ctx := pooltest.Context(t)
 			var mu sync.Mutex
 			used := map[*grpc.ClientConn]int{}
 			count := grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
@@ -198,7 +205,7 @@ func TestStubsAndSpread(t *testing.T) {
 // connection it was opened on.
 func TestStreamInFlight(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	p := newPool(t, srv.addr, WithSize(2))
 	if err := p.Connect(ctx); err != nil {
 		t.Fatalf("Connect: %v", err)
@@ -261,7 +268,7 @@ func TestStreamInFlight(t *testing.T) {
 // panics; Stats still works.
 func TestUseAfterClose(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	p, err := New(srv.addr, plaintext, WithSize(3))
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -318,7 +325,7 @@ func TestUseAfterClose(t *testing.T) {
 // Close and RPCs racing each other: no panic, no race, only Canceled.
 func TestCloseDuringRPCs(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	p, err := New(srv.addr, plaintext, WithSize(2), WithPolicy(LeastLoaded))
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -363,7 +370,7 @@ func TestCloseDuringRPCs(t *testing.T) {
 // The logger option receives the pool's replacement messages.
 func TestLoggerSeesRedial(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	var buf syncBuffer
 	p := newPool(t, srv.addr, WithSize(1), WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	if err := p.Connect(ctx); err != nil {
@@ -402,7 +409,7 @@ func (s *syncBuffer) String() string {
 func TestLazyAndEager(t *testing.T) {
 	srv := startServer(t)
 	t.Run("eager", func(t *testing.T) {
-		ctx := testutil.Context(t)
+		ctx := pooltest.Context(t)
 		proxy := startProxy(t, srv.addr)
 		p := newPool(t, proxy.addr(), WithSize(3))
 		waitFor(ctx, t, "3 connections to be ready without an RPC", func() bool { return p.Stats().Ready() == 3 })
@@ -411,7 +418,7 @@ func TestLazyAndEager(t *testing.T) {
 		}
 	})
 	t.Run("lazy", func(t *testing.T) {
-		ctx := testutil.Context(t)
+		ctx := pooltest.Context(t)
 		proxy := startProxy(t, srv.addr)
 		p := newPool(t, proxy.addr(), WithSize(3), WithLazy())
 		for i, c := range p.Stats().Conns {

@@ -5,7 +5,7 @@ package pool
 import (
 	"testing"
 
-	"github.com/rpclab/rpclab/internal/testutil"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // TestRPCPathAllocs: the pool's part of a unary RPC (begin: the pick and
@@ -15,13 +15,15 @@ import (
 // mutex and its history's: a path that took either would never finish.
 func TestRPCPathAllocs(t *testing.T) {
 	srv := startServer(t)
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	for _, tc := range []struct {
 		name string
 		opts []Option
 	}{
 		{"fixed round-robin", []Option{WithSize(4)}},
 		{"fixed least-loaded", []Option{WithSize(4), WithPolicy(LeastLoaded)}},
+		{"growth round-robin", []Option{WithSize(4), WithStreamLimit(100, 8)}},
+		{"growth least-loaded", []Option{WithSize(4), WithStreamLimit(100, 8), WithPolicy(LeastLoaded)}},
 		{"adaptive round-robin", []Option{WithAdaptive(4, 4)}},
 		{"adaptive least-loaded", []Option{WithAdaptive(4, 4), WithPolicy(LeastLoaded)}},
 	} {

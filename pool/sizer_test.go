@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/pool/internal/adapt"
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
 )
 
 // scripted is a Sizer that returns its decisions in order (Hold after
@@ -33,7 +33,7 @@ func (s *scripted) GrowFailed(time.Time) { s.failed++ }
 // applies its decisions on a real server, kept within min and max
 // whatever the Sizer asks, each in the history with the Sizer's reason.
 func TestWithSizer(t *testing.T) {
-	ctx := testutil.Context(t)
+	ctx := pooltest.Context(t)
 	srv := startServer(t)
 	fc := newFakeClock()
 	const above, below = "load above the grow watermark", "load below the shrink watermark"

@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 t=${FUZZTIME:-15s}
 # Each package's Fuzz functions, found in its _test.go files.
+# The root module, then the pool module (its own go.mod, which ./... does not reach).
+root=$PWD
+for mod in . pool; do
+cd "$root/$mod"
 for pkg in $(go list ./... | grep -v /clients/); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for fn in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
@@ -24,4 +28,5 @@ for pkg in $(go list ./... | grep -v /clients/); do
       echo "$out" | tail -2
     fi
   done
+done
 done

@@ -16,6 +16,8 @@ done
 # clang-format) come with their builds.
 scripts/vet.sh
 go test -race -timeout 45m ./... 2>&1 | tee /tmp/rpclab-test.log
+# The pool module (its own go.mod, what users install): every test, with the race detector.
+(cd pool && go test -race -timeout 10m ./...) 2>&1 | tee -a /tmp/rpclab-test.log
 # The peers' comparison module (its own go.mod): its pools and parsers work.
 (cd bench/peers && go test -race -timeout 10m ./...)
 # Every parser of outside input meets new inputs for a bounded time.

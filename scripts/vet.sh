@@ -25,6 +25,10 @@ GOOS=darwin go vet ./... || { echo "vet: GOOS=darwin go vet failed"; fail=1; }
 go mod tidy -diff || { echo "vet: go.mod/go.sum are not tidy (run go mod tidy)"; fail=1; }
 # staticcheck, pinned; go run fetches it from the Go module proxy once.
 go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || { echo "vet: staticcheck"; fail=1; }
+# The pool module (pool/go.mod): the same checks; ./... at the root does not reach it.
+(cd pool && go vet ./... && GOOS=darwin go vet ./...) || { echo "vet: go vet (pool module)"; fail=1; }
+(cd pool && go mod tidy -diff) || { echo "vet: pool/go.mod/go.sum are not tidy (cd pool && go mod tidy)"; fail=1; }
+(cd pool && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...) || { echo "vet: staticcheck (pool module)"; fail=1; }
 # --- Python and Node (clients/python, clients/node)
 # Python: ruff check and format --check, from the client's venv
 # (clients/python/build.sh installs the pinned ruff); only where it was built.

@@ -118,9 +118,10 @@ func try(scratch string, m mutation, timeout time.Duration) (verdict, detail str
 	defer os.WriteFile(path, orig, 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	args := append([]string{"test", "-count=1"}, m.test...)
+	dir, pkgs := moduleOf(scratch, m.test)
+	args := append([]string{"test", "-count=1"}, pkgs...)
 	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = scratch
+	cmd.Dir = dir
 	outb, err := cmd.CombinedOutput()
 	switch {
 	case ctx.Err() != nil:
@@ -236,4 +237,23 @@ func tail(b []byte) string {
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// moduleOf returns the directory to run go test in for test (a package
+// pattern then flags) and the arguments to run there: a package inside a
+// nested module (a go.mod of its own below scratch, such as pool/) runs
+// from that module's directory, its pattern made relative to it.
+func moduleOf(scratch string, test []string) (string, []string) {
+	if len(test) == 0 || !strings.HasPrefix(test[0], "./") {
+		return scratch, test
+	}
+	rel := strings.TrimSuffix(strings.TrimPrefix(test[0], "./"), "/...")
+	for d := rel; d != "." && d != "/" && d != ""; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(scratch, d, "go.mod")); err == nil {
+			inner, _ := filepath.Rel(d, strings.TrimPrefix(test[0], "./"))
+			out := append([]string{"./" + filepath.ToSlash(inner)}, test[1:]...)
+			return filepath.Join(scratch, d), out
+		}
+	}
+	return scratch, test
 }

@@ -1,0 +1,151 @@
+// Copyright 2026 The rpclab Authors. SPDX-License-Identifier: Apache-2.0
+
+package pool
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/rpclab/rpclab/pool/internal/pooltest"
+)
+
+// holdServer is a grpc-go server on loopback that lets each connection
+// carry streams RPCs at once (grpc.MaxConcurrentStreams) and holds every
+// unary call until release is closed, counting the calls it holds.
+type holdServer struct {
+	addr    string
+	held    atomic.Int64
+	release chan struct{}
+	once    sync.Once
+}
+
+func startHoldServer(t *testing.T, streams uint32) *holdServer {
+	t.Helper()
+	h := &holdServer{release: make(chan struct{})}
+	ping := &pooltest.Ping{Hold: func(ctx context.Context) {
+		h.held.Add(1)
+		defer h.held.Add(-1)
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+		}
+	}}
+	h.addr = pooltest.Serve(t, pooltest.NewServer(ping, grpc.MaxConcurrentStreams(streams)))
+	t.Cleanup(h.unblock)
+	return h
+}
+
+func (h *holdServer) unblock() { h.once.Do(func() { close(h.release) }) }
+
+// conns is the pool's connections to h as the kernel sees them.
+func (h *holdServer) conns(t *testing.T) int {
+	t.Helper()
+	n, err := pooltest.ConnsTo(h.addr)
+	if err != nil {
+		t.Fatalf("count connections: %v", err)
+	}
+	return n
+}
+
+// holdCalls starts n unary calls on p and returns a wait for their end.
+func holdCalls(ctx context.Context, t *testing.T, p *Pool, n int) func() {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- ping(ctx, p)
+		}()
+	}
+	return func() {
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Errorf("held call: %v", err)
+			}
+		}
+	}
+}
+
+// TestGrowthAtStreamLimit: against a grpc-go server that allows 4 streams
+// per connection, 16 held calls on a pool of size 1 with growth on (max
+// 8, limit 4) run on 4 connections as the kernel sees them, 4 calls on
+// each; once the calls end, the grown connections are retired after the
+// idle time and 1 connection is left. With growth off the pool keeps 1
+// connection and the server holds only 4 calls (the rest queue in
+// grpc-go).
+func TestGrowthAtStreamLimit(t *testing.T) {
+	for _, policy := range []Policy{RoundRobin, LeastLoaded} {
+		t.Run("on "+policy.String(), func(t *testing.T) { testGrowthOn(t, policy) })
+	}
+	t.Run("off", func(t *testing.T) {
+		srv := startHoldServer(t, 4)
+		ctx := pooltest.Context(t)
+		p := newPool(t, srv.addr, WithSize(1))
+		if err := p.Connect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wait := holdCalls(ctx, t, p, 16)
+		waitFor(ctx, t, "4 calls held by the server", func() bool { return srv.held.Load() == 4 })
+		waitFor(ctx, t, "16 calls in flight in the pool", func() bool { return p.Stats().InFlight() == 16 })
+		if got := srv.conns(t); got != 1 {
+			t.Errorf("connections as the kernel sees them with growth off: got %d, want 1", got)
+		}
+		if got := srv.held.Load(); got != 4 {
+			t.Errorf("calls held by the server with growth off: got %d, want 4 (its stream limit)", got)
+		}
+		srv.unblock()
+		wait()
+	})
+}
+
+// TestGrowthAtMax: at its max connections the pool picks among all of
+// them and the calls past the limit wait in grpc-go for a free stream.
+func TestGrowthAtMax(t *testing.T) {
+	srv := startHoldServer(t, 4)
+	ctx := pooltest.Context(t)
+	p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 2), WithPolicy(LeastLoaded))
+	wait := holdCalls(ctx, t, p, 12)
+	waitFor(ctx, t, "8 calls held by the server", func() bool { return srv.held.Load() == 8 })
+	waitFor(ctx, t, "12 calls in flight in the pool", func() bool { return p.Stats().InFlight() == 12 })
+	if got := srv.conns(t); got != 2 {
+		t.Errorf("connections at max 2: got %d, want 2", got)
+	}
+	srv.unblock()
+	wait()
+}
+
+// testGrowthOn is TestGrowthAtStreamLimit with growth on under policy.
+func testGrowthOn(t *testing.T, policy Policy) {
+	srv := startHoldServer(t, 4)
+	ctx := pooltest.Context(t)
+	p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 8), WithGrowthIdle(200*time.Millisecond), WithPolicy(policy))
+	if err := p.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wait := holdCalls(ctx, t, p, 16)
+	waitFor(ctx, t, "16 calls held by the server", func() bool { return srv.held.Load() == 16 })
+	if got := srv.conns(t); got != 4 {
+		t.Errorf("connections as the kernel sees them with 16 held calls: got %d, want 4", got)
+	}
+	st := p.Stats()
+	if len(st.Conns) != 4 {
+		t.Errorf("pool size with 16 held calls: got %d, want 4", len(st.Conns))
+	}
+	for i, c := range st.Conns {
+		if c.InFlight != 4 {
+			t.Errorf("connection %d: %d RPCs in flight, want 4 (the limit)", i, c.InFlight)
+		}
+	}
+	srv.unblock()
+	wait()
+	waitFor(ctx, t, "the grown connections retired", func() bool { return p.Size() == 1 && srv.conns(t) == 1 })
+}
