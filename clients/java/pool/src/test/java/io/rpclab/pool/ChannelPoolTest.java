@@ -378,6 +378,11 @@ class ChannelPoolTest {
         awaitReady(p);
         ManagedChannel idle = p.channels().get(1);
         idle.enterIdle();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        ConnectivityState s;
+        while ((s = idle.getState(false)) != ConnectivityState.IDLE && System.nanoTime() < deadline) {
+            awaitChange(idle, s, deadline);
+        }
         assertEquals(ConnectivityState.IDLE, idle.getState(false), "after enterIdle");
         for (int i = 0; i < 4; i++) {
             check(p);
