@@ -166,7 +166,7 @@ public final class ChannelPool extends ManagedChannel {
     private final List<ManagedChannel> leaving = new ArrayList<>();
 
     private volatile boolean closed;
-    /** The pool's timers (redial, retire), made at the first one; null once closed (under lock). */
+    /** The pool's timers (redial, retire), made at the first one, shut down at close (under lock). */
     private ScheduledThreadPoolExecutor timer;
 
     private final AtomicInteger next = new AtomicInteger();
