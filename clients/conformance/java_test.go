@@ -49,7 +49,10 @@ func TestJavaUnit(t *testing.T) {
 // clients/java/pool (io.rpclab.pool.ChannelPool) with Maven Surefire against
 // a real grpc-java Netty server on loopback: N connections as the server
 // accepted them, a generated stub through the pool, least-loaded, a dead
-// channel skipped, a server stopped and restarted on the same port.
+// channel skipped, a server stopped and restarted on the same port; growth
+// at a server's stream limit (4 connections for 16 held calls, as the
+// kernel counts them; 1 with growth off; idle grown channels retired), a
+// refused channel redialled, metrics read back (GrowthTest).
 func TestJavaPoolUnit(t *testing.T) {
 	selected(t, "java")
 	if _, err := exec.LookPath("mvn"); err != nil {

@@ -48,6 +48,8 @@ public final class PoolExample {
         ChannelPool pool = ChannelPool.forTarget(args[0], InsecureChannelCredentials.create())
                 .size(4)
                 .policy(ChannelPool.Policy.LEAST_LOADED)
+                .maxConnections(8) // grow past 4 when each channel carries 100 calls (the server's limit)
+                .streamsPerConnection(100)
                 .build();
         for (int i = 0; i < calls; i++) {
             ClientCalls.blockingUnaryCall(pool, UNARY, CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), new byte[0]);

@@ -368,6 +368,30 @@ class ChannelPoolTest {
     }
 
     /**
+     * An IDLE channel is a candidate beside a READY one (a call makes it connect): round robin sends
+     * every other call to it: the calls come from two peers.
+     */
+    @Test
+    void anIdleChannelIsACandidate() throws Exception {
+        Server srv = server(0);
+        ChannelPool p = pool(plaintext(srv.target()).size(2).build());
+        awaitReady(p);
+        ManagedChannel idle = p.channels().get(1);
+        idle.enterIdle();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        ConnectivityState s;
+        while ((s = idle.getState(false)) != ConnectivityState.IDLE && System.nanoTime() < deadline) {
+            awaitChange(idle, s, deadline);
+        }
+        assertEquals(ConnectivityState.IDLE, idle.getState(false), "after enterIdle");
+        for (int i = 0; i < 4; i++) {
+            check(p);
+        }
+        assertEquals(2, new HashSet<>(srv.peers("Check")).size(), "distinct peers of the calls");
+        assertEquals(ConnectivityState.READY, idle.getState(false), "the IDLE channel took a call");
+    }
+
+    /**
      * close(drain) with a stream in flight: new calls fail at once with UNAVAILABLE, the stream ends
      * with UNAVAILABLE when the drain ends, every channel terminates; closing again is fine.
      */
