@@ -26,7 +26,7 @@ var ErrConns = errors.New("peers: connection count must be at least 1")
 
 // ErrNoPick is Pick's error for a peer whose pick cannot be called on its
 // own: a bare ClientConn has none, and rpclab's pool picks inside Invoke
-// (its pick alone is measured by `go test -bench Pick ./pool` in rpclab's
+// (its pick alone is measured by `go test -bench Pick` in rpclab's pool
 // module).
 var ErrNoPick = errors.New("peers: this peer has no pick of its own")
 
