@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,7 @@ func testPoolRestart(t *testing.T, dir string, env []string, argv ...string) {
 		Failed    map[string]int
 		Recovered bool
 		Conns     int
+		Redials   *int // the channels the pool replaced, where the script reports it
 	}
 	if err := json.Unmarshal([]byte(last), &got); err != nil {
 		t.Fatalf("%v: %q", err, last)
@@ -82,7 +84,12 @@ func testPoolRestart(t *testing.T, dir string, env []string, argv ...string) {
 	if !got.Recovered || got.Conns != 3 {
 		t.Errorf("got recovered %v and %d connections after the restart, want true and 3 (%s)", got.Recovered, got.Conns, last)
 	}
-	t.Logf("across the kill and restart: %d RPCs succeeded, failures %v, %d connections after", got.OK, got.Failed, got.Conns)
+	redials := "not reported"
+	if got.Redials != nil {
+		redials = strconv.Itoa(*got.Redials)
+	}
+	t.Logf("across the kill and restart: %d RPCs succeeded, failures %v, %d connections after, channels redialled: %s",
+		got.OK, got.Failed, got.Conns, redials)
 }
 
 // TestPythonPoolRestart: see testPoolRestart.
