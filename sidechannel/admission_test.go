@@ -29,7 +29,7 @@ func (c *peerConn) Close() error { c.closed = true; return nil }
 // flooder's, not a lone client's), and a hello lives the hello expiry,
 // not the call's.
 func TestHellosHaveTheirOwnBudget(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := testutil.NewFakeClock(time.Unix(1e9, 0))
 	cfg, err := newConfig([]Option{WithClock(clock.Now), WithMaxPending(2), WithMaxHellos(4), WithHelloExpiry(time.Second)})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestHellosHaveTheirOwnBudget(t *testing.T) {
 	if c, err := r.claim(ctx, ID{100}); err != nil || c != lone {
 		t.Errorf("the lone hello: got %v, %v; want its connection", c, err)
 	}
-	clock.Add(time.Second + 1)
+	clock.Advance(time.Second + 1)
 	r.sweep(false)
 	if calls, hellos := r.pending(); calls != 0 || hellos != 0 {
 		t.Errorf("after the hello expiry: %d calls, %d hellos pending, want none", calls, hellos)

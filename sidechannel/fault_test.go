@@ -86,14 +86,14 @@ func TestBadHello(t *testing.T) {
 // TestIDs: unknown, expired, reused and missing ids end with a clear
 // status, and their connections are closed.
 func TestIDs(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := testutil.NewFakeClock(time.Unix(1e9, 0))
 	ts := startServer(t, false, WithClock(clock.Now), WithExpiry(time.Minute))
 	ctx := testutil.Context(t)
 
 	t.Run("unknown id expires", func(t *testing.T) {
 		c := rawHello(ctx, t, ts.addr, hello(ID{1}))
 		waitPending(ctx, t, ts.sc, 1)
-		clock.Add(time.Minute + 1)
+		clock.Advance(time.Minute + 1)
 		ts.sc.reg.sweep(false)
 		waitClosed(ctx, t, c)
 		if got := ts.sc.Pending(); got != 0 {
@@ -103,7 +103,7 @@ func TestIDs(t *testing.T) {
 	t.Run("expired id", func(t *testing.T) {
 		c := rawHello(ctx, t, ts.addr, hello(ID{2}))
 		waitPending(ctx, t, ts.sc, 1)
-		clock.Add(time.Minute + 1)
+		clock.Advance(time.Minute + 1)
 		err := callWithID(ctx, ts, t, ID{2}.String())
 		if got := status.Code(err); got != codes.FailedPrecondition {
 			t.Errorf("call: got %v (%v), want %v", got, err, codes.FailedPrecondition)

@@ -100,3 +100,26 @@ func declaresTestTimeout(f *ast.File) bool {
 	}
 	return false
 }
+
+// TestOneFakeClock: no test declares a clock type of its own beside
+// internal/testutil's FakeClock, except the pool's (a module of its own,
+// which cannot import the lab's internal packages).
+func TestOneFakeClock(t *testing.T) {
+	decl := regexp.MustCompile(`(?m)^type (?i:fake|manual|test)Clock\b`)
+	err := walkGoFiles(".", func(string) bool { return true }, func(p, rel string) error {
+		if strings.HasPrefix(rel, "pool/") || strings.HasPrefix(rel, "experiments/") || rel == "internal/testutil/clock.go" {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if decl.Match(src) {
+			t.Errorf("%s declares a clock of its own: use testutil.FakeClock", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

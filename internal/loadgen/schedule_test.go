@@ -8,23 +8,20 @@ import (
 	"time"
 
 	"github.com/rpclab/rpclab/internal/stats"
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
-// fakeClock is an "infinitely fast CPU" clock (as grpc-go's
-// benchmark/latency tests): sleeping moves it on at once, and time passes
-// only when a test says the client spent it.
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) clock() clock {
+// fakeClockOf is the scheduler's clock on fc (testutil's fake clock):
+// sleeping moves it on at once, and time passes only when a test says the
+// client spent it.
+func fakeClockOf(fc *testutil.FakeClock) clock {
 	return clock{
-		now: func() time.Time { return c.t },
+		now: fc.Now,
 		sleepUntil: func(ctx context.Context, at time.Time) bool {
 			if ctx.Err() != nil {
 				return false
 			}
-			if at.After(c.t) {
-				c.t = at
-			}
+			fc.Set(at)
 			return true
 		},
 	}
@@ -83,27 +80,27 @@ func TestSchedulerOnFakeClock(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fc := &fakeClock{t: start}
+			fc := testutil.NewFakeClock(start)
 			pacer, err := NewPacer(Constant, tc.rate, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var measureAt time.Time
 			s := &scheduler{
-				pacer: pacer, clock: fc.clock(), warmup: tc.warmup, end: tc.warmup + tc.interval, late: tc.late, conns: 3,
+				pacer: pacer, clock: fakeClockOf(fc), warmup: tc.warmup, end: tc.warmup + tc.interval, late: tc.late, conns: 3,
 				hand: func(job) bool {
 					if tc.busy {
 						return false
 					}
-					fc.t = fc.t.Add(tc.handCost)
+					fc.Advance(tc.handCost)
 					return true
 				},
 				handWait: func(_ context.Context, _ job, by time.Time) bool {
-					if tc.waitCost == 0 || fc.t.Add(tc.waitCost).After(by) {
-						fc.t = by
+					if tc.waitCost == 0 || fc.Now().Add(tc.waitCost).After(by) {
+						fc.Set(by)
 						return false
 					}
-					fc.t = fc.t.Add(tc.waitCost)
+					fc.Advance(tc.waitCost)
 					return true
 				},
 				onMeasure: func(at time.Time) { measureAt = at },
@@ -137,11 +134,11 @@ func TestSchedulerOnFakeClock(t *testing.T) {
 // says it was interrupted.
 func TestSchedulerStopsWhenCancelled(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	fc := &fakeClock{t: start}
+	fc := testutil.NewFakeClock(start)
 	ctx, cancel := context.WithCancel(context.Background())
 	pacer, _ := NewPacer(Constant, 1000, 0)
 	n := 0
-	s := &scheduler{pacer: pacer, clock: fc.clock(), end: time.Second, conns: 1,
+	s := &scheduler{pacer: pacer, clock: fakeClockOf(fc), end: time.Second, conns: 1,
 		hand: func(job) bool {
 			if n++; n == 10 {
 				cancel()

@@ -8,48 +8,22 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/rpclab/rpclab/internal/testutil"
 )
 
-// fakeClock is an "infinitely fast CPU": time moves only when the code
-// under test sleeps, and every sleep is recorded.
-type fakeClock struct {
-	mu     sync.Mutex
-	t      time.Time
-	sleeps []time.Time
-}
-
-func useFakeClock(t *testing.T) *fakeClock {
+// useFakeClock makes the package's clock a testutil.FakeClock at t0 for
+// the test.
+func useFakeClock(t *testing.T) *testutil.FakeClock {
 	t.Helper()
-	fc := &fakeClock{t: t0}
+	fc := testutil.NewFakeClock(t0)
 	oldNow, oldUntil := now, sleepUntil
-	now = fc.now
-	sleepUntil = func(_ *waker, t time.Time) { fc.sleepUntil(t) }
+	now = fc.Now
+	sleepUntil = func(_ *waker, t time.Time) { fc.SleepUntil(t) }
 	t.Cleanup(func() { now, sleepUntil = oldNow, oldUntil })
 	return fc
-}
-
-func (f *fakeClock) now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.t
-}
-
-func (f *fakeClock) sleepUntil(t time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.sleeps = append(f.sleeps, t)
-	if t.After(f.t) {
-		f.t = t
-	}
-}
-
-func (f *fakeClock) advance(d time.Duration) {
-	f.mu.Lock()
-	f.t = f.t.Add(d)
-	f.mu.Unlock()
 }
 
 func TestPipeDeliversAtScheduledTimes(t *testing.T) {
@@ -57,7 +31,7 @@ func TestPipeDeliversAtScheduledTimes(t *testing.T) {
 	// 50 µs delay and 8 Mbit/s (a byte per µs).
 	p := newPipe(Link{Delay: 50 * time.Microsecond, RateBps: 8e6}.Effects(1), 1<<20)
 	mustWrite(t, p, bytes.Repeat([]byte{'a'}, 100)) // t=0: due 150
-	fc.advance(10 * time.Microsecond)
+	fc.Advance(10 * time.Microsecond)
 	mustWrite(t, p, bytes.Repeat([]byte{'b'}, 100)) // t=10: line free at 100, due 250
 
 	tests := []struct {
@@ -76,11 +50,11 @@ func TestPipeDeliversAtScheduledTimes(t *testing.T) {
 		if !bytes.Equal(buf[:n], bytes.Repeat([]byte{tc.want}, 100)) {
 			t.Fatalf("got %q..., want 100 x %q", buf[:4], tc.want)
 		}
-		if got := fc.now(); !got.Equal(tc.wantAt) {
+		if got := fc.Now(); !got.Equal(tc.wantAt) {
 			t.Errorf("read %q at %v, want %v", tc.want, got.Sub(t0), tc.wantAt.Sub(t0))
 		}
 	}
-	if got, want := fc.sleeps, []time.Time{us(150), us(250)}; !equalTimes(got, want) {
+	if got, want := fc.Sleeps(), []time.Time{us(150), us(250)}; !equalTimes(got, want) {
 		t.Errorf("got sleeps %v, want %v", since(got), since(want))
 	}
 }
@@ -93,13 +67,13 @@ func TestPipeLongDelaySleepsInSlices(t *testing.T) {
 	if n, err := p.Read(buf); err != nil || n != 1 {
 		t.Fatalf("Read = %d, %v", n, err)
 	}
-	if got, want := fc.now(), t0.Add(16*time.Millisecond); !got.Equal(want) {
+	if got, want := fc.Now(), t0.Add(16*time.Millisecond); !got.Equal(want) {
 		t.Errorf("read at %v, want %v", got.Sub(t0), want.Sub(t0))
 	}
 	// 16 ms: 5 ms slices (to notice Close), the last one to the due time.
 	want := []time.Time{us(5000), us(10000), us(15000), us(16000)}
-	if !equalTimes(fc.sleeps, want) {
-		t.Errorf("got sleeps %v, want %v", since(fc.sleeps), since(want))
+	if !equalTimes(fc.Sleeps(), want) {
+		t.Errorf("got sleeps %v, want %v", since(fc.Sleeps()), since(want))
 	}
 }
 
@@ -108,9 +82,9 @@ func TestPipeReadGathersDueChunksInOrder(t *testing.T) {
 	p := newPipe(Link{Delay: time.Millisecond}.Effects(1), 1<<20)
 	for i := 0; i < 5; i++ {
 		mustWrite(t, p, []byte{byte('0' + i)})
-		fc.advance(100 * time.Microsecond)
+		fc.Advance(100 * time.Microsecond)
 	}
-	fc.advance(2 * time.Millisecond) // every chunk is due: no sleep
+	fc.Advance(2 * time.Millisecond) // every chunk is due: no sleep
 	buf := make([]byte, 3)
 	var got []byte
 	for len(got) < 5 {
@@ -123,8 +97,8 @@ func TestPipeReadGathersDueChunksInOrder(t *testing.T) {
 	if string(got) != "01234" {
 		t.Errorf("got %q, want %q", got, "01234")
 	}
-	if len(fc.sleeps) != 0 {
-		t.Errorf("got sleeps %v, want none", since(fc.sleeps))
+	if len(fc.Sleeps()) != 0 {
+		t.Errorf("got sleeps %v, want none", since(fc.Sleeps()))
 	}
 }
 
@@ -132,7 +106,7 @@ func TestPipeWriteToRespectsTimes(t *testing.T) {
 	fc := useFakeClock(t)
 	p := newPipe(Link{Delay: 200 * time.Microsecond}.Effects(1), 1<<20)
 	mustWrite(t, p, []byte("ab"))
-	fc.advance(50 * time.Microsecond)
+	fc.Advance(50 * time.Microsecond)
 	mustWrite(t, p, []byte("cd"))
 	p.closeWrite(nil)
 	var w timedWriter
@@ -223,13 +197,13 @@ func mustWrite(t *testing.T, w io.Writer, b []byte) {
 }
 
 type timedWriter struct {
-	clock *fakeClock
+	clock *testutil.FakeClock
 	buf   bytes.Buffer
 	at    []time.Time
 }
 
 func (w *timedWriter) Write(b []byte) (int, error) {
-	w.at = append(w.at, w.clock.now())
+	w.at = append(w.at, w.clock.Now())
 	return w.buf.Write(b)
 }
 
