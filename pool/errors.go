@@ -9,10 +9,11 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// ErrClosed is returned by every call on a Pool after Close, including a
-// second Close. It is a gRPC status error with code Canceled, the code
-// grpc-go gives RPCs on a closed ClientConn, so status.Code reports it as
-// such and errors.Is(err, ErrClosed) identifies it.
+// ErrClosed is returned by every call on a Pool once Close or Shutdown
+// has begun, including a second Close or Shutdown. It is a gRPC status
+// error with code Canceled, the code grpc-go gives RPCs on a closed
+// ClientConn, so status.Code reports it as such and errors.Is(err,
+// ErrClosed) identifies it.
 var ErrClosed = status.Error(codes.Canceled, "pool: closed")
 
 // ErrInvalidOption is wrapped by New's error when an option's value is out

@@ -119,3 +119,33 @@ func ExampleWithAdaptive() {
 	// reason in words and what the interval it was taken on measured.
 	// Output: connections: 1 (adaptive true, 1..4)
 }
+
+// Shutdown gives RPCs in flight a drain of your choosing, as
+// net/http's Server.Shutdown does; Close drains for 5 seconds.
+func ExamplePool_Shutdown() {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("listen:", err)
+		return
+	}
+	srv := pooltest.NewServer(nil)
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	p, err := pool.New(lis.Addr().String(),
+		pool.WithDialOptions(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	if err != nil {
+		fmt.Println("pool:", err)
+		return
+	}
+
+	// At the end of the program: new RPCs fail with pool.ErrClosed at
+	// once, those in flight may finish for 10 seconds, then the rest are
+	// cancelled (code Canceled) and the connections closed.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fmt.Println("shutdown:", p.Shutdown(ctx))
+	fmt.Println("again:", p.Shutdown(ctx))
+	// Output:
+	// shutdown: <nil>
+	// again: rpc error: code = Canceled desc = pool: closed
+}

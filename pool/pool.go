@@ -82,6 +82,14 @@
 // for WithGrowthIdle (default 30s). The limit is configured: grpc-go does
 // not expose the peer's setting. Off by default; not with WithAdaptive.
 //
+// # Closing
+//
+// Close (io.Closer) and Shutdown(ctx) stop the pool taking RPCs at once and
+// let the RPCs and streams in flight finish: for 5 seconds with Close,
+// until ctx ends with Shutdown. Those still in flight then end with code
+// Canceled, and every connection closes at the same time. A second Close
+// or Shutdown returns ErrClosed.
+//
 // # Metrics
 //
 // The pool reports OpenTelemetry metrics through the API package
@@ -139,6 +147,10 @@ type Pool struct {
 	donePicks map[int]uint64
 
 	met *metrics // OpenTelemetry instruments
+
+	// drained wakes a draining Shutdown when a connection's last RPC
+	// ends (a buffered channel of one: a pending wake is enough).
+	drained chan struct{}
 }
 
 var _ grpc.ClientConnInterface = (*Pool)(nil)
@@ -196,7 +208,8 @@ func New(target string, opts ...Option) (*Pool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{target: target, cfg: cfg, retired: map[*conn]struct{}{}, donePicks: map[int]uint64{}}
+	p := &Pool{target: target, cfg: cfg, retired: map[*conn]struct{}{}, donePicks: map[int]uint64{},
+		drained: make(chan struct{}, 1)}
 	met, err := newMetrics(p)
 	if err != nil {
 		return nil, err
@@ -290,6 +303,12 @@ func (p *Pool) Invoke(ctx context.Context, method string, args, reply any, opts 
 		return ErrClosed
 	}
 	c := p.begin()
+	if p.closed.Load() {
+		// Shutdown began between the two loads: it may not have seen
+		// this RPC in flight, so the RPC does not start (see Shutdown).
+		c.leave()
+		return ErrClosed
+	}
 	err := c.cc.Invoke(ctx, method, args, reply, opts...)
 	c.release()
 	return err
@@ -315,6 +334,10 @@ func (p *Pool) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 		return nil, ErrClosed
 	}
 	c := p.begin()
+	if p.closed.Load() {
+		c.leave()
+		return nil, ErrClosed
+	}
 	e := &streamEnd{c: c}
 	// grpc-go calls OnFinish exactly once when the stream ends, however it
 	// ends (status received, error, context done). The guard covers the
@@ -348,10 +371,16 @@ func (c *conn) release() {
 }
 
 // leave takes back pick's count of one RPC on c, closing c if it was
-// retired and this was the last RPC on it.
+// retired and this was the last RPC on it, and waking a draining Shutdown
+// when c has nothing left in flight.
 func (c *conn) leave() {
-	if c.inflight.Add(-1) == 0 && c.retired.Load() {
-		c.closeRetired()
+	if c.inflight.Add(-1) == 0 {
+		if c.retired.Load() {
+			c.closeRetired()
+		}
+		if c.pool.closed.Load() {
+			c.pool.wakeDrain()
+		}
 	}
 }
 
@@ -452,42 +481,4 @@ func (p *Pool) seenReady(ctx context.Context, c *conn) bool {
 		}
 	}
 	return true
-}
-
-// Close closes every connection, including replaced ones that still had
-// RPCs running, and returns their errors joined. RPCs still in flight fail
-// (grpc-go reports codes.Canceled, or codes.Unavailable for a stream whose
-// transport it tears down). Close returns ErrClosed if the pool was already
-// closed; it never panics.
-func (p *Pool) Close() error {
-	if !p.closed.CompareAndSwap(false, true) {
-		return ErrClosed
-	}
-	p.cancel()
-	// A barrier: a replacement in progress finishes registering first.
-	p.mu.Lock()
-	//lint:ignore SA2001 the empty section is the barrier
-	p.mu.Unlock()
-	p.wg.Wait()
-	p.met.sized(-len(p.list()))
-	p.met.unregister()
-
-	var errs []error
-	for i, s := range p.list() {
-		if err := s.cur.Load().close(); err != nil && !errors.Is(err, errAlreadyClosing) {
-			errs = append(errs, fmt.Errorf("pool: close connection %d to %s: %w", i, p.target, err))
-		}
-	}
-	p.mu.Lock()
-	var rest []*conn
-	for c := range p.retired {
-		rest = append(rest, c)
-	}
-	p.mu.Unlock()
-	for _, c := range rest {
-		if err := c.close(); err != nil && !errors.Is(err, errAlreadyClosing) {
-			errs = append(errs, fmt.Errorf("pool: close replaced connection to %s: %w", p.target, err))
-		}
-	}
-	return errors.Join(errs...)
 }

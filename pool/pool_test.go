@@ -264,8 +264,8 @@ func TestStreamInFlight(t *testing.T) {
 	}
 }
 
-// Every call after Close returns ErrClosed, a second Close too, and none
-// panics; Stats still works.
+// Every call after Shutdown returns ErrClosed, a second Close or Shutdown
+// too, and none panics; Stats still works.
 func TestUseAfterClose(t *testing.T) {
 	srv := startServer(t)
 	ctx := pooltest.Context(t)
@@ -276,16 +276,19 @@ func TestUseAfterClose(t *testing.T) {
 	if err := p.Connect(ctx); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	// A stream open at Close fails and leaves the count.
+	// A stream open at a Shutdown whose context is already done is
+	// cancelled at once and leaves the count.
 	s, err := pb.NewBenchmarkServiceClient(p).StreamingCall(ctx)
 	if err != nil {
 		t.Fatalf("StreamingCall: %v", err)
 	}
-	if err := p.Close(); err != nil {
-		t.Fatalf("Close: got %v, want nil", err)
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := p.Shutdown(done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown(done context) with a stream open: got %v, want context.Canceled", err)
 	}
-	if _, err := s.Recv(); status.Code(err) != codes.Canceled && status.Code(err) != codes.Unavailable {
-		t.Errorf("Recv on a stream open at Close: got %v, want code Canceled or Unavailable", err)
+	if _, err := s.Recv(); status.Code(err) != codes.Canceled {
+		t.Errorf("Recv on a stream open at Shutdown: got %v, want code Canceled", err)
 	}
 
 	calls := []struct {
@@ -299,6 +302,7 @@ func TestUseAfterClose(t *testing.T) {
 		}},
 		{"Connect", func() error { return p.Connect(ctx) }},
 		{"Close", p.Close},
+		{"Shutdown", func() error { return p.Shutdown(ctx) }},
 	}
 	for _, tc := range calls {
 		t.Run(tc.name, func(t *testing.T) {

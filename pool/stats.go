@@ -14,7 +14,7 @@ import (
 type Stats struct {
 	Target string
 	Policy Policy
-	// Closed reports whether Close has been called.
+	// Closed reports whether Close or Shutdown has been called.
 	Closed bool
 	// Conns has one entry per connection taking RPCs, in slot order.
 	Conns []ConnStats

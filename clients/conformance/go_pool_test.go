@@ -127,6 +127,16 @@ func TestGoPoolInstall(t *testing.T) {
 	}
 }
 
+// TestGoPoolRestart: see testPoolRestart. Its program is
+// pool/internal/restart, built in the pool module (grpc-go's own stubs for
+// the benchmark service; nothing of the lab's).
+func TestGoPoolRestart(t *testing.T) {
+	withRPCLab(t)
+	bin := filepath.Join(t.TempDir(), "restart")
+	run(t, 5*time.Minute, filepath.Join("..", "..", "pool"), nil, "go", "build", "-o", bin, "./internal/restart")
+	testPoolRestart(t, ".", nil, bin)
+}
+
 // TestGoPoolStreamLimit is the known answer for growth at the server's
 // stream limit, as TestPythonPoolStreamLimit: against rpclab serve
 // --max-concurrent-streams 4 --delay 2ms, 16 RPCs in flight through a

@@ -124,12 +124,20 @@ func (f *frame) close() {
 	}
 }
 
-// cut ends the calls in flight on the frame's connections by closing them
-// (they end with codes.Canceled): the stop of a step whose calls are made
+// cut ends the calls in flight on the frame's connections at once by
+// closing them without a drain (a Shutdown whose context is already done:
+// they end with codes.Canceled): the stop of a step whose calls are made
 // under callContext, called after the run's context is cancelled, so the
 // callers see the run ended and do not count these calls. The frame is
 // closed afterwards; a second close is harmless.
-func (f *frame) cut() { f.close() }
+func (f *frame) cut() {
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, p := range f.pools {
+		_ = p.Shutdown(now)
+	}
+	f.close()
+}
 
 // fail marks the frame's record failed with err.
 func (f *frame) fail(err error) *frame {
