@@ -426,12 +426,17 @@ impl Shared {
                     break;
                 };
                 if reserve(&t[i], g.limit) {
-                    t[i].active.store(self.now(), Ordering::Relaxed);
+                    if t[i].grown {
+                        t[i].active.store(self.now(), Ordering::Relaxed);
+                    }
                     return t[i].clone();
                 }
             }
-            if let Some(s) = self.grow(g) {
-                return s;
+            // At its max the pool picks among all without the lock.
+            if self.table.load().len() < g.max {
+                if let Some(s) = self.grow(g) {
+                    return s;
+                }
             }
         }
         let t = self.table.load();
@@ -452,7 +457,9 @@ impl Shared {
         let t = self.table.load_full();
         if let Some(i) = self.choose(&t, |s| s.load() < g.limit) {
             if reserve(&t[i], g.limit) {
-                t[i].active.store(self.now(), Ordering::Relaxed);
+                if t[i].grown {
+                    t[i].active.store(self.now(), Ordering::Relaxed);
+                }
                 return Some(t[i].clone());
             }
         }
