@@ -838,17 +838,41 @@ impl HttpBody for Counted {
 /// The future of one RPC's response headers.
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<http::Response<Body>, tonic::transport::Error>> + Send>>;
 
-/// Whether e is the endpoint's RPC timeout (`Endpoint::timeout`): the RPC's
-/// end, not the channel's failure.
-fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
+/// What a channel's error means for its RPC and for the channel.
+enum Failure {
+    /// The endpoint's RPC timeout (`Endpoint::timeout`): the RPC's end,
+    /// returned as tonic's error, as on a Channel.
+    Timeout,
+    /// The server reset the RPC's stream (RST_STREAM), the connection is
+    /// fine: the code gRPC gives the reason (REFUSED_STREAM: Unavailable).
+    Stream(tonic::Code),
+    /// The connection was refused, reset or closed, or went away: the
+    /// channel is failing and the RPC `Unavailable`.
+    Channel,
+}
+
+fn failure(e: &(dyn std::error::Error + 'static)) -> Failure {
     let mut next = Some(e);
     while let Some(e) = next {
         if e.is::<tonic::TimeoutExpired>() {
-            return true;
+            return Failure::Timeout;
+        }
+        if let Some(h2) = e.downcast_ref::<h2::Error>() {
+            // A stream's error (RST_STREAM): a reason, not a GOAWAY.
+            if h2.reason().is_some() && !h2.is_go_away() {
+                // grpc's doc/PROTOCOL-HTTP2.md, "Errors".
+                return Failure::Stream(match h2.reason() {
+                    Some(h2::Reason::REFUSED_STREAM) => tonic::Code::Unavailable,
+                    Some(h2::Reason::CANCEL) => tonic::Code::Cancelled,
+                    Some(h2::Reason::ENHANCE_YOUR_CALM) => tonic::Code::ResourceExhausted,
+                    Some(h2::Reason::INADEQUATE_SECURITY) => tonic::Code::PermissionDenied,
+                    _ => tonic::Code::Internal,
+                });
+            }
         }
         next = e.source();
     }
-    false
+    Failure::Channel
 }
 
 /// An error and its sources: "transport error: connection error: connection reset by peer".
@@ -883,10 +907,13 @@ impl Service<http::Request<Body>> for Pool {
     /// Sends req on the picked channel; the RPC counts as in flight on it
     /// until its response body ends, or the future or body is dropped. A
     /// transport error of the channel (connection refused, reset or closed)
-    /// ends the RPC with `Unavailable`, as gRPC's status codes have it for a
-    /// transport failure (tonic by itself makes a reset `Unknown` and a
-    /// closed connection `Cancelled`). The endpoint's RPC timeout
-    /// (`Endpoint::timeout`) is returned as tonic's error, as on a Channel.
+    /// ends the RPC with `Unavailable` and counts the channel as failing, as
+    /// gRPC's status codes have it for a transport failure (tonic by itself
+    /// makes a reset `Unknown` and a closed connection `Cancelled`); a
+    /// stream the server reset ends with the code gRPC gives its reason
+    /// (REFUSED_STREAM: `Unavailable`), the channel not failing. The
+    /// endpoint's RPC timeout (`Endpoint::timeout`) is returned as tonic's
+    /// error, as on a Channel.
     fn call(&mut self, req: http::Request<Body>) -> Self::Future {
         if self.is_closed() {
             return Box::pin(async { Ok(refuse(Status::unavailable("rpclab-pool: the pool is closed"))) });
@@ -910,14 +937,21 @@ impl Service<http::Request<Body>> for Pool {
                         let cancelled = cancelled(&shared);
                         Ok(resp.map(|inner| Body::new(Counted { inner, cancelled, guard: Some(guard) })))
                     }
-                    Err(e) if timed_out(&e) => Err(e),
-                    Err(e) => {
-                        let since = shared.now() + 1;
-                        if slot.failing_since.compare_exchange(0, since, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
-                            shared.tend.notify_one();
+                    Err(e) => match failure(&e) {
+                        Failure::Timeout => Err(e),
+                        Failure::Stream(code) => {
+                            Ok(refuse(Status::new(code, format!("rpclab-pool: channel {}: {}", slot.index, chain(&e)))))
                         }
-                        Ok(refuse(Status::unavailable(format!("rpclab-pool: channel {}: {}", slot.index, chain(&e)))))
-                    }
+                        Failure::Channel => {
+                            let since = shared.now() + 1;
+                            let ok = slot.failing_since.compare_exchange(0, since, Ordering::Relaxed, Ordering::Relaxed);
+                            if ok.is_ok() {
+                                shared.tend.notify_one();
+                            }
+                            let msg = format!("rpclab-pool: channel {}: {}", slot.index, chain(&e));
+                            Ok(refuse(Status::unavailable(msg)))
+                        }
+                    },
                 },
                 _ = &mut cancel => Ok(refuse(Status::cancelled("rpclab-pool: closed before the RPC ended"))),
             }
@@ -928,6 +962,34 @@ impl Service<http::Request<Body>> for Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error with a source, as tonic's transport error over hyper's.
+    #[derive(Debug)]
+    struct Wrap(Box<dyn std::error::Error + Send + Sync>);
+
+    impl fmt::Display for Wrap {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("transport error")
+        }
+    }
+
+    impl std::error::Error for Wrap {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&*self.0)
+        }
+    }
+
+    #[test]
+    fn failure_tells_a_reset_stream_from_a_failed_channel() {
+        let refused = Wrap(Box::new(Wrap(Box::new(h2::Error::from(h2::Reason::REFUSED_STREAM)))));
+        assert!(matches!(failure(&refused), Failure::Stream(tonic::Code::Unavailable)), "REFUSED_STREAM");
+        let cancel = Wrap(Box::new(h2::Error::from(h2::Reason::CANCEL)));
+        assert!(matches!(failure(&cancel), Failure::Stream(tonic::Code::Cancelled)), "CANCEL");
+        let reset = Wrap(Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionReset)));
+        assert!(matches!(failure(&reset), Failure::Channel), "a connection reset");
+        let timeout = Wrap(Box::new(tonic::TimeoutExpired(())));
+        assert!(matches!(failure(&timeout), Failure::Timeout), "the endpoint's timeout");
+    }
 
     #[test]
     fn policy_from_str() {
