@@ -143,7 +143,7 @@ func TestRustPoolPackage(t *testing.T) {
 	tmp := t.TempDir()
 	crate := filepath.Join(rust, "target", "package", "rpclab-pool-0.1.0.crate")
 	run(t, time.Minute, tmp, nil, "tar", "-xzf", crate)
-	for _, f := range []string{"Cargo.toml", "README.md", "src/lib.rs", "tests/pool.rs"} {
+	for _, f := range []string{"Cargo.toml", "README.md", "src/lib.rs", "tests/pool.rs", "tests/kernel/mod.rs", "examples/streamlimit.rs", "examples/restart.rs"} {
 		if _, err := os.Stat(filepath.Join(tmp, "rpclab-pool-0.1.0", f)); err != nil {
 			t.Errorf("packed crate: %v", err)
 		}

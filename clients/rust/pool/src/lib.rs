@@ -19,12 +19,21 @@
 //! turn against another at random, the one with fewer RPCs in flight wins).
 //! An RPC is in flight from its call until its response body ends or is
 //! dropped (a stream: until it ends), counted by an atomic per channel, no
-//! lock on the RPC path. A channel whose last RPC failed to reach the server
-//! (a transport error: tonic exposes no connectivity state) is skipped while
-//! another has not failed, and tried again once every channel has. Clones of
-//! a pool share its channels and counters. tonic's `Channel::balance_list` is
-//! no substitute: it keys endpoints by URI, so a repeated address gives one
-//! connection (`balance_list_with_a_repeated_address_opens_one_connection` in
+//! lock on the RPC path.
+//!
+//! tonic exposes no connectivity state (a `Channel`'s `poll_ready` is its
+//! request buffer's, ready whether or not the connection is up), so a
+//! channel counts as failing from an RPC on it that ends in a transport
+//! error (its connection refused, reset or timed out) until an RPC on it
+//! gets a response. A failing channel is skipped while another is not, and
+//! one failing for the redial delay is replaced by a new channel to the same
+//! endpoint ([`Builder::redial_delay`]). With [`Builder::max_connections`]
+//! and [`Builder::streams_per_connection`] the pool grows a channel when an
+//! RPC finds every channel at the stream limit, and retires a grown channel
+//! idle for [`Builder::idle_timeout`]. Clones of a pool share its channels
+//! and counters. tonic's `Channel::balance_list` is no substitute: it keys
+//! endpoints by URI, so a repeated address gives one connection
+//! (`balance_list_with_a_repeated_address_opens_one_connection` in
 //! tests/pool.rs).
 
 use std::fmt;
@@ -32,11 +41,12 @@ use std::future::Future;
 use std::hash::BuildHasher;
 use std::pin::Pin;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use arc_swap::ArcSwap;
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use opentelemetry::metrics::{Counter, Meter};
@@ -48,8 +58,18 @@ use tonic::Status;
 use tower::util::Oneshot;
 use tower_service::Service;
 
-/// The most channels a pool may have (as every rpclab pool library).
+/// The most channels a pool may have, and the most `max_connections` may
+/// be (as every rpclab pool library).
 pub const MAX_SIZE: usize = 1024;
+
+/// How long a channel added by growth may carry no RPC before it is retired.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a channel may keep failing before it is replaced.
+pub const DEFAULT_REDIAL_DELAY: Duration = Duration::from_secs(5);
+
+/// The redial delay doubles while the target stays down, up to this.
+pub const MAX_REDIAL_DELAY: Duration = Duration::from_secs(120);
 
 /// The size to use when none is given: the available CPUs, clamped to 2..8.
 pub fn default_size() -> usize {
@@ -92,6 +112,7 @@ impl FromStr for Policy {
 
 /// Why a pool could not be made.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// A pool has 1 to [`MAX_SIZE`] channels; holds the size asked for.
     Size(usize),
@@ -100,6 +121,19 @@ pub enum Error {
     /// A channel did not connect (the endpoint's `connect_timeout` bounds
     /// the wait); holds the channel's index and tonic's error.
     Connect(usize, tonic::transport::Error),
+    /// `max_connections` below the size or above [`MAX_SIZE`]; holds it and
+    /// the size.
+    MaxConnections(usize, usize),
+    /// `max_connections` above the size without `streams_per_connection`
+    /// (tonic does not expose the server's SETTINGS_MAX_CONCURRENT_STREAMS,
+    /// so the limit is configured); holds `max_connections`.
+    NoStreamLimit(usize),
+    /// `streams_per_connection` of 0.
+    StreamsPerConnection(usize),
+    /// An idle timeout of zero.
+    IdleTimeout(Duration),
+    /// A redial delay of zero.
+    RedialDelay(Duration),
 }
 
 impl fmt::Display for Error {
@@ -108,6 +142,17 @@ impl fmt::Display for Error {
             Error::Size(n) => write!(f, "rpclab-pool: size {n}: want 1 to {MAX_SIZE} channels"),
             Error::Policy(p) => write!(f, "rpclab-pool: unknown policy {p:?} (want round-robin or least-loaded)"),
             Error::Connect(i, e) => write!(f, "rpclab-pool: channel {i}: connect: {e}"),
+            Error::MaxConnections(m, n) => {
+                write!(f, "rpclab-pool: max_connections {m}: want the size ({n}) to {MAX_SIZE}")
+            }
+            Error::NoStreamLimit(m) => write!(
+                f,
+                "rpclab-pool: max_connections {m} needs streams_per_connection (tonic does not expose \
+                 the server's SETTINGS_MAX_CONCURRENT_STREAMS)"
+            ),
+            Error::StreamsPerConnection(n) => write!(f, "rpclab-pool: streams_per_connection {n}: want at least 1"),
+            Error::IdleTimeout(d) => write!(f, "rpclab-pool: idle_timeout {d:?}: want more than zero"),
+            Error::RedialDelay(d) => write!(f, "rpclab-pool: redial_delay {d:?}: want more than zero"),
         }
     }
 }
@@ -121,36 +166,6 @@ impl std::error::Error for Error {
     }
 }
 
-/// N channels and their in-flight counts, shared by a pool's clones.
-struct Shared {
-    channels: Vec<Channel>,
-    inflight: Vec<AtomicUsize>,
-    failed: Vec<AtomicBool>,
-    next: AtomicUsize,
-    policy: Policy,
-    closed: AtomicBool,
-    // Woken when an RPC ends while the pool is closed (close waits on it).
-    drained: Notify,
-    // Set to true when close gives up draining: the RPCs left end.
-    cancel: watch::Sender<bool>,
-    // rpclab.pool.picks, once instrumented, and each channel's attribute.
-    picks: OnceLock<Counter<u64>>,
-    attrs: Vec<[KeyValue; 1]>,
-}
-
-/// A pool of tonic channels; a tower `Service` (so tonic's `GrpcService`)
-/// that sends each request on one of them. Cheap to clone.
-#[derive(Clone)]
-pub struct Pool {
-    shared: Arc<Shared>,
-}
-
-impl fmt::Debug for Pool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pool").field("size", &self.len()).field("policy", &self.shared.policy).finish()
-    }
-}
-
 fn check_size(n: usize) -> Result<(), Error> {
     if n == 0 || n > MAX_SIZE {
         return Err(Error::Size(n));
@@ -158,39 +173,96 @@ fn check_size(n: usize) -> Result<(), Error> {
     Ok(())
 }
 
-impl Pool {
-    /// A pool over channels the caller made (each with its own connection:
-    /// one `Endpoint::connect` or `connect_lazy` per channel, not clones of one).
-    pub fn new(channels: Vec<Channel>, policy: Policy) -> Result<Pool, Error> {
-        check_size(channels.len())?;
-        let inflight = channels.iter().map(|_| AtomicUsize::new(0)).collect();
-        let failed = channels.iter().map(|_| AtomicBool::new(false)).collect();
-        let (cancel, _) = watch::channel(false);
-        let attrs = (0..channels.len()).map(|i| [KeyValue::new("rpclab.pool.channel", i as i64)]).collect();
-        Ok(Pool {
-            shared: Arc::new(Shared {
-                channels,
-                inflight,
-                failed,
-                next: AtomicUsize::new(0),
-                policy,
-                closed: AtomicBool::new(false),
-                drained: Notify::new(),
-                cancel,
-                picks: OnceLock::new(),
-                attrs,
-            }),
-        })
+/// Options of a pool to one endpoint: `Pool::builder(ep).size(1)
+/// .max_connections(8).streams_per_connection(4).connect().await`.
+#[derive(Clone, Debug)]
+pub struct Builder {
+    ep: Endpoint,
+    size: usize,
+    policy: Policy,
+    max_connections: Option<usize>,
+    streams_per_connection: Option<usize>,
+    idle_timeout: Duration,
+    redial_delay: Duration,
+}
+
+impl Builder {
+    /// The channels the pool starts with and never goes below (default
+    /// [`default_size`]; 1 to [`MAX_SIZE`]).
+    pub fn size(mut self, n: usize) -> Builder {
+        self.size = n;
+        self
     }
 
-    /// Connects n channels to ep, one connection each, together; Err on the
-    /// first that fails (set `Endpoint::connect_timeout` so a target that
-    /// never answers fails rather than hangs).
-    pub async fn connect(ep: Endpoint, n: usize, policy: Policy) -> Result<Pool, Error> {
-        check_size(n)?;
+    /// How RPCs are spread (default round robin).
+    pub fn policy(mut self, p: Policy) -> Builder {
+        self.policy = p;
+        self
+    }
+
+    /// Growth at the stream limit: the most channels the pool may grow to
+    /// (the size to [`MAX_SIZE`]; default the size, i.e. no growth). Above
+    /// the size it needs `streams_per_connection`.
+    pub fn max_connections(mut self, n: usize) -> Builder {
+        self.max_connections = Some(n);
+        self
+    }
+
+    /// The RPCs one connection carries at once, the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS: configured, as tonic does not
+    /// expose the peer's SETTINGS. When every channel carries this many
+    /// the pool grows (up to `max_connections`).
+    pub fn streams_per_connection(mut self, n: usize) -> Builder {
+        self.streams_per_connection = Some(n);
+        self
+    }
+
+    /// How long a grown channel may carry no RPC before it is retired
+    /// (default [`DEFAULT_IDLE_TIMEOUT`], 30 s; more than zero).
+    pub fn idle_timeout(mut self, d: Duration) -> Builder {
+        self.idle_timeout = d;
+        self
+    }
+
+    /// How long a channel may keep failing before it is replaced (default
+    /// [`DEFAULT_REDIAL_DELAY`], 5 s, doubling while the target stays down
+    /// up to [`MAX_REDIAL_DELAY`]; more than zero).
+    pub fn redial_delay(mut self, d: Duration) -> Builder {
+        self.redial_delay = d;
+        self
+    }
+
+    fn check(&self) -> Result<Option<Growth>, Error> {
+        check_size(self.size)?;
+        if let Some(n @ 0) = self.streams_per_connection {
+            return Err(Error::StreamsPerConnection(n));
+        }
+        if self.idle_timeout.is_zero() {
+            return Err(Error::IdleTimeout(self.idle_timeout));
+        }
+        if self.redial_delay.is_zero() {
+            return Err(Error::RedialDelay(self.redial_delay));
+        }
+        let max = self.max_connections.unwrap_or(self.size);
+        if max < self.size || max > MAX_SIZE {
+            return Err(Error::MaxConnections(max, self.size));
+        }
+        if max == self.size {
+            return Ok(None);
+        }
+        let limit = self.streams_per_connection.ok_or(Error::NoStreamLimit(max))?;
+        Ok(Some(Growth { max, limit, idle: self.idle_timeout }))
+    }
+
+    /// Connects the pool's channels, one connection each, together; Err on
+    /// the first that fails (set `Endpoint::connect_timeout` so a target that
+    /// never answers fails rather than hangs). Options are checked first.
+    pub async fn connect(self) -> Result<Pool, Error> {
+        let growth = self.check()?;
+        let n = self.size;
         let mut pending = tokio::task::JoinSet::new();
         for i in 0..n {
-            let ep = ep.clone();
+            let ep = self.ep.clone();
             pending.spawn(async move { (i, ep.connect().await) });
         }
         let mut channels: Vec<Option<Channel>> = (0..n).map(|_| None).collect();
@@ -209,18 +281,389 @@ impl Pool {
         if let Some(e) = first_err {
             return Err(e);
         }
-        Pool::new(channels.into_iter().map(Option::unwrap).collect(), policy)
+        let channels = channels.into_iter().map(Option::unwrap).collect();
+        Ok(Pool::make(channels, self.policy, Some((self.ep, self.redial_delay)), growth))
+    }
+
+    /// The pool, its channels connecting on their first RPC. Must be called
+    /// within a tokio runtime (as `Endpoint::connect_lazy`).
+    pub fn connect_lazy(self) -> Result<Pool, Error> {
+        let growth = self.check()?;
+        let channels = (0..self.size).map(|_| self.ep.connect_lazy()).collect();
+        Ok(Pool::make(channels, self.policy, Some((self.ep, self.redial_delay)), growth))
+    }
+}
+
+/// Growth at the stream limit, when on.
+#[derive(Clone, Copy, Debug)]
+struct Growth {
+    max: usize,
+    limit: usize,
+    idle: Duration,
+}
+
+/// One channel and its counts. A redial replaces the whole slot (the RPCs
+/// still on the old channel keep counting on the old slot).
+struct Slot {
+    channel: Channel,
+    grown: bool,
+    inflight: AtomicUsize,
+    // Milliseconds since the pool's epoch, plus one, of the first of the
+    // transport errors in a row on this channel; 0 while not failing.
+    failing_since: AtomicU64,
+    // The current redial delay, in milliseconds.
+    delay: AtomicU64,
+    // Milliseconds since the pool's epoch at which a grown channel last
+    // started or ended an RPC.
+    active: AtomicU64,
+    index: usize,
+    attrs: [KeyValue; 1],
+}
+
+impl Slot {
+    fn new(channel: Channel, index: usize, grown: bool, delay: u64, now: u64) -> Arc<Slot> {
+        Arc::new(Slot {
+            channel,
+            grown,
+            inflight: AtomicUsize::new(0),
+            failing_since: AtomicU64::new(0),
+            delay: AtomicU64::new(delay),
+            active: AtomicU64::new(now),
+            index,
+            attrs: [KeyValue::new("rpclab.pool.channel", index as i64)],
+        })
+    }
+
+    fn failing(&self) -> bool {
+        self.failing_since.load(Ordering::Relaxed) != 0
+    }
+
+    fn load(&self) -> usize {
+        self.inflight.load(Ordering::Relaxed)
+    }
+}
+
+type Table = Vec<Arc<Slot>>;
+
+struct Instruments {
+    picks: Counter<u64>,
+    resizes: Counter<u64>,
+    redials: Counter<u64>,
+}
+
+/// The channels and their counts, shared by a pool's clones.
+struct Shared {
+    // Swapped whole (under `resize`) when a channel is added, retired or
+    // redialled; read without a lock per RPC.
+    table: ArcSwap<Table>,
+    // Serialises growth, retirement and redial.
+    resize: Mutex<()>,
+    // Channels retired or replaced, for close to wait on their RPCs.
+    gone: Mutex<Vec<Weak<Slot>>>,
+    // How to make a channel (None for a pool over given channels) and the
+    // default redial delay, in milliseconds.
+    ep: Option<Endpoint>,
+    redial_ms: u64,
+    growth: Option<Growth>,
+    epoch: Instant,
+    next: AtomicUsize,
+    policy: Policy,
+    closed: AtomicBool,
+    // Woken when an RPC ends while the pool is closed (close waits on it).
+    drained: Notify,
+    // Set to true when close gives up draining: the RPCs left end.
+    cancel: watch::Sender<bool>,
+    // Wakes the task that retires and redials channels.
+    tend: Arc<Notify>,
+    resizes: AtomicU64,
+    redials: AtomicU64,
+    metrics: OnceLock<Instruments>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.tend.notify_one();
+    }
+}
+
+impl Shared {
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Of the channels `ok` takes, the one the policy points to; channels
+    /// failing are skipped while another is not. None if ok takes none.
+    fn choose(&self, t: &Table, ok: impl Fn(&Slot) -> bool) -> Option<usize> {
+        let n = t.len();
+        let start = if n == 1 { 0 } else { self.next.fetch_add(1, Ordering::Relaxed) % n };
+        let healthy = |i: usize| ok(&t[i]) && !t[i].failing();
+        let order = (0..n).map(|k| (start + k) % n);
+        let (a, strict) = match order.clone().find(|&i| healthy(i)) {
+            Some(a) => (a, true),
+            None => (order.clone().find(|&i| ok(&t[i]))?, false),
+        };
+        if self.policy == Policy::RoundRobin || n == 1 {
+            return Some(a);
+        }
+        let cand = |i: usize| i != a && if strict { healthy(i) } else { ok(&t[i]) };
+        let m = (0..n).filter(|&i| cand(i)).count();
+        if m == 0 {
+            return Some(a);
+        }
+        let r = std::collections::hash_map::RandomState::new().hash_one(start) as usize % m;
+        let b = (0..n).filter(|&i| cand(i)).nth(r).unwrap_or(a);
+        Some(if t[b].load() < t[a].load() { b } else { a })
+    }
+
+    /// The slot of the next RPC, its in-flight count already raised.
+    fn pick(&self) -> Arc<Slot> {
+        if let Some(g) = self.growth {
+            // A few tries without the lock; another RPC may take the last
+            // stream of the channel chosen between the choice and the count.
+            for _ in 0..4 {
+                let t = self.table.load();
+                let Some(i) = self.choose(&t, |s| s.load() < g.limit) else {
+                    break;
+                };
+                if reserve(&t[i], g.limit) {
+                    if t[i].grown {
+                        t[i].active.store(self.now(), Ordering::Relaxed);
+                    }
+                    return t[i].clone();
+                }
+            }
+            // At its max the pool picks among all without the lock.
+            if self.table.load().len() < g.max {
+                if let Some(s) = self.grow(g) {
+                    return s;
+                }
+            }
+        }
+        let t = self.table.load();
+        let i = self.choose(&t, |_| true).unwrap_or(0);
+        t[i].inflight.fetch_add(1, Ordering::SeqCst);
+        if t[i].grown {
+            t[i].active.store(self.now(), Ordering::Relaxed);
+        }
+        t[i].clone()
+    }
+
+    /// Under the lock: a stream on a channel below the limit if one has
+    /// come free, else a new channel (counted), unless the pool is at its
+    /// max or closed (None: pick among all).
+    fn grow(&self, g: Growth) -> Option<Arc<Slot>> {
+        let ep = self.ep.as_ref()?;
+        let _lock = self.resize.lock().unwrap_or_else(|e| e.into_inner());
+        let t = self.table.load_full();
+        if let Some(i) = self.choose(&t, |s| s.load() < g.limit) {
+            if reserve(&t[i], g.limit) {
+                if t[i].grown {
+                    t[i].active.store(self.now(), Ordering::Relaxed);
+                }
+                return Some(t[i].clone());
+            }
+        }
+        if t.len() >= g.max || self.closed.load(Ordering::SeqCst) {
+            return None;
+        }
+        let index = (0..).find(|i| t.iter().all(|s| s.index != *i)).unwrap_or(t.len());
+        let slot = Slot::new(ep.connect_lazy(), index, true, self.redial_ms, self.now());
+        slot.inflight.store(1, Ordering::SeqCst);
+        let mut next = Table::clone(&t);
+        next.push(slot.clone());
+        self.table.store(Arc::new(next));
+        self.resizes.fetch_add(1, Ordering::Relaxed);
+        if let Some(m) = self.metrics.get() {
+            m.resizes.add(1, &[KeyValue::new("rpclab.pool.direction", "grow")]);
+        }
+        self.tend.notify_one();
+        Some(slot)
+    }
+
+    /// Retires grown channels idle for the idle time and replaces channels
+    /// failing for their redial delay; returns when to look again (None:
+    /// when woken).
+    fn tend(&self) -> Option<Duration> {
+        let _lock = self.resize.lock().unwrap_or_else(|e| e.into_inner());
+        let now = self.now();
+        let t = self.table.load_full();
+        let mut next: Option<u64> = None;
+        let mut due = |at: u64| next = Some(next.map_or(at, |n| n.min(at)));
+        let mut keep = Table::with_capacity(t.len());
+        let mut gone = Vec::new();
+        let (mut shrunk, mut redialled) = (0, 0);
+        for s in t.iter() {
+            if let (Some(g), true) = (self.growth, s.grown) {
+                let idle = g.idle.as_millis() as u64;
+                if s.load() == 0 {
+                    let at = s.active.load(Ordering::Relaxed) + idle;
+                    if now >= at {
+                        gone.push(Arc::downgrade(s));
+                        shrunk += 1;
+                        continue;
+                    }
+                    due(at);
+                } else {
+                    due(now + idle);
+                }
+            }
+            let since = s.failing_since.load(Ordering::Relaxed);
+            if let (Some(ep), true) = (&self.ep, since != 0) {
+                let delay = s.delay.load(Ordering::Relaxed);
+                let at = since - 1 + delay;
+                if now >= at {
+                    let delay = (2 * delay).min(MAX_REDIAL_DELAY.as_millis() as u64);
+                    keep.push(Slot::new(ep.connect_lazy(), s.index, s.grown, delay, now));
+                    gone.push(Arc::downgrade(s));
+                    redialled += 1;
+                    continue;
+                }
+                due(at);
+            }
+            keep.push(s.clone());
+        }
+        if !gone.is_empty() {
+            self.table.store(Arc::new(keep));
+            self.resizes.fetch_add(shrunk, Ordering::Relaxed);
+            self.redials.fetch_add(redialled, Ordering::Relaxed);
+            if let Some(m) = self.metrics.get() {
+                if shrunk > 0 {
+                    m.resizes.add(shrunk, &[KeyValue::new("rpclab.pool.direction", "shrink")]);
+                }
+                if redialled > 0 {
+                    m.redials.add(redialled, &[]);
+                }
+            }
+            let mut g = self.gone.lock().unwrap_or_else(|e| e.into_inner());
+            g.retain(|w| w.strong_count() > 0);
+            g.extend(gone.into_iter().filter(|w| w.strong_count() > 0));
+        }
+        next.map(|at| Duration::from_millis(at.saturating_sub(now).max(1)))
+    }
+
+    /// Whether no RPC is in flight, on the channels or on those retired.
+    fn idle(&self) -> bool {
+        let busy = |s: &Slot| s.inflight.load(Ordering::SeqCst) != 0;
+        !self.table.load().iter().any(|s| busy(s))
+            && !self
+                .gone
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|w| w.upgrade().is_some_and(|s| busy(&s)))
+    }
+}
+
+/// Raises s's in-flight count if it is below limit.
+fn reserve(s: &Slot, limit: usize) -> bool {
+    s.inflight.fetch_update(Ordering::SeqCst, Ordering::Relaxed, |n| (n < limit).then_some(n + 1)).is_ok()
+}
+
+/// The task that retires and redials a pool's channels, until the pool is
+/// closed or dropped. It holds no reference that keeps the pool alive.
+async fn tend(weak: Weak<Shared>, wake: Arc<Notify>) {
+    loop {
+        let wait = {
+            let Some(s) = weak.upgrade() else { return };
+            if s.closed.load(Ordering::SeqCst) {
+                return;
+            }
+            s.tend()
+        };
+        match wait {
+            Some(d) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(d) => {}
+                    _ = wake.notified() => {}
+                }
+            }
+            None => wake.notified().await,
+        }
+    }
+}
+
+/// A pool of tonic channels; a tower `Service` (so tonic's `GrpcService`)
+/// that sends each request on one of them. Cheap to clone.
+#[derive(Clone)]
+pub struct Pool {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Pool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool").field("size", &self.len()).field("policy", &self.shared.policy).finish()
+    }
+}
+
+impl Pool {
+    /// A pool over channels the caller made (each with its own connection:
+    /// one `Endpoint::connect` or `connect_lazy` per channel, not clones of one).
+    /// It has no endpoint to make channels from, so it neither grows nor
+    /// redials; failing channels are still skipped.
+    pub fn new(channels: Vec<Channel>, policy: Policy) -> Result<Pool, Error> {
+        check_size(channels.len())?;
+        Ok(Pool::make(channels, policy, None, None))
+    }
+
+    /// Options for a pool to ep: size, policy, growth at the stream limit,
+    /// idle timeout, redial delay; then `connect` or `connect_lazy`.
+    pub fn builder(ep: Endpoint) -> Builder {
+        Builder {
+            ep,
+            size: default_size(),
+            policy: Policy::RoundRobin,
+            max_connections: None,
+            streams_per_connection: None,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            redial_delay: DEFAULT_REDIAL_DELAY,
+        }
+    }
+
+    /// Connects n channels to ep, one connection each, together; Err on the
+    /// first that fails (set `Endpoint::connect_timeout` so a target that
+    /// never answers fails rather than hangs). Channels failing for 5 s are
+    /// redialled; no growth (see [`Pool::builder`]).
+    pub async fn connect(ep: Endpoint, n: usize, policy: Policy) -> Result<Pool, Error> {
+        Pool::builder(ep).size(n).policy(policy).connect().await
     }
 
     /// n channels to ep that connect on their first RPC.
     pub fn connect_lazy(ep: Endpoint, n: usize, policy: Policy) -> Result<Pool, Error> {
-        check_size(n)?;
-        Pool::new((0..n).map(|_| ep.connect_lazy()).collect(), policy)
+        Pool::builder(ep).size(n).policy(policy).connect_lazy()
     }
 
-    /// The number of channels.
+    fn make(channels: Vec<Channel>, policy: Policy, ep: Option<(Endpoint, Duration)>, growth: Option<Growth>) -> Pool {
+        let redial_ms = ep.as_ref().map_or(DEFAULT_REDIAL_DELAY, |e| e.1).as_millis() as u64;
+        let table = channels.into_iter().enumerate().map(|(i, c)| Slot::new(c, i, false, redial_ms, 0)).collect();
+        let (cancel, _) = watch::channel(false);
+        let has_ep = ep.is_some();
+        let shared = Arc::new(Shared {
+            table: ArcSwap::from_pointee(table),
+            resize: Mutex::new(()),
+            gone: Mutex::new(Vec::new()),
+            ep: ep.map(|e| e.0),
+            redial_ms,
+            growth,
+            epoch: Instant::now(),
+            next: AtomicUsize::new(0),
+            policy,
+            closed: AtomicBool::new(false),
+            drained: Notify::new(),
+            cancel,
+            tend: Arc::new(Notify::new()),
+            resizes: AtomicU64::new(0),
+            redials: AtomicU64::new(0),
+            metrics: OnceLock::new(),
+        });
+        if has_ep {
+            tokio::spawn(tend(Arc::downgrade(&shared), shared.tend.clone()));
+        }
+        Pool { shared }
+    }
+
+    /// The number of channels now (the size, plus those grown).
     pub fn len(&self) -> usize {
-        self.shared.channels.len()
+        self.shared.table.load().len()
     }
 
     /// Always false: a pool has at least one channel.
@@ -230,7 +673,17 @@ impl Pool {
 
     /// The RPCs in flight on each channel (a snapshot).
     pub fn inflight(&self) -> Vec<usize> {
-        self.shared.inflight.iter().map(|n| n.load(Ordering::Relaxed)).collect()
+        self.shared.table.load().iter().map(|s| s.load()).collect()
+    }
+
+    /// Channels added or retired by growth so far.
+    pub fn resizes(&self) -> u64 {
+        self.shared.resizes.load(Ordering::Relaxed)
+    }
+
+    /// Channels replaced after failing for the redial delay so far.
+    pub fn redials(&self) -> u64 {
+        self.shared.redials.load(Ordering::Relaxed)
     }
 
     /// Closes the pool, for every clone: new RPCs fail at once with
@@ -240,11 +693,11 @@ impl Pool {
     pub async fn close(&self, drain: Duration) -> bool {
         let s = &*self.shared;
         s.closed.store(true, Ordering::SeqCst);
-        let idle = || s.inflight.iter().all(|n| n.load(Ordering::SeqCst) == 0);
+        s.tend.notify_one();
         let drained = tokio::time::timeout(drain, async {
             loop {
                 let woken = s.drained.notified();
-                if idle() {
+                if s.idle() {
                     return;
                 }
                 woken.await;
@@ -260,17 +713,31 @@ impl Pool {
 
     /// Reports the pool's metrics through an OpenTelemetry meter (e.g.
     /// `opentelemetry::global::meter("rpclab-pool")`): `rpclab.pool.size`
-    /// (gauge), `rpclab.pool.inflight` (gauge per channel) and
+    /// (gauge; 0 once closed), `rpclab.pool.inflight` (gauge per channel),
     /// `rpclab.pool.picks` (counter per channel), channels named by the
-    /// attribute `rpclab.pool.channel`. Without it the pool reports nothing.
+    /// attribute `rpclab.pool.channel`, `rpclab.pool.resizes` (counter,
+    /// attribute `rpclab.pool.direction`: `grow` or `shrink`) and
+    /// `rpclab.pool.redials` (counter). Without it the pool reports nothing.
     /// Once per pool (later calls do nothing).
     pub fn instrument(&self, meter: &Meter) {
-        let counter = meter
-            .u64_counter("rpclab.pool.picks")
-            .with_description("RPCs the pool sent, per channel")
-            .with_unit("{call}")
-            .build();
-        if self.shared.picks.set(counter).is_err() {
+        let instruments = Instruments {
+            picks: meter
+                .u64_counter("rpclab.pool.picks")
+                .with_description("RPCs the pool sent, per channel")
+                .with_unit("{call}")
+                .build(),
+            resizes: meter
+                .u64_counter("rpclab.pool.resizes")
+                .with_description("Channels added or retired by growth at the stream limit")
+                .with_unit("{resize}")
+                .build(),
+            redials: meter
+                .u64_counter("rpclab.pool.redials")
+                .with_description("Channels replaced after failing for the redial delay")
+                .with_unit("{redial}")
+                .build(),
+        };
+        if self.shared.metrics.set(instruments).is_err() {
             return;
         }
         let weak: Weak<Shared> = Arc::downgrade(&self.shared);
@@ -280,7 +747,8 @@ impl Pool {
             .with_unit("{channel}")
             .with_callback(move |m| {
                 if let Some(s) = weak.upgrade() {
-                    m.observe(s.channels.len() as i64, &[]);
+                    let n = if s.closed.load(Ordering::Relaxed) { 0 } else { s.table.load().len() };
+                    m.observe(n as i64, &[]);
                 }
             })
             .build();
@@ -291,8 +759,8 @@ impl Pool {
             .with_unit("{call}")
             .with_callback(move |m| {
                 if let Some(s) = weak.upgrade() {
-                    for (n, a) in s.inflight.iter().zip(&s.attrs) {
-                        m.observe(n.load(Ordering::Relaxed) as i64, a);
+                    for slot in s.table.load().iter() {
+                        m.observe(slot.load() as i64, &slot.attrs);
                     }
                 }
             })
@@ -303,49 +771,23 @@ impl Pool {
     pub fn is_closed(&self) -> bool {
         self.shared.closed.load(Ordering::SeqCst)
     }
-
-    /// The channel the next RPC goes to.
-    fn pick(&self) -> usize {
-        let s = &*self.shared;
-        let n = s.channels.len();
-        if n == 1 {
-            return 0;
-        }
-        let start = s.next.fetch_add(1, Ordering::Relaxed) % n;
-        let ok = |i: usize| !s.failed[i].load(Ordering::Relaxed);
-        // The next channel in turn that has not failed (with every one failed, the next in turn).
-        let Some(a) = (0..n).map(|k| (start + k) % n).find(|&i| ok(i)) else {
-            return start;
-        };
-        if s.policy == Policy::RoundRobin {
-            return a;
-        }
-        // Another at random among those that have not failed.
-        let r = std::collections::hash_map::RandomState::new().hash_one(start) as usize;
-        let others: Vec<usize> = (1..n).map(|k| (a + k) % n).filter(|&i| ok(i)).collect();
-        if others.is_empty() {
-            return a;
-        }
-        let b = others[r % others.len()];
-        if s.inflight[b].load(Ordering::Relaxed) < s.inflight[a].load(Ordering::Relaxed) {
-            b
-        } else {
-            a
-        }
-    }
 }
 
 /// Counts one RPC in flight on a channel until dropped.
 struct InFlight {
     shared: Arc<Shared>,
-    i: usize,
+    slot: Arc<Slot>,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        if self.shared.inflight[self.i].fetch_sub(1, Ordering::SeqCst) == 1 && self.shared.closed.load(Ordering::SeqCst)
-        {
-            self.shared.drained.notify_waiters();
+        if self.slot.inflight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            if self.slot.grown {
+                self.slot.active.store(self.shared.now(), Ordering::Relaxed);
+            }
+            if self.shared.closed.load(Ordering::SeqCst) {
+                self.shared.drained.notify_waiters();
+            }
         }
     }
 }
@@ -396,9 +838,58 @@ impl HttpBody for Counted {
 /// The future of one RPC's response headers.
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<http::Response<Body>, tonic::transport::Error>> + Send>>;
 
+/// What a channel's error means for its RPC and for the channel.
+enum Failure {
+    /// The endpoint's RPC timeout (`Endpoint::timeout`): the RPC's end,
+    /// returned as tonic's error, as on a Channel.
+    Timeout,
+    /// The server reset the RPC's stream (RST_STREAM), the connection is
+    /// fine: the code gRPC gives the reason (REFUSED_STREAM: Unavailable).
+    Stream(tonic::Code),
+    /// The connection was refused, reset or closed, or went away: the
+    /// channel is failing and the RPC `Unavailable`.
+    Channel,
+}
+
+fn failure(e: &(dyn std::error::Error + 'static)) -> Failure {
+    let mut next = Some(e);
+    while let Some(e) = next {
+        if e.is::<tonic::TimeoutExpired>() {
+            return Failure::Timeout;
+        }
+        if let Some(h2) = e.downcast_ref::<h2::Error>() {
+            // A stream's error (RST_STREAM): a reason, not a GOAWAY.
+            if h2.reason().is_some() && !h2.is_go_away() {
+                // grpc's doc/PROTOCOL-HTTP2.md, "Errors".
+                return Failure::Stream(match h2.reason() {
+                    Some(h2::Reason::REFUSED_STREAM) => tonic::Code::Unavailable,
+                    Some(h2::Reason::CANCEL) => tonic::Code::Cancelled,
+                    Some(h2::Reason::ENHANCE_YOUR_CALM) => tonic::Code::ResourceExhausted,
+                    Some(h2::Reason::INADEQUATE_SECURITY) => tonic::Code::PermissionDenied,
+                    _ => tonic::Code::Internal,
+                });
+            }
+        }
+        next = e.source();
+    }
+    Failure::Channel
+}
+
+/// An error and its sources: "transport error: connection error: connection reset by peer".
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        next = s.source();
+    }
+    out
+}
+
 /// A trailers-only response carrying status: how the pool ends an RPC
-/// itself (`Unavailable` after close, `Cancelled` when close gives up), so
-/// its error type stays the channel's and the caller sees a gRPC status.
+/// itself (`Unavailable` after close or when its channel fails, `Cancelled`
+/// when close gives up), so the caller sees a gRPC status.
 fn refuse(status: Status) -> http::Response<Body> {
     status.into_http()
 }
@@ -414,32 +905,53 @@ impl Service<http::Request<Body>> for Pool {
     }
 
     /// Sends req on the picked channel; the RPC counts as in flight on it
-    /// until its response body ends, or the future or body is dropped.
+    /// until its response body ends, or the future or body is dropped. A
+    /// transport error of the channel (connection refused, reset or closed)
+    /// ends the RPC with `Unavailable` and counts the channel as failing, as
+    /// gRPC's status codes have it for a transport failure (tonic by itself
+    /// makes a reset `Unknown` and a closed connection `Cancelled`); a
+    /// stream the server reset ends with the code gRPC gives its reason
+    /// (REFUSED_STREAM: `Unavailable`), the channel not failing. The
+    /// endpoint's RPC timeout (`Endpoint::timeout`) is returned as tonic's
+    /// error, as on a Channel.
     fn call(&mut self, req: http::Request<Body>) -> Self::Future {
         if self.is_closed() {
             return Box::pin(async { Ok(refuse(Status::unavailable("rpclab-pool: the pool is closed"))) });
         }
-        let i = self.pick();
         let shared = self.shared.clone();
-        if let Some(c) = shared.picks.get() {
-            c.add(1, &shared.attrs[i]);
+        let slot = shared.pick();
+        if let Some(m) = shared.metrics.get() {
+            m.picks.add(1, &slot.attrs);
         }
-        shared.inflight[i].fetch_add(1, Ordering::SeqCst);
-        let guard = InFlight { shared: shared.clone(), i };
-        let call = Oneshot::new(shared.channels[i].clone(), req);
+        let guard = InFlight { shared: shared.clone(), slot: slot.clone() };
+        let call = Oneshot::new(slot.channel.clone(), req);
         let mut cancel = cancelled(&shared);
         Box::pin(async move {
             tokio::select! {
                 r = call => match r {
                     Ok(resp) => {
-                        shared.failed[i].store(false, Ordering::Relaxed);
+                        if slot.failing() {
+                            slot.failing_since.store(0, Ordering::Relaxed);
+                            slot.delay.store(shared.redial_ms, Ordering::Relaxed);
+                        }
                         let cancelled = cancelled(&shared);
                         Ok(resp.map(|inner| Body::new(Counted { inner, cancelled, guard: Some(guard) })))
                     }
-                    Err(e) => {
-                        shared.failed[i].store(true, Ordering::Relaxed);
-                        Err(e)
-                    }
+                    Err(e) => match failure(&e) {
+                        Failure::Timeout => Err(e),
+                        Failure::Stream(code) => {
+                            Ok(refuse(Status::new(code, format!("rpclab-pool: channel {}: {}", slot.index, chain(&e)))))
+                        }
+                        Failure::Channel => {
+                            let since = shared.now() + 1;
+                            let ok = slot.failing_since.compare_exchange(0, since, Ordering::Relaxed, Ordering::Relaxed);
+                            if ok.is_ok() {
+                                shared.tend.notify_one();
+                            }
+                            let msg = format!("rpclab-pool: channel {}: {}", slot.index, chain(&e));
+                            Ok(refuse(Status::unavailable(msg)))
+                        }
+                    },
                 },
                 _ = &mut cancel => Ok(refuse(Status::cancelled("rpclab-pool: closed before the RPC ended"))),
             }
@@ -450,6 +962,34 @@ impl Service<http::Request<Body>> for Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error with a source, as tonic's transport error over hyper's.
+    #[derive(Debug)]
+    struct Wrap(Box<dyn std::error::Error + Send + Sync>);
+
+    impl fmt::Display for Wrap {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("transport error")
+        }
+    }
+
+    impl std::error::Error for Wrap {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&*self.0)
+        }
+    }
+
+    #[test]
+    fn failure_tells_a_reset_stream_from_a_failed_channel() {
+        let refused = Wrap(Box::new(Wrap(Box::new(h2::Error::from(h2::Reason::REFUSED_STREAM)))));
+        assert!(matches!(failure(&refused), Failure::Stream(tonic::Code::Unavailable)), "REFUSED_STREAM");
+        let cancel = Wrap(Box::new(h2::Error::from(h2::Reason::CANCEL)));
+        assert!(matches!(failure(&cancel), Failure::Stream(tonic::Code::Cancelled)), "CANCEL");
+        let reset = Wrap(Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionReset)));
+        assert!(matches!(failure(&reset), Failure::Channel), "a connection reset");
+        let timeout = Wrap(Box::new(tonic::TimeoutExpired(())));
+        assert!(matches!(failure(&timeout), Failure::Timeout), "the endpoint's timeout");
+    }
 
     #[test]
     fn policy_from_str() {

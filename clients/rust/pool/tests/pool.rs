@@ -12,9 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use opentelemetry::metrics::MeterProvider as _;
 use rpclab_pool::{default_size, Error, Policy, Pool, MAX_SIZE};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch, Notify};
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
 use tokio_stream::{Stream, StreamExt};
@@ -27,6 +28,8 @@ use tonic::{Request, Response, Status};
 mod pb {
     include!("pb/ydb.debug.v1.rs");
 }
+
+mod kernel;
 
 use pb::debug_service_client::DebugServiceClient;
 use pb::debug_service_server::{DebugService, DebugServiceServer};
@@ -43,10 +46,48 @@ async fn within<F: Future>(what: &str, f: F) -> F::Output {
 /// its connection's port.
 type Hold = (oneshot::Sender<u16>, oneshot::Receiver<()>);
 
+/// Holds every RPC that reaches it until opened, but for the next `pass`.
+struct Gate {
+    pass: AtomicUsize,
+    held: AtomicUsize,
+    arrived: Notify,
+    open: watch::Sender<bool>,
+}
+
+impl Gate {
+    fn new() -> Arc<Gate> {
+        Arc::new(Gate {
+            pass: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
+            arrived: Notify::new(),
+            open: watch::channel(false).0,
+        })
+    }
+
+    /// Waits until n RPCs are held.
+    async fn wait_held(&self, n: usize) {
+        within(&format!("{n} RPCs held"), async {
+            loop {
+                let woken = self.arrived.notified();
+                if self.held.load(Ordering::SeqCst) >= n {
+                    return;
+                }
+                woken.await;
+            }
+        })
+        .await
+    }
+
+    fn release(&self) {
+        self.open.send_replace(true);
+    }
+}
+
 /// Answers PingPlainGrpc with the port of the caller's connection.
 #[derive(Default)]
 struct Debug {
     hold: Mutex<Option<Hold>>,
+    gate: Option<Arc<Gate>>,
 }
 
 #[tonic::async_trait]
@@ -57,6 +98,15 @@ impl DebugService for Debug {
         if let Some((arrived, release)) = hold {
             let _ = arrived.send(port);
             let _ = release.await;
+        }
+        if let Some(g) = &self.gate {
+            let mut open = g.open.subscribe();
+            let passed = g.pass.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok();
+            if !passed && !*open.borrow() {
+                g.held.fetch_add(1, Ordering::SeqCst);
+                g.arrived.notify_waiters();
+                let _ = open.wait_for(|o| *o).await;
+            }
         }
         Ok(Response::new(PlainGrpcResponse { call_back_ts: u64::from(port) }))
     }
@@ -83,6 +133,12 @@ struct Running {
 
 impl Running {
     async fn start(listener: TcpListener, svc: Debug) -> Running {
+        Running::start_limited(listener, svc, None).await
+    }
+
+    /// A server whose connections carry at most streams RPCs at once
+    /// (SETTINGS_MAX_CONCURRENT_STREAMS), when given.
+    async fn start_limited(listener: TcpListener, svc: Debug, streams: Option<u32>) -> Running {
         let addr = listener.local_addr().unwrap();
         let accepted = Arc::new(AtomicUsize::new(0));
         let n = accepted.clone();
@@ -93,6 +149,7 @@ impl Running {
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let _ = Server::builder()
+                .max_concurrent_streams(streams)
                 .add_service(DebugServiceServer::new(svc))
                 .serve_with_incoming_shutdown(incoming, async {
                     let _ = stopped.await;
@@ -167,7 +224,7 @@ async fn round_robin_takes_each_channel_in_turn() {
 async fn least_loaded_avoids_the_busy_channel() {
     let (arrived_tx, arrived) = oneshot::channel();
     let (release, release_rx) = oneshot::channel();
-    let srv = Running::on_any_port(Debug { hold: Mutex::new(Some((arrived_tx, release_rx))) }).await;
+    let srv = Running::on_any_port(Debug { hold: Mutex::new(Some((arrived_tx, release_rx))), gate: None }).await;
     let pool = within("connect", Pool::connect(srv.endpoint(), 2, Policy::LeastLoaded)).await.unwrap();
     let mut held = DebugServiceClient::new(pool.clone());
     let held = tokio::spawn(async move { ping(&mut held).await });
@@ -192,7 +249,7 @@ async fn least_loaded_avoids_the_busy_channel() {
 async fn a_dropped_rpc_is_no_longer_in_flight() {
     let (arrived_tx, arrived) = oneshot::channel();
     let (release, release_rx) = oneshot::channel::<()>();
-    let srv = Running::on_any_port(Debug { hold: Mutex::new(Some((arrived_tx, release_rx))) }).await;
+    let srv = Running::on_any_port(Debug { hold: Mutex::new(Some((arrived_tx, release_rx))), gate: None }).await;
     let pool = within("connect", Pool::connect(srv.endpoint(), 2, Policy::LeastLoaded)).await.unwrap();
     let mut client = DebugServiceClient::new(pool.clone());
     let held = tokio::spawn(async move { ping(&mut client).await });
@@ -326,7 +383,7 @@ async fn a_stream_is_in_flight_until_it_ends() {
 async fn close_drains_then_cancels() {
     let (arrived_tx, arrived) = oneshot::channel();
     let (release, release_rx) = oneshot::channel::<()>();
-    let srv = Running::on_any_port(Debug { hold: Mutex::new(Some((arrived_tx, release_rx))) }).await;
+    let srv = Running::on_any_port(Debug { hold: Mutex::new(Some((arrived_tx, release_rx))), gate: None }).await;
     let pool = within("connect", Pool::connect(srv.endpoint(), 3, Policy::RoundRobin)).await.unwrap();
     let mut held = DebugServiceClient::new(pool.clone());
     let held = tokio::spawn(async move { ping(&mut held).await });
@@ -349,7 +406,7 @@ async fn close_drains_then_cancels() {
 async fn close_waits_for_rpcs_that_end_within_the_drain() {
     let (arrived_tx, arrived) = oneshot::channel();
     let (release, release_rx) = oneshot::channel::<()>();
-    let srv = Running::on_any_port(Debug { hold: Mutex::new(Some((arrived_tx, release_rx))) }).await;
+    let srv = Running::on_any_port(Debug { hold: Mutex::new(Some((arrived_tx, release_rx))), gate: None }).await;
     let pool = within("connect", Pool::connect(srv.endpoint(), 2, Policy::RoundRobin)).await.unwrap();
     let mut held = DebugServiceClient::new(pool.clone());
     let held = tokio::spawn(async move { ping(&mut held).await });
@@ -388,7 +445,6 @@ async fn skips_a_channel_that_failed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_read_back_through_opentelemetry() {
-    use opentelemetry::metrics::MeterProvider as _;
     use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
     use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 
@@ -428,4 +484,233 @@ async fn metrics_read_back_through_opentelemetry() {
     assert_eq!(size, vec![2], "rpclab.pool.size");
     assert_eq!(inflight, vec![0, 0], "rpclab.pool.inflight after the RPCs");
     srv.stop().await;
+}
+
+/// Waits until cond holds, looking every few milliseconds, for at most DEADLINE.
+async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    within(what, async {
+        while !cond() {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await
+}
+
+/// A meter provider whose metrics a test reads back.
+fn meter() -> (opentelemetry_sdk::metrics::SdkMeterProvider, opentelemetry_sdk::metrics::InMemoryMetricExporter) {
+    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+    let exporter = InMemoryMetricExporter::default();
+    let provider = SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build();
+    (provider, exporter)
+}
+
+/// The last export's points: (instrument, attribute value or "all") to value.
+fn points(
+    provider: &opentelemetry_sdk::metrics::SdkMeterProvider,
+    exporter: &opentelemetry_sdk::metrics::InMemoryMetricExporter,
+) -> HashMap<(String, String), i64> {
+    use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+    provider.force_flush().unwrap();
+    let mut out = HashMap::new();
+    let all = exporter.get_finished_metrics().unwrap();
+    for sm in all.last().expect("an export").scope_metrics() {
+        for m in sm.metrics() {
+            let mut add = |attrs: Vec<String>, v: i64| {
+                let key = attrs.into_iter().next().unwrap_or_else(|| "all".to_string());
+                *out.entry((m.name().to_string(), key)).or_insert(0) += v;
+            };
+            let attrs = |kv: &mut dyn Iterator<Item = &opentelemetry::KeyValue>| -> Vec<String> {
+                kv.map(|kv| kv.value.to_string()).collect()
+            };
+            match m.data() {
+                AggregatedMetrics::U64(MetricData::Sum(s)) => {
+                    s.data_points().for_each(|p| add(attrs(&mut p.attributes()), p.value() as i64))
+                }
+                AggregatedMetrics::I64(MetricData::Gauge(g)) => {
+                    g.data_points().for_each(|p| add(attrs(&mut p.attributes()), p.value()))
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn point(p: &HashMap<(String, String), i64>, name: &str, key: &str) -> i64 {
+    p.get(&(name.to_string(), key.to_string())).copied().unwrap_or(0)
+}
+
+/// What 16 RPCs held by a server whose connections carry 4 streams each
+/// saw through a pool of size 1.
+struct Held {
+    conns: usize,
+    inflight: Vec<usize>,
+    points: HashMap<(String, String), i64>,
+}
+
+async fn sixteen_held(growth: bool) -> Held {
+    let gate = Gate::new();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let debug = Debug { gate: Some(gate.clone()), ..Default::default() };
+    let srv = Running::start_limited(listener, debug, Some(4)).await;
+    let (provider, exporter) = meter();
+    let mut b = Pool::builder(srv.endpoint()).size(1);
+    if growth {
+        b = b.max_connections(8).streams_per_connection(4);
+    }
+    let pool = within("connect", b.connect()).await.unwrap();
+    // One call first, held by nothing: h2 sends a new connection's first
+    // streams before the server's SETTINGS arrive, and the server refuses
+    // those past its limit (REFUSED_STREAM).
+    gate.pass.store(1, Ordering::SeqCst);
+    within("a call before the 16", ping(&mut DebugServiceClient::new(pool.clone()))).await.unwrap();
+    pool.instrument(&provider.meter("rpclab-pool"));
+    let calls: Vec<_> = (0..16)
+        .map(|_| {
+            let mut c = DebugServiceClient::new(pool.clone());
+            tokio::spawn(async move { ping(&mut c).await })
+        })
+        .collect();
+    // Off, the server holds 4 and the other 12 wait in h2 for a stream.
+    gate.wait_held(if growth { 16 } else { 4 }).await;
+    eventually("16 in flight", || pool.inflight().iter().sum::<usize>() == 16).await;
+    let conns = kernel::connections_to(srv.addr.port());
+    let inflight = pool.inflight();
+    gate.release();
+    for c in calls {
+        within("a held RPC", c).await.unwrap().unwrap();
+    }
+    let points = points(&provider, &exporter);
+    within("close", pool.close(DEADLINE)).await;
+    srv.stop().await;
+    Held { conns, inflight, points }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn growth_at_the_stream_limit_opens_a_connection_per_four_streams() {
+    let on = sixteen_held(true).await;
+    assert_eq!(on.conns, 4, "growth on: got {} connections as the kernel sees them, want 4", on.conns);
+    assert_eq!(on.inflight, vec![4, 4, 4, 4], "growth on: in flight per channel");
+    assert_eq!(point(&on.points, "rpclab.pool.resizes", "grow"), 3, "resizes: {:?}", on.points);
+    assert_eq!(point(&on.points, "rpclab.pool.resizes", "shrink"), 0, "resizes: {:?}", on.points);
+    assert_eq!(point(&on.points, "rpclab.pool.size", "all"), 4, "size: {:?}", on.points);
+    let picks: i64 = (0..4).map(|i| point(&on.points, "rpclab.pool.picks", &i.to_string())).sum();
+    assert_eq!(picks, 16, "picks: {:?}", on.points);
+
+    let off = sixteen_held(false).await;
+    assert_eq!(off.conns, 1, "growth off: got {} connections as the kernel sees them, want 1", off.conns);
+    assert_eq!(off.inflight, vec![16], "growth off: in flight per channel");
+    assert_eq!(point(&off.points, "rpclab.pool.resizes", "grow"), 0, "resizes: {:?}", off.points);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grown_channels_idle_for_the_idle_time_are_retired() {
+    let gate = Gate::new();
+    let debug = Debug { gate: Some(gate.clone()), ..Default::default() };
+    let srv = Running::on_any_port(debug).await;
+    let port = srv.addr.port();
+    let (provider, exporter) = meter();
+    let pool = within(
+        "connect",
+        Pool::builder(srv.endpoint())
+            .size(1)
+            .max_connections(4)
+            .streams_per_connection(1)
+            .idle_timeout(Duration::from_millis(50))
+            .connect(),
+    )
+    .await
+    .unwrap();
+    pool.instrument(&provider.meter("rpclab-pool"));
+    let calls: Vec<_> = (0..3)
+        .map(|_| {
+            let mut c = DebugServiceClient::new(pool.clone());
+            tokio::spawn(async move { ping(&mut c).await })
+        })
+        .collect();
+    gate.wait_held(3).await;
+    assert_eq!(pool.len(), 3, "with 3 RPCs held and 1 stream each");
+    assert_eq!(kernel::connections_to(port), 3, "connections with 3 RPCs held");
+    gate.release();
+    for c in calls {
+        within("a held RPC", c).await.unwrap().unwrap();
+    }
+    eventually("the grown channels retired", || pool.len() == 1).await;
+    eventually("one connection left", || kernel::connections_to(port) == 1).await;
+    assert_eq!(pool.resizes(), 4, "2 grown and 2 retired");
+    let p = points(&provider, &exporter);
+    assert_eq!(point(&p, "rpclab.pool.resizes", "grow"), 2, "{p:?}");
+    assert_eq!(point(&p, "rpclab.pool.resizes", "shrink"), 2, "{p:?}");
+    assert_eq!(point(&p, "rpclab.pool.size", "all"), 1, "{p:?}");
+    // The pool still serves, on the channel it started with.
+    let mut c = DebugServiceClient::new(pool.clone());
+    within("ping", ping(&mut c)).await.unwrap();
+    within("close", pool.close(DEADLINE)).await;
+    assert_eq!(point(&points(&provider, &exporter), "rpclab.pool.size", "all"), 0, "size after close");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_failing_for_the_redial_delay_is_replaced() {
+    // A port that refuses (bound, then closed), later served.
+    let addr = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap();
+    let ep = Endpoint::from_shared(format!("http://{addr}")).unwrap().connect_timeout(Duration::from_secs(2));
+    let (provider, exporter) = meter();
+    let delay = Duration::from_millis(100);
+    let pool = Pool::builder(ep).size(2).redial_delay(delay).connect_lazy().unwrap();
+    pool.instrument(&provider.meter("rpclab-pool"));
+    let mut client = DebugServiceClient::new(pool.clone());
+    let start = std::time::Instant::now();
+    let mut codes: HashMap<String, usize> = HashMap::new();
+    within("5 redials", async {
+        while pool.redials() < 5 {
+            let e = ping(&mut client).await.expect_err("an RPC to a refusing port");
+            *codes.entry(format!("{:?}", e.code())).or_default() += 1;
+        }
+    })
+    .await;
+    // A channel's third redial comes after 100 + 200 + 400 ms of failing: the delay doubles.
+    let took = start.elapsed();
+    assert!(took >= 7 * delay, "5 redials of 2 channels in {took:?}, want at least {:?} (doubling)", 7 * delay);
+    assert_eq!(codes.keys().collect::<Vec<_>>(), vec!["Unavailable"], "failures while refused: {codes:?}");
+    assert!(point(&points(&provider, &exporter), "rpclab.pool.redials", "all") >= 5, "rpclab.pool.redials");
+
+    // Served now: the first RPC clears the channel it goes to; the other,
+    // skipped while failing, gets RPCs again once redialled.
+    let srv = Running::start(TcpListener::bind(addr).await.unwrap(), Debug::default()).await;
+    within("both channels connected", async {
+        while kernel::connections_to(addr.port()) < 2 {
+            let _ = ping(&mut client).await;
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+    assert_eq!(kernel::connections_to(addr.port()), 2, "connections after the server came up");
+    within("close", pool.close(DEADLINE)).await;
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_options_are_errors_naming_them() {
+    let ep = Endpoint::from_static("http://127.0.0.1:1");
+    let b = || Pool::builder(ep.clone()).size(2);
+    let cases: Vec<(&str, Result<Pool, Error>, &str)> = vec![
+        ("max below the size", b().max_connections(1).streams_per_connection(4).connect_lazy(), "max_connections 1"),
+        ("max above 1024", b().max_connections(1025).streams_per_connection(4).connect_lazy(), "max_connections 1025"),
+        ("max without a stream limit", b().max_connections(8).connect_lazy(), "streams_per_connection"),
+        (
+            "a stream limit of 0",
+            b().max_connections(8).streams_per_connection(0).connect_lazy(),
+            "streams_per_connection 0",
+        ),
+        ("an idle timeout of 0", b().idle_timeout(Duration::ZERO).connect_lazy(), "idle_timeout 0ns"),
+        ("a redial delay of 0", b().redial_delay(Duration::ZERO).connect_lazy(), "redial_delay 0ns"),
+        ("size 0", b().size(0).connect().await, "size 0"),
+    ];
+    for (name, got, want) in cases {
+        match got {
+            Ok(p) => panic!("{name}: got {p:?}, want an error naming {want:?}"),
+            Err(e) => assert!(e.to_string().contains(want), "{name}: got {e}, want it to name {want:?}"),
+        }
+    }
 }
