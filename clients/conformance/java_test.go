@@ -52,7 +52,10 @@ func TestJavaUnit(t *testing.T) {
 // channel skipped, a server stopped and restarted on the same port; growth
 // at a server's stream limit (4 connections for 16 held calls, as the
 // kernel counts them; 1 with growth off; idle grown channels retired), a
-// refused channel redialled, metrics read back (GrowthTest).
+// refused channel redialled (GrowthTest); least-loaded as power of two
+// choices over a seeded Random (PickerTest); every instrument's kind, unit,
+// attributes and values read back (MetricsTest); a call cancelled before it
+// starts never counted in flight (InFlightTest).
 func TestJavaPoolUnit(t *testing.T) {
 	selected(t, "java")
 	if _, err := exec.LookPath("mvn"); err != nil {

@@ -2,22 +2,15 @@
 
 package io.rpclab.pool;
 
-import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.ChannelCredentials;
 import io.grpc.ClientCall;
 import io.grpc.ConnectivityState;
-import io.grpc.ForwardingClientCallListener;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
-import io.grpc.Status;
 import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.metrics.LongCounter;
-import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.MeterProvider;
-import io.opentelemetry.api.metrics.ObservableLongGauge;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -25,12 +18,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -40,13 +28,14 @@ import java.util.function.Supplier;
  * it as is: {@code FooGrpc.newBlockingStub(pool)}.
  *
  * <p>Each call picks its channel when it starts: the next candidate in turn ({@link
- * Policy#ROUND_ROBIN}) or the less loaded of two ({@link Policy#LEAST_LOADED}, power of two choices:
- * the next candidate in turn and one other at random, ties to the one in turn). Candidates are the
- * READY and IDLE channels; CONNECTING, TRANSIENT_FAILURE and SHUTDOWN ones are skipped while any
- * channel is READY or IDLE; when none is, every channel is a candidate and the call fails (or waits,
- * with {@code withWaitForReady}) where it lands. Calls in flight are counted per channel with an
- * {@link AtomicInteger}, up when a call starts, down when its listener hears {@code onClose}, so a
- * stream counts until it ends. The call path takes no lock (growing takes one, once per added channel).
+ * Policy#ROUND_ROBIN}) or, power of two choices ({@link Policy#LEAST_LOADED}), the one with fewer
+ * calls in flight of two different candidates drawn at random (the first drawn on a tie). Candidates
+ * are the READY and IDLE channels; CONNECTING, TRANSIENT_FAILURE and SHUTDOWN ones are skipped while
+ * any channel is READY or IDLE; when none is, every channel is a candidate and the call fails (or
+ * waits, with {@code withWaitForReady}) where it lands. Calls in flight are counted per channel with an
+ * {@link java.util.concurrent.atomic.AtomicInteger}, up when a call starts, down when its listener
+ * hears {@code onClose}, so a stream counts until it ends; a call cancelled before it starts is never
+ * counted. The call path takes no lock (growing takes one, once per added channel).
  *
  * <p><b>Growth at the server's stream limit</b> (off by default): with {@link
  * Builder#maxConnections(int)} above the size and {@link Builder#streamsPerConnection(int)}, a call
@@ -62,6 +51,11 @@ import java.util.function.Supplier;
  * the old one is shut down. The delay doubles after each redial of that channel, up to 2 minutes, and
  * returns to the configured one once the channel is READY. The timers run on one daemon thread of
  * the pool's own, which exists only while one is pending and ends at shutdown.
+ *
+ * <p><b>Metrics</b> (docs/pool.md's table, through {@link Builder#meterProvider(MeterProvider)}):
+ * UpDownCounters rpclab.pool.size and rpclab.pool.inflight, Counters rpclab.pool.picks,
+ * rpclab.pool.redials and rpclab.pool.resizes, all with {@link #TARGET}; the per-channel ones with
+ * {@link #CONNECTION}. At shutdown rpclab.pool.size goes back to 0.
  */
 public final class ChannelPool extends ManagedChannel {
     /** How a call picks its channel. */
@@ -110,125 +104,36 @@ public final class ChannelPool extends ManagedChannel {
     }
 
     /** The attribute that names a channel of the pool (its index) on per-channel metrics. */
-    public static final AttributeKey<Long> CHANNEL = AttributeKey.longKey("rpclab.pool.channel");
+    public static final AttributeKey<Long> CONNECTION = AttributeKey.longKey("rpclab.pool.connection");
 
-    /** The pool's target on rpclab.pool.resizes and rpclab.pool.redials. */
+    /**
+     * The same key as {@link #CONNECTION}.
+     *
+     * @deprecated use {@link #CONNECTION}, named after the attribute (rpclab.pool.connection)
+     */
+    @Deprecated
+    public static final AttributeKey<Long> CHANNEL = CONNECTION;
+
+    /** The pool's target, on every metric. */
     public static final AttributeKey<String> TARGET = AttributeKey.stringKey("rpclab.pool.target");
 
     /** "grow" or "shrink" on rpclab.pool.resizes. */
     public static final AttributeKey<String> DIRECTION = AttributeKey.stringKey("rpclab.pool.direction");
 
-    /** An entry's in-flight count once it is retired: no call may take it again. */
-    private static final int RETIRED = Integer.MIN_VALUE;
-
-    /** One channel of the pool: the channel (replaced by a redial) and its bookkeeping. */
-    private static final class Entry {
-        final int index;
-        final boolean grown;
-        final io.opentelemetry.api.common.Attributes attrs;
-        final AtomicInteger inflight = new AtomicInteger();
-        volatile ManagedChannel channel;
-        /** When inflight last went to 0 (System.nanoTime), for a grown channel. */
-        volatile long idleSince = System.nanoTime();
-        /** A retire check is pending. */
-        final AtomicBoolean retireCheck = new AtomicBoolean();
-        // Guarded by the pool's lock:
-        /** When the channel entered TRANSIENT_FAILURE (System.nanoTime), or 0 if it is not in it. */
-        long failingSince;
-        /** Counts entries into TRANSIENT_FAILURE: a redial check for an older one is dropped. */
-        long failures;
-
-        long redialNanos;
-
-        Entry(int index, boolean grown, ManagedChannel channel, long redialNanos) {
-            this.index = index;
-            this.grown = grown;
-            this.channel = channel;
-            this.redialNanos = redialNanos;
-            this.attrs = io.opentelemetry.api.common.Attributes.of(CHANNEL, (long) index);
-        }
-    }
-
-    private final Supplier<ManagedChannel> newChannel;
     private final String target;
-    private final Policy policy;
-    private final int size;
-    private final int maxConnections;
-    private final int limit;
-    private final boolean growing;
-    private final long idleNanos;
-    private final long redialNanos;
+    private final Channels channels;
 
-    private final Object lock = new Object();
-    /** The channels, copied on write (under lock); picks read it without a lock. */
-    private volatile Entry[] entries;
-    /** Channels shut down by a redial or a retire, until they terminate (under lock). */
-    private final List<ManagedChannel> leaving = new ArrayList<>();
-
-    private volatile boolean closed;
-    /** The pool's timers (redial, retire), made at the first one, shut down at close (under lock). */
-    private ScheduledThreadPoolExecutor timer;
-
-    private final AtomicInteger next = new AtomicInteger();
-    private final AtomicLong resizeCount = new AtomicLong();
-    private final AtomicLong redialCount = new AtomicLong();
-    private final LongCounter picks;
-    private final LongCounter resizes;
-    private final LongCounter redials;
-    private final io.opentelemetry.api.common.Attributes growAttrs;
-    private final io.opentelemetry.api.common.Attributes shrinkAttrs;
-    private final io.opentelemetry.api.common.Attributes targetAttrs;
-    private final List<ObservableLongGauge> gauges;
-
-    private ChannelPool(Builder b, List<ManagedChannel> channels, String target) {
-        this.newChannel = b.newChannel;
+    private ChannelPool(Builder b, List<ManagedChannel> made, String target) {
         this.target = target;
-        this.policy = b.policy;
-        this.size = channels.size();
-        this.maxConnections = b.maxConnections == 0 ? size : b.maxConnections;
-        this.limit = b.streamsPerConnection;
-        this.growing = maxConnections > size;
-        this.idleNanos = b.idleTimeout.toNanos();
-        this.redialNanos = b.redialDelay.toNanos();
-        Entry[] es = new Entry[size];
-        for (int i = 0; i < size; i++) {
-            es[i] = new Entry(i, false, channels.get(i), redialNanos);
-        }
-        this.entries = es;
-        Meter meter = b.meters.get("io.rpclab.pool");
-        this.picks = meter.counterBuilder("rpclab.pool.picks")
-                .setDescription("Calls the pool sent, per channel")
-                .setUnit("{call}")
-                .build();
-        this.resizes = meter.counterBuilder("rpclab.pool.resizes")
-                .setDescription("Channels added or retired by growth at the stream limit")
-                .setUnit("{resize}")
-                .build();
-        this.redials = meter.counterBuilder("rpclab.pool.redials")
-                .setDescription("Channels replaced after TRANSIENT_FAILURE")
-                .setUnit("{redial}")
-                .build();
-        this.targetAttrs = io.opentelemetry.api.common.Attributes.of(TARGET, target);
-        this.growAttrs = io.opentelemetry.api.common.Attributes.of(TARGET, target, DIRECTION, "grow");
-        this.shrinkAttrs = io.opentelemetry.api.common.Attributes.of(TARGET, target, DIRECTION, "shrink");
-        this.gauges = List.of(
-                meter.gaugeBuilder("rpclab.pool.size")
-                        .setDescription("Channels (connections) in the pool")
-                        .setUnit("{channel}")
-                        .ofLongs()
-                        .buildWithCallback(m -> m.record(entries.length)),
-                meter.gaugeBuilder("rpclab.pool.inflight")
-                        .setDescription("RPCs in flight, per channel")
-                        .setUnit("{call}")
-                        .ofLongs()
-                        .buildWithCallback(m -> {
-                            for (Entry e : entries) {
-                                int n = e.inflight.get();
-                                if (n >= 0) {
-                                    m.record(n, e.attrs);
-                                }
-                            }
-                        }));
+        this.channels = new Channels(
+                made,
+                b.newChannel,
+                b.policy,
+                b.maxConnections == 0 ? made.size() : b.maxConnections,
+                b.streamsPerConnection,
+                b.idleTimeout.toNanos(),
+                b.redialDelay.toNanos(),
+                new PoolMetrics(b.meters, target));
     }
 
     /**
@@ -360,8 +265,8 @@ public final class ChannelPool extends ManagedChannel {
 
         /**
          * Where the pool reports rpclab.pool.size, rpclab.pool.inflight (per channel),
-         * rpclab.pool.picks (per channel), rpclab.pool.resizes and rpclab.pool.redials: e.g. {@code
-         * GlobalOpenTelemetry.getMeterProvider()}. No-op unless given.
+         * rpclab.pool.picks (per channel), rpclab.pool.redials and rpclab.pool.resizes (docs/pool.md,
+         * "Metrics"): e.g. {@code GlobalOpenTelemetry.getMeterProvider()}. No-op unless given.
          */
         public Builder meterProvider(MeterProvider meters) {
             if (meters == null) {
@@ -399,445 +304,49 @@ public final class ChannelPool extends ManagedChannel {
             }
             ChannelPool pool = new ChannelPool(
                     this, made, target != null ? target : made.get(0).authority());
-            for (Entry e : pool.entries) {
-                e.channel.getState(true);
-                pool.watch(e, e.channel);
-            }
+            pool.channels.connect();
             return pool;
         }
     }
 
     /** The pool's channels, in order (to watch their state; calls should go through the pool). */
     public List<ManagedChannel> channels() {
-        Entry[] es = entries;
-        List<ManagedChannel> out = new ArrayList<>(es.length);
-        for (Entry e : es) {
-            out.add(e.channel);
-        }
-        return Collections.unmodifiableList(out);
+        return Collections.unmodifiableList(channels.current());
     }
 
     /** How a call picks its channel. */
     public Policy policy() {
-        return policy;
+        return channels.policy();
     }
 
     /** The calls in flight on each channel, a snapshot. */
     public int[] inflight() {
-        Entry[] es = entries;
+        Entry[] es = channels.entries();
         int[] out = new int[es.length];
         for (int i = 0; i < out.length; i++) {
-            out[i] = Math.max(0, es[i].inflight.get());
+            out[i] = es[i].load();
         }
         return out;
     }
 
     /** Channels added and retired by growth so far (as counted in rpclab.pool.resizes). */
     public long resizes() {
-        return resizeCount.get();
+        return channels.metrics.resizes();
     }
 
     /** Channels replaced after TRANSIENT_FAILURE so far (as counted in rpclab.pool.redials). */
     public long redials() {
-        return redialCount.get();
+        return channels.metrics.redials();
     }
 
     @Override
     public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
-        return new PoolCall<>(method, options);
+        return new PoolCall<>(channels, method, options);
     }
 
     @Override
     public String authority() {
-        return entries[0].channel.authority();
-    }
-
-    /** READY or IDLE: a channel a call may go to while one is (an IDLE channel connects for it). */
-    private static boolean usable(Entry e) {
-        ConnectivityState s = e.channel.getState(false);
-        return s == ConnectivityState.READY || s == ConnectivityState.IDLE;
-    }
-
-    /**
-     * Picks a channel for a call and counts the call in flight on it. With growth on: among the
-     * channels below the limit; when there is none, a new channel (below the maximum) or any.
-     */
-    private Entry acquire() {
-        for (; ; ) {
-            Entry[] es = entries;
-            int start = next.getAndIncrement();
-            if (es.length == 1 && !growing) {
-                Entry e = es[0];
-                if (reserve(e, false)) {
-                    return e;
-                }
-                continue;
-            }
-            boolean bounded = false;
-            if (growing) {
-                bounded = hasRoom(es);
-                if (!bounded && es.length < maxConnections && !closed) {
-                    Entry g;
-                    try {
-                        g = grow(es);
-                    } catch (RuntimeException ex) {
-                        g = es[0]; // the supplier failed: this call goes to a channel there is
-                    }
-                    if (g == null) {
-                        continue; // the channels changed meanwhile: look again
-                    }
-                    if (g != es[0]) {
-                        return g;
-                    }
-                }
-            }
-            Entry e = choose(es, bounded, start);
-            if (e != null && reserve(e, bounded)) {
-                return e;
-            }
-        }
-    }
-
-    private boolean hasRoom(Entry[] es) {
-        for (Entry e : es) {
-            int n = e.inflight.get();
-            if (n >= 0 && n < limit) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Counts a call in flight on e, unless e is retired (or, bounded, at the limit). */
-    private boolean reserve(Entry e, boolean bounded) {
-        for (; ; ) {
-            int n = e.inflight.get();
-            if (n < 0 || (bounded && n >= limit)) {
-                return false;
-            }
-            if (e.inflight.compareAndSet(n, n + 1)) {
-                return true;
-            }
-        }
-    }
-
-    /**
-     * The policy's choice among the candidates of es (bounded: only those below the limit). Candidates:
-     * the READY or IDLE channels, or every channel when none is.
-     */
-    private Entry choose(Entry[] es, boolean bounded, int start) {
-        Entry[] live = new Entry[es.length];
-        int m = 0;
-        for (Entry e : es) {
-            int n = e.inflight.get();
-            if (n >= 0 && (!bounded || n < limit)) {
-                live[m++] = e;
-            }
-        }
-        if (m == 0) {
-            return null;
-        }
-        Entry[] cands = new Entry[m];
-        int c = 0;
-        for (int k = 0; k < m; k++) {
-            if (usable(live[k])) {
-                cands[c++] = live[k];
-            }
-        }
-        if (c == 0) {
-            cands = live;
-            c = m;
-        }
-        int a = Math.floorMod(start, c);
-        Entry x = cands[a];
-        if (policy == Policy.ROUND_ROBIN || c == 1) {
-            return x;
-        }
-        Entry y = cands[(a + 1 + ThreadLocalRandom.current().nextInt(c - 1)) % c];
-        return y.inflight.get() < x.inflight.get() ? y : x;
-    }
-
-    /**
-     * Adds a channel, with the calling call counted on it, if es is still the pool's channels and every
-     * one is at the limit; else null (the caller picks again).
-     */
-    private Entry grow(Entry[] es) {
-        Entry g;
-        synchronized (lock) {
-            if (closed || entries != es || hasRoom(es)) {
-                return null;
-            }
-            ManagedChannel ch = newChannel.get();
-            if (ch == null) {
-                throw new IllegalStateException("pool channel supplier returned null");
-            }
-            boolean[] used = new boolean[maxConnections];
-            for (Entry e : es) {
-                used[e.index] = true;
-            }
-            int index = size;
-            while (used[index]) {
-                index++;
-            }
-            g = new Entry(index, true, ch, redialNanos);
-            g.inflight.set(1);
-            Entry[] grown = java.util.Arrays.copyOf(es, es.length + 1);
-            grown[es.length] = g;
-            entries = grown;
-        }
-        resizeCount.incrementAndGet();
-        resizes.add(1, growAttrs);
-        watch(g, g.channel);
-        return g;
-    }
-
-    /** A call ended on e: counts it out; a grown channel with nothing in flight may be retired later. */
-    private void release(Entry e) {
-        if (e.inflight.decrementAndGet() == 0 && e.grown) {
-            e.idleSince = System.nanoTime();
-            scheduleRetire(e, idleNanos);
-        }
-    }
-
-    private void scheduleRetire(Entry e, long delayNanos) {
-        if (e.retireCheck.compareAndSet(false, true) && !schedule(() -> retire(e), delayNanos)) {
-            e.retireCheck.set(false);
-        }
-    }
-
-    /** Shuts e down if it has had nothing in flight for the idle timeout, else checks again later. */
-    private void retire(Entry e) {
-        e.retireCheck.set(false);
-        ManagedChannel ch;
-        synchronized (lock) {
-            if (closed || e.inflight.get() != 0) {
-                return; // busy: its release schedules the next check
-            }
-            long left = idleNanos - (System.nanoTime() - e.idleSince);
-            if (left > 0) {
-                scheduleRetire(e, left);
-                return;
-            }
-            if (!e.inflight.compareAndSet(0, RETIRED)) {
-                return;
-            }
-            Entry[] es = entries;
-            List<Entry> keep = new ArrayList<>(es.length);
-            for (Entry x : es) {
-                if (x != e) {
-                    keep.add(x);
-                }
-            }
-            entries = keep.toArray(new Entry[0]);
-            ch = e.channel;
-            leave(ch);
-        }
-        resizeCount.incrementAndGet();
-        resizes.add(1, shrinkAttrs);
-        ch.shutdown();
-    }
-
-    /** Follows ch's states while it is e's channel: TRANSIENT_FAILURE schedules a redial check. */
-    private void watch(Entry e, ManagedChannel ch) {
-        ConnectivityState s = ch.getState(false);
-        synchronized (lock) {
-            if (closed || e.channel != ch || e.inflight.get() < 0) {
-                return;
-            }
-            if (s == ConnectivityState.TRANSIENT_FAILURE) {
-                if (e.failingSince == 0) {
-                    e.failingSince = System.nanoTime();
-                    long failure = ++e.failures;
-                    schedule(() -> redial(e, ch, failure), e.redialNanos);
-                }
-            } else {
-                e.failingSince = 0;
-                if (s == ConnectivityState.READY) {
-                    e.redialNanos = redialNanos;
-                }
-            }
-        }
-        if (s != ConnectivityState.SHUTDOWN) {
-            ch.notifyWhenStateChanged(s, () -> watch(e, ch));
-        }
-    }
-
-    /** Replaces ch, e's channel, if it is still in the TRANSIENT_FAILURE it entered as failure. */
-    private void redial(Entry e, ManagedChannel ch, long failure) {
-        ManagedChannel fresh;
-        synchronized (lock) {
-            if (closed
-                    || e.channel != ch
-                    || e.failures != failure
-                    || e.failingSince == 0
-                    || e.inflight.get() < 0
-                    || ch.getState(false) != ConnectivityState.TRANSIENT_FAILURE) {
-                return;
-            }
-            fresh = newChannel.get();
-            if (fresh == null || fresh == ch) {
-                return;
-            }
-            e.channel = fresh;
-            e.failingSince = 0;
-            e.redialNanos = Math.min(2 * e.redialNanos, MAX_REDIAL_DELAY.toNanos());
-            leave(ch);
-        }
-        redialCount.incrementAndGet();
-        redials.add(1, targetAttrs);
-        ch.shutdown();
-        fresh.getState(true);
-        watch(e, fresh);
-    }
-
-    /** Keeps ch, shut down by the pool, until it terminates (under lock). */
-    private void leave(ManagedChannel ch) {
-        leaving.removeIf(ManagedChannel::isTerminated);
-        leaving.add(ch);
-    }
-
-    /** Runs task after delay on the pool's timer; false once the pool is closed. */
-    private boolean schedule(Runnable task, long delayNanos) {
-        synchronized (lock) {
-            if (closed) {
-                return false;
-            }
-            if (timer == null) {
-                timer = new ScheduledThreadPoolExecutor(1, r -> {
-                    Thread t = new Thread(r, "rpclab-pool-timer");
-                    t.setDaemon(true);
-                    return t;
-                });
-                timer.setKeepAliveTime(1, TimeUnit.SECONDS);
-                timer.allowCoreThreadTimeOut(true);
-                timer.setRemoveOnCancelPolicy(true);
-            }
-            timer.schedule(
-                    () -> {
-                        try {
-                            task.run();
-                        } catch (RuntimeException ex) {
-                            // A supplier that throws leaves the channel as it was; the next failure retries.
-                        }
-                    },
-                    delayNanos,
-                    TimeUnit.NANOSECONDS);
-            return true;
-        }
-    }
-
-    /** A call that picks its channel when it starts and counts itself in flight there until onClose. */
-    private final class PoolCall<Q, R> extends ClientCall<Q, R> {
-        private final MethodDescriptor<Q, R> method;
-        private final CallOptions options;
-        private volatile ClientCall<Q, R> delegate;
-        private Entry entry;
-
-        PoolCall(MethodDescriptor<Q, R> method, CallOptions options) {
-            this.method = method;
-            this.options = options;
-        }
-
-        @Override
-        public void start(Listener<R> listener, Metadata headers) {
-            ClientCall<Q, R> call;
-            boolean counted;
-            Entry e;
-            synchronized (this) {
-                if (delegate == null) {
-                    entry = acquire();
-                    delegate = entry.channel.newCall(method, options);
-                    counted = true;
-                } else {
-                    counted = reserve(entry, false); // cancelled before start: it ends at once
-                }
-                call = delegate;
-                e = entry;
-            }
-            picks.add(1, e.attrs);
-            if (!counted) {
-                call.start(listener, headers);
-                return;
-            }
-            try {
-                call.start(
-                        new ForwardingClientCallListener.SimpleForwardingClientCallListener<R>(listener) {
-                            @Override
-                            public void onClose(Status status, Metadata trailers) {
-                                release(e);
-                                super.onClose(status, trailers);
-                            }
-                        },
-                        headers);
-            } catch (RuntimeException | Error ex) {
-                release(e);
-                throw ex;
-            }
-        }
-
-        private ClientCall<Q, R> started() {
-            ClientCall<Q, R> call = delegate;
-            if (call == null) {
-                throw new IllegalStateException("Not started");
-            }
-            return call;
-        }
-
-        @Override
-        public void cancel(String message, Throwable cause) {
-            ClientCall<Q, R> call;
-            synchronized (this) {
-                if (delegate == null) {
-                    Entry[] es = entries;
-                    Entry e = choose(es, false, next.getAndIncrement());
-                    entry = e != null ? e : es[0];
-                    delegate = entry.channel.newCall(method, options);
-                }
-                call = delegate;
-            }
-            call.cancel(message, cause);
-        }
-
-        @Override
-        public void request(int n) {
-            started().request(n);
-        }
-
-        @Override
-        public void halfClose() {
-            started().halfClose();
-        }
-
-        @Override
-        public void sendMessage(Q message) {
-            started().sendMessage(message);
-        }
-
-        @Override
-        public boolean isReady() {
-            ClientCall<Q, R> call = delegate;
-            return call != null && call.isReady();
-        }
-
-        @Override
-        public void setMessageCompression(boolean enabled) {
-            started().setMessageCompression(enabled);
-        }
-
-        @Override
-        public Attributes getAttributes() {
-            ClientCall<Q, R> call = delegate;
-            return call == null ? Attributes.EMPTY : call.getAttributes();
-        }
-    }
-
-    /** Every channel of the pool and every one it shut down that has not terminated yet. */
-    private List<ManagedChannel> all() {
-        synchronized (lock) {
-            List<ManagedChannel> out = new ArrayList<>(channels());
-            out.addAll(leaving);
-            return out;
-        }
+        return channels.entries()[0].channel.authority();
     }
 
     /**
@@ -853,7 +362,7 @@ public final class ChannelPool extends ManagedChannel {
                 ConnectivityState.IDLE,
                 ConnectivityState.CONNECTING,
                 ConnectivityState.READY);
-        for (ManagedChannel ch : channels()) {
+        for (ManagedChannel ch : channels.current()) {
             ConnectivityState s = ch.getState(requestConnection);
             if (rank.indexOf(s) > rank.indexOf(best)) {
                 best = s;
@@ -864,33 +373,21 @@ public final class ChannelPool extends ManagedChannel {
 
     @Override
     public void resetConnectBackoff() {
-        for (ManagedChannel ch : channels()) {
+        for (ManagedChannel ch : channels.current()) {
             ch.resetConnectBackoff();
         }
     }
 
     @Override
     public void enterIdle() {
-        for (ManagedChannel ch : channels()) {
+        for (ManagedChannel ch : channels.current()) {
             ch.enterIdle();
         }
     }
 
-    /** Marks the pool closed and stops its timers; the channels to shut down. */
-    private List<ManagedChannel> markClosed() {
-        synchronized (lock) {
-            closed = true;
-            if (timer != null) {
-                timer.shutdownNow();
-            }
-        }
-        gauges.forEach(ObservableLongGauge::close);
-        return all();
-    }
-
     @Override
     public ChannelPool shutdown() {
-        for (ManagedChannel ch : markClosed()) {
+        for (ManagedChannel ch : channels.close()) {
             ch.shutdown();
         }
         return this;
@@ -898,7 +395,7 @@ public final class ChannelPool extends ManagedChannel {
 
     @Override
     public ChannelPool shutdownNow() {
-        for (ManagedChannel ch : markClosed()) {
+        for (ManagedChannel ch : channels.close()) {
             ch.shutdownNow();
         }
         return this;
@@ -906,7 +403,7 @@ public final class ChannelPool extends ManagedChannel {
 
     @Override
     public boolean isShutdown() {
-        for (ManagedChannel ch : all()) {
+        for (ManagedChannel ch : channels.all()) {
             if (!ch.isShutdown()) {
                 return false;
             }
@@ -916,14 +413,12 @@ public final class ChannelPool extends ManagedChannel {
 
     @Override
     public boolean isTerminated() {
-        for (ManagedChannel ch : all()) {
+        for (ManagedChannel ch : channels.all()) {
             if (!ch.isTerminated()) {
                 return false;
             }
         }
-        synchronized (lock) {
-            return timer == null || timer.isTerminated();
-        }
+        return channels.timer.isTerminated();
     }
 
     /**
@@ -948,16 +443,12 @@ public final class ChannelPool extends ManagedChannel {
     @Override
     public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
         long deadline = System.nanoTime() + unit.toNanos(timeout);
-        for (ManagedChannel ch : all()) {
+        for (ManagedChannel ch : channels.all()) {
             if (!ch.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
                 return false;
             }
         }
-        ScheduledThreadPoolExecutor t;
-        synchronized (lock) {
-            t = timer;
-        }
-        return t == null || t.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        return channels.timer.awaitTermination(deadline - System.nanoTime());
     }
 
     @Override
@@ -965,9 +456,11 @@ public final class ChannelPool extends ManagedChannel {
         return String.format(
                 Locale.ROOT,
                 "ChannelPool{%d channels to %s, %s%s}",
-                entries.length,
+                channels.entries().length,
                 target,
-                policy,
-                growing ? ", growing to " + maxConnections + " at " + limit + " streams each" : "");
+                channels.policy(),
+                channels.growing()
+                        ? ", growing to " + channels.maxConnections() + " at " + channels.limit() + " streams each"
+                        : "");
     }
 }

@@ -45,7 +45,8 @@ import org.junit.jupiter.api.Test;
 /**
  * ChannelPool against a real grpc-java Netty server on 127.0.0.1 serving grpc.health.v1 (its
  * generated stubs go through the pool as is): connections as the server accepted them, the peer of
- * every call, least-loaded, health-aware picks, a server restart, bad input and shutdown.
+ * every call, least-loaded, health-aware picks, a server restart, bad input and shutdown (the metrics:
+ * MetricsTest).
  */
 class ChannelPoolTest {
     private static final HealthCheckRequest CHECK = HealthCheckRequest.getDefaultInstance();
@@ -157,7 +158,7 @@ class ChannelPoolTest {
         changed.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 
-    /** N channels are N connections, whichever the policy, and calls spread over all of them. */
+    /** N channels are N connections, whichever the policy, and round robin's calls go over all of them. */
     @Test
     void eachChannelIsItsOwnConnection() throws Exception {
         for (ChannelPool.Policy policy : ChannelPool.Policy.values()) {
@@ -171,7 +172,11 @@ class ChannelPoolTest {
                 }
                 String what = policy + " size " + n;
                 assertEquals(n, srv.connections.get(), what + ": connections accepted");
-                assertEquals(n, new HashSet<>(srv.peers("Check")).size(), what + ": distinct peers of the calls");
+                if (policy == ChannelPool.Policy.ROUND_ROBIN) {
+                    // Least-loaded sees equal loads between calls made one after another, and takes
+                    // the first of two drawn at random: not every channel need get one.
+                    assertEquals(n, new HashSet<>(srv.peers("Check")).size(), what + ": distinct peers of the calls");
+                }
                 assertEquals(n, p.channels().size(), what + ": channels");
             }
         }
@@ -250,6 +255,12 @@ class ChannelPoolTest {
                 awaitChange(dead, s, deadline);
             }
             assertEquals(ConnectivityState.TRANSIENT_FAILURE, dead.getState(false), policy + ": the dead channel");
+            // The rule holds while another channel is READY: wait for the good one too.
+            ManagedChannel good = p.channels().get(0);
+            while ((s = good.getState(true)) != ConnectivityState.READY && System.nanoTime() < deadline) {
+                awaitChange(good, s, deadline);
+            }
+            assertEquals(ConnectivityState.READY, good.getState(false), policy + ": the good channel");
             for (int i = 0; i < 6; i++) {
                 int call = i;
                 assertEquals(
@@ -474,47 +485,5 @@ class ChannelPoolTest {
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> check(p));
         assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
         assertNotEquals("", p.authority());
-    }
-
-    /** The pool's OpenTelemetry metrics, read back through the SDK's in-memory reader. */
-    @Test
-    void metricsReadBackThroughOpenTelemetry() throws Exception {
-        Server srv = server(0);
-        io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader reader =
-                io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader.create();
-        io.opentelemetry.sdk.metrics.SdkMeterProvider meters = io.opentelemetry.sdk.metrics.SdkMeterProvider.builder()
-                .registerMetricReader(reader)
-                .build();
-        ChannelPool p =
-                pool(plaintext(srv.target()).size(2).meterProvider(meters).build());
-        awaitReady(p);
-        for (int i = 0; i < 4; i++) {
-            check(p);
-        }
-        java.util.Map<String, io.opentelemetry.sdk.metrics.data.MetricData> got = new java.util.HashMap<>();
-        for (io.opentelemetry.sdk.metrics.data.MetricData m : reader.collectAllMetrics()) {
-            got.put(m.getName(), m);
-        }
-        long picks = got.get("rpclab.pool.picks").getLongSumData().getPoints().stream()
-                .mapToLong(io.opentelemetry.sdk.metrics.data.LongPointData::getValue)
-                .sum();
-        assertEquals(4, picks, "rpclab.pool.picks");
-        assertEquals(
-                2,
-                got.get("rpclab.pool.picks").getLongSumData().getPoints().size(),
-                "rpclab.pool.picks: a point per channel");
-        assertEquals(
-                List.of(2L),
-                got.get("rpclab.pool.size").getLongGaugeData().getPoints().stream()
-                        .map(io.opentelemetry.sdk.metrics.data.LongPointData::getValue)
-                        .toList(),
-                "rpclab.pool.size");
-        assertEquals(
-                List.of(0L, 0L),
-                got.get("rpclab.pool.inflight").getLongGaugeData().getPoints().stream()
-                        .map(io.opentelemetry.sdk.metrics.data.LongPointData::getValue)
-                        .toList(),
-                "rpclab.pool.inflight after the calls");
-        meters.close();
     }
 }

@@ -2,6 +2,8 @@
 
 package io.rpclab.pool;
 
+import static io.rpclab.pool.ReadBack.Kind.COUNTER;
+import static io.rpclab.pool.ReadBack.Kind.UP_DOWN_COUNTER;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -13,17 +15,11 @@ import io.grpc.CallOptions;
 import io.grpc.ConnectivityState;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.ServerServiceDefinition;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
-import io.grpc.stub.ServerCalls;
-import io.grpc.stub.StreamObserver;
+import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
-import io.opentelemetry.sdk.metrics.data.LongPointData;
-import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,80 +38,6 @@ import org.junit.jupiter.api.Test;
  */
 class GrowthTest {
     private static final long BOUND = TimeUnit.SECONDS.toNanos(30);
-
-    /** A server of grpc.testing.BenchmarkService/UnaryCall that holds each call while held. */
-    static final class HoldServer {
-        final io.grpc.Server server;
-        private final Object mu = new Object();
-        private final List<StreamObserver<byte[]>> waiting = new ArrayList<>();
-        private boolean holding;
-        private int arrived;
-
-        HoldServer(int port, int streamsPerConnection) throws IOException {
-            ServerServiceDefinition svc = ServerServiceDefinition.builder("grpc.testing.BenchmarkService")
-                    .addMethod(Bytes.UNARY, ServerCalls.asyncUnaryCall(this::call))
-                    .build();
-            server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-                    .maxConcurrentCallsPerConnection(streamsPerConnection)
-                    .addService(svc)
-                    .build()
-                    .start();
-        }
-
-        private void call(byte[] req, StreamObserver<byte[]> out) {
-            synchronized (mu) {
-                arrived++;
-                mu.notifyAll();
-                if (holding) {
-                    waiting.add(out);
-                    return;
-                }
-            }
-            out.onNext(new byte[0]);
-            out.onCompleted();
-        }
-
-        int port() {
-            return server.getPort();
-        }
-
-        void hold() {
-            synchronized (mu) {
-                holding = true;
-                arrived = 0;
-            }
-        }
-
-        void release() {
-            List<StreamObserver<byte[]>> out;
-            synchronized (mu) {
-                holding = false;
-                out = new ArrayList<>(waiting);
-                waiting.clear();
-            }
-            for (StreamObserver<byte[]> o : out) {
-                o.onNext(new byte[0]);
-                o.onCompleted();
-            }
-        }
-
-        /** Waits (bounded) until n calls are held; the number held. */
-        int awaitHeld(int n) throws InterruptedException {
-            long deadline = System.nanoTime() + BOUND;
-            synchronized (mu) {
-                long left;
-                while (waiting.size() < n && (left = deadline - System.nanoTime()) > 0) {
-                    TimeUnit.NANOSECONDS.timedWait(mu, left);
-                }
-                return waiting.size();
-            }
-        }
-
-        void stop() throws InterruptedException {
-            release();
-            server.shutdownNow().awaitTermination(30, TimeUnit.SECONDS);
-        }
-    }
 
     private final List<HoldServer> servers = new ArrayList<>();
     private final List<ManagedChannel> pools = new ArrayList<>();
@@ -156,29 +78,27 @@ class GrowthTest {
         return reader;
     }
 
-    /** {attribute value: sum} of a long sum or gauge, by the attribute key (or "all"). */
-    private static Map<String, Long> points(InMemoryMetricReader reader, String name, String key) {
+    /**
+     * {attribute value: sum} of the long sum name (an UpDownCounter or a Counter, checked with its
+     * unit), by the attribute key (or "all"); every point carries rpclab.pool.target.
+     */
+    private static Map<String, Long> points(
+            InMemoryMetricReader reader, String name, ReadBack.Kind kind, String unit, String key) {
         Map<String, Long> out = new HashMap<>();
-        for (MetricData m : reader.collectAllMetrics()) {
-            if (!m.getName().equals(name)) {
-                continue;
-            }
-            var pts = m.getType() == io.opentelemetry.sdk.metrics.data.MetricDataType.LONG_GAUGE
-                    ? m.getLongGaugeData().getPoints()
-                    : m.getLongSumData().getPoints();
-            for (LongPointData p : pts) {
-                Object v = p.getAttributes().asMap().entrySet().stream()
-                        .filter(a -> a.getKey().getKey().equals(key))
-                        .map(Map.Entry::getValue)
-                        .findFirst()
-                        .orElse("all");
-                out.merge(String.valueOf(v), p.getValue(), Long::sum);
-            }
+        for (Map.Entry<Attributes, Long> p :
+                ReadBack.points(ReadBack.instrument(reader, name, kind, unit)).entrySet()) {
+            assertTrue(p.getKey().get(ReadBack.TARGET) != null, name + ": rpclab.pool.target on " + p.getKey());
+            Object v = p.getKey().asMap().entrySet().stream()
+                    .filter(a -> a.getKey().getKey().equals(key))
+                    .map(Map.Entry::getValue)
+                    .findFirst()
+                    .orElse("all");
+            out.merge(String.valueOf(v), p.getValue(), Long::sum);
         }
         return out;
     }
 
-    private static List<ListenableFuture<byte[]>> start(ManagedChannel ch, int n) {
+    static List<ListenableFuture<byte[]>> start(ManagedChannel ch, int n) {
         List<ListenableFuture<byte[]>> calls = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             calls.add(ClientCalls.futureUnaryCall(
@@ -187,7 +107,7 @@ class GrowthTest {
         return calls;
     }
 
-    private static void finish(List<ListenableFuture<byte[]>> calls) throws Exception {
+    static void finish(List<ListenableFuture<byte[]>> calls) throws Exception {
         for (ListenableFuture<byte[]> c : calls) {
             c.get(60, TimeUnit.SECONDS);
         }
@@ -221,14 +141,19 @@ class GrowthTest {
         assertEquals(16, srv.awaitHeld(16), "calls held at the server");
         assertEquals(4, Kernel.connectionsTo(srv.port()), "connections to the server, as the kernel sees them");
         assertArrayEquals(new int[] {4, 4, 4, 4}, p.inflight(), "calls in flight per channel");
-        assertEquals(Map.of("all", 4L), points(reader, "rpclab.pool.size", ""), "rpclab.pool.size");
+        assertEquals(
+                Map.of("all", 4L),
+                points(reader, "rpclab.pool.size", UP_DOWN_COUNTER, "{connection}", ""),
+                "rpclab.pool.size");
         srv.release();
         finish(calls);
         assertEquals(3, p.resizes(), "resizes");
-        assertEquals(Map.of("grow", 3L), points(reader, "rpclab.pool.resizes", "rpclab.pool.direction"));
+        assertEquals(
+                Map.of("grow", 3L),
+                points(reader, "rpclab.pool.resizes", COUNTER, "{resize}", "rpclab.pool.direction"));
         assertEquals(
                 16L,
-                points(reader, "rpclab.pool.picks", "rpclab.pool.channel").values().stream()
+                points(reader, "rpclab.pool.picks", COUNTER, "{pick}", "rpclab.pool.connection").values().stream()
                         .mapToLong(Long::longValue)
                         .sum(),
                 "rpclab.pool.picks");
@@ -275,8 +200,13 @@ class GrowthTest {
         }
         assertEquals(1, p.channels().size(), "channels after the idle timeout");
         assertEquals(4, p.resizes(), "resizes: 2 grows and 2 shrinks");
-        assertEquals(Map.of("grow", 2L, "shrink", 2L), points(reader, "rpclab.pool.resizes", "rpclab.pool.direction"));
-        assertEquals(Map.of("all", 1L), points(reader, "rpclab.pool.size", ""), "rpclab.pool.size");
+        assertEquals(
+                Map.of("grow", 2L, "shrink", 2L),
+                points(reader, "rpclab.pool.resizes", COUNTER, "{resize}", "rpclab.pool.direction"));
+        assertEquals(
+                Map.of("all", 1L),
+                points(reader, "rpclab.pool.size", UP_DOWN_COUNTER, "{connection}", ""),
+                "rpclab.pool.size");
         assertEquals(1, Kernel.connectionsTo(srv.port()), "connections after the idle timeout");
         ClientCalls.blockingUnaryCall(
                 p, Bytes.UNARY, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), new byte[0]);
@@ -317,7 +247,10 @@ class GrowthTest {
         assertEquals(1, p.channels().size(), "channels");
         ClientCalls.blockingUnaryCall(
                 p, Bytes.UNARY, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), new byte[0]);
-        assertEquals(Map.of("all", p.redials()), points(reader, "rpclab.pool.redials", ""), "rpclab.pool.redials");
+        assertEquals(
+                Map.of("all", p.redials()),
+                points(reader, "rpclab.pool.redials", COUNTER, "{redial}", ""),
+                "rpclab.pool.redials");
         p.shutdownNow();
         assertTrue(p.awaitTermination(30, TimeUnit.SECONDS), "terminated");
         for (Thread t : Thread.getAllStackTraces().keySet()) {

@@ -6,6 +6,7 @@ import io.grpc.CallOptions;
 import io.grpc.ConnectivityState;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import java.io.BufferedReader;
@@ -36,6 +37,9 @@ public final class Restart {
     private static final Object MU = new Object();
     private static long ok;
     private static final Map<String, Integer> FAILED = new TreeMap<>();
+    /** The first status of each failure code (but UNAVAILABLE, the expected one), to name the cause. */
+    private static final Map<String, String> SAMPLES = new TreeMap<>();
+
     private static boolean stop;
 
     /** Waits on MU (held) until ok reaches want or the bound passes; whether it did. */
@@ -46,6 +50,21 @@ public final class Restart {
             TimeUnit.NANOSECONDS.timedWait(MU, left);
         }
         return ok >= want;
+    }
+
+    /** s as the inside of a JSON string. */
+    private static String json(String s) {
+        StringBuilder b = new StringBuilder();
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
     }
 
     public static void main(String[] args) throws Exception {
@@ -77,6 +96,9 @@ public final class Restart {
                     } catch (StatusRuntimeException e) {
                         synchronized (MU) {
                             FAILED.merge(e.getStatus().getCode().name(), 1, Integer::sum);
+                            if (e.getStatus().getCode() != Status.Code.UNAVAILABLE) {
+                                SAMPLES.putIfAbsent(e.getStatus().getCode().name(), String.valueOf(e.getStatus()));
+                            }
                         }
                     }
                 }
@@ -118,8 +140,12 @@ public final class Restart {
             failed = FAILED.entrySet().stream()
                     .map(e -> "\"" + e.getKey() + "\": " + e.getValue())
                     .collect(Collectors.joining(", ", "{", "}"));
+            String samples = SAMPLES.entrySet().stream()
+                    .map(e -> "\"" + e.getKey() + "\": \"" + json(e.getValue()) + "\"")
+                    .collect(Collectors.joining(", ", "{", "}"));
             System.out.println(String.format(
-                    "{\"ok\": %d, \"failed\": %s, \"recovered\": %b, \"conns\": %d}", ok, failed, recovered, conns));
+                    "{\"ok\": %d, \"failed\": %s, \"recovered\": %b, \"conns\": %d, \"samples\": %s}",
+                    ok, failed, recovered, conns, samples));
         }
         System.out.flush();
         System.exit(0);
