@@ -26,6 +26,22 @@ import (
 // connections again as the kernel sees them.
 func testPoolRestart(t *testing.T, dir string, env []string, argv ...string) {
 	t.Helper()
+	testPoolRestartAllowing(t, nil, dir, env, argv...)
+}
+
+// upstreamFault is a failure other than UNAVAILABLE that a stack's own
+// bug gives a call in flight on the killed connection: its code, the words
+// the script's sample of that code must hold, the stack's issue, and how
+// many such calls may fail (the script's callers: one call each in flight).
+type upstreamFault struct {
+	code, words, issue string
+	most               int
+}
+
+// testPoolRestartAllowing is testPoolRestart accepting the upstream faults
+// given, each only with its words and at most its count.
+func testPoolRestartAllowing(t *testing.T, allowed []upstreamFault, dir string, env []string, argv ...string) {
+	t.Helper()
 	first := serveRPCLab(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -71,15 +87,21 @@ func testPoolRestart(t *testing.T, dir string, env []string, argv ...string) {
 		Failed    map[string]int
 		Recovered bool
 		Conns     int
-		Redials   *int // the channels the pool replaced, where the script reports it
+		Redials   *int              // the channels the pool replaced, where the script reports it
+		Samples   map[string]string // the first status of each code but UNAVAILABLE, where reported
 	}
 	if err := json.Unmarshal([]byte(last), &got); err != nil {
 		t.Fatalf("%v: %q", err, last)
 	}
 	for code, n := range got.Failed {
-		if code != "UNAVAILABLE" {
-			t.Errorf("%d RPCs failed with %s, want UNAVAILABLE only (%s)", n, code, last)
+		if code == "UNAVAILABLE" {
+			continue
 		}
+		if f, ok := upstream(allowed, code, got.Samples[code], n); ok {
+			t.Logf("%d RPCs failed with %s %q: %s, allowed (at most %d)", n, code, got.Samples[code], f.issue, f.most)
+			continue
+		}
+		t.Errorf("%d RPCs failed with %s, want UNAVAILABLE only (%s)", n, code, last)
 	}
 	if !got.Recovered || got.Conns != 3 {
 		t.Errorf("got recovered %v and %d connections after the restart, want true and 3 (%s)", got.Recovered, got.Conns, last)
@@ -103,4 +125,15 @@ func TestNodePoolRestart(t *testing.T) {
 	selected(t, "node")
 	build(t, "node")
 	testPoolRestart(t, filepath.Join("..", "node", "pool"), nil, "node", "test/restart.js")
+}
+
+// upstream finds the allowed fault for n failures of code whose sample is
+// sample.
+func upstream(allowed []upstreamFault, code, sample string, n int) (upstreamFault, bool) {
+	for _, f := range allowed {
+		if f.code == code && strings.Contains(sample, f.words) && n <= f.most {
+			return f, true
+		}
+	}
+	return upstreamFault{}, false
 }
