@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -67,14 +69,18 @@ func testDoctorPID(t *testing.T, lang string, channelz bool, layouts []pidLayout
 		conns[i] = l.conn
 	}
 	build(t, lang, conns...)
-	target := testutil.Serve(t, server.New(server.Options{Delay: 2 * time.Millisecond}))
+	if channelz && lang == "python" && exec.Command(filepath.Join("..", "python", ".venv", "bin", "python"), "-c", "import grpc_channelz").Run() != nil {
+		t.Log("grpcio-channelz is not installed in clients/python/.venv (pip install -e '.[channelz]'): the kernel's view only")
+		channelz = false
+	}
+	target, srv := serveCounting(t)
 	for _, l := range layouts {
 		t.Run(l.conn, func(t *testing.T) {
 			cz := ""
 			if channelz {
 				cz = freePort(t)
 			}
-			pid := startStep(t, lang, target, l.conn, cz, l.conns)
+			pid := startStep(t, lang, target, srv, l.conn, cz, l.conns)
 			runs := []string{""}
 			if channelz {
 				runs = append(runs, "127.0.0.1:"+cz)
@@ -107,6 +113,50 @@ func testDoctorPID(t *testing.T, lang string, channelz bool, layouts []pidLayout
 	}
 }
 
+// connCounter counts the connections a server accepted and those still
+// open.
+type connCounter struct {
+	net.Listener
+	accepted, open atomic.Int64
+}
+
+func (l *connCounter) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.accepted.Add(1)
+	l.open.Add(1)
+	return &countedConn{Conn: c, l: l}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	l    *connCounter
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return c.Conn.Close()
+}
+
+// serveCounting serves rpclab's server, holding each reply 2 ms, on a
+// loopback port until the test ends, counting its connections.
+func serveCounting(t *testing.T) (string, *connCounter) {
+	t.Helper()
+	lis := &connCounter{Listener: testutil.Listen(t)}
+	s := server.New(server.Options{Delay: 2 * time.Millisecond})
+	go func() { _ = s.Serve(lis) }()
+	t.Cleanup(s.Stop)
+	return lis.Addr().String(), lis
+}
+
+// preStepConns is the connections a client opens to the target before
+// its first step: the Node client's JIT warm-up runs 4 s on a shared
+// channel (the Java client's is turned off: RPCLAB_JAVA_JIT_WARMUP_MS).
+var preStepConns = map[string]int64{"node": 1}
+
 // freePort returns a loopback TCP port free a moment ago.
 func freePort(t *testing.T) string {
 	t.Helper()
@@ -118,9 +168,11 @@ func freePort(t *testing.T) string {
 
 // startStep starts lang's client on one step of conn (unary, in-flight
 // 4, a 10-minute interval), serving channelz on czPort when given, and
-// returns its PID once the kernel sees want connections from it to
-// target. The client is stopped (SIGTERM) when the test ends.
-func startStep(t *testing.T, lang, target, conn, czPort string, want int) int {
+// returns its PID once the step's connections are up: the server has
+// accepted the client's connections before its step (preStepConns) and
+// the step's, holds want open, and the kernel sees want from the client
+// to target. The client is stopped (SIGTERM) when the test ends.
+func startStep(t *testing.T, lang, target string, srv *connCounter, conn, czPort string, want int) int {
 	t.Helper()
 	ctx := testutil.LongContext(t)
 	var extra []string
@@ -136,6 +188,7 @@ func startStep(t *testing.T, lang, target, conn, czPort string, want int) int {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 10 * time.Second
+	before := srv.accepted.Load()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +202,10 @@ func startStep(t *testing.T, lang, target, conn, czPort string, want int) int {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if n, err := procstat.ConnsTo(pid, target); err == nil && n == want {
-			return pid
+		if srv.accepted.Load()-before >= preStepConns[lang]+int64(want) && srv.open.Load() == int64(want) {
+			if n, err := procstat.ConnsTo(pid, target); err == nil && n == want {
+				return pid
+			}
 		}
 		select {
 		case <-ctx.Done():
