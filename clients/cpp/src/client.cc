@@ -17,11 +17,13 @@
 // (distinct-args, per-worker, and pool:N, which is rpclab::ChannelPool,
 // pool/) gives a channel its own connection.
 
+#include <grpcpp/ext/channelz_service_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -151,6 +153,20 @@ int Run(const Plan& plan) {
   return failed > 0 ? 1 : 0;
 }
 
+// ServeChannelz serves C-core's channelz (collected by default) on
+// 127.0.0.1:port, so rpclab doctor --pid can read this process's channels;
+// nullptr when the port cannot be bound.
+std::unique_ptr<grpc::Server> ServeChannelz(int port) {
+  grpc::channelz::experimental::InitChannelzService();  // adds the service to every server built after
+  grpc::ServerBuilder b;
+  int bound = 0;
+  b.AddListeningPort("127.0.0.1:" + std::to_string(port), grpc::InsecureServerCredentials(), &bound);
+  auto server = b.BuildAndStart();
+  if (bound == 0) return nullptr;
+  std::fprintf(stderr, "rpclab-client (cpp): channelz on 127.0.0.1:%d\n", bound);
+  return server;
+}
+
 }  // namespace
 }  // namespace rpclab
 
@@ -166,7 +182,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rpclab-client (cpp): %s\n", u.what());
     return 2;
   }
-  rpclab::BlockStopSignals();
+  rpclab::BlockStopSignals();              // before the channelz server's threads start
+  std::unique_ptr<grpc::Server> channelz;  // kept until _exit
+  if (cli.channelz_port > 0 && !(channelz = rpclab::ServeChannelz(cli.channelz_port))) {
+    std::fprintf(stderr, "rpclab-client (cpp): --channelz-port: cannot listen on 127.0.0.1:%d\n", cli.channelz_port);
+    return 2;
+  }
   int code = rpclab::Run(plan);
   std::fflush(stdout);
   std::fflush(stderr);

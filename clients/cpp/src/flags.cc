@@ -110,12 +110,18 @@ ClientCli::ClientCli()
           "file in order, one closed-loop step at a time, and appends each step's JSON Lines record to the\n"
           "step's out. `rpclab sweep --client cpp` writes the steps file and runs it.",
           "rpclab-client") {
-  app.add_option("--steps", steps_file,
-                 "the steps, JSON Lines, one object a line (docs/clients.md, \"The step spec\"; schema/step.schema.json)")
+  app.add_option(
+         "--steps", steps_file,
+         "the steps, JSON Lines, one object a line (docs/clients.md, \"The step spec\"; schema/step.schema.json)")
       ->required()
       ->type_name("FILE");
   AddDuration(app, "--rpc-timeout", rpc_timeout_s,
               "deadline of each RPC and of each ping-pong on a stream; default 0: none");
+  app.add_option("--channelz-port", channelz_port,
+                 "serve C-core's channelz (grpc.channelz.v1) on 127.0.0.1:PORT, for rpclab doctor --pid --channelz "
+                 "(default: off)")
+      ->check(CLI::Range(1, 65535).description(""))
+      ->type_name("PORT");
   app.footer("Exit codes: 0 every step ok, 1 a step failed, 2 bad input (a flag or the steps file).");
   app.failure_message(CLI::FailureMessage::help);
 }

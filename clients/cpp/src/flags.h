@@ -65,13 +65,15 @@ struct Plan {
   int64_t rpc_timeout_ns = 0;  // deadline of each RPC (each ping-pong on a stream); 0: none
 };
 
-// rpclab-client's command line: --steps FILE (required) and --rpc-timeout,
-// parsed by app (CLI11: a bad flag throws its ParseError, --help CallForHelp).
+// rpclab-client's command line: --steps FILE (required), --rpc-timeout and
+// --channelz-port, parsed by app (CLI11: a bad flag throws its ParseError,
+// --help CallForHelp).
 struct ClientCli {
   ClientCli();
   CLI::App app;
   std::string steps_file;
   double rpc_timeout_s = 0;
+  int channelz_port = 0;  // serve channelz on 127.0.0.1:channelz_port; 0: off
   // Plan reads the steps file the parsed command line names.
   Plan ToPlan() const;
 };

@@ -75,8 +75,9 @@ TEST(CppClient, Durations) {
   }
 }
 
-// rpclab-client's command line: --steps FILE and --rpc-timeout; anything
-// else (the human flags of old among it) is CLI11's error.
+// rpclab-client's command line: --steps FILE, --rpc-timeout and
+// --channelz-port (a TCP port); anything else (the human flags of old
+// among it) is CLI11's error.
 TEST(CppClient, ClientCli) {
   struct {
     std::vector<std::string> args;
@@ -91,6 +92,10 @@ TEST(CppClient, ClientCli) {
       {{"--steps", "s.jsonl", "--rpc-timeout", "x"}, false},
       {{"--steps", "s.jsonl", "extra"}, false},
       {{"--steps"}, false},
+      {{"--steps", "s.jsonl", "--channelz-port", "50600"}, true},
+      {{"--steps", "s.jsonl", "--channelz-port", "0"}, false},
+      {{"--steps", "s.jsonl", "--channelz-port", "65536"}, false},
+      {{"--steps", "s.jsonl", "--channelz-port", "x"}, false},
   };
   for (const auto& c : cases) {
     rpclab::ClientCli cli;
@@ -110,14 +115,15 @@ TEST(CppClient, ClientCli) {
   cli.app.parse(std::vector<std::string>{"50ms", "--rpc-timeout", "s.jsonl", "--steps"});
   EXPECT_EQ(cli.steps_file, std::string("s.jsonl"));
   EXPECT_EQ(rpclab::Nanos(cli.rpc_timeout_s), int64_t{50'000'000});
+  EXPECT_EQ(cli.channelz_port, 0);  // off unless asked for
   try {
     rpclab::ClientCli().app.parse(std::vector<std::string>{"--help"});
     FAILF("ClientCli(--help): parsed, want CallForHelp\n");
   } catch (const CLI::CallForHelp&) {
   }
   std::string help = cli.app.help();
-  for (const char* want :
-       {"--steps", "--rpc-timeout", "rpclab sweep --client cpp", "schema/step.schema.json", "Exit codes"}) {
+  for (const char* want : {"--steps", "--rpc-timeout", "--channelz-port", "rpclab sweep --client cpp",
+                           "schema/step.schema.json", "Exit codes"}) {
     if (help.find(want) == std::string::npos) {
       FAILF("--help lacks %s:\n%s\n", want, help.c_str());
     }

@@ -2,8 +2,10 @@
 
 package io.rpclab.client;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -67,6 +69,13 @@ final class Flags implements Callable<Integer> {
                     + " the RPC path (default ${DEFAULT-VALUE}, 0 skips it; also $RPCLAB_JAVA_JIT_WARMUP_MS)")
     long jitWarmupMs = 10_000;
 
+    @Option(
+            names = "--channelz-port",
+            paramLabel = "PORT",
+            description = "serve grpc-java's channelz (grpc.channelz.v1) on 127.0.0.1:PORT, for rpclab doctor"
+                    + " --pid --channelz (default: off)")
+    Integer channelzPort; // null: off
+
     /** How long a step waits for its connections (docs/clients.md: 5 s); tests lengthen it. */
     long dialTimeoutNs = 5_000_000_000L;
 
@@ -84,13 +93,28 @@ final class Flags implements Callable<Integer> {
         if (jitWarmupMs < 0) {
             throw new ParameterException(spec.commandLine(), "--jit-warmup-ms: negative, got " + jitWarmupMs);
         }
+        if (channelzPort != null && (channelzPort < 1 || channelzPort > 65535)) {
+            throw new ParameterException(spec.commandLine(), "--channelz-port: " + channelzPort + " is not a TCP port");
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        List<StepSpec> read;
         try {
-            return Main.run(this, StepSpec.read(steps));
+            read = StepSpec.read(steps);
         } catch (StepSpec.BadFile e) {
-            PrintWriter err = spec.commandLine().getErr();
             err.println("rpclab-client (java): " + e.getMessage());
             err.flush();
             return 2;
         }
+        if (channelzPort != null) {
+            try {
+                Main.serveChannelz(channelzPort);
+            } catch (IOException e) {
+                err.println("rpclab-client (java): --channelz-port: cannot listen on 127.0.0.1:" + channelzPort + ": "
+                        + e.getMessage());
+                err.flush();
+                return 2;
+            }
+        }
+        return Main.run(this, read);
     }
 }

@@ -2,8 +2,12 @@
 
 package io.rpclab.client;
 
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.ChannelzService;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -46,6 +50,19 @@ public final class Main {
             return; // the hook is running: System.exit would block
         }
         System.exit(code);
+    }
+
+    /**
+     * Serves grpc-java's channelz (every channel is registered with it) on 127.0.0.1:port until the process
+     * exits, so rpclab doctor --pid can read this process's channels.
+     */
+    static Server serveChannelz(int port) throws IOException {
+        Server s = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+                .addService(ChannelzService.newInstance(100))
+                .build()
+                .start();
+        System.err.println("rpclab-client (java): channelz on 127.0.0.1:" + s.getPort());
+        return s;
     }
 
     /** Runs the steps in order, each record appended to its step's out, and returns the exit code. */

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -47,6 +49,7 @@ class FlagsTest {
                     "Exit codes:",
                     "2   bad input",
                     "--jit-warmup-ms",
+                    "--channelz-port=PORT",
                     "--stub=blocking|async")) {
                 assertTrue(r.out().contains(want), h + ": got usage\n" + r.out() + "\nwant it to say " + want);
             }
@@ -69,6 +72,10 @@ class FlagsTest {
             {Map.of(), "'--jit-warmup-ms': '2s' is not a long", "--steps", steps.toString(), "--jit-warmup-ms", "2s"},
             {Map.of("RPCLAB_JAVA_JIT_WARMUP_MS", "0s"), "'0s' is not a long", "--steps", steps.toString()},
             {Map.of(), "--jit-warmup-ms: negative, got -1", "--steps", steps.toString(), "--jit-warmup-ms", "-1"},
+            {Map.of(), "--channelz-port: 0 is not a TCP port", "--steps", steps.toString(), "--channelz-port", "0"},
+            {Map.of(), "--channelz-port: 65536 is not a TCP port", "--steps", steps.toString(), "--channelz-port=65536"
+            },
+            {Map.of(), "'--channelz-port': 'x' is not an int", "--steps", steps.toString(), "--channelz-port", "x"},
         };
         for (Object[] c : cases) {
             @SuppressWarnings("unchecked")
@@ -79,6 +86,22 @@ class FlagsTest {
             assertEquals(2, r.code(), at + ": " + r.err());
             assertTrue(r.err().contains((String) c[1]), at + ": got\n" + r.err() + "\nwant it to say " + c[1]);
             assertTrue(r.err().contains("Usage: rpclab-client"), at + ": no usage after the error:\n" + r.err());
+        }
+        assertEquals("", Files.readString(out), "no step ran");
+    }
+
+    /** A --channelz-port another socket holds exits 2 naming the flag and the address, before any step runs. */
+    @Test
+    void channelzPortInUseExitsTwo() throws Exception {
+        Path out = Files.createTempFile("rpclab-flags", ".jsonl");
+        Path steps = StepSpecTest.file(StepSpecTest.with("out", "\"" + out + "\""));
+        try (ServerSocket held = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            String port = Integer.toString(held.getLocalPort());
+            Run r = run(Map.of(), "--steps", steps.toString(), "--jit-warmup-ms", "0", "--channelz-port", port);
+            assertEquals(2, r.code(), r.err());
+            assertTrue(
+                    r.err().startsWith("rpclab-client (java): --channelz-port: cannot listen on 127.0.0.1:" + port),
+                    r.err());
         }
         assertEquals("", Files.readString(out), "no step ran");
     }
