@@ -18,10 +18,13 @@ command -v "$py" >/dev/null || { echo "clients/python/build.sh: $py not found" >
 
 hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
-deps=$(printf '%s %s\n' "$("$py" -c 'import sys; print(sys.version)')" "$(hash_of pyproject.toml pool/pyproject.toml)")
+deps=$(printf '%s %s channelz\n' "$("$py" -c 'import sys; print(sys.version)')" "$(hash_of pyproject.toml pool/pyproject.toml)")
 if [[ ! -x .venv/bin/python || "$(cat .venv/.rpclab-deps 2>/dev/null)" != "$deps" ]]; then
   "$py" -m venv --clear .venv
-  PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 .venv/bin/python -m pip install -q -e '.[build]' -e './pool[test]'
+  # --channelz-port's service (the channelz extra) needs Python 3.10+.
+  extras=build
+  "$py" -c 'import sys; sys.exit(sys.version_info < (3, 10))' && extras=build,channelz
+  PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 .venv/bin/python -m pip install -q -e ".[$extras]" -e './pool[test]'
   printf '%s\n' "$deps" >.venv/.rpclab-deps
 fi
 
