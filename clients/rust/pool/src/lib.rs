@@ -15,8 +15,8 @@
 //! lock per connection (h2#531): past a few in-flight RPCs the connection is
 //! the client's bottleneck. Each `Channel` that `Endpoint::connect` returns
 //! has its own connection, so the pool holds N of them and picks one per RPC:
-//! round robin, or least loaded (power of two choices: the next channel in
-//! turn against another at random, the one with fewer RPCs in flight wins).
+//! round robin, or least loaded (power of two choices: two different
+//! channels drawn at random, the one with fewer RPCs in flight wins).
 //! An RPC is in flight from its call until its response body ends or is
 //! dropped (a stream: until it ends), counted by an atomic per channel, no
 //! lock on the RPC path.
@@ -36,6 +36,8 @@
 //! (`balance_list_with_a_repeated_address_opens_one_connection` in
 //! tests/pool.rs).
 
+use std::cell::Cell;
+use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::future::Future;
 use std::hash::BuildHasher;
@@ -50,8 +52,9 @@ use arc_swap::ArcSwap;
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use opentelemetry::metrics::{Counter, Meter};
-use opentelemetry::KeyValue;
+use opentelemetry::{KeyValue, StringValue, Value};
 use tokio::sync::{watch, Notify};
+use tokio::task::JoinHandle;
 use tonic::body::Body;
 use tonic::transport::{Channel, Endpoint};
 use tonic::Status;
@@ -82,8 +85,8 @@ pub enum Policy {
     /// Each channel in turn.
     #[default]
     RoundRobin,
-    /// Power of two choices: of the next channel in turn and another at
-    /// random, the one with fewer RPCs in flight (ties to the one in turn).
+    /// Power of two choices: of two different channels drawn at random,
+    /// the one with fewer RPCs in flight (ties to the first drawn).
     LeastLoaded,
 }
 
@@ -317,11 +320,12 @@ struct Slot {
     // started or ended an RPC.
     active: AtomicU64,
     index: usize,
-    attrs: [KeyValue; 1],
+    // rpclab.pool.target and rpclab.pool.connection.
+    attrs: [KeyValue; 2],
 }
 
 impl Slot {
-    fn new(channel: Channel, index: usize, grown: bool, delay: u64, now: u64) -> Arc<Slot> {
+    fn new(channel: Channel, target: &KeyValue, index: usize, grown: bool, delay: u64, now: u64) -> Arc<Slot> {
         Arc::new(Slot {
             channel,
             grown,
@@ -330,7 +334,7 @@ impl Slot {
             delay: AtomicU64::new(delay),
             active: AtomicU64::new(now),
             index,
-            attrs: [KeyValue::new("rpclab.pool.channel", index as i64)],
+            attrs: [target.clone(), KeyValue::new("rpclab.pool.connection", index as i64)],
         })
     }
 
@@ -365,6 +369,9 @@ struct Shared {
     ep: Option<Endpoint>,
     redial_ms: u64,
     growth: Option<Growth>,
+    // The attribute rpclab.pool.target: the endpoint's URI ("" for a pool
+    // over given channels).
+    target: KeyValue,
     epoch: Instant,
     next: AtomicUsize,
     policy: Policy,
@@ -375,6 +382,8 @@ struct Shared {
     cancel: watch::Sender<bool>,
     // Wakes the task that retires and redials channels.
     tend: Arc<Notify>,
+    // The task that retires and redials channels, awaited by close.
+    task: Mutex<Option<JoinHandle<()>>>,
     resizes: AtomicU64,
     redials: AtomicU64,
     metrics: OnceLock<Instruments>,
@@ -393,30 +402,48 @@ impl Shared {
 
     /// Of the channels `ok` takes, the one the policy points to; channels
     /// failing are skipped while another is not. None if ok takes none.
+    /// Round robin: the candidates in turn. Least loaded: two different
+    /// candidates drawn at random, the one with fewer RPCs in flight (the
+    /// first drawn on a tie).
     fn choose(&self, t: &Table, ok: impl Fn(&Slot) -> bool) -> Option<usize> {
-        let n = t.len();
-        let start = if n == 1 { 0 } else { self.next.fetch_add(1, Ordering::Relaxed) % n };
-        let healthy = |i: usize| ok(&t[i]) && !t[i].failing();
-        let order = (0..n).map(|k| (start + k) % n);
-        let (a, strict) = match order.clone().find(|&i| healthy(i)) {
-            Some(a) => (a, true),
-            None => (order.clone().find(|&i| ok(&t[i]))?, false),
-        };
-        if self.policy == Policy::RoundRobin || n == 1 {
-            return Some(a);
+        let healthy = |s: &Slot| ok(s) && !s.failing();
+        let mut m = t.iter().filter(|s| healthy(s)).count();
+        let strict = m > 0;
+        if !strict {
+            m = t.iter().filter(|s| ok(s)).count();
         }
-        let cand = |i: usize| i != a && if strict { healthy(i) } else { ok(&t[i]) };
-        let m = (0..n).filter(|&i| cand(i)).count();
         if m == 0 {
-            return Some(a);
+            return None;
         }
-        let r = std::collections::hash_map::RandomState::new().hash_one(start) as usize % m;
-        let b = (0..n).filter(|&i| cand(i)).nth(r).unwrap_or(a);
-        Some(if t[b].load() < t[a].load() { b } else { a })
+        let cand = |s: &Slot| if strict { healthy(s) } else { ok(s) };
+        // The k-th candidate; counts may change meanwhile (None then).
+        let nth = |k: usize| {
+            if m == t.len() {
+                return Some(k);
+            }
+            t.iter().enumerate().filter(|(_, s)| cand(s)).nth(k).map(|(i, _)| i)
+        };
+        if m == 1 {
+            return nth(0);
+        }
+        match self.policy {
+            Policy::RoundRobin => nth(self.next.fetch_add(1, Ordering::Relaxed) % m),
+            Policy::LeastLoaded => {
+                let x = random_below(m);
+                let mut y = random_below(m - 1);
+                if y >= x {
+                    y += 1;
+                }
+                let a = nth(x)?;
+                let Some(b) = nth(y) else { return Some(a) };
+                Some(if t[b].load() < t[a].load() { b } else { a })
+            }
+        }
     }
 
-    /// The slot of the next RPC, its in-flight count already raised.
-    fn pick(&self) -> Arc<Slot> {
+    /// The slot of the next RPC, its in-flight count already raised; None
+    /// once close has released the channels.
+    fn pick(&self) -> Option<Arc<Slot>> {
         if let Some(g) = self.growth {
             // A few tries without the lock; another RPC may take the last
             // stream of the channel chosen between the choice and the count.
@@ -429,23 +456,23 @@ impl Shared {
                     if t[i].grown {
                         t[i].active.store(self.now(), Ordering::Relaxed);
                     }
-                    return t[i].clone();
+                    return Some(t[i].clone());
                 }
             }
             // At its max the pool picks among all without the lock.
             if self.table.load().len() < g.max {
                 if let Some(s) = self.grow(g) {
-                    return s;
+                    return Some(s);
                 }
             }
         }
         let t = self.table.load();
-        let i = self.choose(&t, |_| true).unwrap_or(0);
+        let i = self.choose(&t, |_| true).or((!t.is_empty()).then_some(0))?;
         t[i].inflight.fetch_add(1, Ordering::SeqCst);
         if t[i].grown {
             t[i].active.store(self.now(), Ordering::Relaxed);
         }
-        t[i].clone()
+        Some(t[i].clone())
     }
 
     /// Under the lock: a stream on a channel below the limit if one has
@@ -467,14 +494,14 @@ impl Shared {
             return None;
         }
         let index = (0..).find(|i| t.iter().all(|s| s.index != *i)).unwrap_or(t.len());
-        let slot = Slot::new(ep.connect_lazy(), index, true, self.redial_ms, self.now());
+        let slot = Slot::new(ep.connect_lazy(), &self.target, index, true, self.redial_ms, self.now());
         slot.inflight.store(1, Ordering::SeqCst);
         let mut next = Table::clone(&t);
         next.push(slot.clone());
         self.table.store(Arc::new(next));
         self.resizes.fetch_add(1, Ordering::Relaxed);
         if let Some(m) = self.metrics.get() {
-            m.resizes.add(1, &[KeyValue::new("rpclab.pool.direction", "grow")]);
+            m.resizes.add(1, &[self.target.clone(), KeyValue::new("rpclab.pool.direction", "grow")]);
         }
         self.tend.notify_one();
         Some(slot)
@@ -513,7 +540,7 @@ impl Shared {
                 let at = since - 1 + delay;
                 if now >= at {
                     let delay = (2 * delay).min(MAX_REDIAL_DELAY.as_millis() as u64);
-                    keep.push(Slot::new(ep.connect_lazy(), s.index, s.grown, delay, now));
+                    keep.push(Slot::new(ep.connect_lazy(), &self.target, s.index, s.grown, delay, now));
                     gone.push(Arc::downgrade(s));
                     redialled += 1;
                     continue;
@@ -528,10 +555,10 @@ impl Shared {
             self.redials.fetch_add(redialled, Ordering::Relaxed);
             if let Some(m) = self.metrics.get() {
                 if shrunk > 0 {
-                    m.resizes.add(shrunk, &[KeyValue::new("rpclab.pool.direction", "shrink")]);
+                    m.resizes.add(shrunk, &[self.target.clone(), KeyValue::new("rpclab.pool.direction", "shrink")]);
                 }
                 if redialled > 0 {
-                    m.redials.add(redialled, &[]);
+                    m.redials.add(redialled, std::slice::from_ref(&self.target));
                 }
             }
             let mut g = self.gone.lock().unwrap_or_else(|e| e.into_inner());
@@ -552,6 +579,22 @@ impl Shared {
                 .iter()
                 .any(|w| w.upgrade().is_some_and(|s| busy(&s)))
     }
+}
+
+/// A number in 0..n (n at most 2^32), from a xorshift generator per thread
+/// seeded by std's random hasher keys: no lock and no dependency.
+fn random_below(n: usize) -> usize {
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(RandomState::new().hash_one(std::thread::current().id()) | 1);
+    }
+    STATE.with(|s| {
+        let mut x = s.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        (((x >> 32) * n as u64) >> 32) as usize
+    })
 }
 
 /// Raises s's in-flight count if it is below limit.
@@ -634,7 +677,18 @@ impl Pool {
 
     fn make(channels: Vec<Channel>, policy: Policy, ep: Option<(Endpoint, Duration)>, growth: Option<Growth>) -> Pool {
         let redial_ms = ep.as_ref().map_or(DEFAULT_REDIAL_DELAY, |e| e.1).as_millis() as u64;
-        let table = channels.into_iter().enumerate().map(|(i, c)| Slot::new(c, i, false, redial_ms, 0)).collect();
+        let target = ep.as_ref().map_or(String::new(), |e| {
+            let uri = e.0.uri().to_string();
+            // http::Uri shows an empty path as "/": the URI as given.
+            if e.0.uri().path_and_query().is_none_or(|p| p.as_str() == "/") {
+                uri.trim_end_matches('/').to_string()
+            } else {
+                uri
+            }
+        });
+        let target = KeyValue::new("rpclab.pool.target", Value::String(StringValue::from(target)));
+        let table =
+            channels.into_iter().enumerate().map(|(i, c)| Slot::new(c, &target, i, false, redial_ms, 0)).collect();
         let (cancel, _) = watch::channel(false);
         let has_ep = ep.is_some();
         let shared = Arc::new(Shared {
@@ -644,6 +698,7 @@ impl Pool {
             ep: ep.map(|e| e.0),
             redial_ms,
             growth,
+            target,
             epoch: Instant::now(),
             next: AtomicUsize::new(0),
             policy,
@@ -651,24 +706,27 @@ impl Pool {
             drained: Notify::new(),
             cancel,
             tend: Arc::new(Notify::new()),
+            task: Mutex::new(None),
             resizes: AtomicU64::new(0),
             redials: AtomicU64::new(0),
             metrics: OnceLock::new(),
         });
         if has_ep {
-            tokio::spawn(tend(Arc::downgrade(&shared), shared.tend.clone()));
+            let task = tokio::spawn(tend(Arc::downgrade(&shared), shared.tend.clone()));
+            *shared.task.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
         }
         Pool { shared }
     }
 
-    /// The number of channels now (the size, plus those grown).
+    /// The number of channels now (the size, plus those grown; 0 once
+    /// closed).
     pub fn len(&self) -> usize {
         self.shared.table.load().len()
     }
 
-    /// Always false: a pool has at least one channel.
+    /// Whether the pool has no channel: only once closed.
     pub fn is_empty(&self) -> bool {
-        false
+        self.len() == 0
     }
 
     /// The RPCs in flight on each channel (a snapshot).
@@ -688,11 +746,16 @@ impl Pool {
 
     /// Closes the pool, for every clone: new RPCs fail at once with
     /// `Unavailable`; the RPCs in flight may finish for up to drain, then
-    /// those left end with `Cancelled`. True if all finished within drain.
-    /// Closing again waits for nothing more.
+    /// those left end with `Cancelled`; then every channel is released
+    /// together (their connections close as the last RPC on each ends) and
+    /// the pool's task ends. True if all finished within drain. A second
+    /// close (or one while another is under way) returns true at once and
+    /// does nothing.
     pub async fn close(&self, drain: Duration) -> bool {
         let s = &*self.shared;
-        s.closed.store(true, Ordering::SeqCst);
+        if s.closed.swap(true, Ordering::SeqCst) {
+            return true;
+        }
         s.tend.notify_one();
         let drained = tokio::time::timeout(drain, async {
             loop {
@@ -705,26 +768,42 @@ impl Pool {
         })
         .await
         .is_ok();
-        if !drained {
-            s.cancel.send_replace(true);
+        // Cancels what is left, and an RPC that passed the closed check
+        // just before close and picked its channel after the drain.
+        s.cancel.send_replace(true);
+        {
+            // Under the lock, so neither growth nor a redial brings one back.
+            let _lock = s.resize.lock().unwrap_or_else(|e| e.into_inner());
+            s.table.store(Arc::new(Table::new()));
+        }
+        s.gone.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        let task = s.task.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(task) = task {
+            // It returns when woken and closed; a panic in it is not close's.
+            let _ = task.await;
         }
         drained
     }
 
     /// Reports the pool's metrics through an OpenTelemetry meter (e.g.
-    /// `opentelemetry::global::meter("rpclab-pool")`): `rpclab.pool.size`
-    /// (gauge; 0 once closed), `rpclab.pool.inflight` (gauge per channel),
-    /// `rpclab.pool.picks` (counter per channel), channels named by the
-    /// attribute `rpclab.pool.channel`, `rpclab.pool.resizes` (counter,
-    /// attribute `rpclab.pool.direction`: `grow` or `shrink`) and
-    /// `rpclab.pool.redials` (counter). Without it the pool reports nothing.
-    /// Once per pool (later calls do nothing).
+    /// `opentelemetry::global::meter("rpclab-pool")`), as docs/pool.md's
+    /// table: `rpclab.pool.size` (UpDownCounter, `{connection}`; 0 once
+    /// closed), `rpclab.pool.inflight` (UpDownCounter per channel,
+    /// `{request}`), `rpclab.pool.picks` (Counter per channel, `{pick}`),
+    /// `rpclab.pool.redials` (Counter, `{redial}`) and `rpclab.pool.resizes`
+    /// (Counter, `{resize}`, attribute `rpclab.pool.direction`: `grow` or
+    /// `shrink`). Every instrument has the attribute `rpclab.pool.target`
+    /// (the endpoint's URI; empty for [`Pool::new`]); a channel is named by
+    /// `rpclab.pool.connection`, its index. Size and in flight are
+    /// observable, read at collection, so an RPC does no metrics work but
+    /// the pick's count. Without it the pool reports nothing. Once per pool
+    /// (later calls do nothing).
     pub fn instrument(&self, meter: &Meter) {
         let instruments = Instruments {
             picks: meter
                 .u64_counter("rpclab.pool.picks")
-                .with_description("RPCs the pool sent, per channel")
-                .with_unit("{call}")
+                .with_description("RPCs and streams started, per channel")
+                .with_unit("{pick}")
                 .build(),
             resizes: meter
                 .u64_counter("rpclab.pool.resizes")
@@ -733,7 +812,7 @@ impl Pool {
                 .build(),
             redials: meter
                 .u64_counter("rpclab.pool.redials")
-                .with_description("Channels replaced after failing for the redial delay")
+                .with_description("Channels replaced after TRANSIENT_FAILURE (failing for the redial delay)")
                 .with_unit("{redial}")
                 .build(),
         };
@@ -742,21 +821,21 @@ impl Pool {
         }
         let weak: Weak<Shared> = Arc::downgrade(&self.shared);
         meter
-            .i64_observable_gauge("rpclab.pool.size")
-            .with_description("Channels (connections) in the pool")
-            .with_unit("{channel}")
+            .i64_observable_up_down_counter("rpclab.pool.size")
+            .with_description("Channels in the pool")
+            .with_unit("{connection}")
             .with_callback(move |m| {
                 if let Some(s) = weak.upgrade() {
-                    let n = if s.closed.load(Ordering::Relaxed) { 0 } else { s.table.load().len() };
-                    m.observe(n as i64, &[]);
+                    let n = if s.closed.load(Ordering::SeqCst) { 0 } else { s.table.load().len() };
+                    m.observe(n as i64, std::slice::from_ref(&s.target));
                 }
             })
             .build();
         let weak: Weak<Shared> = Arc::downgrade(&self.shared);
         meter
-            .i64_observable_gauge("rpclab.pool.inflight")
-            .with_description("RPCs in flight, per channel")
-            .with_unit("{call}")
+            .i64_observable_up_down_counter("rpclab.pool.inflight")
+            .with_description("RPCs and streams in flight, per channel")
+            .with_unit("{request}")
             .with_callback(move |m| {
                 if let Some(s) = weak.upgrade() {
                     for slot in s.table.load().iter() {
@@ -817,6 +896,8 @@ impl HttpBody for Counted {
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
         if self.guard.is_some() && self.cancelled.as_mut().poll(cx).is_ready() {
             self.guard = None;
+            // Resets the stream, so nothing holds the connection open.
+            self.inner = Body::empty();
             return Poll::Ready(Some(Err(Status::cancelled("rpclab-pool: closed before the RPC ended"))));
         }
         let r = Pin::new(&mut self.inner).poll_frame(cx);
@@ -919,7 +1000,9 @@ impl Service<http::Request<Body>> for Pool {
             return Box::pin(async { Ok(refuse(Status::unavailable("rpclab-pool: the pool is closed"))) });
         }
         let shared = self.shared.clone();
-        let slot = shared.pick();
+        let Some(slot) = shared.pick() else {
+            return Box::pin(async { Ok(refuse(Status::unavailable("rpclab-pool: the pool is closed"))) });
+        };
         if let Some(m) = shared.metrics.get() {
             m.picks.add(1, &slot.attrs);
         }
@@ -989,6 +1072,62 @@ mod tests {
         assert!(matches!(failure(&reset), Failure::Channel), "a connection reset");
         let timeout = Wrap(Box::new(tonic::TimeoutExpired(())));
         assert!(matches!(failure(&timeout), Failure::Timeout), "the endpoint's timeout");
+    }
+
+    /// Five channels to a port nobody dials: choose never connects them.
+    fn five(policy: Policy) -> Pool {
+        let ep = Endpoint::from_static("http://127.0.0.1:1");
+        Pool::new((0..5).map(|_| ep.connect_lazy()).collect(), policy).unwrap()
+    }
+
+    fn set(t: &Table, loads: [usize; 5], failing: &[usize]) {
+        for (i, (s, n)) in t.iter().zip(loads).enumerate() {
+            s.inflight.store(n, Ordering::SeqCst);
+            s.failing_since.store(u64::from(failing.contains(&i)), Ordering::Relaxed);
+        }
+    }
+
+    #[tokio::test]
+    async fn least_loaded_is_two_choices() {
+        // Power of two choices: the lesser loaded of two different channels
+        // drawn at random, so the busiest is never taken and every other
+        // one is, and a failing channel never while another is not.
+        let pool = five(Policy::LeastLoaded);
+        let (s, t) = (&*pool.shared, pool.shared.table.load_full());
+        set(&t, [4, 2, 1, 3, 0], &[4]);
+        let mut got = [0usize; 5];
+        for _ in 0..1000 {
+            got[s.choose(&t, |_| true).unwrap()] += 1;
+        }
+        assert_eq!((got[0], got[4]), (0, 0), "taken per channel {got:?}: never the busiest (0) or the failing (4)");
+        // Of the 12 ordered draws of 4: channel 2 wins 6, 1 wins 4, 3 wins 2.
+        assert!(got[2] > got[1] && got[1] > got[3] && got[3] > 0, "taken per channel {got:?}: want 2 > 1 > 3 > 0");
+
+        // Two different channels: of two candidates the idle one, always.
+        set(&t, [5, 0, 9, 9, 9], &[2, 3, 4]);
+        let picks: Vec<usize> = (0..200).map(|_| s.choose(&t, |_| true).unwrap()).collect();
+        assert!(picks.iter().all(|&i| i == 1), "two candidates, loads 5 and 0: got {picks:?}, want 1 each time");
+
+        // Equal loads: the first drawn wins, so a pick does not tell the
+        // next (no turn): 999 pairs, each relation about 1 in 5.
+        set(&t, [0; 5], &[]);
+        let picks: Vec<usize> = (0..1000).map(|_| s.choose(&t, |_| true).unwrap()).collect();
+        let same = picks.windows(2).filter(|w| w[0] == w[1]).count();
+        let next = picks.windows(2).filter(|w| w[1] == (w[0] + 1) % 5).count();
+        assert!((100..300).contains(&same), "{same} of 999 picks repeat the one before, want about 200");
+        assert!((100..300).contains(&next), "{next} of 999 picks follow the one before in turn, want about 200");
+    }
+
+    #[tokio::test]
+    async fn round_robin_takes_the_candidates_in_turn() {
+        let pool = five(Policy::RoundRobin);
+        let (s, t) = (&*pool.shared, pool.shared.table.load_full());
+        set(&t, [0; 5], &[1, 3]);
+        let picks: Vec<usize> = (0..9).map(|_| s.choose(&t, |_| true).unwrap()).collect();
+        let start = picks[0];
+        for (k, p) in picks.iter().enumerate() {
+            assert_eq!(*p, [0, 2, 4][(start / 2 + k) % 3], "pick {k}: got {picks:?}, want 0, 2, 4 in turn");
+        }
     }
 
     #[test]

@@ -379,26 +379,41 @@ async fn a_stream_is_in_flight_until_it_ends() {
     srv.stop().await;
 }
 
+/// The tasks alive on this test's runtime.
+fn tasks() -> usize {
+    tokio::runtime::Handle::current().metrics().num_alive_tasks()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_drains_then_cancels() {
     let (arrived_tx, arrived) = oneshot::channel();
     let (release, release_rx) = oneshot::channel::<()>();
     let srv = Running::on_any_port(Debug { hold: Mutex::new(Some((arrived_tx, release_rx))), gate: None }).await;
+    let port = srv.addr.port();
+    let before = tasks();
     let pool = within("connect", Pool::connect(srv.endpoint(), 3, Policy::RoundRobin)).await.unwrap();
     let mut held = DebugServiceClient::new(pool.clone());
     let held = tokio::spawn(async move { ping(&mut held).await });
     within("the held RPC's arrival", arrived).await.unwrap();
+    assert_eq!(kernel::connections_to(port), 3, "connections before close");
 
     let drained = within("close", pool.close(Duration::from_millis(100))).await;
     assert!(!drained, "close: got drained with an RPC held past the drain");
     let got = within("the held RPC", held).await.unwrap();
     assert_eq!(got.map_err(|e| e.code()), Err(tonic::Code::Cancelled), "the held RPC after close");
-    assert_eq!(pool.inflight(), vec![0, 0, 0], "in flight after close");
+    assert_eq!((pool.len(), pool.inflight()), (0, vec![]), "channels after close");
+    // The pool keeps no channel: every connection closes, though the pool
+    // (a clone of it) lives on.
+    eventually("the pool's connections closed", || kernel::connections_to(port) == 0).await;
     assert!(within("close twice", pool.close(Duration::from_millis(100))).await, "close twice: nothing to drain");
     let mut client = DebugServiceClient::new(pool.clone());
     let after = within("a ping after close", ping(&mut client)).await;
     assert_eq!(after.map_err(|e| e.code()), Err(tonic::Code::Unavailable), "an RPC after close");
-    drop(release);
+    assert_eq!(kernel::connections_to(port), 0, "connections after an RPC after close");
+    drop(release); // the server's handler ends
+                   // No task of the pool's (its own, its channels' and connections') is
+                   // left; the server's per-connection tasks end with the connections.
+    eventually("the tasks of before the pool", || tasks() <= before).await;
     srv.stop().await;
 }
 
@@ -415,6 +430,11 @@ async fn close_waits_for_rpcs_that_end_within_the_drain() {
         let pool = pool.clone();
         tokio::spawn(async move { pool.close(DEADLINE).await })
     };
+    eventually("closing", || pool.is_closed()).await;
+    // A second close while the first drains returns at once.
+    let again = tokio::time::timeout(Duration::from_secs(1), pool.close(DEADLINE)).await;
+    assert_eq!(again.ok(), Some(true), "a second close while the first drains: want true at once");
+    assert!(!closing.is_finished(), "the first close returned before the held RPC ended");
     release.send(()).unwrap();
     assert!(within("close", closing).await.unwrap(), "close: the held RPC ended within the drain");
     assert!(within("the held RPC", held).await.unwrap().is_ok(), "the held RPC finished");
@@ -443,46 +463,154 @@ async fn skips_a_channel_that_failed() {
     srv.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn metrics_read_back_through_opentelemetry() {
-    use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-    use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+/// One instrument's export: its kind, unit, and each point's attributes
+/// (sorted, as key=value) and value.
+#[derive(Debug, PartialEq)]
+struct Export {
+    kind: &'static str,
+    unit: String,
+    points: Vec<(Vec<String>, i64)>,
+}
 
-    let exporter = InMemoryMetricExporter::default();
-    let provider = SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build();
-    let srv = Running::on_any_port(Debug::default()).await;
-    let pool = within("connect", Pool::connect(srv.endpoint(), 2, Policy::RoundRobin)).await.unwrap();
-    pool.instrument(&provider.meter("rpclab-pool"));
-    let mut client = DebugServiceClient::new(pool.clone());
-    for _ in 0..4 {
-        within("ping", ping(&mut client)).await.unwrap();
-    }
+/// The last export of the provider, by instrument name.
+fn exports(
+    provider: &opentelemetry_sdk::metrics::SdkMeterProvider,
+    exporter: &opentelemetry_sdk::metrics::InMemoryMetricExporter,
+) -> HashMap<String, Export> {
+    use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
     provider.force_flush().unwrap();
-    let mut picks = Vec::new();
-    let mut size = Vec::new();
-    let mut inflight = Vec::new();
-    for rm in exporter.get_finished_metrics().unwrap() {
-        for sm in rm.scope_metrics() {
-            for m in sm.metrics() {
-                match (m.name(), m.data()) {
-                    ("rpclab.pool.picks", AggregatedMetrics::U64(MetricData::Sum(s))) => {
-                        picks.extend(s.data_points().map(|p| p.value()))
-                    }
-                    ("rpclab.pool.size", AggregatedMetrics::I64(MetricData::Gauge(g))) => {
-                        size.extend(g.data_points().map(|p| p.value()))
-                    }
-                    ("rpclab.pool.inflight", AggregatedMetrics::I64(MetricData::Gauge(g))) => {
-                        inflight.extend(g.data_points().map(|p| p.value()))
-                    }
-                    _ => {}
+    let all = exporter.get_finished_metrics().unwrap();
+    let mut out = HashMap::new();
+    for sm in all.last().expect("an export").scope_metrics() {
+        for m in sm.metrics() {
+            let attrs = |kv: &mut dyn Iterator<Item = &opentelemetry::KeyValue>| -> Vec<String> {
+                let mut a: Vec<String> = kv.map(|kv| format!("{}={}", kv.key, kv.value)).collect();
+                a.sort();
+                a
+            };
+            let (kind, mut points): (&'static str, Vec<(Vec<String>, i64)>) = match m.data() {
+                AggregatedMetrics::U64(MetricData::Sum(s)) => (
+                    if s.is_monotonic() { "Counter" } else { "UpDownCounter" },
+                    s.data_points().map(|p| (attrs(&mut p.attributes()), p.value() as i64)).collect(),
+                ),
+                AggregatedMetrics::I64(MetricData::Sum(s)) => (
+                    if s.is_monotonic() { "Counter" } else { "UpDownCounter" },
+                    s.data_points().map(|p| (attrs(&mut p.attributes()), p.value())).collect(),
+                ),
+                AggregatedMetrics::I64(MetricData::Gauge(g)) => {
+                    ("Gauge", g.data_points().map(|p| (attrs(&mut p.attributes()), p.value())).collect())
                 }
-            }
+                AggregatedMetrics::U64(MetricData::Gauge(g)) => {
+                    ("Gauge", g.data_points().map(|p| (attrs(&mut p.attributes()), p.value() as i64)).collect())
+                }
+                _ => ("other", Vec::new()),
+            };
+            points.sort();
+            out.insert(m.name().to_string(), Export { kind, unit: m.unit().to_string(), points });
         }
     }
-    picks.sort_unstable();
-    assert_eq!(picks, vec![2, 2], "rpclab.pool.picks per channel");
-    assert_eq!(size, vec![2], "rpclab.pool.size");
-    assert_eq!(inflight, vec![0, 0], "rpclab.pool.inflight after the RPCs");
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_read_back_through_opentelemetry() {
+    // Pool a (size 2, growth to 3 at one stream each) to a server holding
+    // its RPCs; pool b (size 1, redial delay 50 ms) to a port that refuses.
+    // One meter: rpclab.pool.target tells them apart.
+    let gate = Gate::new();
+    let srv = Running::on_any_port(Debug { gate: Some(gate.clone()), ..Default::default() }).await;
+    let (provider, exporter) = meter();
+    let a =
+        within("connect", Pool::builder(srv.endpoint()).size(2).max_connections(3).streams_per_connection(1).connect())
+            .await
+            .unwrap();
+    a.instrument(&provider.meter("rpclab-pool"));
+    let refused = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap();
+    let b_ep = Endpoint::from_shared(format!("http://{refused}")).unwrap().connect_timeout(Duration::from_secs(2));
+    let b = Pool::builder(b_ep).size(1).redial_delay(Duration::from_millis(50)).connect_lazy().unwrap();
+    b.instrument(&provider.meter("rpclab-pool"));
+    let (ta, tb) = (format!("rpclab.pool.target=http://{}", srv.addr), format!("rpclab.pool.target=http://{refused}"));
+
+    let calls: Vec<_> = (0..3)
+        .map(|_| {
+            let mut c = DebugServiceClient::new(a.clone());
+            tokio::spawn(async move { ping(&mut c).await })
+        })
+        .collect();
+    gate.wait_held(3).await;
+    let mut b_client = DebugServiceClient::new(b.clone());
+    let mut b_picks = 0;
+    within("a redial", async {
+        while b.redials() < 1 {
+            ping(&mut b_client).await.expect_err("an RPC to a refusing port");
+            b_picks += 1;
+        }
+    })
+    .await;
+
+    let conn = |i: usize| format!("rpclab.pool.connection={i}");
+    let ex = |kind: &'static str, unit: &str, points: Vec<(Vec<String>, i64)>| {
+        let mut points = points;
+        for p in &mut points {
+            p.0.sort();
+        }
+        points.sort();
+        Export { kind, unit: unit.to_string(), points }
+    };
+    let got = exports(&provider, &exporter);
+    let want: HashMap<String, Export> = [
+        ("rpclab.pool.size", ex("UpDownCounter", "{connection}", vec![(vec![ta.clone()], 3), (vec![tb.clone()], 1)])),
+        (
+            "rpclab.pool.inflight",
+            ex(
+                "UpDownCounter",
+                "{request}",
+                vec![
+                    (vec![ta.clone(), conn(0)], 1),
+                    (vec![ta.clone(), conn(1)], 1),
+                    (vec![ta.clone(), conn(2)], 1),
+                    (vec![tb.clone(), conn(0)], 0),
+                ],
+            ),
+        ),
+        (
+            "rpclab.pool.picks",
+            ex(
+                "Counter",
+                "{pick}",
+                vec![
+                    (vec![ta.clone(), conn(0)], 1),
+                    (vec![ta.clone(), conn(1)], 1),
+                    (vec![ta.clone(), conn(2)], 1),
+                    (vec![tb.clone(), conn(0)], b_picks),
+                ],
+            ),
+        ),
+        ("rpclab.pool.redials", ex("Counter", "{redial}", vec![(vec![tb.clone()], b.redials() as i64)])),
+        (
+            "rpclab.pool.resizes",
+            ex("Counter", "{resize}", vec![(vec![ta.clone(), "rpclab.pool.direction=grow".to_string()], 1)]),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (name, w) in &want {
+        assert_eq!(got.get(name), Some(w), "{name}");
+    }
+    let mut names: Vec<_> = got.keys().collect();
+    names.sort();
+    assert_eq!(names.len(), want.len(), "instruments exported: {names:?}");
+
+    gate.release();
+    for c in calls {
+        within("a held RPC", c).await.unwrap().unwrap();
+    }
+    within("close a", a.close(DEADLINE)).await;
+    within("close b", b.close(DEADLINE)).await;
+    let got = exports(&provider, &exporter);
+    let size = ex("UpDownCounter", "{connection}", vec![(vec![ta], 0), (vec![tb], 0)]);
+    assert_eq!(got.get("rpclab.pool.size"), Some(&size), "rpclab.pool.size after close");
     srv.stop().await;
 }
 
@@ -519,15 +647,16 @@ fn points(
                 let key = attrs.into_iter().next().unwrap_or_else(|| "all".to_string());
                 *out.entry((m.name().to_string(), key)).or_insert(0) += v;
             };
+            // The value of the attribute other than the target.
             let attrs = |kv: &mut dyn Iterator<Item = &opentelemetry::KeyValue>| -> Vec<String> {
-                kv.map(|kv| kv.value.to_string()).collect()
+                kv.filter(|kv| kv.key.as_str() != "rpclab.pool.target").map(|kv| kv.value.to_string()).collect()
             };
             match m.data() {
                 AggregatedMetrics::U64(MetricData::Sum(s)) => {
                     s.data_points().for_each(|p| add(attrs(&mut p.attributes()), p.value() as i64))
                 }
-                AggregatedMetrics::I64(MetricData::Gauge(g)) => {
-                    g.data_points().for_each(|p| add(attrs(&mut p.attributes()), p.value()))
+                AggregatedMetrics::I64(MetricData::Sum(s)) => {
+                    s.data_points().for_each(|p| add(attrs(&mut p.attributes()), p.value()))
                 }
                 _ => {}
             }
