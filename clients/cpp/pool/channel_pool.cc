@@ -303,6 +303,18 @@ grpc::CompletionQueue* CallbackMarker() { return reinterpret_cast<grpc::Completi
 
 bool Usable(grpc_connectivity_state s) { return s == GRPC_CHANNEL_READY || s == GRPC_CHANNEL_IDLE; }
 
+// What a sweep leaves for after the pool's lock (destroying a channel, or
+// resetting its back-off, runs gRPC's work): the channels to let go of,
+// and the retiring ones whose back-off to reset.
+struct Released {
+  std::vector<std::shared_ptr<grpc::Channel>> drop, kick;
+  void Finish() {
+    for (const auto& ch : kick) grpc::experimental::ChannelResetConnectionBackoff(ch.get());
+    kick.clear();
+    drop.clear();
+  }
+};
+
 }  // namespace
 
 class ChannelPool::Core {
@@ -310,6 +322,8 @@ class ChannelPool::Core {
   Core(const std::string& target, std::shared_ptr<grpc::ChannelCredentials> creds, PoolOptions o)
       : target_(target), creds_(std::move(creds)), opts_(std::move(o)) {
     max_ = std::max(opts_.size, opts_.max_connections);
+    tick_ = std::clamp<std::chrono::nanoseconds>(std::min(opts_.idle_timeout, opts_.redial_after) / 4,
+                                                 std::chrono::milliseconds(5), std::chrono::seconds(1));
     counts_ = std::make_shared<Counts>(max_, opts_.observer);
     slots_.resize(max_);
     for (int i = 0; i < opts_.size; i++) slots_[i].ch = Make(i);
@@ -322,12 +336,12 @@ class ChannelPool::Core {
   // Picks the channel for one RPC (counted at once when count); a closed
   // pool's channel (slot -1) once closed.
   std::pair<int, std::shared_ptr<grpc::Channel>> Take(bool count) {
-    std::vector<std::shared_ptr<grpc::Channel>> dropped;  // destroyed after the lock
+    Released released;
     std::unique_lock<std::mutex> lk(mu_);
     if (closed_) return {-1, closed_ch_};
     int64_t now = Steady::now().time_since_epoch().count();
     std::vector<grpc_connectivity_state> st;
-    std::vector<int> idx = Sweep(now, &st, &dropped);
+    std::vector<int> idx = Sweep(now, &st, &released);
     int chosen = -1;
     if (max_ > opts_.size) {
       std::vector<int> below;
@@ -348,7 +362,7 @@ class ChannelPool::Core {
     if (opts_.observer != nullptr) opts_.observer->OnPick(chosen);
     auto ch = slots_[chosen].ch;
     lk.unlock();
-    dropped.clear();
+    released.Finish();
     return {chosen, ch};
   }
 
@@ -372,6 +386,8 @@ class ChannelPool::Core {
         if (s.ch) all.push_back(std::move(s.ch));
         s = Slot();
       }
+      for (Retiring& r : retiring_) all.push_back(std::move(r.ch));
+      retiring_.clear();
       active_ = 0;
       if (opts_.observer != nullptr) opts_.observer->OnSize(0);
     }
@@ -424,15 +440,33 @@ class ChannelPool::Core {
   // The state of the pool as one channel: gRPC's round_robin rule (READY if
   // any is, then CONNECTING, IDLE, TRANSIENT_FAILURE; SHUTDOWN once closed).
   grpc_connectivity_state State(bool try_to_connect) {
-    auto chans = Channels();
+    auto chans = States(try_to_connect);
     if (chans.empty()) return GRPC_CHANNEL_SHUTDOWN;
     std::set<grpc_connectivity_state> got;
-    for (const auto& ch : chans) got.insert(ch->GetState(try_to_connect));
+    for (const auto& [ch, st] : chans) got.insert(st);
     for (auto s : {GRPC_CHANNEL_READY, GRPC_CHANNEL_CONNECTING, GRPC_CHANNEL_IDLE}) {
       if (got.count(s)) return s;
     }
     return GRPC_CHANNEL_TRANSIENT_FAILURE;
   }
+  // Waits until every channel of the pool is READY, connecting the others.
+  // The channels are read again after each change of state and at least
+  // every tick, so a channel replaced meanwhile is neither connected nor
+  // waited on: its replacement is.
+  bool WaitForConnected(std::chrono::system_clock::time_point deadline) {
+    for (;;) {
+      auto chans = States(true);
+      if (chans.empty()) return false;  // closed
+      auto waiting =
+          std::find_if(chans.begin(), chans.end(), [](const auto& c) { return c.second != GRPC_CHANNEL_READY; });
+      if (waiting == chans.end()) return true;
+      auto now = std::chrono::system_clock::now();
+      if (now >= deadline) return false;
+      auto until = now + std::chrono::duration_cast<std::chrono::system_clock::duration>(tick_);
+      waiting->first->WaitForStateChange(waiting->second, std::min(deadline, until));
+    }
+  }
+
   std::shared_ptr<grpc::Channel> First() {
     std::lock_guard<std::mutex> lk(mu_);
     return closed_ ? closed_ch_ : slots_[0].ch;
@@ -445,28 +479,63 @@ class ChannelPool::Core {
     int64_t tf_since = -1;  // steady ns when TRANSIENT_FAILURE was first seen; -1: not in it
     int64_t delay = 0;      // the redial delay now (ns); 0: the configured one
   };
+  struct Retiring {
+    std::shared_ptr<grpc::Channel> ch;
+    int slot;
+  };
 
   static int64_t Nanos(std::chrono::nanoseconds d) { return d.count(); }
 
-  // Retires idle grown channels and redials failed ones (under mu_); the
-  // indexes of the channels left, with their states in (*st)[i].
-  std::vector<int> Sweep(int64_t now, std::vector<grpc_connectivity_state>* st,
-                         std::vector<std::shared_ptr<grpc::Channel>>* dropped) {
+  // The pool's channels (none once closed) and their states. With
+  // try_to_connect, GetState(true) runs outside mu_ (it may run gRPC
+  // callbacks, which may start RPCs on the pool) while no channel is
+  // replaced or retired, so that none is connected after the pool let go
+  // of it.
+  std::vector<std::pair<std::shared_ptr<grpc::Channel>, grpc_connectivity_state>> States(bool try_to_connect) {
+    std::vector<std::pair<std::shared_ptr<grpc::Channel>, grpc_connectivity_state>> out;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (closed_) return out;
+      for (const Slot& s : slots_) {
+        if (s.ch) out.emplace_back(s.ch, GRPC_CHANNEL_SHUTDOWN);
+      }
+      if (try_to_connect) kicking_++;
+    }
+    for (auto& [ch, st] : out) st = ch->GetState(try_to_connect);
+    if (try_to_connect) {
+      std::lock_guard<std::mutex> lk(mu_);
+      kicking_--;
+    }
+    return out;
+  }
+
+  // Retires idle grown channels, redials failed ones and lets go of the
+  // retiring channels that settled (under mu_); the indexes of the
+  // channels left, with their states in (*st)[i].
+  std::vector<int> Sweep(int64_t now, std::vector<grpc_connectivity_state>* st, Released* released) {
+    for (auto it = retiring_.begin(); it != retiring_.end();) {
+      if (Settled(it->ch->GetState(false))) {
+        released->drop.push_back(std::move(it->ch));
+        it = retiring_.erase(it);
+      } else {
+        ++it;
+      }
+    }
     std::vector<int> idx;
     st->assign(max_, GRPC_CHANNEL_SHUTDOWN);
     for (int i = 0; i < max_; i++) {
       Slot& s = slots_[i];
       if (!s.ch) continue;
-      if (s.grown && counts_->inflight[i].load() == 0 &&
+      if (s.grown && kicking_ == 0 && counts_->inflight[i].load() == 0 &&
           now - counts_->idle_since[i].load() >= Nanos(opts_.idle_timeout)) {
-        dropped->push_back(std::move(s.ch));
+        Retire(i, std::move(s.ch), released);
         s = Slot();
         active_--;
         Resized("shrink");
         continue;
       }
       (*st)[i] = s.ch->GetState(false);
-      Redial(i, (*st)[i], now, dropped);
+      Redial(i, (*st)[i], now, released);
       idx.push_back(i);
     }
     return idx;
@@ -476,17 +545,15 @@ class ChannelPool::Core {
   // and a failed one redialled without an RPC to notice, every quarter of
   // the shorter of the idle time and the redial delay (5 ms to 1 s).
   void Watch() {
-    auto tick = std::clamp<std::chrono::nanoseconds>(std::min(opts_.idle_timeout, opts_.redial_after) / 4,
-                                                     std::chrono::milliseconds(5), std::chrono::seconds(1));
     std::unique_lock<std::mutex> lk(mu_);
     while (!stop_) {
-      watch_cv_.wait_for(lk, tick, [&] { return stop_; });
+      watch_cv_.wait_for(lk, tick_, [&] { return stop_; });
       if (stop_ || closed_) break;
-      std::vector<std::shared_ptr<grpc::Channel>> dropped;
+      Released released;
       std::vector<grpc_connectivity_state> st;
-      Sweep(Steady::now().time_since_epoch().count(), &st, &dropped);
+      Sweep(Steady::now().time_since_epoch().count(), &st, &released);
       lk.unlock();
-      dropped.clear();
+      released.Finish();
       lk.lock();
     }
   }
@@ -521,7 +588,7 @@ class ChannelPool::Core {
   // Redial: a channel in TRANSIENT_FAILURE for its delay is replaced; the
   // delay doubles (up to 2 minutes) and returns to the configured one once
   // the channel is READY.
-  void Redial(int i, grpc_connectivity_state& st, int64_t now, std::vector<std::shared_ptr<grpc::Channel>>* dropped) {
+  void Redial(int i, grpc_connectivity_state& st, int64_t now, Released* released) {
     Slot& s = slots_[i];
     int64_t base = Nanos(opts_.redial_after);
     if (s.delay == 0) s.delay = base;
@@ -534,14 +601,43 @@ class ChannelPool::Core {
       s.tf_since = now;
       return;
     }
-    if (now - s.tf_since < s.delay) return;
-    dropped->push_back(std::move(s.ch));
+    if (now - s.tf_since < s.delay || kicking_ > 0) return;  // while kicking: at the next sweep
+    Retire(i, std::move(s.ch), released);
     s.ch = NewChannel(i);
     s.tf_since = -1;
     s.delay = std::min(2 * s.delay, Nanos(kMaxRedialAfter));
     st = GRPC_CHANNEL_IDLE;
     redials_++;
     if (opts_.observer != nullptr) opts_.observer->OnRedial();
+  }
+
+  // READY, IDLE or SHUTDOWN: no connection attempt of the channel's own is under way.
+  static bool Settled(grpc_connectivity_state s) { return Usable(s) || s == GRPC_CHANNEL_SHUTDOWN; }
+
+  // Lets go of a channel the pool no longer picks (one replaced, or a grown
+  // one retired) once no connection attempt of its own is under way. gRPC C++
+  // 1.51 leaks the connection of an attempt that completes after its
+  // channel was destroyed (the server's SETTINGS arriving once the channel
+  // let go of its subchannel; grpc/grpc#32071): it stays open with nothing
+  // to close it. So a channel CONNECTING, or in TRANSIENT_FAILURE (which
+  // pick_first keeps while it retries), is kept in retiring_, its back-off
+  // reset so that it tries at once, until it is READY or IDLE; then its
+  // connection closes with it. At most one per slot: an older one of the
+  // slot still failing after a whole redial delay is let go.
+  void Retire(int slot, std::shared_ptr<grpc::Channel> ch, Released* released) {
+    if (Settled(ch->GetState(false))) {
+      released->drop.push_back(std::move(ch));
+      return;
+    }
+    for (auto it = retiring_.begin(); it != retiring_.end(); ++it) {
+      if (it->slot == slot) {
+        released->drop.push_back(std::move(it->ch));
+        retiring_.erase(it);
+        break;
+      }
+    }
+    released->kick.push_back(ch);
+    retiring_.push_back(Retiring{std::move(ch), slot});
   }
 
   int Grow(int64_t now) {
@@ -592,6 +688,9 @@ class ChannelPool::Core {
   uint64_t next_ = 0;
   std::minstd_rand rng_{std::random_device{}()};
   int redials_ = 0, resizes_ = 0;
+  std::vector<Retiring> retiring_;  // replaced or retired channels not settled yet
+  int kicking_ = 0;                 // States(true) calls under way: no channel is replaced or retired
+  std::chrono::nanoseconds tick_;   // the watcher's period
   bool stop_ = false;
   std::condition_variable watch_cv_;
   std::thread watcher_;  // last: started when the rest is made
@@ -669,12 +768,7 @@ ChannelPool::Lease ChannelPool::Acquire() {
 }
 
 bool ChannelPool::WaitForConnected(std::chrono::system_clock::time_point deadline) {
-  auto chans = core_->Channels();
-  for (const auto& ch : chans) ch->GetState(true);
-  for (const auto& ch : chans) {
-    if (!ch->WaitForConnected(deadline)) return false;
-  }
-  return !chans.empty();
+  return core_->WaitForConnected(deadline);
 }
 
 bool ChannelPool::Close(std::chrono::system_clock::time_point drain_deadline) { return core_->Close(drain_deadline); }

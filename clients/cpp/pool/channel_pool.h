@@ -115,7 +115,8 @@ class ChannelPool {
   std::shared_ptr<grpc::Channel> Next() { return Acquire().channel(); }
 
   // Waits until every channel is READY (connecting idle ones); false if one
-  // is not by deadline.
+  // is not by deadline. The channels are the pool's as they are while it
+  // waits: one redialled meanwhile is left alone, its replacement waited on.
   bool WaitForConnected(std::chrono::system_clock::time_point deadline);
 
   // Closes the pool: it takes no RPC from now on (they fail with

@@ -2,17 +2,25 @@
 
 // rpclab::ChannelPool against a real gRPC C++ server on loopback, whose
 // UnaryCall answers with the peer address of the caller's connection, so a
-// test sees which connection served each call. Connections are also counted
-// as the kernel saw them (/proc/self/net/tcp, procnet.h). Every wait has a
-// deadline; nothing sleeps. GoogleTest; ctest runs each test, or
+// test sees which connection served each call (and, for the redial tests, a
+// raw port that holds a connection attempt before the server's SETTINGS).
+// Connections are also counted as the kernel saw them (/proc/self/net/tcp,
+// procnet.h). Every wait has a deadline; nothing sleeps. GoogleTest; ctest runs each test, or
 // build/rpclab-pool-test runs them all.
 
+#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -589,6 +597,7 @@ TEST(ChannelPoolRedial, ReplacesAFailedChannel) {
   EXPECT_TRUE(rec.Wait([&] { return rec.redials >= 1; })) << "no redial";
   EXPECT_GE(pool.redials(), 1);
   EXPECT_NE(pool.channels()[0].get(), first.get()) << "the channel was not replaced";
+  first.reset();
   Server srv(port);
   bool ok = Eventually([&] {
     grpc::Status s;
@@ -596,7 +605,190 @@ TEST(ChannelPoolRedial, ReplacesAFailedChannel) {
     return s.ok();
   });
   EXPECT_TRUE(ok) << "no call succeeded once the server listened";
-  EXPECT_EQ(rpclab::ConnsTo(srv.addr), 1);
+  // The replaced channels connect too, and are let go once READY.
+  EXPECT_TRUE(Eventually([&] { return rpclab::ConnsTo(srv.addr) == 1; }))
+      << "connections as the kernel sees them: " << rpclab::ConnsTo(srv.addr) << ", want 1";
+}
+
+// A port that speaks just enough HTTP/2 to hold a gRPC client's connection
+// attempt where a test wants it. Made, it is bound and refuses connections;
+// after Listen it accepts each one and reads the client's preface, and
+// sends the server's SETTINGS (which completes the client's attempt) only
+// when Settle(i) is called. Every wait is poll(2) on its sockets with a
+// deadline.
+class HeldPort {
+ public:
+  HeldPort() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      throw std::runtime_error(std::string("HeldPort: ") + std::strerror(errno));
+    }
+    addr = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  }
+  ~HeldPort() {
+    for (int c : conns_) close(c);
+    close(fd_);
+  }
+  void Listen() { ASSERT_EQ(listen(fd_, 16), 0) << std::strerror(errno); }
+  // Whether n connections were accepted and sent their 24-byte preface
+  // within seconds.
+  bool WaitPrefaces(int n, int seconds) {
+    auto deadline = In(seconds);
+    while (static_cast<int>(conns_.size()) < n) {
+      if (!Readable(fd_, deadline)) return false;
+      int c = accept(fd_, nullptr, nullptr);
+      if (c < 0) return false;
+      conns_.push_back(c);
+      char preface[24];
+      size_t got = 0;
+      while (got < sizeof preface) {
+        if (!Readable(c, deadline)) return false;
+        ssize_t r = read(c, preface + got, sizeof preface - got);
+        if (r <= 0) return false;
+        got += r;
+      }
+      if (std::string(preface, sizeof preface) != "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") return false;
+    }
+    return true;
+  }
+  // Sends connection i an empty SETTINGS frame: the client's attempt on it
+  // completes (a client then sends its ACK).
+  bool Settle(int i) {
+    const char settings[9] = {0, 0, 0, 4, 0, 0, 0, 0, 0};
+    return i < static_cast<int>(conns_.size()) && write(conns_[i], settings, sizeof settings) == sizeof settings;
+  }
+  // Whether the client closed connection i within seconds (what it sent
+  // before is read and dropped).
+  bool WaitClosed(int i, int seconds) {
+    auto deadline = In(seconds);
+    char buf[4096];
+    for (;;) {
+      if (i >= static_cast<int>(conns_.size()) || !Readable(conns_[i], deadline)) return false;
+      ssize_t r = read(conns_[i], buf, sizeof buf);
+      if (r == 0 || (r < 0 && errno == ECONNRESET)) return true;
+      if (r < 0) return false;
+    }
+  }
+  std::string addr;
+
+ private:
+  static bool Readable(int fd, std::chrono::system_clock::time_point deadline) {
+    pollfd p{fd, POLLIN, 0};
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::system_clock::now());
+      if (left.count() <= 0) return false;
+      int n = poll(&p, 1, static_cast<int>(left.count()));
+      if (n > 0) return true;
+      if (n < 0 && errno != EINTR) return false;
+    }
+  }
+  int fd_ = -1;
+  std::vector<int> conns_;
+};
+
+// C-core handles a connection's events only while some thread polls (an
+// application's RPCs do; the pool's watcher does not): this one polls a
+// completion queue with nothing on it (C-core's epoll1 engine then polls
+// every connection) until it is destroyed.
+class Poller {
+ public:
+  Poller()
+      : thread_([this] {
+          void* tag;
+          bool ok;
+          while (cq_.Next(&tag, &ok)) {
+          }
+        }) {}
+  ~Poller() {
+    cq_.Shutdown();
+    thread_.join();
+  }
+
+ private:
+  grpc::CompletionQueue cq_;
+  std::thread thread_;
+};
+
+// A pool of one whose channel is in TRANSIENT_FAILURE (held's port
+// refused it) and is connected again (C-core retries every 100 ms) on
+// connection 0 of held, which waits for the server's SETTINGS; the
+// pool's redial delay has not passed.
+PoolOptions HeldOptions(rpclab::PoolObserver* observer) {
+  PoolOptions o;
+  o.size = 1;
+  o.redial_after = std::chrono::seconds(2);
+  o.observer = observer;
+  o.args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  o.args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
+  return o;
+}
+void FailThenHold(ChannelPool& pool, HeldPort& held) {
+  pool.channel()->GetState(true);
+  ASSERT_TRUE(Eventually([&] { return pool.channels()[0]->GetState(false) == GRPC_CHANNEL_TRANSIENT_FAILURE; }))
+      << "the channel did not fail on a refusing port";
+  held.Listen();
+  ASSERT_TRUE(held.WaitPrefaces(1, 10)) << "the failed channel did not connect again";
+  ASSERT_EQ(pool.redials(), 0) << "the redial came before the reconnection: the test's timing did not hold";
+}
+
+// A redial while WaitForConnected waits: it waits on the channel that
+// replaced the failed one (and connects it), not on the one let go.
+TEST(ChannelPoolRedial, WaitForConnectedWaitsOnTheCurrentChannels) {
+  Poller poller;
+  HeldPort held;
+  Recorder rec;
+  ChannelPool pool(held.addr, grpc::InsecureChannelCredentials(), HeldOptions(&rec));
+  std::mutex mu;
+  std::condition_variable cv;
+  int connected = -1;  // -1: still waiting
+  std::thread waiting([&] {
+    bool ok = pool.WaitForConnected(In(20));
+    std::lock_guard<std::mutex> lk(mu);
+    connected = ok;
+    cv.notify_all();
+  });
+  FailThenHold(pool, held);
+  EXPECT_TRUE(rec.Wait([&] { return rec.redials >= 1; })) << "no redial";
+  EXPECT_TRUE(held.WaitPrefaces(2, 10)) << "WaitForConnected did not connect the channel that replaced the failed one";
+  EXPECT_TRUE(held.Settle(1));
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    EXPECT_TRUE(cv.wait_until(lk, In(10), [&] { return connected >= 0; }))
+        << "WaitForConnected still waits with the pool's channel READY (on the one it let go?)";
+    EXPECT_EQ(connected, 1);
+  }
+  waiting.join();
+  EXPECT_EQ(pool.channels()[0]->GetState(false), GRPC_CHANNEL_READY);
+  EXPECT_TRUE(held.Settle(0));
+  EXPECT_TRUE(held.WaitClosed(0, 10)) << "the replaced channel's connection stayed open";
+}
+
+// gRPC C++ 1.51 leaks the connection of an attempt that completes (the
+// server's SETTINGS arrive) after its channel was destroyed: it stays
+// ESTABLISHED with nothing to close it. The pool keeps a replaced channel
+// until it is READY or IDLE and lets it go then, so its connection closes.
+TEST(ChannelPoolRedial, AReplacedChannelsConnectionCloses) {
+  Poller poller;
+  HeldPort held;
+  Recorder rec;
+  ChannelPool pool(held.addr, grpc::InsecureChannelCredentials(), HeldOptions(&rec));
+  std::weak_ptr<grpc::Channel> replaced = pool.channels()[0];
+  FailThenHold(pool, held);
+  EXPECT_TRUE(rec.Wait([&] { return rec.redials >= 1; })) << "no redial";
+  // The attempt completes once the pool has destroyed the channel, or 2 s
+  // after the redial while the pool keeps it.
+  Eventually([&] { return replaced.expired(); }, 2);
+  EXPECT_TRUE(held.Settle(0));
+  EXPECT_TRUE(held.WaitClosed(0, 10)) << "the replaced channel's connection is still open 10 s after its SETTINGS";
+  EXPECT_TRUE(Eventually([&] { return rpclab::ConnsTo(held.addr) == 0; }))
+      << "connections as the kernel sees them: " << rpclab::ConnsTo(held.addr) << ", want 0 (the new channel is idle)";
 }
 
 }  // namespace

@@ -95,10 +95,11 @@ int main(int argc, char** argv) {
     stop = true;
   }
   for (auto& t : callers) t.join();
-  // A channel replaced after TRANSIENT_FAILURE (a long restart) leaves its
-  // old connection to C-core, which closes it on its own time: the count
-  // is taken once it is the pool's size, or at a bound (then any extra
-  // connection is a leak, and the count says so).
+  // A channel replaced after TRANSIENT_FAILURE (a long restart) is kept by
+  // the pool until it is READY or IDLE, then let go (README.md, "Letting
+  // go of a channel"), so its connection may be open for a watcher period:
+  // the count is taken once it is the pool's size, or at a bound (then any
+  // extra connection is a leak, and the count says so).
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   pool.WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(30));
   int conns = rpclab::ConnsTo(target);
