@@ -66,6 +66,6 @@ fi
 # --- end Rust ---
 # C++ (clients/cpp): clang-format with the committed .clang-format, when installed.
 if command -v clang-format >/dev/null; then
-  clang-format --dry-run --Werror clients/cpp/src/*.cc clients/cpp/src/*.h clients/cpp/pool/*.cc clients/cpp/pool/*.h || { echo "vet: clients/cpp not clang-format'ed (clang-format -i clients/cpp/src/* clients/cpp/pool/*)"; fail=1; }
+  clang-format --dry-run --Werror clients/cpp/src/*.cc clients/cpp/src/*.h clients/cpp/pool/*.cc clients/cpp/pool/*.h clients/cpp/pool/tools/*.cc || { echo "vet: clients/cpp not clang-format'ed (clang-format -i clients/cpp/src/* clients/cpp/pool/* clients/cpp/pool/tools/*)"; fail=1; }
 fi
 exit $fail
