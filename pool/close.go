@@ -31,8 +31,10 @@ func (p *Pool) Close() error {
 // and Connect return ErrClosed from then on), then waits until no RPC or
 // stream is in flight or ctx ends, whichever is first. RPCs and streams
 // still in flight when ctx ends are cancelled: they end with code
-// Canceled (grpc-go's "the client connection is closing"; a stream on a
-// connection the server had already sent GOAWAY on may end Unavailable).
+// Canceled (grpc-go's "the client connection is closing"), except that a
+// stream whose transport grpc-go tears down before the stream sees the
+// close, or on a connection the server had already sent GOAWAY on, ends
+// Unavailable ("transport is closing").
 // Every connection, including replaced ones, is then closed, all at once.
 // A ctx already done (or without time left) cancels what is in flight at
 // once; context.Background() waits for every RPC to end, however long.
