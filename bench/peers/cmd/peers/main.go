@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,14 +43,5 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		err = fmt.Errorf("%w: unknown command %q (want loadgen, netem or pooltable)", cli.ErrUsage, args[0])
 	}
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, cli.ErrUsage):
-		fmt.Fprintln(stderr, "peers:", err)
-		return 2
-	default:
-		fmt.Fprintln(stderr, "peers:", err)
-		return 1
-	}
+	return cli.Exit(stderr, "peers", err)
 }

@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,14 +41,5 @@ func run(args []string, stdout, stderr io.Writer) int {
 	default:
 		err = fmt.Errorf("%w: unknown command %q (want run or ramp)", cli.ErrUsage, args[0])
 	}
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, cli.ErrUsage):
-		fmt.Fprintln(stderr, "policies:", err)
-		return 2
-	default:
-		fmt.Fprintln(stderr, "policies:", err)
-		return 1
-	}
+	return cli.Exit(stderr, "policies", err)
 }

@@ -83,11 +83,8 @@ func parsePoliciesFlags(args []string, stderr io.Writer) (*polConfig, error) {
 	case c.repeats < 1:
 		return nil, fmt.Errorf("%w: --repeats %d: want at least 1", cli.ErrUsage, c.repeats)
 	}
-	if _, err := cli.ParseCPUList(c.serverCPUs); err != nil {
-		return nil, fmt.Errorf("%w: --server-cpus: %v", cli.ErrUsage, err)
-	}
-	if why := cli.Executable(c.rpclab); why != "" {
-		return nil, fmt.Errorf("%w: --rpclab: %s (the server)", cli.ErrUsage, why)
+	if err := cli.CheckServer(c.rpclab, c.serverCPUs); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -93,11 +93,8 @@ func parseRampFlags(args []string, stderr io.Writer) (*rampConfig, error) {
 			return nil, fmt.Errorf("%w: --events: %v", cli.ErrUsage, err)
 		}
 	}
-	if _, err := cli.ParseCPUList(c.serverCPUs); err != nil {
-		return nil, fmt.Errorf("%w: --server-cpus: %v", cli.ErrUsage, err)
-	}
-	if why := cli.Executable(c.rpclab); why != "" {
-		return nil, fmt.Errorf("%w: --rpclab: %s (the server)", cli.ErrUsage, why)
+	if err := cli.CheckServer(c.rpclab, c.serverCPUs); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -100,4 +101,29 @@ func MedianOf(v []float64) float64 {
 		return m
 	}
 	return math.NaN()
+}
+
+// CheckServer checks the flags of the server a command starts with
+// StartServe: --server-cpus a CPU list, --rpclab a binary that runs.
+func CheckServer(rpclab, serverCPUs string) error {
+	if _, err := ParseCPUList(serverCPUs); err != nil {
+		return fmt.Errorf("%w: --server-cpus: %v", ErrUsage, err)
+	}
+	if why := Executable(rpclab); why != "" {
+		return fmt.Errorf("%w: --rpclab: %s (the server)", ErrUsage, why)
+	}
+	return nil
+}
+
+// Exit prints err (if any) as prog's and gives the exit code: 0 for none,
+// 2 for a usage error, 1 for any other.
+func Exit(stderr io.Writer, prog string, err error) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, prog+":", err)
+	if errors.Is(err, ErrUsage) {
+		return 2
+	}
+	return 1
 }
