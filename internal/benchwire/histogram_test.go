@@ -7,18 +7,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-
-	pb "github.com/rpclab/rpclab/proto/benchpb"
+	"github.com/rpclab/rpclab/internal/testutil"
 )
-
-// bucketSum is the sum of d's bucket counts.
-func bucketSum(d *pb.HistogramData) int64 {
-	var n int64
-	for _, c := range d.GetBucket() {
-		n += int64(c)
-	}
-	return n
-}
 
 // TestGeometry: the driver's buckets are gRPC's C++ histogram's, bucket
 // i = floor(ln(v)/ln(1+resolution)), values clamped to [1, max_possible].
@@ -52,8 +42,8 @@ func TestHistogramData(t *testing.T) {
 		}
 	}
 	d := g.HistogramData(h)
-	if d.Bucket[694] != 3 || d.Bucket[1388] != 1 || d.Count != 4 || bucketSum(d) != 4 {
-		t.Errorf("got buckets 694: %d, 1388: %d, count %v, sum of buckets %d; want 3, 1, 4, 4", d.Bucket[694], d.Bucket[1388], d.Count, bucketSum(d))
+	if d.Bucket[694] != 3 || d.Bucket[1388] != 1 || d.Count != 4 || testutil.BucketSum(d) != 4 {
+		t.Errorf("got buckets 694: %d, 1388: %d, count %v, sum of buckets %d; want 3, 1, 4, 4", d.Bucket[694], d.Bucket[1388], d.Count, testutil.BucketSum(d))
 	}
 	if d.MinSeen != 1000 || d.MaxSeen < 1_000_000 || d.MaxSeen > 1_001_000 {
 		t.Errorf("got min %v, max %v; want 1000 and 1e6 (within 0.1%%)", d.MinSeen, d.MaxSeen)

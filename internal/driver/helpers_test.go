@@ -10,12 +10,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 
 	"github.com/rpclab/rpclab/internal/testserver"
 	"github.com/rpclab/rpclab/internal/testutil"
 	"github.com/rpclab/rpclab/internal/worker"
-	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
 // startPing serves rpclab's ping on a free loopback port and counts the
@@ -85,22 +83,6 @@ func dial(t *testing.T, ctx context.Context, addr string) *Remote {
 	return r
 }
 
-// closedLoop is a ClientConfig for a closed loop of channels x
-// outstanding unary pings of 16 bytes at target.
-func closedLoop(target string, channels, outstanding int32, args ...*pb.ChannelArg) *pb.ClientConfig {
-	return &pb.ClientConfig{
-		ServerTargets:             []string{target},
-		ClientType:                pb.ClientType_ASYNC_CLIENT,
-		ClientChannels:            channels,
-		OutstandingRpcsPerChannel: outstanding,
-		RpcType:                   pb.RpcType_UNARY,
-		LoadParams:                &pb.LoadParams{Load: &pb.LoadParams_ClosedLoop{ClosedLoop: &pb.ClosedLoopParams{}}},
-		PayloadConfig:             &pb.PayloadConfig{Payload: &pb.PayloadConfig_SimpleParams{SimpleParams: &pb.SimpleProtoParams{ReqSize: 16, RespSize: 16}}},
-		HistogramParams:           &pb.HistogramParams{Resolution: 0.01, MaxPossible: 60e9},
-		ChannelArgs:               args,
-	}
-}
-
 // waitServed waits until the server answered at least n calls.
 func waitServed(t *testing.T, ctx context.Context, served *atomic.Int64, n int64) {
 	t.Helper()
@@ -111,23 +93,6 @@ func waitServed(t *testing.T, ctx context.Context, served *atomic.Int64, n int64
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-}
-
-func bucketSum(d *pb.HistogramData) int64 {
-	var n int64
-	for _, b := range d.GetBucket() {
-		n += int64(b)
-	}
-	return n
-}
-
-func okCount(s *pb.ClientStats) int64 {
-	for _, r := range s.GetRequestResults() {
-		if codes.Code(r.GetStatusCode()) == codes.OK {
-			return r.GetCount()
-		}
-	}
-	return 0
 }
 
 func closedAddr(t *testing.T) string { return testutil.ClosedAddr(t) }

@@ -186,7 +186,7 @@ func TestSweepJavaAndRPCLabWorker(t *testing.T) {
 	// RPCs (a cold JVM took over a second for its first ones, which a
 	// step's warm-up then had to cover): the step's warm-up is then only
 	// the step's.
-	warm, err := remotes[0].StartClient(ctx, closedLoop(target, 1, 1))
+	warm, err := remotes[0].StartClient(ctx, testutil.ClosedLoopConfig(target, 1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func TestDriveOfficialAndRPCLabWorkers(t *testing.T) {
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i, r := range remotes {
-		wg.Go(func() { runs[i], errs[i] = r.StartClient(ctx, closedLoop(target, 2, 2)) })
+		wg.Go(func() { runs[i], errs[i] = r.StartClient(ctx, testutil.ClosedLoopConfig(target, 2, 2)) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -141,7 +141,7 @@ func TestDriveOfficialAndRPCLabWorkers(t *testing.T) {
 	var total int64
 	for i, s := range stats {
 		lat := s.GetLatencies()
-		n := bucketSum(lat)
+		n := testutil.BucketSum(lat)
 		total += n
 		if n < 1 || float64(n) != lat.GetCount() || len(lat.GetBucket()) != g.Buckets() || s.GetTimeElapsed() <= 0 {
 			t.Errorf("%s: got %d in buckets, count %v, %d buckets, elapsed %vs; want equal counts above 0 in %d buckets", remotes[i].Addr, n, lat.GetCount(), len(lat.GetBucket()), s.GetTimeElapsed(), g.Buckets())
@@ -172,8 +172,8 @@ func TestDriveOfficialAndRPCLabWorkers(t *testing.T) {
 	if _, err := runs[0].Detail(ctx); !errors.Is(err, ErrNoDetail) {
 		t.Errorf("Detail from grpc-go's worker: got %v, want ErrNoDetail", err)
 	}
-	if d, err := runs[1].Detail(ctx); err != nil || d.GetRequestsByCode()["OK"] != okCount(stats[1]) {
-		t.Errorf("Detail from rpclab's worker: got %v, %v; want %d OK", d, err, okCount(stats[1]))
+	if d, err := runs[1].Detail(ctx); err != nil || d.GetRequestsByCode()["OK"] != testutil.OKCount(stats[1]) {
+		t.Errorf("Detail from rpclab's worker: got %v, %v; want %d OK", d, err, testutil.OKCount(stats[1]))
 	}
 	for _, r := range runs {
 		if err := r.Close(ctx); err != nil {

@@ -283,7 +283,7 @@ func TestSweepStopped(t *testing.T) {
 		t.Errorf("got status %s with %d requests (%s; workers %+v), want interrupted with what was measured", rec.Status, rec.Requests, rec.Error, rec.Workers)
 	}
 	for _, r := range remotes {
-		run, err := r.StartClient(ctx, closedLoop(target, 1, 1))
+		run, err := r.StartClient(ctx, testutil.ClosedLoopConfig(target, 1, 1))
 		if err != nil {
 			t.Fatalf("%s after the stop: %v (its run was not ended)", r.Addr, err)
 		}
@@ -484,7 +484,7 @@ func TestOpenValidate(t *testing.T) {
 // rpclab.arrival, official ones do not.
 func TestOpenLoopConfig(t *testing.T) {
 	for _, rpclab := range []bool{true, false} {
-		cfg := closedLoop("127.0.0.1:1", 1, 4)
+		cfg := testutil.ClosedLoopConfig("127.0.0.1:1", 1, 4)
 		openLoop(cfg, 150, loadgen.Constant, rpclab)
 		if got := cfg.GetLoadParams().GetPoisson().GetOfferedLoad(); got != 150 {
 			t.Errorf("rpclab %v: got offered_load %v, want 150", rpclab, got)
@@ -499,7 +499,7 @@ func TestOpenLoopConfig(t *testing.T) {
 			t.Errorf("rpclab %v: got %s=%q, want %q", rpclab, benchwire.ArgArrival, arrival, want)
 		}
 	}
-	cfg := closedLoop("127.0.0.1:1", 1, 4)
+	cfg := testutil.ClosedLoopConfig("127.0.0.1:1", 1, 4)
 	openLoop(cfg, 0, loadgen.Constant, true)
 	if cfg.GetLoadParams().GetClosedLoop() == nil || len(cfg.GetChannelArgs()) != 0 {
 		t.Errorf("rate 0: got %v, %v; want the closed loop unchanged", cfg.GetLoadParams(), cfg.GetChannelArgs())

@@ -59,15 +59,15 @@ func TestRunClientRefusesWhatItCannotHold(t *testing.T) {
 		code codes.Code
 		want []string
 	}{
-		{"hostile", withPayload(closedLoop(target, 1, 20000), 4<<20-64), codes.ResourceExhausted,
+		{"hostile", withPayload(testutil.ClosedLoopConfig(target, 1, 20000), 4<<20-64), codes.ResourceExhausted,
 			[]string{"outstanding_rpcs_per_channel 20000", "memory budget is 2GiB"}},
-		{"64 KiB payloads, 20000 in flight", withPayload(closedLoop(target, 1, 20000), 64<<10), codes.ResourceExhausted,
+		{"64 KiB payloads, 20000 in flight", withPayload(testutil.ClosedLoopConfig(target, 1, 20000), 64<<10), codes.ResourceExhausted,
 			[]string{"outstanding_rpcs_per_channel 20000", "memory budget is 2GiB"}},
-		{"4 MiB payloads", withPayload(closedLoop(target, 1, 1), 4<<20), codes.InvalidArgument,
+		{"4 MiB payloads", withPayload(testutil.ClosedLoopConfig(target, 1, 1), 4<<20), codes.InvalidArgument,
 			[]string{"req_size 4194304", "0..4194240"}},
-		{"in flight above the maximum", closedLoop(target, 2, 20000), codes.InvalidArgument,
+		{"in flight above the maximum", testutil.ClosedLoopConfig(target, 2, 20000), codes.InvalidArgument,
 			[]string{"outstanding_rpcs_per_channel 20000", "40000 RPCs in flight", "20000 RPCs in flight"}},
-		{"channels above the maximum", closedLoop(target, 20001, 1), codes.InvalidArgument,
+		{"channels above the maximum", testutil.ClosedLoopConfig(target, 20001, 1), codes.InvalidArgument,
 			[]string{"client_channels 20001", "at most 20000 channels"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestRunClientRefusesWhatItCannotHold(t *testing.T) {
 		})
 	}
 	target2, served := startPing(t)
-	run, err := r.StartClient(ctx, closedLoop(target2, 1, 2))
+	run, err := r.StartClient(ctx, testutil.ClosedLoopConfig(target2, 1, 2))
 	if err != nil {
 		t.Fatalf("a normal config after the refusals: %v", err)
 	}
@@ -140,7 +140,7 @@ func TestRunWithoutSetupTimesOut(t *testing.T) {
 			r := dial(t, ctx, addr)
 			if kind == "client" {
 				target, _ := startPing(t)
-				run, err := r.StartClient(ctx, closedLoop(target, 1, 1))
+				run, err := r.StartClient(ctx, testutil.ClosedLoopConfig(target, 1, 1))
 				if err != nil {
 					t.Fatalf("the next RunClient: got %v, want the slot free", err)
 				}
@@ -173,7 +173,7 @@ func TestMarkDetailKeepsLastMarks(t *testing.T) {
 	addr := startWorkerWith(t, w)
 	r := dial(t, ctx, addr)
 	target, _ := startPing(t)
-	run, err := r.StartClient(ctx, closedLoop(target, 1, 1))
+	run, err := r.StartClient(ctx, testutil.ClosedLoopConfig(target, 1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

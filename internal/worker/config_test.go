@@ -10,6 +10,7 @@ import (
 
 	"github.com/rpclab/rpclab/internal/benchwire"
 	"github.com/rpclab/rpclab/internal/loadgen"
+	"github.com/rpclab/rpclab/internal/testutil"
 	pb "github.com/rpclab/rpclab/proto/benchpb"
 )
 
@@ -53,7 +54,7 @@ func TestClientRunOf(t *testing.T) {
 		}, wantConn: "pool:2", wantIn: 6, wantRPC: loadgen.Unary, wantRate: 100, wantBytes: 16, wantArr: loadgen.Constant},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := closedLoop("127.0.0.1:5000", 2, 3)
+			cfg := testutil.ClosedLoopConfig("127.0.0.1:5000", 2, 3)
 			tc.edit(cfg)
 			r, err := clientRunOf(cfg, time.Second)
 			if err != nil {
@@ -125,7 +126,7 @@ func TestClientRunOfErrors(t *testing.T) {
 		}, "rpclab.inflight"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := closedLoop("127.0.0.1:5000", 2, 3)
+			cfg := testutil.ClosedLoopConfig("127.0.0.1:5000", 2, 3)
 			tc.edit(cfg)
 			_, err := clientRunOf(cfg, time.Second)
 			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {

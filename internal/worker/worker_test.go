@@ -81,20 +81,6 @@ func dial(t *testing.T, ctx context.Context, addr string) *driver.Remote {
 	return r
 }
 
-func closedLoop(target string, channels, outstanding int32, args ...*pb.ChannelArg) *pb.ClientConfig {
-	return &pb.ClientConfig{
-		ServerTargets:             []string{target},
-		ClientType:                pb.ClientType_ASYNC_CLIENT,
-		ClientChannels:            channels,
-		OutstandingRpcsPerChannel: outstanding,
-		RpcType:                   pb.RpcType_UNARY,
-		LoadParams:                &pb.LoadParams{Load: &pb.LoadParams_ClosedLoop{ClosedLoop: &pb.ClosedLoopParams{}}},
-		PayloadConfig:             &pb.PayloadConfig{Payload: &pb.PayloadConfig_SimpleParams{SimpleParams: &pb.SimpleProtoParams{ReqSize: 16, RespSize: 16}}},
-		HistogramParams:           &pb.HistogramParams{Resolution: 0.01, MaxPossible: 60e9},
-		ChannelArgs:               args,
-	}
-}
-
 // waitServed waits until the server answered at least n calls.
 func waitServed(t *testing.T, ctx context.Context, served *atomic.Int64, n int64) {
 	t.Helper()
@@ -105,23 +91,6 @@ func waitServed(t *testing.T, ctx context.Context, served *atomic.Int64, n int64
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-}
-
-func bucketSum(d *pb.HistogramData) int64 {
-	var n int64
-	for _, b := range d.GetBucket() {
-		n += int64(b)
-	}
-	return n
-}
-
-func okCount(s *pb.ClientStats) int64 {
-	for _, r := range s.GetRequestResults() {
-		if codes.Code(r.GetStatusCode()) == codes.OK {
-			return r.GetCount()
-		}
-	}
-	return 0
 }
 
 // TestRunClientMarksAndResets drives a real rpclab worker with the
@@ -139,7 +108,7 @@ func TestRunClientMarksAndResets(t *testing.T) {
 	if !r.RPCLab || r.Cores < 1 {
 		t.Fatalf("got RPCLab %v, Cores %d; want an rpclab worker with at least one core", r.RPCLab, r.Cores)
 	}
-	cfg := closedLoop(target, 2, 2, &pb.ChannelArg{Name: benchwire.ArgConn, Value: &pb.ChannelArg_StrValue{StrValue: "pool:3"}})
+	cfg := testutil.ClosedLoopConfig(target, 2, 2, &pb.ChannelArg{Name: benchwire.ArgConn, Value: &pb.ChannelArg_StrValue{StrValue: "pool:3"}})
 	run, err := r.StartClient(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -162,9 +131,9 @@ func TestRunClientMarksAndResets(t *testing.T) {
 		t.Fatal(err)
 	}
 	lat := s1.GetLatencies()
-	if n := okCount(s1); n < 150 || int64(lat.GetCount()) != n || bucketSum(lat) != n || h1.TotalCount() != n || d1.GetRequestsByCode()["OK"] != n {
+	if n := testutil.OKCount(s1); n < 150 || int64(lat.GetCount()) != n || testutil.BucketSum(lat) != n || h1.TotalCount() != n || d1.GetRequestsByCode()["OK"] != n {
 		t.Errorf("mark 1: got OK %d, histogram count %v, bucket sum %d, HDR count %d, detail OK %d; want all equal and at least 150",
-			n, lat.GetCount(), bucketSum(lat), h1.TotalCount(), d1.GetRequestsByCode()["OK"])
+			n, lat.GetCount(), testutil.BucketSum(lat), h1.TotalCount(), d1.GetRequestsByCode()["OK"])
 	}
 	if got, want := len(lat.GetBucket()), (benchwire.Geometry{Resolution: 0.01, MaxPossible: 60e9}).Buckets(); got != want {
 		t.Errorf("got %d buckets, want the driver's %d", got, want)
@@ -188,8 +157,8 @@ func TestRunClientMarksAndResets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if okCount(s2) < okCount(s1) || s2.GetTimeElapsed() < s1.GetTimeElapsed() {
-		t.Errorf("mark 2 (no reset before it): got %d RPCs in %vs, want at least mark 1's %d in %vs", okCount(s2), s2.GetTimeElapsed(), okCount(s1), s1.GetTimeElapsed())
+	if testutil.OKCount(s2) < testutil.OKCount(s1) || s2.GetTimeElapsed() < s1.GetTimeElapsed() {
+		t.Errorf("mark 2 (no reset before it): got %d RPCs in %vs, want at least mark 1's %d in %vs", testutil.OKCount(s2), s2.GetTimeElapsed(), testutil.OKCount(s1), s1.GetTimeElapsed())
 	}
 	waitServed(t, ctx, served, served.Load()+200)
 	s3, err := run.Mark(ctx, true)
@@ -197,7 +166,7 @@ func TestRunClientMarksAndResets(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := served.Load()
-	if c2, c3 := okCount(s2), okCount(s3); c2+c3 > after || c3 < 150 {
+	if c2, c3 := testutil.OKCount(s2), testutil.OKCount(s3); c2+c3 > after || c3 < 150 {
 		t.Errorf("got %d RPCs before the reset and %d after, the server answered %d: want the sum at most that (a reset forgets) and at least 150 after", c2, c3, after)
 	}
 	if bound := time.Since(t2).Seconds(); s3.GetTimeElapsed() > bound {
@@ -207,8 +176,8 @@ func TestRunClientMarksAndResets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d3.GetMark() != 3 || d3.GetRequestsByCode()["OK"] != okCount(s3) {
-		t.Errorf("detail of mark 3: got mark %d with %d OK, want mark 3 with %d", d3.GetMark(), d3.GetRequestsByCode()["OK"], okCount(s3))
+	if d3.GetMark() != 3 || d3.GetRequestsByCode()["OK"] != testutil.OKCount(s3) {
+		t.Errorf("detail of mark 3: got mark %d with %d OK, want mark 3 with %d", d3.GetMark(), d3.GetRequestsByCode()["OK"], testutil.OKCount(s3))
 	}
 	if err := run.Close(ctx); err != nil {
 		t.Fatal(err)
@@ -222,7 +191,7 @@ func TestRunClientErrorsCounted(t *testing.T) {
 	ctx := testutil.LongContext(t)
 	target := serve(t, grpc.NewServer())
 	addr, _ := startWorker(t)
-	run, err := dial(t, ctx, addr).StartClient(ctx, closedLoop(target, 1, 2))
+	run, err := dial(t, ctx, addr).StartClient(ctx, testutil.ClosedLoopConfig(target, 1, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +223,7 @@ func TestRunClientPoissonIsPaced(t *testing.T) {
 	ctx := testutil.LongContext(t)
 	target, served := startPing(t)
 	addr, _ := startWorker(t)
-	cfg := closedLoop(target, 1, 4)
+	cfg := testutil.ClosedLoopConfig(target, 1, 4)
 	cfg.LoadParams = &pb.LoadParams{Load: &pb.LoadParams_Poisson{Poisson: &pb.PoissonParams{OfferedLoad: 100}}}
 	run, err := dial(t, ctx, addr).StartClient(ctx, cfg)
 	if err != nil {
@@ -268,7 +237,7 @@ func TestRunClientPoissonIsPaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, limit := okCount(s), int64(100*s.GetTimeElapsed()*3)+20; got < 1 || got > limit {
+	if got, limit := testutil.OKCount(s), int64(100*s.GetTimeElapsed()*3)+20; got < 1 || got > limit {
 		t.Errorf("got %d RPCs in %.2fs at 100/s offered, want between 1 and %d", got, s.GetTimeElapsed(), limit)
 	}
 }
@@ -279,7 +248,7 @@ func TestRunClientBadConfig(t *testing.T) {
 	ctx := testutil.LongContext(t)
 	addr, _ := startWorker(t)
 	r := dial(t, ctx, addr)
-	cfg := closedLoop("127.0.0.1:1", 1, 1)
+	cfg := testutil.ClosedLoopConfig("127.0.0.1:1", 1, 1)
 	cfg.RpcType = pb.RpcType_STREAMING_FROM_SERVER
 	_, err := r.StartClient(ctx, cfg)
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "rpc_type") {
@@ -287,7 +256,7 @@ func TestRunClientBadConfig(t *testing.T) {
 	}
 	// The worker is free for the next run.
 	target, _ := startPing(t)
-	run, err := r.StartClient(ctx, closedLoop(target, 1, 1))
+	run, err := r.StartClient(ctx, testutil.ClosedLoopConfig(target, 1, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
