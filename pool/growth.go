@@ -11,10 +11,10 @@ import (
 
 // Growth at the server's stream limit (WithStreamLimit).
 //
-// The pick claims a stream by incrementing the connection's in-flight
-// count and keeps the connection only if the count is then within the
-// limit, so concurrent picks never put more than the limit on a
-// connection while another connection (or room to grow) is left. Adding
+// The pick claims a stream by raising the connection's in-flight count
+// only while it is below the limit (compare and swap), so concurrent
+// picks never put more than the limit on a connection while another
+// connection (or room to grow) is left. Adding
 // a connection takes the pool's lock; retiring one is done by a
 // goroutine of its own, off the RPC path.
 
@@ -91,12 +91,33 @@ func (p *Pool) pickGrowth() *conn {
 			continue // the connections changed while we looked
 		}
 		c := s.cur.Load()
-		n := c.inflight.Add(1)
-		if !c.retired.Load() && (n <= limit || !bounded) {
+		if bounded && !c.claim(limit) {
+			continue // another pick took the last stream first: look again
+		}
+		if !bounded {
+			c.inflight.Add(1)
+		}
+		if !c.retired.Load() {
 			return c
 		}
-		// Retired, or another pick took the last stream first: look again.
-		c.leave()
+		c.leave() // retired meanwhile: look again
+	}
+}
+
+// claim counts one more RPC on c if c has fewer than limit in flight, and
+// reports whether it did. It never adds a count it then takes back: other
+// picks reading c's count see only RPCs that run on c, so a burst of picks
+// racing for c's last stream cannot make c look full while it is not (and
+// send, at the max, the rest to a full connection).
+func (c *conn) claim(limit int64) bool {
+	for {
+		n := c.inflight.Load()
+		if n >= limit {
+			return false
+		}
+		if c.inflight.CompareAndSwap(n, n+1) {
+			return true
+		}
 	}
 }
 
@@ -151,13 +172,16 @@ func nthInTier(slots []*slot, t tier, k int, limit int64) *slot {
 func (p *Pool) growSlot(seen int) (s *slot, again bool) {
 	p.mu.Lock()
 	old := p.list()
+	if len(old) != seen && !p.closed.Load() {
+		// Looked at first: another RPC that grew the pool to its max
+		// must send this one to look again, not to pick among the slots
+		// it saw before the growth.
+		p.mu.Unlock()
+		return nil, true
+	}
 	if p.closed.Load() || len(old) >= p.cfg.maxConns {
 		p.mu.Unlock()
 		return nil, false
-	}
-	if len(old) != seen {
-		p.mu.Unlock()
-		return nil, true
 	}
 	c, err := p.dial()
 	if err != nil {

@@ -149,3 +149,21 @@ func testGrowthOn(t *testing.T, policy Policy) {
 	wait()
 	waitFor(ctx, t, "the grown connections retired", func() bool { return p.Size() == 1 && srv.conns(t) == 1 })
 }
+
+// TestGrowSlotAfterAnotherGrewToMax: an RPC that saw one connection at
+// the limit, while another RPC grew the pool to its max, is sent to look
+// again (and then finds the new connection's free streams), not to pick
+// among the one connection it saw.
+func TestGrowSlotAfterAnotherGrewToMax(t *testing.T) {
+	srv := startHoldServer(t, 4)
+	p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 2))
+	if s, again := p.growSlot(1); s == nil || again {
+		t.Fatalf("first growth: slot %v, again %v; want a new slot", s, again)
+	}
+	if s, again := p.growSlot(1); s != nil || !again {
+		t.Fatalf("growth by an RPC that saw 1 slot, the pool now at its max: slot %v, again %v; want look again", s, again)
+	}
+	if s, again := p.growSlot(2); s != nil || again {
+		t.Fatalf("growth at the max: slot %v, again %v; want none", s, again)
+	}
+}
