@@ -31,7 +31,9 @@ type liveFlags struct {
 	channelz string
 }
 
-// liveInterval is the time between samples.
+// liveInterval is the least time between samples: the sampler stretches
+// it to stay under 1% of one CPU when a sample costs more than 10 ms (a
+// process with thousands of connections).
 const liveInterval = time.Second
 
 func (l *liveFlags) register(f *pflag.FlagSet) {
@@ -88,7 +90,7 @@ func runLive(cmd *cobra.Command, l *liveFlags, out string, force bool) error {
 	defer s.Close()
 	rec0 := s.Record(result.StatusOK)
 	fmt.Fprintf(stderr, "rpclab doctor: sampling pid %d (%s, %s) every %v %s\n", l.pid, rec0.Process.Comm, rec0.Process.Stack, liveInterval, liveUntil(l))
-	status, err := liveLoop(ctx, s, l, stdout)
+	status, err := liveLoop(ctx, s, l, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -115,13 +117,15 @@ func liveUntil(l *liveFlags) string {
 	return "for " + l.window.String()
 }
 
-// liveLoop samples every liveInterval until the window ends, the process
+// liveLoop samples every liveInterval (or the longer wait the sampler's
+// budget asks, said once on stderr) until the window ends, the process
 // ends, or ctx is done (Ctrl-C: the end of a watch, an interruption of a
 // window), and returns the record's status.
-func liveLoop(ctx context.Context, s *live.Sampler, l *liveFlags, stdout io.Writer) (string, error) {
-	tick := time.NewTicker(liveInterval)
-	defer tick.Stop()
+func liveLoop(ctx context.Context, s *live.Sampler, l *liveFlags, stdout, stderr io.Writer) (string, error) {
 	start := time.Now()
+	next := time.NewTimer(s.Next())
+	defer next.Stop()
+	stretched := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -129,13 +133,23 @@ func liveLoop(ctx context.Context, s *live.Sampler, l *liveFlags, stdout io.Writ
 				return result.StatusOK, nil
 			}
 			return result.StatusInterrupted, nil
-		case <-tick.C:
+		case <-next.C:
 		}
 		if err := s.Sample(ctx); errors.Is(err, live.ErrEnded) {
 			return result.LiveEnded, nil
 		} else if err != nil {
 			return "", err
 		}
+		wait := s.Next()
+		if left := l.window - time.Since(start); !l.watch && left < wait {
+			wait = max(left, 0) // the window's last sample, at its end
+		}
+		if wait > liveInterval && !stretched {
+			stretched = true
+			fmt.Fprintf(stderr, "rpclab doctor: a sample costs %v of CPU; sampling every %v to stay under 1%% of one CPU\n",
+				s.SampleCost().Round(time.Millisecond/10), wait.Round(time.Millisecond))
+		}
+		next.Reset(wait)
 		if l.watch {
 			liveRedraw(stdout, s)
 		} else if time.Since(start) >= l.window {

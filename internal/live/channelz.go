@@ -6,7 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"slices"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc"
@@ -166,11 +169,19 @@ func (c *channelzClient) fail(err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrChannelz, c.addr, err)
 }
 
+// addrOf formats a channelz address as the kernel's are (host:port, an
+// IPv4-mapped IPv6 address as IPv4), so that the two can be matched.
 func addrOf(a *channelzpb.Address) string {
-	if t := a.GetTcpipAddress(); t != nil {
-		return addrPort(t.GetIpAddress(), uint16(t.GetPort()))
+	t := a.GetTcpipAddress()
+	if t == nil {
+		return ""
 	}
-	return ""
+	port := uint16(t.GetPort())
+	ip, ok := netip.AddrFromSlice(t.GetIpAddress())
+	if !ok {
+		return net.JoinHostPort(net.IP(t.GetIpAddress()).String(), strconv.Itoa(int(port)))
+	}
+	return netip.AddrPortFrom(ip.Unmap(), port).String()
 }
 
 // czWindow accumulates channelz reads over a window.

@@ -5,10 +5,12 @@ package live
 import (
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -141,5 +143,98 @@ func TestPermissionMessage(t *testing.T) {
 	}
 	if _, err := Open(testutil.Context(t), 1, Options{}); !errors.Is(err, ErrPermission) {
 		t.Errorf("pid 1 as a user: got %v, want ErrPermission", err)
+	}
+}
+
+// TestSampleFollowsReplacedConnections: a connection closed and another
+// opened between two samples, both ends in this process, which keeps as
+// many descriptors (likely the same numbers): the new one is in the next
+// sample and the closed one is not.
+func TestSampleFollowsReplacedConnections(t *testing.T) {
+	ctx := testutil.Context(t)
+	lis := testutil.Listen(t)
+	accepted := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	// dial opens a connection and returns both its ends.
+	dial := func() (net.Conn, net.Conn) {
+		c, err := net.Dial("tcp", lis.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := <-accepted
+		t.Cleanup(func() { c.Close(); p.Close() })
+		return c, p
+	}
+	old, oldPeer := dial()
+	s, err := Open(ctx, os.Getpid(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old.Close()
+	oldPeer.Close()
+	fresh, _ := dial()
+	if err := s.Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Record(result.StatusOK)
+	last := r.Samples[len(r.Samples)-1].AtNS
+	var sawFresh bool
+	for _, c := range r.Conns {
+		switch c.Local {
+		case fresh.LocalAddr().String():
+			sawFresh = c.LastNS == last
+		case old.LocalAddr().String():
+			if c.LastNS == last {
+				t.Errorf("the closed connection (%v) is in the sample after its close", old.LocalAddr())
+			}
+		}
+	}
+	if !sawFresh {
+		t.Errorf("the connection opened between samples (%v) is not in the next sample: %+v", fresh.LocalAddr(), r.Conns)
+	}
+}
+
+// TestNextStaysWithinTheBudget: the wait before the next sample is the
+// interval while samples are cheap for the budget, and stretches to the
+// mean cost over the budget when they are not.
+func TestNextStaysWithinTheBudget(t *testing.T) {
+	ctx := testutil.Context(t)
+	for _, tc := range []struct {
+		budget  float64
+		stretch bool
+	}{{1, false}, {1e-9, true}} {
+		s, err := Open(ctx, os.Getpid(), Options{Interval: time.Second, Budget: tc.budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Next(); got != time.Second {
+			t.Errorf("budget %g, before a sample after Open's: Next %v, want the interval", tc.budget, got)
+		}
+		for range 2 {
+			if err := s.Sample(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cost, got := s.SampleCost(), s.Next()
+		want := time.Second
+		if tc.stretch {
+			want = time.Duration(float64(cost) / tc.budget)
+		}
+		if cost <= 0 || got != want {
+			t.Errorf("budget %g: mean cost %v, Next %v, want %v", tc.budget, cost, got, want)
+		}
+		if r := s.Record(result.StatusOK); r.SamplerCPUNS < int64(2*cost) {
+			t.Errorf("budget %g: sampler CPU %v in the record, below the two samples' %v", tc.budget, time.Duration(r.SamplerCPUNS), 2*cost)
+		}
+		s.Close()
 	}
 }

@@ -6,9 +6,10 @@ package live
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
-	"github.com/vishvananda/netlink"
+	"github.com/rpclab/rpclab/internal/sockdiag"
 )
 
 func (s *Sampler) read() (*snapshot, error) { return nil, fmt.Errorf("live: %w", ErrUnsupported) }
@@ -17,8 +18,8 @@ type diag struct{}
 
 type sock struct {
 	inode         uint32
-	local, remote string
-	info          netlink.TCPInfo
+	local, remote netip.AddrPort
+	info          sockdiag.TCPInfo
 }
 
 func openDiag(int) (*diag, error) { return nil, fmt.Errorf("live: %w", ErrUnsupported) }
@@ -32,6 +33,4 @@ func socketInodes(int) (map[uint32]bool, error) { return nil, fmt.Errorf("live: 
 
 func allowedCPUs(int) (int, float64) { return 0, 0 }
 
-func addrPort(ip []byte, port uint16) string { return fmt.Sprintf("%v:%d", ip, port) }
-
-type fdCache struct{}
+func selfCPU() time.Duration { return 0 }

@@ -8,15 +8,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vishvananda/netlink"
-
 	"github.com/rpclab/rpclab/internal/result"
+	"github.com/rpclab/rpclab/internal/sockdiag"
 )
 
 // connAcc is one connection's first and latest TCP_INFO.
 type connAcc struct {
 	idx         int
-	first, last netlink.TCPInfo
+	first, last sockdiag.TCPInfo
 }
 
 // sampleThreads is how many of an interval's busiest threads a sample
@@ -80,32 +79,32 @@ func (s *Sampler) addConns(snap *snapshot, at int64, first bool, sample *result.
 			a = &connAcc{idx: len(r.Conns), first: k.info, last: k.info}
 			if !first {
 				// Born in the window: its counters count from zero.
-				a.first = netlink.TCPInfo{}
+				a.first = sockdiag.TCPInfo{}
 			}
 			s.conns[k.inode] = a
-			r.Conns = append(r.Conns, result.LiveConn{Inode: k.inode, Local: k.local, Remote: k.remote, FirstNS: at})
+			r.Conns = append(r.Conns, result.LiveConn{Inode: k.inode, Local: k.local.String(), Remote: k.remote.String(), FirstNS: at})
 		}
 		prev := a.last
 		if !ok && !first {
-			prev = netlink.TCPInfo{}
+			prev = sockdiag.TCPInfo{}
 		}
 		a.last = k.info
 		c := &r.Conns[a.idx]
 		c.LastNS, c.Samples = at, c.Samples+1
-		if k.info.Delivery_rate_app_limited != 0 {
+		if k.info.AppLimited {
 			c.AppLimited++
 		}
-		c.NotsentMaxBytes = max(c.NotsentMaxBytes, k.info.Notsent_bytes)
+		c.NotsentMaxBytes = max(c.NotsentMaxBytes, k.info.NotsentBytes)
 		fillTotals(c, a)
 		if first {
 			continue
 		}
 		cs := result.LiveConnSample{
 			Conn:          a.idx,
-			BytesAcked:    sub(k.info.Bytes_acked, prev.Bytes_acked),
-			BytesReceived: sub(k.info.Bytes_received, prev.Bytes_received),
-			BusyUS:        sub(k.info.Busy_time, prev.Busy_time),
-			LimitedUS:     sub(k.info.Rwnd_limited, prev.Rwnd_limited) + sub(k.info.Sndbuf_limited, prev.Sndbuf_limited),
+			BytesAcked:    sub(k.info.BytesAcked, prev.BytesAcked),
+			BytesReceived: sub(k.info.BytesReceived, prev.BytesReceived),
+			BusyUS:        sub(k.info.BusyUS, prev.BusyUS),
+			LimitedUS:     sub(k.info.RwndLimitedUS, prev.RwndLimitedUS) + sub(k.info.SndbufLimited, prev.SndbufLimited),
 		}
 		if cs.BytesAcked+cs.BytesReceived+cs.BusyUS+cs.LimitedUS > 0 {
 			sample.Conns = append(sample.Conns, cs)
@@ -130,12 +129,12 @@ func busiestConns(cs []result.LiveConnSample) []result.LiveConnSample {
 // TCP_INFO.
 func fillTotals(c *result.LiveConn, a *connAcc) {
 	f, l := a.first, a.last
-	c.BytesAcked, c.BytesReceived = sub(l.Bytes_acked, f.Bytes_acked), sub(l.Bytes_received, f.Bytes_received)
-	c.BytesSent, c.BytesRetrans = sub(l.Bytes_sent, f.Bytes_sent), sub(l.Bytes_retrans, f.Bytes_retrans)
-	c.BusyUS = sub(l.Busy_time, f.Busy_time)
-	c.RwndLimitedUS, c.SndbufLimitedUS = sub(l.Rwnd_limited, f.Rwnd_limited), sub(l.Sndbuf_limited, f.Sndbuf_limited)
-	c.DeliveryRateBps = l.Delivery_rate * 8
-	c.RTTUS, c.MinRTTUS, c.SndCwnd, c.Unacked = l.Rtt, l.Min_rtt, l.Snd_cwnd, l.Unacked
+	c.BytesAcked, c.BytesReceived = sub(l.BytesAcked, f.BytesAcked), sub(l.BytesReceived, f.BytesReceived)
+	c.BytesSent, c.BytesRetrans = sub(l.BytesSent, f.BytesSent), sub(l.BytesRetrans, f.BytesRetrans)
+	c.BusyUS = sub(l.BusyUS, f.BusyUS)
+	c.RwndLimitedUS, c.SndbufLimitedUS = sub(l.RwndLimitedUS, f.RwndLimitedUS), sub(l.SndbufLimited, f.SndbufLimited)
+	c.DeliveryRateBps = l.DeliveryRate * 8
+	c.RTTUS, c.MinRTTUS, c.SndCwnd, c.Unacked = l.RTT, l.MinRTT, l.SndCwnd, l.Unacked
 }
 
 func sub(a, b uint64) uint64 {

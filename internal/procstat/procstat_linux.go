@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/sockdiag"
 	"golang.org/x/sys/unix"
 )
 
@@ -110,7 +111,7 @@ func selfCount(want map[netip.AddrPort]bool) (int, error) {
 func establishedTo(fd int, want map[netip.AddrPort]bool) bool {
 	// TCP_INFO fails on anything but a TCP socket: ENOTSOCK for a file, a
 	// pipe or a closed descriptor, EOPNOTSUPP for a UDP or Unix socket.
-	if ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO); err != nil || ti.State != tcpStateEstab {
+	if ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO); err != nil || ti.State != sockdiag.StateEstablished {
 		return false
 	}
 	sa, err := unix.Getpeername(fd)

@@ -259,6 +259,10 @@ func LiveText(w io.Writer, r *result.LiveRecord) {
 	for _, n := range v.Notes {
 		fmt.Fprintf(w, "Note: %s.\n", n)
 	}
+	if d := time.Duration(r.DurationNS); r.SamplerCPUNS > 0 && d > 0 {
+		fmt.Fprintf(w, "Sampling took %v of rpclab's CPU over the %v window (%.2f%% of one CPU).\n",
+			time.Duration(r.SamplerCPUNS).Round(time.Millisecond/10), d.Round(time.Millisecond), 100*float64(r.SamplerCPUNS)/float64(d))
+	}
 }
 
 // LiveTimeline writes a window's time line: per sample, the process's

@@ -50,7 +50,11 @@ type LiveRecord struct {
 	// time from the first sample to the last.
 	StartedAt  time.Time `json:"started_at"`
 	DurationNS int64     `json:"duration_ns"`
-	IntervalNS int64     `json:"interval_ns"`
+	// IntervalNS is the least time between samples; the sampler stretches
+	// it when a sample costs more than 1% of a CPU's interval.
+	IntervalNS int64 `json:"interval_ns"`
+	// SamplerCPUNS is the CPU rpclab spent sampling over the window.
+	SamplerCPUNS int64 `json:"sampler_cpu_ns,omitempty"`
 
 	Process LiveProcess `json:"process"`
 	CPU     LiveCPU     `json:"cpu"`
