@@ -231,15 +231,16 @@ type pidWindow struct {
 	thread           string
 }
 
-// doctorPID runs `rpclab doctor --pid pid --window 2s` (with --channelz
-// cz when given) and returns what it said of target.
+// doctorPID runs `rpclab doctor --pid pid --window 2s` with --channelz
+// cz, or off when cz is empty, and returns what it said of target.
 func doctorPID(t *testing.T, pid int, target, cz string) (w pidWindow) {
 	t.Helper()
 	rec := filepath.Join(t.TempDir(), "live.jsonl")
 	args := []string{"doctor", "--pid", strconv.Itoa(pid), "--window", "2s", "-o", rec}
-	if cz != "" {
-		args = append(args, "--channelz", cz)
+	if cz == "" {
+		cz = "off" // the kernel only: no listening port is asked
 	}
+	args = append(args, "--channelz", cz)
 	var err error
 	if w.kernel[0], err = procstat.ConnsTo(pid, target); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func (l *liveFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&l.pid, "pid", 0, "judge the running gRPC client with this process ID from the kernel (sock_diag, /proc) and channelz, sending no load")
 	f.DurationVar(&l.window, "window", 10*time.Second, "with --pid: how long to sample the process")
 	f.BoolVar(&l.watch, "watch", false, "with --pid: redraw the process's connections and CPU every second until Ctrl-C, then judge what was seen")
-	f.StringVar(&l.channelz, "channelz", "", "with --pid: host:port where the process serves channelz (grpc.channelz.v1), for its channels, subchannels and streams in flight")
+	f.StringVar(&l.channelz, "channelz", "", "with --pid: host:port where the process serves channelz (grpc.channelz.v1), for its channels, subchannels and streams in flight; by default the process's listening ports are asked (in its network namespace only), off: none")
 }
 
 // liveOwn are the flags a window reads; every other flag of doctor's is
@@ -78,7 +78,11 @@ func runLive(cmd *cobra.Command, l *liveFlags, out string, force bool) error {
 		return usage.Wrap(err)
 	}
 	ctx, stdout, stderr := cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr()
-	s, err := live.Open(ctx, l.pid, live.Options{Interval: liveInterval, Channelz: l.channelz})
+	o := live.Options{Interval: liveInterval, Channelz: l.channelz, FindChannelz: l.channelz == ""}
+	if l.channelz == "off" {
+		o.Channelz = ""
+	}
+	s, err := live.Open(ctx, l.pid, o)
 	switch {
 	case errors.Is(err, live.ErrNoProcess):
 		return usage.Wrap(fmt.Errorf("--pid: %w", err))
@@ -90,6 +94,9 @@ func runLive(cmd *cobra.Command, l *liveFlags, out string, force bool) error {
 	defer s.Close()
 	rec0 := s.Record(result.StatusOK)
 	fmt.Fprintf(stderr, "rpclab doctor: sampling pid %d (%s, %s) every %v %s\n", l.pid, rec0.Process.Comm, rec0.Process.Stack, liveInterval, liveUntil(l))
+	if cz := rec0.Channelz; cz != nil && cz.Found {
+		fmt.Fprintf(stderr, "rpclab doctor: channelz answers on %s, a listening port of the process (--channelz off: do not ask)\n", cz.Addr)
+	}
 	status, err := liveLoop(ctx, s, l, stdout, stderr)
 	if err != nil {
 		return err

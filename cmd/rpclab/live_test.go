@@ -70,8 +70,9 @@ func queueAtStreamLimit(t *testing.T) (target, channelz string) {
 // TestLiveStreamLimitKnownAnswer: attached to a Go client with 8 calls in
 // flight on one connection to a server allowing 1 stream, doctor --pid
 // with channelz says the calls queue at the stream limit and advises 8
-// connections; without channelz it says it cannot tell and names the
-// study; the record it writes validates and reports.
+// connections; without channelz (off) it says it cannot tell and names
+// the study; with none given it finds channelz on the process's listening
+// port; the record it writes validates and reports.
 func TestLiveStreamLimitKnownAnswer(t *testing.T) {
 	target, cz := queueAtStreamLimit(t)
 	out := filepath.Join(t.TempDir(), "live.jsonl")
@@ -95,7 +96,7 @@ func TestLiveStreamLimitKnownAnswer(t *testing.T) {
 	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "Verdict (stream-limit)") || !strings.Contains(string(b), "time line") {
 		t.Errorf("report %s: %v, want the live verdict and time line", html, err)
 	}
-	code, stdout, stderr = runInProcess("doctor", "--pid", pid, "--window", "1s")
+	code, stdout, stderr = runInProcess("doctor", "--pid", pid, "--window", "1s", "--channelz", "off")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -103,6 +104,15 @@ func TestLiveStreamLimitKnownAnswer(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("without channelz: no %q in\n%s", want, stdout)
 		}
+	}
+	// With no --channelz, a listening port of the process that serves it
+	// (cz, or another test's: channelz is the process's) is found and read.
+	code, stdout, stderr = runInProcess("doctor", "--pid", pid, "--window", "2s")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if want := "channelz answers on "; !strings.Contains(stderr, want) || !strings.Contains(stdout, "Verdict (stream-limit)") {
+		t.Errorf("channelz found: want %q on stderr and the stream-limit verdict; got\n%s\n%s", want, stderr, stdout)
 	}
 }
 

@@ -187,6 +187,7 @@ func addrOf(a *channelzpb.Address) string {
 // czWindow accumulates channelz reads over a window.
 type czWindow struct {
 	addr         string
+	found        bool // addr is a listening port of the process that answered
 	err          string
 	first        map[int64]czChannel
 	last         []czChannel
@@ -262,7 +263,7 @@ func (w *czWindow) add(s *czSnapshot) []result.LiveStreams {
 
 // record returns the window's channelz part.
 func (w *czWindow) record() *result.LiveChannelz {
-	out := &result.LiveChannelz{Addr: w.addr, Error: w.err, Channels: []result.LiveChannel{}, Subchannels: []result.LiveSubchannel{}, Sockets: []result.LiveChannelzSocket{}}
+	out := &result.LiveChannelz{Addr: w.addr, Found: w.found, Error: w.err, Channels: []result.LiveChannel{}, Subchannels: []result.LiveSubchannel{}, Sockets: []result.LiveChannelzSocket{}}
 	for _, ch := range w.last {
 		f := w.first[ch.id]
 		out.Channels = append(out.Channels, result.LiveChannel{
@@ -287,4 +288,57 @@ func (w *czWindow) record() *result.LiveChannelz {
 		out.Sockets = append(out.Sockets, *w.sockets[id])
 	}
 	return out
+}
+
+// Finding channelz among the process's listening ports: at most
+// maxChannelzProbes of them are asked, each bounded by probeTimeout.
+const (
+	maxChannelzProbes = 8
+	probeTimeout      = 500 * time.Millisecond
+)
+
+// findChannelz asks the process's listening TCP addresses, on loopback,
+// for channelz's top channels and returns a client of the first that
+// answers, or nil. Only one request goes to each port: a port that is not
+// gRPC fails it at once.
+func findChannelz(ctx context.Context, listening []string, timeout time.Duration) *channelzClient {
+	for i, a := range listening {
+		if i == maxChannelzProbes {
+			break
+		}
+		addr, ok := loopbackFor(a)
+		if !ok {
+			continue
+		}
+		c, err := dialChannelz(ctx, addr, probeTimeout)
+		if err != nil {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		_, err = c.cl.GetTopChannels(pctx, &channelzpb.GetTopChannelsRequest{MaxResults: 1})
+		cancel()
+		if err != nil {
+			c.close()
+			continue
+		}
+		c.timeout = timeout
+		return c
+	}
+	return nil
+}
+
+// loopbackFor is the address that reaches a listening address from this
+// host: the listener's own, or loopback for a wildcard one.
+func loopbackFor(listen string) (string, bool) {
+	ap, err := netip.ParseAddrPort(listen)
+	if err != nil {
+		return "", false
+	}
+	switch a := ap.Addr(); {
+	case a == netip.IPv4Unspecified():
+		ap = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), ap.Port())
+	case a == netip.IPv6Unspecified():
+		ap = netip.AddrPortFrom(netip.IPv6Loopback(), ap.Port())
+	}
+	return ap.String(), true
 }

@@ -132,3 +132,49 @@ func TestChannelzClosedPort(t *testing.T) {
 		t.Fatalf("got %v, want ErrChannelz", err)
 	}
 }
+
+// TestFindChannelz: with no address given, the process's listening ports
+// are asked and the one serving channelz is read, past a gRPC port
+// without it and a port that accepts and never answers; without
+// FindChannelz none is asked.
+func TestFindChannelz(t *testing.T) {
+	ctx := testutil.Context(t)
+	addr, _ := testserver.CountingPing(t)
+	silent := testutil.Listen(t)
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	cz := grpc.NewServer()
+	channelzsvc.RegisterChannelzServiceToServer(cz)
+	czAddr := testutil.Serve(t, cz)
+	dialN(t, addr, 1)
+	s, err := Open(ctx, os.Getpid(), Options{FindChannelz: true, ChannelzTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Sample(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Record(result.StatusOK)
+	if err := result.Check(r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Channelz == nil || !r.Channelz.Found || r.Channelz.Addr != czAddr || len(r.Channelz.Channels) == 0 {
+		t.Fatalf("channelz found: %+v; want %s's, with the dialled channel", r.Channelz, czAddr)
+	}
+	off, err := Open(ctx, os.Getpid(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	if c := off.Record(result.StatusOK).Channelz; c != nil {
+		t.Errorf("channelz without FindChannelz or an address: %+v", c)
+	}
+}

@@ -27,6 +27,7 @@ import (
 type diag struct {
 	s     *sockdiag.Socket
 	pid   int
+	other bool // the process is in another network namespace
 	fdDir string
 	ours  map[uint32]bool // the process's sockets the last dump held
 	list  fdList          // the descriptors when ours was read
@@ -58,10 +59,14 @@ func openDiag(pid int) (*diag, error) {
 		}
 		return nil, fmt.Errorf("live: pid %d: %w", pid, err)
 	}
-	return &diag{s: s, pid: pid, fdDir: "/proc/" + strconv.Itoa(pid) + "/fd", dents: make([]byte, 32<<10)}, nil
+	return &diag{s: s, pid: pid, other: nsPath != "", fdDir: "/proc/" + strconv.Itoa(pid) + "/fd", dents: make([]byte, 32<<10)}, nil
 }
 
 func (d *diag) close() { d.s.Close() }
+
+// sameNetns reports whether the process shares this process's network
+// namespace, where its loopback addresses are ours.
+func (d *diag) sameNetns() bool { return !d.other }
 
 // sock is one established TCP socket of the process.
 type sock struct {

@@ -24,6 +24,7 @@ type sock struct {
 
 func openDiag(int) (*diag, error) { return nil, fmt.Errorf("live: %w", ErrUnsupported) }
 func (*diag) close()              {}
+func (*diag) sameNetns() bool     { return false }
 
 func readProcess(int) (string, time.Duration, []thread, error) {
 	return "", 0, nil, fmt.Errorf("live: %w", ErrUnsupported)

@@ -37,6 +37,11 @@ type Options struct {
 	// none); ChannelzTimeout bounds each read of it (2 s when zero).
 	Channelz        string
 	ChannelzTimeout time.Duration
+	// FindChannelz, when Channelz is empty, asks the process's listening
+	// ports (at most 8, on loopback, in its own network namespace only)
+	// for channelz after the first sample, and reads the first that
+	// answers.
+	FindChannelz bool
 }
 
 // Sampler is one window over a process. Sample adds a sample; Record
@@ -113,6 +118,11 @@ func Open(ctx context.Context, pid int, o Options) (*Sampler, error) {
 			return nil, fmt.Errorf("%w: pid %d", ErrNoProcess, pid)
 		}
 		return nil, err
+	}
+	if o.Channelz == "" && o.FindChannelz && d.sameNetns() && s.prev != nil {
+		if cz := findChannelz(ctx, s.prev.listening, o.ChannelzTimeout); cz != nil {
+			s.cz, s.czw = cz, &czWindow{addr: cz.addr, found: true}
+		}
 	}
 	return s, nil
 }

@@ -207,7 +207,11 @@ func liveChannelz(w io.Writer, r *result.LiveRecord, secs float64) {
 	if cz == nil {
 		return
 	}
-	fmt.Fprintf(w, "channelz %s: %d channels, %d subchannels, %d sockets\n", cz.Addr, len(cz.Channels), len(cz.Subchannels), len(cz.Sockets))
+	found := ""
+	if cz.Found {
+		found = " (found: a listening port of the process)"
+	}
+	fmt.Fprintf(w, "channelz %s%s: %d channels, %d subchannels, %d sockets\n", cz.Addr, found, len(cz.Channels), len(cz.Subchannels), len(cz.Sockets))
 	subs := map[int64]result.LiveSubchannel{}
 	for _, s := range cz.Subchannels {
 		subs[s.ID] = s

@@ -181,7 +181,10 @@ type LiveStreams struct {
 // LiveChannelz is what the process's channelz service showed over the
 // window: its channels, subchannels and sockets (client side).
 type LiveChannelz struct {
-	Addr        string               `json:"addr"`
+	Addr string `json:"addr"`
+	// Found is set when Addr is one of the process's listening ports that
+	// answered channelz, not an address the user gave.
+	Found       bool                 `json:"found,omitempty"`
 	Channels    []LiveChannel        `json:"channels"`
 	Subchannels []LiveSubchannel     `json:"subchannels"`
 	Sockets     []LiveChannelzSocket `json:"sockets"`
