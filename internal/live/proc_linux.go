@@ -50,8 +50,10 @@ func socketInodes(pid int) (map[uint32]bool, error) {
 	}
 	out := make(map[uint32]bool)
 	buf := make([]byte, 64)
+	dfd := int(f.Fd())
 	for _, n := range names {
-		k, err := unix.Readlink(dir+"/"+n, buf)
+		// Relative to the directory: no walk of /proc/PID/fd per link.
+		k, err := unix.Readlinkat(dfd, n, buf)
 		if err != nil {
 			continue // closed since the listing
 		}
