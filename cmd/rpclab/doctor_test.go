@@ -95,7 +95,7 @@ func TestDoctorThenReportSameVerdict(t *testing.T) {
 	dir := t.TempDir()
 	recs := filepath.Join(dir, "doctor.jsonl")
 	code, stdout, stderr := runInProcess("doctor", "--target", addr, "--pools", "4", "--adaptive=false",
-		"--budget", "12s", "--max-inflight", "4", "--out", recs)
+		"--budget", "20s", "--max-inflight", "4", "--out", recs)
 	if code != 0 {
 		t.Fatalf("doctor: exit %d: %s", code, stderr)
 	}
