@@ -476,7 +476,7 @@ func liveWaiting(r *result.LiveRecord, t LiveTarget, v *LiveVerdict) {
 	v.Kind = LiveCannotTell
 	v.Text = fmt.Sprintf("the kernel shows no limit in the client's CPU or the network to %s; from outside it cannot tell a slow server from RPCs queued for a stream on %d connection(s)", t.Remote, len(t.Conns))
 	if r.Channelz == nil {
-		v.Evidence = append(v.Evidence, "no channelz: give --channelz host:port where the process serves it, or run the study")
+		v.Evidence = append(v.Evidence, "no channelz (no listening port of the process asked answered it): give --channelz host:port where the process serves it, or run the study")
 	}
 	if r.Process.Stack == result.StackGo {
 		v.Notes = append(v.Notes, "a Go process's goroutines do not map to threads: the kernel cannot see RPCs waiting for a stream")
