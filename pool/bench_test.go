@@ -4,6 +4,7 @@ package pool
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,12 @@ func BenchmarkUnary(b *testing.B) {
 	}
 }
 
+// benchTarget is a server in another process for BenchmarkUnaryHeld
+// (-pool.target host:port, rpclab serve): under callgrind, whose counts
+// cover one process, the client's instructions alone. Empty: a server in
+// this process.
+var benchTarget = flag.String("pool.target", "", "BenchmarkUnaryHeld's server (host:port); empty: one in the test's process")
+
 // BenchmarkUnaryHeld is what the adaptive mode's machinery costs with
 // nothing to decide: a pool held at N (WithAdaptive(N, N): it never grows,
 // shrinks or parks) beside a fixed pool of N, the same load. What differs
@@ -77,10 +84,14 @@ func BenchmarkUnary(b *testing.B) {
 // same in both; for time, run one mode per process
 // (-bench 'UnaryHeld/conns=8/parallel=8/fixed', then .../adaptive, in
 // turn): in one process the later sub-benchmarks ran up to a fifth slower
-// here whichever mode they were. scripts/adaptive-cost.sh measures the
-// same across rpclab processes.
+// here whichever mode they were. rpclab sweep --conn pool:N,pool:auto:N:N
+// measures the same across processes; with -pool.target, callgrind
+// counts the client's instructions per RPC alone.
 func BenchmarkUnaryHeld(b *testing.B) {
-	srv := startServer(b)
+	addr := *benchTarget
+	if addr == "" {
+		addr = startServer(b).addr
+	}
 	for _, n := range []int{2, 8} {
 		for _, par := range []int{8, 64} {
 			for _, mode := range []struct {
@@ -89,7 +100,7 @@ func BenchmarkUnaryHeld(b *testing.B) {
 			}{{"fixed", WithSize(n)}, {"adaptive", WithAdaptive(n, n)}} {
 				b.Run(fmt.Sprintf("conns=%d/parallel=%d/%s", n, par, mode.name), func(b *testing.B) {
 					ctx := pooltest.Context(b)
-					p := newPool(b, srv.addr, mode.opt)
+					p := newPool(b, addr, mode.opt)
 					if err := p.Connect(ctx); err != nil {
 						b.Fatal(err)
 					}

@@ -175,8 +175,8 @@ func WithSize(n int) Option {
 
 // WithAdaptive makes the pool size itself between minConns and maxConns
 // connections, starting with minConns, by the policy in the package doc:
-// it adds a connection when RPCs wait to be written, keeps it only if a
-// paired trial measures a gain, and gives connections back once the RPCs
+// it adds a connection when RPCs wait to be written or queue on the
+// connections, keeps it only if a paired trial measures a gain, and gives connections back once the RPCs
 // in flight would fit one connection fewer, at most one each. Without it the pool keeps a fixed
 // size. Stats().Events tells every decision and why. New rejects
 // minConns < 1, maxConns < minConns, maxConns > MaxSize, and
@@ -185,7 +185,7 @@ func WithSize(n int) Option {
 // To time socket writes the pool dials each connection itself, over TCP
 // or a Unix socket, or with WithDialer's dialer, and wraps the net.Conn.
 // A grpc.WithContextDialer in WithDialOptions replaces that wrapper: RPCs
-// run, but the pool sees no write wait and never grows; pass such a
+// run, but the pool sees no write wait and grows only on a queue; pass such a
 // dialer as WithDialer. As with any custom dialer, grpc-go then applies
 // no proxy from the environment.
 func WithAdaptive(minConns, maxConns int) Option {

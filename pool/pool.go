@@ -56,10 +56,13 @@
 //
 // WithAdaptive(min, max) makes the pool size itself. Once a second it
 // reads, per connection, the RPCs in flight, the RPCs completed and how
-// long RPCs waited before the connection's next socket write. When more
-// than one RPC is in flight per connection and RPCs waited 100µs or more
-// to be written, a connection is the limit: the pool adds one and puts it
-// on trial. For 12 seconds it runs in blocks of four seconds with the new
+// long RPCs waited before the connection's next socket write. A
+// connection may be the limit when more than one RPC is in flight per
+// connection and RPCs waited 100µs or more to be written, or when the RPCs
+// in flight exceed one per connection by half an RPC on the mean (they
+// queue on a connection, as behind a server's limit of one stream per
+// connection, where no write waits): the pool adds one connection and
+// puts it on trial. For 12 seconds it runs in blocks of four seconds with the new
 // connection, without it (parked: no new RPC picks it), without, and
 // with again, so the host's drift weighs on both sides alike. It keeps
 // the connection only if the throughput with it beat the throughput

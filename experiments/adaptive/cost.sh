@@ -16,7 +16,7 @@ n=${N:-8}
 out=${OUT:-${TMPDIR:-/tmp}/rpclab-adaptive-cost}
 case "$n" in '' | *[!0-9]* | 0) echo "adaptive-cost.sh: N=$n: want a whole number from 1" >&2; exit 2 ;; esac
 mkdir -p "$out"
-go build -o bin/rpclab ./cmd/rpclab
+nice -n 10 go build -o bin/rpclab ./cmd/rpclab
 for rep in $(seq 1 "$repeats"); do
   conns="pool:$n,pool:auto:$n:$n"
   [ $((rep % 2)) = 0 ] && conns="pool:auto:$n:$n,pool:$n"
@@ -26,4 +26,4 @@ for rep in $(seq 1 "$repeats"); do
 done
 files=()
 for rep in $(seq 1 "$repeats"); do files+=("$out/cost-$rep.jsonl"); done
-go run ./experiments/ratios --base "pool:$n" "${files[@]}"
+nice -n 10 go run ./experiments/ratios --base "pool:$n" "${files[@]}"

@@ -7,12 +7,13 @@ import (
 	"time"
 )
 
-// Rule is the adaptive pool's policy and its settings. The pool grows by
-// one connection when RPCs wait to be written on a pool with more than
-// one RPC in flight per connection, keeps it only if a paired trial
-// measures a gain, and gives connections back once the RPCs in flight
-// would fit one connection fewer, at most one each. Decide is a pure function; the pool calls it
-// once per Interval.
+// Rule is the adaptive pool's policy and its settings. The pool tries one
+// more connection when a connection may be the limit: RPCs wait to be
+// written, or RPCs queue on the connections (more in flight than one per
+// connection); it keeps the connection only if a paired trial measures a
+// gain, and gives connections back once the RPCs in flight would fit one
+// connection fewer, at most one each. Decide is a pure function; the
+// pool calls it once per Interval.
 type Rule struct {
 	// Min and Max bound the number of connections.
 	Min, Max int
@@ -24,6 +25,15 @@ type Rule struct {
 	// unloaded connection writes within tens of µs of an RPC's start; a
 	// saturated one batches what queued while it wrote.
 	WriteWait time.Duration
+	// Queue: RPCs queue on the connections when their mean in flight
+	// exceeds one per connection by at least this (default 0.5; 0 never).
+	// A connection that serves one RPC at a time (a server's limit on
+	// concurrent streams) holds the others inside grpc-go, where no write
+	// waits; by Little's law their time in flight then grows with their
+	// number while the throughput does not, which only a trial can tell
+	// from a client that is busy, so a queue starts a trial and the
+	// trial's back-off bounds how often.
+	Queue float64
 	// Trial is how long a trial is measured, rounded up to whole blocks
 	// of four intervals (default 12s: three B A A B blocks; one block
 	// alone swings by a fifth on a busy host).
@@ -53,6 +63,7 @@ func DefaultRule(minConns, maxConns int) Rule {
 		Min: minConns, Max: maxConns,
 		Interval:   time.Second,
 		WriteWait:  100 * time.Microsecond,
+		Queue:      0.5,
 		Trial:      12 * time.Second,
 		MinGain:    0.05,
 		Cooldown:   5 * time.Second,
@@ -78,6 +89,8 @@ func (r Rule) Validate(maxSize int) error {
 		return fmt.Errorf("durations must not be negative")
 	case r.MaxBackoff < r.Cooldown:
 		return fmt.Errorf("max back-off %v is below the cooldown %v", r.MaxBackoff, r.Cooldown)
+	case !(r.Queue >= 0):
+		return fmt.Errorf("queue %v must not be negative", r.Queue)
 	case !(r.MinGain >= 0):
 		return fmt.Errorf("min gain %v must not be negative", r.MinGain)
 	case r.LoadRise != 0 && !(r.LoadRise > 1):
@@ -187,12 +200,12 @@ func (r Rule) notReady(st State) (Decision, State) {
 	return Decision{Hold, ReasonNotReady}, st
 }
 
-// steady: a limit starts a trial of one more connection, unless the pool
-// is at Max or a back-off holds; RPCs in flight that fit one connection fewer
-// start giving back.
+// steady: a limit or a queue starts a trial of one more connection,
+// unless the pool is at Max or a back-off holds; RPCs in flight that fit
+// one connection fewer start giving back.
 func (r Rule) steady(now time.Time, s Signals, st State) (Decision, State) {
 	n := len(s.Conns)
-	if r.limit(s) {
+	if why := r.candidate(s); why != "" {
 		switch {
 		case n >= r.Max:
 			return Decision{Hold, ReasonAtMax}, st
@@ -200,7 +213,7 @@ func (r Rule) steady(now time.Time, s Signals, st State) (Decision, State) {
 			return Decision{Hold, ReasonBackoff}, st
 		}
 		st.Phase, st.T = Trial, newTrial(n, s.Peak())
-		return Decision{Grow, ReasonLimit}, st
+		return Decision{Grow, why}, st
 	}
 	if r.idle(s) && n > r.Min {
 		st.Phase, st.IdleSince = GivingBack, now
@@ -213,6 +226,24 @@ func (r Rule) steady(now time.Time, s Signals, st State) (Decision, State) {
 // in flight per connection on the mean: a connection is the limit.
 func (r Rule) limit(s Signals) bool {
 	return s.Mean() > float64(len(s.Conns)) && s.MaxWriteWait() >= r.WriteWait
+}
+
+// candidate is why one more connection may carry more (ReasonLimit,
+// ReasonQueue), or "" if nothing says so.
+func (r Rule) candidate(s Signals) string {
+	switch {
+	case r.limit(s):
+		return ReasonLimit
+	case r.queue(s):
+		return ReasonQueue
+	}
+	return ""
+}
+
+// queue: the mean RPCs in flight exceed one per connection by Queue, so
+// at least one connection holds RPCs that wait for it.
+func (r Rule) queue(s Signals) bool {
+	return r.Queue > 0 && s.Mean() >= float64(len(s.Conns))+r.Queue
 }
 
 // idle: no RPC waited to be written and the mean RPCs in flight fit one

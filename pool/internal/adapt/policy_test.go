@@ -35,7 +35,11 @@ func TestSteady(t *testing.T) {
 		phase Phase
 	}{
 		{"RPCs wait to be written, two a connection: a trial", sig(1, 2, w, 1000), State{}, Decision{Grow, ReasonLimit}, Trial},
-		{"a wait just short of WriteWait: balanced", sig(1, 2, w-1, 1000), State{}, Decision{Hold, ReasonBalanced}, Steady},
+		{"no wait, two RPCs on one connection: a queue, a trial", sig(1, 2, w-1, 1000), State{}, Decision{Grow, ReasonQueue}, Trial},
+		{"no wait, 1.5 a connection: a queue, a trial", sig(2, 3, 0, 1000), State{}, Decision{Grow, ReasonQueue}, Trial},
+		{"no wait, just under Queue over one a connection: balanced", sig(2, 2.49, 0, 1000), State{}, Decision{Hold, ReasonBalanced}, Steady},
+		{"a queue in the back-off", sig(1, 2, 0, 1000), backedOff, Decision{Hold, ReasonBackoff}, Steady},
+		{"a queue at max", sig(4, 8, 0, 1000), State{}, Decision{Hold, ReasonAtMax}, Steady},
 		{"one RPC a connection, waiting: nothing to spread", sig(2, 2, w, 1000), State{}, Decision{Hold, ReasonBalanced}, Steady},
 		{"at max", sig(4, 8, w, 1000), State{}, Decision{Hold, ReasonAtMax}, Steady},
 		{"in the back-off", sig(1, 5.9, w, 1000), backedOff, Decision{Hold, ReasonBackoff}, Steady},
@@ -49,6 +53,12 @@ func TestSteady(t *testing.T) {
 		if d != tc.want || st.Phase != tc.phase {
 			t.Errorf("%s: got %v %q in phase %v, want %v %q in %v", tc.name, d.Action, d.Reason, st.Phase, tc.want.Action, tc.want.Reason, tc.phase)
 		}
+	}
+	// Queue 0 never reads a queue as a candidate.
+	r0 := r
+	r0.Queue = 0
+	if d, _ := r0.Decide(t0, sig(1, 8, 0, 1000), State{}); d != (Decision{Hold, ReasonBalanced}) {
+		t.Errorf("Queue 0, 8 RPCs on one connection: got %v %q, want a hold", d.Action, d.Reason)
 	}
 	// The back-off ends at NextGrow exactly.
 	if d, _ := r.Decide(t0.Add(time.Second), sig(1, 2, w, 1000), backedOff); d.Action != Grow {
@@ -322,6 +332,8 @@ func TestValidate(t *testing.T) {
 		{"negative trial", func(r *Rule) { r.Trial = -1 }},
 		{"max back-off below cooldown", func(r *Rule) { r.MaxBackoff = r.Cooldown - 1 }},
 		{"negative min gain", func(r *Rule) { r.MinGain = -0.01 }},
+		{"negative queue", func(r *Rule) { r.Queue = -0.5 }},
+		{"NaN queue", func(r *Rule) { r.Queue = math.NaN() }},
 		{"NaN min gain", func(r *Rule) { r.MinGain = math.NaN() }},
 		{"load rise 1", func(r *Rule) { r.LoadRise = 1 }},
 		{"steal band above 1", func(r *Rule) { r.StealBand = 1.01 }},

@@ -49,6 +49,7 @@ type Decision struct {
 // The reasons Rule gives, and the two the pool itself gives.
 const (
 	ReasonLimit      = "RPCs wait to be written: trying one more connection"
+	ReasonQueue      = "RPCs queue on the connections: trying one more connection"
 	ReasonTrial      = "trial: measuring with and without the new connection"
 	ReasonGain       = "kept: throughput rose with the new connection"
 	ReasonFaster     = "kept: RPCs took less time with the new connection"
@@ -57,8 +58,8 @@ const (
 	ReasonStolen     = "interval left out: the host's steal moved"
 	ReasonHostBusy   = "given back unjudged: the host's steal kept moving"
 	ReasonBalanced   = "no connection is the limit"
-	ReasonAtMax      = "RPCs wait to be written but the pool is at its max"
-	ReasonBackoff    = "RPCs wait to be written but the back-off has not passed"
+	ReasonAtMax      = "a connection may be the limit but the pool is at its max"
+	ReasonBackoff    = "a connection may be the limit but the back-off has not passed"
 	ReasonNotReady   = "a connection is not ready: nothing judged"
 	ReasonIdleWait   = "the RPCs in flight fit one connection fewer: waiting"
 	ReasonIdle       = "given back: the RPCs in flight fit one connection fewer"
