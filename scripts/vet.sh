@@ -29,6 +29,9 @@ go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./... || { echo "vet: staticche
 (cd pool && go vet ./... && GOOS=darwin go vet ./...) || { echo "vet: go vet (pool module)"; fail=1; }
 (cd pool && go mod tidy -diff) || { echo "vet: pool/go.mod/go.sum are not tidy (cd pool && go mod tidy)"; fail=1; }
 (cd pool && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...) || { echo "vet: staticcheck (pool module)"; fail=1; }
+# The peers module (bench/peers/go.mod) replaces the root module: a package
+# the root starts importing must reach its go.sum too.
+(cd bench/peers && go vet ./... && go mod tidy -diff) || { echo "vet: bench/peers (go vet, or go.mod/go.sum not tidy: cd bench/peers && go mod tidy)"; fail=1; }
 # --- Python and Node (clients/python, clients/node)
 # Python: ruff check and format --check, from the client's venv
 # (clients/python/build.sh installs the pinned ruff); only where it was built.

@@ -9,6 +9,8 @@ require (
 	google.golang.org/grpc v1.85.0
 )
 
+require github.com/vishvananda/netns v0.0.5 // indirect
+
 require (
 	cloud.google.com/go/auth v0.24.1-0.20261001053825-dbc26066f70a // indirect
 	cloud.google.com/go/auth/oauth2adapt v0.3.1 // indirect
