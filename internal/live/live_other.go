@@ -30,8 +30,4 @@ func readProcess(int) (string, time.Duration, []thread, error) {
 	return "", 0, nil, fmt.Errorf("live: %w", ErrUnsupported)
 }
 
-func socketInodes(int) (map[uint32]bool, error) { return nil, fmt.Errorf("live: %w", ErrUnsupported) }
-
 func allowedCPUs(int) (int, float64) { return 0, 0 }
-
-func selfCPU() time.Duration { return 0 }

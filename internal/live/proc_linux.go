@@ -128,15 +128,6 @@ func (d *diag) listFDs() (fdList, error) {
 	return l, nil
 }
 
-// selfCPU is this process's CPU time, user and kernel, every thread.
-func selfCPU() time.Duration {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // statCPU parses a /proc/.../stat line: its command name and utime+stime.
 func statCPU(b []byte) (name string, cpu time.Duration, ok bool) {
 	s := string(b)

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rpclab/rpclab/internal/procstat"
 	"github.com/rpclab/rpclab/internal/result"
 )
 
@@ -167,6 +168,12 @@ func (s *Sampler) Sample(ctx context.Context) error {
 	}
 	s.add(snap)
 	return nil
+}
+
+// selfCPU is rpclab's own CPU time (getrusage), 0 where it cannot be read.
+func selfCPU() time.Duration {
+	d, _ := procstat.CPUTime(0)
+	return d
 }
 
 // Next is the time to wait before the next sample: the interval, or
