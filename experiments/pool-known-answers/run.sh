@@ -14,12 +14,19 @@
 # LOAD=loopback serves plain loopback instead (no stream limit, no
 # delay), where no size helps, with pool:auto:K:K, a measured copy of
 # each fixed size K that never resizes, beside pool:auto:1:8.
+# LOAD=link puts an emulated link of RATE (default 50mbit) each way on
+# every connection (the sweep's netem proxy, a link per connection it
+# accepts; the anchors' links on the client's end, as policies run puts
+# them) and pings of PAYLOAD (16384) bytes each way: one connection
+# carries at most RATE / PAYLOAD RPC/s, so the right size is where the
+# links' sum meets the load.
 # LAYOUTS replaces the list of layouts (an A/A: the same one twice).
 # uptime before each sweep goes to load.txt.
 #
 #   experiments/pool-known-answers/run.sh            # OUT=/tmp/pool-known-answers
 #   INTERVAL=5s REPEATS=3 OUT=dir experiments/pool-known-answers/run.sh
 #   LOAD=loopback ANCHOR_REPEATS=0 OUT=dir experiments/pool-known-answers/run.sh
+#   LOAD=link INTERVAL=5s OUT=dir experiments/pool-known-answers/run.sh
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,8 +46,17 @@ case "$LOAD" in
     LAYOUTS=${LAYOUTS:-pool:1,pool:2,pool:4,pool:8,pool:auto:1:8} ;;
   loopback) serve_flags=""
     LAYOUTS=${LAYOUTS:-pool:1,pool:2,pool:4,pool:auto:1:1,pool:auto:2:2,pool:auto:1:8} ;;
-  *) echo "run.sh: LOAD=$LOAD: want limit or loopback" >&2; exit 2 ;;
+  link) serve_flags=""
+    LAYOUTS=${LAYOUTS:-pool:1,pool:2,pool:4,pool:8,pool:auto:1:8} ;;
+  *) echo "run.sh: LOAD=$LOAD: want limit, loopback or link" >&2; exit 2 ;;
 esac
+RATE=${RATE:-50mbit}
+PAYLOAD=${PAYLOAD:-16384}
+sweep_link=() anchor_link=()
+if [ "$LOAD" = link ]; then
+  sweep_link=(--rate "$RATE" --payload "$PAYLOAD")
+  anchor_link=(--rate "$RATE" --payload "$PAYLOAD")
+fi
 case "$REPEATS$ANCHOR_REPEATS" in *[!0-9]*) echo "run.sh: REPEATS and ANCHOR_REPEATS are whole numbers" >&2; exit 2 ;; esac
 mkdir -p "$OUT"
 if [ -e "$OUT/records-1.jsonl" ]; then
@@ -78,7 +94,7 @@ for rep in $(seq 1 "$REPEATS"); do
   case "$conns" in *auto*) events=(--pool-events "$OUT/pool-events-$rep.tsv") ;; esac
   echo "repeat $rep ($conns): $(uptime)" | tee -a "$OUT/load.txt" >&2
   taskset -c "$CLIENT_CPU" "$bin/rpclab" sweep --target "127.0.0.1:$port" \
-    --conn "$conns" --inflight "$INFLIGHT" --warmup "$WARMUP" --interval "$INTERVAL" \
+    --conn "$conns" --inflight "$INFLIGHT" --warmup "$WARMUP" --interval "$INTERVAL" "${sweep_link[@]}" \
     -o "$OUT/records-$rep.jsonl" "${events[@]}" >"$OUT/sweep-$rep.txt" 2>"$OUT/sweep-$rep.log"
   records+=("$OUT/records-$rep.jsonl")
 done
@@ -89,7 +105,7 @@ if [ "$ANCHOR_REPEATS" -gt 0 ]; then
   echo "anchors: $(uptime)" >>"$OUT/load.txt"
   taskset -c "$CLIENT_CPU" "$bin/policies" run --rpclab "$bin/rpclab-capped" --server-cpus "$SERVER_CPU" \
     --policies spanner,a105,yarpc --inflight "$INFLIGHT" --repeats "$ANCHOR_REPEATS" \
-    --warmup "$ANCHOR_WARMUP" --interval "$INTERVAL" >"$OUT/anchors.txt" 2>"$OUT/anchors.log"
+    --warmup "$ANCHOR_WARMUP" --interval "$INTERVAL" "${anchor_link[@]}" >"$OUT/anchors.txt" 2>"$OUT/anchors.log"
 fi
 
 python3 "$here/summarize.py" "$OUT/anchors.txt" "${records[@]}" | tee "$OUT/table.txt"
