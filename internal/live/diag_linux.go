@@ -34,7 +34,7 @@ type diag struct {
 	since int             // samples since ours was read
 	socks []sock          // reused by each sample
 	lis   []uint32        // the listening sockets' inodes, of the last dump
-	dents []byte          // getdents buffer
+	dents []byte          // getdents buffer, made on first use (kernels before 6.2)
 }
 
 // fullScan is how many samples may pass between full scans of
@@ -59,7 +59,7 @@ func openDiag(pid int) (*diag, error) {
 		}
 		return nil, fmt.Errorf("live: pid %d: %w", pid, err)
 	}
-	return &diag{s: s, pid: pid, other: nsPath != "", fdDir: "/proc/" + strconv.Itoa(pid) + "/fd", dents: make([]byte, 32<<10)}, nil
+	return &diag{s: s, pid: pid, other: nsPath != "", fdDir: "/proc/" + strconv.Itoa(pid) + "/fd"}, nil
 }
 
 func (d *diag) close() { d.s.Close() }

@@ -80,8 +80,8 @@ type fdList struct {
 // their count as the size of /proc/PID/fd, in one stat; older kernels
 // report 0, and the numbers are listed with getdents into a reused buffer
 // (about 0.7 µs per descriptor) and hashed. A count misses a socket opened
-// in the same second as another descriptor closed; the full scan every
-// fullScan samples finds it.
+// between two samples in which another descriptor closed; the full scan
+// every fullScan samples finds it.
 func (d *diag) listFDs() (fdList, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(d.fdDir, &st); err != nil {
@@ -90,11 +90,20 @@ func (d *diag) listFDs() (fdList, error) {
 	if st.Size > 0 {
 		return fdList{n: int(st.Size)}, nil
 	}
+	return d.scanFDs()
+}
+
+// scanFDs lists /proc/PID/fd with getdents: the descriptors' count and a
+// hash of their numbers.
+func (d *diag) scanFDs() (fdList, error) {
 	fd, err := unix.Open(d.fdDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fdList{}, procErr(d.pid, "file descriptors (/proc/PID/fd)", err)
 	}
 	defer unix.Close(fd)
+	if d.dents == nil {
+		d.dents = make([]byte, 32<<10)
+	}
 	l := fdList{h: 14695981039346656037} // FNV-1a, 64 bits
 	for l.n < maxFDs {
 		n, err := unix.Getdents(fd, d.dents)
@@ -113,6 +122,10 @@ func (d *diag) listFDs() (fdList, error) {
 			rec := int(binary.NativeEndian.Uint16(b[16:]))
 			if rec < 20 || rec > len(b) {
 				break
+			}
+			if b[19] == '.' { // "." and ".."; descriptors are numbers
+				b = b[rec:]
+				continue
 			}
 			for _, c := range b[19:rec] {
 				if c == 0 {
