@@ -52,11 +52,9 @@ case "$LOAD" in
 esac
 RATE=${RATE:-50mbit}
 PAYLOAD=${PAYLOAD:-16384}
-sweep_link=() anchor_link=()
-if [ "$LOAD" = link ]; then
-  sweep_link=(--rate "$RATE" --payload "$PAYLOAD")
-  anchor_link=(--rate "$RATE" --payload "$PAYLOAD")
-fi
+# The same flags for rpclab sweep and policies run.
+link=()
+[ "$LOAD" = link ] && link=(--rate "$RATE" --payload "$PAYLOAD")
 case "$REPEATS$ANCHOR_REPEATS" in *[!0-9]*) echo "run.sh: REPEATS and ANCHOR_REPEATS are whole numbers" >&2; exit 2 ;; esac
 mkdir -p "$OUT"
 if [ -e "$OUT/records-1.jsonl" ]; then
@@ -94,7 +92,7 @@ for rep in $(seq 1 "$REPEATS"); do
   case "$conns" in *auto*) events=(--pool-events "$OUT/pool-events-$rep.tsv") ;; esac
   echo "repeat $rep ($conns): $(uptime)" | tee -a "$OUT/load.txt" >&2
   taskset -c "$CLIENT_CPU" "$bin/rpclab" sweep --target "127.0.0.1:$port" \
-    --conn "$conns" --inflight "$INFLIGHT" --warmup "$WARMUP" --interval "$INTERVAL" "${sweep_link[@]}" \
+    --conn "$conns" --inflight "$INFLIGHT" --warmup "$WARMUP" --interval "$INTERVAL" "${link[@]}" \
     -o "$OUT/records-$rep.jsonl" "${events[@]}" >"$OUT/sweep-$rep.txt" 2>"$OUT/sweep-$rep.log"
   records+=("$OUT/records-$rep.jsonl")
 done
@@ -105,7 +103,7 @@ if [ "$ANCHOR_REPEATS" -gt 0 ]; then
   echo "anchors: $(uptime)" >>"$OUT/load.txt"
   taskset -c "$CLIENT_CPU" "$bin/policies" run --rpclab "$bin/rpclab-capped" --server-cpus "$SERVER_CPU" \
     --policies spanner,a105,yarpc --inflight "$INFLIGHT" --repeats "$ANCHOR_REPEATS" \
-    --warmup "$ANCHOR_WARMUP" --interval "$INTERVAL" "${anchor_link[@]}" >"$OUT/anchors.txt" 2>"$OUT/anchors.log"
+    --warmup "$ANCHOR_WARMUP" --interval "$INTERVAL" "${link[@]}" >"$OUT/anchors.txt" 2>"$OUT/anchors.log"
 fi
 
 python3 "$here/summarize.py" "$OUT/anchors.txt" "${records[@]}" | tee "$OUT/table.txt"
