@@ -4,6 +4,7 @@ package pool
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"google.golang.org/grpc/connectivity"
@@ -97,6 +98,7 @@ func (p *Pool) pickGrowth() *conn {
 		if !bounded {
 			c.inflight.Add(1)
 		}
+		p.claimed.Add(1) // after c's count: claimed never runs ahead
 		if !c.retired.Load() {
 			return c
 		}
@@ -183,6 +185,16 @@ func (p *Pool) growSlot(seen int) (s *slot, again bool) {
 		p.mu.Unlock()
 		return nil, false
 	}
+	if p.streamLeft(old) {
+		// The RPC's look at the connections' counts was not one moment:
+		// another RPC left a connection it had already looked at and took
+		// a stream on one it looked at next, so every connection looked
+		// full. A stream is free: look again, after letting run an RPC
+		// that may be between its two counts (see streamLeft).
+		p.mu.Unlock()
+		runtime.Gosched()
+		return nil, true
+	}
 	c, err := p.dial()
 	if err != nil {
 		p.mu.Unlock()
@@ -202,6 +214,28 @@ func (p *Pool) growSlot(seen int) (s *slot, again bool) {
 	p.met.resized(+1)
 	p.cfg.logger.Info("pool: grew at the stream limit", "target", p.target, "conn", s.id, "size", len(next))
 	return s, false
+}
+
+// streamLeft reports whether the RPCs in flight are fewer than the
+// streams of the usable and connecting slots in slots: one count read at
+// one moment. claimed never runs ahead of the connections' counts (a pick
+// adds to it after the connection's, a leave takes from it before), so
+// streamLeft says "free" while every stream is taken only while an RPC is
+// between its two counts; the
+// counts of connections that are down or retired, read one by one, only
+// make it say "none left" (and the pool grow) as it did before.
+func (p *Pool) streamLeft(slots []*slot) bool {
+	limit := int64(p.cfg.streamLimit)
+	used, capacity := p.claimed.Load(), int64(0)
+	for _, s := range slots {
+		c := s.cur.Load()
+		if st := connectivity.State(c.state.Load()); usable(st) || st == connectivity.Connecting {
+			capacity += limit
+		} else {
+			used -= c.inflight.Load()
+		}
+	}
+	return used < capacity
 }
 
 // freeID is the lowest slot id from base up that no slot in slots has: a

@@ -156,7 +156,10 @@ func testGrowthOn(t *testing.T, policy Policy) {
 // among the one connection it saw.
 func TestGrowSlotAfterAnotherGrewToMax(t *testing.T) {
 	srv := startHoldServer(t, 4)
+	ctx := pooltest.Context(t)
 	p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 2))
+	wait := holdCalls(ctx, t, p, 4)
+	waitFor(ctx, t, "4 calls held by the server", func() bool { return srv.held.Load() == 4 })
 	if s, again := p.growSlot(1); s == nil || again {
 		t.Fatalf("first growth: slot %v, again %v; want a new slot", s, again)
 	}
@@ -165,5 +168,71 @@ func TestGrowSlotAfterAnotherGrewToMax(t *testing.T) {
 	}
 	if s, again := p.growSlot(2); s != nil || again {
 		t.Fatalf("growth at the max: slot %v, again %v; want none", s, again)
+	}
+	srv.unblock()
+	wait()
+}
+
+// TestGrowSlotWithAStreamLeft: an RPC that saw every connection at the
+// limit, in a look that other RPCs changed while it was taken (one left
+// a connection it had looked at, or a stream ended since), is sent to
+// look again while a stream is free, and grows the pool once none is.
+func TestGrowSlotWithAStreamLeft(t *testing.T) {
+	srv := startHoldServer(t, 4)
+	ctx := pooltest.Context(t)
+	p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 2))
+	wait := holdCalls(ctx, t, p, 3)
+	waitFor(ctx, t, "3 calls held by the server", func() bool { return srv.held.Load() == 3 })
+	if s, again := p.growSlot(1); s != nil || !again {
+		t.Fatalf("growth with 3 of 4 streams taken: slot %v, again %v; want look again", s, again)
+	}
+	wait4 := holdCalls(ctx, t, p, 1)
+	waitFor(ctx, t, "4 calls held by the server", func() bool { return srv.held.Load() == 4 })
+	if s, again := p.growSlot(1); s == nil || again {
+		t.Fatalf("growth with 4 of 4 streams taken: slot %v, again %v; want a new slot", s, again)
+	}
+	srv.unblock()
+	wait()
+	wait4()
+}
+
+// TestGrowthUnderChurn: 16 callers, each calling again as soon as its
+// call returns, through a pool of size 1 growing at a stream limit of 4,
+// never make it grow past 4 connections, however their picks interleave
+// (a pick's look at the connections' counts is not one moment: see
+// growSlot).
+func TestGrowthUnderChurn(t *testing.T) {
+	addr := pooltest.Serve(t, pooltest.NewServer(&pooltest.Ping{}, grpc.MaxConcurrentStreams(4)))
+	ctx := pooltest.Context(t)
+	p := newPool(t, addr, WithSize(1), WithStreamLimit(4, 8))
+	if err := p.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var left atomic.Int64
+	left.Store(40000)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for left.Add(-1) >= 0 {
+				if err := ping(ctx, p); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := p.claimed.Load(); n != 0 {
+		t.Errorf("RPCs counted in flight after every call returned: %d, want 0", n)
+	}
+	if got := len(p.Stats().Conns); got > 4 {
+		t.Errorf("pool size after 40,000 calls by 16 callers at a stream limit of 4: got %d, want at most 4", got)
 	}
 }

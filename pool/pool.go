@@ -133,6 +133,11 @@ type Pool struct {
 	nextID int           // the next slot's id; under mu
 	next   atomic.Uint64 // RoundRobin's counter
 	closed atomic.Bool
+	// claimed counts the RPCs in flight on all connections, with growth
+	// on only (WithStreamLimit): the one count that growth reads to tell
+	// "every stream is taken" from a look at the connections' counts
+	// that other picks changed while it was taken (see growSlot).
+	claimed atomic.Int64
 
 	ctl *control // the adaptive control loop; nil for a fixed size
 
@@ -377,6 +382,9 @@ func (c *conn) release() {
 // retired and this was the last RPC on it, and waking a draining Shutdown
 // when c has nothing left in flight.
 func (c *conn) leave() {
+	if c.pool.cfg.streamLimit > 0 {
+		c.pool.claimed.Add(-1) // before c's count: claimed never runs ahead
+	}
 	if c.inflight.Add(-1) == 0 {
 		if c.retired.Load() {
 			c.closeRetired()
