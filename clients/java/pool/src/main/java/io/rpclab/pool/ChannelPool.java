@@ -121,7 +121,7 @@ public final class ChannelPool extends ManagedChannel {
     public static final AttributeKey<String> DIRECTION = AttributeKey.stringKey("rpclab.pool.direction");
 
     private final String target;
-    private final Channels channels;
+    final Channels channels;
 
     private ChannelPool(Builder b, List<ManagedChannel> made, String target) {
         this.target = target;

@@ -30,6 +30,12 @@ final class Channels {
     private final boolean growing;
     private final long idleNanos;
     private final AtomicInteger next = new AtomicInteger();
+    /**
+     * Calls in flight on all channels, with growth on: raised after a channel's count, lowered before
+     * it, so it never runs ahead of them. {@link #grow} reads it as one count at one moment: a look at
+     * the channels one by one can find them all at the limit while calls move between them.
+     */
+    private final AtomicInteger claimed = new AtomicInteger();
 
     /** The channels, copied on write (under lock). */
     private volatile Entry[] entries;
@@ -123,7 +129,8 @@ final class Channels {
                         g = es[0]; // the supplier failed: this call goes to a channel there is
                     }
                     if (g == null) {
-                        continue; // the channels changed meanwhile: look again
+                        Thread.yield(); // a call between its two counts (see claimed) may run
+                        continue; // the channels changed meanwhile, or a stream is free: look again
                     }
                     if (g != es[0]) {
                         return g;
@@ -141,6 +148,9 @@ final class Channels {
     private boolean take(Entry e, boolean bounded) {
         if (!e.reserve(bounded ? limit : 0)) {
             return false;
+        }
+        if (growing) {
+            claimed.incrementAndGet();
         }
         metrics.started(e);
         return true;
@@ -178,14 +188,30 @@ final class Channels {
         return live[Picker.pick(policy, states, Arrays.copyOf(load, m), start, ThreadLocalRandom.current())];
     }
 
+    /** Calls in flight on all channels, as growth counts them (growth on; else 0). */
+    int claimed() {
+        return claimed.get();
+    }
+
+    /** Whether fewer calls are in flight (one count) than the streams of es's live channels. */
+    private boolean streamLeft(Entry[] es) {
+        int capacity = 0;
+        for (Entry e : es) {
+            if (!e.retired()) {
+                capacity += limit;
+            }
+        }
+        return claimed.get() < capacity;
+    }
+
     /**
-     * Adds a channel, with the calling call counted on it, if es is still the pool's channels and every
-     * one is at the limit; else null (the caller picks again).
+     * Adds a channel, with the calling call counted on it, if es is still the pool's channels and the
+     * calls in flight fill every stream of them; else null (the caller picks again).
      */
-    private Entry grow(Entry[] es) {
+    Entry grow(Entry[] es) {
         Entry g;
         synchronized (lock) {
-            if (closed || entries != es || hasRoom(es)) {
+            if (closed || entries != es || streamLeft(es)) {
                 return null;
             }
             ManagedChannel ch = newChannel.get();
@@ -202,6 +228,7 @@ final class Channels {
             }
             g = new Entry(index, true, ch, redial.delayNanos, metrics.connection(index));
             g.inflight.set(1);
+            claimed.incrementAndGet();
             Entry[] grown = Arrays.copyOf(es, es.length + 1);
             grown[es.length] = g;
             entries = grown;
@@ -216,6 +243,9 @@ final class Channels {
     /** A call ended on e: counts it out; a grown channel with nothing in flight may be retired later. */
     void release(Entry e) {
         metrics.ended(e);
+        if (growing) {
+            claimed.decrementAndGet();
+        }
         if (e.inflight.decrementAndGet() == 0 && e.grown) {
             e.idleSince = System.nanoTime();
             scheduleRetire(e, idleNanos);

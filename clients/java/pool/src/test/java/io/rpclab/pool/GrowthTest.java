@@ -6,7 +6,9 @@ import static io.rpclab.pool.ReadBack.Kind.COUNTER;
 import static io.rpclab.pool.ReadBack.Kind.UP_DOWN_COUNTER;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -157,6 +159,33 @@ class GrowthTest {
                         .mapToLong(Long::longValue)
                         .sum(),
                 "rpclab.pool.picks");
+    }
+
+    /**
+     * Growth reads one count of the calls in flight, not the channels one by one (calls moving between
+     * channels can make them all look full): with 3 of 4 streams taken the call looks again, with 4 of 4
+     * the pool grows; once every call ended the count is 0.
+     */
+    @Test
+    void growsOnlyWhenEveryStreamIsTaken() throws Exception {
+        HoldServer srv = server(0);
+        ChannelPool p = pool(plaintext(srv.port())
+                .size(1)
+                .maxConnections(2)
+                .streamsPerConnection(4)
+                .build());
+        srv.hold();
+        List<ListenableFuture<byte[]>> calls = start(p, 3);
+        assertEquals(3, srv.awaitHeld(3), "calls held at the server");
+        assertNull(p.channels.grow(p.channels.entries()), "growth with 3 of 4 streams taken");
+        calls.addAll(start(p, 1));
+        assertEquals(4, srv.awaitHeld(4), "calls held at the server");
+        Entry g = p.channels.grow(p.channels.entries());
+        assertNotNull(g, "growth with 4 of 4 streams taken");
+        p.channels.release(g); // grow counted the calling call on g
+        srv.release();
+        finish(calls);
+        assertEquals(0, p.channels.claimed(), "calls counted in flight once all ended");
     }
 
     /** Growth is off by default: the same 16 calls keep one connection (4 at the server, 12 queued). */
