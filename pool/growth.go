@@ -221,9 +221,9 @@ func (p *Pool) growSlot(seen int) (s *slot, again bool) {
 // one moment. claimed never runs ahead of the connections' counts (a pick
 // adds to it after the connection's, a leave takes from it before), so
 // streamLeft says "free" while every stream is taken only while an RPC is
-// between its two counts; the
-// counts of connections that are down or retired, read one by one, only
-// make it say "none left" (and the pool grow) as it did before.
+// between its two counts; the counts of connections that are down or
+// retired, read one by one, only make it say "none left" (and the pool
+// grow) as it did before.
 func (p *Pool) streamLeft(slots []*slot) bool {
 	limit := int64(p.cfg.streamLimit)
 	used, capacity := p.claimed.Load(), int64(0)

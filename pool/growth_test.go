@@ -4,6 +4,7 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -52,8 +53,9 @@ func (h *holdServer) conns(t *testing.T) int {
 	return n
 }
 
-// holdCalls starts n unary calls on p and returns a wait for their end.
-func holdCalls(ctx context.Context, t *testing.T, p *Pool, n int) func() {
+// hold starts n unary calls on p, waits until h holds want calls in all,
+// and returns a wait for the n calls' end.
+func (h *holdServer) hold(ctx context.Context, t *testing.T, p *Pool, n int, want int64) func() {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -64,6 +66,7 @@ func holdCalls(ctx context.Context, t *testing.T, p *Pool, n int) func() {
 			errs <- ping(ctx, p)
 		}()
 	}
+	waitFor(ctx, t, fmt.Sprintf("%d calls held by the server", want), func() bool { return h.held.Load() == want })
 	return func() {
 		wg.Wait()
 		close(errs)
@@ -93,8 +96,7 @@ func TestGrowthAtStreamLimit(t *testing.T) {
 		if err := p.Connect(ctx); err != nil {
 			t.Fatal(err)
 		}
-		wait := holdCalls(ctx, t, p, 16)
-		waitFor(ctx, t, "4 calls held by the server", func() bool { return srv.held.Load() == 4 })
+		wait := srv.hold(ctx, t, p, 16, 4)
 		waitFor(ctx, t, "16 calls in flight in the pool", func() bool { return p.Stats().InFlight() == 16 })
 		if got := srv.conns(t); got != 1 {
 			t.Errorf("connections as the kernel sees them with growth off: got %d, want 1", got)
@@ -113,8 +115,7 @@ func TestGrowthAtMax(t *testing.T) {
 	srv := startHoldServer(t, 4)
 	ctx := pooltest.Context(t)
 	p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 2), WithPolicy(LeastLoaded))
-	wait := holdCalls(ctx, t, p, 12)
-	waitFor(ctx, t, "8 calls held by the server", func() bool { return srv.held.Load() == 8 })
+	wait := srv.hold(ctx, t, p, 12, 8)
 	waitFor(ctx, t, "12 calls in flight in the pool", func() bool { return p.Stats().InFlight() == 12 })
 	if got := srv.conns(t); got != 2 {
 		t.Errorf("connections at max 2: got %d, want 2", got)
@@ -131,8 +132,7 @@ func testGrowthOn(t *testing.T, policy Policy) {
 	if err := p.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wait := holdCalls(ctx, t, p, 16)
-	waitFor(ctx, t, "16 calls held by the server", func() bool { return srv.held.Load() == 16 })
+	wait := srv.hold(ctx, t, p, 16, 16)
 	if got := srv.conns(t); got != 4 {
 		t.Errorf("connections as the kernel sees them with 16 held calls: got %d, want 4", got)
 	}
@@ -158,8 +158,7 @@ func TestGrowSlotAfterAnotherGrewToMax(t *testing.T) {
 	srv := startHoldServer(t, 4)
 	ctx := pooltest.Context(t)
 	p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 2))
-	wait := holdCalls(ctx, t, p, 4)
-	waitFor(ctx, t, "4 calls held by the server", func() bool { return srv.held.Load() == 4 })
+	wait := srv.hold(ctx, t, p, 4, 4)
 	if s, again := p.growSlot(1); s == nil || again {
 		t.Fatalf("first growth: slot %v, again %v; want a new slot", s, again)
 	}
@@ -181,13 +180,11 @@ func TestGrowSlotWithAStreamLeft(t *testing.T) {
 	srv := startHoldServer(t, 4)
 	ctx := pooltest.Context(t)
 	p := newPool(t, srv.addr, WithSize(1), WithStreamLimit(4, 2))
-	wait := holdCalls(ctx, t, p, 3)
-	waitFor(ctx, t, "3 calls held by the server", func() bool { return srv.held.Load() == 3 })
+	wait := srv.hold(ctx, t, p, 3, 3)
 	if s, again := p.growSlot(1); s != nil || !again {
 		t.Fatalf("growth with 3 of 4 streams taken: slot %v, again %v; want look again", s, again)
 	}
-	wait4 := holdCalls(ctx, t, p, 1)
-	waitFor(ctx, t, "4 calls held by the server", func() bool { return srv.held.Load() == 4 })
+	wait4 := srv.hold(ctx, t, p, 1, 4)
 	if s, again := p.growSlot(1); s == nil || again {
 		t.Fatalf("growth with 4 of 4 streams taken: slot %v, again %v; want a new slot", s, again)
 	}

@@ -88,8 +88,7 @@ func TestMetrics(t *testing.T) {
 	}
 	checkKinds(t, raw)
 
-	wait := holdCalls(ctx, t, p, 16)
-	waitFor(ctx, t, "16 calls held", func() bool { return srv.held.Load() == 16 })
+	wait := srv.hold(ctx, t, p, 16, 16)
 	r, _ = read(t, ctx, reader)
 	if v, _ := r.at("rpclab.pool.size", target); v != 4 {
 		t.Errorf("rpclab.pool.size with 16 held calls: got %d, want 4", v)
